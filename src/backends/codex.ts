@@ -1,0 +1,149 @@
+import type { LineFacts, ToolOpen } from "../domain/facts.js";
+import { PROGRESS } from "../domain/facts.js";
+import {
+  AGENT_DEFAULTS,
+  asCount,
+  asRecord,
+  asString,
+  finalizeFromSummary,
+  LIMIT_WORDING,
+  oneLine,
+  parseObject,
+} from "./common.js";
+import type { Backend, PlanRequest } from "./types.js";
+
+// `codex exec --json` (shared/fixtures/codex). thread.started → turn.started → item.started/item.completed
+// → turn.completed{usage} | turn.failed{error}. Top-level `error` lines "Reconnecting... n/m (…)" are
+// provider retries; other `error` lines are the failure that precedes turn.failed.
+
+/** Item types that run something: open from item.started until item.completed. todo_list is not one. */
+const TOOL_ITEMS = new Set(["command_execution", "mcp_tool_call", "file_change", "web_search"]);
+const RECONNECTING = /^Reconnecting\.{3}\s*(\d+)\/(\d+)/;
+
+const ACCESS_SANDBOX = {
+  "read-only": ["--sandbox", "read-only"],
+  "workspace-write": ["--sandbox", "workspace-write"],
+  full: ["--dangerously-bypass-approvals-and-sandbox"],
+} as const;
+
+function plan(request: PlanRequest) {
+  const args = ["exec"];
+  if (request.thread !== null) args.push("resume");
+  args.push("--json", "--skip-git-repo-check");
+  if (request.access !== null) args.push(...ACCESS_SANDBOX[request.access]);
+  if (request.model !== null) args.push("-m", request.model);
+  if (request.effort !== null) args.push("-c", `model_reasoning_effort=${JSON.stringify(request.effort)}`);
+  args.push(...request.extraArgs);
+  if (request.thread !== null) args.push(request.thread);
+  // "-" makes codex read the prompt from stdin, which is the brief file: it reads to EOF, then starts.
+  args.push("-");
+  return { cmd: request.bin, args, env: {}, stdin: "brief" as const };
+}
+
+function describeItem(item: Record<string, unknown>): string {
+  switch (item.type) {
+    case "command_execution":
+      return `$ ${oneLine(unwrapShell(asString(item.command) ?? ""))}`;
+    case "file_change": {
+      const changes = Array.isArray(item.changes) ? item.changes.map(asRecord) : [];
+      const paths = changes.map((c) => asString(c?.path)).filter((p): p is string => p !== null);
+      return `edit ${oneLine(paths.join(", ") || "files")}`;
+    }
+    case "mcp_tool_call":
+      return `mcp ${asString(item.server) ?? "?"}.${asString(item.tool) ?? "?"}`;
+    case "web_search":
+      return `search ${oneLine(asString(item.query) ?? "")}`;
+    default:
+      return String(item.type);
+  }
+}
+
+/** `/bin/bash -lc 'npm test'` → `npm test`: what the agent meant to run. */
+function unwrapShell(command: string): string {
+  const m = /^\S*(?:ba|z)?sh -l?c '(.*)'$/s.exec(command);
+  return m?.[1] ?? command;
+}
+
+function parse(line: string): LineFacts {
+  const event = parseObject(line);
+  if (event === null) return PROGRESS;
+  switch (event.type) {
+    case "thread.started": {
+      const thread = asString(event.thread_id);
+      return thread === null ? PROGRESS : { progress: true, thread, describe: "thread started" };
+    }
+    case "item.started":
+    case "item.completed": {
+      const item = asRecord(event.item);
+      if (item === null) return PROGRESS;
+      const id = asString(item.id) ?? "";
+      const itemType = asString(item.type) ?? "";
+      if (TOOL_ITEMS.has(itemType)) {
+        const label = describeItem(item);
+        if (event.type === "item.started") {
+          const opened: ToolOpen = { id, label };
+          return { progress: true, toolsOpened: [opened], describe: label };
+        }
+        return { progress: true, toolsClosed: [id], describe: `done ${label}` };
+      }
+      if (itemType === "agent_message" && event.type === "item.completed") {
+        const text = asString(item.text) ?? "";
+        return { progress: true, reply: { text, mode: "replace" }, describe: `says ${oneLine(text)}` };
+      }
+      if (itemType === "reasoning") return { progress: true, describe: "thinking" };
+      return PROGRESS;
+    }
+    case "error": {
+      const message = asString(event.message) ?? "error";
+      const reconnect = RECONNECTING.exec(message);
+      if (reconnect !== null) {
+        const attempt = Number(reconnect[1]);
+        const max = Number(reconnect[2]);
+        return { progress: false, retry: { attempt, max, message }, describe: `retrying ${attempt}/${max}` };
+      }
+      return {
+        progress: true,
+        error: message,
+        limit: LIMIT_WORDING.test(message),
+        describe: oneLine(message),
+      };
+    }
+    case "turn.completed": {
+      const usage = asRecord(event.usage) ?? {};
+      const input = asCount(usage.input_tokens);
+      return {
+        progress: true,
+        final: { isError: false, message: null },
+        // Codex's input_tokens already includes cached_input_tokens: the common convention.
+        usage: { input, cached: asCount(usage.cached_input_tokens), output: asCount(usage.output_tokens) },
+        describe: "turn completed",
+      };
+    }
+    case "turn.failed": {
+      const message = asString(asRecord(event.error)?.message) ?? "turn failed";
+      return {
+        progress: true,
+        final: { isError: true, message },
+        error: message,
+        limit: LIMIT_WORDING.test(message),
+        describe: `failed: ${oneLine(message)}`,
+      };
+    }
+    case "turn.started":
+      return { progress: true, describe: "turn started" };
+    default:
+      return PROGRESS;
+  }
+}
+
+export const codexBackend: Backend = {
+  id: "codex",
+  defaultBin: "codex",
+  binEnv: "CATHERD_CODEX_BIN",
+  versionArgs: ["--version"],
+  needsBrief: true,
+  defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
+  plan,
+  parse,
+  finalize: finalizeFromSummary,
+};

@@ -1,0 +1,25 @@
+import { PROGRESS } from "../domain/facts.js";
+import { finalizeFromSummary } from "./common.js";
+import type { Backend } from "./types.js";
+
+/** Any long command: every output line is progress and the exit code decides. */
+export const execBackend: Backend = {
+  id: "exec",
+  defaultBin: "",
+  binEnv: "CATHERD_EXEC_BIN",
+  versionArgs: [],
+  needsBrief: false,
+  defaults: { idleMs: 10 * 60_000, wallMs: 2 * 3_600_000, graceAfterFinalMs: null },
+  plan(request) {
+    return {
+      cmd: request.bin,
+      args: [...request.extraArgs],
+      env: {},
+      stdin: request.briefPath === null ? "none" : "brief",
+    };
+  },
+  parse() {
+    return PROGRESS;
+  },
+  finalize: finalizeFromSummary,
+};

@@ -1,0 +1,19 @@
+import type { BackendId } from "../domain/vocab.js";
+import { codexBackend } from "./codex.js";
+import { execBackend } from "./exec.js";
+import type { Backend } from "./types.js";
+
+const BACKENDS: Partial<Record<BackendId, Backend>> = {
+  codex: codexBackend,
+  exec: execBackend,
+};
+
+/** The backend module for an id, or null when this catherd has none for it. */
+export function backendFor(id: BackendId): Backend | null {
+  return BACKENDS[id] ?? null;
+}
+
+/** Every backend this catherd ships, in a stable order. */
+export function allBackends(): Backend[] {
+  return Object.values(BACKENDS);
+}

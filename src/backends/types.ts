@@ -1,0 +1,59 @@
+import type { LineFacts, Tokens } from "../domain/facts.js";
+import type { ExitFacts } from "../domain/status.js";
+import type { RunSummary } from "../domain/summary.js";
+import type { AccessLevel, BackendId, Status } from "../domain/vocab.js";
+
+/** What a dispatch asks of a backend. Paths are absolute. */
+export interface PlanRequest {
+  bin: string;
+  briefPath: string | null;
+  model: string | null;
+  effort: string | null;
+  access: AccessLevel | null;
+  thread: string | null;
+  extraArgs: readonly string[];
+}
+
+/** How to run the CLI. The brief reaches it by stdin (`stdin: "brief"`) or a file it reads, never argv. */
+export interface Plan {
+  cmd: string;
+  args: string[];
+  env: Record<string, string>;
+  stdin: "brief" | "none";
+}
+
+export interface BackendDefaults {
+  idleMs: number;
+  wallMs: number;
+  /** How long the CLI may linger after its final event; null: never stopped for lingering. */
+  graceAfterFinalMs: number | null;
+}
+
+/** The verdict of a whole run, for record.json. */
+export interface Outcome {
+  status: Status;
+  reply: string | null;
+  tokens: Tokens;
+  costUsd: number | null;
+  error: { code: string; message: string } | null;
+}
+
+/** One agent CLI. No other module names a backend (design.md §5). */
+export interface Backend {
+  id: BackendId;
+  /** The executable looked up on PATH when neither --bin nor `binEnv` names one. */
+  defaultBin: string;
+  /** The environment variable that overrides the executable, e.g. CATHERD_CODEX_BIN. */
+  binEnv: string;
+  /** Arguments that make the CLI print its version (for `doctor`). */
+  versionArgs: readonly string[];
+  /** Whether a brief is required. */
+  needsBrief: boolean;
+  defaults: BackendDefaults;
+  plan(request: PlanRequest): Plan;
+  /** Facts of one stdout line (without its newline). Never throws; unknown lines are progress. */
+  parse(line: string): LineFacts;
+  /** Facts of one stderr line. Absent: every stderr line is progress. */
+  parseStderr?(line: string): LineFacts;
+  finalize(summary: RunSummary, exit: ExitFacts): Outcome;
+}

@@ -1,0 +1,101 @@
+import { parseArgs } from "node:util";
+import { CatherdError, exitCodeFor, isCatherdError } from "../domain/errors.js";
+
+// The one place that turns a command's data or error into output and an exit code (design.md §6).
+
+export type OptionSpec = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
+
+/** A command: parses its own flags, does one thing, returns data; `text` renders it for people. */
+export interface Command<T> {
+  name: string;
+  usage: string;
+  options: OptionSpec;
+  run(input: ParsedInput): Promise<CommandResult<T>>;
+}
+
+export interface ParsedInput {
+  values: Record<string, string | boolean | string[] | undefined>;
+  positionals: string[];
+  /** Arguments after a bare `--`. */
+  rest: string[];
+  json: boolean;
+}
+
+export interface CommandResult<T> {
+  data: T;
+  text: string;
+  exitCode?: number;
+}
+
+/** Parses argv strictly: an unknown flag or a missing value is E_INPUT_INVALID (exit 2). */
+export function parseInput(command: Command<unknown>, argv: readonly string[]): ParsedInput {
+  const cut = argv.indexOf("--");
+  const own = cut === -1 ? [...argv] : argv.slice(0, cut);
+  const rest = cut === -1 ? [] : argv.slice(cut + 1);
+  try {
+    const { values, positionals } = parseArgs({
+      args: own,
+      options: { ...command.options, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: values as ParsedInput["values"], positionals, rest, json: values.json === true };
+  } catch (error) {
+    throw new CatherdError("E_INPUT_INVALID", (error as Error).message, {
+      fix: `catherd ${command.name} --help`,
+    });
+  }
+}
+
+/** Prints an error once, as text on stderr or JSON on stdout; returns the exit code for it. */
+export function reportError(error: unknown, json: boolean): number {
+  const known = isCatherdError(error)
+    ? error
+    : new CatherdError("E_IO_WRITE", error instanceof Error ? error.message : String(error), {
+        cause: error,
+      });
+  if (!isCatherdError(error) && process.env.CATHERD_DEBUG !== undefined) {
+    process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
+  }
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ error: known.toJSON() })}\n`);
+  } else {
+    process.stderr.write(`error ${known.code}: ${known.message}\n`);
+    if (known.fix !== undefined) process.stderr.write(`fix: ${known.fix}\n`);
+  }
+  return exitCodeFor(known.code);
+}
+
+/** Runs a command end to end and returns the process exit code. */
+export async function runCommand(command: Command<unknown>, argv: readonly string[]): Promise<number> {
+  const wantsJson = argv.includes("--json");
+  try {
+    const input = parseInput(command, argv);
+    if (input.values.help === true) {
+      process.stdout.write(`${command.usage}\n`);
+      return 0;
+    }
+    const result = await command.run(input);
+    process.stdout.write(
+      input.json
+        ? `${JSON.stringify(result.data)}\n`
+        : result.text.endsWith("\n") || result.text === ""
+          ? result.text
+          : `${result.text}\n`,
+    );
+    return result.exitCode ?? 0;
+  } catch (error) {
+    return reportError(error, wantsJson);
+  }
+}
+
+/** A string flag's value, or undefined. */
+export function stringOption(input: ParsedInput, name: string): string | undefined {
+  const value = input.values[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+export function listOption(input: ParsedInput, name: string): string[] {
+  const value = input.values[name];
+  return Array.isArray(value) ? value : typeof value === "string" ? [value] : [];
+}

@@ -1,0 +1,38 @@
+import * as path from "node:path";
+import type { Backend } from "../backends/types.js";
+import { PROGRESS } from "../domain/facts.js";
+import { addFacts, emptySummary, type RunSummary } from "../domain/summary.js";
+import { LineReader } from "../infra/line-reader.js";
+
+/**
+ * Folds a dispatch's events.jsonl and stderr.log through its backend, in bounded memory: the record is
+ * made from the files, so the supervisor and a reader recording a lost dispatch reach the same verdict.
+ */
+export function summarizeDispatch(dir: string, backend: Backend): RunSummary {
+  const summary = emptySummary();
+  fold(path.join(dir, "events.jsonl"), (line) => backend.parse(line), summary);
+  fold(path.join(dir, "stderr.log"), backend.parseStderr ?? (() => PROGRESS), summary);
+  return summary;
+}
+
+const REPLAY_CHUNK_BYTES = 4 * 1024 * 1024;
+
+function fold(file: string, parse: Backend["parse"], summary: RunSummary): void {
+  const reader = new LineReader(file);
+  try {
+    for (let read = reader.read(REPLAY_CHUNK_BYTES); read.bytes > 0; read = reader.read(REPLAY_CHUNK_BYTES)) {
+      for (const line of read.lines) addFacts(summary, safe(parse, line));
+    }
+    for (const line of reader.flush().lines) addFacts(summary, safe(parse, line));
+  } finally {
+    reader.close();
+  }
+}
+
+function safe(parse: Backend["parse"], line: string) {
+  try {
+    return parse(line);
+  } catch {
+    return PROGRESS;
+  }
+}

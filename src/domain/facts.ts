@@ -1,0 +1,51 @@
+// What one line of an agent's output says, as far as the supervisor and the record care.
+
+/** Token counts in catherd's convention: `input` includes `cached`. */
+export interface Tokens {
+  input: number;
+  cached: number;
+  output: number;
+}
+
+export const ZERO_TOKENS: Tokens = Object.freeze({ input: 0, cached: 0, output: 0 });
+
+/** A tool call the agent opened; it keeps the agent "busy" until closed. */
+export interface ToolOpen {
+  id: string;
+  label: string;
+}
+
+/** The CLI's terminal event. `isError` is the CLI's own verdict (its error flag wins over its subtype). */
+export interface FinalFact {
+  isError: boolean;
+  message: string | null;
+}
+
+/**
+ * The facts a backend reads from one line (`parse`). Every field but `progress` is optional; a line
+ * that says nothing a backend understands is `{ progress: true }`.
+ */
+export interface LineFacts {
+  /** Whether the line resets the quiet stretch. Retry lines and retry stack traces are not progress. */
+  progress: boolean;
+  thread?: string;
+  toolsOpened?: readonly ToolOpen[];
+  toolsClosed?: readonly string[];
+  /** A provider retry: the CLI is waiting on its model provider, not working. */
+  retry?: { attempt: number | null; max: number | null; message: string };
+  final?: FinalFact;
+  /** Usage to add to the running total (backends emit per-turn or per-step deltas, or one total). */
+  usage?: Tokens;
+  costUsd?: number;
+  /** Text of the agent's answer: `replace` sets the reply, `append` extends it (streamed deltas). */
+  reply?: { text: string; mode: "replace" | "append" };
+  /** The line signals a usage or rate limit (429, quota, usage limit) on a failure, not on a retry. */
+  limit?: boolean;
+  /** An error the CLI reported; the last one becomes the record's error message. */
+  error?: string;
+  /** A short human line for `status` and `logs`: "$ npm test", "edit src/a.ts", "retrying 2/5". */
+  describe?: string;
+}
+
+export const PROGRESS: LineFacts = Object.freeze({ progress: true });
+export const NEUTRAL: LineFacts = Object.freeze({ progress: false });

@@ -1,0 +1,189 @@
+import { z } from "zod";
+import { ACCESS_LEVELS, BACKEND_IDS, ERROR_CODES, EXIT_REASONS, STATUSES } from "./vocab.js";
+
+// The files of a dispatch folder and a run (specs/dispatch-folder.md). Each carries `schema: 1`, keeps
+// fields it does not know (a newer catherd or a person may add some), and is validated on every read.
+
+export const SCHEMA_VERSION = 1;
+
+const schemaField = z.literal(SCHEMA_VERSION);
+const isoTime = z.string().min(1);
+const ms = z.number().int().nonnegative();
+const positiveMs = z.number().int().positive();
+/** Start time of a process as the platform reads it (Linux: /proc/<pid>/stat field 22, in clock ticks). */
+const processIdentity = z.object({ pid: z.number().int().positive(), startTime: z.string().min(1) });
+
+export const backendIdSchema = z.enum(BACKEND_IDS);
+export const exitReasonSchema = z.enum(EXIT_REASONS);
+export const statusSchema = z.enum(STATUSES);
+export const accessSchema = z.enum(ACCESS_LEVELS);
+const errorField = z
+  .looseObject({ code: z.enum(ERROR_CODES).or(z.string()), message: z.string() })
+  .nullable();
+
+/**
+ * spec.json as written: by `dispatch` in full, by a person possibly with just `cmd` (and `backend`).
+ * Missing fields take the backend's defaults when the supervisor resolves it.
+ */
+export const specFileSchema = z.looseObject({
+  schema: schemaField.optional(),
+  dispatchId: z.string().min(1).optional(),
+  backend: backendIdSchema.default("exec"),
+  cmd: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().min(1).optional(),
+  stdinPath: z.string().min(1).nullable().optional(),
+  idleMs: positiveMs.optional(),
+  wallMs: positiveMs.optional(),
+  stallMs: positiveMs.optional(),
+  killGraceMs: ms.optional(),
+  graceAfterFinalMs: ms.nullable().optional(),
+  pollMs: positiveMs.optional(),
+  providerRetry: z.object({ attempts: positiveMs, windowMs: positiveMs }).partial().optional(),
+});
+export type SpecFile = z.infer<typeof specFileSchema>;
+
+/** spec.json with every default applied: what the supervisor runs. */
+export const specSchema = z.looseObject({
+  schema: schemaField,
+  dispatchId: z.string().min(1),
+  backend: backendIdSchema,
+  cmd: z.string().min(1),
+  args: z.array(z.string()),
+  env: z.record(z.string(), z.string()),
+  cwd: z.string().min(1),
+  stdinPath: z.string().min(1).nullable(),
+  idleMs: positiveMs,
+  wallMs: positiveMs,
+  stallMs: positiveMs,
+  killGraceMs: ms,
+  graceAfterFinalMs: ms.nullable(),
+  pollMs: positiveMs,
+  providerRetry: z.object({ attempts: positiveMs, windowMs: positiveMs }),
+});
+export type Spec = z.infer<typeof specSchema>;
+
+export const supervisorFileSchema = z.looseObject({
+  schema: schemaField,
+  pid: z.number().int().positive(),
+  startTime: z.string().min(1),
+  startedAt: isoTime,
+});
+export type SupervisorFile = z.infer<typeof supervisorFileSchema>;
+
+export const procFileSchema = z.looseObject({
+  schema: schemaField,
+  pid: z.number().int().positive(),
+  pgid: z.number().int().positive(),
+  startTime: z.string().min(1),
+  startedAt: isoTime,
+  argv0: z.string(),
+});
+export type ProcFile = z.infer<typeof procFileSchema>;
+
+export const threadFileSchema = z.looseObject({
+  schema: schemaField,
+  thread: z.string().min(1),
+  at: isoTime,
+});
+export type ThreadFile = z.infer<typeof threadFileSchema>;
+
+export const stallFileSchema = z.looseObject({ schema: schemaField, at: isoTime, quietMs: ms });
+export type StallFile = z.infer<typeof stallFileSchema>;
+
+export const openToolCallSchema = z.looseObject({ id: z.string(), label: z.string(), openedAt: isoTime });
+
+export const exitFileSchema = z.looseObject({
+  schema: schemaField,
+  reason: exitReasonSchema,
+  code: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  startedAt: isoTime.nullable(),
+  endedAt: isoTime,
+  durationMs: ms.nullable(),
+  pid: z.number().int().nullable(),
+  sawFinal: z.boolean(),
+  thread: z.string().nullable(),
+  openToolCalls: z.array(openToolCallSchema),
+  retries: ms,
+  lastEventAt: isoTime.nullable(),
+  stalled: z.boolean(),
+  stop: z.object({ term: z.boolean(), kill: z.boolean(), swept: ms }),
+  error: errorField,
+});
+export type ExitFile = z.infer<typeof exitFileSchema>;
+
+const gitEntry = z.object({
+  status: z.string(),
+  size: z.number().nullable(),
+  mtimeMs: z.number().nullable(),
+});
+export const gitSnapshotSchema = z.looseObject({
+  root: z.string(),
+  head: z.string().nullable(),
+  entries: z.record(z.string(), gitEntry),
+});
+export type GitSnapshot = z.infer<typeof gitSnapshotSchema>;
+
+export const admitFileSchema = z.looseObject({
+  schema: schemaField,
+  dispatchId: z.string().min(1),
+  run: z.string().min(1),
+  name: z.string().min(1),
+  backend: backendIdSchema,
+  model: z.string().nullable(),
+  cwd: z.string().min(1),
+  owns: z.array(z.string()),
+  admittedAt: isoTime,
+  dispatcher: processIdentity,
+  git: gitSnapshotSchema.nullable(),
+});
+export type AdmitFile = z.infer<typeof admitFileSchema>;
+
+export const tokensSchema = z.object({ input: ms, cached: ms, output: ms });
+
+export const recordFileSchema = z.looseObject({
+  schema: schemaField,
+  dispatchId: z.string().min(1),
+  run: z.string().nullable(),
+  name: z.string().nullable(),
+  backend: backendIdSchema,
+  model: z.string().nullable(),
+  status: statusSchema,
+  reason: exitReasonSchema,
+  exitCode: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  startedAt: isoTime.nullable(),
+  endedAt: isoTime,
+  secs: z.number().nonnegative().nullable(),
+  thread: z.string().nullable(),
+  tokens: tokensSchema,
+  costUsd: z.number().nonnegative().nullable(),
+  reply: z.string().nullable(),
+  replyPath: z.string().nullable(),
+  changedFiles: z.array(z.string()).nullable(),
+  error: errorField,
+});
+export type RecordFile = z.infer<typeof recordFileSchema>;
+
+export const runFileSchema = z.looseObject({
+  schema: schemaField,
+  id: z.string().min(1),
+  createdAt: isoTime,
+  maxParallel: z.number().int().positive().nullable().optional(),
+});
+export type RunFile = z.infer<typeof runFileSchema>;
+
+/** Every schema on disk, by file name: the source of specs/schemas/*.schema.json. */
+export const FILE_SCHEMAS = {
+  "spec.json": specFileSchema,
+  "supervisor.json": supervisorFileSchema,
+  "proc.json": procFileSchema,
+  "thread.json": threadFileSchema,
+  "stall.json": stallFileSchema,
+  "exit.json": exitFileSchema,
+  "admit.json": admitFileSchema,
+  "record.json": recordFileSchema,
+  "run.json": runFileSchema,
+} as const;

@@ -1,0 +1,63 @@
+// Closed vocabularies of the contract (design.md). Each is defined once; types and zod enums derive from it.
+
+/** How a supervised run ended. */
+export const EXIT_REASONS = [
+  "exited",
+  "after-final",
+  "cancelled",
+  "wall-timeout",
+  "idle-timeout",
+  "provider-unavailable",
+  "spawn-failed",
+  "supervisor-error",
+  "lost",
+] as const;
+export type ExitReason = (typeof EXIT_REASONS)[number];
+
+/** The verdict of a record. */
+export const STATUSES = ["ok", "failed", "timeout", "cancelled", "limit", "lost"] as const;
+export type Status = (typeof STATUSES)[number];
+
+/** The agent CLIs catherd knows, plus `exec` for any command. */
+export const BACKEND_IDS = ["codex", "claude-code", "opencode", "gemini", "exec"] as const;
+export type BackendId = (typeof BACKEND_IDS)[number];
+
+/** What a reader reports about a dispatch. */
+export const DISPATCH_STATES = [
+  "starting",
+  "running",
+  "stopping",
+  "exited",
+  "recorded",
+  "orphaned",
+  "lost",
+] as const;
+export type DispatchState = (typeof DISPATCH_STATES)[number];
+
+/** Access levels a dispatch may ask of its CLI. */
+export const ACCESS_LEVELS = ["read-only", "workspace-write", "full"] as const;
+export type AccessLevel = (typeof ACCESS_LEVELS)[number];
+
+/** Every error code catherd reports, on the command line and in exit.json. */
+export const ERROR_CODES = [
+  "E_INPUT_INVALID",
+  "E_ADMIT_DUPLICATE",
+  "E_ADMIT_OVERLAP",
+  "E_ADMIT_CAPACITY",
+  "E_BACKEND_MISSING",
+  "E_DISPATCH_NOT_FOUND",
+  "E_SPEC_INVALID",
+  "E_SCHEMA_NEWER",
+  "E_FILE_CORRUPT",
+  "E_IO_LOCK",
+  "E_IO_WRITE",
+  "E_IO_READ",
+  "E_SPAWN_FAILED",
+  "E_SUPERVISOR_START",
+  "E_SUPERVISOR_ERROR",
+  "E_SUPERVISOR_SIGNALLED",
+  "E_SUPERVISOR_LOST",
+  "E_TIMEOUT",
+  "E_INTERRUPTED",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,0 +1,85 @@
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+// Every state change is a whole file: write a temp file beside the target, fsync, rename (or link, for
+// create-once files). Readers never see a torn file written by catherd.
+
+/** Files 0600 and folders 0700 (design.md §2), whatever the umask. */
+export const FILE_MODE = 0o600;
+export const DIR_MODE = 0o700;
+
+function tempPathFor(target: string): string {
+  return path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`,
+  );
+}
+
+function writeTemp(target: string, data: string | Uint8Array): string {
+  const temp = tempPathFor(target);
+  const fd = fs.openSync(temp, "wx", FILE_MODE);
+  try {
+    fs.fchmodSync(fd, FILE_MODE);
+    fs.writeFileSync(fd, data);
+    fs.fsyncSync(fd);
+  } catch (error) {
+    fs.closeSync(fd);
+    fs.rmSync(temp, { force: true });
+    throw error;
+  }
+  fs.closeSync(fd);
+  return temp;
+}
+
+/** Replaces `target` atomically with `data`. */
+export function writeFileAtomic(target: string, data: string | Uint8Array): void {
+  const temp = writeTemp(target, data);
+  try {
+    fs.renameSync(temp, target);
+  } catch (error) {
+    fs.rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * Creates `target` with `data` only if it does not exist, atomically: the content is complete before the
+ * name appears. Returns false when the file already existed (someone else created it first).
+ */
+export function createFileExclusive(target: string, data: string | Uint8Array): boolean {
+  const temp = writeTemp(target, data);
+  try {
+    fs.linkSync(temp, target);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  } finally {
+    fs.rmSync(temp, { force: true });
+  }
+}
+
+/** Writes a JSON document atomically, pretty-printed so that a person can read it with `cat`. */
+export function writeJsonAtomic(target: string, value: unknown): void {
+  writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function createJsonExclusive(target: string, value: unknown): boolean {
+  return createFileExclusive(target, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Creates a folder (and parents) with mode 0700 regardless of the umask. */
+export function makeDir(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  fs.chmodSync(dir, DIR_MODE);
+}
+
+/** Appends one line to a log file (0600), best effort: diagnostics never break the caller. */
+export function appendLine(file: string, line: string): void {
+  try {
+    fs.appendFileSync(file, `${line}\n`, { mode: FILE_MODE });
+  } catch {
+    // A full or read-only disk must not turn a diagnostic into a crash.
+  }
+}

@@ -1,0 +1,76 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { z } from "zod";
+import { CatherdError } from "../domain/errors.js";
+import { SCHEMA_VERSION } from "../domain/schemas.js";
+
+/** The result of reading one file of a dispatch folder: a reader reports problems, it never crashes. */
+export type FileRead<T> =
+  | { kind: "ok"; value: T }
+  | { kind: "missing" }
+  | { kind: "invalid"; error: CatherdError };
+
+/** Reads and validates a JSON file. Missing → `missing`; torn, hand-broken or newer → `invalid`. */
+export function readJsonFile<S extends z.ZodType>(file: string, schema: S): FileRead<z.infer<S>> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return { kind: "missing" };
+    return {
+      kind: "invalid",
+      error: new CatherdError("E_IO_READ", `cannot read ${file}: ${code ?? String(error)}`, { cause: error }),
+    };
+  }
+  return parseJsonText(file, text, schema);
+}
+
+export function parseJsonText<S extends z.ZodType>(
+  file: string,
+  text: string,
+  schema: S,
+): FileRead<z.infer<S>> {
+  const name = path.basename(file);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return {
+      kind: "invalid",
+      error: new CatherdError("E_FILE_CORRUPT", `${file} is not valid JSON (torn or hand-edited)`, {
+        fix: `inspect it with: cat ${file}`,
+      }),
+    };
+  }
+  const version = (raw as { schema?: unknown } | null)?.schema;
+  if (typeof version === "number" && version > SCHEMA_VERSION) {
+    return {
+      kind: "invalid",
+      error: new CatherdError(
+        "E_SCHEMA_NEWER",
+        `${file} has schema ${version}, newer than this catherd understands (${SCHEMA_VERSION})`,
+        { fix: "upgrade catherd: npm install -g catherd@latest" },
+      ),
+    };
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue === undefined || issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`;
+    return {
+      kind: "invalid",
+      error: new CatherdError(
+        name === "spec.json" ? "E_SPEC_INVALID" : "E_FILE_CORRUPT",
+        `${file} is invalid${where}: ${issue?.message ?? "does not match its schema"}`,
+        { fix: `see specs/dispatch-folder.md for the fields of ${name}` },
+      ),
+    };
+  }
+  return { kind: "ok", value: parsed.data };
+}
+
+/** The value, or null when missing or invalid. */
+export function okValue<T>(read: FileRead<T>): T | null {
+  return read.kind === "ok" ? read.value : null;
+}

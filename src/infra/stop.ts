@@ -1,0 +1,76 @@
+import type { Clock } from "./clock.js";
+import { groupAlive, isSameProcess, signalGroup, signalIdentified } from "./process-identity.js";
+import { findByDispatchVariable, findDescendants, type ProcessRef } from "./sweep.js";
+
+/** What the stop sequence did, for exit.json's `stop`. */
+export interface StopReport {
+  term: boolean;
+  kill: boolean;
+  swept: number;
+}
+
+export interface StopTarget {
+  dispatchId: string;
+  /** The agent's process group (its pid: it leads the group). */
+  pgid: number;
+  /** The agent itself, while it may still be alive. */
+  leader: ProcessRef | null;
+  killGraceMs: number;
+}
+
+const GROUP_POLL_MS = 25;
+const SWEEP_ROUNDS = 5;
+
+/**
+ * Stops everything a dispatch started: SIGTERM to the group, up to killGraceMs for it to go, SIGKILL to
+ * the group unconditionally, then SIGKILL to every escaped descendant (by parent chain and by the
+ * CATHERD_DISPATCH variable), each only if its pid and start time read back exactly.
+ */
+export async function stopDispatch(target: StopTarget, clock: Clock): Promise<StopReport> {
+  const report: StopReport = { term: false, kill: false, swept: 0 };
+  // Snapshot the tree first: once the leader dies, its children are reparented and the chain is lost.
+  const escaped = await snapshotDescendants(target);
+
+  if (groupAlive(target.pgid)) {
+    report.term = signalGroup(target.pgid, "SIGTERM");
+    const deadline = clock.now() + target.killGraceMs;
+    while (groupAlive(target.pgid) && clock.now() < deadline) {
+      await clock.sleep(Math.min(GROUP_POLL_MS, Math.max(1, deadline - clock.now())));
+    }
+  }
+  // Unconditional: members may be stopped (SIGSTOP ignores SIGTERM) or may have just forked.
+  report.kill = signalGroup(target.pgid, "SIGKILL");
+  report.swept = sweep(target.dispatchId, escaped);
+  return report;
+}
+
+async function snapshotDescendants(target: StopTarget): Promise<ProcessRef[]> {
+  const roots =
+    target.leader !== null && isSameProcess(target.leader.pid, target.leader.startTime)
+      ? [target.leader.pid]
+      : [];
+  try {
+    return [...(await findDescendants(roots)), ...findByDispatchVariable(target.dispatchId)];
+  } catch {
+    return findByDispatchVariable(target.dispatchId);
+  }
+}
+
+/** SIGKILLs what is left of the snapshot and whatever still carries the dispatch's variable. */
+export function sweep(dispatchId: string, known: readonly ProcessRef[]): number {
+  const killed = new Set<number>();
+  let candidates: readonly ProcessRef[] = known;
+  // A few rounds: a process can fork between our scan and our signal.
+  for (let round = 0; round < SWEEP_ROUNDS; round++) {
+    let hit = 0;
+    for (const ref of candidates) {
+      if (signalIdentified(ref.pid, ref.startTime, "SIGKILL")) {
+        hit += 1;
+        killed.add(ref.pid);
+      }
+    }
+    candidates = findByDispatchVariable(dispatchId);
+    if (hit === 0 && candidates.length === 0) break;
+  }
+  return killed.size;
+}

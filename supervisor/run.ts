@@ -1,0 +1,270 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { backendFor } from "../src/backends/registry.js";
+import type { Backend } from "../src/backends/types.js";
+import { agentEnvironment } from "../src/domain/env.js";
+import { CatherdError, isCatherdError } from "../src/domain/errors.js";
+import {
+  type ExitFile,
+  procFileSchema,
+  SCHEMA_VERSION,
+  type Spec,
+  supervisorFileSchema,
+} from "../src/domain/schemas.js";
+import type { ExitReason } from "../src/domain/vocab.js";
+import type { WatchState } from "../src/domain/watch.js";
+import { readJsonFile } from "../src/infra/json-file.js";
+import { tryLock } from "../src/infra/lock.js";
+import { isSameProcess, startTimeOf } from "../src/infra/process-identity.js";
+import { type StopReport, stopDispatch } from "../src/infra/stop.js";
+import { type RunningChild, spawnAgent } from "./child.js";
+import type { SupervisorDeps } from "./deps.js";
+import { fileLog, type SupervisorLog } from "./log.js";
+import { readSpecFile, resolveSpec } from "./spec.js";
+import { watchAgent } from "./watch-loop.js";
+
+/** How long a supervisor lock survives a frozen holder before another may take it over. */
+export const SUPERVISOR_LOCK_STALE_MS = 10_000;
+
+interface Ending {
+  reason: ExitReason;
+  state: WatchState | null;
+  error: { code: string; message: string } | null;
+}
+
+/**
+ * Supervises the dispatch in `dir` from start to record (specs/supervisor.md). Returns the process exit
+ * code: 0 whenever the folder was handled (even if the agent failed), or when another supervisor has it.
+ */
+export async function runSupervisor(
+  dir: string,
+  deps: SupervisorDeps,
+  interrupt: AbortSignal,
+): Promise<number> {
+  const log = fileLog(path.join(dir, "supervisor.log"), () => deps.clock.wallNow());
+  const release = await tryLock(dir, {
+    lockPath: path.join(dir, "supervisor.lock"),
+    staleMs: SUPERVISOR_LOCK_STALE_MS,
+    onCompromised: (error) => log("lock-compromised", { message: error.message }),
+  });
+  if (release === null) {
+    log("already-supervised", { pid: process.pid });
+    return 0;
+  }
+  try {
+    const busy = alreadyHandled(dir);
+    if (busy !== null) {
+      log("already-supervised", { pid: process.pid, why: busy });
+      return 0;
+    }
+    await supervise(dir, deps, log, interrupt);
+    return 0;
+  } finally {
+    await release().catch(() => {});
+  }
+}
+
+/**
+ * A folder whose agent was already started (proc.json), ended (exit.json), or whose supervisor.json
+ * names another live supervisor is not ours: a lock taken over from a frozen supervisor must not run the
+ * agent a second time.
+ */
+function alreadyHandled(dir: string): string | null {
+  if (fs.existsSync(path.join(dir, "exit.json"))) return "exit.json exists";
+  if (fs.existsSync(path.join(dir, "proc.json"))) return "proc.json exists";
+  const sup = readJsonFile(path.join(dir, "supervisor.json"), supervisorFileSchema);
+  if (
+    sup.kind === "ok" &&
+    sup.value.pid !== process.pid &&
+    isSameProcess(sup.value.pid, sup.value.startTime)
+  ) {
+    return `supervisor ${sup.value.pid} is alive`;
+  }
+  return null;
+}
+
+async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, interrupt: AbortSignal) {
+  const { clock, files } = deps;
+  const startedAt = clock.wallNow();
+  const startedMono = clock.now();
+  files.writeJson(path.join(dir, "supervisor.json"), {
+    schema: SCHEMA_VERSION,
+    pid: process.pid,
+    startTime: startTimeOf(process.pid) ?? "unknown",
+    startedAt: startedAt.toISOString(),
+  });
+
+  let spec: Spec | null = null;
+  let child: RunningChild | null = null;
+  let ending: Ending;
+  let stop: StopReport = { term: false, kill: false, swept: 0 };
+  try {
+    let backend: Backend;
+    try {
+      const file = readSpecFile(dir);
+      const found = backendFor(file.backend);
+      if (found === null)
+        throw new CatherdError("E_SPEC_INVALID", `backend ${file.backend} is not supported`);
+      backend = found;
+      spec = resolveSpec(file, dir, backend);
+      child = await spawnAgent({
+        cmd: spec.cmd,
+        args: spec.args,
+        cwd: spec.cwd,
+        env: agentEnvironment(process.env, spec.env, { dispatchId: spec.dispatchId, run: runOf(dir) }),
+        stdinPath: spec.stdinPath,
+        eventsPath: path.join(dir, "events.jsonl"),
+        stderrPath: path.join(dir, "stderr.log"),
+      });
+    } catch (error) {
+      throw new SpawnFailure(error);
+    }
+    const procStartTime = startTimeOf(child.pid) ?? "unknown";
+    log("spawned", { pid: child.pid, cmd: spec.cmd });
+    files.writeJson(path.join(dir, "proc.json"), {
+      schema: SCHEMA_VERSION,
+      pid: child.pid,
+      pgid: child.pid,
+      startTime: procStartTime,
+      startedAt: clock.wallNow().toISOString(),
+      argv0: spec.cmd,
+    });
+    const watched = await watchAgent({ dir, spec, backend, child, deps, log, interrupt });
+    const signalled = interrupt.aborted && watched.reason === "cancelled" ? String(interrupt.reason) : null;
+    ending = {
+      reason: watched.reason,
+      state: watched.state,
+      error:
+        signalled === null
+          ? null
+          : { code: "E_SUPERVISOR_SIGNALLED", message: `the supervisor received ${signalled}` },
+    };
+    log("decided", { reason: watched.reason });
+  } catch (error) {
+    const spawnFailed = error instanceof SpawnFailure;
+    const cause = spawnFailed ? error.cause : error;
+    ending = {
+      reason: spawnFailed ? "spawn-failed" : "supervisor-error",
+      state: null,
+      error: {
+        code: isCatherdError(cause) ? cause.code : spawnFailed ? "E_SPAWN_FAILED" : "E_SUPERVISOR_ERROR",
+        message: cause instanceof Error ? cause.message : String(cause),
+      },
+    };
+    log(ending.reason, { message: ending.error?.message });
+  }
+
+  if (child !== null && spec !== null) {
+    stop = await stopAgent(dir, spec, child, deps, log);
+    // The leader is reaped by now or soon: its own code and signal belong in exit.json.
+    if (child.exit === null) await Promise.race([child.exited, clock.sleep(1000)]);
+  }
+  const exitWritten = writeExit(dir, deps, log, {
+    ending,
+    stop,
+    child,
+    startedAt,
+    startedMono,
+    durationMs: Math.round(clock.now() - startedMono),
+  });
+  if (exitWritten) await record(dir, deps, log);
+}
+
+/** record.json right after exit.json; loaded only now, so the start path stays light. */
+async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog) {
+  try {
+    const { writeRecord } = await import("../src/dispatch/record.js");
+    const written = await writeRecord(dir, { createJson: deps.files.createJson });
+    log("recorded", { status: written?.status ?? "already recorded" });
+  } catch (error) {
+    log("record-write-failed", { message: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+class SpawnFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super("spawn failed");
+  }
+}
+
+/** The run a folder belongs to, when it sits at <home>/runs/<run>/dispatches/<name>/<id>. */
+function runOf(dir: string): string | null {
+  const parts = path.resolve(dir).split(path.sep);
+  const at = parts.lastIndexOf("dispatches");
+  return at >= 2 && parts[at - 2] === "runs" ? (parts[at - 1] ?? null) : null;
+}
+
+async function stopAgent(
+  dir: string,
+  spec: Spec,
+  child: RunningChild,
+  deps: SupervisorDeps,
+  log: SupervisorLog,
+): Promise<StopReport> {
+  const proc = readJsonFile(path.join(dir, "proc.json"), procFileSchema);
+  const startTime = proc.kind === "ok" ? proc.value.startTime : startTimeOf(child.pid);
+  try {
+    const report = await stopDispatch(
+      {
+        dispatchId: spec.dispatchId,
+        pgid: child.pid,
+        leader: child.exit === null && startTime !== null ? { pid: child.pid, startTime } : null,
+        killGraceMs: spec.killGraceMs,
+      },
+      deps.clock,
+    );
+    log("stopped", { ...report });
+    return report;
+  } catch (error) {
+    log("stop-error", { message: error instanceof Error ? error.message : String(error) });
+    return { term: false, kill: false, swept: 0 };
+  }
+}
+
+function writeExit(
+  dir: string,
+  deps: SupervisorDeps,
+  log: SupervisorLog,
+  facts: {
+    ending: Ending;
+    stop: StopReport;
+    child: RunningChild | null;
+    startedAt: Date;
+    startedMono: number;
+    durationMs: number;
+  },
+): boolean {
+  const { ending, child } = facts;
+  const state = ending.state;
+  const toIso = (mono: number | null) =>
+    mono === null ? null : new Date(facts.startedAt.getTime() + (mono - facts.startedMono)).toISOString();
+  const exit: ExitFile = {
+    schema: SCHEMA_VERSION,
+    reason: ending.reason,
+    code: child?.exit?.code ?? null,
+    signal: child?.exit?.signal ?? null,
+    startedAt: facts.startedAt.toISOString(),
+    endedAt: deps.clock.wallNow().toISOString(),
+    durationMs: facts.durationMs,
+    pid: child?.pid ?? null,
+    sawFinal: state?.finalAt !== null && state?.finalAt !== undefined,
+    thread: state?.thread ?? null,
+    openToolCalls: (state?.openTools ?? []).map((t) => ({
+      id: t.id,
+      label: t.label,
+      openedAt: toIso(t.openedAt) ?? "",
+    })),
+    retries: state?.totalRetries ?? 0,
+    lastEventAt: toIso(state?.lastEventAt ?? null),
+    stalled: state?.stalled ?? false,
+    stop: facts.stop,
+    error: ending.error,
+  };
+  try {
+    deps.files.writeJson(path.join(dir, "exit.json"), exit);
+    return true;
+  } catch (error) {
+    log("exit-write-failed", { message: error instanceof Error ? error.message : String(error) });
+    return false;
+  }
+}

@@ -1,0 +1,53 @@
+import * as path from "node:path";
+import type { Backend } from "../src/backends/types.js";
+import { CatherdError } from "../src/domain/errors.js";
+import { SCHEMA_VERSION, type Spec, type SpecFile, specFileSchema } from "../src/domain/schemas.js";
+import { readJsonFile } from "../src/infra/json-file.js";
+
+/** Defaults that do not depend on the backend (design.md §8). */
+export const SPEC_DEFAULTS = {
+  killGraceMs: 10_000,
+  pollMs: 250,
+  providerRetry: { attempts: 3, windowMs: 180_000 },
+} as const;
+
+/** Reads spec.json; throws E_SPEC_INVALID (or E_SCHEMA_NEWER) with the reason. */
+export function readSpecFile(dir: string): SpecFile {
+  const file = path.join(dir, "spec.json");
+  const read = readJsonFile(file, specFileSchema);
+  if (read.kind === "ok") return read.value;
+  if (read.kind === "missing") {
+    throw new CatherdError("E_SPEC_INVALID", `${file} is missing`, {
+      fix: "write spec.json (see specs/dispatch-folder.md) or use catherd dispatch",
+    });
+  }
+  throw read.error;
+}
+
+/** Applies the backend's defaults to what a spec leaves out; relative paths are relative to the folder. */
+export function resolveSpec(file: SpecFile, dir: string, backend: Backend): Spec {
+  const idleMs = file.idleMs ?? backend.defaults.idleMs;
+  const stdinPath = file.stdinPath ?? null;
+  return {
+    ...file,
+    schema: SCHEMA_VERSION,
+    dispatchId: file.dispatchId ?? path.basename(dir),
+    backend: backend.id,
+    cmd: file.cmd,
+    args: file.args,
+    env: file.env,
+    cwd: path.resolve(dir, file.cwd ?? "."),
+    stdinPath: stdinPath === null ? null : path.resolve(dir, stdinPath),
+    idleMs,
+    wallMs: file.wallMs ?? backend.defaults.wallMs,
+    stallMs: file.stallMs ?? Math.max(1, Math.floor(idleMs / 2)),
+    killGraceMs: file.killGraceMs ?? SPEC_DEFAULTS.killGraceMs,
+    graceAfterFinalMs:
+      file.graceAfterFinalMs === undefined ? backend.defaults.graceAfterFinalMs : file.graceAfterFinalMs,
+    pollMs: file.pollMs ?? SPEC_DEFAULTS.pollMs,
+    providerRetry: {
+      attempts: file.providerRetry?.attempts ?? SPEC_DEFAULTS.providerRetry.attempts,
+      windowMs: file.providerRetry?.windowMs ?? SPEC_DEFAULTS.providerRetry.windowMs,
+    },
+  };
+}

@@ -1,0 +1,129 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { Backend } from "../src/backends/types.js";
+import { type LineFacts, PROGRESS } from "../src/domain/facts.js";
+import { SCHEMA_VERSION, type Spec } from "../src/domain/schemas.js";
+import type { ExitReason } from "../src/domain/vocab.js";
+import { decide, initialWatch, observe, type WatchLimits, type WatchState } from "../src/domain/watch.js";
+import { LineReader, type ReadResult } from "../src/infra/line-reader.js";
+import type { RunningChild } from "./child.js";
+import type { SupervisorDeps } from "./deps.js";
+import type { SupervisorLog } from "./log.js";
+
+const POLL_BUDGET_BYTES = 8 * 1024 * 1024;
+
+export interface WatchInput {
+  dir: string;
+  spec: Spec;
+  backend: Backend;
+  child: RunningChild;
+  deps: SupervisorDeps;
+  log: SupervisorLog;
+  /** Aborted when the supervisor itself is asked to stop (SIGTERM, SIGINT, SIGHUP). */
+  interrupt: AbortSignal;
+}
+
+export interface WatchOutcome {
+  reason: ExitReason;
+  state: WatchState;
+}
+
+export function limitsOf(spec: Spec): WatchLimits {
+  return {
+    idleMs: spec.idleMs,
+    wallMs: spec.wallMs,
+    stallMs: spec.stallMs,
+    graceAfterFinalMs: spec.graceAfterFinalMs,
+    retryAttempts: spec.providerRetry.attempts,
+    retryWindowMs: spec.providerRetry.windowMs,
+  };
+}
+
+/**
+ * The thin loop of design.md §4: every pollMs read new lines, let the backend parse them, let the pure
+ * `decide` judge, and do what it says. Wakes early when the agent exits or the supervisor is interrupted.
+ */
+export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
+  const { dir, spec, backend, child, deps, log } = input;
+  const { clock, files } = deps;
+  const limits = limitsOf(spec);
+  const events = new LineReader(path.join(dir, "events.jsonl"));
+  const stderr = new LineReader(path.join(dir, "stderr.log"));
+  const cancelPath = path.join(dir, "cancel");
+  const parseStderr = backend.parseStderr ?? (() => PROGRESS);
+  let state = initialWatch(clock.now());
+  let threadWritten: string | null = null;
+
+  // One signal for the whole run: a new listener per poll would grow for hours.
+  const wake = AbortSignal.any([input.interrupt, child.exitSignal]);
+
+  const ingest = (
+    file: string,
+    reader: LineReader,
+    parse: (line: string) => LineFacts,
+    final: boolean,
+    now: number,
+  ) => {
+    // Bounded bites: a burst of output never sits in memory whole.
+    for (let more = true; more; ) {
+      const read = reader.read(POLL_BUDGET_BYTES);
+      more = read.bytes >= POLL_BUDGET_BYTES;
+      handle(file, read, parse, now);
+    }
+    if (final) handle(file, reader.flush(), parse, now);
+  };
+  const handle = (file: string, read: ReadResult, parse: (line: string) => LineFacts, now: number) => {
+    if (read.dropped > 0) log("line-dropped", { file, count: read.dropped });
+    if (read.restarted) log("file-restarted", { file });
+    for (const line of read.lines) {
+      const facts = safeParse(parse, line);
+      state = observe(state, facts, now);
+      if (facts.retry !== undefined) log("retry", { attempt: facts.retry.attempt, max: facts.retry.max });
+    }
+  };
+
+  try {
+    for (;;) {
+      // Look at the exit before reading: every line written before it is then read in this poll.
+      const exited = child.exit !== null;
+      const now = clock.now();
+      ingest("events.jsonl", events, (line) => backend.parse(line), exited, now);
+      ingest("stderr.log", stderr, parseStderr, exited, now);
+      if (state.thread !== null && state.thread !== threadWritten) {
+        threadWritten = state.thread;
+        files.writeJson(path.join(dir, "thread.json"), {
+          schema: SCHEMA_VERSION,
+          thread: state.thread,
+          at: clock.wallNow().toISOString(),
+        });
+      }
+      const cancelRequested = input.interrupt.aborted || fs.existsSync(cancelPath);
+      const judged = decide(state, { exited, cancelRequested }, limits, now);
+      state = judged.state;
+      const verdict = judged.verdict;
+      if (verdict.kind === "stall") {
+        files.writeJson(path.join(dir, "stall.json"), {
+          schema: SCHEMA_VERSION,
+          at: clock.wallNow().toISOString(),
+          quietMs: Math.round(verdict.quietMs),
+        });
+        log("stall", { quietMs: Math.round(verdict.quietMs) });
+      } else if (verdict.kind === "stop") {
+        return { reason: verdict.reason, state };
+      }
+      await clock.sleep(spec.pollMs, wake);
+    }
+  } finally {
+    events.close();
+    stderr.close();
+  }
+}
+
+/** A backend that throws on a line must not end supervision: the line counts as progress. */
+function safeParse(parse: (line: string) => LineFacts, line: string): LineFacts {
+  try {
+    return parse(line);
+  } catch {
+    return PROGRESS;
+  }
+}
