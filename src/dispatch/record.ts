@@ -14,7 +14,7 @@ import {
 import { emptySummary } from "../domain/summary.js";
 import { createJsonExclusive, writeFileAtomic } from "../infra/atomic.js";
 import { changedBetween, gitSnapshot } from "../infra/git.js";
-import { readJsonFile, okValue } from "../infra/json-file.js";
+import { okValue, readJsonFile } from "../infra/json-file.js";
 import { summarizeDispatch } from "./replay.js";
 
 export interface RecordWriter {
