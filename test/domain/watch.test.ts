@@ -1,0 +1,212 @@
+import { describe, expect, it } from "vitest";
+import type { LineFacts } from "../../src/domain/facts.js";
+import { decide, initialWatch, observe, type WatchLimits, type WatchState } from "../../src/domain/watch.js";
+
+const LIMITS: WatchLimits = {
+  idleMs: 1000,
+  wallMs: 10_000,
+  stallMs: 500,
+  graceAfterFinalMs: 200,
+  retryAttempts: 3,
+  retryWindowMs: 3000,
+};
+
+const progress: LineFacts = { progress: true };
+const retry: LineFacts = { progress: false, retry: { attempt: 1, max: 5, message: "Reconnecting... 1/5" } };
+const neutral: LineFacts = { progress: false };
+const open = (id: string): LineFacts => ({ progress: true, toolsOpened: [{ id, label: `$ ${id}` }] });
+const close = (id: string): LineFacts => ({ progress: true, toolsClosed: [id] });
+const final: LineFacts = { progress: true, final: { isError: false, message: null } };
+
+type Event = [at: number, facts: LineFacts];
+
+/** Replays lines at their times from a run started at 0, then judges at `now`. */
+function judge(
+  events: Event[],
+  now: number,
+  signals = { exited: false, cancelRequested: false },
+  limits = LIMITS,
+) {
+  let state: WatchState = initialWatch(0);
+  for (const [at, facts] of events) state = observe(state, facts, at);
+  return decide(state, signals, limits, now);
+}
+
+describe("decide: the first matching rule wins", () => {
+  const cases: {
+    title: string;
+    events: Event[];
+    now: number;
+    signals?: { exited: boolean; cancelRequested: boolean };
+    verdict: string;
+  }[] = [
+    { title: "keeps running while output flows", events: [[900, progress]], now: 1000, verdict: "continue" },
+    {
+      title: "exit wins over a cancel in the same poll",
+      events: [],
+      now: 50,
+      signals: { exited: true, cancelRequested: true },
+      verdict: "exited",
+    },
+    {
+      title: "exit wins over a wall limit in the same poll",
+      events: [],
+      now: 20_000,
+      signals: { exited: true, cancelRequested: false },
+      verdict: "exited",
+    },
+    {
+      title: "cancel wins over the wall limit",
+      events: [],
+      now: 20_000,
+      signals: { exited: false, cancelRequested: true },
+      verdict: "cancelled",
+    },
+    {
+      title: "wall fires at exactly wallMs, even when busy",
+      events: [[9999, open("a")]],
+      now: 10_000,
+      verdict: "wall-timeout",
+    },
+    {
+      title: "wall does not fire a millisecond early",
+      events: [[9800, progress]],
+      now: 9999,
+      verdict: "continue",
+    },
+    {
+      title: "after-final fires once its grace has passed",
+      events: [[100, final]],
+      now: 300,
+      verdict: "after-final",
+    },
+    { title: "after-final waits for its whole grace", events: [[100, final]], now: 299, verdict: "continue" },
+    {
+      title: "three retries in a row are provider-unavailable",
+      events: [
+        [10, retry],
+        [20, retry],
+        [30, retry],
+      ],
+      now: 31,
+      verdict: "provider-unavailable",
+    },
+    {
+      title: "progress between retries resets the count",
+      events: [
+        [10, retry],
+        [20, retry],
+        [25, progress],
+        [30, retry],
+      ],
+      now: 31,
+      verdict: "continue",
+    },
+    {
+      title: "retrying for the window with nothing else is provider-unavailable",
+      events: [
+        [100, retry],
+        [3000, retry],
+      ],
+      now: 3100,
+      verdict: "provider-unavailable",
+    },
+    {
+      title: "idle fires at exactly idleMs of quiet",
+      events: [[0, progress]],
+      now: 1000,
+      verdict: "idle-timeout",
+    },
+    {
+      title: "a retry line is not progress: idle still fires",
+      events: [
+        [0, progress],
+        [900, retry],
+      ],
+      now: 1000,
+      verdict: "idle-timeout",
+    },
+    {
+      title: "a neutral line is not progress",
+      events: [
+        [0, progress],
+        [900, neutral],
+      ],
+      now: 1000,
+      verdict: "idle-timeout",
+    },
+    {
+      title: "a closed tool call no longer keeps the agent busy",
+      events: [
+        [0, open("a")],
+        [10, close("a")],
+      ],
+      now: 1010,
+      verdict: "idle-timeout",
+    },
+  ];
+  for (const c of cases) {
+    it(c.title, () => {
+      const limits = c.title.includes("window") ? { ...LIMITS, idleMs: 100_000, stallMs: 50_000 } : LIMITS;
+      expect(judge(c.events, c.now, c.signals, limits).verdict).toMatchObject(
+        c.verdict === "continue" ? { kind: "continue" } : { kind: "stop", reason: c.verdict },
+      );
+    });
+  }
+});
+
+describe("decide: quiet stretches", () => {
+  it("restarts the quiet stretch when idle is reached while a tool call is open", () => {
+    const first = judge([[0, open("build")]], 1000);
+    expect(first.verdict).toEqual({ kind: "continue" });
+    expect(first.state.quietSince).toBe(1000);
+    expect(decide(first.state, { exited: false, cancelRequested: false }, LIMITS, 1999).verdict).toEqual({
+      kind: "continue",
+    });
+  });
+
+  it("writes the stall notice once, at stallMs of quiet, only when not busy", () => {
+    const stalled = judge([[0, progress]], 500);
+    expect(stalled.verdict).toEqual({ kind: "stall", quietMs: 500 });
+    const again = decide(stalled.state, { exited: false, cancelRequested: false }, LIMITS, 700);
+    expect(again.verdict).toEqual({ kind: "continue" });
+    expect(judge([[0, open("a")]], 600).verdict).toEqual({ kind: "continue" });
+    expect(judge([[0, progress]], 499).verdict).toEqual({ kind: "continue" });
+  });
+
+  it("never stops for lingering when graceAfterFinalMs is null", () => {
+    const limits = { ...LIMITS, graceAfterFinalMs: null, idleMs: 100_000, stallMs: 100_000 };
+    expect(judge([[0, final]], 9000, undefined, limits).verdict).toEqual({ kind: "continue" });
+  });
+});
+
+describe("observe", () => {
+  it("tracks open tool calls by id and ignores a duplicate open", () => {
+    let state = initialWatch(0);
+    state = observe(state, open("a"), 1);
+    state = observe(state, open("a"), 2);
+    state = observe(state, open("b"), 3);
+    expect(state.openTools.map((t) => [t.id, t.openedAt])).toEqual([
+      ["a", 1],
+      ["b", 3],
+    ]);
+    state = observe(state, close("a"), 4);
+    expect(state.openTools.map((t) => t.id)).toEqual(["b"]);
+  });
+
+  it("counts retries, keeps the thread, and remembers the first final event", () => {
+    let state = initialWatch(0);
+    state = observe(state, { progress: true, thread: "t-1" }, 1);
+    state = observe(state, retry, 2);
+    state = observe(state, retry, 3);
+    state = observe(state, final, 4);
+    state = observe(state, final, 9);
+    expect(state).toMatchObject({
+      thread: "t-1",
+      totalRetries: 2,
+      consecutiveRetries: 0,
+      finalAt: 4,
+      lastEventAt: 9,
+    });
+  });
+});

@@ -1,0 +1,37 @@
+import * as fs from "node:fs";
+import { findByDispatchVariable } from "../../src/infra/sweep.js";
+
+/** Kills (by pid) whatever still carries CATHERD_DISPATCH=<id>, and says how many there were. */
+export function reapDispatch(dispatchId: string): number {
+  const left = findByDispatchVariable(dispatchId);
+  for (const { pid } of left) {
+    try {
+      process.kill(pid, "SIGCONT");
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  return left.length;
+}
+
+/** Whether a pid names a live, non-zombie process. */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2)[0];
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false;
+  }
+}
+
+/** Kills a pid we started, if still there. */
+export function killPid(pid: number | undefined): void {
+  if (pid === undefined || pid <= 1) return;
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // gone
+  }
+}

@@ -1,0 +1,32 @@
+import * as fs from "node:fs";
+
+/** Polls `check` until it returns a value other than undefined, or throws after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Waits until a file exists and returns its text. */
+export function waitForFile(file: string, timeoutMs = 10_000): Promise<string> {
+  return waitFor(file, () => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined), timeoutMs);
+}
+
+/** Waits until a JSON file exists and parses. */
+export function waitForJson<T = Record<string, unknown>>(file: string, timeoutMs = 10_000): Promise<T> {
+  return waitFor(
+    file,
+    () => {
+      try {
+        return JSON.parse(fs.readFileSync(file, "utf8")) as T;
+      } catch {
+        return undefined;
+      }
+    },
+    timeoutMs,
+  );
+}

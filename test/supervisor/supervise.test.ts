@@ -1,0 +1,236 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  type FakeScenario,
+  fakeAgentFolder,
+  readJson,
+  reapAll,
+  startSupervisor,
+  supervise,
+  tempDir,
+} from "../helpers/folders.js";
+import { isAlive } from "../helpers/processes.js";
+import { waitForFile, waitForJson } from "../helpers/wait.js";
+
+const dispatched: string[] = [];
+
+afterEach(() => {
+  const left = reapAll(dispatched.splice(0));
+  expect(left, "processes left running by the dispatch").toBe(0);
+});
+
+function folder(scenario: FakeScenario, spec: Record<string, unknown> = {}) {
+  const made = fakeAgentFolder(scenario, spec);
+  dispatched.push(made.id);
+  return made;
+}
+
+function exitOf(dir: string) {
+  return readJson(path.join(dir, "exit.json"));
+}
+
+const codexLine = (value: unknown) => ({ out: JSON.stringify(value) });
+
+describe("catherd supervise: every way a run ends", () => {
+  it("records exited with the agent's own exit code", async () => {
+    const { dir } = folder({ steps: [{ out: "working" }, { exit: 3 }] });
+    expect((await supervise(dir)).code).toBe(0);
+    expect(exitOf(dir)).toMatchObject({ reason: "exited", code: 3, signal: null, error: null });
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "failed", exitCode: 3 });
+    expect(fs.readFileSync(path.join(dir, "events.jsonl"), "utf8")).toBe("working\n");
+  });
+
+  it("records idle-timeout for an agent that hangs, and stops it", async () => {
+    const { dir } = folder({ steps: [{ out: "hello" }, { hang: true }] }, { idleMs: 300 });
+    await supervise(dir);
+    const exit = exitOf(dir);
+    expect(exit).toMatchObject({ reason: "idle-timeout", signal: "SIGTERM", stop: { term: true } });
+    expect(exit.stalled).toBe(true);
+    expect(readJson(path.join(dir, "stall.json"))).toMatchObject({ schema: 1 });
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "timeout" });
+  });
+
+  it("keeps a busy agent running past idle and stops it at the wall", async () => {
+    const scenario = {
+      steps: [
+        codexLine({
+          type: "item.started",
+          item: { id: "i1", type: "command_execution", command: "cargo build" },
+        }),
+        { hang: true },
+      ],
+    };
+    const { dir } = folder(scenario, { backend: "codex", idleMs: 200, wallMs: 900 });
+    await supervise(dir);
+    const exit = exitOf(dir);
+    expect(exit).toMatchObject({ reason: "wall-timeout", stalled: false });
+    expect(exit.openToolCalls).toMatchObject([{ id: "i1", label: "$ cargo build" }]);
+    expect(exit.durationMs as number).toBeGreaterThanOrEqual(900);
+  });
+
+  it("stops a CLI that lingers after its final event: after-final, a success", async () => {
+    const scenario = {
+      steps: [
+        codexLine({ type: "thread.started", thread_id: "th-1" }),
+        codexLine({ type: "item.completed", item: { id: "m", type: "agent_message", text: "All done." } }),
+        codexLine({
+          type: "turn.completed",
+          usage: { input_tokens: 10, cached_input_tokens: 4, output_tokens: 2 },
+        }),
+        { hang: true },
+      ],
+    };
+    const { dir } = folder(scenario, { backend: "codex", graceAfterFinalMs: 100 });
+    await supervise(dir);
+    expect(exitOf(dir)).toMatchObject({ reason: "after-final", sawFinal: true, thread: "th-1" });
+    expect(readJson(path.join(dir, "thread.json"))).toMatchObject({ thread: "th-1" });
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({
+      status: "ok",
+      reply: "All done.",
+      tokens: { input: 10, cached: 4, output: 2 },
+      thread: "th-1",
+    });
+    expect(fs.readFileSync(path.join(dir, "reply.md"), "utf8")).toBe("All done.");
+  });
+
+  it("records provider-unavailable after three reconnects in a row", async () => {
+    const reconnect = (n: number) =>
+      codexLine({ type: "error", message: `Reconnecting... ${n}/5 (overloaded)` });
+    const { dir } = folder(
+      { steps: [reconnect(1), reconnect(2), reconnect(3), { hang: true }] },
+      { backend: "codex" },
+    );
+    await supervise(dir);
+    expect(exitOf(dir)).toMatchObject({ reason: "provider-unavailable", retries: 3 });
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "limit" });
+  });
+
+  it("acts on a cancel file within a poll", async () => {
+    const marker = path.join(tempDir(), "running");
+    const { dir } = folder({ steps: [{ touch: marker }, { hang: true }] });
+    const run = startSupervisor(dir);
+    await waitForFile(marker);
+    fs.writeFileSync(path.join(dir, "cancel"), new Date().toISOString());
+    await run.done;
+    expect(exitOf(dir)).toMatchObject({ reason: "cancelled", error: null });
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "cancelled" });
+  });
+
+  it("records spawn-failed for a command that does not exist", async () => {
+    const { dir } = folder({ steps: [] }, { cmd: "/nonexistent/agent-cli" });
+    await supervise(dir);
+    expect(exitOf(dir)).toMatchObject({
+      reason: "spawn-failed",
+      pid: null,
+      error: { code: "E_SPAWN_FAILED" },
+    });
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "failed" });
+  });
+
+  it("records spawn-failed with E_SPEC_INVALID for a broken spec.json", async () => {
+    const { dir } = folder({ steps: [] });
+    fs.writeFileSync(path.join(dir, "spec.json"), '{"cmd": 42}');
+    await supervise(dir);
+    expect(exitOf(dir)).toMatchObject({ reason: "spawn-failed", error: { code: "E_SPEC_INVALID" } });
+  });
+
+  it("stops the agent and records cancelled when the supervisor itself gets SIGTERM", async () => {
+    const marker = path.join(tempDir(), "running");
+    const { dir } = folder({ steps: [{ touch: marker }, { hang: true }] });
+    const run = startSupervisor(dir);
+    await waitForFile(marker);
+    run.child.kill("SIGTERM");
+    expect((await run.done).code).toBe(0);
+    expect(exitOf(dir)).toMatchObject({ reason: "cancelled", error: { code: "E_SUPERVISOR_SIGNALLED" } });
+    expect(String((exitOf(dir).error as { message: string }).message)).toContain("SIGTERM");
+  });
+});
+
+describe("catherd supervise: agents that fight back", () => {
+  it("SIGKILLs an agent that ignores SIGTERM after the kill grace", async () => {
+    const { dir } = folder({ steps: [{ ignoreTerm: true }, { out: "x" }, { hang: true }] }, { idleMs: 200 });
+    await supervise(dir);
+    expect(exitOf(dir)).toMatchObject({
+      reason: "idle-timeout",
+      signal: "SIGKILL",
+      stop: { term: true, kill: true },
+    });
+  });
+
+  it("sweeps a setsid grandchild that ignores SIGTERM and outlived the group", async () => {
+    const pidFile = path.join(tempDir(), "pids");
+    const { dir } = folder(
+      { pidFile, steps: [{ escape: { ignoreTerm: true } }, { hang: true }] },
+      { idleMs: 300 },
+    );
+    await supervise(dir);
+    const pid = Number(fs.readFileSync(pidFile, "utf8").trim());
+    expect(isAlive(pid)).toBe(false);
+    expect(exitOf(dir)).toMatchObject({ reason: "idle-timeout", stop: { swept: 1 } });
+  });
+
+  it("stops a background child left behind by an agent that exited 0", async () => {
+    const pidFile = path.join(tempDir(), "pids");
+    const { dir } = folder({ pidFile, steps: [{ background: true }, { escape: {} }, { exit: 0 }] });
+    await supervise(dir);
+    const pids = fs.readFileSync(pidFile, "utf8").trim().split("\n").map(Number);
+    expect(pids.filter(isAlive)).toEqual([]);
+    expect(exitOf(dir)).toMatchObject({ reason: "exited", code: 0, stop: { term: true } });
+    expect((exitOf(dir).stop as { swept: number }).swept).toBeGreaterThanOrEqual(1);
+  });
+
+  it("reads UTF-8 split across writes as one line", async () => {
+    const euro = [...Buffer.from("prix: 5€\n")];
+    const { dir } = folder(
+      { steps: [{ bytes: euro.slice(0, 8) }, { sleep: 120 }, { bytes: euro.slice(8) }, { exit: 0 }] },
+      { backend: "codex" },
+    );
+    await supervise(dir);
+    expect(fs.readFileSync(path.join(dir, "events.jsonl"), "utf8")).toBe("prix: 5€\n");
+    expect(exitOf(dir)).toMatchObject({ reason: "exited" });
+  });
+
+  it("survives a 20 MB line and keeps reading after it", async () => {
+    const scenario = {
+      steps: [
+        { bigLine: 20 * 1024 * 1024 },
+        codexLine({ type: "thread.started", thread_id: "after-big" }),
+        { exit: 0 },
+      ],
+    };
+    const { dir } = folder(scenario, { backend: "codex" });
+    await supervise(dir, 30_000);
+    expect(exitOf(dir)).toMatchObject({ reason: "exited", thread: "after-big" });
+    const log = fs.readFileSync(path.join(dir, "supervisor.log"), "utf8");
+    expect(log).toContain('"event":"line-dropped"');
+  });
+});
+
+describe("catherd supervise: one supervisor per folder", () => {
+  it("runs the agent once when two supervisors start on the same folder", async () => {
+    const marker = path.join(tempDir(), "runs");
+    const { dir } = folder({ steps: [{ touch: `${marker}-${Date.now()}` }, { sleep: 400 }, { exit: 0 }] });
+    fs.writeFileSync(
+      path.join(dir, "scenario.json"),
+      JSON.stringify({ steps: [{ out: "start" }, { sleep: 400 }, { exit: 0 }] }),
+    );
+    const first = startSupervisor(dir);
+    await waitForJson(path.join(dir, "supervisor.json"));
+    const second = await supervise(dir, 5000);
+    expect(second.code).toBe(0);
+    await first.done;
+    expect(fs.readFileSync(path.join(dir, "events.jsonl"), "utf8")).toBe("start\n");
+    const lines = fs.readFileSync(path.join(dir, "supervisor.log"), "utf8").trim().split("\n");
+    expect(lines.filter((l) => l.includes("already-supervised"))).toHaveLength(1);
+  });
+
+  it("does not run an agent again in a folder that already has exit.json", async () => {
+    const { dir } = folder({ steps: [{ out: "once" }, { exit: 0 }] });
+    await supervise(dir);
+    const before = fs.readFileSync(path.join(dir, "exit.json"), "utf8");
+    await supervise(dir);
+    expect(fs.readFileSync(path.join(dir, "exit.json"), "utf8")).toBe(before);
+    expect(fs.readFileSync(path.join(dir, "events.jsonl"), "utf8")).toBe("once\n");
+  });
+});
