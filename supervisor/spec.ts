@@ -1,15 +1,9 @@
 import * as path from "node:path";
 import type { Backend } from "../src/backends/types.js";
+import { defaultStallMs, SPEC_DEFAULTS } from "../src/domain/defaults.js";
 import { CatherdError } from "../src/domain/errors.js";
 import { SCHEMA_VERSION, type Spec, type SpecFile, specFileSchema } from "../src/domain/schemas.js";
 import { readJsonFile } from "../src/infra/json-file.js";
-
-/** Defaults that do not depend on the backend (design.md §8). */
-export const SPEC_DEFAULTS = {
-  killGraceMs: 10_000,
-  pollMs: 250,
-  providerRetry: { attempts: 3, windowMs: 180_000 },
-} as const;
 
 /** Reads spec.json; throws E_SPEC_INVALID (or E_SCHEMA_NEWER) with the reason. */
 export function readSpecFile(dir: string): SpecFile {
@@ -40,7 +34,7 @@ export function resolveSpec(file: SpecFile, dir: string, backend: Backend): Spec
     stdinPath: stdinPath === null ? null : path.resolve(dir, stdinPath),
     idleMs,
     wallMs: file.wallMs ?? backend.defaults.wallMs,
-    stallMs: file.stallMs ?? Math.max(1, Math.floor(idleMs / 2)),
+    stallMs: file.stallMs ?? defaultStallMs(idleMs),
     killGraceMs: file.killGraceMs ?? SPEC_DEFAULTS.killGraceMs,
     graceAfterFinalMs:
       file.graceAfterFinalMs === undefined ? backend.defaults.graceAfterFinalMs : file.graceAfterFinalMs,

@@ -5,11 +5,14 @@ import { type Command, reportError, runCommand } from "./kit.js";
 
 type Loader = () => Promise<Command<unknown>>;
 
-const VERBS: Record<string, Loader> = {};
+const VERBS: Record<string, Loader> = {
+  dispatch: async () => (await import("./dispatch-command.js")).dispatchCommand as Command<unknown>,
+};
 
 const USAGE = `catherd: a supervisor for coding-agent CLIs
 
 usage:
+  catherd dispatch --backend <b> …     admit a brief and start its supervisor (catherd dispatch --help)
   catherd supervise <dispatch-dir>     supervise a dispatch folder in the foreground
   catherd help                         this text
 

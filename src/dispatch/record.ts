@@ -15,6 +15,7 @@ import { emptySummary } from "../domain/summary.js";
 import { createJsonExclusive, writeFileAtomic } from "../infra/atomic.js";
 import { changedBetween, gitSnapshot } from "../infra/git.js";
 import { okValue, readJsonFile } from "../infra/json-file.js";
+import { removeLiveMarkerOf } from "./live-index.js";
 import { summarizeDispatch } from "./replay.js";
 
 export interface RecordWriter {
@@ -42,7 +43,9 @@ export async function writeRecord(
   const backend = backendFor(backendId);
   const record = await buildRecord(dir, exit, admit, backend, backendId, spec?.dispatchId);
   if (record.reply !== null) writeFileAtomic(path.join(dir, "reply.md"), record.reply);
-  return writer.createJson(path.join(dir, "record.json"), record) ? record : null;
+  const created = writer.createJson(path.join(dir, "record.json"), record);
+  removeLiveMarkerOf(dir);
+  return created ? record : null;
 }
 
 async function buildRecord(

@@ -1,0 +1,140 @@
+import * as fs from "node:fs";
+import { admit } from "../dispatch/admit.js";
+import { launchSupervisor } from "../dispatch/launch.js";
+import { MAX_BRIEF_BYTES, validateDispatch } from "../dispatch/request.js";
+import { CatherdError } from "../domain/errors.js";
+import { catherdHome, runName } from "../infra/paths.js";
+import { type Command, listOption, type ParsedInput, stringOption } from "./kit.js";
+
+export interface Dispatched {
+  dispatched: {
+    run: string;
+    name: string;
+    dispatchId: string;
+    dir: string;
+    backend: string;
+    admittedAt: string;
+    supervisorPid: number;
+  };
+}
+
+const USAGE = `usage: catherd dispatch --backend <codex|claude-code|opencode|gemini|exec> [options] [-- extra args]
+
+  --name <n>            name of the dispatch (default: <backend>-<suffix>)
+  --run <r>             run to admit it into (default: $CATHERD_RUN, else default)
+  --cwd <dir>           working folder of the agent (default: here)
+  --brief <text> | --brief-file <path|-> | brief on stdin
+  --model <m>  --effort <e>  --access read-only|workspace-write|full  --thread <id>
+  --owns <a/,b.ts>      paths this dispatch owns; a live dispatch owning an overlapping path is refused
+  --max-parallel <n>    cap of live dispatches in the run (remembered in run.json)
+  --idle 15m  --wall 90m  --kill-grace 10s
+  --env K=V             an explicit override for the agent (repeatable; written to spec.json)
+  --bin <path>          the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)
+  --json                print {dispatched: {…}}`;
+
+export const dispatchCommand: Command<Dispatched> = {
+  name: "dispatch",
+  usage: USAGE,
+  options: {
+    backend: { type: "string" },
+    name: { type: "string" },
+    run: { type: "string" },
+    cwd: { type: "string" },
+    model: { type: "string" },
+    effort: { type: "string" },
+    access: { type: "string" },
+    "max-parallel": { type: "string" },
+    env: { type: "string", multiple: true },
+    brief: { type: "string" },
+    "brief-file": { type: "string" },
+    thread: { type: "string" },
+    owns: { type: "string" },
+    idle: { type: "string" },
+    wall: { type: "string" },
+    "kill-grace": { type: "string" },
+    bin: { type: "string" },
+  },
+  async run(input) {
+    const request = validateDispatch({
+      backend: stringOption(input, "backend"),
+      name: stringOption(input, "name"),
+      run: runName(stringOption(input, "run")),
+      cwd: stringOption(input, "cwd"),
+      model: stringOption(input, "model"),
+      effort: stringOption(input, "effort"),
+      access: stringOption(input, "access"),
+      maxParallel: stringOption(input, "max-parallel"),
+      env: listOption(input, "env"),
+      brief: await readBrief(input),
+      thread: stringOption(input, "thread"),
+      owns: stringOption(input, "owns"),
+      idle: stringOption(input, "idle"),
+      wall: stringOption(input, "wall"),
+      killGrace: stringOption(input, "kill-grace"),
+      bin: stringOption(input, "bin"),
+      rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
+      environment: process.env,
+    });
+    const admitted = await admit(request, catherdHome(), () => new Date());
+    const supervisorPid = await launchSupervisor(admitted.dir);
+    const data: Dispatched = {
+      dispatched: {
+        run: request.run,
+        name: admitted.name,
+        dispatchId: admitted.dispatchId,
+        dir: admitted.dir,
+        backend: request.backend.id,
+        admittedAt: admitted.admit.admittedAt,
+        supervisorPid,
+      },
+    };
+    return {
+      data,
+      text: `dispatched ${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}`,
+    };
+  },
+};
+
+function unexpected(positionals: string[]): never {
+  throw new CatherdError("E_INPUT_INVALID", `unexpected argument ${JSON.stringify(positionals[0])}`, {
+    fix: "put the command or extra CLI arguments after --",
+  });
+}
+
+/** The brief from --brief, --brief-file (a path, or - for stdin), or stdin when it is not a terminal. */
+async function readBrief(input: ParsedInput): Promise<Buffer | null> {
+  const text = stringOption(input, "brief");
+  const file = stringOption(input, "brief-file");
+  if (text !== undefined && file !== undefined) {
+    throw new CatherdError("E_INPUT_INVALID", "--brief and --brief-file are both given", {
+      fix: "give one of them",
+    });
+  }
+  if (text !== undefined) return Buffer.from(text, "utf8");
+  if (file === "-") return readStdin();
+  if (file !== undefined) {
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (stat === undefined || !stat.isFile()) {
+      throw new CatherdError("E_INPUT_INVALID", `--brief-file ${file} is not a readable file`, {
+        fix: "give the path of a text file",
+      });
+    }
+    if (stat.size > MAX_BRIEF_BYTES) return Buffer.alloc(MAX_BRIEF_BYTES + 1);
+    return fs.readFileSync(file);
+  }
+  // For exec the brief is optional: an open, silent stdin must not hang the dispatcher.
+  if (process.stdin.isTTY === true || stringOption(input, "backend") === "exec") return null;
+  return readStdin();
+}
+
+async function readStdin(): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    // Keep one byte past the limit so that validation reports the size; drop the rest.
+    if (size <= MAX_BRIEF_BYTES + 1) chunks.push(buffer);
+  }
+  return Buffer.concat(chunks);
+}

@@ -1,0 +1,88 @@
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { CatherdError } from "../domain/errors.js";
+import { supervisorFileSchema } from "../domain/schemas.js";
+import { FILE_MODE } from "../infra/atomic.js";
+import { readJsonFile } from "../infra/json-file.js";
+import { writeEndedExit } from "./ended-exit.js";
+import { writeRecord } from "./record.js";
+
+/** How long `dispatch` waits for the supervisor to show it is alive. */
+export const SUPERVISOR_START_TIMEOUT_MS = 10_000;
+
+/** The compiled supervisor program (dist/supervisor/main.js), also when this module runs from source. */
+export function supervisorProgram(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const beside = path.resolve(here, "../../supervisor/main.js");
+  if (fs.existsSync(beside)) return beside;
+  return path.resolve(here, "../../dist/supervisor/main.js");
+}
+
+/**
+ * Starts the supervisor for `dir` detached in its own session (it outlives the dispatcher), with its own
+ * stdout/stderr in supervisor.out, and waits until supervisor.json names it. If it does not come up, the
+ * dispatch is recorded `lost` with the reason and E_SUPERVISOR_START is thrown: never a folder that looks
+ * alive and is not.
+ */
+export async function launchSupervisor(dir: string): Promise<number> {
+  const outFd = fs.openSync(path.join(dir, "supervisor.out"), "a", FILE_MODE);
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn(process.execPath, [supervisorProgram(), dir], {
+      detached: true,
+      stdio: ["ignore", outFd, outFd],
+      cwd: dir,
+    });
+  } finally {
+    fs.closeSync(outFd);
+  }
+  let exited: string | null = null;
+  child.once("exit", (code, signal) => {
+    exited = signal ?? `exit code ${code}`;
+  });
+  const spawnError = await new Promise<Error | null>((resolve) => {
+    child.once("spawn", () => resolve(null));
+    child.once("error", resolve);
+  });
+  const pid = child.pid;
+  if (spawnError === null && pid !== undefined) {
+    const deadline = Date.now() + SUPERVISOR_START_TIMEOUT_MS;
+    const file = path.join(dir, "supervisor.json");
+    while (exited === null && Date.now() < deadline) {
+      const read = readJsonFile(file, supervisorFileSchema);
+      if (read.kind === "ok" && read.value.pid === pid) {
+        child.unref();
+        return pid;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 3));
+    }
+  }
+  const why =
+    spawnError !== null
+      ? `the supervisor could not be started: ${spawnError.message}`
+      : exited !== null
+        ? `the supervisor ended (${exited}) before it was ready: ${tail(path.join(dir, "supervisor.out"))}`
+        : `the supervisor did not come up within ${SUPERVISOR_START_TIMEOUT_MS} ms`;
+  if (pid !== undefined && exited === null) child.kill("SIGKILL");
+  child.unref();
+  await recordStartFailure(dir, why);
+  throw new CatherdError("E_SUPERVISOR_START", `${why} (dispatch ${path.basename(dir)} recorded as lost)`, {
+    fix: `see ${path.join(dir, "supervisor.out")} and ${path.join(dir, "supervisor.log")}, then dispatch again`,
+  });
+}
+
+function tail(file: string): string {
+  try {
+    const text = fs.readFileSync(file, "utf8").trim();
+    return text === "" ? "it printed nothing" : text.slice(-400);
+  } catch {
+    return "it printed nothing";
+  }
+}
+
+async function recordStartFailure(dir: string, message: string): Promise<void> {
+  writeEndedExit(dir, { reason: "lost", error: { code: "E_SUPERVISOR_START", message } });
+  await writeRecord(dir).catch(() => null);
+}

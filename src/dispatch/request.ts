@@ -1,0 +1,278 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { z } from "zod";
+import { backendFor } from "../backends/registry.js";
+import type { Backend } from "../backends/types.js";
+import { parseDuration } from "../domain/duration.js";
+import { CatherdError } from "../domain/errors.js";
+import { ID_PATTERN } from "../domain/ids.js";
+import { accessSchema, backendIdSchema } from "../domain/schemas.js";
+import type { AccessLevel } from "../domain/vocab.js";
+import { resolveExecutable } from "../infra/which.js";
+
+/** The largest brief accepted: larger ones belong in a file in the work tree that the brief names. */
+export const MAX_BRIEF_BYTES = 4 * 1024 * 1024;
+
+/** A dispatch request, every field validated; nothing has touched the disk yet. */
+export interface DispatchRequest {
+  backend: Backend;
+  name: string | null;
+  run: string;
+  cwd: string;
+  model: string | null;
+  effort: string | null;
+  access: AccessLevel | null;
+  maxParallel: number | null;
+  env: Record<string, string>;
+  brief: Buffer | null;
+  thread: string | null;
+  owns: string[];
+  idleMs: number | null;
+  wallMs: number | null;
+  killGraceMs: number | null;
+  bin: string;
+  extraArgs: string[];
+}
+
+/** The flags as the command line gave them. */
+export interface RawDispatchInput {
+  backend?: string | undefined;
+  name?: string | undefined;
+  run: string;
+  cwd?: string | undefined;
+  model?: string | undefined;
+  effort?: string | undefined;
+  access?: string | undefined;
+  maxParallel?: string | undefined;
+  env: string[];
+  brief: Buffer | null;
+  thread?: string | undefined;
+  owns?: string | undefined;
+  idle?: string | undefined;
+  wall?: string | undefined;
+  killGrace?: string | undefined;
+  bin?: string | undefined;
+  rest: string[];
+  environment: NodeJS.ProcessEnv;
+}
+
+const id = z
+  .string()
+  .regex(ID_PATTERN)
+  .refine((v) => !v.includes(".."), "must not contain ..");
+const freeText = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine((v) => !/[\0\n\r]/.test(v), "must be one line without NUL");
+const envName = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function invalid(field: string, message: string, fix: string): CatherdError {
+  return new CatherdError("E_INPUT_INVALID", `${field} ${message}`, { fix });
+}
+
+function check<T>(field: string, schema: z.ZodType<T>, value: unknown, fix: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success)
+    throw invalid(field, `is invalid: ${parsed.error.issues[0]?.message ?? "bad value"}`, fix);
+  return parsed.data;
+}
+
+/** Validates every input of `catherd dispatch` before anything is written (design.md §7). */
+export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
+  if (raw.backend === undefined)
+    throw invalid(
+      "--backend",
+      "is required",
+      "catherd dispatch --backend codex|claude-code|opencode|gemini|exec …",
+    );
+  const backendId = check(
+    "--backend",
+    backendIdSchema,
+    raw.backend,
+    "use one of codex, claude-code, opencode, gemini, exec",
+  );
+  const backend = backendFor(backendId);
+  if (backend === null)
+    throw invalid("--backend", `${backendId} is not available in this catherd`, "catherd doctor");
+  const idFix = "use 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit";
+  const name = raw.name === undefined ? null : check("--name", id, raw.name, idFix);
+  const run = check("--run", id, raw.run, idFix);
+  const cwd = validateCwd(raw.cwd ?? process.cwd());
+  const text = (field: string, value: string | undefined) =>
+    value === undefined ? null : check(field, freeText, value, `give ${field} as one short line`);
+  const access =
+    raw.access === undefined
+      ? null
+      : check("--access", accessSchema, raw.access, "use read-only, workspace-write or full");
+  const maxParallel =
+    raw.maxParallel === undefined
+      ? null
+      : check(
+          "--max-parallel",
+          z.coerce.number().int().min(1).max(10_000),
+          raw.maxParallel,
+          "give a whole number from 1 to 10000",
+        );
+  const thread =
+    raw.thread === undefined
+      ? null
+      : check("--thread", freeText, raw.thread, "give the thread id the CLI printed");
+  const brief = validateBrief(raw.brief, backend);
+  const duration = (field: string, value: string | undefined) =>
+    value === undefined ? null : parseDuration(field, value);
+  const killGraceMs = raw.killGrace === undefined ? null : parseKillGrace(raw.killGrace);
+  const { bin, extraArgs } = resolveBin(backend, raw);
+  return {
+    backend,
+    name,
+    run,
+    cwd,
+    model: text("--model", raw.model),
+    effort: text("--effort", raw.effort),
+    access,
+    maxParallel,
+    env: parseEnv(raw.env),
+    brief,
+    thread,
+    owns: parseOwns(raw.owns),
+    idleMs: duration("--idle", raw.idle),
+    wallMs: duration("--wall", raw.wall),
+    killGraceMs,
+    bin,
+    extraArgs,
+  };
+}
+
+function parseKillGrace(text: string): number {
+  if (text === "0" || text === "0s" || text === "0ms") return 0;
+  return parseDuration("--kill-grace", text);
+}
+
+function validateCwd(cwd: string): string {
+  const resolved = path.resolve(cwd);
+  const stat = fs.statSync(resolved, { throwIfNoEntry: false });
+  if (stat === undefined)
+    throw invalid("--cwd", `${resolved} does not exist`, "give an existing folder as --cwd");
+  if (!stat.isDirectory())
+    throw invalid("--cwd", `${resolved} is not a folder`, "give a folder as --cwd, not a file");
+  return resolved;
+}
+
+function validateBrief(brief: Buffer | null, backend: Backend): Buffer | null {
+  if (brief === null || brief.length === 0) {
+    if (backend.needsBrief) {
+      throw invalid(
+        "brief",
+        brief === null ? "is required" : "is empty",
+        "give --brief <text>, --brief-file <path>, or the brief on stdin",
+      );
+    }
+    return null;
+  }
+  if (brief.length > MAX_BRIEF_BYTES) {
+    throw invalid(
+      "brief",
+      `is ${brief.length} bytes, over the ${MAX_BRIEF_BYTES}-byte limit`,
+      "put long material in a file in the work tree and name it in the brief",
+    );
+  }
+  if (brief.includes(0) || !isUtf8(brief)) {
+    throw invalid("brief", "is not UTF-8 text (binary data or NUL bytes)", "give the brief as UTF-8 text");
+  }
+  if (brief.toString("utf8").trim() === "") {
+    throw invalid(
+      "brief",
+      "is only white space",
+      "give --brief <text>, --brief-file <path>, or the brief on stdin",
+    );
+  }
+  return brief;
+}
+
+function isUtf8(bytes: Buffer): boolean {
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function parseEnv(pairs: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    const name = eq === -1 ? pair : pair.slice(0, eq);
+    if (eq === -1 || !envName.test(name)) {
+      throw invalid(
+        "--env",
+        `${JSON.stringify(pair.slice(0, 80))} is not NAME=value`,
+        "give --env NAME=value with NAME of A-Z a-z 0-9 _",
+      );
+    }
+    const value = pair.slice(eq + 1);
+    if (/[\0\n\r]/.test(value))
+      throw invalid("--env", `${name} has a newline or NUL in its value`, "give a one-line value");
+    if (name === "CATHERD_DISPATCH" || name === "CATHERD_RUN") {
+      throw invalid(
+        "--env",
+        `${name} is set by catherd`,
+        "leave CATHERD_DISPATCH and CATHERD_RUN to catherd",
+      );
+    }
+    env[name] = value;
+  }
+  return env;
+}
+
+/** `--owns a/,b.ts`: paths relative to the work tree; a trailing `/` is a folder covering what is under it. */
+function parseOwns(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  const owns = text
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p !== "");
+  for (const p of owns) {
+    if (path.isAbsolute(p) || p.split("/").includes("..") || /[\0\n]/.test(p)) {
+      throw invalid(
+        "--owns",
+        `${JSON.stringify(p)} must be a relative path inside the work tree`,
+        "give paths like src/,README.md",
+      );
+    }
+  }
+  return owns;
+}
+
+function resolveBin(backend: Backend, raw: RawDispatchInput): { bin: string; extraArgs: string[] } {
+  let wanted =
+    raw.bin ??
+    raw.environment[backend.binEnv] ??
+    (backend.defaultBin === "" ? undefined : backend.defaultBin);
+  let extraArgs = raw.rest;
+  if (backend.id === "exec" && raw.bin === undefined) {
+    wanted = raw.rest[0];
+    extraArgs = raw.rest.slice(1);
+    if (wanted === undefined)
+      throw invalid(
+        "command",
+        "is required for --backend exec",
+        "catherd dispatch --backend exec -- <command> [args…]",
+      );
+  }
+  const found = wanted === undefined ? null : resolveExecutable(wanted, raw.environment.PATH ?? "");
+  if (found === null) {
+    throw new CatherdError(
+      "E_BACKEND_MISSING",
+      `${backend.id}: cannot find the executable ${JSON.stringify(wanted ?? backend.defaultBin)}`,
+      {
+        fix:
+          backend.id === "exec"
+            ? "check the command after --"
+            : `install it, or point --bin or ${backend.binEnv} at it (catherd doctor)`,
+      },
+    );
+  }
+  return { bin: found, extraArgs };
+}

@@ -1,0 +1,28 @@
+import type { DispatchState } from "./vocab.js";
+
+/** What a reader knows about a dispatch folder: which files exist and which processes are alive. */
+export interface DispatchObservation {
+  hasRecord: boolean;
+  hasExit: boolean;
+  /** supervisor.json exists. */
+  hasSupervisor: boolean;
+  /** The supervisor named in supervisor.json is alive with that start time. */
+  supervisorAlive: boolean;
+  /** The agent named in proc.json is alive with that start time (false without proc.json). */
+  agentAlive: boolean;
+  cancelRequested: boolean;
+  /** Milliseconds since admission (or since the folder appeared, for a hand-written one). */
+  ageMs: number;
+}
+
+/** How long a dispatch may wait for its supervisor's first sign of life before it counts as lost. */
+export const START_GRACE_MS = 15_000;
+
+/** The state of a dispatch (specs/cli.md): one pure function of what is on disk and alive. */
+export function dispatchState(o: DispatchObservation, startGraceMs = START_GRACE_MS): DispatchState {
+  if (o.hasRecord) return "recorded";
+  if (o.hasExit) return "exited";
+  if (o.supervisorAlive) return o.cancelRequested ? "stopping" : "running";
+  if (!o.hasSupervisor && o.ageMs < startGraceMs) return "starting";
+  return o.agentAlive ? "orphaned" : "lost";
+}

@@ -1,0 +1,25 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+/** The absolute path of an executable: a path with a slash as is, a bare name looked up on PATH. */
+export function resolveExecutable(command: string, searchPath: string): string | null {
+  if (command === "" || /[\0\n]/.test(command)) return null;
+  if (command.includes("/")) return isExecutable(path.resolve(command)) ? path.resolve(command) : null;
+  for (const dir of searchPath.split(path.delimiter)) {
+    if (dir === "") continue;
+    const candidate = path.join(dir, command);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return null;
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    const stat = fs.statSync(file);
+    if (!stat.isFile()) return false;
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,79 @@
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { CLI_MAIN, tempDir } from "./folders.js";
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI with a deadline; stdin is closed (or fed `input`). */
+export function runCli(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number; cwd?: string } = {},
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_MAIN, ...args], {
+      env: options.env ?? process.env,
+      cwd: options.cwd,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`catherd ${args.join(" ")} did not finish in time; stderr: ${stderr}`));
+    }, options.timeoutMs ?? 20_000);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(options.input);
+  });
+}
+
+/** An isolated CATHERD_HOME and the environment that points at it. */
+export function isolatedHome(): { home: string; env: NodeJS.ProcessEnv } {
+  const home = tempDir("catherd-home-");
+  return { home, env: { ...process.env, CATHERD_HOME: home, CATHERD_RUN: "" } };
+}
+
+/** Every dispatch folder under a home (folders with admit.json or not). */
+export function dispatchFolders(home: string): string[] {
+  const root = path.join(home, "runs");
+  if (!fs.existsSync(root)) return [];
+  const out: string[] = [];
+  for (const run of fs.readdirSync(root)) {
+    const dispatches = path.join(root, run, "dispatches");
+    if (!fs.existsSync(dispatches)) continue;
+    for (const name of fs.readdirSync(dispatches)) {
+      for (const id of fs.readdirSync(path.join(dispatches, name))) {
+        if (id !== "latest") out.push(path.join(dispatches, name, id));
+      }
+    }
+  }
+  return out;
+}
+
+/** The id a `--json` dispatch printed. */
+export function dispatchedOf(result: CliResult): {
+  dispatchId: string;
+  dir: string;
+  name: string;
+  supervisorPid: number;
+} {
+  return (
+    JSON.parse(result.stdout) as {
+      dispatched: { dispatchId: string; dir: string; name: string; supervisorPid: number };
+    }
+  ).dispatched;
+}
