@@ -58,10 +58,10 @@ function describeItem(item: Record<string, unknown>): string {
   }
 }
 
-/** `/bin/bash -lc 'npm test'` → `npm test`: what the agent meant to run. */
+/** `/bin/bash -lc 'npm test'` (or with double quotes) → `npm test`: what the agent meant to run. */
 function unwrapShell(command: string): string {
-  const m = /^\S*(?:ba|z)?sh -l?c '(.*)'$/s.exec(command);
-  return m?.[1] ?? command;
+  const m = /^\S*(?:ba|z)?sh -l?c (['"])(.*)\1$/s.exec(command);
+  return m?.[2] ?? command;
 }
 
 function parse(line: string): LineFacts {

@@ -75,3 +75,35 @@ function describeExit(exit: ExitFacts): string {
   if (exit.code !== null) return `${exit.reason}: exit code ${exit.code}`;
   return exit.reason;
 }
+
+/** The first string among `keys` of a tool's input. */
+function firstString(input: Record<string, unknown> | null, keys: readonly string[]): string | null {
+  if (input === null) return null;
+  for (const key of keys) {
+    const value = input[key];
+    if (typeof value === "string" && value.length > 0) return value;
+  }
+  return null;
+}
+
+const PATH_KEYS = ["file_path", "filePath", "absolute_path", "notebook_path", "path"] as const;
+
+/**
+ * A short human label for a tool call, from its name and input, across the CLIs' vocabularies:
+ * a shell command → "$ npm test", a file edit → "edit src/a.ts", a read → "read src/a.ts",
+ * a search → "search TODO", a fetch → "fetch https://…"; otherwise the tool's name.
+ */
+export function describeToolCall(name: string, input: Record<string, unknown> | null): string {
+  const command = firstString(input, ["command", "cmd"]);
+  if (command !== null) return `$ ${oneLine(command)}`;
+  const file = firstString(input, PATH_KEYS);
+  if (file !== null && /edit|write|replace|patch/i.test(name)) return `edit ${oneLine(file)}`;
+  if (file !== null && /read|view|list|ls/i.test(name)) return `read ${oneLine(file)}`;
+  const query = firstString(input, ["pattern", "query"]);
+  if (query !== null) return `search ${oneLine(query)}`;
+  const url = firstString(input, ["url"]);
+  if (url !== null) return `fetch ${oneLine(url)}`;
+  const description = firstString(input, ["description", "prompt"]);
+  if (description !== null) return `${name} ${oneLine(description)}`;
+  return file !== null ? `${name} ${oneLine(file)}` : name;
+}

@@ -1,10 +1,16 @@
 import type { BackendId } from "../domain/vocab.js";
+import { claudeCodeBackend } from "./claude-code.js";
 import { codexBackend } from "./codex.js";
 import { execBackend } from "./exec.js";
+import { geminiBackend } from "./gemini.js";
+import { opencodeBackend } from "./opencode.js";
 import type { Backend } from "./types.js";
 
-const BACKENDS: Partial<Record<BackendId, Backend>> = {
+const BACKENDS: Record<BackendId, Backend> = {
   codex: codexBackend,
+  "claude-code": claudeCodeBackend,
+  opencode: opencodeBackend,
+  gemini: geminiBackend,
   exec: execBackend,
 };
 

@@ -1,0 +1,202 @@
+import type { LineFacts, Tokens, ToolOpen } from "../domain/facts.js";
+import { PROGRESS } from "../domain/facts.js";
+import {
+  AGENT_DEFAULTS,
+  asCount,
+  asRecord,
+  asString,
+  describeToolCall,
+  finalizeFromSummary,
+  LIMIT_WORDING,
+  oneLine,
+  parseObject,
+} from "./common.js";
+import type { Backend, PlanRequest } from "./types.js";
+
+// `claude -p --output-format stream-json --verbose` (shared/fixtures/claude, Claude Code 2.1.197).
+// system/init{session_id} → assistant{tool_use.id} → user{tool_result.tool_use_id} → assistant text →
+// result{subtype, is_error, result, usage, total_cost_usd}. Each provider retry is system/api_retry
+// {attempt, max_retries, error_status}. A final failure is a synthetic assistant message (model
+// "<synthetic>") and then a result with subtype "success" AND is_error true: is_error decides.
+
+/**
+ * Access levels → Claude's permission modes (`claude --help` of 2.1.197 lists acceptEdits, auto,
+ * bypassPermissions, default, dontAsk, plan). In -p mode nobody can answer a permission prompt, so
+ * whatever would prompt is denied. All three are enforced by Claude's own permission layer, which also
+ * honours allow rules in the user's settings (those can widen read-only and workspace-write):
+ * - read-only: dontAsk — reads run, anything that would prompt (edits, most Bash) is denied. Chosen over
+ *   `plan`, which changes the agent's task into writing a plan.
+ * - workspace-write: acceptEdits — edits inside the working directories and simple filesystem commands
+ *   (mkdir, mv, cp…) run; other Bash commands (tests, builds) would prompt and are therefore denied.
+ * - full: --dangerously-skip-permissions — everything runs. Claude refuses it when run as root unless
+ *   IS_SANDBOX=1 is set; catherd does not set that for the user.
+ */
+const ACCESS_FLAGS = {
+  "read-only": ["--permission-mode", "dontAsk"],
+  "workspace-write": ["--permission-mode", "acceptEdits"],
+  full: ["--dangerously-skip-permissions"],
+} as const;
+
+function plan(request: PlanRequest) {
+  // With -p and no prompt argument Claude reads the prompt from stdin (the brief file) to EOF.
+  const args = ["-p", "--output-format", "stream-json", "--verbose"];
+  if (request.thread !== null) args.push("--resume", request.thread);
+  if (request.access !== null) args.push(...ACCESS_FLAGS[request.access]);
+  if (request.model !== null) args.push("--model", request.model);
+  // --effort takes low|medium|high|xhigh|max; the value is passed through for Claude to validate.
+  if (request.effort !== null) args.push("--effort", request.effort);
+  args.push(...request.extraArgs);
+  return { cmd: request.bin, args, env: {}, stdin: "brief" as const };
+}
+
+function positive(value: unknown): number | null {
+  const n = asCount(value);
+  return n > 0 ? n : null;
+}
+
+/** Claude's input_tokens excludes cache reads and writes; catherd's input includes both. */
+function claudeUsage(usage: Record<string, unknown>): Tokens {
+  const read = asCount(usage.cache_read_input_tokens);
+  const written = asCount(usage.cache_creation_input_tokens);
+  return {
+    input: asCount(usage.input_tokens) + read + written,
+    cached: read,
+    output: asCount(usage.output_tokens),
+  };
+}
+
+function blocks(message: Record<string, unknown> | null): Record<string, unknown>[] {
+  const content = message?.content;
+  if (!Array.isArray(content)) return [];
+  return content.map(asRecord).filter((b): b is Record<string, unknown> => b !== null);
+}
+
+function parseSystem(event: Record<string, unknown>): LineFacts {
+  switch (event.subtype) {
+    case "init": {
+      const thread = asString(event.session_id);
+      const model = asString(event.model);
+      const describe = model === null ? "session started" : `session started (${model})`;
+      return thread === null ? { progress: true, describe } : { progress: true, thread, describe };
+    }
+    case "api_retry": {
+      const attempt = positive(event.attempt);
+      const max = positive(event.max_retries);
+      const status = positive(event.error_status);
+      const cause = asString(event.error) ?? "error";
+      const message = status === null ? cause : `HTTP ${status} ${cause}`;
+      return {
+        progress: false,
+        retry: { attempt, max, message },
+        describe: `retrying ${attempt ?? "?"}/${max ?? "?"} (${message})`,
+      };
+    }
+    case "task_started":
+      return { progress: true, describe: `running ${oneLine(asString(event.description) ?? "task")}` };
+    default:
+      return PROGRESS;
+  }
+}
+
+function parseAssistant(event: Record<string, unknown>): LineFacts {
+  const message = asRecord(event.message);
+  const opened: ToolOpen[] = [];
+  const texts: string[] = [];
+  let thinking = false;
+  for (const block of blocks(message)) {
+    if (block.type === "tool_use") {
+      const id = asString(block.id);
+      if (id !== null)
+        opened.push({ id, label: describeToolCall(asString(block.name) ?? "tool", asRecord(block.input)) });
+    } else if (block.type === "text") {
+      const text = asString(block.text);
+      if (text !== null && text.length > 0) texts.push(text);
+    } else if (block.type === "thinking" || block.type === "redacted_thinking") {
+      thinking = true;
+    }
+  }
+  const text = texts.join("\n");
+  // The synthetic message that precedes a failed result carries the error, not an answer.
+  if (message?.model === "<synthetic>") {
+    return text.length === 0
+      ? PROGRESS
+      : { progress: true, error: text, limit: LIMIT_WORDING.test(text), describe: oneLine(text) };
+  }
+  const out: LineFacts = { progress: true };
+  if (opened.length > 0) {
+    out.toolsOpened = opened;
+    out.describe = opened.map((t) => t.label).join("; ");
+  }
+  // A sub-agent's text (parent_tool_use_id set) is not the answer to the brief.
+  if (text.length > 0 && asString(event.parent_tool_use_id) === null) {
+    out.reply = { text, mode: "replace" };
+    out.describe ??= `says ${oneLine(text)}`;
+  }
+  if (thinking) out.describe ??= "thinking";
+  return out;
+}
+
+function parseUser(event: Record<string, unknown>): LineFacts {
+  const results = blocks(asRecord(event.message)).filter((b) => b.type === "tool_result");
+  const closed = results.map((b) => asString(b.tool_use_id)).filter((id): id is string => id !== null);
+  if (closed.length === 0) return PROGRESS;
+  const failed = results.some((b) => b.is_error === true);
+  return { progress: true, toolsClosed: closed, describe: failed ? "tool failed" : "tool done" };
+}
+
+function parseResult(event: Record<string, unknown>): LineFacts {
+  const out: LineFacts = { progress: true };
+  const thread = asString(event.session_id);
+  if (thread !== null) out.thread = thread;
+  const usage = asRecord(event.usage);
+  // result.usage is the whole run's total; the per-message usage of assistant lines is not counted.
+  if (usage !== null) out.usage = claudeUsage(usage);
+  if (typeof event.total_cost_usd === "number" && Number.isFinite(event.total_cost_usd)) {
+    out.costUsd = event.total_cost_usd;
+  }
+  const text = asString(event.result);
+  if (event.is_error !== true) {
+    out.final = { isError: false, message: null };
+    if (text !== null) out.reply = { text, mode: "replace" };
+    out.describe = "finished";
+    return out;
+  }
+  const errors = Array.isArray(event.errors) ? event.errors.filter((e) => typeof e === "string") : [];
+  const message =
+    text ?? (errors.length > 0 ? errors.join("; ") : (asString(event.subtype) ?? "claude failed"));
+  out.final = { isError: true, message };
+  out.error = message;
+  out.limit = event.api_error_status === 429 || LIMIT_WORDING.test(message);
+  out.describe = `failed: ${oneLine(message)}`;
+  return out;
+}
+
+function parse(line: string): LineFacts {
+  const event = parseObject(line);
+  if (event === null) return PROGRESS;
+  switch (event.type) {
+    case "system":
+      return parseSystem(event);
+    case "assistant":
+      return parseAssistant(event);
+    case "user":
+      return parseUser(event);
+    case "result":
+      return parseResult(event);
+    default:
+      return PROGRESS;
+  }
+}
+
+export const claudeCodeBackend: Backend = {
+  id: "claude-code",
+  defaultBin: "claude",
+  binEnv: "CATHERD_CLAUDE_BIN",
+  versionArgs: ["--version"],
+  needsBrief: true,
+  // Claude exits within a second of its result in every recording; 30 s is the common grace.
+  defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
+  plan,
+  parse,
+  finalize: finalizeFromSummary,
+};

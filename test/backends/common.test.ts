@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { describeToolCall, LIMIT_WORDING, oneLine, parseObject } from "../../src/backends/common.js";
+
+describe("describeToolCall", () => {
+  it.each([
+    ["Bash", { command: "npm test", description: "run the tests" }, "$ npm test"],
+    ["run_shell_command", { command: "sleep 3; echo hi" }, "$ sleep 3; echo hi"],
+    ["Edit", { file_path: "src/a.ts", old_string: "a", new_string: "b" }, "edit src/a.ts"],
+    ["write_file", { file_path: "src/b.ts", content: "…" }, "edit src/b.ts"],
+    ["edit", { filePath: "src/c.ts" }, "edit src/c.ts"],
+    ["Read", { file_path: "README.md" }, "read README.md"],
+    ["Grep", { pattern: "TODO", path: "src" }, "search TODO"],
+    ["google_web_search", { query: "vitest fake timers" }, "search vitest fake timers"],
+    ["WebFetch", { url: "https://example.com", prompt: "summarise" }, "fetch https://example.com"],
+    ["Task", { description: "explore the repo", prompt: "…" }, "Task explore the repo"],
+    ["TodoWrite", { todos: [] }, "TodoWrite"],
+  ] as const)("describes %s as a short human line", (name, input, label) => {
+    expect(describeToolCall(name, input)).toBe(label);
+  });
+
+  it("falls back to the tool's name when there is no input", () => {
+    expect(describeToolCall("mystery", null)).toBe("mystery");
+  });
+
+  it("flattens and shortens a long command to one line", () => {
+    expect(describeToolCall("Bash", { command: `echo ${"x".repeat(100)}\necho done` })).toBe(
+      `$ ${oneLine(`echo ${"x".repeat(100)} echo done`)}`,
+    );
+  });
+});
+
+describe("LIMIT_WORDING", () => {
+  it.each([
+    "API Error: Request rejected (429) · mockllm: rate limited",
+    "exceeded retry limit, last status: 429 Too Many Requests",
+    "Claude AI usage limit reached",
+    "request a quota increase through AI Studio",
+    '{"status":"RESOURCE_EXHAUSTED"}',
+  ])("recognises %j as a limit", (text) => {
+    expect(LIMIT_WORDING.test(text)).toBe(true);
+  });
+
+  it.each([
+    "API Error: 500 mockllm: internal error",
+    "unexpected status 529: mockllm: overloaded",
+    "port 4290",
+  ])("does not take %j for a limit", (text) => {
+    expect(LIMIT_WORDING.test(text)).toBe(false);
+  });
+});
+
+describe("parseObject", () => {
+  it("returns only JSON objects, null for torn or other JSON", () => {
+    expect(parseObject('  {"a":1}  ')).toEqual({ a: 1 });
+    expect(parseObject('{"a":')).toBeNull();
+    expect(parseObject("[1]")).toBeNull();
+    expect(parseObject("null")).toBeNull();
+  });
+});
