@@ -6,6 +6,7 @@ import { SCHEMA_VERSION, type Spec } from "../src/domain/schemas.js";
 import type { ExitReason } from "../src/domain/vocab.js";
 import { decide, initialWatch, observe, type WatchLimits, type WatchState } from "../src/domain/watch.js";
 import { LineReader, type ReadResult } from "../src/infra/line-reader.js";
+import { ActivityWriter } from "./activity.js";
 import type { RunningChild } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
 import type { SupervisorLog } from "./log.js";
@@ -53,6 +54,18 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   const parseStderr = backend.parseStderr ?? (() => PROGRESS);
   let state = initialWatch(clock.now());
   let threadWritten: string | null = null;
+  const activity = new ActivityWriter(dir, files);
+  const wallAtStart = clock.wallNow().getTime();
+  const toWall = (mono: number) => new Date(wallAtStart + (mono - state.startedAt)).toISOString();
+
+  /** thread.json and stall.json inform readers; failing to write one is logged, never fatal. */
+  const writeNotice = (name: string, value: unknown) => {
+    try {
+      files.writeJson(path.join(dir, name), value);
+    } catch (error) {
+      log("write-failed", { file: name, message: error instanceof Error ? error.message : String(error) });
+    }
+  };
 
   // One signal for the whole run: a new listener per poll would grow for hours.
   const wake = AbortSignal.any([input.interrupt, child.exitSignal]);
@@ -78,6 +91,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
     for (const line of read.lines) {
       const facts = safeParse(parse, line);
       state = observe(state, facts, now);
+      activity.note(facts);
       if (facts.retry !== undefined) log("retry", { attempt: facts.retry.attempt, max: facts.retry.max });
     }
   };
@@ -91,18 +105,19 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       ingest("stderr.log", stderr, parseStderr, exited, now);
       if (state.thread !== null && state.thread !== threadWritten) {
         threadWritten = state.thread;
-        files.writeJson(path.join(dir, "thread.json"), {
+        writeNotice("thread.json", {
           schema: SCHEMA_VERSION,
           thread: state.thread,
           at: clock.wallNow().toISOString(),
         });
       }
+      activity.flush(state, now, toWall);
       const cancelRequested = input.interrupt.aborted || fs.existsSync(cancelPath);
       const judged = decide(state, { exited, cancelRequested }, limits, now);
       state = judged.state;
       const verdict = judged.verdict;
       if (verdict.kind === "stall") {
-        files.writeJson(path.join(dir, "stall.json"), {
+        writeNotice("stall.json", {
           schema: SCHEMA_VERSION,
           at: clock.wallNow().toISOString(),
           quietMs: Math.round(verdict.quietMs),

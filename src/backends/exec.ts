@@ -1,5 +1,4 @@
-import { PROGRESS } from "../domain/facts.js";
-import { finalizeFromSummary } from "./common.js";
+import { finalizeFromSummary, oneLine } from "./common.js";
 import type { Backend } from "./types.js";
 
 /** Any long command: every output line is progress and the exit code decides. */
@@ -18,8 +17,8 @@ export const execBackend: Backend = {
       stdin: request.briefPath === null ? "none" : "brief",
     };
   },
-  parse() {
-    return PROGRESS;
+  parse(line) {
+    return { progress: true, describe: oneLine(line) };
   },
   finalize: finalizeFromSummary,
 };

@@ -7,12 +7,26 @@ type Loader = () => Promise<Command<unknown>>;
 
 const VERBS: Record<string, Loader> = {
   dispatch: async () => (await import("./dispatch-command.js")).dispatchCommand as Command<unknown>,
+  status: async () => (await import("./status-command.js")).statusCommand as Command<unknown>,
+  show: async () => (await import("./show-command.js")).showCommand as Command<unknown>,
+  logs: async () => (await import("./logs-command.js")).logsCommand as Command<unknown>,
+  wait: async () => (await import("./wait-command.js")).waitCommand as Command<unknown>,
+  result: async () => (await import("./result-command.js")).resultCommand as Command<unknown>,
+  cancel: async () => (await import("./cancel-command.js")).cancelCommand as Command<unknown>,
+  demo: async () => (await import("./demo-command.js")).demoCommand as Command<unknown>,
 };
 
 const USAGE = `catherd: a supervisor for coding-agent CLIs
 
 usage:
   catherd dispatch --backend <b> …     admit a brief and start its supervisor (catherd dispatch --help)
+  catherd status [--all]               what is running, what finished and how
+  catherd show <name|id|dir>           everything about one dispatch
+  catherd logs <name|id> [--follow]    its events as human lines (--raw: as written)
+  catherd wait [<name|id>…] [--any]    block until recorded; exit 0 when all ok, 124 on --timeout
+  catherd result <name|id>             the record and the reply
+  catherd cancel <name|id> [--wait]    stop it
+  catherd demo                         a simulated agent, supervised end to end (nothing to install)
   catherd supervise <dispatch-dir>     supervise a dispatch folder in the foreground
   catherd help                         this text
 

@@ -167,6 +167,20 @@ export const recordFileSchema = z.looseObject({
 });
 export type RecordFile = z.infer<typeof recordFileSchema>;
 
+/** activity.json: what the agent is doing now, rewritten by the supervisor at most once a second. */
+export const activityFileSchema = z.looseObject({
+  schema: schemaField,
+  at: isoTime,
+  lastEvent: z.string().nullable(),
+  lastEventAt: isoTime.nullable(),
+  openToolCalls: z.array(openToolCallSchema),
+  retrying: ms,
+  retries: ms,
+  tokens: tokensSchema,
+  thread: z.string().nullable(),
+});
+export type ActivityFile = z.infer<typeof activityFileSchema>;
+
 export const runFileSchema = z.looseObject({
   schema: schemaField,
   id: z.string().min(1),
@@ -185,5 +199,6 @@ export const FILE_SCHEMAS = {
   "exit.json": exitFileSchema,
   "admit.json": admitFileSchema,
   "record.json": recordFileSchema,
+  "activity.json": activityFileSchema,
   "run.json": runFileSchema,
 } as const;

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { execBackend as exec } from "../../src/backends/exec.js";
-import { PROGRESS } from "../../src/domain/facts.js";
 import { emptySummary } from "../../src/domain/summary.js";
 import { planRequest } from "./recorded.js";
 
@@ -11,9 +10,12 @@ describe("exec backend", () => {
     expect(exec.plan(planRequest({ bin: "make", briefPath: null })).stdin).toBe("none");
   });
 
-  it("takes every output line as plain progress", () => {
-    expect(exec.parse("anything at all")).toEqual(PROGRESS);
-    expect(exec.parse('{"type":"result","is_error":true}')).toEqual(PROGRESS);
+  it("takes every output line as progress, described by the line itself", () => {
+    expect(exec.parse("anything at all")).toEqual({ progress: true, describe: "anything at all" });
+    expect(exec.parse('{"type":"result","is_error":true}')).toEqual({
+      progress: true,
+      describe: '{"type":"result","is_error":true}',
+    });
   });
 
   it("lets the exit code decide, after the exit reason", () => {

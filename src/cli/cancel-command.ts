@@ -1,0 +1,49 @@
+import * as path from "node:path";
+import { awaitRecords } from "../dispatch/await-records.js";
+import { inspectDispatch } from "../dispatch/inspect.js";
+import { settleIfDead, stopOrphan } from "../dispatch/settle.js";
+import { SPEC_DEFAULTS } from "../domain/defaults.js";
+import { CatherdError } from "../domain/errors.js";
+import type { DispatchState } from "../domain/vocab.js";
+import { writeFileAtomic } from "../infra/atomic.js";
+import type { Command } from "./kit.js";
+import { dispatchDirOf } from "./resolve.js";
+
+interface Cancelled {
+  cancelled: { dispatchId: string; dir: string; state: DispatchState; status: string | null };
+}
+
+export const cancelCommand: Command<Cancelled> = {
+  name: "cancel",
+  usage: `usage: catherd cancel <name|id|dir> [--wait] [--run <r>] [--json]
+
+Asks the supervisor to stop the dispatch (it acts within one poll). If the supervisor is gone but the
+agent still runs (orphaned), stops the agent itself — only if its pid and start time read back exactly —
+and records it cancelled. --wait returns once the dispatch is recorded.`,
+  options: { run: { type: "string" }, wait: { type: "boolean" } },
+  async run(input) {
+    const ref = input.positionals[0];
+    if (ref === undefined)
+      throw new CatherdError("E_INPUT_INVALID", "missing <name|id|dir>", { fix: "catherd cancel <name>" });
+    const dir = dispatchDirOf(input, ref);
+    let view = inspectDispatch(dir);
+    if (view.state === "orphaned") {
+      view = await stopOrphan(view, view.spec?.killGraceMs ?? SPEC_DEFAULTS.killGraceMs);
+    } else if (view.state === "lost" || view.state === "exited") {
+      view = await settleIfDead(view);
+    } else if (view.state !== "recorded") {
+      writeFileAtomic(path.join(dir, "cancel"), `${new Date().toISOString()}\n`);
+      if (input.values.wait === true) {
+        await awaitRecords([dir], { any: false, timeoutMs: null });
+      }
+      view = inspectDispatch(dir);
+    }
+    const name = view.admit?.name ?? view.dispatchId;
+    const status = view.record?.status ?? null;
+    const text =
+      view.state === "recorded"
+        ? `${name}: recorded ${status ?? "?"} (${view.record?.reason ?? view.exit?.reason ?? "?"})`
+        : `${name}: cancel requested (${view.state}); catherd wait ${name} returns once it is recorded`;
+    return { data: { cancelled: { dispatchId: view.dispatchId, dir, state: view.state, status } }, text };
+  },
+};

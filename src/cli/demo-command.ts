@@ -1,0 +1,103 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { backendFor } from "../backends/registry.js";
+import { admit } from "../dispatch/admit.js";
+import { launchSupervisor } from "../dispatch/launch.js";
+import { validateDispatch } from "../dispatch/request.js";
+import type { RecordFile } from "../domain/schemas.js";
+import { LineReader } from "../infra/line-reader.js";
+import type { Command } from "./kit.js";
+import { paint } from "./render.js";
+import { recordLine } from "./result-command.js";
+
+const POLL_MS = 100;
+const DEMO_TIMEOUT_MS = 60_000;
+
+export const demoCommand: Command<{ record: RecordFile; home: string }> = {
+  name: "demo",
+  usage: `usage: catherd demo [--json]
+
+Dispatches an embedded simulated agent (it speaks the codex event format) into a temporary CATHERD_HOME,
+shows its progress live — tool calls, a stall notice it recovers from, its answer — then its record.`,
+  options: {},
+  async run(input) {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "catherd-demo-"));
+    const agent = writeAgentLauncher(home);
+    const brief = "Make `npm test` pass: one test of src/sum.ts fails.";
+    const request = validateDispatch({
+      backend: "codex",
+      name: "demo",
+      run: "demo",
+      cwd: home,
+      env: [],
+      brief: Buffer.from(brief),
+      idle: "4s",
+      bin: agent,
+      rest: [],
+      environment: process.env,
+    });
+    const out = (line: string) => {
+      if (!input.json) process.stdout.write(`${line}\n`);
+    };
+    out(paint(`catherd demo: a simulated codex agent, supervised (CATHERD_HOME=${home})`, "bold"));
+    out(`brief: ${brief}`);
+    const admitted = await admit(request, home, () => new Date());
+    const supervisorPid = await launchSupervisor(admitted.dir);
+    out(
+      `dispatched ${admitted.name} (${admitted.dispatchId}), supervisor pid ${supervisorPid}, idle limit 4s\n`,
+    );
+    const record = await follow(admitted.dir, out);
+    out("");
+    out(paint(recordLine(record), record.status === "ok" ? "green" : "red"));
+    out(`reply: ${record.reply ?? "(none)"}`);
+    out(`\nthe dispatch folder: ${admitted.dir}`);
+    out(`look around: CATHERD_HOME=${home} catherd status --run demo --all`);
+    return { data: { record, home }, text: "", exitCode: record.status === "ok" ? 0 : 1 };
+  },
+};
+
+/** Prints each event as a human line with its time, and the stall notice when it comes; returns the record. */
+async function follow(dir: string, out: (line: string) => void): Promise<RecordFile> {
+  const codex = backendFor("codex");
+  const reader = new LineReader(path.join(dir, "events.jsonl"));
+  const started = Date.now();
+  const stamp = () => paint(`${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s`, "dim");
+  let stallShown = false;
+  try {
+    for (;;) {
+      for (const line of reader.read().lines) {
+        const describe = codex?.parse(line).describe;
+        if (describe !== undefined) out(`${stamp()}  ${describe}`);
+      }
+      if (!stallShown && fs.existsSync(path.join(dir, "stall.json"))) {
+        stallShown = true;
+        out(
+          `${stamp()}  ${paint("stall notice: quiet for 2s with no tool call open (stall.json); still watching", "yellow")}`,
+        );
+      }
+      const recordFile = path.join(dir, "record.json");
+      if (fs.existsSync(recordFile)) return JSON.parse(fs.readFileSync(recordFile, "utf8")) as RecordFile;
+      if (Date.now() - started > DEMO_TIMEOUT_MS)
+        throw new Error(`the demo did not finish in ${DEMO_TIMEOUT_MS} ms; see ${dir}`);
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  } finally {
+    reader.close();
+  }
+}
+
+/** A tiny executable that runs the simulated agent with this node: what `--bin` points at. */
+function writeAgentLauncher(home: string): string {
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "../demo/simulated-agent.js");
+  const launcher = path.join(home, "simulated-codex");
+  fs.writeFileSync(launcher, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(script)} "$@"\n`, {
+    mode: 0o700,
+  });
+  return launcher;
+}
+
+function quote(text: string): string {
+  return `'${text.replace(/'/g, "'\\''")}'`;
+}

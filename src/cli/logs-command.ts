@@ -1,0 +1,64 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { backendFor } from "../backends/registry.js";
+import { inspectDispatch } from "../dispatch/inspect.js";
+import { settleIfDead } from "../dispatch/settle.js";
+import { CatherdError } from "../domain/errors.js";
+import type { BackendId } from "../domain/vocab.js";
+import { LineReader } from "../infra/line-reader.js";
+import type { Command } from "./kit.js";
+import { dispatchDirOf } from "./resolve.js";
+
+const FOLLOW_POLL_MS = 200;
+const CHUNK_BYTES = 4 * 1024 * 1024;
+
+export const logsCommand: Command<{ lines: string[] } | null> = {
+  name: "logs",
+  usage: `usage: catherd logs <name|id|dir> [--follow] [--raw] [--run <r>] [--json]
+
+The event stream as human lines (the backend's reading of each event), or --raw as the CLI wrote it.
+--follow keeps printing until the dispatch is recorded. With --json, {lines: [...]}.`,
+  options: { run: { type: "string" }, follow: { type: "boolean" }, raw: { type: "boolean" } },
+  async run(input) {
+    const ref = input.positionals[0];
+    if (ref === undefined)
+      throw new CatherdError("E_INPUT_INVALID", "missing <name|id|dir>", { fix: "catherd logs <name>" });
+    const dir = dispatchDirOf(input, ref);
+    const view = inspectDispatch(dir);
+    const backend = backendFor((view.admit?.backend ?? view.spec?.backend ?? "exec") as BackendId);
+    const render = (line: string): string | null => {
+      if (input.values.raw === true || backend === null) return line;
+      try {
+        const facts = backend.parse(line);
+        return facts.describe ?? (backend.id === "exec" ? line : null);
+      } catch {
+        return line;
+      }
+    };
+    const collected: string[] = [];
+    const emit = (line: string) => {
+      const shown = render(line);
+      if (shown === null) return;
+      if (input.json) collected.push(shown);
+      else process.stdout.write(`${shown}\n`);
+    };
+    const reader = new LineReader(path.join(dir, "events.jsonl"));
+    try {
+      const drain = () => {
+        for (let r = reader.read(CHUNK_BYTES); r.bytes > 0; r = reader.read(CHUNK_BYTES))
+          r.lines.forEach(emit);
+      };
+      drain();
+      while (input.values.follow === true && !fs.existsSync(path.join(dir, "record.json"))) {
+        await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
+        drain();
+        const now = inspectDispatch(dir);
+        if (now.state === "lost" || now.state === "exited") await settleIfDead(now);
+      }
+      reader.flush().lines.forEach(emit);
+    } finally {
+      reader.close();
+    }
+    return { data: input.json ? { lines: collected } : null, text: "" };
+  },
+};

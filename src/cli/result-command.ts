@@ -1,0 +1,54 @@
+import { markSeen } from "../dispatch/await-records.js";
+import { inspectDispatch } from "../dispatch/inspect.js";
+import { settleIfDead } from "../dispatch/settle.js";
+import { formatDuration } from "../domain/duration.js";
+import { CatherdError } from "../domain/errors.js";
+import type { RecordFile } from "../domain/schemas.js";
+import type { Command } from "./kit.js";
+import { count } from "./render.js";
+import { dispatchDirOf } from "./resolve.js";
+
+export const resultCommand: Command<RecordFile> = {
+  name: "result",
+  usage: `usage: catherd result <name|id|dir> [--run <r>] [--json]
+
+The record of a finished dispatch and its reply. With --json, record.json as written (it holds the reply).`,
+  options: { run: { type: "string" } },
+  async run(input) {
+    const ref = input.positionals[0];
+    if (ref === undefined)
+      throw new CatherdError("E_INPUT_INVALID", "missing <name|id|dir>", { fix: "catherd result <name>" });
+    const dir = dispatchDirOf(input, ref);
+    let view = inspectDispatch(dir);
+    if (view.state === "lost" || view.state === "exited") view = await settleIfDead(view);
+    const problem = view.problems.find((p) => p.message.includes("record.json"));
+    if (problem !== undefined) throw problem;
+    if (view.record === null) {
+      throw new CatherdError(
+        "E_NOT_RECORDED",
+        `${view.admit?.name ?? view.dispatchId} has no record yet (it is ${view.state})`,
+        {
+          fix: `catherd wait ${view.admit?.name ?? view.dispatchId}`,
+        },
+      );
+    }
+    markSeen(dir);
+    const record = view.record;
+    const text = [
+      recordLine(record),
+      ...(record.error === null ? [] : [`error: ${record.error.message}`]),
+      "",
+      record.reply ?? "(no reply)",
+    ];
+    return { data: record, text: `${text.join("\n")}\n` };
+  },
+};
+
+/** One line about a record: "fix-tests 20261129T081530Z-k3x9qa ok (exited) 42s 20.3k tokens". */
+export function recordLine(r: RecordFile): string {
+  const secs = r.secs === null ? "" : ` ${formatDuration(r.secs * 1000)}`;
+  const tokens =
+    r.tokens.input + r.tokens.output > 0 ? ` ${count(r.tokens.input + r.tokens.output)} tokens` : "";
+  const cost = r.costUsd === null ? "" : ` $${r.costUsd.toFixed(4)}`;
+  return `${r.name ?? "(by hand)"} ${r.dispatchId} ${r.status} (${r.reason})${secs}${tokens}${cost}`;
+}

@@ -1,0 +1,117 @@
+import * as path from "node:path";
+import { backendFor } from "../backends/registry.js";
+import { type DispatchView, inspectDispatch } from "../dispatch/inspect.js";
+import { settleIfDead } from "../dispatch/settle.js";
+import { isSecretName } from "../domain/env.js";
+import { CatherdError } from "../domain/errors.js";
+import type { BackendId } from "../domain/vocab.js";
+import { tailLines } from "../infra/tail.js";
+import type { Command } from "./kit.js";
+import { paint } from "./render.js";
+import { dispatchDirOf } from "./resolve.js";
+
+const TAIL_LINES = 20;
+
+export interface ShownDispatch {
+  dispatch: Omit<DispatchView, "problems"> & {
+    problems: { code: string; message: string }[];
+    events: string[];
+    stderr: string[];
+  };
+}
+
+export const showCommand: Command<ShownDispatch> = {
+  name: "show",
+  usage: `usage: catherd show <name|id|dir> [--run <r>] [--json]
+
+Everything about one dispatch: admit, spec (secrets redacted), supervisor, process, exit, record, and the
+tail of its events (as human lines) and of its stderr.`,
+  options: { run: { type: "string" } },
+  async run(input) {
+    const ref = input.positionals[0];
+    if (ref === undefined)
+      throw new CatherdError("E_INPUT_INVALID", "missing <name|id|dir>", { fix: "catherd show <name>" });
+    let view = inspectDispatch(dispatchDirOf(input, ref));
+    if (view.state === "lost" || view.state === "exited") view = await settleIfDead(view);
+    const backend = backendFor((view.admit?.backend ?? view.spec?.backend ?? "exec") as BackendId);
+    const events = tailLines(path.join(view.dir, "events.jsonl"), 400)
+      .map((line) => {
+        try {
+          return backend?.parse(line).describe ?? line;
+        } catch {
+          return line;
+        }
+      })
+      .slice(-TAIL_LINES);
+    const stderr = tailLines(path.join(view.dir, "stderr.log"), TAIL_LINES);
+    const dispatch = {
+      ...view,
+      spec: view.spec === null ? null : { ...view.spec, env: redact(view.spec.env) },
+      problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
+      events,
+      stderr,
+    };
+    return { data: { dispatch }, text: renderShow(dispatch) };
+  },
+};
+
+/** Values of variables named like secrets (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`) are hidden. */
+export function redact(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, isSecretName(k) ? "[redacted]" : v]));
+}
+
+function renderShow(d: ShownDispatch["dispatch"]): string {
+  const out: string[] = [];
+  const head = (title: string) => out.push("", paint(title, "bold"));
+  out.push(`${paint(d.admit?.name ?? "(by hand)", "bold")} ${d.dispatchId}  ${d.state}`);
+  out.push(`folder: ${d.dir}`);
+  for (const p of d.problems) out.push(paint(`! ${p.code}: ${p.message}`, "red"));
+  if (d.admit !== null) {
+    head("admitted");
+    out.push(
+      `${d.admit.admittedAt} into run ${d.admit.run}, backend ${d.admit.backend}${d.admit.model === null ? "" : `, model ${d.admit.model}`}`,
+    );
+    out.push(`cwd ${d.admit.cwd}${d.admit.owns.length > 0 ? `, owns ${d.admit.owns.join(",")}` : ""}`);
+  }
+  if (d.spec !== null) {
+    head("spec");
+    out.push(`${d.spec.cmd} ${d.spec.args.join(" ")}`.slice(0, 400));
+    const env = Object.entries(d.spec.env).map(([k, v]) => `${k}=${v}`);
+    if (env.length > 0) out.push(`env ${env.join(" ")}`);
+    out.push(
+      `idle ${d.spec.idleMs ?? "default"} ms, wall ${d.spec.wallMs ?? "default"} ms, kill grace ${d.spec.killGraceMs ?? "default"} ms`,
+    );
+  }
+  if (d.proc !== null) {
+    head("process");
+    out.push(
+      `pid ${d.proc.pid} (group ${d.proc.pgid}) started ${d.proc.startedAt}${d.supervisor === null ? "" : `, supervisor pid ${d.supervisor.pid}`}`,
+    );
+  }
+  if (d.exit !== null) {
+    head("exit");
+    out.push(
+      `${d.exit.reason}, code ${d.exit.code ?? "-"}, signal ${d.exit.signal ?? "-"}, ${d.exit.durationMs ?? "?"} ms`,
+    );
+    out.push(`stop: term ${d.exit.stop.term}, kill ${d.exit.stop.kill}, swept ${d.exit.stop.swept}`);
+    if (d.exit.error !== null) out.push(`error ${d.exit.error.code}: ${d.exit.error.message}`);
+  }
+  if (d.record !== null) {
+    head("record");
+    const t = d.record.tokens;
+    out.push(
+      `${d.record.status} (${d.record.reason}), tokens in ${t.input} (cached ${t.cached}) out ${t.output}${d.record.costUsd === null ? "" : `, $${d.record.costUsd}`}`,
+    );
+    if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
+    if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);
+  }
+  if (d.events.length > 0) {
+    head("last events");
+    out.push(...d.events.map((e) => `  ${e.slice(0, 76)}`));
+  }
+  if (d.stderr.length > 0) {
+    head("stderr");
+    out.push(...d.stderr.map((e) => `  ${e.slice(0, 76)}`));
+  }
+  return `${out.join("\n")}\n`;
+}

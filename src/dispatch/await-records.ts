@@ -1,0 +1,78 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { RecordFile } from "../domain/schemas.js";
+import { inspectDispatch } from "./inspect.js";
+import { SEEN_FILE } from "./overview.js";
+import { settleIfDead } from "./settle.js";
+
+/** How often waiting looks again when no file event came (fs.watch can miss events on some systems). */
+export const WAIT_FALLBACK_POLL_MS = 500;
+
+export interface AwaitResult {
+  records: { dir: string; record: RecordFile }[];
+  pending: string[];
+  timedOut: boolean;
+}
+
+/**
+ * Waits until every folder (or, with `any`, the first) has a record. Wakes on file changes in the folders
+ * (fs.watch), with a slow poll as a fallback; a dispatch found dead meanwhile is recorded `lost`.
+ */
+export async function awaitRecords(
+  dirs: readonly string[],
+  options: { any: boolean; timeoutMs: number | null },
+): Promise<AwaitResult> {
+  const deadline = options.timeoutMs === null ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
+  const done = new Map<string, RecordFile>();
+  let wake: (() => void) | null = null;
+  const watchers = dirs.map((dir) => {
+    try {
+      return fs.watch(dir, () => wake?.());
+    } catch {
+      return null; // the fallback poll covers it
+    }
+  });
+  try {
+    for (;;) {
+      for (const dir of dirs) {
+        if (done.has(dir)) continue;
+        let view = inspectDispatch(dir);
+        if (view.state === "lost" || view.state === "exited") view = await settleIfDead(view);
+        if (view.record !== null) done.set(dir, view.record);
+      }
+      const finished = options.any ? done.size > 0 : done.size === dirs.length;
+      const timedOut = !finished && Date.now() >= deadline;
+      if (finished || timedOut) {
+        return {
+          records: dirs
+            .filter((d) => done.has(d))
+            .map((dir) => ({ dir, record: done.get(dir) as RecordFile })),
+          pending: dirs.filter((d) => !done.has(d)),
+          timedOut,
+        };
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(
+          resolve,
+          Math.min(WAIT_FALLBACK_POLL_MS, Math.max(0, deadline - Date.now())),
+        );
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = null;
+    }
+  } finally {
+    for (const watcher of watchers) watcher?.close();
+  }
+}
+
+/** Marks a record as delivered to its reader, so that `status` stops showing it as unread. */
+export function markSeen(dir: string): void {
+  try {
+    fs.writeFileSync(path.join(dir, SEEN_FILE), `${new Date().toISOString()}\n`, { mode: 0o600, flag: "w" });
+  } catch {
+    // Best effort: an unread mark is cosmetic.
+  }
+}

@@ -1,0 +1,103 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import {
+  type ActivityFile,
+  activityFileSchema,
+  type RecordFile,
+  recordFileSchema,
+} from "../domain/schemas.js";
+import type { DispatchState } from "../domain/vocab.js";
+import { readJsonFile } from "../infra/json-file.js";
+import type { RunPaths } from "../infra/paths.js";
+import { type DispatchView, inspectDispatch } from "./inspect.js";
+import { listDispatchDirs } from "./locate.js";
+import { settleIfDead } from "./settle.js";
+
+/** One dispatch as `status` shows it. */
+export interface DispatchRow {
+  run: string;
+  name: string | null;
+  dispatchId: string;
+  dir: string;
+  backend: string | null;
+  state: DispatchState;
+  admittedAt: string | null;
+  endedAt: string | null;
+  status: RecordFile["status"] | null;
+  reason: string | null;
+  lastEvent: string | null;
+  lastEventAt: string | null;
+  openToolCalls: ActivityFile["openToolCalls"];
+  tokens: { input: number; cached: number; output: number } | null;
+  /** Recorded, and its result not yet read with `result` or `wait`. */
+  unread: boolean;
+  problems: { code: string; message: string }[];
+}
+
+/** The file `result` and `wait` leave to mark a record as delivered (status shows the others). */
+export const SEEN_FILE = "seen";
+
+/**
+ * Rows for every dispatch of a run, live ones first then newest first. A recorded dispatch costs one file
+ * read (record.json); a live one reads its small files and activity.json, never its event stream. Dead
+ * dispatches found on the way are recorded (the one write a reader makes).
+ */
+export async function overview(run: RunPaths): Promise<DispatchRow[]> {
+  const rows: DispatchRow[] = [];
+  for (const dir of listDispatchDirs(run)) {
+    const record = readJsonFile(path.join(dir, "record.json"), recordFileSchema);
+    if (record.kind === "ok") {
+      rows.push(recordedRow(run, dir, record.value));
+      continue;
+    }
+    let view = inspectDispatch(dir);
+    if (view.state === "lost" || view.state === "exited") view = await settleIfDead(view);
+    rows.push(liveRow(run, view));
+  }
+  const live = (r: DispatchRow) => (r.state === "recorded" ? 1 : 0);
+  return rows.sort((a, b) => live(a) - live(b));
+}
+
+function recordedRow(run: RunPaths, dir: string, record: RecordFile): DispatchRow {
+  return {
+    run: run.run,
+    name: record.name,
+    dispatchId: record.dispatchId,
+    dir,
+    backend: record.backend,
+    state: "recorded",
+    admittedAt: record.startedAt,
+    endedAt: record.endedAt,
+    status: record.status,
+    reason: record.reason,
+    lastEvent: null,
+    lastEventAt: null,
+    openToolCalls: [],
+    tokens: record.tokens,
+    unread: !fs.existsSync(path.join(dir, SEEN_FILE)),
+    problems: [],
+  };
+}
+
+export function liveRow(run: RunPaths, view: DispatchView): DispatchRow {
+  const activity = readJsonFile(path.join(view.dir, "activity.json"), activityFileSchema);
+  const now = activity.kind === "ok" ? activity.value : null;
+  return {
+    run: run.run,
+    name: view.admit?.name ?? null,
+    dispatchId: view.dispatchId,
+    dir: view.dir,
+    backend: view.admit?.backend ?? view.spec?.backend ?? null,
+    state: view.state,
+    admittedAt: view.admit?.admittedAt ?? view.supervisor?.startedAt ?? null,
+    endedAt: view.record?.endedAt ?? view.exit?.endedAt ?? null,
+    status: view.record?.status ?? null,
+    reason: view.record?.reason ?? view.exit?.reason ?? null,
+    lastEvent: now?.lastEvent ?? null,
+    lastEventAt: now?.lastEventAt ?? null,
+    openToolCalls: now?.openToolCalls ?? [],
+    tokens: view.record?.tokens ?? now?.tokens ?? null,
+    unread: view.state === "recorded" && !fs.existsSync(path.join(view.dir, SEEN_FILE)),
+    problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
+  };
+}

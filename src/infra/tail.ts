@@ -1,0 +1,24 @@
+import * as fs from "node:fs";
+
+/** The last `maxLines` complete lines within the last `maxBytes` of a file; never reads the whole file. */
+export function tailLines(file: string, maxLines: number, maxBytes = 256 * 1024): string[] {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch {
+    return [];
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const start = Math.max(0, size - maxBytes);
+    const buffer = Buffer.alloc(size - start);
+    fs.readSync(fd, buffer, 0, buffer.length, start);
+    let text = buffer.toString("utf8");
+    if (start > 0) text = text.slice(text.indexOf("\n") + 1); // drop the partial first line
+    const lines = text.split("\n");
+    if (lines.at(-1) === "") lines.pop();
+    return lines.slice(-maxLines).map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
