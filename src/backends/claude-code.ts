@@ -192,6 +192,7 @@ export const claudeCodeBackend: Backend = {
   id: "claude-code",
   defaultBin: "claude",
   binEnv: "CATHERD_CLAUDE_BIN",
+  installHint: "npm install -g @anthropic-ai/claude-code",
   versionArgs: ["--version"],
   needsBrief: true,
   // Claude exits within a second of its result in every recording; 30 s is the common grace.

@@ -140,6 +140,7 @@ export const codexBackend: Backend = {
   id: "codex",
   defaultBin: "codex",
   binEnv: "CATHERD_CODEX_BIN",
+  installHint: "npm install -g @openai/codex",
   versionArgs: ["--version"],
   needsBrief: true,
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },

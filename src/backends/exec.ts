@@ -6,6 +6,7 @@ export const execBackend: Backend = {
   id: "exec",
   defaultBin: "",
   binEnv: "CATHERD_EXEC_BIN",
+  installHint: "",
   versionArgs: [],
   needsBrief: false,
   defaults: { idleMs: 10 * 60_000, wallMs: 2 * 3_600_000, graceAfterFinalMs: null },

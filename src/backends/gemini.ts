@@ -187,6 +187,7 @@ export const geminiBackend: Backend = {
   id: "gemini",
   defaultBin: "gemini",
   binEnv: "CATHERD_GEMINI_BIN",
+  installHint: "npm install -g @google/gemini-cli",
   versionArgs: ["--version"],
   needsBrief: true,
   // gemini exits right after its result line in every recording; 30 s is the common grace.

@@ -129,6 +129,7 @@ export const opencodeBackend: Backend = {
   id: "opencode",
   defaultBin: "opencode",
   binEnv: "CATHERD_OPENCODE_BIN",
+  installHint: "npm install -g opencode-ai",
   versionArgs: ["--version"],
   needsBrief: true,
   // opencode exits once its session goes idle, right after the last step; 30 s is the common grace.

@@ -45,6 +45,8 @@ export interface Backend {
   defaultBin: string;
   /** The environment variable that overrides the executable, e.g. CATHERD_CODEX_BIN. */
   binEnv: string;
+  /** The command that installs the CLI, for `doctor` and E_BACKEND_MISSING ("" when nothing to install). */
+  installHint: string;
   /** Arguments that make the CLI print its version (for `doctor`). */
   versionArgs: readonly string[];
   /** Whether a brief is required. */

@@ -13,6 +13,7 @@ const VERBS: Record<string, Loader> = {
   wait: async () => (await import("./wait-command.js")).waitCommand as Command<unknown>,
   result: async () => (await import("./result-command.js")).resultCommand as Command<unknown>,
   cancel: async () => (await import("./cancel-command.js")).cancelCommand as Command<unknown>,
+  doctor: async () => (await import("./doctor-command.js")).doctorCommand as Command<unknown>,
   demo: async () => (await import("./demo-command.js")).demoCommand as Command<unknown>,
 };
 
@@ -27,6 +28,7 @@ usage:
   catherd result <name|id>             the record and the reply
   catherd cancel <name|id> [--wait]    stop it
   catherd demo                         a simulated agent, supervised end to end (nothing to install)
+  catherd doctor [<backend>…]          which agent CLIs are installed, their versions, the fix
   catherd supervise <dispatch-dir>     supervise a dispatch folder in the foreground
   catherd help                         this text
 
