@@ -132,14 +132,13 @@ function parse(line: string): LineFacts {
 const RETRYING = /^Attempt (\d+) failed(?: with status (\d+))?\. Retrying with backoff/;
 const GAVE_UP = /^Attempt (\d+) failed: (.*?)\.? Max attempts reached/;
 const REPORT = /^Error when talking to Gemini API/;
-/**
- * The rest of a printed error: stack frames ("    at f (file:…)"), the error object's own fields
- * ("  status: 429", "  cause: {…},"), its closing brace, blank lines. Recognised from the line alone,
- * since parseStderr keeps no state.
- */
-const TRACE = /^\s+at\s|^\s+\[?[\w$]+\]?: |^\s*[}\]][,;]?\s*$|^\s*$/;
 
-/** gemini's stderr: retries (not progress), their traces (neutral), the final give-up, anything else. */
+/**
+ * gemini's stderr: retries (not progress), the final give-up (an error), and otherwise diagnostics —
+ * retry traces, start-up notices ("[STARTUP] …", "YOLO mode is enabled…", colour warnings). gemini
+ * reports its work on stdout, so no stderr line is progress: a start-up notice printed between two retry
+ * attempts (seen with the real CLI) must not reset the retry streak.
+ */
 function parseStderr(line: string): LineFacts {
   const retry = RETRYING.exec(line);
   if (retry !== null) {
@@ -165,7 +164,7 @@ function parseStderr(line: string): LineFacts {
     };
   }
   if (REPORT.test(line)) return { progress: true, error: line, limit: LIMIT_WORDING.test(line) };
-  return TRACE.test(line) ? NEUTRAL : PROGRESS;
+  return NEUTRAL;
 }
 
 /**

@@ -201,8 +201,16 @@ describe("gemini stderr", () => {
     "YOLO mode is enabled. All tool calls will be automatically approved.",
     "Ripgrep is not available. Falling back to GrepTool.",
     "[STARTUP] Phase 'cleanup_ops' was started but never ended. Skipping metrics.",
-  ])("treats the other line %j as progress", (line) => {
-    expect(parseStderr(line)).toEqual(PROGRESS);
+    "[STARTUP] Cannot measure phase 'cleanup_ops': start mark 'startup:cleanup_ops:start' not found (likely cleared by reset).",
+  ])("treats the diagnostic line %j as neutral: gemini works on stdout", (line) => {
+    expect(parseStderr(line)).toEqual(NEUTRAL);
+  });
+
+  it("keeps a retry streak across a start-up notice printed between two attempts", () => {
+    const attempt = (n: number) => `Attempt ${n} failed with status 500. Retrying with backoff... _ApiError: {}`;
+    const facts = [attempt(1), "[STARTUP] Cannot measure phase 'cleanup_ops'", attempt(2), attempt(3)].map(parseStderr);
+    expect(facts.filter((f) => f.progress)).toEqual([]);
+    expect(facts.filter((f) => f.retry !== undefined)).toHaveLength(3);
   });
 
   it("reads the give-up line as an error, a limit when its wording says so", () => {

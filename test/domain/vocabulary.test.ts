@@ -1,0 +1,152 @@
+import { describe, expect, it } from "vitest";
+import { formatDuration, parseDuration } from "../../src/domain/duration.js";
+import { agentEnvironment, isScrubbed, isSecretName } from "../../src/domain/env.js";
+import { CatherdError, exitCodeFor } from "../../src/domain/errors.js";
+import { isValidId, makeDispatchId, requireId } from "../../src/domain/ids.js";
+import { statusByPrecedence } from "../../src/domain/status.js";
+import { emptySummary } from "../../src/domain/summary.js";
+
+describe("durations", () => {
+  it.each([
+    ["250ms", 250],
+    ["90s", 90_000],
+    ["15m", 900_000],
+    ["1h30m", 5_400_000],
+    ["1.5s", 1500],
+    ["2d", 172_800_000],
+  ])("parses %s as %d ms", (text, ms) => {
+    expect(parseDuration("--idle", text)).toBe(ms);
+  });
+
+  it.each(["", "15", "-5m", "5 m", "m", "1h30", "0s", "31d", "9999h", "1e3s", "x".repeat(40)])(
+    "refuses %j",
+    (text) => {
+      expect(() => parseDuration("--idle", text)).toThrow(CatherdError);
+    },
+  );
+
+  it("formats for people", () => {
+    expect([850, 42_000, 192_000, 3_900_000, 200_000_000].map(formatDuration)).toEqual([
+      "850ms",
+      "42s",
+      "3m12s",
+      "1h05m",
+      "2d07h",
+    ]);
+  });
+});
+
+describe("ids", () => {
+  it.each(["a", "fix-tests", "run.2", "A_b-9", "x".repeat(64)])("accepts %s", (id) =>
+    expect(isValidId(id)).toBe(true),
+  );
+  it.each(["", "..", "a..b", "-a", ".a", "a/b", "a\0b", "x".repeat(65), "é"])("refuses %j", (id) =>
+    expect(isValidId(id)).toBe(false),
+  );
+
+  it("names the field in its error, with a fix", () => {
+    const error = (() => {
+      try {
+        requireId("--name", "a/b");
+      } catch (e) {
+        return e as CatherdError;
+      }
+    })();
+    expect(error?.code).toBe("E_INPUT_INVALID");
+    expect(error?.message).toContain("--name");
+    expect(error?.fix).toContain("A-Z");
+  });
+
+  it("makes dispatch ids that sort by time and match the id pattern", () => {
+    let n = 0;
+    const random = () => (n++ % 36) / 36;
+    const a = makeDispatchId(new Date("2026-11-29T08:15:30.123Z"), random);
+    const b = makeDispatchId(new Date("2026-11-29T08:15:31Z"), random);
+    expect(a).toBe("20261129T081530Z-012345");
+    expect(isValidId(a) && a < b).toBe(true);
+  });
+});
+
+describe("environment", () => {
+  it("drops the orchestrator's ids and catherd's own variables, keeps the rest, adds the markers", () => {
+    const env = agentEnvironment(
+      {
+        PATH: "/bin",
+        OPENAI_API_KEY: "k",
+        CODEX_THREAD_ID: "t",
+        CLAUDECODE: "1",
+        CATHERD_RUN: "outer",
+        CATHERD_HOME: "/h",
+        UNSET: undefined,
+      },
+      { EXTRA: "1", PATH: "/opt/bin" },
+      { dispatchId: "d1", run: "r1" },
+    );
+    expect(env).toEqual({
+      PATH: "/opt/bin",
+      OPENAI_API_KEY: "k",
+      CATHERD_HOME: "/h",
+      EXTRA: "1",
+      CATHERD_DISPATCH: "d1",
+      CATHERD_RUN: "r1",
+    });
+    expect(isScrubbed("CATHERD_DISPATCH")).toBe(true);
+  });
+
+  it.each([
+    ["OPENAI_API_KEY", true],
+    ["GITHUB_TOKEN", true],
+    ["AWS_SECRET", true],
+    ["DB_PASSWORD_FILE", true],
+    ["PATH", false],
+    ["KEYBOARD", false],
+  ])("treats %s as secret: %s", (name, secret) => {
+    expect(isSecretName(name)).toBe(secret);
+  });
+});
+
+describe("errors", () => {
+  it("maps codes to exit statuses and serialises for --json", () => {
+    expect(
+      ["E_INPUT_INVALID", "E_BACKEND_MISSING", "E_INTERRUPTED", "E_ADMIT_DUPLICATE"].map((c) =>
+        exitCodeFor(c as never),
+      ),
+    ).toEqual([2, 3, 130, 1]);
+    expect(new CatherdError("E_IO_LOCK", "held", { fix: "retry" }).toJSON()).toEqual({
+      code: "E_IO_LOCK",
+      message: "held",
+      fix: "retry",
+    });
+    expect(new CatherdError("E_IO_LOCK", "held").toJSON().fix).toBeNull();
+  });
+});
+
+describe("status precedence", () => {
+  const summary = (patch: Partial<ReturnType<typeof emptySummary>>) => ({ ...emptySummary(), ...patch });
+  const success = { isError: false, message: null };
+  const failure = { isError: true, message: "boom" };
+  it.each([
+    ["cancelled", 0, summary({ final: success }), "cancelled"],
+    ["idle-timeout", 0, summary({ final: success }), "timeout"],
+    ["wall-timeout", 0, summary({ final: success }), "timeout"],
+    ["provider-unavailable", 1, summary({}), "limit"],
+    ["spawn-failed", null, summary({}), "failed"],
+    ["supervisor-error", null, summary({}), "failed"],
+    ["lost", null, summary({}), "lost"],
+    ["exited", 1, summary({ limitSeen: true, final: failure }), "limit"],
+    ["exited", 0, summary({ limitSeen: true, final: success }), "ok"],
+    ["exited", 0, summary({ final: failure }), "failed"],
+    ["exited", 1, summary({ final: success }), "ok"],
+    ["exited", 0, summary({}), "ok"],
+    ["exited", 2, summary({}), "failed"],
+    ["after-final", null, summary({}), "ok"],
+  ] as const)("%s (code %s) → %s", (reason, code, s, status) => {
+    expect(statusByPrecedence({ reason, code, signal: null }, s)).toBe(status);
+  });
+
+  it("fails an exit by a signal nobody sent", () => {
+    expect(statusByPrecedence({ reason: "exited", code: null, signal: "SIGSEGV" }, emptySummary())).toBe(
+      "failed",
+    );
+  });
+});

@@ -1,0 +1,3 @@
+import { defineContract } from "./contract.js";
+
+defineContract("claude");

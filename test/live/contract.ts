@@ -1,0 +1,126 @@
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { isAlive } from "../helpers/processes.js";
+import {
+  checkPrerequisites,
+  diagnostics,
+  type LiveCli,
+  LiveRun,
+  leftovers,
+  waitForRecord,
+} from "./harness.js";
+import { FINAL_MARKER, startMockModelServer } from "./mock-model-server.js";
+
+// One contract, run against each real CLI through `catherd dispatch` (specs/live-suite.md). The expected
+// verdicts follow specs/record.md's status precedence and design.md §4's stop rules; where a CLI's own
+// behaviour makes them differ, CLI_EXPECTATIONS says so and why.
+
+interface Expectations {
+  /** What persistent HTTP 500s give: exit.json's reason and record.json's status. */
+  always500: { reason: "provider-unavailable" | "exited"; status: "limit" | "failed" };
+  /** Whether `sleep 1000 &` from a tool outlives the CLI, so that the supervisor's sweep must kill it. */
+  orphanOutlivesCli: boolean;
+}
+
+export const CLI_EXPECTATIONS: Record<LiveCli, Expectations> = {
+  // codex prints each retry round on stdout ({"type":"error","message":"Reconnecting... n/5"}): the
+  // supervisor counts 3 in a row (rule 5) → provider-unavailable → limit, before codex gives up itself.
+  // codex kills what its tools left running when it exits.
+  codex: { always500: { reason: "provider-unavailable", status: "limit" }, orphanOutlivesCli: false },
+  // claude prints each retry as system/api_retry: 3 in a row → provider-unavailable → limit.
+  // claude leaves a tool's background process behind (reparented to init).
+  claude: { always500: { reason: "provider-unavailable", status: "limit" }, orphanOutlivesCli: true },
+  // gemini prints its retries on stderr only ("Attempt n failed with status 500. Retrying with backoff…",
+  // parsed by parseStderr): 3 in a row (about 20 s) → provider-unavailable → limit.
+  gemini: { always500: { reason: "provider-unavailable", status: "limit" }, orphanOutlivesCli: true },
+  // opencode retries silently (nothing on stdout or stderr), then prints one `error` line (APIError 500)
+  // and exits 1. The supervisor cannot see a retry, so rule 5 never fires; the record follows the exit:
+  // exited → no limit wording (a 500 is not a 429/quota) → the terminal error event → failed.
+  opencode: { always500: { reason: "exited", status: "failed" }, orphanOutlivesCli: true },
+};
+
+export function defineContract(cli: LiveCli): void {
+  describe(`${cli} (real CLI, through catherd dispatch)`, () => {
+    let run: LiveRun;
+    const expectations = CLI_EXPECTATIONS[cli];
+
+    beforeAll(() => checkPrerequisites(cli));
+
+    beforeEach(async () => {
+      run = new LiveRun(await startMockModelServer());
+    });
+
+    afterEach(async (context) => {
+      // Whatever happened, nothing the test started outlives it. Folders of failed tests are kept.
+      const failed = context.task.result?.state === "fail";
+      const killed = await run.reap(failed);
+      if (failed || process.env.CATHERD_LIVE_KEEP === "1") {
+        for (const d of run.dispatches) process.stderr.write(`kept ${d.root} (killed ${killed} at reap)\n`);
+      }
+    });
+
+    it("a tool call, then an answer → ok, with tokens and the reply", async () => {
+      const d = await run.dispatch(cli, "tool", { idle: "60s" });
+      const { record, exit } = await waitForRecord(d, 90_000);
+      const why = diagnostics(d, run.server);
+      expect(record.status, why).toBe("ok");
+      expect(["exited", "after-final"], why).toContain(record.reason);
+      expect(exit.sawFinal, why).toBe(true);
+      expect(record.thread, why).not.toBeNull();
+      expect(record.tokens.input, why).toBeGreaterThan(0);
+      expect(record.tokens.output, why).toBeGreaterThan(0);
+      // The mock's final text carries the tool's output as the CLI reported it: the tool really ran.
+      expect(record.reply ?? "", why).toContain(FINAL_MARKER);
+      expect(record.reply ?? "", why).toMatch(/\bhi\b/);
+      expect(
+        run.server.requests.map((r) => r.answer),
+        why,
+      ).toEqual(expect.arrayContaining(["tool-call", "final"]));
+      expect(leftovers(d), why).toEqual([]);
+    });
+
+    it(`persistent HTTP 500s → ${expectations.always500.status} (${expectations.always500.reason})`, async () => {
+      // A long idle: retries are never progress, and gemini's retries are 5, 10, 20 s apart (with jitter);
+      // its fourth attempt comes about 40 s in, and may be needed (see specs/live-suite.md).
+      const d = await run.dispatch(cli, "always500", { idle: "90s" });
+      const { record, exit } = await waitForRecord(d, 130_000);
+      const why = diagnostics(d, run.server);
+      expect(exit.reason, why).toBe(expectations.always500.reason);
+      expect(record.status, why).toBe(expectations.always500.status);
+      if (expectations.always500.reason === "provider-unavailable") {
+        expect(exit.retries, why).toBeGreaterThanOrEqual(3);
+        expect(exit.stop.term, why).toBe(true);
+      } else {
+        expect(record.error?.message ?? "", why).toMatch(/500|internal error/i);
+      }
+      expect(run.server.requests.filter((r) => r.answer === "500").length, why).toBeGreaterThan(1);
+      expect(leftovers(d), why).toEqual([]);
+    });
+
+    it("a request that never answers → idle-timeout, stopped, nothing left", async () => {
+      const d = await run.dispatch(cli, "hang", { idle: "8s", killGrace: "3s" });
+      const { record, exit } = await waitForRecord(d, 60_000);
+      const why = diagnostics(d, run.server);
+      expect(exit.reason, why).toBe("idle-timeout");
+      expect(record.status, why).toBe("timeout");
+      expect(exit.stop.term, why).toBe(true);
+      expect(
+        run.server.requests.some((r) => r.answer === "hang"),
+        why,
+      ).toBe(true);
+      expect(leftovers(d), why).toEqual([]);
+    });
+
+    it("a tool that leaves `sleep 1000 &` behind → ok, and nothing left running", async () => {
+      const d = await run.dispatch(cli, "orphan", { idle: "60s" });
+      const { record, exit } = await waitForRecord(d, 90_000);
+      const why = diagnostics(d, run.server);
+      expect(record.status, why).toBe("ok");
+      // The command echoes the background sleep's pid, and the final text carries it: it existed.
+      const pid = Number(/started (\d+)/.exec(record.reply ?? "")?.[1] ?? Number.NaN);
+      expect(pid, why).toBeGreaterThan(1);
+      expect(isAlive(pid), `${why}\nsleep ${pid} is still alive`).toBe(false);
+      expect(leftovers(d), why).toEqual([]);
+      if (expectations.orphanOutlivesCli) expect(exit.stop.swept, why).toBeGreaterThanOrEqual(1);
+    });
+  });
+}

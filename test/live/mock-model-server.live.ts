@@ -1,0 +1,138 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FINAL_MARKER, type MockModelServer, startMockModelServer } from "./mock-model-server.js";
+
+// The mock model server on its own (no CLI): each wire protocol's scripted turns, the failure
+// scenarios, and the log of unexpected requests. When a CLI's live test fails, this says whether the
+// mock or the CLI moved.
+
+let server: MockModelServer;
+
+beforeEach(async () => {
+  server = await startMockModelServer({ quiet: true });
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+async function post(url: string, body: unknown): Promise<{ status: number; text: string }> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+/** The JSON payloads of an SSE body's `data:` lines. */
+function sseData(text: string): Record<string, unknown>[] {
+  return text
+    .split(/\r?\n/)
+    .filter((l) => l.startsWith("data: ") && l !== "data: [DONE]")
+    .map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
+}
+
+describe("mock model server", () => {
+  it("listens on 127.0.0.1 only", () => {
+    expect(server.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it("Responses API (codex): exec_command call, then the final text after its output, with usage", async () => {
+    const url = `${server.baseUrl("tool")}/v1/responses`;
+    const tools = [{ type: "function", name: "exec_command" }];
+    const first = sseData((await post(url, { input: [{ type: "message" }], tools, stream: true })).text);
+    expect(first.map((e) => e.type)).toEqual([
+      "response.created",
+      "response.output_item.added",
+      "response.output_item.done",
+      "response.completed",
+    ]);
+    const call = first[2]?.item as Record<string, unknown>;
+    expect(call).toMatchObject({ type: "function_call", name: "exec_command" });
+    expect(JSON.parse(String(call.arguments))).toMatchObject({ cmd: "echo hi" });
+    const input = [call, { type: "function_call_output", call_id: call.call_id, output: "hi\n" }];
+    const second = sseData((await post(url, { input, tools, stream: true })).text);
+    expect(second.map((e) => e.type)).toContain("response.output_text.delta");
+    const done = second.find((e) => e.type === "response.output_item.done")?.item as Record<string, unknown>;
+    expect(JSON.stringify(done)).toContain(`${FINAL_MARKER}: the command printed: hi`);
+    const completed = second.at(-1)?.response as { usage: { input_tokens: number } };
+    expect(completed.usage.input_tokens).toBeGreaterThan(0);
+  });
+
+  it("Chat Completions (opencode): a title request gets text; bash tool_calls; final text; [DONE]", async () => {
+    const url = `${server.baseUrl("tool")}/v1/chat/completions`;
+    const title = await post(url, { messages: [{ role: "user", content: "x" }], stream: true });
+    expect(title.text).toContain("data: [DONE]");
+    const tools = [{ type: "function", function: { name: "bash" } }];
+    const first = sseData((await post(url, { messages: [{ role: "user" }], tools, stream: true })).text);
+    const toolCalls = first.flatMap((c) => (c.choices as { delta: { tool_calls?: unknown[] } }[]) ?? []);
+    expect(JSON.stringify(toolCalls)).toContain('"name":"bash"');
+    expect(first.some((c) => c.usage !== undefined)).toBe(true);
+    const messages = [{ role: "user" }, { role: "tool", tool_call_id: "c", content: "hi\n" }];
+    const second = await post(url, { messages, tools, stream: true });
+    expect(second.text).toContain(`${FINAL_MARKER}: the command printed: hi`);
+  });
+
+  it("Messages API (claude): Bash tool_use via input_json_delta, then text; count_tokens; a HEAD probe", async () => {
+    const url = `${server.baseUrl("tool")}/v1/messages`;
+    const tools = [{ name: "Bash" }];
+    const first = sseData((await post(url, { messages: [{ role: "user" }], tools, stream: true })).text);
+    expect(first.map((e) => e.type)).toEqual([
+      "message_start",
+      "content_block_start",
+      "content_block_delta",
+      "content_block_stop",
+      "message_delta",
+      "message_stop",
+    ]);
+    expect(first[1]?.content_block).toMatchObject({ type: "tool_use", name: "Bash" });
+    const toolUseId = String((first[1]?.content_block as { id?: string } | undefined)?.id);
+    const messages = [
+      { role: "user" },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: toolUseId, content: "hi" }] },
+    ];
+    const second = await post(url, { messages, tools, stream: true });
+    expect(second.text).toContain(`${FINAL_MARKER}: the command printed: hi`);
+    const count = await post(`${url}/count_tokens`, { messages });
+    expect(JSON.parse(count.text)).toMatchObject({ input_tokens: expect.any(Number) });
+    const probe = await fetch(server.baseUrl("tool"), { method: "HEAD" });
+    expect(probe.status).toBe(200);
+  });
+
+  it("Gemini: run_shell_command functionCall, then text after the functionResponse, with usageMetadata", async () => {
+    const url = `${server.baseUrl("tool")}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse`;
+    const tools = [{ functionDeclarations: [{ name: "run_shell_command" }] }];
+    const first = sseData((await post(url, { contents: [{ role: "user", parts: [] }], tools })).text);
+    expect(JSON.stringify(first)).toContain('"functionCall":{"name":"run_shell_command"');
+    expect(first[0]?.usageMetadata).toMatchObject({ promptTokenCount: expect.any(Number) });
+    const contents = [
+      {
+        role: "user",
+        parts: [{ functionResponse: { name: "run_shell_command", response: { output: "hi" } } }],
+      },
+    ];
+    const second = await post(url, { contents, tools });
+    expect(second.text).toContain(`${FINAL_MARKER}: the command printed: hi`);
+  });
+
+  it("always500 answers 500 in each API's error shape; hang never answers; unknown paths are logged", async () => {
+    const failed = await post(`${server.baseUrl("always500")}/v1/messages`, { stream: true });
+    expect(failed.status).toBe(500);
+    expect(JSON.parse(failed.text)).toMatchObject({ type: "error" });
+    const controller = new AbortController();
+    const hanging = fetch(`${server.baseUrl("hang")}/v1/responses`, {
+      method: "POST",
+      body: "{}",
+      signal: controller.signal,
+    }).then(
+      () => "answered",
+      () => "aborted",
+    );
+    const timer = setTimeout(() => controller.abort(), 300);
+    expect(await hanging).toBe("aborted");
+    clearTimeout(timer);
+    const unknown = await post(`${server.origin}/nowhere`, {});
+    expect(unknown.status).toBe(404);
+    expect(server.unexpected.map((r) => r.url)).toEqual(["/nowhere"]);
+  });
+});

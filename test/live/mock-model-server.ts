@@ -1,0 +1,675 @@
+import * as fs from "node:fs";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import * as path from "node:path";
+
+// catherd's own scripted mock model server for the live contract suite (specs/live-suite.md).
+// It listens on 127.0.0.1 only, on a random port, and speaks the four wire protocols the real CLIs use:
+//
+// - the OpenAI Responses API (codex, `wire_api = "responses"`): POST …/responses, SSE events
+//   response.created → response.output_item.added → response.output_text.delta →
+//   response.output_item.done → response.completed{response.usage}. The event shapes follow codex's own
+//   mock-server helpers (openai/codex codex-rs/core/tests/common/responses.rs: ev_response_created,
+//   ev_function_call, ev_local_shell_call, ev_assistant_message, ev_completed).
+// - OpenAI Chat Completions (opencode's @ai-sdk/openai-compatible provider): POST …/chat/completions,
+//   `data: {chat.completion.chunk}` lines with delta.content / delta.tool_calls, a usage object, `[DONE]`.
+// - the Anthropic Messages API (claude): POST …/v1/messages, SSE message_start → content_block_start →
+//   content_block_delta (text_delta | input_json_delta) → content_block_stop → message_delta → message_stop;
+//   a JSON message when the request does not ask for a stream; …/v1/messages/count_tokens.
+// - Gemini (gemini-cli): POST …/models/<model>:streamGenerateContent?alt=sse (`data: {candidates, usageMetadata}`
+//   chunks), :generateContent (one JSON answer), :countTokens.
+//
+// The scenario is the path segment after /s/: a base URL http://127.0.0.1:PORT/s/<scenario> (plus whatever
+// prefix the CLI expects, e.g. /v1) selects it. Turns are decided from the conversation the request
+// carries, not from a counter, so retries and the CLIs' side requests (titles, quota probes, counts)
+// never shift the script: a request that ends with a tool result gets the final text; one that offers
+// a shell tool gets the scripted call; one that offers no tool gets a short text.
+
+export type Scenario = "tool" | "text" | "always500" | "hang" | "orphan";
+export const SCENARIOS: readonly Scenario[] = ["tool", "text", "always500", "hang", "orphan"];
+
+/** The shell command each tool scenario asks the CLI to run. */
+export const SCENARIO_COMMANDS: Partial<Record<Scenario, string>> = {
+  tool: "echo hi",
+  // Started in the background with its output detached, so the tool call returns at once and the
+  // sleep outlives it; `echo` reports its pid so the test can prove it existed and is gone.
+  orphan: "sleep 1000 > /dev/null 2>&1 & echo started $!",
+};
+
+/** Every final answer starts with this marker; the tool's output (as the CLI reported it) follows. */
+export const FINAL_MARKER = "LIVE-OK";
+
+export type Api =
+  | "responses"
+  | "chat"
+  | "anthropic"
+  | "anthropic-count"
+  | "gemini"
+  | "gemini-count"
+  | "models";
+
+export interface LoggedRequest {
+  at: number;
+  method: string;
+  url: string;
+  scenario: string | null;
+  api: Api | null;
+  /** What the server did: "tool-call", "final", "text", "500", "hang", "count", "models", "unexpected". */
+  answer: string;
+  /** The tool name chosen, or why none was. */
+  note?: string;
+}
+
+export interface MockModelServer {
+  /** http://127.0.0.1:PORT */
+  origin: string;
+  /** http://127.0.0.1:PORT/s/<scenario> */
+  baseUrl(scenario: Scenario): string;
+  requests: LoggedRequest[];
+  /** Requests to paths the server does not know (also printed to stderr). */
+  unexpected: LoggedRequest[];
+  close(): Promise<void>;
+}
+
+/** HTTP 500 bodies, in each API's own error shape. */
+const ERROR_BODIES: Record<Api, unknown> = {
+  responses: { error: { message: "mock: internal error", type: "server_error", code: "server_error" } },
+  chat: {
+    error: { message: "mock: internal error", type: "server_error", param: null, code: "server_error" },
+  },
+  anthropic: { type: "error", error: { type: "api_error", message: "mock: internal error" } },
+  "anthropic-count": { type: "error", error: { type: "api_error", message: "mock: internal error" } },
+  gemini: { error: { code: 500, message: "mock: internal error", status: "INTERNAL" } },
+  "gemini-count": { error: { code: 500, message: "mock: internal error", status: "INTERNAL" } },
+  models: { error: { message: "mock: internal error" } },
+};
+
+const USAGE = { input: 1200, output: 34 };
+
+export interface MockOptions {
+  /** Do not print unexpected requests to stderr. */
+  quiet?: boolean;
+  /** Write every request (method, url, headers, body) to <dumpDir>/<n>-<api>.json, for debugging. */
+  dumpDir?: string;
+}
+
+export async function startMockModelServer(options: MockOptions = {}): Promise<MockModelServer> {
+  const requests: LoggedRequest[] = [];
+  const unexpected: LoggedRequest[] = [];
+  let counter = 0;
+  const nextId = (prefix: string) => `${prefix}_mock${Date.now().toString(36)}${(counter++).toString(36)}`;
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks).toString("utf8");
+      let body: Record<string, unknown> = {};
+      try {
+        const parsed: unknown = raw.length > 0 ? JSON.parse(raw) : {};
+        if (isRecord(parsed)) body = parsed;
+      } catch {
+        // not JSON: treated as an empty request
+      }
+      const url = new URL(req.url ?? "/", "http://127.0.0.1");
+      const match = /^\/s\/([^/]+)(\/.*)?$/.exec(url.pathname);
+      const scenario = match?.[1] ?? null;
+      const rest = match?.[2] ?? "";
+      const api = apiOf(req.method ?? "GET", rest);
+      const entry: LoggedRequest = {
+        at: Date.now(),
+        method: req.method ?? "?",
+        url: req.url ?? "",
+        scenario,
+        api,
+        answer: "",
+      };
+      requests.push(entry);
+      if (options.dumpDir !== undefined) {
+        fs.mkdirSync(options.dumpDir, { recursive: true });
+        const file = path.join(
+          options.dumpDir,
+          `${String(requests.length).padStart(3, "0")}-${api ?? "unknown"}.json`,
+        );
+        fs.writeFileSync(
+          file,
+          JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body }, null, 1),
+        );
+      }
+
+      if (req.method === "HEAD" && scenario !== null) {
+        // claude's connectivity probe (HEAD on the base URL): answered in every scenario, since it is
+        // not a model request.
+        entry.answer = "probe";
+        res.writeHead(200);
+        res.end();
+        return;
+      }
+      if (scenario === null || api === null || !SCENARIOS.includes(scenario as Scenario)) {
+        entry.answer = "unexpected";
+        unexpected.push(entry);
+        if (options.quiet !== true)
+          process.stderr.write(`mock-model-server: unexpected ${entry.method} ${entry.url}\n`);
+        sendJson(res, 404, { error: { message: `mock: no route for ${entry.method} ${url.pathname}` } });
+        return;
+      }
+      const script = scenario as Scenario;
+      if (script === "hang") {
+        // Accept and never answer: the socket stays open until the client gives up or the server closes.
+        entry.answer = "hang";
+        return;
+      }
+      if (script === "always500") {
+        entry.answer = "500";
+        // opencode retries 500s silently (nothing on stdout) with a backoff of 2 s doubling, about 85 s
+        // in all, unless the answer says when to retry: its Retry-After-Ms is honoured. The other CLIs
+        // print each retry, and keep their own (unhinted) backoff so that the supervisor sees them.
+        sendJson(res, 500, ERROR_BODIES[api], api === "chat" ? { "retry-after-ms": "100" } : {});
+        return;
+      }
+      try {
+        answer(api, script, body, url, res, entry, nextId);
+      } catch (error) {
+        entry.answer = "unexpected";
+        entry.note = String(error);
+        unexpected.push(entry);
+        if (!res.headersSent) sendJson(res, 500, ERROR_BODIES[api]);
+        else res.end();
+      }
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
+  return {
+    origin,
+    baseUrl: (scenario) => `${origin}/s/${scenario}`,
+    requests,
+    unexpected,
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Hanging requests keep their sockets open: drop every connection, then wait for the close.
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function apiOf(method: string, rest: string): Api | null {
+  if (method === "GET" && /\/models\/?$/.test(rest)) return "models";
+  if (method !== "POST") return null;
+  if (/\/responses$/.test(rest)) return "responses";
+  if (/\/chat\/completions$/.test(rest)) return "chat";
+  if (/\/messages\/count_tokens$/.test(rest)) return "anthropic-count";
+  if (/\/messages$/.test(rest)) return "anthropic";
+  if (/:streamGenerateContent$/.test(rest) || /:generateContent$/.test(rest)) return "gemini";
+  if (/:countTokens$/.test(rest)) return "gemini-count";
+  return null;
+}
+
+/** What a scripted turn does: call the shell, say the final text, or just say something. */
+type Turn = { kind: "tool"; tool: string; command: string } | { kind: "text"; text: string };
+
+/**
+ * The turn for a request: after a tool result → the final text (with the tool's output); a tool
+ * scenario offered a shell tool → the call; otherwise (text scenario, side requests without tools) → text.
+ */
+function turnFor(
+  scenario: Scenario,
+  toolResult: string | null,
+  shellTool: string | null,
+  entry: LoggedRequest,
+): Turn {
+  if (toolResult !== null) {
+    entry.answer = "final";
+    return { kind: "text", text: `${FINAL_MARKER}: the command printed: ${toolResult.trim()}` };
+  }
+  const command = SCENARIO_COMMANDS[scenario];
+  if (command !== undefined && shellTool !== null) {
+    entry.answer = "tool-call";
+    entry.note = shellTool;
+    return { kind: "tool", tool: shellTool, command };
+  }
+  if (command !== undefined) entry.note = "no shell tool offered";
+  entry.answer = scenario === "text" ? "final" : "text";
+  return { kind: "text", text: scenario === "text" ? `${FINAL_MARKER}: hello from the mock` : "Live test" };
+}
+
+function answer(
+  api: Api,
+  scenario: Scenario,
+  body: Record<string, unknown>,
+  url: URL,
+  res: http.ServerResponse,
+  entry: LoggedRequest,
+  nextId: (prefix: string) => string,
+): void {
+  switch (api) {
+    case "models":
+      entry.answer = "models";
+      // Both the OpenAI list shape and codex's {models: []} catalogue shape.
+      sendJson(res, 200, {
+        object: "list",
+        data: [{ id: "mock-model", object: "model", owned_by: "mock" }],
+        models: [],
+      });
+      return;
+    case "anthropic-count":
+      entry.answer = "count";
+      sendJson(res, 200, { input_tokens: USAGE.input });
+      return;
+    case "gemini-count":
+      entry.answer = "count";
+      sendJson(res, 200, { totalTokens: USAGE.input });
+      return;
+    case "responses":
+      responsesAnswer(scenario, body, res, entry, nextId);
+      return;
+    case "chat":
+      chatAnswer(scenario, body, res, entry, nextId);
+      return;
+    case "anthropic":
+      anthropicAnswer(scenario, body, res, entry, nextId);
+      return;
+    case "gemini":
+      geminiAnswer(scenario, body, url, res, entry);
+      return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// OpenAI Responses API (codex)
+
+function responsesAnswer(
+  scenario: Scenario,
+  body: Record<string, unknown>,
+  res: http.ServerResponse,
+  entry: LoggedRequest,
+  nextId: (prefix: string) => string,
+): void {
+  const input = arrayOf(body.input);
+  const last = input.at(-1);
+  let toolResult: string | null = null;
+  if (last !== undefined && /_call_output$/.test(String(last.type))) toolResult = outputText(last.output);
+  // codex's shell tools across versions: exec_command (unified exec, {cmd}), shell_command ({command}
+  // as a string), shell ({command} as argv), or the built-in local_shell tool type.
+  const tools = arrayOf(body.tools);
+  const names = tools.map((t) => (t.type === "local_shell" ? "local_shell" : String(t.name ?? "")));
+  const shell =
+    ["exec_command", "shell_command", "shell", "local_shell"].find((n) => names.includes(n)) ?? null;
+  const turn = turnFor(scenario, toolResult, shell, entry);
+
+  const responseId = nextId("resp");
+  const events: Record<string, unknown>[] = [
+    { type: "response.created", response: { id: responseId, object: "response", status: "in_progress" } },
+  ];
+  if (turn.kind === "tool") {
+    const callId = nextId("call");
+    let item: Record<string, unknown>;
+    if (turn.tool === "local_shell") {
+      item = {
+        type: "local_shell_call",
+        id: nextId("lsh"),
+        call_id: callId,
+        status: "completed",
+        action: { type: "exec", command: ["bash", "-lc", turn.command] },
+      };
+    } else {
+      const args =
+        turn.tool === "exec_command"
+          ? { cmd: turn.command, yield_time_ms: 10_000 }
+          : turn.tool === "shell"
+            ? { command: ["bash", "-lc", turn.command] }
+            : { command: turn.command };
+      item = {
+        type: "function_call",
+        id: nextId("fc"),
+        call_id: callId,
+        name: turn.tool,
+        arguments: JSON.stringify(args),
+        status: "completed",
+      };
+    }
+    events.push({
+      type: "response.output_item.added",
+      output_index: 0,
+      item: { ...item, status: "in_progress" },
+    });
+    events.push({ type: "response.output_item.done", output_index: 0, item });
+  } else {
+    const itemId = nextId("msg");
+    events.push({
+      type: "response.output_item.added",
+      output_index: 0,
+      item: { type: "message", id: itemId, role: "assistant", status: "in_progress", content: [] },
+    });
+    events.push({
+      type: "response.output_text.delta",
+      item_id: itemId,
+      output_index: 0,
+      content_index: 0,
+      delta: turn.text,
+    });
+    events.push({
+      type: "response.output_item.done",
+      output_index: 0,
+      item: {
+        type: "message",
+        id: itemId,
+        role: "assistant",
+        status: "completed",
+        content: [{ type: "output_text", text: turn.text, annotations: [] }],
+      },
+    });
+  }
+  events.push({
+    type: "response.completed",
+    response: {
+      id: responseId,
+      object: "response",
+      status: "completed",
+      usage: {
+        input_tokens: USAGE.input,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: USAGE.output,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: USAGE.input + USAGE.output,
+      },
+    },
+  });
+  startSse(res);
+  for (const event of events) res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
+  res.end();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// OpenAI Chat Completions (opencode)
+
+function chatAnswer(
+  scenario: Scenario,
+  body: Record<string, unknown>,
+  res: http.ServerResponse,
+  entry: LoggedRequest,
+  nextId: (prefix: string) => string,
+): void {
+  const messages = arrayOf(body.messages);
+  const last = messages.at(-1);
+  const toolResult = last?.role === "tool" ? outputText(last.content) : null;
+  const names = arrayOf(body.tools).map((t) => String(asRecordOrEmpty(t.function).name ?? ""));
+  const shell = ["bash", "shell"].find((n) => names.includes(n)) ?? null;
+  const turn = turnFor(scenario, toolResult, shell, entry);
+  const model = typeof body.model === "string" ? body.model : "mock-model";
+  const id = nextId("chatcmpl");
+  const created = Math.floor(Date.now() / 1000);
+  const chunk = (
+    delta: Record<string, unknown>,
+    finish: string | null,
+    extra: Record<string, unknown> = {},
+  ) => ({
+    id,
+    object: "chat.completion.chunk",
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  });
+  const usage = {
+    prompt_tokens: USAGE.input,
+    completion_tokens: USAGE.output,
+    total_tokens: USAGE.input + USAGE.output,
+  };
+
+  if (body.stream !== true) {
+    const message =
+      turn.kind === "tool"
+        ? {
+            role: "assistant",
+            content: null,
+            tool_calls: [
+              {
+                id: nextId("call"),
+                type: "function",
+                function: { name: turn.tool, arguments: JSON.stringify(shellArgs(turn.command)) },
+              },
+            ],
+          }
+        : { role: "assistant", content: turn.text };
+    sendJson(res, 200, {
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [{ index: 0, message, finish_reason: turn.kind === "tool" ? "tool_calls" : "stop" }],
+      usage,
+    });
+    return;
+  }
+  const chunks: unknown[] = [chunk({ role: "assistant", content: "" }, null)];
+  if (turn.kind === "tool") {
+    chunks.push(
+      chunk(
+        {
+          tool_calls: [
+            {
+              index: 0,
+              id: nextId("call"),
+              type: "function",
+              function: { name: turn.tool, arguments: JSON.stringify(shellArgs(turn.command)) },
+            },
+          ],
+        },
+        null,
+      ),
+    );
+    chunks.push(chunk({}, "tool_calls"));
+  } else {
+    chunks.push(chunk({ content: turn.text }, null));
+    chunks.push(chunk({}, "stop"));
+  }
+  // The usage chunk (what stream_options.include_usage asks for): no choices, just usage.
+  chunks.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage });
+  startSse(res);
+  for (const c of chunks) res.write(`data: ${JSON.stringify(c)}\n\n`);
+  res.write("data: [DONE]\n\n");
+  res.end();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Anthropic Messages API (claude)
+
+function anthropicAnswer(
+  scenario: Scenario,
+  body: Record<string, unknown>,
+  res: http.ServerResponse,
+  entry: LoggedRequest,
+  nextId: (prefix: string) => string,
+): void {
+  const messages = arrayOf(body.messages);
+  const last = messages.at(-1);
+  let toolResult: string | null = null;
+  if (last?.role === "user" && Array.isArray(last.content)) {
+    const result = arrayOf(last.content).find((b) => b.type === "tool_result");
+    if (result !== undefined) toolResult = outputText(result.content);
+  }
+  const names = arrayOf(body.tools).map((t) => String(t.name ?? ""));
+  const shell = names.includes("Bash") ? "Bash" : null;
+  const turn = turnFor(scenario, toolResult, shell, entry);
+  const model = typeof body.model === "string" ? body.model : "claude-mock";
+  const messageId = nextId("msg");
+  const block =
+    turn.kind === "tool"
+      ? { type: "tool_use", id: nextId("toolu"), name: turn.tool, input: shellArgs(turn.command) }
+      : { type: "text", text: turn.text };
+  const stopReason = turn.kind === "tool" ? "tool_use" : "end_turn";
+
+  if (body.stream !== true) {
+    sendJson(res, 200, {
+      id: messageId,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [block],
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: { input_tokens: USAGE.input, output_tokens: USAGE.output },
+    });
+    return;
+  }
+  const events: Record<string, unknown>[] = [
+    {
+      type: "message_start",
+      message: {
+        id: messageId,
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: {
+          input_tokens: USAGE.input,
+          output_tokens: 1,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      },
+    },
+  ];
+  if (block.type === "tool_use") {
+    events.push({ type: "content_block_start", index: 0, content_block: { ...block, input: {} } });
+    events.push({
+      type: "content_block_delta",
+      index: 0,
+      delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) },
+    });
+  } else {
+    events.push({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+    events.push({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: block.text } });
+  }
+  events.push({ type: "content_block_stop", index: 0 });
+  events.push({
+    type: "message_delta",
+    delta: { stop_reason: stopReason, stop_sequence: null },
+    usage: { output_tokens: USAGE.output },
+  });
+  events.push({ type: "message_stop" });
+  startSse(res);
+  for (const event of events) res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
+  res.end();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Gemini generateContent / streamGenerateContent (gemini-cli)
+
+function geminiAnswer(
+  scenario: Scenario,
+  body: Record<string, unknown>,
+  url: URL,
+  res: http.ServerResponse,
+  entry: LoggedRequest,
+): void {
+  const contents = arrayOf(body.contents);
+  const last = contents.at(-1);
+  let toolResult: string | null = null;
+  const response = arrayOf(last?.parts).find((p) => isRecord(p.functionResponse));
+  if (response !== undefined) {
+    const payload = asRecordOrEmpty(asRecordOrEmpty(response.functionResponse).response);
+    toolResult = outputText(payload.output ?? payload.llmContent ?? payload);
+  }
+  const names = arrayOf(body.tools).flatMap((t) =>
+    arrayOf(t.functionDeclarations).map((f) => String(f.name ?? "")),
+  );
+  const shell = names.includes("run_shell_command") ? "run_shell_command" : null;
+  const config = asRecordOrEmpty(body.generationConfig);
+  const wantsJson = config.responseMimeType === "application/json";
+  const turn: Turn = wantsJson
+    ? // A side request with a JSON schema (next-speaker check, model routing): answer in every known shape.
+      {
+        kind: "text",
+        text: JSON.stringify({ reasoning: "scripted", next_speaker: "user", model_choice: "flash" }),
+      }
+    : turnFor(scenario, toolResult, shell, entry);
+  if (wantsJson) entry.answer = "json";
+  const usageMetadata = {
+    promptTokenCount: USAGE.input,
+    candidatesTokenCount: USAGE.output,
+    totalTokenCount: USAGE.input + USAGE.output,
+  };
+  const modelVersion = "gemini-mock";
+  const part =
+    turn.kind === "tool"
+      ? { functionCall: { name: turn.tool, args: shellArgs(turn.command) } }
+      : { text: turn.text };
+  const candidate = (parts: unknown[], finish: string | null) => ({
+    content: { role: "model", parts },
+    ...(finish === null ? {} : { finishReason: finish }),
+    index: 0,
+  });
+  if (!url.pathname.endsWith(":streamGenerateContent")) {
+    sendJson(res, 200, { candidates: [candidate([part], "STOP")], usageMetadata, modelVersion });
+    return;
+  }
+  startSse(res);
+  res.write(
+    `data: ${JSON.stringify({ candidates: [candidate([part], "STOP")], usageMetadata, modelVersion })}\r\n\r\n`,
+  );
+  res.end();
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+/** The shell tools' arguments in claude (Bash), gemini (run_shell_command) and opencode (bash). */
+function shellArgs(command: string): Record<string, unknown> {
+  return { command, description: "live suite scripted command" };
+}
+
+function startSse(res: http.ServerResponse): void {
+  res.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
+}
+
+function sendJson(
+  res: http.ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(value);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function asRecordOrEmpty(value: unknown): Record<string, unknown> {
+  return isRecord(value) ? value : {};
+}
+
+function arrayOf(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value) ? value.filter(isRecord) : [];
+}
+
+/** A tool output as text: a string, content blocks ({type: text, text}), or anything else as JSON. */
+function outputText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (Array.isArray(value)) {
+    return value
+      .map((v) => (typeof v === "string" ? v : isRecord(v) && typeof v.text === "string" ? v.text : ""))
+      .join("");
+  }
+  if (isRecord(value) && typeof value.content === "string") return value.content;
+  return JSON.stringify(value ?? "");
+}
