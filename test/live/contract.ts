@@ -97,7 +97,10 @@ export function defineContract(cli: LiveCli): void {
     });
 
     it("a request that never answers → idle-timeout, stopped, nothing left", async () => {
-      const d = await run.dispatch(cli, "hang", { idle: "8s", killGrace: "3s" });
+      // 20 s: long enough for the slowest CLI to reach its first request on a loaded 2-core machine
+      // (opencode alone takes 4-5 s to start), shorter than every CLI's own request timeout (claude's
+      // API_TIMEOUT_MS is set to 60 s, gemini's is about 60 s, opencode's 300 s, codex has none).
+      const d = await run.dispatch(cli, "hang", { idle: "20s", killGrace: "3s" });
       const { record, exit } = await waitForRecord(d, 60_000);
       const why = diagnostics(d, run.server);
       expect(exit.reason, why).toBe("idle-timeout");
