@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
+import { loose } from "../domain/schemas.js";
 import { writeJsonAtomic } from "../infra/atomic.js";
 import { parseJsonText } from "../infra/json-file.js";
 
@@ -8,7 +9,7 @@ import { parseJsonText } from "../infra/json-file.js";
 // at the live dispatches only, however many are recorded. The folders stay the truth: a marker whose
 // dispatch has a record is stale and is removed by whoever sees it.
 
-const liveMarkerSchema = z.looseObject({
+const liveMarkerSchema = loose({
   schema: z.literal(1),
   dispatchId: z.string(),
   name: z.string(),

@@ -6,6 +6,14 @@ import { ACCESS_LEVELS, BACKEND_IDS, ERROR_CODES, EXIT_REASONS, STATUSES } from 
 
 export const SCHEMA_VERSION = 1;
 
+/**
+ * An object schema that keeps the fields it does not know (a newer catherd or a person may add some).
+ * Typed as a plain object of the known fields: the extra ones are carried along, never read.
+ */
+export function loose<T extends z.ZodRawShape>(shape: T): z.ZodObject<T> {
+  return z.object(shape).passthrough() as unknown as z.ZodObject<T>;
+}
+
 const schemaField = z.literal(SCHEMA_VERSION);
 const isoTime = z.string().min(1);
 const ms = z.number().int().nonnegative();
@@ -17,15 +25,13 @@ export const backendIdSchema = z.enum(BACKEND_IDS);
 export const exitReasonSchema = z.enum(EXIT_REASONS);
 export const statusSchema = z.enum(STATUSES);
 export const accessSchema = z.enum(ACCESS_LEVELS);
-const errorField = z
-  .looseObject({ code: z.enum(ERROR_CODES).or(z.string()), message: z.string() })
-  .nullable();
+const errorField = loose({ code: z.enum(ERROR_CODES).or(z.string()), message: z.string() }).nullable();
 
 /**
  * spec.json as written: by `dispatch` in full, by a person possibly with just `cmd` (and `backend`).
  * Missing fields take the backend's defaults when the supervisor resolves it.
  */
-export const specFileSchema = z.looseObject({
+export const specFileSchema = loose({
   schema: schemaField.optional(),
   dispatchId: z.string().min(1).optional(),
   backend: backendIdSchema.default("exec"),
@@ -45,7 +51,7 @@ export const specFileSchema = z.looseObject({
 export type SpecFile = z.infer<typeof specFileSchema>;
 
 /** spec.json with every default applied: what the supervisor runs. */
-export const specSchema = z.looseObject({
+export const specSchema = loose({
   schema: schemaField,
   dispatchId: z.string().min(1),
   backend: backendIdSchema,
@@ -64,7 +70,7 @@ export const specSchema = z.looseObject({
 });
 export type Spec = z.infer<typeof specSchema>;
 
-export const supervisorFileSchema = z.looseObject({
+export const supervisorFileSchema = loose({
   schema: schemaField,
   pid: z.number().int().positive(),
   startTime: z.string().min(1),
@@ -72,7 +78,7 @@ export const supervisorFileSchema = z.looseObject({
 });
 export type SupervisorFile = z.infer<typeof supervisorFileSchema>;
 
-export const procFileSchema = z.looseObject({
+export const procFileSchema = loose({
   schema: schemaField,
   pid: z.number().int().positive(),
   pgid: z.number().int().positive(),
@@ -82,19 +88,19 @@ export const procFileSchema = z.looseObject({
 });
 export type ProcFile = z.infer<typeof procFileSchema>;
 
-export const threadFileSchema = z.looseObject({
+export const threadFileSchema = loose({
   schema: schemaField,
   thread: z.string().min(1),
   at: isoTime,
 });
 export type ThreadFile = z.infer<typeof threadFileSchema>;
 
-export const stallFileSchema = z.looseObject({ schema: schemaField, at: isoTime, quietMs: ms });
+export const stallFileSchema = loose({ schema: schemaField, at: isoTime, quietMs: ms });
 export type StallFile = z.infer<typeof stallFileSchema>;
 
-export const openToolCallSchema = z.looseObject({ id: z.string(), label: z.string(), openedAt: isoTime });
+export const openToolCallSchema = loose({ id: z.string(), label: z.string(), openedAt: isoTime });
 
-export const exitFileSchema = z.looseObject({
+export const exitFileSchema = loose({
   schema: schemaField,
   reason: exitReasonSchema,
   code: z.number().int().nullable(),
@@ -119,14 +125,14 @@ const gitEntry = z.object({
   size: z.number().nullable(),
   mtimeMs: z.number().nullable(),
 });
-export const gitSnapshotSchema = z.looseObject({
+export const gitSnapshotSchema = loose({
   root: z.string(),
   head: z.string().nullable(),
   entries: z.record(z.string(), gitEntry),
 });
 export type GitSnapshot = z.infer<typeof gitSnapshotSchema>;
 
-export const admitFileSchema = z.looseObject({
+export const admitFileSchema = loose({
   schema: schemaField,
   dispatchId: z.string().min(1),
   run: z.string().min(1),
@@ -143,7 +149,7 @@ export type AdmitFile = z.infer<typeof admitFileSchema>;
 
 export const tokensSchema = z.object({ input: ms, cached: ms, output: ms });
 
-export const recordFileSchema = z.looseObject({
+export const recordFileSchema = loose({
   schema: schemaField,
   dispatchId: z.string().min(1),
   run: z.string().nullable(),
@@ -168,7 +174,7 @@ export const recordFileSchema = z.looseObject({
 export type RecordFile = z.infer<typeof recordFileSchema>;
 
 /** activity.json: what the agent is doing now, rewritten by the supervisor at most once a second. */
-export const activityFileSchema = z.looseObject({
+export const activityFileSchema = loose({
   schema: schemaField,
   at: isoTime,
   lastEvent: z.string().nullable(),
@@ -181,7 +187,7 @@ export const activityFileSchema = z.looseObject({
 });
 export type ActivityFile = z.infer<typeof activityFileSchema>;
 
-export const runFileSchema = z.looseObject({
+export const runFileSchema = loose({
   schema: schemaField,
   id: z.string().min(1),
   createdAt: isoTime,

@@ -13,14 +13,16 @@ afterEach(() => {
   expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
 });
 
-const rowSchema = z.looseObject({
-  run: z.string(),
-  name: z.string().nullable(),
-  dispatchId: z.string(),
-  dir: z.string(),
-  backend: z.string().nullable(),
-  state: z.enum(["starting", "running", "stopping", "exited", "recorded", "orphaned", "lost"]),
-});
+const rowSchema = z
+  .object({
+    run: z.string(),
+    name: z.string().nullable(),
+    dispatchId: z.string(),
+    dir: z.string(),
+    backend: z.string().nullable(),
+    state: z.enum(["starting", "running", "stopping", "exited", "recorded", "orphaned", "lost"]),
+  })
+  .passthrough();
 const statusSchema = z.object({ dispatches: z.array(rowSchema) });
 const waitSchema = z.object({ records: z.array(recordFileSchema) });
 const errorSchema = z.object({
