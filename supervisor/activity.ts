@@ -26,7 +26,9 @@ export class ActivityWriter {
     if (facts.describe === undefined && facts.usage === undefined && facts.retry === undefined) {
       if (facts.toolsOpened === undefined && facts.toolsClosed === undefined) return;
     }
-    addFacts(this.summary, facts);
+    // activity.json shows no reply: folding streamed reply text here would only churn memory.
+    const { reply: _reply, ...shown } = facts;
+    addFacts(this.summary, shown);
     this.changed = true;
   }
 

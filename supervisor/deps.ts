@@ -1,5 +1,6 @@
 import { createJsonExclusive, writeJsonAtomic } from "../src/infra/atomic.js";
 import { type Clock, systemClock } from "../src/infra/clock.js";
+import { withWriteFaults } from "./test-hooks.js";
 
 /** The writes whose failure the supervisor must survive; faults are injected here in tests. */
 export interface FileWriter {
@@ -16,5 +17,5 @@ export interface SupervisorDeps {
 export const systemFiles: FileWriter = { writeJson: writeJsonAtomic, createJson: createJsonExclusive };
 
 export function systemDeps(): SupervisorDeps {
-  return { clock: systemClock, files: systemFiles };
+  return { clock: systemClock, files: withWriteFaults(systemFiles) };
 }

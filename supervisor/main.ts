@@ -7,20 +7,33 @@ import { fileURLToPath } from "node:url";
 import { systemDeps } from "./deps.js";
 import { runSupervisor } from "./run.js";
 
-/** Runs the supervisor on `dirArg`; resolves to the process exit code. */
-export async function superviseMain(dirArg: string | undefined): Promise<number> {
-  if (dirArg === undefined || dirArg === "") {
-    process.stderr.write(
-      "error E_INPUT_INVALID: missing <dispatch-dir>\nfix: catherd supervise <dispatch-dir>\n",
-    );
+/**
+ * Runs the supervisor on `dirArg`; resolves to the process exit code. Anything but one dispatch folder (one
+ * holding spec.json or admit.json) is refused with exit 2 before a single file is written.
+ */
+export async function superviseMain(
+  dirArg: string | undefined,
+  extra: readonly string[] = [],
+): Promise<number> {
+  const refuse = (message: string, fix: string) => {
+    process.stderr.write(`error E_INPUT_INVALID: ${message}\nfix: ${fix}\n`);
     return 2;
+  };
+  if (dirArg === undefined || dirArg === "") {
+    return refuse("missing <dispatch-dir>", "catherd supervise <dispatch-dir>");
+  }
+  if (extra.length > 0) {
+    return refuse(`unexpected argument ${JSON.stringify(extra[0])}`, "catherd supervise <dispatch-dir>");
   }
   const dir = path.resolve(dirArg);
   if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
-    process.stderr.write(
-      `error E_INPUT_INVALID: ${dir} is not a folder\nfix: give the path of a dispatch folder\n`,
+    return refuse(`${dir} is not a folder`, "give the path of a dispatch folder");
+  }
+  if (!fs.existsSync(path.join(dir, "spec.json")) && !fs.existsSync(path.join(dir, "admit.json"))) {
+    return refuse(
+      `${dir} is not a dispatch folder (it has no spec.json)`,
+      "write spec.json (see specs/dispatch-folder.md), or use catherd dispatch",
     );
-    return 2;
   }
   const interrupt = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => interrupt.abort(signal);
@@ -35,7 +48,7 @@ const invokedDirectly =
   process.argv[1] !== undefined &&
   fs.realpathSync(process.argv[1]) === fs.realpathSync(fileURLToPath(import.meta.url));
 if (invokedDirectly) {
-  superviseMain(process.argv[2]).then(
+  superviseMain(process.argv[2], process.argv.slice(3)).then(
     (code) => process.exit(code),
     (error: unknown) => {
       process.stderr.write(

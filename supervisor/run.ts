@@ -4,13 +4,7 @@ import { backendFor } from "../src/backends/registry.js";
 import type { Backend } from "../src/backends/types.js";
 import { agentEnvironment } from "../src/domain/env.js";
 import { CatherdError, isCatherdError } from "../src/domain/errors.js";
-import {
-  type ExitFile,
-  procFileSchema,
-  SCHEMA_VERSION,
-  type Spec,
-  supervisorFileSchema,
-} from "../src/domain/schemas.js";
+import { type ExitFile, SCHEMA_VERSION, type Spec, supervisorFileSchema } from "../src/domain/schemas.js";
 import type { ExitReason } from "../src/domain/vocab.js";
 import type { WatchState } from "../src/domain/watch.js";
 import { readJsonFile } from "../src/infra/json-file.js";
@@ -21,6 +15,7 @@ import { type RunningChild, spawnAgent } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
 import { fileLog, type SupervisorLog } from "./log.js";
 import { readSpecFile, resolveSpec } from "./spec.js";
+import { pauseAt } from "./test-hooks.js";
 import { watchAgent } from "./watch-loop.js";
 
 /** How long a supervisor lock survives a frozen holder before another may take it over. */
@@ -96,6 +91,8 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
 
   let spec: Spec | null = null;
   let child: RunningChild | null = null;
+  /** The agent's start time as read right after the spawn: the stop trusts this, never proc.json on disk. */
+  let childStartTime: string | null = null;
   let ending: Ending;
   let stop: StopReport = { term: false, kill: false, swept: 0 };
   try {
@@ -107,6 +104,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
         throw new CatherdError("E_SPEC_INVALID", `backend ${file.backend} is not supported`);
       backend = found;
       spec = resolveSpec(file, dir, backend);
+      pauseAt("before-spawn", dir);
       child = await spawnAgent({
         cmd: spec.cmd,
         args: spec.args,
@@ -119,8 +117,10 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
     } catch (error) {
       throw new SpawnFailure(error);
     }
-    const procStartTime = startTimeOf(child.pid) ?? "unknown";
+    childStartTime = startTimeOf(child.pid);
+    const procStartTime = childStartTime ?? "unknown";
     log("spawned", { pid: child.pid, cmd: spec.cmd });
+    pauseAt("after-spawn", dir);
     files.writeJson(path.join(dir, "proc.json"), {
       schema: SCHEMA_VERSION,
       pid: child.pid,
@@ -129,6 +129,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
       startedAt: clock.wallNow().toISOString(),
       argv0: spec.cmd,
     });
+    pauseAt("running", dir);
     const watched = await watchAgent({ dir, spec, backend, child, deps, log, interrupt });
     const signalled = interrupt.aborted && watched.reason === "cancelled" ? String(interrupt.reason) : null;
     ending = {
@@ -155,7 +156,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
   }
 
   if (child !== null && spec !== null) {
-    stop = await stopAgent(dir, spec, child, deps, log);
+    stop = await stopAgent(dir, spec, child, childStartTime, deps, log);
     // The leader is reaped by now or soon: its own code and signal belong in exit.json.
     if (child.exit === null) await Promise.race([child.exited, clock.sleep(1000)]);
   }
@@ -167,7 +168,10 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
     startedMono,
     durationMs: Math.round(clock.now() - startedMono),
   });
-  if (exitWritten) await record(dir, deps, log);
+  if (exitWritten) {
+    pauseAt("after-exit", dir);
+    await record(dir, deps, log);
+  }
 }
 
 /** record.json right after exit.json; loaded only now, so the start path stays light. */
@@ -198,11 +202,10 @@ async function stopAgent(
   dir: string,
   spec: Spec,
   child: RunningChild,
+  startTime: string | null,
   deps: SupervisorDeps,
   log: SupervisorLog,
 ): Promise<StopReport> {
-  const proc = readJsonFile(path.join(dir, "proc.json"), procFileSchema);
-  const startTime = proc.kind === "ok" ? proc.value.startTime : startTimeOf(child.pid);
   try {
     const report = await stopDispatch(
       {
@@ -210,6 +213,7 @@ async function stopAgent(
         pgid: child.pid,
         leader: child.exit === null && startTime !== null ? { pid: child.pid, startTime } : null,
         killGraceMs: spec.killGraceMs,
+        onTermSent: () => pauseAt("stopping", dir),
       },
       deps.clock,
     );

@@ -11,7 +11,11 @@ import type { RunningChild } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
 import type { SupervisorLog } from "./log.js";
 
-const POLL_BUDGET_BYTES = 8 * 1024 * 1024;
+/**
+ * Lines are read and judged in bites of this much input: small enough that a bite's lines die young (a
+ * bigger bite let V8's heap grow with the stream: 320 MB peak for 0.9 GB of events, 640 MB for 2.7 GB).
+ */
+const POLL_BUDGET_BYTES = 1024 * 1024;
 
 export interface WatchInput {
   dir: string;

@@ -3,6 +3,7 @@ import { PROGRESS } from "../domain/facts.js";
 import {
   AGENT_DEFAULTS,
   asCount,
+  asId,
   asRecord,
   asString,
   describeToolCall,
@@ -74,7 +75,7 @@ function blocks(message: Record<string, unknown> | null): Record<string, unknown
 function parseSystem(event: Record<string, unknown>): LineFacts {
   switch (event.subtype) {
     case "init": {
-      const thread = asString(event.session_id);
+      const thread = asId(event.session_id);
       const model = asString(event.model);
       const describe = model === null ? "session started" : `session started (${model})`;
       return thread === null ? { progress: true, describe } : { progress: true, thread, describe };
@@ -146,7 +147,7 @@ function parseUser(event: Record<string, unknown>): LineFacts {
 
 function parseResult(event: Record<string, unknown>): LineFacts {
   const out: LineFacts = { progress: true };
-  const thread = asString(event.session_id);
+  const thread = asId(event.session_id);
   if (thread !== null) out.thread = thread;
   const usage = asRecord(event.usage);
   // result.usage is the whole run's total; the per-message usage of assistant lines is not counted.

@@ -3,6 +3,7 @@ import { PROGRESS } from "../domain/facts.js";
 import {
   AGENT_DEFAULTS,
   asCount,
+  asId,
   asRecord,
   asString,
   finalizeFromSummary,
@@ -69,7 +70,7 @@ function parse(line: string): LineFacts {
   if (event === null) return PROGRESS;
   switch (event.type) {
     case "thread.started": {
-      const thread = asString(event.thread_id);
+      const thread = asId(event.thread_id);
       return thread === null ? PROGRESS : { progress: true, thread, describe: "thread started" };
     }
     case "item.started":

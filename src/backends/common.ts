@@ -30,6 +30,11 @@ export function asString(value: unknown): string | null {
   return typeof value === "string" ? value : null;
 }
 
+/** A session or thread id: a non-blank string of at most 256 characters, else null (it names nothing). */
+export function asId(value: unknown): string | null {
+  return typeof value === "string" && value.trim() !== "" && value.length <= 256 ? value : null;
+}
+
 export function asCount(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
 }

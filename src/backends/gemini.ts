@@ -5,6 +5,7 @@ import type { RunSummary } from "../domain/summary.js";
 import {
   AGENT_DEFAULTS,
   asCount,
+  asId,
   asRecord,
   asString,
   describeToolCall,
@@ -80,7 +81,7 @@ function parse(line: string): LineFacts {
   if (event === null) return PROGRESS;
   switch (event.type) {
     case "init": {
-      const thread = asString(event.session_id);
+      const thread = asId(event.session_id);
       const model = asString(event.model);
       const describe = model === null ? "session started" : `session started (${model})`;
       return thread === null ? { progress: true, describe } : { progress: true, thread, describe };

@@ -3,6 +3,7 @@ import { PROGRESS } from "../domain/facts.js";
 import {
   AGENT_DEFAULTS,
   asCount,
+  asId,
   asRecord,
   asString,
   describeToolCall,
@@ -121,7 +122,7 @@ function parse(line: string): LineFacts {
   const event = parseObject(line);
   if (event === null) return PROGRESS;
   const facts = parsePart(event.type, asRecord(event.part) ?? {}, event);
-  const thread = asString(event.sessionID);
+  const thread = asId(event.sessionID);
   return thread === null ? facts : { ...facts, thread };
 }
 

@@ -133,8 +133,9 @@ async function readStdin(): Promise<Buffer> {
   for await (const chunk of process.stdin) {
     const buffer = chunk as Buffer;
     size += buffer.length;
-    // Keep one byte past the limit so that validation reports the size; drop the rest.
-    if (size <= MAX_BRIEF_BYTES + 1) chunks.push(buffer);
+    if (size <= MAX_BRIEF_BYTES) chunks.push(buffer);
   }
+  // Over the limit: drain the rest and let validation refuse it (never a brief cut short silently).
+  if (size > MAX_BRIEF_BYTES) return Buffer.alloc(MAX_BRIEF_BYTES + 1);
   return Buffer.concat(chunks);
 }

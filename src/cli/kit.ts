@@ -60,8 +60,10 @@ export function reportError(error: unknown, json: boolean): number {
   if (json) {
     process.stdout.write(`${JSON.stringify({ error: known.toJSON() })}\n`);
   } else {
-    process.stderr.write(`error ${known.code}: ${known.message}\n`);
-    if (known.fix !== undefined) process.stderr.write(`fix: ${known.fix}\n`);
+    // One line each, whatever the message holds (node's own parse errors span three).
+    const line = (text: string) => text.replace(/\s*\n\s*/g, " ");
+    process.stderr.write(`error ${known.code}: ${line(known.message)}\n`);
+    if (known.fix !== undefined) process.stderr.write(`fix: ${line(known.fix)}\n`);
   }
   return exitCodeFor(known.code);
 }

@@ -42,7 +42,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (verb === "supervise") {
     const { superviseMain } = await import("../../supervisor/main.js");
-    return superviseMain(rest[0]);
+    return superviseMain(rest[0], rest.slice(1));
   }
   const load = VERBS[verb];
   if (load === undefined) {

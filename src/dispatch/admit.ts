@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { defaultStallMs, SPEC_DEFAULTS } from "../domain/defaults.js";
 import { CatherdError } from "../domain/errors.js";
-import { makeDispatchId } from "../domain/ids.js";
+import { isValidId, makeDispatchId } from "../domain/ids.js";
 import { type AdmitFile, type RunFile, runFileSchema, SCHEMA_VERSION, type Spec } from "../domain/schemas.js";
 import { makeDir, writeFileAtomic, writeJsonAtomic } from "../infra/atomic.js";
 import { gitSnapshot } from "../infra/git.js";
@@ -30,8 +30,10 @@ export interface Admitted {
 }
 
 /**
- * Admission (design.md §7): under the run's lock, refuse a live duplicate name, overlapping --owns, or a
- * full run; then write the folder — brief.md, spec.json, admit.json last — and the name's `latest`.
+ * Admission (design.md §7): write brief.md and spec.json under a hidden staging name; then under the run's
+ * lock refuse a live duplicate name, overlapping --owns, or a full run, else write admit.json, rename the
+ * folder into place and write the name's `latest` and the live marker. Most of the fsyncs, slow on a busy
+ * disk, happen before the lock.
  */
 export async function admit(request: DispatchRequest, home: string, now: () => Date): Promise<Admitted> {
   const run = runPaths(home, request.run);
@@ -39,19 +41,27 @@ export async function admit(request: DispatchRequest, home: string, now: () => D
   makeDir(run.live);
   // Outside the lock: git can take a while in a big tree, and it describes the work tree, not the run.
   const git = await gitSnapshot(request.cwd);
-  const release = await lockWithin(run.dir, {
-    lockPath: run.admissionLock,
-    staleMs: ADMISSION_LOCK_STALE_MS,
-    waitMs: ADMISSION_LOCK_WAIT_MS,
-  });
+  const staged = stageDispatch(request, run, git, now());
+  let committed = false;
   try {
-    const runFile = ensureRunFile(run, request.maxParallel, now());
-    const live = await liveDispatches(run);
-    const ownsAbsolute = request.owns.map((p) => absoluteOwn(request.cwd, p));
-    refuseConflicts(request, ownsAbsolute, live, runFile.maxParallel ?? null);
-    return writeDispatch(request, run, ownsAbsolute, git, now());
+    const release = await lockWithin(run.dir, {
+      lockPath: run.admissionLock,
+      staleMs: ADMISSION_LOCK_STALE_MS,
+      waitMs: ADMISSION_LOCK_WAIT_MS,
+    });
+    try {
+      const runFile = ensureRunFile(run, request.maxParallel, now());
+      const ownsAbsolute = request.owns.map((p) => absoluteOwn(request.cwd, p));
+      await refuseConflicts(request, ownsAbsolute, new LiveSet(run), runFile.maxParallel ?? null);
+      const admitted = commitDispatch(run, staged, ownsAbsolute, now());
+      committed = true;
+      return admitted;
+    } finally {
+      await release().catch(() => {});
+    }
   } finally {
-    await release().catch(() => {});
+    // Refused, or the lock never came: nothing of this dispatch remains.
+    if (!committed) fs.rmSync(staged.staging, { recursive: true, force: true });
   }
 }
 
@@ -67,19 +77,41 @@ function ensureRunFile(run: RunPaths, maxParallel: number | null, at: Date): Run
   return file;
 }
 
-/** The run's live dispatches. Dead ones found on the way are recorded `lost` first, then no longer count. */
-async function liveDispatches(run: RunPaths): Promise<LiveMarker[]> {
-  const live: LiveMarker[] = [];
-  for (const marker of readLiveMarkers(run.live)) {
+/**
+ * The run's admitted, not yet recorded dispatches, by their markers, with a lazy liveness check: only the
+ * markers that could refuse a dispatch are inspected, so the time under the run's lock does not grow
+ * with the number of live dispatches. A dead one found on the way is recorded `lost` first, then no
+ * longer counts.
+ */
+class LiveSet {
+  readonly markers: LiveMarker[] = [];
+  private readonly known = new Map<string, boolean>();
+
+  constructor(run: RunPaths) {
+    for (const marker of readLiveMarkers(run.live)) {
+      // The folder is derived from the marker's ids, never taken from its `dir`: a hand-edited marker must
+      // not make admission inspect, or record into, a folder outside this run.
+      if (!isValidId(marker.name) || !isValidId(marker.dispatchId)) continue;
+      this.markers.push({ ...marker, dir: dispatchDir(run, marker.name, marker.dispatchId) });
+    }
+  }
+
+  async isLive(marker: LiveMarker): Promise<boolean> {
+    const known = this.known.get(marker.dir);
+    if (known !== undefined) return known;
     let view = inspectDispatch(marker.dir);
     if (view.state === "lost" || view.state === "exited") view = await settleIfDead(view);
-    if (view.state === "recorded") {
-      removeLiveMarkerOf(marker.dir);
-      continue;
-    }
-    live.push(marker);
+    const live = view.state !== "recorded";
+    if (!live) removeLiveMarkerOf(marker.dir);
+    this.known.set(marker.dir, live);
+    return live;
   }
-  return live;
+
+  async liveCount(): Promise<number> {
+    let n = 0;
+    for (const marker of this.markers) if (await this.isLive(marker)) n += 1;
+    return n;
+  }
 }
 
 function absoluteOwn(cwd: string, own: string): string {
@@ -87,15 +119,15 @@ function absoluteOwn(cwd: string, own: string): string {
   return own.endsWith("/") ? `${resolved}/` : resolved;
 }
 
-function refuseConflicts(
+async function refuseConflicts(
   request: DispatchRequest,
   owns: string[],
-  live: LiveMarker[],
+  live: LiveSet,
   storedCap: number | null,
 ) {
   if (request.name !== null) {
-    const same = live.find((m) => m.name === request.name);
-    if (same !== undefined) {
+    for (const same of live.markers.filter((m) => m.name === request.name)) {
+      if (!(await live.isLive(same))) continue;
       throw new CatherdError(
         "E_ADMIT_DUPLICATE",
         `a dispatch named ${request.name} is still live (${same.dispatchId})`,
@@ -105,10 +137,10 @@ function refuseConflicts(
       );
     }
   }
-  for (const marker of live) {
+  for (const marker of live.markers) {
     for (const mine of owns) {
       const theirs = marker.owns.find((other) => ownsOverlap(mine, other));
-      if (theirs !== undefined) {
+      if (theirs !== undefined && (await live.isLive(marker))) {
         throw new CatherdError(
           "E_ADMIT_OVERLAP",
           `--owns ${mine} overlaps ${theirs}, owned by live dispatch ${marker.name} (${marker.dispatchId})`,
@@ -120,23 +152,80 @@ function refuseConflicts(
     }
   }
   const cap = request.maxParallel ?? storedCap;
-  if (cap !== null && live.length >= cap) {
+  // Fewer markers than the cap: fewer live dispatches too, without looking at any of them.
+  if (cap !== null && live.markers.length >= cap && (await live.liveCount()) >= cap) {
     throw new CatherdError("E_ADMIT_CAPACITY", `run ${request.run} is at its cap of ${cap} live dispatches`, {
       fix: `wait for one to finish (catherd wait --any --run ${request.run}) or raise --max-parallel`,
     });
   }
 }
 
-function writeDispatch(
+interface Staged {
+  dispatchId: string;
+  name: string;
+  dir: string;
+  staging: string;
+  admit: AdmitFile;
+}
+
+/**
+ * Writes brief.md and spec.json under the folder's hidden staging name (admit.json comes at the commit);
+ * E_IO_WRITE, and nothing left, when it cannot.
+ */
+function stageDispatch(request: DispatchRequest, run: RunPaths, git: AdmitFile["git"], at: Date): Staged {
+  const { dispatchId, dir, staging, name } = createFolder(request, run, at);
+  try {
+    const admitFile = writeFolder(request, staging, dir, dispatchId, name, git, at);
+    return { dispatchId, name, dir, staging, admit: admitFile };
+  } catch (error) {
+    fs.rmSync(staging, { recursive: true, force: true });
+    throw writeFailed(dir, error);
+  }
+}
+
+/**
+ * Writes admit.json and renames the staged folder into place — it appears whole or not at all: a
+ * dispatcher killed halfway leaves only a hidden staging folder — then writes `latest` and the live marker.
+ */
+function commitDispatch(run: RunPaths, staged: Staged, owns: string[], at: Date): Admitted {
+  const { dispatchId, name, dir } = staged;
+  let renamed = false;
+  try {
+    // admit.json last, stamped now: a dispatch is admitted when the decision is made, not when it queued.
+    const admitFile: AdmitFile = { ...staged.admit, admittedAt: at.toISOString() };
+    writeJsonAtomic(path.join(staged.staging, "admit.json"), admitFile);
+    fs.renameSync(staged.staging, dir);
+    renamed = true;
+    writeFileAtomic(path.join(nameDir(run, name), "latest"), `${dispatchId}\n`);
+    writeLiveMarker(run.live, { dispatchId, name, dir, owns });
+    return { run, name, dispatchId, dir, admit: admitFile };
+  } catch (error) {
+    // Nothing was started yet: no trace of a dispatch that failed to be written.
+    if (renamed) fs.rmSync(dir, { recursive: true, force: true });
+    throw writeFailed(dir, error);
+  }
+}
+
+function writeFailed(dir: string, error: unknown): CatherdError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new CatherdError("E_IO_WRITE", `cannot write the dispatch folder ${dir}: ${message}`, {
+    fix: "free disk space (or fix the permissions of CATHERD_HOME), then dispatch again",
+    cause: error,
+  });
+}
+
+/** brief.md and spec.json into the staging folder, and the admit.json to write last; paths name the final folder. */
+function writeFolder(
   request: DispatchRequest,
-  run: RunPaths,
-  owns: string[],
+  staging: string,
+  dir: string,
+  dispatchId: string,
+  name: string,
   git: AdmitFile["git"],
   at: Date,
-): Admitted {
-  const { dispatchId, dir, name } = createFolder(request, run, at);
+): AdmitFile {
   const briefPath = path.join(dir, "brief.md");
-  if (request.brief !== null) writeFileAtomic(briefPath, request.brief);
+  if (request.brief !== null) writeFileAtomic(path.join(staging, "brief.md"), request.brief);
   const plan = request.backend.plan({
     bin: request.bin,
     briefPath: request.brief === null ? null : briefPath,
@@ -164,7 +253,7 @@ function writeDispatch(
     pollMs: SPEC_DEFAULTS.pollMs,
     providerRetry: { ...SPEC_DEFAULTS.providerRetry },
   };
-  writeJsonAtomic(path.join(dir, "spec.json"), spec);
+  writeJsonAtomic(path.join(staging, "spec.json"), spec);
   const admitFile: AdmitFile = {
     schema: SCHEMA_VERSION,
     dispatchId,
@@ -178,23 +267,25 @@ function writeDispatch(
     dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid) ?? "unknown" },
     git,
   };
-  writeJsonAtomic(path.join(dir, "admit.json"), admitFile);
-  writeFileAtomic(path.join(nameDir(run, name), "latest"), `${dispatchId}\n`);
-  writeLiveMarker(run.live, { dispatchId, name, dir, owns });
-  return { run, name, dispatchId, dir, admit: admitFile };
+  return admitFile;
 }
 
-/** Creates the dispatch folder exclusively; a colliding id (same second, same suffix) draws again. */
+/**
+ * Picks a fresh id and creates its hidden staging folder `<name>/.<id>.admitting` exclusively (readers skip
+ * it: not a valid id); a colliding id (same second, same suffix) draws again.
+ */
 function createFolder(request: DispatchRequest, run: RunPaths, at: Date) {
   for (let attempt = 0; attempt < 20; attempt++) {
     const dispatchId = makeDispatchId(at, Math.random);
     const name = request.name ?? `${request.backend.id}-${dispatchId.slice(-6)}`;
     makeDir(nameDir(run, name));
     const dir = dispatchDir(run, name, dispatchId);
+    const staging = path.join(nameDir(run, name), `.${dispatchId}.admitting`);
+    if (fs.existsSync(dir)) continue;
     try {
-      fs.mkdirSync(dir, { mode: 0o700 });
-      fs.chmodSync(dir, 0o700);
-      return { dispatchId, dir, name };
+      fs.mkdirSync(staging, { mode: 0o700 });
+      fs.chmodSync(staging, 0o700);
+      return { dispatchId, dir, staging, name };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }

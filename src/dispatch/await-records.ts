@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { inspectDispatch } from "./inspect.js";
 import { SEEN_FILE } from "./overview.js";
@@ -39,6 +40,8 @@ export async function awaitRecords(
         let view = inspectDispatch(dir);
         if (view.state === "lost" || view.state === "exited") view = await settleIfDead(view);
         if (view.record !== null) done.set(dir, view.record);
+        // Recorded, but record.json is torn or newer: it will never become readable by waiting.
+        else if (view.state === "recorded") throw recordProblem(view.dir, view.problems);
       }
       const finished = options.any ? done.size > 0 : done.size === dirs.length;
       const timedOut = !finished && Date.now() >= deadline;
@@ -66,6 +69,15 @@ export async function awaitRecords(
   } finally {
     for (const watcher of watchers) watcher?.close();
   }
+}
+
+function recordProblem(dir: string, problems: readonly CatherdError[]): CatherdError {
+  return (
+    problems.find((p) => p.message.includes("record.json")) ??
+    new CatherdError("E_FILE_CORRUPT", `${path.join(dir, "record.json")} cannot be read`, {
+      fix: `inspect it with: cat ${path.join(dir, "record.json")}`,
+    })
+  );
 }
 
 /** Marks a record as delivered to its reader, so that `status` stops showing it as unread. */

@@ -19,6 +19,7 @@ import { dispatchState } from "../domain/state.js";
 import type { DispatchState } from "../domain/vocab.js";
 import { type FileRead, readJsonFile } from "../infra/json-file.js";
 import { isSameProcess } from "../infra/process-identity.js";
+import { findByDispatchVariable } from "../infra/sweep.js";
 
 /** Everything a reader knows about one dispatch folder. Reading never writes and never signals. */
 export interface DispatchView {
@@ -54,16 +55,25 @@ export function inspectDispatch(dir: string, nowMs = Date.now()): DispatchView {
   const recordRead = readJsonFile(file("record.json"), recordFileSchema);
   const record = take(recordRead);
   const admittedAtMs = admit !== null ? Date.parse(admit.admittedAt) : folderBirth(dir);
-  const state = dispatchState({
+  const hasSupervisor = supervisor !== null || fs.existsSync(file("supervisor.json"));
+  let state = dispatchState({
     // A torn or newer record still means "recorded": nobody may record the dispatch again.
     hasRecord: recordRead.kind !== "missing",
     hasExit: exitRead.kind !== "missing",
-    hasSupervisor: supervisor !== null || fs.existsSync(file("supervisor.json")),
+    hasSupervisor,
     supervisorAlive: supervisor !== null && isSameProcess(supervisor.pid, supervisor.startTime),
     agentAlive: proc !== null && isSameProcess(proc.pid, proc.startTime),
     cancelRequested: fs.existsSync(file("cancel")),
+    dispatcherAlive:
+      !hasSupervisor && admit !== null && isSameProcess(admit.dispatcher.pid, admit.dispatcher.startTime),
     ageMs: Number.isFinite(admittedAtMs) ? nowMs - admittedAtMs : Number.POSITIVE_INFINITY,
   });
+  // The supervisor may have died after spawning the agent but before naming it in proc.json, or the agent
+  // may have ended and left a process behind: anything still carrying the dispatch's variable is an orphan
+  // to stop (catherd cancel), not a lost dispatch to record while it runs on.
+  if (state === "lost" && findByDispatchVariable(agentDispatchId({ dir, spec })).length > 0) {
+    state = "orphaned";
+  }
   return {
     dir,
     dispatchId: admit?.dispatchId ?? spec?.dispatchId ?? path.basename(dir),
@@ -77,6 +87,11 @@ export function inspectDispatch(dir: string, nowMs = Date.now()): DispatchView {
     problems,
     admittedAtMs,
   };
+}
+
+/** The value of CATHERD_DISPATCH in the dispatch's processes: spec.dispatchId, else the folder's name. */
+export function agentDispatchId(view: Pick<DispatchView, "dir" | "spec">): string {
+  return view.spec?.dispatchId ?? path.basename(view.dir);
 }
 
 function folderBirth(dir: string): number {

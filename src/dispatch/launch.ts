@@ -6,11 +6,19 @@ import { CatherdError } from "../domain/errors.js";
 import { supervisorFileSchema } from "../domain/schemas.js";
 import { FILE_MODE } from "../infra/atomic.js";
 import { readJsonFile } from "../infra/json-file.js";
+import { cpuTicksOf } from "../infra/process-identity.js";
 import { writeEndedExit } from "./ended-exit.js";
 import { writeRecord } from "./record.js";
 
-/** How long `dispatch` waits for the supervisor to show it is alive. */
+/**
+ * How long `dispatch` waits for the supervisor to show it is alive without it making any progress (CPU
+ * time): a supervisor that is merely slow on a loaded machine is waited for, up to the cap.
+ */
 export const SUPERVISOR_START_TIMEOUT_MS = 10_000;
+/** However slowly it progresses, the supervisor must be up within this long. */
+export const SUPERVISOR_START_CAP_MS = 60_000;
+const START_POLL_FIRST_MS = 3;
+const START_POLL_MAX_MS = 50;
 
 /** The compiled supervisor program (dist/supervisor/main.js), also when this module runs from source. */
 export function supervisorProgram(): string {
@@ -48,15 +56,28 @@ export async function launchSupervisor(dir: string): Promise<number> {
   });
   const pid = child.pid;
   if (spawnError === null && pid !== undefined) {
-    const deadline = Date.now() + SUPERVISOR_START_TIMEOUT_MS;
+    const started = Date.now();
     const file = path.join(dir, "supervisor.json");
-    while (exited === null && Date.now() < deadline) {
-      const read = readJsonFile(file, supervisorFileSchema);
-      if (read.kind === "ok" && read.value.pid === pid) {
+    let ticks = cpuTicksOf(pid);
+    let progressAt = started;
+    // Quick at first (a supervisor is usually up within ~100 ms), then gentler: a hundred dispatchers
+    // polling every 3 ms would starve the very supervisors they wait for.
+    let delay = START_POLL_FIRST_MS;
+    while (exited === null) {
+      const read = fs.existsSync(file) ? readJsonFile(file, supervisorFileSchema) : null;
+      if (read?.kind === "ok" && read.value.pid === pid) {
         child.unref();
         return pid;
       }
-      await new Promise((resolve) => setTimeout(resolve, 3));
+      const now = Date.now();
+      const used = cpuTicksOf(pid);
+      if (used !== null && used !== ticks) {
+        ticks = used;
+        progressAt = now;
+      }
+      if (now - progressAt >= SUPERVISOR_START_TIMEOUT_MS || now - started >= SUPERVISOR_START_CAP_MS) break;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 1.25, START_POLL_MAX_MS);
     }
   }
   const why =
@@ -64,7 +85,7 @@ export async function launchSupervisor(dir: string): Promise<number> {
       ? `the supervisor could not be started: ${spawnError.message}`
       : exited !== null
         ? `the supervisor ended (${exited}) before it was ready: ${tail(path.join(dir, "supervisor.out"))}`
-        : `the supervisor did not come up within ${SUPERVISOR_START_TIMEOUT_MS} ms`;
+        : `the supervisor did not come up (no progress for ${SUPERVISOR_START_TIMEOUT_MS} ms, or not up within ${SUPERVISOR_START_CAP_MS} ms)`;
   if (pid !== undefined && exited === null) child.kill("SIGKILL");
   child.unref();
   await recordStartFailure(dir, why);

@@ -11,11 +11,11 @@ import { nameDir, type RunPaths } from "../infra/paths.js";
 export function listDispatchDirs(run: RunPaths): string[] {
   const dirs: { id: string; dir: string }[] = [];
   for (const name of readdir(run.dispatches)) {
-    if (!isValidId(name)) continue;
+    if (!isValidId(name) || !isRealDir(path.join(run.dispatches, name))) continue;
     for (const id of readdir(path.join(run.dispatches, name))) {
       if (id === "latest" || !isValidId(id)) continue;
       const dir = path.join(run.dispatches, name, id);
-      dirs.push({ id, dir });
+      if (isRealDir(dir)) dirs.push({ id, dir });
     }
   }
   return dirs.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).map((d) => d.dir);
@@ -28,14 +28,22 @@ export function locateDispatch(run: RunPaths, ref: string): string {
     if (fs.existsSync(path.join(dir, "spec.json")) || fs.existsSync(path.join(dir, "admit.json"))) return dir;
     throw notFound(ref, run);
   }
-  if (!isValidId(ref)) throw notFound(ref, run);
+  if (!isValidId(ref)) {
+    throw new CatherdError(
+      "E_INPUT_INVALID",
+      `${JSON.stringify(ref.length > 80 ? `${ref.slice(0, 80)}…` : ref)} is not a valid name or dispatch id`,
+      {
+        fix: `give a name or id of 1-64 characters of A-Z a-z 0-9 . _ - (catherd status --run ${run.run} --all)`,
+      },
+    );
+  }
   const byName = nameDir(run, ref);
-  const latest = readLatest(byName);
+  const latest = isRealDir(byName) ? readLatest(byName) : null;
   if (latest !== null) return path.join(byName, latest);
   for (const name of readdir(run.dispatches)) {
-    if (!isValidId(name)) continue;
+    if (!isValidId(name) || !isRealDir(path.join(run.dispatches, name))) continue;
     const dir = path.join(run.dispatches, name, ref);
-    if (fs.existsSync(dir)) return dir;
+    if (isRealDir(dir)) return dir;
   }
   throw notFound(ref, run);
 }
@@ -43,12 +51,17 @@ export function locateDispatch(run: RunPaths, ref: string): string {
 function readLatest(dir: string): string | null {
   try {
     const id = fs.readFileSync(path.join(dir, "latest"), "utf8").trim();
-    if (isValidId(id) && fs.existsSync(path.join(dir, id))) return id;
+    if (isValidId(id) && isRealDir(path.join(dir, id))) return id;
   } catch {
     // no latest: fall back to the newest folder of the name
   }
-  const ids = readdir(dir).filter((id) => id !== "latest" && isValidId(id));
+  const ids = readdir(dir).filter((id) => id !== "latest" && isValidId(id) && isRealDir(path.join(dir, id)));
   return ids.sort().at(-1) ?? null;
+}
+
+/** A folder, and not a symlink: a link planted in a run must not lead readers (and their writes) outside. */
+function isRealDir(dir: string): boolean {
+  return fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === true;
 }
 
 function readdir(dir: string): string[] {

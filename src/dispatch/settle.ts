@@ -1,8 +1,9 @@
+import { CatherdError, isCatherdError } from "../domain/errors.js";
 import { systemClock } from "../infra/clock.js";
 import { isSameProcess } from "../infra/process-identity.js";
 import { stopDispatch } from "../infra/stop.js";
 import { writeEndedExit } from "./ended-exit.js";
-import { type DispatchView, inspectDispatch } from "./inspect.js";
+import { agentDispatchId, type DispatchView, inspectDispatch } from "./inspect.js";
 import { writeRecord } from "./record.js";
 
 // A dispatch whose supervisor is gone is settled by whoever finds it: exit.json (created exclusively, so
@@ -18,17 +19,43 @@ export async function settleIfDead(view: DispatchView): Promise<DispatchView> {
       view.supervisor === null
         ? "the supervisor never started"
         : `supervisor ${view.supervisor.pid} is gone and left no exit.json`;
-    writeEndedExit(view.dir, {
-      reason: "lost",
-      error: { code: "E_SUPERVISOR_LOST", message: why },
-      pid: view.proc?.pid ?? null,
-      startedAt: view.supervisor?.startedAt ?? null,
-    });
-  } else if (!(view.state === "exited" && !supervisorAlive(view))) {
-    return view;
+    return recordEnding(view.dir, () =>
+      writeEndedExit(view.dir, {
+        reason: "lost",
+        error: { code: "E_SUPERVISOR_LOST", message: why },
+        pid: view.proc?.pid ?? null,
+        startedAt: view.supervisor?.startedAt ?? null,
+      }),
+    );
   }
-  await writeRecord(view.dir).catch(() => null);
-  return inspectDispatch(view.dir);
+  if (view.state === "exited" && !supervisorAlive(view)) return recordEnding(view.dir, null);
+  return view;
+}
+
+/**
+ * Writes exit.json (when given) and record.json, then reads the folder again. A disk that refuses the
+ * write (full, read-only) is a problem on the view — the next reader tries again — never a crash.
+ */
+async function recordEnding(dir: string, writeExit: (() => void) | null): Promise<DispatchView> {
+  let failure: unknown = null;
+  try {
+    writeExit?.();
+    await writeRecord(dir);
+  } catch (error) {
+    failure = error;
+  }
+  const view = inspectDispatch(dir);
+  // A torn or newer exit.json is already among the problems; a refused write is not.
+  if (failure !== null && !isCatherdError(failure)) {
+    const message = failure instanceof Error ? failure.message : String(failure);
+    view.problems.push(
+      new CatherdError("E_IO_WRITE", `cannot record ${dir}: ${message}`, {
+        fix: "free disk space (or fix the folder's permissions), then run catherd status again",
+        cause: failure,
+      }),
+    );
+  }
+  return view;
 }
 
 /**
@@ -37,30 +64,30 @@ export async function settleIfDead(view: DispatchView): Promise<DispatchView> {
  */
 export async function stopOrphan(view: DispatchView, killGraceMs: number): Promise<DispatchView> {
   const proc = view.proc;
-  let stop = { term: false, kill: false, swept: 0 };
-  if (proc !== null && isSameProcess(proc.pid, proc.startTime)) {
-    stop = await stopDispatch(
-      {
-        dispatchId: view.spec?.dispatchId ?? view.dispatchId,
-        pgid: proc.pgid,
-        leader: { pid: proc.pid, startTime: proc.startTime },
-        killGraceMs,
-      },
-      systemClock,
-    );
-  }
-  writeEndedExit(view.dir, {
-    reason: "cancelled",
-    error: {
-      code: "E_SUPERVISOR_LOST",
-      message: "cancelled while orphaned: the supervisor was gone, catherd cancel stopped the agent",
+  const known = proc !== null && isSameProcess(proc.pid, proc.startTime);
+  // Without a named agent (the supervisor died before proc.json, or the agent is gone and left processes
+  // behind), only the sweep runs: it kills what carries the dispatch's variable, each identified exactly.
+  const stop = await stopDispatch(
+    {
+      dispatchId: agentDispatchId(view),
+      pgid: known ? proc.pgid : null,
+      leader: known ? { pid: proc.pid, startTime: proc.startTime } : null,
+      killGraceMs,
     },
-    stop,
-    pid: proc?.pid ?? null,
-    startedAt: view.supervisor?.startedAt ?? null,
-  });
-  await writeRecord(view.dir).catch(() => null);
-  return inspectDispatch(view.dir);
+    systemClock,
+  );
+  const writeExit = () =>
+    writeEndedExit(view.dir, {
+      reason: "cancelled",
+      error: {
+        code: "E_SUPERVISOR_LOST",
+        message: "cancelled while orphaned: the supervisor was gone, catherd cancel stopped the agent",
+      },
+      stop,
+      pid: proc?.pid ?? null,
+      startedAt: view.supervisor?.startedAt ?? null,
+    });
+  return recordEnding(view.dir, writeExit);
 }
 
 function supervisorAlive(view: DispatchView): boolean {

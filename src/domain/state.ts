@@ -11,6 +11,8 @@ export interface DispatchObservation {
   /** The agent named in proc.json is alive with that start time (false without proc.json). */
   agentAlive: boolean;
   cancelRequested: boolean;
+  /** The dispatcher named in admit.json is alive: it is still waiting for its supervisor to come up. */
+  dispatcherAlive: boolean;
   /** Milliseconds since admission (or since the folder appeared, for a hand-written one). */
   ageMs: number;
 }
@@ -23,6 +25,8 @@ export function dispatchState(o: DispatchObservation, startGraceMs = START_GRACE
   if (o.hasRecord) return "recorded";
   if (o.hasExit) return "exited";
   if (o.supervisorAlive) return o.cancelRequested ? "stopping" : "running";
-  if (!o.hasSupervisor && o.ageMs < startGraceMs) return "starting";
+  // A dispatcher waits for its supervisor (and records it lost if it never comes): until it gives up, a
+  // slow start on a loaded machine is not a lost dispatch.
+  if (!o.hasSupervisor && (o.ageMs < startGraceMs || o.dispatcherAlive)) return "starting";
   return o.agentAlive ? "orphaned" : "lost";
 }

@@ -47,10 +47,10 @@ export function addFacts(summary: RunSummary, facts: LineFacts): RunSummary {
   }
   if (facts.costUsd !== undefined) summary.costUsd = (summary.costUsd ?? 0) + facts.costUsd;
   if (facts.reply !== undefined) {
-    summary.reply =
-      facts.reply.mode === "append"
-        ? capReply((summary.reply ?? "") + facts.reply.text)
-        : capReply(facts.reply.text);
+    if (facts.reply.mode === "replace") summary.reply = capReply(facts.reply.text);
+    // A reply already cut stays as it is: appending to it would copy a megabyte per line for nothing.
+    else if ((summary.reply?.length ?? 0) <= MAX_REPLY_CHARS)
+      summary.reply = capReply((summary.reply ?? "") + facts.reply.text);
   }
   if (facts.final !== undefined) summary.final = facts.final;
   if (facts.limit === true) summary.limitSeen = true;

@@ -10,20 +10,50 @@ export type FileRead<T> =
   | { kind: "missing" }
   | { kind: "invalid"; error: CatherdError };
 
-/** Reads and validates a JSON file. Missing → `missing`; torn, hand-broken or newer → `invalid`. */
+/** No file of a dispatch folder is anywhere near this big; a bigger one is not read. */
+export const MAX_JSON_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Reads and validates a JSON file. Missing → `missing`; torn, hand-broken, newer, not a regular file or
+ * oversized → `invalid`.
+ */
 export function readJsonFile<S extends z.ZodType>(file: string, schema: S): FileRead<z.infer<S>> {
   let text: string;
   try {
-    text = fs.readFileSync(file, "utf8");
+    text = readRegularFile(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { kind: "missing" };
+    const message = error instanceof Error ? error.message : String(error);
     return {
       kind: "invalid",
-      error: new CatherdError("E_IO_READ", `cannot read ${file}: ${code ?? String(error)}`, { cause: error }),
+      error: new CatherdError("E_IO_READ", `cannot read ${file}: ${message}`, {
+        fix: `inspect it with: ls -l ${file}`,
+        cause: error,
+      }),
     };
   }
   return parseJsonText(file, text, schema);
+}
+
+/**
+ * A regular file's text. Opened without blocking and checked first: a FIFO or a device left in a folder
+ * must not hang a reader, nor a huge file exhaust it.
+ */
+function readRegularFile(file: string): string {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw Object.assign(new Error("not a regular file"), { code: "EFTYPE" });
+    if (stat.size > MAX_JSON_FILE_BYTES) {
+      throw Object.assign(new Error(`${stat.size} bytes, over the ${MAX_JSON_FILE_BYTES}-byte limit`), {
+        code: "EFBIG",
+      });
+    }
+    return fs.readFileSync(fd, "utf8");
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 export function parseJsonText<S extends z.ZodType>(

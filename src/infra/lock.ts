@@ -1,5 +1,7 @@
+import * as fs from "node:fs";
 import lockfile from "proper-lockfile";
 import { CatherdError } from "../domain/errors.js";
+import { DIR_MODE } from "./atomic.js";
 
 // Locks are proper-lockfile's: a directory created atomically, its mtime refreshed while held, taken over
 // once stale (its holder died or froze past `staleMs`).
@@ -27,24 +29,45 @@ function baseOptions(options: LockOptions) {
 /** Takes the lock if free; null when another live holder has it. */
 export async function tryLock(target: string, options: LockOptions): Promise<Release | null> {
   try {
-    return await lockfile.lock(target, { ...baseOptions(options), retries: 0 });
+    const release = await lockfile.lock(target, { ...baseOptions(options), retries: 0 });
+    // proper-lockfile makes its directory under the umask; catherd's folders are 0700 whatever the umask.
+    try {
+      fs.chmodSync(options.lockPath, DIR_MODE);
+    } catch {
+      // taken over or gone already: the holder finds out through onCompromised
+    }
+    return release;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ELOCKED") return null;
     throw error;
   }
 }
 
-/** Waits up to `waitMs` for the lock; E_IO_LOCK naming the lock when it stays held. */
+/** However busy a lock, nobody waits for it longer than this many times `waitMs`. */
+const LOCK_WAIT_CAP_FACTOR = 10;
+
+/**
+ * Waits for the lock while it changes hands — a queue of dispatchers on a busy machine is progress — but
+ * no longer than `waitMs` behind any one holder (and `waitMs` × 10 in all); then E_IO_LOCK naming the lock.
+ */
 export async function lockWithin(
   target: string,
   options: LockOptions & { waitMs: number },
 ): Promise<Release> {
   const started = Date.now();
+  let holder = holderOf(options.lockPath);
+  let heldSince = started;
   let delay = 5;
   for (;;) {
     const release = await tryLock(target, options);
     if (release !== null) return release;
-    if (Date.now() - started >= options.waitMs) {
+    const now = Date.now();
+    const current = holderOf(options.lockPath);
+    if (current !== holder) {
+      holder = current;
+      heldSince = now;
+    }
+    if (now - heldSince >= options.waitMs || now - started >= options.waitMs * LOCK_WAIT_CAP_FACTOR) {
       throw new CatherdError(
         "E_IO_LOCK",
         `${options.lockPath} is held by another catherd for over ${options.waitMs} ms`,
@@ -55,5 +78,15 @@ export async function lockWithin(
     }
     await new Promise((resolve) => setTimeout(resolve, delay + Math.random() * delay));
     delay = Math.min(delay * 2, 100);
+  }
+}
+
+/** Which taking of the lock this is: its directory's inode and birth time (a new holder makes a new one). */
+function holderOf(lockPath: string): string | null {
+  try {
+    const stat = fs.statSync(lockPath);
+    return `${stat.ino}:${stat.birthtimeMs}`;
+  } catch {
+    return null;
   }
 }

@@ -36,6 +36,18 @@ function linuxStartTime(pid: number): string | null {
   return fields[19] ?? null; // field 22 overall; fields[0] is field 3
 }
 
+/** CPU time (user + system, in clock ticks) a live process has used; null when unknown (gone, not Linux). */
+export function cpuTicksOf(pid: number): number | null {
+  if (process.platform !== "linux" || !Number.isInteger(pid) || pid <= 0) return null;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(fields[11]) + Number(fields[12]); // utime and stime, fields 14 and 15 overall
+  } catch {
+    return null;
+  }
+}
+
 /** Whether the process with this pid is alive and is the one that started at `startTime`. */
 export function isSameProcess(pid: number, startTime: string): boolean {
   return startTimeOf(pid) === startTime;

@@ -11,11 +11,13 @@ export interface StopReport {
 
 export interface StopTarget {
   dispatchId: string;
-  /** The agent's process group (its pid: it leads the group). */
-  pgid: number;
+  /** The agent's process group (its pid: it leads the group); null when unknown: only the sweep runs. */
+  pgid: number | null;
   /** The agent itself, while it may still be alive. */
   leader: ProcessRef | null;
   killGraceMs: number;
+  /** Called right after SIGTERM reached the group (the supervisor's test pause hook). */
+  onTermSent?: () => void;
 }
 
 const GROUP_POLL_MS = 25;
@@ -31,15 +33,17 @@ export async function stopDispatch(target: StopTarget, clock: Clock): Promise<St
   // Snapshot the tree first: once the leader dies, its children are reparented and the chain is lost.
   const escaped = await snapshotDescendants(target);
 
-  if (groupAlive(target.pgid)) {
-    report.term = signalGroup(target.pgid, "SIGTERM");
+  const group = target.pgid;
+  if (group !== null && groupAlive(group)) {
+    report.term = signalGroup(group, "SIGTERM");
+    target.onTermSent?.();
     const deadline = clock.now() + target.killGraceMs;
-    while (groupAlive(target.pgid) && clock.now() < deadline) {
+    while (groupAlive(group) && clock.now() < deadline) {
       await clock.sleep(Math.min(GROUP_POLL_MS, Math.max(1, deadline - clock.now())));
     }
   }
   // Unconditional: members may be stopped (SIGSTOP ignores SIGTERM) or may have just forked.
-  report.kill = signalGroup(target.pgid, "SIGKILL");
+  report.kill = group !== null && signalGroup(group, "SIGKILL");
   report.swept = sweep(target.dispatchId, escaped);
   return report;
 }

@@ -4,12 +4,15 @@ import * as fs from "node:fs";
 export function tailLines(file: string, maxLines: number, maxBytes = 256 * 1024): string[] {
   let fd: number;
   try {
-    fd = fs.openSync(file, "r");
+    // Without blocking: a FIFO left in a folder must not hang `show`.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch {
     return [];
   }
   try {
-    const size = fs.fstatSync(fd).size;
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) return [];
+    const size = stat.size;
     const start = Math.max(0, size - maxBytes);
     const buffer = Buffer.alloc(size - start);
     fs.readSync(fd, buffer, 0, buffer.length, start);

@@ -207,8 +207,11 @@ describe("gemini stderr", () => {
   });
 
   it("keeps a retry streak across a start-up notice printed between two attempts", () => {
-    const attempt = (n: number) => `Attempt ${n} failed with status 500. Retrying with backoff... _ApiError: {}`;
-    const facts = [attempt(1), "[STARTUP] Cannot measure phase 'cleanup_ops'", attempt(2), attempt(3)].map(parseStderr);
+    const attempt = (n: number) =>
+      `Attempt ${n} failed with status 500. Retrying with backoff... _ApiError: {}`;
+    const facts = [attempt(1), "[STARTUP] Cannot measure phase 'cleanup_ops'", attempt(2), attempt(3)].map(
+      parseStderr,
+    );
     expect(facts.filter((f) => f.progress)).toEqual([]);
     expect(facts.filter((f) => f.retry !== undefined)).toHaveLength(3);
   });

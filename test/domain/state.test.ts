@@ -8,6 +8,7 @@ const base: DispatchObservation = {
   supervisorAlive: false,
   agentAlive: false,
   cancelRequested: false,
+  dispatcherAlive: false,
   ageMs: 0,
 };
 
@@ -15,6 +16,11 @@ describe("dispatchState", () => {
   const cases: [string, Partial<DispatchObservation>, string][] = [
     ["admitted, supervisor not yet seen, within the grace", { ageMs: 1000 }, "starting"],
     ["admitted, supervisor never seen after the grace", { ageMs: 60_000 }, "lost"],
+    [
+      "admitted long ago, its dispatcher still waiting for the supervisor",
+      { ageMs: 60_000, dispatcherAlive: true },
+      "starting",
+    ],
     ["supervisor alive", { hasSupervisor: true, supervisorAlive: true, agentAlive: true }, "running"],
     [
       "supervisor alive with a cancel requested",

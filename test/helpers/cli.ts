@@ -32,7 +32,8 @@ export function runCli(
       child.kill("SIGKILL");
       reject(new Error(`catherd ${args.join(" ")} did not finish in time; stderr: ${stderr}`));
     }, options.timeoutMs ?? 20_000);
-    child.on("exit", (code) => {
+    // "close", not "exit": under load the last output can arrive after the process has exited.
+    child.on("close", (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });

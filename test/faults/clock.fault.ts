@@ -1,0 +1,194 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { backendFor } from "../../src/backends/registry.js";
+import type { Backend } from "../../src/backends/types.js";
+import { SCHEMA_VERSION, type Spec } from "../../src/domain/schemas.js";
+import type { Clock } from "../../src/infra/clock.js";
+import type { RunningChild } from "../../supervisor/child.js";
+import { systemFiles } from "../../supervisor/deps.js";
+import { runSupervisor } from "../../supervisor/run.js";
+import { watchAgent } from "../../supervisor/watch-loop.js";
+import { fakeAgentFolder, readJson } from "../helpers/folders.js";
+import { trial, useFaultKit } from "./kit.js";
+
+// Row 7: time. Every duration comes from the monotonic clock: a jump of the wall clock (NTP, a suspended
+// laptop, a person with `date -s`) neither fires nor postpones a timeout. Driven with an injected clock
+// whose two faces move independently; no real waiting.
+
+useFaultKit();
+
+/** A clock whose monotonic and wall faces advance by their own rules on every sleep. */
+class SplitClock implements Clock {
+  mono = 0;
+  wall = Date.parse("2026-11-29T08:00:00Z");
+  sleeps = 0;
+
+  constructor(
+    private readonly monoStep: (ms: number) => number,
+    private readonly wallStep: (ms: number) => number,
+  ) {}
+
+  now(): number {
+    return this.mono;
+  }
+
+  wallNow(): Date {
+    return new Date(this.wall);
+  }
+
+  async sleep(ms: number): Promise<void> {
+    this.sleeps += 1;
+    this.mono += this.monoStep(ms);
+    this.wall += this.wallStep(ms);
+  }
+}
+
+const DAY = 86_400_000;
+const CODEX = backendFor("codex") as Backend;
+
+function spec(dir: string, overrides: Partial<Spec> = {}): Spec {
+  return {
+    schema: SCHEMA_VERSION,
+    dispatchId: path.basename(dir),
+    backend: "codex",
+    cmd: "/bin/true",
+    args: [],
+    env: {},
+    cwd: dir,
+    stdinPath: null,
+    idleMs: 1000,
+    wallMs: 90 * 60_000,
+    stallMs: 500,
+    killGraceMs: 300,
+    graceAfterFinalMs: null,
+    pollMs: 100,
+    providerRetry: { attempts: 3, windowMs: 180_000 },
+    ...overrides,
+  };
+}
+
+/** An agent that never exits: the loop only ends by a rule. */
+function runningChild(): RunningChild {
+  return {
+    pid: 999_999,
+    exit: null,
+    exited: new Promise(() => {}),
+    exitSignal: new AbortController().signal,
+  };
+}
+
+async function watch(clock: SplitClock, dir: string, overrides: Partial<Spec> = {}) {
+  const outcome = await watchAgent({
+    dir,
+    spec: spec(dir, overrides),
+    backend: CODEX,
+    child: runningChild(),
+    deps: { clock, files: systemFiles },
+    log: () => {},
+    interrupt: new AbortController().signal,
+  });
+  return { reason: outcome.reason, at: clock.mono };
+}
+
+const cases: {
+  title: string;
+  row: string;
+  monoStep: (ms: number) => number;
+  wallStep: (ms: number) => number;
+  overrides?: Partial<Spec>;
+  busy?: boolean;
+  reason: string;
+  at: [number, number];
+}[] = [
+  {
+    title: "fires idle at 1 s of monotonic time while the wall clock leaps a day per poll",
+    row: "7 wall clock jumps forward: timeout not fired early",
+    monoStep: (ms) => ms,
+    wallStep: () => DAY,
+    reason: "idle-timeout",
+    at: [1000, 1100],
+  },
+  {
+    title: "fires idle at 1 s of monotonic time while the wall clock goes back an hour per poll",
+    row: "7 wall clock jumps back: timeout not postponed",
+    monoStep: (ms) => ms,
+    wallStep: () => -3_600_000,
+    reason: "idle-timeout",
+    at: [1000, 1100],
+  },
+  {
+    title: "fires idle on monotonic time even when the wall clock stands still",
+    row: "7 wall clock frozen: timeout still fires",
+    monoStep: (ms) => ms,
+    wallStep: () => 0,
+    reason: "idle-timeout",
+    at: [1000, 1100],
+  },
+  {
+    title: "fires the wall limit of a busy agent at 5 s monotonic while the wall clock runs backwards",
+    row: "7 wall limit on monotonic time (wall clock backwards)",
+    monoStep: (ms) => ms,
+    wallStep: () => -DAY,
+    overrides: { wallMs: 5000 },
+    busy: true,
+    reason: "wall-timeout",
+    at: [5000, 5100],
+  },
+  {
+    title: "fires idle after one poll when monotonic time leaps, whatever the wall clock says",
+    row: "7 monotonic leap (suspend/resume): timeout fires at once",
+    monoStep: () => 60_000,
+    wallStep: () => 0,
+    reason: "idle-timeout",
+    at: [60_000, 60_000],
+  },
+];
+
+describe("row 7: time", () => {
+  for (const c of cases) {
+    it(c.title, async () => {
+      const t = trial(c.row);
+      const dir = t.dir();
+      if (c.busy === true) {
+        fs.writeFileSync(
+          path.join(dir, "events.jsonl"),
+          `${JSON.stringify({ type: "item.started", item: { id: "i1", type: "command_execution", command: "make" } })}\n`,
+        );
+      }
+      const clock = new SplitClock(c.monoStep, c.wallStep);
+      const { reason, at } = await watch(clock, dir, c.overrides);
+      expect(reason).toBe(c.reason);
+      expect(at).toBeGreaterThanOrEqual(c.at[0]);
+      expect(at).toBeLessThanOrEqual(c.at[1]);
+      t.pass();
+    });
+  }
+
+  it("writes durations from the monotonic clock and timestamps from the wall clock (real agent, split clock)", async () => {
+    const t = trial("7 exit.json duration on monotonic time (real agent, wall +1 day per sleep)");
+    const { dir, id } = fakeAgentFolder({ steps: [{ out: "x" }, { hang: true }] }, { idleMs: 1000 }, t.dir());
+    t.dispatch(id);
+    // Real sleeps keep the agent's spawn honest; each one adds its own length to monotonic time and a day
+    // to the wall clock.
+    const clock = new SplitClock(
+      (ms) => ms,
+      () => DAY,
+    );
+    const realSleep = clock.sleep.bind(clock);
+    clock.sleep = async (ms: number) => {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(ms, 20)));
+      await realSleep(ms);
+    };
+    const code = await runSupervisor(dir, { clock, files: systemFiles }, new AbortController().signal);
+    expect(code).toBe(0);
+    const exit = readJson(path.join(dir, "exit.json"));
+    expect(exit.reason).toBe("idle-timeout");
+    expect(exit.durationMs as number).toBeGreaterThanOrEqual(1000);
+    expect(exit.durationMs as number).toBeLessThan(3000);
+    // The wall clock moved days meanwhile: endedAt shows it, the duration does not.
+    expect(Date.parse(exit.endedAt as string) - Date.parse(exit.startedAt as string)).toBeGreaterThan(DAY);
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "timeout" });
+    t.pass();
+  });
+});

@@ -1,0 +1,177 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { ROOT } from "../helpers/folders.js";
+
+// A seeded generator of hostile event-stream lines for the fault matrix (row 4): recorded events of every
+// CLI with their fields mutated, random JSON, torn JSON, invalid UTF-8, NUL bytes, deep nesting, long
+// lines, CRLF endings. Seeded, so a failure names a line that can be generated again.
+
+/** mulberry32: a small, fast, seeded PRNG. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Every recorded event line of every CLI in test/fixtures/recorded. */
+export function recordedLines(): string[] {
+  const root = path.join(ROOT, "test/fixtures/recorded");
+  const lines: string[] = [];
+  for (const cli of fs.readdirSync(root)) {
+    for (const file of fs.readdirSync(path.join(root, cli))) {
+      if (!file.endsWith(".jsonl") && !file.endsWith(".stderr")) continue;
+      for (const line of fs.readFileSync(path.join(root, cli, file), "utf8").split("\n")) {
+        if (line !== "") lines.push(line);
+      }
+    }
+  }
+  return lines;
+}
+
+const WORDS = [
+  "type",
+  "item",
+  "id",
+  "message",
+  "result",
+  "usage",
+  "session_id",
+  "sessionID",
+  "thread_id",
+  "tool_use",
+  "tool_result",
+  "error",
+  "status",
+  "part",
+  "content",
+  "is_error",
+  "subtype",
+  "stats",
+  "input_tokens",
+  "turn.completed",
+  "item.started",
+  "step_finish",
+  "api_retry",
+  "Reconnecting... 1/5",
+  "429",
+  "",
+];
+
+export class Fuzzer {
+  private readonly random: () => number;
+  private readonly recorded: string[];
+
+  constructor(seed: number) {
+    this.random = prng(seed);
+    this.recorded = recordedLines();
+  }
+
+  int(n: number): number {
+    return Math.floor(this.random() * n);
+  }
+
+  pick<T>(items: readonly T[]): T {
+    return items[this.int(items.length)] as T;
+  }
+
+  /** A random JSON value: the kinds a mutated field can take. */
+  value(depth = 0): unknown {
+    switch (this.int(depth > 3 ? 6 : 9)) {
+      case 0:
+        return null;
+      case 1:
+        return this.random() < 0.5;
+      case 2:
+        return this.pick([0, -1, 1e308, -0, 3.5, Number.MAX_SAFE_INTEGER, 42]);
+      case 3:
+        return this.pick(WORDS);
+      case 4:
+        return "x".repeat(this.int(300));
+      case 5:
+        return String.fromCharCode(...Array.from({ length: this.int(20) }, () => this.int(0x10000)));
+      case 6:
+        return Array.from({ length: this.int(4) }, () => this.value(depth + 1));
+      default: {
+        const out: Record<string, unknown> = {};
+        for (let i = this.int(5); i > 0; i--) out[this.pick(WORDS)] = this.value(depth + 1);
+        return out;
+      }
+    }
+  }
+
+  /** A recorded event with some of its fields replaced, deleted or retyped. */
+  mutated(): string {
+    const line = this.pick(this.recorded);
+    let event: unknown;
+    try {
+      event = JSON.parse(line);
+    } catch {
+      return line;
+    }
+    for (let n = 1 + this.int(3); n > 0; n--) event = this.mutate(event, 0);
+    return JSON.stringify(event) ?? "null";
+  }
+
+  private mutate(value: unknown, depth: number): unknown {
+    if (value === null || typeof value !== "object" || depth > 6 || this.random() < 0.15) {
+      return this.random() < 0.1 ? undefined : this.value();
+    }
+    if (Array.isArray(value)) {
+      if (value.length === 0) return [this.value()];
+      const copy = [...value];
+      const i = this.int(copy.length);
+      copy[i] = this.mutate(copy[i], depth + 1);
+      return copy;
+    }
+    const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    const keys = Object.keys(copy);
+    if (keys.length === 0 || this.random() < 0.1) {
+      copy[this.pick(WORDS)] = this.value();
+    } else {
+      const key = this.pick(keys);
+      copy[key] = this.mutate(copy[key], depth + 1);
+    }
+    return copy;
+  }
+
+  /** One hostile line as bytes, without its newline. */
+  lineBytes(): Buffer {
+    const kind = this.int(100);
+    if (kind < 45) return Buffer.from(this.mutated());
+    if (kind < 55) return Buffer.from(JSON.stringify(this.value()) ?? "null");
+    if (kind < 65) {
+      const whole = this.mutated();
+      return Buffer.from(whole.slice(0, this.int(whole.length)));
+    }
+    if (kind < 72) return Buffer.from(Array.from({ length: this.int(200) }, () => this.int(256)));
+    if (kind < 78) {
+      const whole = Buffer.from(this.mutated());
+      whole[this.int(whole.length)] = 0;
+      return whole;
+    }
+    if (kind < 82) {
+      const depth = 500 + this.int(4500);
+      return Buffer.from(`${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`);
+    }
+    if (kind < 86) return Buffer.from(`${this.mutated()}\r`);
+    if (kind < 87) return Buffer.from(`{"type":"${"y".repeat(50_000 + this.int(150_000))}"}`);
+    if (kind < 92) return Buffer.from(`  \t ${this.mutated()}   `);
+    if (kind < 96)
+      return Buffer.from(this.pick(["", " ", "{", "}", "[]", "null", "\ufeff{}", "{}{}", '{"type":null}']));
+    // Lone surrogates and other text JSON.stringify keeps, decoded later as replacement characters.
+    return Buffer.from(
+      JSON.stringify({ type: String.fromCharCode(0xd800 + this.int(0x800)), x: this.value() }),
+    );
+  }
+
+  /** A line as a backend's parse receives it (decoded, newline and CR removed by the reader). */
+  lineText(): string {
+    const text = this.lineBytes().toString("utf8");
+    return this.random() < 0.5 && text.endsWith("\r") ? text.slice(0, -1) : text;
+  }
+}

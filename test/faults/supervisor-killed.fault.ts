@@ -1,0 +1,171 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { readJson } from "../helpers/folders.js";
+import { isAlive, killPid } from "../helpers/processes.js";
+import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
+import { dispatchFake, homeFor, jsonOf, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
+
+// Row 1: the supervisor SIGKILLed at each phase of its life (frozen there by CATHERD_TEST_PAUSE_AT), then
+// readers: the dispatch is recorded exactly once, and its agent is stopped only by `cancel`, only if its pid
+// and start time read back exactly.
+
+useFaultKit();
+
+interface Phase {
+  phase: string;
+  steps: (marker: string) => Record<string, unknown>[];
+  extra?: string[];
+  /** Whether the agent is still alive once the supervisor is killed there. */
+  agentAlive: boolean;
+  /** What the first reader finds, and the record at the end. */
+  state: string;
+  record: { status: string; reason: string };
+}
+
+const hang = (marker: string) => [{ out: "working" }, { touch: marker }, { hang: true }];
+
+const PHASES: Phase[] = [
+  {
+    phase: "before-spawn",
+    steps: hang,
+    agentAlive: false,
+    state: "lost",
+    record: { status: "lost", reason: "lost" },
+  },
+  {
+    phase: "after-spawn",
+    steps: hang,
+    agentAlive: true,
+    state: "orphaned",
+    record: { status: "cancelled", reason: "cancelled" },
+  },
+  {
+    phase: "running",
+    steps: hang,
+    agentAlive: true,
+    state: "orphaned",
+    record: { status: "cancelled", reason: "cancelled" },
+  },
+  {
+    // The agent ignores SIGTERM, so it is alive when the supervisor dies between SIGTERM and SIGKILL.
+    phase: "stopping",
+    steps: (marker) => [{ ignoreTerm: true }, { out: "working" }, { touch: marker }, { hang: true }],
+    extra: ["--idle", "400ms"],
+    agentAlive: true,
+    state: "orphaned",
+    record: { status: "cancelled", reason: "cancelled" },
+  },
+  {
+    phase: "after-exit",
+    steps: (marker) => [{ out: "done" }, { touch: marker }, { exit: 0 }],
+    agentAlive: false,
+    state: "exited",
+    record: { status: "ok", reason: "exited" },
+  },
+];
+
+/** Ten readers at once; every one answers, and among them they write at most one record. */
+async function raceReaders(env: NodeJS.ProcessEnv, name: string) {
+  const verbs = [["status"], ["show", name], ["status", "--all"], ["logs", name], ["show", name]];
+  const results = await Promise.all(
+    Array.from({ length: 10 }, (_, i) =>
+      runCli([...(verbs[i % verbs.length] ?? ["status"]), "--json"], { env }),
+    ),
+  );
+  for (const r of results) expect(r.code, r.stderr).toBe(0);
+}
+
+function recordFiles(dir: string): string[] {
+  return fs.readdirSync(dir).filter((f) => f.startsWith("record.json") || f.startsWith(".record.json"));
+}
+
+async function killedAt(t: Trial, p: Phase) {
+  const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: p.phase });
+  const marker = path.join(t.dir(), "agent-started");
+  const name = `killed-${p.phase}`;
+  const d = await dispatchFake(t, env, p.steps(marker), ["--name", name, ...(p.extra ?? [])]);
+  await waitForFile(path.join(d.dir, `test-paused-${p.phase}`), 20_000);
+  if (p.agentAlive) await waitForFile(marker);
+  const proc = fs.existsSync(path.join(d.dir, "proc.json")) ? readJson(path.join(d.dir, "proc.json")) : null;
+  if (proc !== null) t.pid(proc.pid as number);
+  killPid(d.supervisorPid);
+  await waitGone(d.supervisorPid);
+
+  const readerEnv = { ...env, CATHERD_TEST_PAUSE_AT: "" };
+  const status = jsonOf(await runCli(["status", "--json"], { env: readerEnv })) as {
+    dispatches: { state: string; status: string | null }[];
+  };
+  const first = status.dispatches[0];
+  expect(first?.state === "recorded" ? `recorded ${first.status}` : first?.state).toBe(
+    p.state === "lost" || p.state === "exited" ? `recorded ${p.record.status}` : p.state,
+  );
+  if (p.agentAlive) {
+    // A reader never signals: the agent is still there, and it is an orphan until someone cancels it.
+    const agentPid = Number(fs.readFileSync(marker, "utf8"));
+    expect(isAlive(agentPid)).toBe(true);
+    await raceReaders(readerEnv, name);
+    expect(recordFiles(d.dir)).toEqual([]);
+    const cancelled = await runCli(["cancel", name, "--json"], { env: readerEnv, timeoutMs: 30_000 });
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    await waitGone(agentPid);
+  }
+  await raceReaders(readerEnv, name);
+  expect(recordFiles(d.dir)).toEqual(["record.json"]);
+  expect(readJson(path.join(d.dir, "record.json"))).toMatchObject(p.record);
+  expect(fs.existsSync(path.join(d.dir, "exit.json"))).toBe(true);
+  return d;
+}
+
+describe("row 1: the supervisor SIGKILLed at each phase", () => {
+  for (const p of PHASES) {
+    it(`records a dispatch whose supervisor died ${p.phase} exactly once, and leaves nothing running`, async () => {
+      const t = trial(`1 supervisor SIGKILLed ${p.phase}`);
+      await killedAt(t, p);
+      t.pass();
+    });
+  }
+
+  it("records lost once when the agent ends by itself after its supervisor was killed mid-run", async () => {
+    const t = trial("1 supervisor SIGKILLed running, agent then exits");
+    const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: "running" });
+    const go = path.join(t.dir(), "go");
+    const d = await dispatchFake(
+      t,
+      env,
+      [{ out: "x" }, { touch: go }, { sleep: 300 }, { exit: 0 }],
+      ["--name", "ends"],
+    );
+    await waitForFile(path.join(d.dir, "test-paused-running"));
+    killPid(d.supervisorPid);
+    const agentPid = Number(await waitForFile(go));
+    await waitGone(agentPid);
+    await raceReaders(env, "ends");
+    expect(recordFiles(d.dir)).toEqual(["record.json"]);
+    expect(readJson(path.join(d.dir, "record.json"))).toMatchObject({
+      status: "lost",
+      error: { code: "E_SUPERVISOR_LOST" },
+    });
+    t.pass();
+  });
+
+  it("does not run the agent twice when a supervisor is started again on a killed one's folder", async () => {
+    const t = trial("1 supervisor SIGKILLed running, supervise again");
+    const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: "running" });
+    const d = await dispatchFake(t, env, [{ out: "once" }, { hang: true }], ["--name", "again"]);
+    await waitForFile(path.join(d.dir, "test-paused-running"));
+    const proc = await waitForJson<{ pid: number }>(path.join(d.dir, "proc.json"));
+    killPid(d.supervisorPid);
+    await waitGone(d.supervisorPid);
+    const again = await runCli(["supervise", d.dir], { env: { ...env, CATHERD_TEST_PAUSE_AT: "" } });
+    expect(again.code).toBe(0);
+    expect(fs.readFileSync(path.join(d.dir, "events.jsonl"), "utf8")).toBe("once\n");
+    expect(fs.readFileSync(path.join(d.dir, "supervisor.log"), "utf8")).toContain("already-supervised");
+    expect(isAlive(proc.pid)).toBe(true);
+    await runCli(["cancel", "again"], { env: { ...env, CATHERD_TEST_PAUSE_AT: "" } });
+    await waitFor("the record", () => (fs.existsSync(path.join(d.dir, "record.json")) ? true : undefined));
+    expect(isAlive(proc.pid)).toBe(false);
+    t.pass();
+  });
+});
