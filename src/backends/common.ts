@@ -45,8 +45,10 @@ export function tokens(input: number, cached: number, output: number): Tokens {
 
 /** A one-line excerpt for human output. */
 export function oneLine(text: string, max = 60): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  // Cut before folding white space: this runs on every line, and an agent message can be megabytes.
+  const cut = text.length > max * 4;
+  const flat = (cut ? text.slice(0, max * 4) : text).replace(/\s+/g, " ").trim();
+  return flat.length > max || cut ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 /** Wording of usage and rate limits across the CLIs: HTTP 429, "rate limit", "usage limit", "quota". */

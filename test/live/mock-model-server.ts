@@ -381,9 +381,7 @@ function responsesAnswer(
       },
     },
   });
-  startSse(res);
-  for (const event of events) res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
-  res.end();
+  sendNamedEvents(res, events);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -557,9 +555,7 @@ function anthropicAnswer(
     usage: { output_tokens: USAGE.output },
   });
   events.push({ type: "message_stop" });
-  startSse(res);
-  for (const event of events) res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
-  res.end();
+  sendNamedEvents(res, events);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -625,6 +621,13 @@ function geminiAnswer(
 /** The shell tools' arguments in claude (Bash), gemini (run_shell_command) and opencode (bash). */
 function shellArgs(command: string): Record<string, unknown> {
   return { command, description: "live suite scripted command" };
+}
+
+/** An SSE stream whose events are named by their `type` (the Responses and Messages APIs). */
+function sendNamedEvents(res: http.ServerResponse, events: readonly Record<string, unknown>[]): void {
+  startSse(res);
+  for (const event of events) res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
+  res.end();
 }
 
 function startSse(res: http.ServerResponse): void {
