@@ -86,7 +86,7 @@ export function opened(backend: Backend, rec: Recording): { id: string; label: s
   return stdoutFacts(backend, rec).flatMap((f) => [...(f.toolsOpened ?? [])]);
 }
 
-export const BRIEF_PATH = "/work/dispatch/brief.md";
+export const BRIEF_PATH = "/srv/dispatch/brief.md";
 
 export function planRequest(overrides: Partial<PlanRequest> = {}): PlanRequest {
   return {
