@@ -3,11 +3,10 @@ import { awaitRecords } from "../dispatch/await-records.js";
 import { inspectDispatch } from "../dispatch/inspect.js";
 import { settleIfDead, stopOrphan } from "../dispatch/settle.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
-import { CatherdError } from "../domain/errors.js";
 import type { DispatchState } from "../domain/vocab.js";
 import { writeFileAtomic } from "../infra/atomic.js";
 import type { Command } from "./kit.js";
-import { dispatchDirOf } from "./resolve.js";
+import { dispatchDirOf, refOf } from "./resolve.js";
 
 interface Cancelled {
   cancelled: { dispatchId: string; dir: string; state: DispatchState; status: string | null };
@@ -22,9 +21,7 @@ agent still runs (orphaned), stops the agent itself — only if its pid and star
 and records it cancelled. --wait returns once the dispatch is recorded.`,
   options: { run: { type: "string" }, wait: { type: "boolean" } },
   async run(input) {
-    const ref = input.positionals[0];
-    if (ref === undefined)
-      throw new CatherdError("E_INPUT_INVALID", "missing <name|id|dir>", { fix: "catherd cancel <name>" });
+    const ref = refOf(input, "cancel");
     const dir = dispatchDirOf(input, ref);
     let view = inspectDispatch(dir);
     if (view.state === "orphaned") {

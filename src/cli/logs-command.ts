@@ -3,11 +3,10 @@ import * as path from "node:path";
 import { backendFor } from "../backends/registry.js";
 import { inspectDispatch } from "../dispatch/inspect.js";
 import { settleIfDead } from "../dispatch/settle.js";
-import { CatherdError } from "../domain/errors.js";
 import type { BackendId } from "../domain/vocab.js";
 import { LineReader } from "../infra/line-reader.js";
 import type { Command } from "./kit.js";
-import { dispatchDirOf } from "./resolve.js";
+import { dispatchDirOf, refOf } from "./resolve.js";
 
 const FOLLOW_POLL_MS = 200;
 const CHUNK_BYTES = 4 * 1024 * 1024;
@@ -20,9 +19,7 @@ The event stream as human lines (the backend's reading of each event), or --raw 
 --follow keeps printing until the dispatch is recorded. With --json, {lines: [...]}.`,
   options: { run: { type: "string" }, follow: { type: "boolean" }, raw: { type: "boolean" } },
   async run(input) {
-    const ref = input.positionals[0];
-    if (ref === undefined)
-      throw new CatherdError("E_INPUT_INVALID", "missing <name|id|dir>", { fix: "catherd logs <name>" });
+    const ref = refOf(input, "logs");
     const dir = dispatchDirOf(input, ref);
     const view = inspectDispatch(dir);
     const backend = backendFor((view.admit?.backend ?? view.spec?.backend ?? "exec") as BackendId);
@@ -53,7 +50,7 @@ The event stream as human lines (the backend's reading of each event), or --raw 
         await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
         drain();
         const now = inspectDispatch(dir);
-        if (now.state === "lost" || now.state === "exited") await settleIfDead(now);
+        await settleIfDead(now);
       }
       reader.flush().lines.forEach(emit);
     } finally {

@@ -6,7 +6,7 @@ import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
 import type { Command } from "./kit.js";
 import { count } from "./render.js";
-import { dispatchDirOf } from "./resolve.js";
+import { dispatchDirOf, refOf } from "./resolve.js";
 
 export const resultCommand: Command<RecordFile> = {
   name: "result",
@@ -15,12 +15,10 @@ export const resultCommand: Command<RecordFile> = {
 The record of a finished dispatch and its reply. With --json, record.json as written (it holds the reply).`,
   options: { run: { type: "string" } },
   async run(input) {
-    const ref = input.positionals[0];
-    if (ref === undefined)
-      throw new CatherdError("E_INPUT_INVALID", "missing <name|id|dir>", { fix: "catherd result <name>" });
+    const ref = refOf(input, "result");
     const dir = dispatchDirOf(input, ref);
     let view = inspectDispatch(dir);
-    if (view.state === "lost" || view.state === "exited") view = await settleIfDead(view);
+    view = await settleIfDead(view);
     const problem = view.problems.find((p) => p.message.includes("record.json"));
     if (problem !== undefined) throw problem;
     if (view.record === null) {

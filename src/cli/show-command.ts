@@ -3,12 +3,11 @@ import { backendFor } from "../backends/registry.js";
 import { type DispatchView, inspectDispatch } from "../dispatch/inspect.js";
 import { settleIfDead } from "../dispatch/settle.js";
 import { isSecretName } from "../domain/env.js";
-import { CatherdError } from "../domain/errors.js";
 import type { BackendId } from "../domain/vocab.js";
 import { tailLines } from "../infra/tail.js";
 import type { Command } from "./kit.js";
 import { paint } from "./render.js";
-import { dispatchDirOf } from "./resolve.js";
+import { dispatchDirOf, refOf } from "./resolve.js";
 
 const TAIL_LINES = 20;
 
@@ -28,11 +27,9 @@ Everything about one dispatch: admit, spec (secrets redacted), supervisor, proce
 tail of its events (as human lines) and of its stderr.`,
   options: { run: { type: "string" } },
   async run(input) {
-    const ref = input.positionals[0];
-    if (ref === undefined)
-      throw new CatherdError("E_INPUT_INVALID", "missing <name|id|dir>", { fix: "catherd show <name>" });
+    const ref = refOf(input, "show");
     let view = inspectDispatch(dispatchDirOf(input, ref));
-    if (view.state === "lost" || view.state === "exited") view = await settleIfDead(view);
+    view = await settleIfDead(view);
     const backend = backendFor((view.admit?.backend ?? view.spec?.backend ?? "exec") as BackendId);
     const events = tailLines(path.join(view.dir, "events.jsonl"), 400)
       .map((line) => {

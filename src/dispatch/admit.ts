@@ -99,8 +99,7 @@ class LiveSet {
   async isLive(marker: LiveMarker): Promise<boolean> {
     const known = this.known.get(marker.dir);
     if (known !== undefined) return known;
-    let view = inspectDispatch(marker.dir);
-    if (view.state === "lost" || view.state === "exited") view = await settleIfDead(view);
+    const view = await settleIfDead(inspectDispatch(marker.dir));
     const live = view.state !== "recorded";
     if (!live) removeLiveMarkerOf(marker.dir);
     this.known.set(marker.dir, live);

@@ -38,7 +38,7 @@ export async function awaitRecords(
       for (const dir of dirs) {
         if (done.has(dir)) continue;
         let view = inspectDispatch(dir);
-        if (view.state === "lost" || view.state === "exited") view = await settleIfDead(view);
+        view = await settleIfDead(view);
         if (view.record !== null) done.set(dir, view.record);
         // Recorded, but record.json is torn or newer: it will never become readable by waiting.
         else if (view.state === "recorded") throw recordProblem(view.dir, view.problems);

@@ -50,8 +50,7 @@ export async function overview(run: RunPaths): Promise<DispatchRow[]> {
       rows.push(recordedRow(run, dir, record.value));
       continue;
     }
-    let view = inspectDispatch(dir);
-    if (view.state === "lost" || view.state === "exited") view = await settleIfDead(view);
+    const view = await settleIfDead(inspectDispatch(dir));
     rows.push(liveRow(run, view));
   }
   const live = (r: DispatchRow) => (r.state === "recorded" ? 1 : 0);
