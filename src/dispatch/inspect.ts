@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { z } from "zod";
 import type { CatherdError } from "../domain/errors.js";
 import {
   type AdmitFile,
@@ -38,34 +39,70 @@ export interface DispatchView {
   admittedAtMs: number;
 }
 
-export function inspectDispatch(dir: string, nowMs = Date.now()): DispatchView {
+/**
+ * How a reader looks at a folder and its processes. Injectable so the order of observations — which is
+ * what makes a reading sound while the dispatch moves on underneath — can be tested step by step.
+ */
+export interface FolderProbe {
+  readJson<S extends z.ZodType>(name: string, schema: S): FileRead<z.infer<S>>;
+  exists(name: string): boolean;
+  isAlive(pid: number, startTime: string): boolean;
+  /** When the folder appeared, ms since the epoch (NaN if unknown). */
+  birthMs(): number;
+}
+
+export function diskProbe(dir: string): FolderProbe {
+  return {
+    readJson: (name, schema) => readJsonFile(path.join(dir, name), schema),
+    exists: (name) => fs.existsSync(path.join(dir, name)),
+    isAlive: isSameProcess,
+    birthMs: () => folderBirth(dir),
+  };
+}
+
+/**
+ * Reads a dispatch folder. The order is the contract that keeps a live dispatch from being judged lost:
+ * each process writes its file before it exits (the dispatcher waits for supervisor.json, the supervisor
+ * writes exit.json then record.json), so every process is checked alive *before* the file it would write
+ * is read. A process seen dead followed by its file seen missing means it really died without writing it;
+ * the reverse order could see "no file yet" and then "process gone" across a normal hand-over.
+ */
+export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskProbe(dir)): DispatchView {
   const problems: CatherdError[] = [];
   const take = <T>(read: FileRead<T>): T | null => {
     if (read.kind === "ok") return read.value;
     if (read.kind === "invalid") problems.push(read.error);
     return null;
   };
-  const file = (name: string) => path.join(dir, name);
-  const admit = take(readJsonFile(file("admit.json"), admitFileSchema));
-  const spec = take(readJsonFile(file("spec.json"), specFileSchema));
-  const supervisor = take(readJsonFile(file("supervisor.json"), supervisorFileSchema));
-  const proc = take(readJsonFile(file("proc.json"), procFileSchema));
-  const exitRead = readJsonFile(file("exit.json"), exitFileSchema);
+  // A record is final: with one, no process matters and none is looked up (status over a long history).
+  const recordFirst = probe.readJson("record.json", recordFileSchema);
+  const settled = recordFirst.kind !== "missing";
+  const alive = (pid: number, startTime: string) => !settled && probe.isAlive(pid, startTime);
+  const admit = take(probe.readJson("admit.json", admitFileSchema));
+  const spec = take(probe.readJson("spec.json", specFileSchema));
+  const dispatcherAlive = admit !== null && alive(admit.dispatcher.pid, admit.dispatcher.startTime);
+  const supervisorRead = probe.readJson("supervisor.json", supervisorFileSchema);
+  const supervisor = take(supervisorRead);
+  // From the same read: a torn supervisor.json still means a supervisor came up.
+  const hasSupervisor = supervisorRead.kind !== "missing";
+  const supervisorAlive = supervisor !== null && alive(supervisor.pid, supervisor.startTime);
+  const proc = take(probe.readJson("proc.json", procFileSchema));
+  const agentAlive = proc !== null && alive(proc.pid, proc.startTime);
+  const cancelRequested = probe.exists("cancel");
+  const exitRead = probe.readJson("exit.json", exitFileSchema);
   const exit = take(exitRead);
-  const recordRead = readJsonFile(file("record.json"), recordFileSchema);
+  const recordRead = settled ? recordFirst : probe.readJson("record.json", recordFileSchema);
   const record = take(recordRead);
-  const admittedAtMs = admit !== null ? Date.parse(admit.admittedAt) : folderBirth(dir);
-  const hasSupervisor = supervisor !== null || fs.existsSync(file("supervisor.json"));
+  const admittedAtMs = admit !== null ? Date.parse(admit.admittedAt) : probe.birthMs();
   let state = dispatchState({
     // A torn or newer record still means "recorded": nobody may record the dispatch again.
     hasRecord: recordRead.kind !== "missing",
     hasExit: exitRead.kind !== "missing",
     hasSupervisor,
-    supervisorAlive: supervisor !== null && isSameProcess(supervisor.pid, supervisor.startTime),
-    agentAlive: proc !== null && isSameProcess(proc.pid, proc.startTime),
-    cancelRequested: fs.existsSync(file("cancel")),
-    dispatcherAlive:
-      !hasSupervisor && admit !== null && isSameProcess(admit.dispatcher.pid, admit.dispatcher.startTime),
+    supervisorAlive,
+    agentAlive,
+    cancelRequested,
+    dispatcherAlive,
     ageMs: Number.isFinite(admittedAtMs) ? nowMs - admittedAtMs : Number.POSITIVE_INFINITY,
   });
   // The supervisor may have died after spawning the agent but before naming it in proc.json, or the agent

@@ -1,0 +1,134 @@
+import { describe, expect, it } from "vitest";
+import { type FolderProbe, inspectDispatch } from "../../src/dispatch/inspect.js";
+import type { FileRead } from "../../src/infra/json-file.js";
+
+// A reader looks at a folder while the dispatch moves on. These tests script a normal hand-over (the
+// world changes from one moment to the next) and let it happen after each single observation the reader
+// makes: however the two interleave, a live dispatch must never be judged lost.
+
+const NOW = Date.parse("2026-11-29T12:00:00.000Z");
+/** Admitted long ago, so the start grace no longer covers a missing supervisor.json. */
+const ADMITTED = new Date(NOW - 60_000).toISOString();
+
+interface World {
+  files: Record<string, unknown>;
+  /** pid → alive */
+  alive: Record<number, boolean>;
+}
+
+const DISPATCHER = 101;
+const SUPERVISOR = 202;
+const AGENT = 303;
+
+const admit = {
+  dispatchId: "d-order",
+  admittedAt: ADMITTED,
+  dispatcher: { pid: DISPATCHER, startTime: "1" },
+};
+const supervisor = { pid: SUPERVISOR, startTime: "2", startedAt: ADMITTED };
+const proc = { pid: AGENT, pgid: AGENT, startTime: "3" };
+const exit = { reason: "completed" };
+const record = { status: "ok" };
+
+/** A probe that shows `before` for its first `switchAfter` observations and `after` from then on. */
+function scriptedProbe(before: World, after: World, switchAfter: number): FolderProbe {
+  let observations = 0;
+  const world = () => (observations++ < switchAfter ? before : after);
+  return {
+    readJson: <T>(name: string): FileRead<T> => {
+      const value = world().files[name];
+      return value === undefined ? { kind: "missing" } : { kind: "ok", value: value as T };
+    },
+    exists: (name) => world().files[name] !== undefined,
+    isAlive: (pid) => world().alive[pid] === true,
+    birthMs: () => NOW - 60_000,
+  };
+}
+
+/** Every state a reader can report when the hand-over happens after each of its observations. */
+function statesAcross(before: World, after: World): Set<string> {
+  const states = new Set<string>();
+  for (let k = 0; k <= 20; k++) {
+    states.add(inspectDispatch("/nonexistent/d-order", NOW, scriptedProbe(before, after, k)).state);
+  }
+  return states;
+}
+
+const handOvers: Array<{ name: string; before: World; after: World; allowed: string[] }> = [
+  {
+    name: "the dispatcher sees supervisor.json and exits",
+    before: { files: { "admit.json": admit }, alive: { [DISPATCHER]: true } },
+    after: {
+      files: { "admit.json": admit, "supervisor.json": supervisor },
+      alive: { [SUPERVISOR]: true },
+    },
+    allowed: ["starting", "running"],
+  },
+  {
+    name: "the supervisor names its agent in proc.json",
+    before: { files: { "admit.json": admit, "supervisor.json": supervisor }, alive: { [SUPERVISOR]: true } },
+    after: {
+      files: { "admit.json": admit, "supervisor.json": supervisor, "proc.json": proc },
+      alive: { [SUPERVISOR]: true, [AGENT]: true },
+    },
+    allowed: ["running"],
+  },
+  {
+    name: "the supervisor writes exit.json and record.json, then exits",
+    before: {
+      files: { "admit.json": admit, "supervisor.json": supervisor, "proc.json": proc },
+      alive: { [SUPERVISOR]: true, [AGENT]: true },
+    },
+    after: {
+      files: {
+        "admit.json": admit,
+        "supervisor.json": supervisor,
+        "proc.json": proc,
+        "exit.json": exit,
+        "record.json": record,
+      },
+      alive: {},
+    },
+    allowed: ["running", "exited", "recorded"],
+  },
+  {
+    name: "the supervisor writes record.json after exit.json, then exits",
+    before: {
+      files: { "admit.json": admit, "supervisor.json": supervisor, "proc.json": proc, "exit.json": exit },
+      alive: { [SUPERVISOR]: true },
+    },
+    after: {
+      files: {
+        "admit.json": admit,
+        "supervisor.json": supervisor,
+        "proc.json": proc,
+        "exit.json": exit,
+        "record.json": record,
+      },
+      alive: {},
+    },
+    allowed: ["exited", "recorded"],
+  },
+];
+
+describe("inspectDispatch observes processes before the files they write", () => {
+  for (const { name, before, after, allowed } of handOvers) {
+    it(`never reports a live dispatch lost when ${name}`, () => {
+      const states = statesAcross(before, after);
+      expect([...states].filter((s) => !allowed.includes(s))).toEqual([]);
+    });
+  }
+
+  it("still reports a dispatch lost when its supervisor died without exit.json", () => {
+    const dead: World = {
+      files: { "admit.json": admit, "supervisor.json": supervisor, "proc.json": proc },
+      alive: {},
+    };
+    expect(statesAcross(dead, dead)).toEqual(new Set(["lost"]));
+  });
+
+  it("still reports a dispatch lost when its dispatcher died before any supervisor came up", () => {
+    const dead: World = { files: { "admit.json": admit }, alive: {} };
+    expect(statesAcross(dead, dead)).toEqual(new Set(["lost"]));
+  });
+});
