@@ -20,12 +20,18 @@ export const SUPERVISOR_START_CAP_MS = 60_000;
 const START_POLL_FIRST_MS = 3;
 const START_POLL_MAX_MS = 50;
 
-/** The compiled supervisor program (dist/supervisor/main.js), also when this module runs from source. */
+/**
+ * The supervisor program: `supervisor.js` beside this code in the bundle (dist/bin/), else the compiled
+ * dist/supervisor/main.js (from dist/src/dispatch/, or from src/dispatch/ when run from source).
+ */
 export function supervisorProgram(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const beside = path.resolve(here, "../../supervisor/main.js");
-  if (fs.existsSync(beside)) return beside;
-  return path.resolve(here, "../../dist/supervisor/main.js");
+  const candidates = [
+    path.join(here, "supervisor.js"),
+    path.resolve(here, "../../supervisor/main.js"),
+    path.resolve(here, "../../dist/supervisor/main.js"),
+  ];
+  return candidates.find((file) => fs.existsSync(file)) ?? (candidates.at(-1) as string);
 }
 
 /**
@@ -34,11 +40,11 @@ export function supervisorProgram(): string {
  * dispatch is recorded `lost` with the reason and E_SUPERVISOR_START is thrown: never a folder that looks
  * alive and is not.
  */
-export async function launchSupervisor(dir: string): Promise<number> {
+export async function launchSupervisor(dir: string, program = supervisorProgram()): Promise<number> {
   const outFd = fs.openSync(path.join(dir, "supervisor.out"), "a", FILE_MODE);
   let child: ReturnType<typeof spawn>;
   try {
-    child = spawn(process.execPath, [supervisorProgram(), dir], {
+    child = spawn(process.execPath, [program, dir], {
       detached: true,
       stdio: ["ignore", outFd, outFd],
       cwd: dir,
@@ -63,12 +69,16 @@ export async function launchSupervisor(dir: string): Promise<number> {
     // Quick at first (a supervisor is usually up within ~100 ms), then gentler: a hundred dispatchers
     // polling every 3 ms would starve the very supervisors they wait for.
     let delay = START_POLL_FIRST_MS;
-    while (exited === null) {
+    for (;;) {
+      // Whether it has exited is noted before supervisor.json is read: a supervisor whose agent ends at
+      // once may name itself, finish and exit between two polls, and that is a success.
+      const gone = exited !== null;
       const read = fs.existsSync(file) ? readJsonFile(file, supervisorFileSchema) : null;
       if (read?.kind === "ok" && read.value.pid === pid) {
         child.unref();
         return pid;
       }
+      if (gone) break;
       const now = Date.now();
       const used = cpuTicksOf(pid);
       if (used !== null && used !== ticks) {
