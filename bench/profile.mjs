@@ -12,8 +12,8 @@ import { generateRecorded } from "./generate.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = path.join(ROOT, "dist");
-const CLI = path.join(DIST, "src/cli/main.js");
-const SUPERVISOR = path.join(DIST, "supervisor/main.js");
+const CLI = path.join(DIST, "bin/catherd.js");
+const SUPERVISOR = path.join(DIST, "bin/supervisor.js");
 const SUMMARY = path.join(ROOT, "bench/cpuprofile.mjs");
 const QUIET = path.join(ROOT, "bench/agents/quiet.sh");
 const MARK_EXIT = path.join(ROOT, "bench/agents/mark-exit.sh");

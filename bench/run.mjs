@@ -27,7 +27,7 @@ import { generateRecorded } from "./generate.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = path.join(ROOT, "dist");
-const CLI = path.join(DIST, "src/cli/main.js");
+const CLI = path.join(DIST, "bin/catherd.js");
 const NODE = process.execPath;
 const AGENTS = path.join(ROOT, "bench/agents");
 const MARK_EXIT = path.join(AGENTS, "mark-exit.sh");
@@ -519,6 +519,7 @@ async function benchImports() {
     ["src/dispatch/launch.js", dist("src/dispatch/launch.js")],
     ["src/cli/dispatch-command.js (all of dispatch)", dist("src/cli/dispatch-command.js")],
     ["supervisor/main.js (all of the supervisor's start)", dist("supervisor/main.js")],
+    ["bin/supervisor.js (the same, bundled: what runs)", dist("bin/supervisor.js")],
     ["src/dispatch/record.js (supervisor, at the end)", dist("src/dispatch/record.js")],
     ["src/cli/status-command.js", dist("src/cli/status-command.js")],
   ];

@@ -1,13 +1,13 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { fileURLToPath } from "node:url";
 import { backendFor } from "../backends/registry.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
 import { validateDispatch } from "../dispatch/request.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { LineReader } from "../infra/line-reader.js";
+import { programFile } from "../infra/programs.js";
 import type { Command } from "./kit.js";
 import { paint } from "./render.js";
 import { recordLine } from "./result-command.js";
@@ -90,7 +90,7 @@ async function follow(dir: string, out: (line: string) => void): Promise<RecordF
 
 /** A tiny executable that runs the simulated agent with this node: what `--bin` points at. */
 function writeAgentLauncher(home: string): string {
-  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "../demo/simulated-agent.js");
+  const script = programFile("simulated-agent", import.meta.url);
   const launcher = path.join(home, "simulated-codex");
   fs.writeFileSync(launcher, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(script)} "$@"\n`, {
     mode: 0o700,

@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { fileURLToPath } from "node:url";
 import { CatherdError } from "../domain/errors.js";
 import { supervisorFileSchema } from "../domain/schemas.js";
 import { FILE_MODE } from "../infra/atomic.js";
 import { readJsonFile } from "../infra/json-file.js";
 import { cpuTicksOf } from "../infra/process-identity.js";
+import { programFile } from "../infra/programs.js";
 import { writeEndedExit } from "./ended-exit.js";
 import { writeRecord } from "./record.js";
 
@@ -20,18 +20,9 @@ export const SUPERVISOR_START_CAP_MS = 60_000;
 const START_POLL_FIRST_MS = 3;
 const START_POLL_MAX_MS = 50;
 
-/**
- * The supervisor program: `supervisor.js` beside this code in the bundle (dist/bin/), else the compiled
- * dist/supervisor/main.js (from dist/src/dispatch/, or from src/dispatch/ when run from source).
- */
+/** The supervisor program, bundled or compiled (see programFile). */
 export function supervisorProgram(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const candidates = [
-    path.join(here, "supervisor.js"),
-    path.resolve(here, "../../supervisor/main.js"),
-    path.resolve(here, "../../dist/supervisor/main.js"),
-  ];
-  return candidates.find((file) => fs.existsSync(file)) ?? (candidates.at(-1) as string);
+  return programFile("supervisor", import.meta.url);
 }
 
 /**

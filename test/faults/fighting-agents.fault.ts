@@ -5,7 +5,7 @@ import { type FakeScenario, fakeAgentFolder, readJson, supervise } from "../help
 import { isAlive } from "../helpers/processes.js";
 import { type Trial, trial, useFaultKit } from "./kit.js";
 
-// Row 2: agents that fight back. Each runs under a real supervisor (dist/supervisor/main.js); afterwards
+// Row 2: agents that fight back. Each runs under a real supervisor (dist/bin/supervisor.js); afterwards
 // nothing it started may be running, and exit.json says how it was stopped.
 
 useFaultKit();

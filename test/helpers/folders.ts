@@ -8,8 +8,8 @@ import { reapDispatch } from "./processes.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const FAKE_AGENT = path.join(ROOT, "test/fixtures/fake-agent.mjs");
-export const SUPERVISOR_MAIN = path.join(ROOT, "dist/supervisor/main.js");
-export const CLI_MAIN = path.join(ROOT, "dist/src/cli/main.js");
+export const SUPERVISOR_MAIN = path.join(ROOT, "dist/bin/supervisor.js");
+export const CLI_MAIN = path.join(ROOT, "dist/bin/catherd.js");
 
 /** A fresh temp folder, removed by `cleanup`. */
 export function tempDir(prefix = "catherd-test-"): string {

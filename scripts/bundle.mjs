@@ -1,0 +1,34 @@
+// Bundles the compiled programs (dist/, from tsc) into dist/bin/: catherd.js (the CLI, the package's bin),
+// supervisor.js and simulated-agent.js, sharing chunks, with each CLI command in a chunk of its own that
+// loads only when used. One file per program instead of ~40 ES modules plus zod's: node's module loader
+// was the largest item of every start-up profile, and the supervisor's resident memory shrinks with it
+// (specs/performance.md). Not minified: stack traces keep their names.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "rolldown";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const dist = path.join(root, "dist");
+const out = path.join(dist, "bin");
+
+fs.rmSync(out, { recursive: true, force: true });
+await build({
+  cwd: root,
+  input: {
+    catherd: path.join(dist, "src/cli/main.js"),
+    supervisor: path.join(dist, "supervisor/main.js"),
+    "simulated-agent": path.join(dist, "src/demo/simulated-agent.js"),
+  },
+  platform: "node",
+  logLevel: "warn",
+  output: {
+    dir: out,
+    format: "esm",
+    entryFileNames: "[name].js",
+    chunkFileNames: "[name]-[hash].js",
+  },
+});
+for (const program of ["catherd.js", "supervisor.js", "simulated-agent.js"]) {
+  fs.chmodSync(path.join(out, program), 0o755);
+}
