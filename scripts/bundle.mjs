@@ -2,7 +2,8 @@
 // supervisor.js and simulated-agent.js, sharing chunks, with each CLI command in a chunk of its own that
 // loads only when used. One file per program instead of ~40 ES modules plus zod's: node's module loader
 // was the largest item of every start-up profile, and the supervisor's resident memory shrinks with it
-// (specs/performance.md). Not minified: stack traces keep their names.
+// (specs/performance.md). Not minified: stack traces keep their names. graceful-fs is replaced by
+// node:fs (scripts/bundle-shims/graceful-fs.cjs says why).
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,6 +23,7 @@ await build({
   },
   platform: "node",
   logLevel: "warn",
+  resolve: { alias: { "graceful-fs": path.join(root, "scripts/bundle-shims/graceful-fs.cjs") } },
   output: {
     dir: out,
     format: "esm",

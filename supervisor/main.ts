@@ -4,6 +4,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { STANDBY_FLAG } from "../src/dispatch/standby.js";
 import { systemDeps } from "./deps.js";
 import { runSupervisor } from "./run.js";
 
@@ -44,11 +45,35 @@ export async function superviseMain(
   return runSupervisor(dir, systemDeps(), interrupt.signal);
 }
 
+/**
+ * Standby (src/dispatch/standby.ts): everything above is loaded already; wait for the one line naming the
+ * folder. Nothing on stdin means the dispatcher refused, failed or died: leave no trace and exit 0.
+ */
+async function standbyMain(outFile: string | undefined): Promise<number> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const dir = Buffer.concat(chunks).toString("utf8").trim();
+  if (dir === "") {
+    if (outFile !== undefined) fs.rmSync(outFile, { force: true });
+    return 0;
+  }
+  try {
+    process.chdir(dir);
+  } catch {
+    // superviseMain refuses a path that is not a dispatch folder, with the reason
+  }
+  return superviseMain(dir);
+}
+
 const invokedDirectly =
   process.argv[1] !== undefined &&
   fs.realpathSync(process.argv[1]) === fs.realpathSync(fileURLToPath(import.meta.url));
 if (invokedDirectly) {
-  superviseMain(process.argv[2], process.argv.slice(3)).then(
+  const main =
+    process.argv[2] === STANDBY_FLAG
+      ? standbyMain(process.argv[3])
+      : superviseMain(process.argv[2], process.argv.slice(3));
+  main.then(
     (code) => process.exit(code),
     (error: unknown) => {
       process.stderr.write(

@@ -54,7 +54,7 @@ export const dispatchCommand: Command<Dispatched> = {
     "kill-grace": { type: "string" },
     bin: { type: "string" },
   },
-  async run(input) {
+  async run(input, { standby }) {
     const request = validateDispatch({
       backend: stringOption(input, "backend"),
       name: stringOption(input, "name"),
@@ -76,7 +76,7 @@ export const dispatchCommand: Command<Dispatched> = {
       environment: process.env,
     });
     const admitted = await admit(request, catherdHome(), () => new Date());
-    const supervisorPid = await launchSupervisor(admitted.dir);
+    const supervisorPid = await launchSupervisor(admitted.dir, { standby });
     const data: Dispatched = {
       dispatched: {
         run: request.run,

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import type { StandbySupervisor } from "../dispatch/standby.js";
 import { CatherdError, exitCodeFor, isCatherdError } from "../domain/errors.js";
 
 // The one place that turns a command's data or error into output and an exit code (design.md §6).
@@ -10,7 +11,13 @@ export interface Command<T> {
   name: string;
   usage: string;
   options: OptionSpec;
-  run(input: ParsedInput): Promise<CommandResult<T>>;
+  run(input: ParsedInput, context: CommandContext): Promise<CommandResult<T>>;
+}
+
+/** What main prepared for a command before loading it. */
+export interface CommandContext {
+  /** For `dispatch`: a supervisor started early, loading itself while the dispatcher admits. */
+  standby: StandbySupervisor | null;
 }
 
 export interface ParsedInput {
@@ -69,7 +76,11 @@ export function reportError(error: unknown, json: boolean): number {
 }
 
 /** Runs a command end to end and returns the process exit code. */
-export async function runCommand(command: Command<unknown>, argv: readonly string[]): Promise<number> {
+export async function runCommand(
+  command: Command<unknown>,
+  argv: readonly string[],
+  context: CommandContext = { standby: null },
+): Promise<number> {
   const wantsJson = argv.includes("--json");
   try {
     const input = parseInput(command, argv);
@@ -77,7 +88,7 @@ export async function runCommand(command: Command<unknown>, argv: readonly strin
       process.stdout.write(`${command.usage}\n`);
       return 0;
     }
-    const result = await command.run(input);
+    const result = await command.run(input, context);
     process.stdout.write(
       input.json
         ? `${JSON.stringify(result.data)}\n`

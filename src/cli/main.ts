@@ -1,6 +1,8 @@
 #!/usr/bin/env node
+import { startStandbySupervisor } from "../dispatch/standby.js";
 // catherd's command line: one verb, one lazily loaded module, so that each command pays only for itself.
 import { CatherdError } from "../domain/errors.js";
+import { catherdHome } from "../infra/paths.js";
 import { type Command, reportError, runCommand } from "./kit.js";
 
 type Loader = () => Promise<Command<unknown>>;
@@ -51,7 +53,11 @@ async function main(argv: string[]): Promise<number> {
       argv.includes("--json"),
     );
   }
-  return runCommand(await load(), rest);
+  // dispatch: the supervisor's node start-up and loading overlap this process's own (src/dispatch/standby.ts).
+  const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+  const wantsStandby = verb === "dispatch" && !own.includes("--help") && !own.includes("-h");
+  const standby = wantsStandby ? startStandbySupervisor(catherdHome()) : null;
+  return runCommand(await load(), rest, { standby });
 }
 
 main(process.argv.slice(2)).then(

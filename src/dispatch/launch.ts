@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CatherdError } from "../domain/errors.js";
@@ -9,6 +9,7 @@ import { cpuTicksOf } from "../infra/process-identity.js";
 import { programFile } from "../infra/programs.js";
 import { writeEndedExit } from "./ended-exit.js";
 import { writeRecord } from "./record.js";
+import { handOver, type StandbySupervisor } from "./standby.js";
 
 /**
  * How long `dispatch` waits for the supervisor to show it is alive without it making any progress (CPU
@@ -26,61 +27,32 @@ export function supervisorProgram(): string {
 }
 
 /**
- * Starts the supervisor for `dir` detached in its own session (it outlives the dispatcher), with its own
- * stdout/stderr in supervisor.out, and waits until supervisor.json names it. If it does not come up, the
- * dispatch is recorded `lost` with the reason and E_SUPERVISOR_START is thrown: never a folder that looks
- * alive and is not.
+ * Starts the supervisor for `dir` — or hands `dir` to a standby supervisor already loaded — detached in its
+ * own session (it outlives the dispatcher), with its own stdout/stderr in supervisor.out, and waits until
+ * supervisor.json names it. If it does not come up, the dispatch is recorded `lost` with the reason and
+ * E_SUPERVISOR_START is thrown: never a folder that looks alive and is not.
  */
-export async function launchSupervisor(dir: string, program = supervisorProgram()): Promise<number> {
-  const outFd = fs.openSync(path.join(dir, "supervisor.out"), "a", FILE_MODE);
-  let child: ReturnType<typeof spawn>;
-  try {
-    child = spawn(process.execPath, [program, dir], {
-      detached: true,
-      stdio: ["ignore", outFd, outFd],
-      cwd: dir,
-    });
-  } finally {
-    fs.closeSync(outFd);
-  }
-  let exited: string | null = null;
-  child.once("exit", (code, signal) => {
-    exited = signal ?? `exit code ${code}`;
-  });
-  const spawnError = await new Promise<Error | null>((resolve) => {
-    child.once("spawn", () => resolve(null));
-    child.once("error", resolve);
-  });
+export async function launchSupervisor(
+  dir: string,
+  {
+    program = supervisorProgram(),
+    standby = null,
+  }: { program?: string; standby?: StandbySupervisor | null } = {},
+): Promise<number> {
+  const started =
+    standby !== null && (await handOver(standby, dir))
+      ? { child: standby.child, ended: standby.ended, spawnError: null }
+      : await startFresh(program, dir);
+  const { child, ended, spawnError } = started;
   const pid = child.pid;
   if (spawnError === null && pid !== undefined) {
-    const started = Date.now();
-    const file = path.join(dir, "supervisor.json");
-    let ticks = cpuTicksOf(pid);
-    let progressAt = started;
-    // Quick at first (a supervisor is usually up within ~100 ms), then gentler: a hundred dispatchers
-    // polling every 3 ms would starve the very supervisors they wait for.
-    let delay = START_POLL_FIRST_MS;
-    for (;;) {
-      // Whether it has exited is noted before supervisor.json is read: a supervisor whose agent ends at
-      // once may name itself, finish and exit between two polls, and that is a success.
-      const gone = exited !== null;
-      const read = fs.existsSync(file) ? readJsonFile(file, supervisorFileSchema) : null;
-      if (read?.kind === "ok" && read.value.pid === pid) {
-        child.unref();
-        return pid;
-      }
-      if (gone) break;
-      const now = Date.now();
-      const used = cpuTicksOf(pid);
-      if (used !== null && used !== ticks) {
-        ticks = used;
-        progressAt = now;
-      }
-      if (now - progressAt >= SUPERVISOR_START_TIMEOUT_MS || now - started >= SUPERVISOR_START_CAP_MS) break;
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      delay = Math.min(delay * 1.25, START_POLL_MAX_MS);
+    const named = await untilNamed(dir, pid, ended);
+    if (named) {
+      child.unref();
+      return pid;
     }
   }
+  const exited = ended();
   const why =
     spawnError !== null
       ? `the supervisor could not be started: ${spawnError.message}`
@@ -93,6 +65,95 @@ export async function launchSupervisor(dir: string, program = supervisorProgram(
   throw new CatherdError("E_SUPERVISOR_START", `${why} (dispatch ${path.basename(dir)} recorded as lost)`, {
     fix: `see ${path.join(dir, "supervisor.out")} and ${path.join(dir, "supervisor.log")}, then dispatch again`,
   });
+}
+
+interface Started {
+  child: ChildProcess;
+  ended: () => string | null;
+  spawnError: Error | null;
+}
+
+async function startFresh(program: string, dir: string): Promise<Started> {
+  const outFd = fs.openSync(path.join(dir, "supervisor.out"), "a", FILE_MODE);
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [program, dir], {
+      detached: true,
+      stdio: ["ignore", outFd, outFd],
+      cwd: dir,
+    });
+  } finally {
+    fs.closeSync(outFd);
+  }
+  let how: string | null = null;
+  child.once("exit", (code, signal) => {
+    how = signal ?? `exit code ${code}`;
+  });
+  const spawnError = await new Promise<Error | null>((resolve) => {
+    child.once("spawn", () => resolve(null));
+    child.once("error", resolve);
+  });
+  return { child, ended: () => how, spawnError };
+}
+
+/**
+ * Waits until supervisor.json names `pid`: true. False when the supervisor ended without naming itself,
+ * or made no progress (CPU time) for SUPERVISOR_START_TIMEOUT_MS, or was not up within the cap.
+ */
+async function untilNamed(dir: string, pid: number, ended: () => string | null): Promise<boolean> {
+  const started = Date.now();
+  const file = path.join(dir, "supervisor.json");
+  let ticks = cpuTicksOf(pid);
+  let progressAt = started;
+  // supervisor.json appearing wakes the wait at once (inotify); the poll is the fallback, and also how
+  // progress and the start timeouts are checked. Quick at first (a supervisor is usually up within
+  // ~100 ms), then gentler: a hundred dispatchers polling every 3 ms would starve their supervisors.
+  let wake: (() => void) | null = null;
+  const watcher = watchFolder(dir, () => wake?.());
+  let delay = START_POLL_FIRST_MS;
+  try {
+    for (;;) {
+      // Whether it has ended is noted before supervisor.json is read: a supervisor whose agent ends at
+      // once may name itself, finish and exit between two polls, and that is a success.
+      const gone = ended() !== null;
+      const read = fs.existsSync(file) ? readJsonFile(file, supervisorFileSchema) : null;
+      if (read?.kind === "ok" && read.value.pid === pid) return true;
+      if (gone) return false;
+      const now = Date.now();
+      const used = cpuTicksOf(pid);
+      if (used !== null && used !== ticks) {
+        ticks = used;
+        progressAt = now;
+      }
+      if (now - progressAt >= SUPERVISOR_START_TIMEOUT_MS || now - started >= SUPERVISOR_START_CAP_MS) {
+        return false;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = null;
+      delay = Math.min(delay * 1.25, START_POLL_MAX_MS);
+    }
+  } finally {
+    watcher?.close();
+  }
+}
+
+/** Calls `onChange` when an entry of `dir` is created or renamed; null where watching is not possible. */
+function watchFolder(dir: string, onChange: () => void): fs.FSWatcher | null {
+  try {
+    const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
+      if (name === "supervisor.json") onChange();
+    });
+    watcher.on("error", () => {});
+    return watcher;
+  } catch {
+    return null;
+  }
 }
 
 function tail(file: string): string {

@@ -32,7 +32,7 @@ describe("launchSupervisor", () => {
     const program = standIn(NAMES_ITSELF_AND_EXITS);
     for (let i = 0; i < 8; i++) {
       const dir = tempDir();
-      const pid = await launchSupervisor(dir, program);
+      const pid = await launchSupervisor(dir, { program });
       expect(pid).toBe(JSON.parse(fs.readFileSync(path.join(dir, "supervisor.json"), "utf8")).pid);
       expect(fs.existsSync(path.join(dir, "exit.json"))).toBe(false);
     }
@@ -40,7 +40,7 @@ describe("launchSupervisor", () => {
 
   it("records the dispatch lost and says why when the supervisor ends without naming itself", async () => {
     const dir = tempDir();
-    await expect(launchSupervisor(dir, standIn(EXITS_WITHOUT_A_WORD))).rejects.toMatchObject({
+    await expect(launchSupervisor(dir, { program: standIn(EXITS_WITHOUT_A_WORD) })).rejects.toMatchObject({
       code: "E_SUPERVISOR_START",
       message: expect.stringContaining("exit code 3"),
     });

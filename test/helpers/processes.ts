@@ -35,3 +35,21 @@ export function killPid(pid: number | undefined): void {
     // gone
   }
 }
+
+/** Pids of the standby supervisors started for `home` (their argv names a file under <home>/.standby/). */
+export function standbysOf(home: string): number[] {
+  const mark = `${home}/.standby/`;
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (argv.includes("--standby") && argv.some((a) => a.startsWith(mark)) && isAlive(Number(entry))) {
+        pids.push(Number(entry));
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}

@@ -1,0 +1,102 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { FILE_MODE } from "../infra/atomic.js";
+import { programFile } from "../infra/programs.js";
+
+// A supervisor started before it has a folder, so that its node start-up and module loading overlap the
+// dispatcher's own (validation, git, admission) on another core instead of following them. It waits on
+// its stdin for one line, the folder to supervise, and until then writes nothing anywhere. The dispatcher
+// is the only writer of that pipe: when it refuses, fails or dies, the pipe closes and the standby exits.
+// (specs/dispatch.md, "The supervisor, detached".)
+
+/** The flag that puts the supervisor program in standby; its argument is the file its output goes to. */
+export const STANDBY_FLAG = "--standby";
+
+/** A supervisor process in standby, as its dispatcher sees it. */
+export interface StandbySupervisor {
+  child: ChildProcess;
+  /** Its stdout and stderr, until hand-over moves the file into the dispatch folder as supervisor.out. */
+  outFile: string;
+  /** How it ended (`exit code N` or a signal), null while it runs. */
+  ended(): string | null;
+  /** Null once it is running, or the error that kept it from starting. */
+  spawned: Promise<Error | null>;
+}
+
+/** Where standby supervisors keep their output before hand-over: on the same file system as the runs. */
+export function standbyFolder(home: string): string {
+  return path.join(home, ".standby");
+}
+
+/**
+ * Starts a standby supervisor, detached in its own session. Returns null when it cannot be set up (the
+ * home is not writable, say): dispatch then starts its supervisor after admission, as without standby.
+ */
+export function startStandbySupervisor(home: string, program = programFile("supervisor", import.meta.url)) {
+  let outFd: number;
+  let outFile: string;
+  try {
+    fs.mkdirSync(standbyFolder(home), { recursive: true, mode: 0o700 });
+    // Unique by pid and time; "wx" refuses a clash rather than share a file (then: no standby).
+    outFile = path.join(standbyFolder(home), `${process.pid}-${Date.now().toString(36)}.out`);
+    outFd = fs.openSync(outFile, "wx", FILE_MODE);
+  } catch {
+    return null;
+  }
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [program, STANDBY_FLAG, outFile], {
+      detached: true,
+      stdio: ["pipe", outFd, outFd],
+      cwd: standbyFolder(home),
+    });
+  } catch {
+    fs.rmSync(outFile, { force: true });
+    return null;
+  } finally {
+    fs.closeSync(outFd);
+  }
+  let how: string | null = null;
+  child.once("exit", (code, signal) => {
+    how = signal ?? `exit code ${code}`;
+  });
+  const spawned = new Promise<Error | null>((resolve) => {
+    child.once("spawn", () => resolve(null));
+    child.once("error", resolve);
+  });
+  // Neither the process nor the pipe keeps the dispatcher alive: when it exits, the pipe closes.
+  child.unref();
+  const stdin = child.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null;
+  stdin?.unref?.();
+  child.stdin?.on("error", () => {});
+  const standby: StandbySupervisor = { child, outFile, ended: () => how, spawned };
+  return standby;
+}
+
+/**
+ * Hands the admitted folder to a standby supervisor: its output file becomes `<dir>/supervisor.out` and
+ * the folder's path goes down the pipe. False (with the standby told to go) when it cannot take it — it
+ * failed to start, has ended, or its output file cannot be moved — and the caller starts a fresh one.
+ */
+export async function handOver(standby: StandbySupervisor, dir: string): Promise<boolean> {
+  const startError = await standby.spawned;
+  if (startError !== null || standby.ended() !== null || standby.child.stdin === null) {
+    dismiss(standby);
+    return false;
+  }
+  try {
+    fs.renameSync(standby.outFile, path.join(dir, "supervisor.out"));
+  } catch {
+    dismiss(standby);
+    return false;
+  }
+  standby.child.stdin.end(`${dir}\n`);
+  return true;
+}
+
+/** Tells a standby supervisor it will get no folder: it exits having written nothing. */
+export function dismiss(standby: StandbySupervisor): void {
+  standby.child.stdin?.destroy();
+  fs.rmSync(standby.outFile, { force: true });
+}

@@ -1,0 +1,102 @@
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { launchSupervisor } from "../../src/dispatch/launch.js";
+import { standbyFolder, startStandbySupervisor } from "../../src/dispatch/standby.js";
+import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
+import { CLI_MAIN, FAKE_AGENT, reapAll, SUPERVISOR_MAIN, tempDir } from "../helpers/folders.js";
+import { isAlive, killPid, standbysOf } from "../helpers/processes.js";
+import { waitFor, waitForJson } from "../helpers/wait.js";
+
+// The standby supervisor (src/dispatch/standby.ts): started by `dispatch` before it admits, handed the
+// folder once admitted, and gone without a trace whenever it gets none.
+
+const dispatched: string[] = [];
+const homes: string[] = [];
+const started: number[] = [];
+
+afterEach(() => {
+  const left = homes.splice(0).flatMap(standbysOf);
+  for (const pid of [...left, ...started.splice(0)]) killPid(pid);
+  expect(reapAll(dispatched.splice(0)), "agents left running").toBe(0);
+  expect(left, "standby supervisors left running").toEqual([]);
+});
+
+function home() {
+  const h = isolatedHome();
+  homes.push(h.home);
+  return h;
+}
+
+const standbyFiles = (home: string) =>
+  fs.existsSync(standbyFolder(home)) ? fs.readdirSync(standbyFolder(home)) : [];
+
+function hangScenario(): string {
+  const file = path.join(tempDir(), "scenario.json");
+  fs.writeFileSync(file, JSON.stringify({ steps: [{ out: "busy" }, { hang: true }] }));
+  return file;
+}
+
+describe("the standby supervisor", () => {
+  it("becomes the dispatch's supervisor: the pid dispatch names, its output moved to supervisor.out", async () => {
+    const { home: h, env } = home();
+    const r = await runCli(
+      ["dispatch", "--backend", "exec", "--json", "--", process.execPath, FAKE_AGENT, hangScenario()],
+      { env },
+    );
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const d = dispatchedOf(r);
+    dispatched.push(d.dispatchId);
+    const argv = fs.readFileSync(`/proc/${d.supervisorPid}/cmdline`, "utf8").split("\0");
+    expect(argv).toContain("--standby");
+    expect(fs.existsSync(path.join(d.dir, "supervisor.out"))).toBe(true);
+    expect(standbyFiles(h)).toEqual([]);
+    fs.writeFileSync(path.join(d.dir, "cancel"), "test");
+    const record = await waitForJson(path.join(d.dir, "record.json"), 20_000);
+    expect(record.status).toBe("cancelled");
+  }, 30_000);
+
+  it("exits without a trace when the dispatch is refused", async () => {
+    const { home: h, env } = home();
+    const r = await runCli(["dispatch", "--backend", "exec", "--idle", "soon", "--json", "--", "true"], {
+      env,
+    });
+    expect(JSON.parse(r.stdout).error.code).toBe("E_INPUT_INVALID");
+    await waitFor("standby gone", () =>
+      standbysOf(h).length === 0 && standbyFiles(h).length === 0 ? true : undefined,
+    );
+    expect(fs.existsSync(path.join(h, "runs"))).toBe(false);
+  }, 30_000);
+
+  it("exits without a trace when its dispatcher is killed before hand-over", async () => {
+    const { home: h, env } = home();
+    // The dispatcher blocks reading the brief from stdin, after it started its standby.
+    const dispatcher = spawn(
+      process.execPath,
+      [CLI_MAIN, "dispatch", "--backend", "exec", "--brief-file", "-", "--", "true"],
+      { env, stdio: ["pipe", "ignore", "ignore"] },
+    );
+    started.push(dispatcher.pid as number);
+    const standby = await waitFor("a standby", () => standbysOf(h)[0]);
+    dispatcher.kill("SIGKILL");
+    await waitFor("standby gone", () => (isAlive(standby) || standbyFiles(h).length > 0 ? undefined : true));
+  }, 30_000);
+
+  it("is replaced by a fresh supervisor when it ended before hand-over", async () => {
+    const h = tempDir();
+    const quitter = path.join(tempDir(), "quitter.mjs");
+    fs.writeFileSync(quitter, "process.exit(0);\n");
+    const standby = startStandbySupervisor(h, quitter);
+    expect(standby).not.toBeNull();
+    if (standby === null) return;
+    await waitFor("the standby ended", () => standby.ended() ?? undefined);
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, "spec.json"), JSON.stringify({ schema: 1, cmd: "true" }));
+    const pid = await launchSupervisor(dir, { program: SUPERVISOR_MAIN, standby });
+    started.push(pid);
+    expect(pid).not.toBe(standby.child.pid);
+    expect(standbyFiles(h)).toEqual([]);
+    await waitForJson(path.join(dir, "record.json"), 20_000);
+  }, 30_000);
+});
