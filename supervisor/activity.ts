@@ -32,6 +32,11 @@ export class ActivityWriter {
     this.changed = true;
   }
 
+  /** When a pending change is due to be written (monotonic ms), or null when nothing is pending. */
+  dueAt(): number | null {
+    return this.changed ? this.writtenAt + ACTIVITY_INTERVAL_MS : null;
+  }
+
   /** Writes activity.json when changed and due; `toWall` turns monotonic times into ISO timestamps. */
   flush(state: WatchState, now: number, toWall: (mono: number) => string, force = false): void {
     if (!this.changed || (!force && now - this.writtenAt < ACTIVITY_INTERVAL_MS)) return;

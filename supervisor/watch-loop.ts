@@ -4,11 +4,19 @@ import type { Backend } from "../src/backends/types.js";
 import { type LineFacts, PROGRESS } from "../src/domain/facts.js";
 import { SCHEMA_VERSION, type Spec } from "../src/domain/schemas.js";
 import type { ExitReason } from "../src/domain/vocab.js";
-import { decide, initialWatch, observe, type WatchLimits, type WatchState } from "../src/domain/watch.js";
+import {
+  decide,
+  initialWatch,
+  nextDeadline,
+  observe,
+  type WatchLimits,
+  type WatchState,
+} from "../src/domain/watch.js";
 import { LineReader, type ReadResult } from "../src/infra/line-reader.js";
 import { ActivityWriter } from "./activity.js";
 import type { RunningChild } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
+import { watchFolder } from "./folder-watch.js";
 import type { SupervisorLog } from "./log.js";
 
 /**
@@ -16,6 +24,16 @@ import type { SupervisorLog } from "./log.js";
  * bigger bite let V8's heap grow with the stream: 320 MB peak for 0.9 GB of events, 640 MB for 2.7 GB).
  */
 const POLL_BUDGET_BYTES = 1024 * 1024;
+
+/**
+ * While nothing moves, the loop still looks this often: for file systems whose writes inotify does not
+ * report (NFS, FUSE). Deadlines do not wait for it: the loop wakes at each one.
+ */
+export const QUIET_POLL_MS = 5000;
+/** A floor under every sleep, so that no slip in the deadline arithmetic can make the loop spin. */
+const MIN_SLEEP_MS = 5;
+/** The files whose change is news: the agent's output and a cancel request. */
+const WATCHED = ["events.jsonl", "stderr.log", "cancel"] as const;
 
 export interface WatchInput {
   dir: string;
@@ -45,8 +63,11 @@ export function limitsOf(spec: Spec): WatchLimits {
 }
 
 /**
- * The thin loop of design.md §4: every pollMs read new lines, let the backend parse them, let the pure
- * `decide` judge, and do what it says. Wakes early when the agent exits or the supervisor is interrupted.
+ * The thin loop of design.md §4: read new lines, let the backend parse them, let the pure `decide` judge,
+ * and do what it says. While output flows it reads every pollMs. When a poll finds nothing new it sleeps
+ * until something happens — a watched file changes (inotify), the next deadline of `nextDeadline` comes,
+ * activity.json is due, the agent exits, the supervisor is interrupted — or QUIET_POLL_MS passes: a quiet
+ * agent costs a wake-up every few seconds, not four a second.
  */
 export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   const { dir, spec, backend, child, deps, log } = input;
@@ -71,8 +92,19 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
     }
   };
 
-  // One signal for the whole run: a new listener per poll would grow for hours.
+  // One signal and one listener for the whole run: a new listener per poll would grow for hours.
   const wake = AbortSignal.any([input.interrupt, child.exitSignal]);
+  /** The current sleep, to cut short; and whether news of a watched file may cut it. */
+  let sleeping: AbortController | null = null;
+  let wakeOnChange = false;
+  const onWake = () => sleeping?.abort();
+  wake.addEventListener("abort", onWake);
+  /** A watched file may have changed since the last poll started (always so without a watch). */
+  let sawChange = true;
+  const folder = watchFolder(dir, WATCHED, (name) => {
+    sawChange = true;
+    if (wakeOnChange || name === "cancel") sleeping?.abort();
+  });
 
   const ingest = (
     file: string,
@@ -82,12 +114,15 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
     now: number,
   ) => {
     // Bounded bites: a burst of output never sits in memory whole.
+    let bytes = 0;
     for (let more = true; more; ) {
       const read = reader.read(POLL_BUDGET_BYTES);
+      bytes += read.bytes;
       more = read.bytes >= POLL_BUDGET_BYTES;
       handle(file, read, parse, now);
     }
     if (final) handle(file, reader.flush(), parse, now);
+    return bytes;
   };
   const handle = (file: string, read: ReadResult, parse: (line: string) => LineFacts, now: number) => {
     if (read.dropped > 0) log("line-dropped", { file, count: read.dropped });
@@ -105,8 +140,10 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       // Look at the exit before reading: every line written before it is then read in this poll.
       const exited = child.exit !== null;
       const now = clock.now();
-      ingest("events.jsonl", events, (line) => backend.parse(line), exited, now);
-      ingest("stderr.log", stderr, parseStderr, exited, now);
+      sawChange = folder === null;
+      const bytes =
+        ingest("events.jsonl", events, (line) => backend.parse(line), exited, now) +
+        ingest("stderr.log", stderr, parseStderr, exited, now);
       if (state.thread !== null && state.thread !== threadWritten) {
         threadWritten = state.thread;
         writeNotice("thread.json", {
@@ -130,9 +167,19 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       } else if (verdict.kind === "stop") {
         return { reason: verdict.reason, state };
       }
-      await clock.sleep(spec.pollMs, wake);
+      const moving = bytes > 0 || sawChange;
+      const dueAt = Math.min(nextDeadline(state, limits), activity.dueAt() ?? Number.POSITIVE_INFINITY);
+      const untilDue = Math.max(MIN_SLEEP_MS, dueAt - clock.now());
+      sleeping = new AbortController();
+      wakeOnChange = !moving;
+      if (wake.aborted) sleeping.abort();
+      await clock.sleep(Math.min(moving ? spec.pollMs : QUIET_POLL_MS, untilDue), sleeping.signal);
+      sleeping = null;
+      wakeOnChange = false;
     }
   } finally {
+    wake.removeEventListener("abort", onWake);
+    folder?.close();
     events.close();
     stderr.close();
   }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { startStandbySupervisor } from "../dispatch/standby.js";
+import { dismiss, startStandbySupervisor } from "../dispatch/standby.js";
 // catherd's command line: one verb, one lazily loaded module, so that each command pays only for itself.
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome } from "../infra/paths.js";
@@ -57,7 +57,11 @@ async function main(argv: string[]): Promise<number> {
   const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
   const wantsStandby = verb === "dispatch" && !own.includes("--help") && !own.includes("-h");
   const standby = wantsStandby ? startStandbySupervisor(catherdHome()) : null;
-  return runCommand(await load(), rest, { standby });
+  try {
+    return await runCommand(await load(), rest, { standby });
+  } finally {
+    if (standby !== null) dismiss(standby);
+  }
 }
 
 main(process.argv.slice(2)).then(

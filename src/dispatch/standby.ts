@@ -22,24 +22,24 @@ export interface StandbySupervisor {
   ended(): string | null;
   /** Null once it is running, or the error that kept it from starting. */
   spawned: Promise<Error | null>;
-}
-
-/** Where standby supervisors keep their output before hand-over: on the same file system as the runs. */
-export function standbyFolder(home: string): string {
-  return path.join(home, ".standby");
+  /** It was given a folder: from then on it is that dispatch's supervisor, never dismissed. */
+  handedOver: boolean;
 }
 
 /**
- * Starts a standby supervisor, detached in its own session. Returns null when it cannot be set up (the
- * home is not writable, say): dispatch then starts its supervisor after admission, as without standby.
+ * Starts a standby supervisor, detached in its own session, its output in `<home>/.standby-<pid>-<time>.out`
+ * (the home holds the runs: the file can be renamed into a dispatch folder). Returns null when it cannot be
+ * set up — no home yet (the first dispatch creates it), not writable, the spawn failed — and dispatch then
+ * starts its supervisor after admission, as without standby.
  */
-export function startStandbySupervisor(home: string, program = programFile("supervisor", import.meta.url)) {
+export function startStandbySupervisor(
+  home: string,
+  program = programFile("supervisor", import.meta.url),
+): StandbySupervisor | null {
   let outFd: number;
-  let outFile: string;
+  // Unique by pid and time; "wx" refuses a clash rather than share a file (then: no standby).
+  const outFile = path.join(home, `.standby-${process.pid}-${Date.now().toString(36)}.out`);
   try {
-    fs.mkdirSync(standbyFolder(home), { recursive: true, mode: 0o700 });
-    // Unique by pid and time; "wx" refuses a clash rather than share a file (then: no standby).
-    outFile = path.join(standbyFolder(home), `${process.pid}-${Date.now().toString(36)}.out`);
     outFd = fs.openSync(outFile, "wx", FILE_MODE);
   } catch {
     return null;
@@ -49,7 +49,7 @@ export function startStandbySupervisor(home: string, program = programFile("supe
     child = spawn(process.execPath, [program, STANDBY_FLAG, outFile], {
       detached: true,
       stdio: ["pipe", outFd, outFd],
-      cwd: standbyFolder(home),
+      cwd: home,
     });
   } catch {
     fs.rmSync(outFile, { force: true });
@@ -70,8 +70,7 @@ export function startStandbySupervisor(home: string, program = programFile("supe
   const stdin = child.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null;
   stdin?.unref?.();
   child.stdin?.on("error", () => {});
-  const standby: StandbySupervisor = { child, outFile, ended: () => how, spawned };
-  return standby;
+  return { child, outFile, ended: () => how, spawned, handedOver: false };
 }
 
 /**
@@ -91,12 +90,17 @@ export async function handOver(standby: StandbySupervisor, dir: string): Promise
     dismiss(standby);
     return false;
   }
+  standby.handedOver = true;
   standby.child.stdin.end(`${dir}\n`);
   return true;
 }
 
-/** Tells a standby supervisor it will get no folder: it exits having written nothing. */
+/**
+ * Tells a standby supervisor it will get no folder, and removes its output file now (not when it gets
+ * around to it): a refused dispatch leaves nothing behind. Does nothing once it was handed a folder.
+ */
 export function dismiss(standby: StandbySupervisor): void {
+  if (standby.handedOver) return;
   standby.child.stdin?.destroy();
   fs.rmSync(standby.outFile, { force: true });
 }

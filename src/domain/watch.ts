@@ -121,3 +121,19 @@ export function decide(
   }
   return { state, verdict: { kind: "continue" } };
 }
+
+/**
+ * The earliest time at which `decide` can change its mind without news — no line, no exit, no cancel:
+ * the wall limit, the grace after a final answer, the retry window, the idle limit (which restarts the
+ * quiet stretch of a busy agent) and the stall notice. The loop may sleep until then when nothing moves.
+ */
+export function nextDeadline(state: WatchState, limits: WatchLimits): number {
+  let at = state.startedAt + limits.wallMs;
+  if (state.finalAt !== null && limits.graceAfterFinalMs !== null) {
+    at = Math.min(at, state.finalAt + limits.graceAfterFinalMs);
+  }
+  if (state.retryingSince !== null) at = Math.min(at, state.retryingSince + limits.retryWindowMs);
+  at = Math.min(at, state.quietSince + limits.idleMs);
+  if (state.openTools.length === 0 && !state.stalled) at = Math.min(at, state.quietSince + limits.stallMs);
+  return at;
+}

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { launchSupervisor } from "../../src/dispatch/launch.js";
-import { standbyFolder, startStandbySupervisor } from "../../src/dispatch/standby.js";
+import { startStandbySupervisor } from "../../src/dispatch/standby.js";
 import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, FAKE_AGENT, reapAll, SUPERVISOR_MAIN, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid, standbysOf } from "../helpers/processes.js";
@@ -30,7 +30,7 @@ function home() {
 }
 
 const standbyFiles = (home: string) =>
-  fs.existsSync(standbyFolder(home)) ? fs.readdirSync(standbyFolder(home)) : [];
+  fs.existsSync(home) ? fs.readdirSync(home).filter((name) => name.startsWith(".standby-")) : [];
 
 function hangScenario(): string {
   const file = path.join(tempDir(), "scenario.json");
@@ -55,6 +55,7 @@ describe("the standby supervisor", () => {
     fs.writeFileSync(path.join(d.dir, "cancel"), "test");
     const record = await waitForJson(path.join(d.dir, "record.json"), 20_000);
     expect(record.status).toBe("cancelled");
+    await waitFor("the supervisor exited", () => (isAlive(d.supervisorPid) ? undefined : true));
   }, 30_000);
 
   it("exits without a trace when the dispatch is refused", async () => {

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { LineFacts } from "../../src/domain/facts.js";
-import { decide, initialWatch, observe, type WatchLimits, type WatchState } from "../../src/domain/watch.js";
+import {
+  decide,
+  initialWatch,
+  nextDeadline,
+  observe,
+  type WatchLimits,
+  type WatchState,
+} from "../../src/domain/watch.js";
 
 const LIMITS: WatchLimits = {
   idleMs: 1000,
@@ -208,5 +215,77 @@ describe("observe", () => {
       finalAt: 4,
       lastEventAt: 9,
     });
+  });
+});
+
+describe("nextDeadline: when decide can next change its mind without news", () => {
+  const cases: { title: string; events: Event[]; stalled?: boolean; expected: number }[] = [
+    { title: "a fresh run: the stall notice comes first", events: [], expected: 500 },
+    { title: "after progress at 300: stall at 800", events: [[300, progress]], expected: 800 },
+    { title: "stall already noticed: idle at 1000", events: [], stalled: true, expected: 1000 },
+    { title: "a tool open: no stall notice, idle at 1000", events: [[0, open("a")]], expected: 1000 },
+    { title: "a final answer at 100: its grace ends at 300", events: [[100, final]], expected: 300 },
+    { title: "retrying since 50, stall at 500 first", events: [[50, retry]], expected: 500 },
+    {
+      title: "retrying since 50, with a tool open: the idle limit at 1000",
+      events: [
+        [0, open("a")],
+        [50, retry],
+      ],
+      expected: 1000,
+    },
+    {
+      title: "progress at 9800: the wall at 10000 comes before idle",
+      events: [[9800, progress]],
+      stalled: true,
+      expected: 10_000,
+    },
+    { title: "neutral lines do not move it", events: [[400, neutral]], expected: 500 },
+  ];
+  for (const c of cases) {
+    it(c.title, () => {
+      let state: WatchState = initialWatch(0);
+      for (const [at, facts] of c.events) state = observe(state, facts, at);
+      if (c.stalled === true) state = { ...state, stalled: true };
+      expect(nextDeadline(state, LIMITS)).toBe(c.expected);
+    });
+  }
+
+  it("is exact: decide says nothing new a millisecond before it, and acts at it", () => {
+    const limits = [LIMITS, { ...LIMITS, retryWindowMs: 400 }, { ...LIMITS, graceAfterFinalMs: null }];
+    const histories: Event[][] = [
+      [],
+      [[300, progress]],
+      [[0, open("a")]],
+      [[100, final]],
+      [[50, retry]],
+      [
+        [0, open("a")],
+        [50, retry],
+      ],
+      [
+        [10, open("a")],
+        [20, close("a")],
+        [30, retry],
+      ],
+    ];
+    const quiet = { exited: false, cancelRequested: false };
+    for (const limit of limits) {
+      for (const events of histories) {
+        // Walk deadline to deadline until a stop, as the loop does when nothing happens.
+        let state: WatchState = initialWatch(0);
+        for (const [at, facts] of events) state = observe(state, facts, at);
+        for (let steps = 0; steps < 20; steps++) {
+          const at = nextDeadline(state, limit);
+          const before = decide(state, quiet, limit, at - 1);
+          expect(before.verdict).toEqual({ kind: "continue" });
+          expect(before.state).toBe(state);
+          const judged = decide(state, quiet, limit, at);
+          expect(judged.verdict.kind !== "continue" || judged.state !== state).toBe(true);
+          if (judged.verdict.kind === "stop") break;
+          state = judged.state;
+        }
+      }
+    }
   });
 });

@@ -36,9 +36,9 @@ export function killPid(pid: number | undefined): void {
   }
 }
 
-/** Pids of the standby supervisors started for `home` (their argv names a file under <home>/.standby/). */
+/** Pids of the standby supervisors started for `home` (their argv names its <home>/.standby-*.out). */
 export function standbysOf(home: string): number[] {
-  const mark = `${home}/.standby/`;
+  const mark = `${home}/.standby-`;
   const pids: number[] = [];
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;

@@ -1,0 +1,118 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { backendFor } from "../../src/backends/registry.js";
+import type { Backend } from "../../src/backends/types.js";
+import { SCHEMA_VERSION, type Spec } from "../../src/domain/schemas.js";
+import type { Clock } from "../../src/infra/clock.js";
+import type { RunningChild } from "../../supervisor/child.js";
+import { systemFiles } from "../../supervisor/deps.js";
+import { QUIET_POLL_MS, watchAgent } from "../../supervisor/watch-loop.js";
+import { tempDir } from "../helpers/folders.js";
+
+// When the loop polls: with a fake clock that records every sleep and lets a test write output at given
+// times, as if the agent had. A quiet agent must cost wake-ups at deadlines and every QUIET_POLL_MS only.
+
+class RecordingClock implements Clock {
+  mono = 0;
+  readonly sleeps: number[] = [];
+  constructor(private readonly at: Map<number, () => void> = new Map()) {}
+  now(): number {
+    return this.mono;
+  }
+  wallNow(): Date {
+    return new Date(Date.parse("2026-11-29T08:00:00Z") + this.mono);
+  }
+  async sleep(ms: number): Promise<void> {
+    this.sleeps.push(ms);
+    const from = this.mono;
+    this.mono += ms;
+    // The agent's writes due during this sleep happen before the next poll.
+    for (const [t, write] of this.at) if (t > from && t <= this.mono) write();
+  }
+}
+
+const EXEC = backendFor("exec") as Backend;
+
+function spec(dir: string, overrides: Partial<Spec> = {}): Spec {
+  return {
+    schema: SCHEMA_VERSION,
+    dispatchId: path.basename(dir),
+    backend: "exec",
+    cmd: "/bin/true",
+    args: [],
+    env: {},
+    cwd: dir,
+    stdinPath: null,
+    idleMs: 20_000,
+    wallMs: 60_000,
+    stallMs: 10_000,
+    killGraceMs: 300,
+    graceAfterFinalMs: null,
+    pollMs: 250,
+    providerRetry: { attempts: 3, windowMs: 180_000 },
+    ...overrides,
+  };
+}
+
+/** An agent that never exits: the loop only ends by a rule. */
+function runningChild(): RunningChild {
+  return {
+    pid: 999_999,
+    exit: null,
+    exited: new Promise(() => {}),
+    exitSignal: new AbortController().signal,
+  };
+}
+
+async function watch(dir: string, clock: RecordingClock, overrides: Partial<Spec> = {}) {
+  const outcome = await watchAgent({
+    dir,
+    spec: spec(dir, overrides),
+    backend: EXEC,
+    child: runningChild(),
+    deps: { clock, files: systemFiles },
+    log: () => {},
+    interrupt: new AbortController().signal,
+  });
+  return { reason: outcome.reason, at: clock.mono, sleeps: clock.sleeps };
+}
+
+describe("the watch loop's sleeps", () => {
+  it("wakes a silent agent only at the safety poll and its deadlines: stall at 10 s, idle at 20 s", async () => {
+    const dir = tempDir();
+    const { reason, at, sleeps } = await watch(dir, new RecordingClock());
+    expect(reason).toBe("idle-timeout");
+    expect(at).toBe(20_000);
+    expect(sleeps).toEqual([QUIET_POLL_MS, QUIET_POLL_MS, QUIET_POLL_MS, QUIET_POLL_MS]);
+    expect(fs.existsSync(path.join(dir, "stall.json"))).toBe(true);
+  });
+
+  it("sleeps exactly to a deadline that comes before the safety poll", async () => {
+    const { reason, at, sleeps } = await watch(tempDir(), new RecordingClock(), {
+      idleMs: 1200,
+      stallMs: 700,
+    });
+    expect(reason).toBe("idle-timeout");
+    expect(at).toBe(1200);
+    expect(sleeps).toEqual([700, 500]);
+  });
+
+  it("polls every pollMs while output flows, then goes back to sleeping long", async () => {
+    const dir = tempDir();
+    const events = path.join(dir, "events.jsonl");
+    const writes = new Map<number, () => void>();
+    for (let t = 100; t <= 1000; t += 100) writes.set(t, () => fs.appendFileSync(events, `line ${t}\n`));
+    const { reason, at, sleeps } = await watch(dir, new RecordingClock(writes), {
+      idleMs: 8000,
+      stallMs: 4000,
+    });
+    expect(reason).toBe("idle-timeout");
+    // First a quiet sleep to the stall deadline (4 s) cut by nothing: the fake clock does not wake early,
+    // so the writes of 100–1000 ms are all read at 4 s; then output was read: one pollMs; then quiet.
+    expect(sleeps.slice(0, 2)).toEqual([4000, 250]);
+    expect(sleeps.slice(2).every((ms) => ms > 250)).toBe(true);
+    // Progress was last read at 4 s: idle fires 8 s later.
+    expect(at).toBe(12_000);
+  });
+});
