@@ -43,11 +43,16 @@ export function tokens(input: number, cached: number, output: number): Tokens {
   return { input, cached, output };
 }
 
+/** White space that oneLine folds: anything but a lone space. */
+const FOLDABLE_SPACE = /[^\S ]| {2}/;
+
 /** A one-line excerpt for human output. */
 export function oneLine(text: string, max = 60): string {
   // Cut before folding white space: this runs on every line, and an agent message can be megabytes.
   const cut = text.length > max * 4;
-  const flat = (cut ? text.slice(0, max * 4) : text).replace(/\s+/g, " ").trim();
+  const head = cut ? text.slice(0, max * 4) : text;
+  // Most texts (a command, a short message) have only single spaces: testing is cheaper than replacing.
+  const flat = (FOLDABLE_SPACE.test(head) ? head.replace(/\s+/g, " ") : head).trim();
   return flat.length > max || cut ? `${flat.slice(0, max - 1)}…` : flat;
 }
 

@@ -57,3 +57,22 @@ describe("parseObject", () => {
     expect(parseObject("null")).toBeNull();
   });
 });
+
+describe("oneLine", () => {
+  const cases: [string, string][] = [
+    ["ls -la", "ls -la"],
+    ["  padded  ", "padded"],
+    ["two  spaces", "two spaces"],
+    ["tab\there", "tab here"],
+    ["line\nbreak\r\nand more", "line break and more"],
+    ["nbsp\u00a0kept as space", "nbsp kept as space"],
+    ["x".repeat(60), "x".repeat(60)],
+    ["x".repeat(61), `${"x".repeat(59)}…`],
+    [`${"y ".repeat(200)}`, `${"y ".repeat(30).slice(0, 59)}…`],
+  ];
+  for (const [text, expected] of cases) {
+    it(`turns ${JSON.stringify(text.slice(0, 24))} into one line of at most 60 characters`, () => {
+      expect(oneLine(text)).toBe(expected);
+    });
+  }
+});
