@@ -917,7 +917,13 @@ async function benchSteady() {
     "try{fs.statSync(d+'/events.jsonl')}catch{}try{fs.statSync(d+'/stderr.log')}catch{}fs.existsSync(d+'/cancel')";
   const floorStat = spawn(NODE, ["-e", floorScript(statWork)], { stdio: "ignore", env: baseEnv });
   const floorWake = spawn(NODE, ["-e", floorScript("")], { stdio: "ignore", env: baseEnv });
+  // The floor of the supervisor's quiet schedule: its lock refresh (every 5 s) and safety poll (every 10 s).
+  const floorQuiet = spawn(NODE, ["-e", "setInterval(()=>{},5000);setInterval(()=>{},10000)"], {
+    stdio: "ignore",
+    env: baseEnv,
+  });
   own(tq.pid);
+  own(floorQuiet.pid);
   own(tc.pid);
   own(floorStat.pid);
   own(floorWake.pid);
@@ -928,6 +934,7 @@ async function benchSteady() {
     timeoutChatty: tc.pid,
     floorStat: floorStat.pid,
     floorWake: floorWake.pid,
+    floorQuiet: floorQuiet.pid,
   };
   await sleep(2000); // past start-up
   const rss = Object.fromEntries(Object.keys(procs).map((k) => [k, []]));
@@ -977,7 +984,7 @@ async function benchSteady() {
     chattyHz: CHATTY_HZ,
   };
   // finish: cancel the dispatches, stop the timeouts (SIGTERM is passed to their agent)
-  for (const t of [tq, tc, floorStat, floorWake]) t.kill("SIGTERM");
+  for (const t of [tq, tc, floorStat, floorWake, floorQuiet]) t.kill("SIGTERM");
   await finish([q.info, c.info]);
 
   const peak = { name: "bare node peak", value: barePeak };
@@ -1051,6 +1058,14 @@ async function benchSteady() {
     samples: [cpuPerMin.floorWake],
     decimals: 3,
     note: `schedstat: ${fmt(schedPerMin.floorWake, 3)} s/min`,
+  });
+  addRow({
+    key: "steady.cpu.floorQuiet",
+    what: "baseline: bare node waking as a quiet supervisor does (timers every 5 s and 10 s)",
+    unit: "s/min",
+    samples: [cpuPerMin.floorQuiet],
+    decimals: 3,
+    note: `schedstat: ${fmt(schedPerMin.floorQuiet, 3)} s/min`,
   });
   addRow({
     key: "steady.cpu.chatty",

@@ -16,12 +16,48 @@ export interface LockOptions {
   onCompromised?: (error: Error) => void;
 }
 
+type Callback = (error: Error | null, value?: unknown) => void;
+
+/** A node-style async method answered by its synchronous twin, the callback called before returning. */
+function answeredNow<A extends unknown[]>(method: (...args: A) => unknown) {
+  return (...args: [...A, Callback]) => {
+    const callback = args.pop() as Callback;
+    let value: unknown;
+    try {
+      value = method(...(args as unknown as A));
+    } catch (error) {
+      callback(error as Error);
+      return;
+    }
+    callback(null, value);
+  };
+}
+
+/**
+ * proper-lockfile's file system, answered synchronously, as its own lockSync does. A lock is a handful of
+ * calls, and the refresh of a held lock (stat, then utimes) becomes two syscalls on the main thread
+ * instead of two trips through libuv's thread pool: on the reference machine each trip woke pool threads
+ * and a quiet supervisor's refresh cost ~7 ms of CPU (specs/performance.md). One object for the process:
+ * proper-lockfile caches the mtime precision it probed on it.
+ */
+const SYNC_FS = {
+  ...fs,
+  mkdir: answeredNow(fs.mkdirSync),
+  realpath: answeredNow(fs.realpathSync),
+  stat: answeredNow(fs.statSync),
+  rmdir: answeredNow(fs.rmdirSync),
+  utimes: answeredNow(fs.utimesSync),
+};
+
 function baseOptions(options: LockOptions) {
   return {
+    fs: SYNC_FS,
     lockfilePath: options.lockPath,
     realpath: false,
     stale: options.staleMs,
-    update: Math.max(1000, Math.floor(options.staleMs / 4)),
+    // proper-lockfile's own ratio. Each refresh wakes the holder (a supervisor holds its lock for hours),
+    // and a holder late by more than `stale` - `update` only logs a compromised lock, it keeps working.
+    update: Math.max(1000, Math.floor(options.staleMs / 2)),
     onCompromised: options.onCompromised ?? (() => {}),
   };
 }

@@ -79,12 +79,12 @@ async function watch(dir: string, clock: RecordingClock, overrides: Partial<Spec
 }
 
 describe("the watch loop's sleeps", () => {
-  it("wakes a silent agent only at the safety poll and its deadlines: stall at 10 s, idle at 20 s", async () => {
+  it("wakes a silent agent only at its deadlines and the safety poll: stall at 10 s, idle at 20 s", async () => {
     const dir = tempDir();
     const { reason, at, sleeps } = await watch(dir, new RecordingClock());
     expect(reason).toBe("idle-timeout");
     expect(at).toBe(20_000);
-    expect(sleeps).toEqual([QUIET_POLL_MS, QUIET_POLL_MS, QUIET_POLL_MS, QUIET_POLL_MS]);
+    expect(sleeps).toEqual([QUIET_POLL_MS, QUIET_POLL_MS]);
     expect(fs.existsSync(path.join(dir, "stall.json"))).toBe(true);
   });
 
