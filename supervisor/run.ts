@@ -18,8 +18,13 @@ import { readSpecFile, resolveSpec } from "./spec.js";
 import { pauseAt } from "./test-hooks.js";
 import { watchAgent } from "./watch-loop.js";
 
-/** How long a supervisor lock survives a frozen holder before another may take it over. */
-export const SUPERVISOR_LOCK_STALE_MS = 10_000;
+/**
+ * How long a supervisor lock survives a frozen holder before another may take it over. The lock is
+ * refreshed every half of this, and each refresh wakes a quiet supervisor: longer is cheaper. It delays
+ * only a second `catherd supervise` of a folder whose supervisor died before starting its agent; readers
+ * judge a supervisor by its pid and start time, never by its lock.
+ */
+export const SUPERVISOR_LOCK_STALE_MS = 20_000;
 
 interface Ending {
   reason: ExitReason;

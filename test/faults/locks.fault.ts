@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { SUPERVISOR_LOCK_STALE_MS } from "../../supervisor/run.js";
 import { type CliResult, dispatchFolders, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, readJson } from "../helpers/folders.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
@@ -207,7 +208,7 @@ function waitStale(lock: string, staleMs: number) {
 
 describe("row 6: the supervisor lock and a frozen supervisor", () => {
   it("never runs the agent twice when a supervisor is frozen past the lock's stale time and then continued", async () => {
-    const t = trial("6 supervisor SIGSTOPped past the 10 s stale time, then SIGCONT", { many: true });
+    const t = trial("6 supervisor SIGSTOPped past the 20 s stale time, then SIGCONT", { many: true });
     const { env } = homeFor(t);
     const variant = async (name: string, pauseAt: string | null) => {
       const go = path.join(t.dir(), "go");
@@ -226,7 +227,7 @@ describe("row 6: the supervisor lock and a frozen supervisor", () => {
       await waitFor("the supervisor to be stopped", () =>
         procState(d.supervisorPid) === "T" ? true : undefined,
       );
-      await waitStale(path.join(d.dir, "supervisor.lock"), 10_000);
+      await waitStale(path.join(d.dir, "supervisor.lock"), SUPERVISOR_LOCK_STALE_MS);
       // A reader sees it running (the frozen supervisor is alive), and a second supervisor bows out.
       const status = jsonOf(await runCli(["status", "--json"], { env })) as {
         dispatches: { name: string; state: string }[];
