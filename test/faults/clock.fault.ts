@@ -1,15 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { backendFor } from "../../src/backends/registry.js";
-import type { Backend } from "../../src/backends/types.js";
-import { SCHEMA_VERSION, type Spec } from "../../src/domain/schemas.js";
+import type { Spec } from "../../src/domain/schemas.js";
 import type { Clock } from "../../src/infra/clock.js";
-import type { RunningChild } from "../../supervisor/child.js";
 import { systemFiles } from "../../supervisor/deps.js";
 import { runSupervisor } from "../../supervisor/run.js";
-import { watchAgent } from "../../supervisor/watch-loop.js";
 import { fakeAgentFolder, readJson } from "../helpers/folders.js";
+import { loopSpec, watchUntilStopped } from "../helpers/watch.js";
 import { trial, useFaultKit } from "./kit.js";
 
 // Row 7: time. Every duration comes from the monotonic clock: a jump of the wall clock (NTP, a suspended
@@ -45,50 +42,9 @@ class SplitClock implements Clock {
 }
 
 const DAY = 86_400_000;
-const CODEX = backendFor("codex") as Backend;
-
-function spec(dir: string, overrides: Partial<Spec> = {}): Spec {
-  return {
-    schema: SCHEMA_VERSION,
-    dispatchId: path.basename(dir),
-    backend: "codex",
-    cmd: "/bin/true",
-    args: [],
-    env: {},
-    cwd: dir,
-    stdinPath: null,
-    idleMs: 1000,
-    wallMs: 90 * 60_000,
-    stallMs: 500,
-    killGraceMs: 300,
-    graceAfterFinalMs: null,
-    pollMs: 100,
-    providerRetry: { attempts: 3, windowMs: 180_000 },
-    ...overrides,
-  };
-}
-
-/** An agent that never exits: the loop only ends by a rule. */
-function runningChild(): RunningChild {
-  return {
-    pid: 999_999,
-    exit: null,
-    exited: new Promise(() => {}),
-    exitSignal: new AbortController().signal,
-  };
-}
-
 async function watch(clock: SplitClock, dir: string, overrides: Partial<Spec> = {}) {
-  const outcome = await watchAgent({
-    dir,
-    spec: spec(dir, overrides),
-    backend: CODEX,
-    child: runningChild(),
-    deps: { clock, files: systemFiles },
-    log: () => {},
-    interrupt: new AbortController().signal,
-  });
-  return { reason: outcome.reason, at: clock.mono };
+  const reason = await watchUntilStopped(dir, clock, loopSpec(dir, "codex", overrides));
+  return { reason, at: clock.mono };
 }
 
 const cases: {

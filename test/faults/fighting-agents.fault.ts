@@ -118,7 +118,9 @@ describe("row 2: agents that fight back", () => {
     const { dir } = folder(t, { pidFile, steps: [{ holdStdout: true }, { out: "done" }, { exit: 0 }] });
     const started = Date.now();
     expect((await supervise(dir)).code).toBe(0);
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // Waiting for the child to let go of events.jsonl would last until idle (10 min): a minute is prompt
+    // enough to tell them apart on a loaded machine.
+    expect(Date.now() - started).toBeLessThan(60_000);
     expect(pidsOf(pidFile).filter(isAlive)).toEqual([]);
     expect(exitOf(dir)).toMatchObject({ reason: "exited", code: 0, stop: { term: true } });
     expect(recordOf(dir)).toMatchObject({ status: "ok" });

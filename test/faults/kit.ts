@@ -308,15 +308,21 @@ export function handDispatch(
 }
 
 /** Runs the real supervisor on `dir` with a preload that writes its VmHWM (kB) when it exits. */
-export function superviseMeasured(t: Trial, dir: string): Promise<{ code: number | null; hwmKb: number }> {
+export function superviseMeasured(
+  t: Trial,
+  dir: string,
+): Promise<{ code: number | null; hwmKb: number; cpuSecs: number }> {
   const preload = path.join(t.dir(), "hwm.mjs");
   const out = path.join(path.dirname(preload), "hwm");
+  // At exit the supervisor writes its peak memory and the CPU time it used: CPU time, unlike wall time,
+  // does not grow when other trials load the machine.
   fs.writeFileSync(
     preload,
     `import fs from "node:fs";
 process.on("exit", () => {
   const m = /VmHWM:\\s+(\\d+) kB/.exec(fs.readFileSync("/proc/self/status", "utf8"));
-  fs.writeFileSync(${JSON.stringify(out)}, m ? m[1] : "0");
+  const cpu = process.cpuUsage();
+  fs.writeFileSync(${JSON.stringify(out)}, (m ? m[1] : "0") + " " + (cpu.user + cpu.system) / 1e6);
 });`,
   );
   const child = spawn(process.execPath, ["--import", preload, SUPERVISOR_MAIN, dir], { stdio: "ignore" });
@@ -325,7 +331,8 @@ process.on("exit", () => {
     const timer = setTimeout(() => reject(new Error("the supervisor did not finish in 90 s")), 90_000);
     child.once("exit", (code) => {
       clearTimeout(timer);
-      resolve({ code, hwmKb: Number(fs.readFileSync(out, "utf8")) });
+      const [hwm, cpu] = fs.readFileSync(out, "utf8").split(" ");
+      resolve({ code, hwmKb: Number(hwm), cpuSecs: Number(cpu) });
     });
   });
 }

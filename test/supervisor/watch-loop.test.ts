@@ -1,14 +1,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { backendFor } from "../../src/backends/registry.js";
-import type { Backend } from "../../src/backends/types.js";
-import { SCHEMA_VERSION, type Spec } from "../../src/domain/schemas.js";
+import type { Spec } from "../../src/domain/schemas.js";
 import type { Clock } from "../../src/infra/clock.js";
-import type { RunningChild } from "../../supervisor/child.js";
-import { systemFiles } from "../../supervisor/deps.js";
-import { QUIET_POLL_MS, watchAgent } from "../../supervisor/watch-loop.js";
+import { QUIET_POLL_MS } from "../../supervisor/watch-loop.js";
 import { tempDir } from "../helpers/folders.js";
+import { loopSpec, watchUntilStopped } from "../helpers/watch.js";
 
 // When the loop polls: with a fake clock that records every sleep and lets a test write output at given
 // times, as if the agent had. A quiet agent must cost wake-ups at deadlines and every QUIET_POLL_MS only.
@@ -32,50 +29,11 @@ class RecordingClock implements Clock {
   }
 }
 
-const EXEC = backendFor("exec") as Backend;
-
-function spec(dir: string, overrides: Partial<Spec> = {}): Spec {
-  return {
-    schema: SCHEMA_VERSION,
-    dispatchId: path.basename(dir),
-    backend: "exec",
-    cmd: "/bin/true",
-    args: [],
-    env: {},
-    cwd: dir,
-    stdinPath: null,
-    idleMs: 20_000,
-    wallMs: 60_000,
-    stallMs: 10_000,
-    killGraceMs: 300,
-    graceAfterFinalMs: null,
-    pollMs: 250,
-    providerRetry: { attempts: 3, windowMs: 180_000 },
-    ...overrides,
-  };
-}
-
-/** An agent that never exits: the loop only ends by a rule. */
-function runningChild(): RunningChild {
-  return {
-    pid: 999_999,
-    exit: null,
-    exited: new Promise(() => {}),
-    exitSignal: new AbortController().signal,
-  };
-}
+const LIMITS: Partial<Spec> = { idleMs: 20_000, wallMs: 60_000, stallMs: 10_000, pollMs: 250 };
 
 async function watch(dir: string, clock: RecordingClock, overrides: Partial<Spec> = {}) {
-  const outcome = await watchAgent({
-    dir,
-    spec: spec(dir, overrides),
-    backend: EXEC,
-    child: runningChild(),
-    deps: { clock, files: systemFiles },
-    log: () => {},
-    interrupt: new AbortController().signal,
-  });
-  return { reason: outcome.reason, at: clock.mono, sleeps: clock.sleeps };
+  const reason = await watchUntilStopped(dir, clock, loopSpec(dir, "exec", { ...LIMITS, ...overrides }));
+  return { reason, at: clock.mono, sleeps: clock.sleeps };
 }
 
 describe("the watch loop's sleeps", () => {
