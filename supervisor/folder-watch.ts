@@ -2,14 +2,15 @@ import * as fs from "node:fs";
 
 /** Tells the watch loop that a file it reads may have changed. */
 export interface FolderWatch {
+  /** The watch failed after it started (the folder went away, say): it reports nothing any more. */
+  readonly broken: boolean;
   close(): void;
 }
 
 /**
  * Calls `onChange(name)` when one of `names` in `dir` is created, written, renamed or removed (inotify on
- * Linux). Null where the folder cannot be watched; the loop then polls at pollMs as it always may. A
- * watch that fails later just stops waking the loop, which still wakes for its deadlines and its slow
- * safety poll.
+ * Linux). Null where the folder cannot be watched (no inotify, or its per-user limit reached); a watch
+ * that fails later is `broken`, with one last call. Either way the loop then reads every pollMs.
  */
 export function watchFolder(
   dir: string,
@@ -21,8 +22,12 @@ export function watchFolder(
       // Some platforms report no name: then anything may have changed.
       if (name === null || names.includes(name)) onChange(name ?? "");
     });
-    watcher.on("error", () => {});
-    return { close: () => watcher.close() };
+    const watch = { broken: false, close: () => watcher.close() };
+    watcher.on("error", () => {
+      watch.broken = true;
+      onChange("");
+    });
+    return watch;
   } catch {
     return null;
   }

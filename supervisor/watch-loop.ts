@@ -140,7 +140,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       // Look at the exit before reading: every line written before it is then read in this poll.
       const exited = child.exit !== null;
       const now = clock.now();
-      sawChange = folder === null;
+      sawChange = folder === null || folder.broken;
       const bytes =
         ingest("events.jsonl", events, (line) => backend.parse(line), exited, now) +
         ingest("stderr.log", stderr, parseStderr, exited, now);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-import { dismiss, startStandbySupervisor } from "../dispatch/standby.js";
 // catherd's command line: one verb, one lazily loaded module, so that each command pays only for itself.
+import { dismiss, startStandbySupervisor } from "../dispatch/standby.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome } from "../infra/paths.js";
 import { type Command, reportError, runCommand } from "./kit.js";

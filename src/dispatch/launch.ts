@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CatherdError } from "../domain/errors.js";
@@ -10,6 +9,7 @@ import { programFile } from "../infra/programs.js";
 import { writeEndedExit } from "./ended-exit.js";
 import { writeRecord } from "./record.js";
 import { handOver, type StandbySupervisor } from "./standby.js";
+import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-process.js";
 
 /**
  * How long `dispatch` waits for the supervisor to show it is alive without it making any progress (CPU
@@ -39,11 +39,9 @@ export async function launchSupervisor(
     standby = null,
   }: { program?: string; standby?: StandbySupervisor | null } = {},
 ): Promise<number> {
-  const started =
-    standby !== null && (await handOver(standby, dir))
-      ? { child: standby.child, ended: standby.ended, spawnError: null }
-      : await startFresh(program, dir);
-  const { child, ended, spawnError } = started;
+  const started = standby !== null && (await handOver(standby, dir)) ? standby : startFresh(program, dir);
+  const { child, ended } = started;
+  const spawnError = await started.spawned;
   const pid = child.pid;
   if (spawnError === null && pid !== undefined) {
     const named = await untilNamed(dir, pid, ended);
@@ -67,33 +65,10 @@ export async function launchSupervisor(
   });
 }
 
-interface Started {
-  child: ChildProcess;
-  ended: () => string | null;
-  spawnError: Error | null;
-}
-
-async function startFresh(program: string, dir: string): Promise<Started> {
+/** A supervisor started for `dir` directly, its output appended to supervisor.out. */
+function startFresh(program: string, dir: string): SupervisorProcess {
   const outFd = fs.openSync(path.join(dir, "supervisor.out"), "a", FILE_MODE);
-  let child: ChildProcess;
-  try {
-    child = spawn(process.execPath, [program, dir], {
-      detached: true,
-      stdio: ["ignore", outFd, outFd],
-      cwd: dir,
-    });
-  } finally {
-    fs.closeSync(outFd);
-  }
-  let how: string | null = null;
-  child.once("exit", (code, signal) => {
-    how = signal ?? `exit code ${code}`;
-  });
-  const spawnError = await new Promise<Error | null>((resolve) => {
-    child.once("spawn", () => resolve(null));
-    child.once("error", resolve);
-  });
-  return { child, ended: () => how, spawnError };
+  return startSupervisorProcess(program, [dir], { stdin: "ignore", outFd, cwd: dir });
 }
 
 /**

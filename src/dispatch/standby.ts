@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { FILE_MODE } from "../infra/atomic.js";
 import { programFile } from "../infra/programs.js";
+import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-process.js";
 
 // A supervisor started before it has a folder, so that its node start-up and module loading overlap the
 // dispatcher's own (validation, git, admission) on another core instead of following them. It waits on
@@ -13,15 +13,10 @@ import { programFile } from "../infra/programs.js";
 /** The flag that puts the supervisor program in standby; its argument is the file its output goes to. */
 export const STANDBY_FLAG = "--standby";
 
-/** A supervisor process in standby, as its dispatcher sees it. */
-export interface StandbySupervisor {
-  child: ChildProcess;
+/** A standby supervisor, as its dispatcher sees it. */
+export interface StandbySupervisor extends SupervisorProcess {
   /** Its stdout and stderr, until hand-over moves the file into the dispatch folder as supervisor.out. */
   outFile: string;
-  /** How it ended (`exit code N` or a signal), null while it runs. */
-  ended(): string | null;
-  /** Null once it is running, or the error that kept it from starting. */
-  spawned: Promise<Error | null>;
   /** It was given a folder: from then on it is that dispatch's supervisor, never dismissed. */
   handedOver: boolean;
 }
@@ -44,33 +39,20 @@ export function startStandbySupervisor(
   } catch {
     return null;
   }
-  let child: ChildProcess;
+  let started: SupervisorProcess;
   try {
-    child = spawn(process.execPath, [program, STANDBY_FLAG, outFile], {
-      detached: true,
-      stdio: ["pipe", outFd, outFd],
-      cwd: home,
-    });
+    started = startSupervisorProcess(program, [STANDBY_FLAG, outFile], { stdin: "pipe", outFd, cwd: home });
   } catch {
     fs.rmSync(outFile, { force: true });
     return null;
-  } finally {
-    fs.closeSync(outFd);
   }
-  let how: string | null = null;
-  child.once("exit", (code, signal) => {
-    how = signal ?? `exit code ${code}`;
-  });
-  const spawned = new Promise<Error | null>((resolve) => {
-    child.once("spawn", () => resolve(null));
-    child.once("error", resolve);
-  });
+  const { child } = started;
   // Neither the process nor the pipe keeps the dispatcher alive: when it exits, the pipe closes.
   child.unref();
   const stdin = child.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null;
   stdin?.unref?.();
   child.stdin?.on("error", () => {});
-  return { child, outFile, ended: () => how, spawned, handedOver: false };
+  return { ...started, outFile, handedOver: false };
 }
 
 /**
