@@ -52,7 +52,29 @@ export function startStandbySupervisor(
   const stdin = child.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null;
   stdin?.unref?.();
   child.stdin?.on("error", () => {});
+  removeLeftovers(home);
   return { ...started, outFile, handedOver: false };
+}
+
+const STANDBY_FILE = /^\.standby-(\d+)-[0-9a-z]+\.out$/;
+
+/**
+ * Removes the output files of standbys whose dispatcher is gone: a standby removes its own file when its
+ * pipe closes, so one is left only when both died abruptly (a machine that lost power). A file whose pid
+ * is in use again is kept until that process ends: a few bytes, never a wrong removal.
+ */
+export function removeLeftovers(home: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(home);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = STANDBY_FILE.exec(name)?.[1];
+    if (pid === undefined || fs.existsSync(`/proc/${pid}`)) continue;
+    fs.rmSync(path.join(home, name), { force: true });
+  }
 }
 
 /**

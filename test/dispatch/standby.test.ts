@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { launchSupervisor } from "../../src/dispatch/launch.js";
-import { startStandbySupervisor } from "../../src/dispatch/standby.js";
+import { removeLeftovers, startStandbySupervisor } from "../../src/dispatch/standby.js";
 import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, FAKE_AGENT, reapAll, SUPERVISOR_MAIN, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid, standbysOf } from "../helpers/processes.js";
@@ -100,4 +100,20 @@ describe("the standby supervisor", () => {
     expect(standbyFiles(h)).toEqual([]);
     await waitForJson(path.join(dir, "record.json"), 20_000);
   }, 30_000);
+});
+
+describe("leftover standby files", () => {
+  it("are removed when their dispatcher is gone, and kept while it runs", () => {
+    const h = tempDir();
+    const gone = spawn(process.execPath, ["-e", ""]);
+    const deadPid = gone.pid as number;
+    const stale = path.join(h, `.standby-${deadPid}-abc123.out`);
+    const live = path.join(h, `.standby-${process.pid}-abc123.out`);
+    const other = path.join(h, ".standby-notes");
+    return new Promise<void>((resolve) => gone.once("exit", () => resolve())).then(() => {
+      for (const file of [stale, live, other]) fs.writeFileSync(file, "");
+      removeLeftovers(h);
+      expect(fs.readdirSync(h).sort()).toEqual([path.basename(other), path.basename(live)].sort());
+    });
+  });
 });
