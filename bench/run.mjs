@@ -921,10 +921,10 @@ async function benchSteady() {
     "try{fs.statSync(d+'/events.jsonl')}catch{}try{fs.statSync(d+'/stderr.log')}catch{}fs.existsSync(d+'/cancel')";
   const floorStat = spawn(NODE, ["-e", floorScript(statWork)], { stdio: "ignore", env: baseEnv });
   const floorWake = spawn(NODE, ["-e", floorScript("")], { stdio: "ignore", env: baseEnv });
-  // The floor of the supervisor's quiet schedule: its lock refresh and its safety poll, each every 10 s.
+  // The floor of the supervisor's quiet schedule: its lock refresh (every 15 s) and safety poll (every 30 s).
   const floorQuiet = spawn(
     NODE,
-    ["-e", "setInterval(()=>{},10000);setTimeout(()=>setInterval(()=>{},10000),5000)"],
+    ["-e", "setInterval(()=>{},15000);setTimeout(()=>setInterval(()=>{},30000),7000)"],
     {
       stdio: "ignore",
       env: baseEnv,
@@ -1069,7 +1069,7 @@ async function benchSteady() {
   });
   addRow({
     key: "steady.cpu.floorQuiet",
-    what: "baseline: bare node waking as a quiet supervisor does (two timers, each every 10 s)",
+    what: "baseline: bare node waking as a quiet supervisor does (timers every 15 s and 30 s)",
     unit: "s/min",
     samples: [cpuPerMin.floorQuiet],
     decimals: 3,

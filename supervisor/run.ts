@@ -24,7 +24,7 @@ import { watchAgent } from "./watch-loop.js";
  * only a second `catherd supervise` of a folder whose supervisor died before starting its agent; readers
  * judge a supervisor by its pid and start time, never by its lock.
  */
-export const SUPERVISOR_LOCK_STALE_MS = 20_000;
+export const SUPERVISOR_LOCK_STALE_MS = 30_000;
 
 interface Ending {
   reason: ExitReason;

@@ -29,7 +29,7 @@ const POLL_BUDGET_BYTES = 1024 * 1024;
  * While nothing moves, the loop still looks this often: for file systems whose writes inotify does not
  * report (NFS, FUSE). Deadlines do not wait for it: the loop wakes at each one.
  */
-export const QUIET_POLL_MS = 10_000;
+export const QUIET_POLL_MS = 30_000;
 /** A floor under every sleep, so that no slip in the deadline arithmetic can make the loop spin. */
 const MIN_SLEEP_MS = 5;
 /** The files whose change is news: the agent's output and a cancel request. */

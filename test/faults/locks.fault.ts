@@ -208,7 +208,7 @@ function waitStale(lock: string, staleMs: number) {
 
 describe("row 6: the supervisor lock and a frozen supervisor", () => {
   it("never runs the agent twice when a supervisor is frozen past the lock's stale time and then continued", async () => {
-    const t = trial("6 supervisor SIGSTOPped past the 20 s stale time, then SIGCONT", { many: true });
+    const t = trial("6 supervisor SIGSTOPped past the 30 s stale time, then SIGCONT", { many: true });
     const { env } = homeFor(t);
     const variant = async (name: string, pauseAt: string | null) => {
       const go = path.join(t.dir(), "go");

@@ -37,12 +37,17 @@ async function watch(dir: string, clock: RecordingClock, overrides: Partial<Spec
 }
 
 describe("the watch loop's sleeps", () => {
-  it("wakes a silent agent only at its deadlines and the safety poll: stall at 10 s, idle at 20 s", async () => {
+  it("wakes a silent agent only at its deadlines and the safety poll: stall at 40 s, idle at 80 s", async () => {
     const dir = tempDir();
-    const { reason, at, sleeps } = await watch(dir, new RecordingClock());
+    const { reason, at, sleeps } = await watch(dir, new RecordingClock(), {
+      idleMs: 80_000,
+      stallMs: 40_000,
+      wallMs: 600_000,
+    });
     expect(reason).toBe("idle-timeout");
-    expect(at).toBe(20_000);
-    expect(sleeps).toEqual([QUIET_POLL_MS, QUIET_POLL_MS]);
+    expect(at).toBe(80_000);
+    expect(QUIET_POLL_MS).toBe(30_000);
+    expect(sleeps).toEqual([30_000, 10_000, 30_000, 10_000]);
     expect(fs.existsSync(path.join(dir, "stall.json"))).toBe(true);
   });
 
