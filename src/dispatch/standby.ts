@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { FILE_MODE } from "../infra/atomic.js";
+import { startTimeOf } from "../infra/process-identity.js";
 import { programFile } from "../infra/programs.js";
 import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-process.js";
 
@@ -72,7 +73,7 @@ export function removeLeftovers(home: string): void {
   }
   for (const name of names) {
     const pid = STANDBY_FILE.exec(name)?.[1];
-    if (pid === undefined || fs.existsSync(`/proc/${pid}`)) continue;
+    if (pid === undefined || startTimeOf(Number(pid)) !== null) continue;
     fs.rmSync(path.join(home, name), { force: true });
   }
 }

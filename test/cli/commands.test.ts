@@ -3,8 +3,8 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { recordFileSchema } from "../../src/domain/schemas.js";
-import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
-import { FAKE_AGENT, readJson, reapAll, tempDir } from "../helpers/folders.js";
+import { dispatchedOf, fakeDispatchArgs, isolatedHome, runCli } from "../helpers/cli.js";
+import { readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid } from "../helpers/processes.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 
@@ -37,24 +37,7 @@ async function dispatch(
 ) {
   const scenario = path.join(tempDir(), "scenario.json");
   fs.writeFileSync(scenario, JSON.stringify({ steps }));
-  const result = await runCli(
-    [
-      "dispatch",
-      "--backend",
-      "exec",
-      "--name",
-      name,
-      "--json",
-      "--kill-grace",
-      "300ms",
-      ...extra,
-      "--",
-      process.execPath,
-      FAKE_AGENT,
-      scenario,
-    ],
-    { env },
-  );
+  const result = await runCli(fakeDispatchArgs(scenario, ["--name", name, ...extra]), { env });
   expect(result.stderr).toBe("");
   const d = dispatchedOf(result);
   dispatched.push(d.dispatchId);

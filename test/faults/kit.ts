@@ -3,8 +3,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, expect, inject } from "vitest";
-import { type CliResult, dispatchedOf, runCli } from "../helpers/cli.js";
-import { FAKE_AGENT, reapAll, SUPERVISOR_MAIN, tempDir } from "../helpers/folders.js";
+import { type CliResult, dispatchedOf, fakeDispatchArgs, runCli } from "../helpers/cli.js";
+import { reapAll, SUPERVISOR_MAIN, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -159,22 +159,7 @@ export async function dispatchFake(
   steps: Record<string, unknown>[],
   extra: string[] = [],
 ): Promise<Dispatched> {
-  const result = await runCli(
-    [
-      "dispatch",
-      "--backend",
-      "exec",
-      "--json",
-      "--kill-grace",
-      "300ms",
-      ...extra,
-      "--",
-      process.execPath,
-      FAKE_AGENT,
-      scenario(t, steps),
-    ],
-    { env, timeoutMs: 60_000 },
-  );
+  const result = await runCli(fakeDispatchArgs(scenario(t, steps), extra), { env, timeoutMs: 60_000 });
   expect(result.stderr, "dispatch printed an error").toBe("");
   expect(result.code).toBe(0);
   const d = dispatchedOf(result);

@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type CliResult, dispatchedOf, runCli } from "../helpers/cli.js";
-import { CLI_MAIN, FAKE_AGENT } from "../helpers/folders.js";
+import { FAKE_AGENT } from "../helpers/folders.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 import {
   handDispatch,
@@ -38,31 +37,9 @@ const AGENT_BACKENDS = [
   ["opencode", "CATHERD_OPENCODE_BIN"],
 ] as const;
 
-/** Runs the CLI under `umask 000`, through sh, feeding `input` on stdin. */
+/** Runs the CLI under `umask 000`, feeding `input` on stdin. */
 function cliUnderUmask(args: string[], env: NodeJS.ProcessEnv, input = ""): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const quoted = [process.execPath, CLI_MAIN, ...args]
-      .map((a) => `'${a.replace(/'/g, "'\\''")}'`)
-      .join(" ");
-    const child = spawn("/bin/sh", ["-c", `umask 000; exec ${quoted}`], {
-      env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const timer = setTimeout(() => reject(new Error(`catherd ${args.join(" ")} timed out`)), 30_000);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(input);
-  });
+  return runCli(args, { env, input, umask: "000", timeoutMs: 30_000 });
 }
 
 /** Every file under `root` whose bytes contain one of `needles`. */

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CLI_MAIN, tempDir } from "./folders.js";
+import { CLI_MAIN, FAKE_AGENT, tempDir } from "./folders.js";
 
 export interface CliResult {
   code: number | null;
@@ -9,13 +9,27 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built CLI with a deadline; stdin is closed (or fed `input`). */
+/**
+ * Runs the built CLI with a deadline; stdin is closed (or fed `input`). With `umask`, through sh under
+ * that umask (node cannot set another process's umask).
+ */
 export function runCli(
   args: readonly string[],
-  options: { env?: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number; cwd?: string } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    input?: string | Buffer;
+    timeoutMs?: number;
+    cwd?: string;
+    umask?: string;
+  } = {},
 ): Promise<CliResult> {
+  const argv = [process.execPath, CLI_MAIN, ...args];
+  const [cmd, ...cmdArgs] =
+    options.umask === undefined
+      ? argv
+      : ["/bin/sh", "-c", `umask ${options.umask}; exec ${argv.map(shellQuote).join(" ")}`];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_MAIN, ...args], {
+    const child = spawn(cmd as string, cmdArgs, {
       env: options.env ?? process.env,
       cwd: options.cwd,
       stdio: ["pipe", "pipe", "pipe"],
@@ -40,6 +54,27 @@ export function runCli(
     child.stdin.on("error", () => {});
     child.stdin.end(options.input);
   });
+}
+
+function shellQuote(arg: string): string {
+  return `'${arg.replace(/'/g, "'\\''")}'`;
+}
+
+/** The argv of `catherd dispatch --backend exec --json` running the fake agent on a scenario file. */
+export function fakeDispatchArgs(scenarioFile: string, extra: readonly string[] = []): string[] {
+  return [
+    "dispatch",
+    "--backend",
+    "exec",
+    "--json",
+    "--kill-grace",
+    "300ms",
+    ...extra,
+    "--",
+    process.execPath,
+    FAKE_AGENT,
+    scenarioFile,
+  ];
 }
 
 /** An isolated CATHERD_HOME and the environment that points at it. */
