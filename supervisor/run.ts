@@ -251,7 +251,7 @@ function writeExit(
   const state = ending.state;
   const toIso = (mono: number | null) =>
     mono === null ? null : new Date(facts.startedAt.getTime() + (mono - facts.startedMono)).toISOString();
-  const exit: FolderJsonBody<"exit.json"> = {
+  const exit: FolderJsonBody<typeof FILES.exit> = {
     reason: ending.reason,
     code: child?.exit?.code ?? null,
     signal: child?.exit?.signal ?? null,

@@ -105,7 +105,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   let sawChange = true;
   const folder = watchFolder(dir, WATCHED, (name) => {
     sawChange = true;
-    if (wakeOnChange || name === "cancel") sleeping?.abort();
+    if (wakeOnChange || name === FILES.cancel) sleeping?.abort();
   });
 
   const ingest = (

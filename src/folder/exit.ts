@@ -12,7 +12,7 @@ import {
 /** exit.json as the supervisor writes it: replaced atomically, through the supervisor's own writer. */
 export function writeExit(
   dir: string,
-  exit: FolderJsonBody<"exit.json">,
+  exit: FolderJsonBody<typeof FILES.exit>,
   writer: JsonWriter = atomicWriter,
 ): void {
   writeFolderJson(dir, FILES.exit, exit, writer);
