@@ -129,7 +129,7 @@ describe("catherd supervise: every way a run ends", () => {
     expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "limit" });
   });
 
-  it("acts on a cancel file within a poll", async () => {
+  it("stops the agent and records cancelled when a cancel file appears", async () => {
     const marker = path.join(tempDir(), "running");
     const { dir } = folder({ steps: [{ touch: marker }, { hang: true }] });
     const run = startSupervisor(dir);
