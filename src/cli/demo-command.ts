@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { backendFor } from "../backends/registry.js";
+import { DEMO_DISPATCHES_ENV } from "../demo/dispatches-env.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
 import { validateDispatch } from "../dispatch/request.js";
@@ -31,7 +32,7 @@ shows its progress live — tool calls, a stall notice it recovers from, its ans
       name: "demo",
       run: "demo",
       cwd: home,
-      env: [],
+      env: [`${DEMO_DISPATCHES_ENV}=${path.join(home, "runs", "demo", "dispatches", "demo")}`],
       brief: Buffer.from(brief),
       idle: "4s",
       bin: agent,
@@ -67,15 +68,16 @@ async function follow(dir: string, out: (line: string) => void): Promise<RecordF
   let stallShown = false;
   try {
     for (;;) {
-      for (const line of reader.read().lines) {
-        const describe = codex?.parse(line).describe;
-        if (describe !== undefined) out(`${stamp()}  ${describe}`);
-      }
+      // The notice before the lines: the agent answers only once it has seen the notice.
       if (!stallShown && fs.existsSync(path.join(dir, "stall.json"))) {
         stallShown = true;
         out(
           `${stamp()}  ${paint("stall notice: quiet for 2s with no tool call open (stall.json); still watching", "yellow")}`,
         );
+      }
+      for (const line of reader.read().lines) {
+        const describe = codex?.parse(line).describe;
+        if (describe !== undefined) out(`${stamp()}  ${describe}`);
       }
       const recordFile = path.join(dir, "record.json");
       if (fs.existsSync(recordFile)) return JSON.parse(fs.readFileSync(recordFile, "utf8")) as RecordFile;

@@ -15,7 +15,8 @@ export const logsCommand: Command<{ lines: string[] } | null> = {
   name: "logs",
   usage: `usage: catherd logs <name|id|dir> [--follow] [--raw] [--run <r>] [--json]
 
-The event stream as human lines (the backend's reading of each event), or --raw as the CLI wrote it.
+The event stream as human lines (the backend's reading of each event; an exec command's own lines as
+they are), or --raw as the CLI wrote it.
 --follow keeps printing until the dispatch is recorded. With --json, {lines: [...]}.`,
   options: { run: { type: "string" }, follow: { type: "boolean" }, raw: { type: "boolean" } },
   async run(input) {
@@ -24,10 +25,9 @@ The event stream as human lines (the backend's reading of each event), or --raw 
     const view = inspectDispatch(dir);
     const backend = backendFor((view.admit?.backend ?? view.spec?.backend ?? "exec") as BackendId);
     const render = (line: string): string | null => {
-      if (input.values.raw === true || backend === null) return line;
+      if (input.values.raw === true || backend === null || backend.plainText) return line;
       try {
-        const facts = backend.parse(line);
-        return facts.describe ?? (backend.id === "exec" ? line : null);
+        return backend.parse(line).describe ?? null;
       } catch {
         return line;
       }

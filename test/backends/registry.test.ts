@@ -12,4 +12,10 @@ describe("backend registry", () => {
     expect(backends.map((b) => b.id).sort()).toEqual([...BACKEND_IDS].sort());
     expect(new Set(backends.map((b) => b.binEnv)).size).toBe(backends.length);
   });
+
+  it("has the agent CLIs speak event streams, read by their parse, and only exec print plain text", () => {
+    expect(allBackends().map((b) => [b.id, b.plainText])).toEqual(
+      allBackends().map((b) => [b.id, b.id === "exec"]),
+    );
+  });
 });

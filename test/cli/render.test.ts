@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { renderStatus } from "../../src/cli/status-command.js";
 import type { DispatchRow } from "../../src/dispatch/overview.js";
 
@@ -26,9 +26,13 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
   };
 }
 
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
 describe("status as people read it (NO_COLOR, 80 columns)", () => {
   it("renders the golden table: live first, open tools with their age, unread results marked", () => {
-    process.env.NO_COLOR = "1";
+    vi.stubEnv("NO_COLOR", "1");
     const text = renderStatus(
       [
         row({

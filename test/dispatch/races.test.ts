@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CliResult, dispatchedOf, dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
-import { FAKE_AGENT, ROOT, reapAll, tempDir } from "../helpers/folders.js";
-import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
+import { FAKE_AGENT, reapAll, tempDir } from "../helpers/folders.js";
+import { holdAdmissionLock } from "../helpers/lock-holder.js";
+import { waitFor, waitForJson } from "../helpers/wait.js";
 
 const dispatched: string[] = [];
 
@@ -143,19 +143,7 @@ describe("admission races, for real, in parallel processes", () => {
     const { home, env } = isolatedHome();
     const runDir = path.join(home, "runs", "default");
     fs.mkdirSync(runDir, { recursive: true });
-    const ready = path.join(tempDir(), "locked");
-    const holder = spawn(
-      process.execPath,
-      [
-        "--input-type=module",
-        "-e",
-        `import lockfile from "proper-lockfile"; import fs from "node:fs";
-         await lockfile.lock(${JSON.stringify(runDir)}, { lockfilePath: ${JSON.stringify(path.join(runDir, "admission.lock"))}, realpath: false, stale: 5000 });
-         fs.writeFileSync(${JSON.stringify(ready)}, "1"); setInterval(() => {}, 1000);`,
-      ],
-      { cwd: ROOT, stdio: "ignore" },
-    );
-    await waitForFile(ready);
+    const holder = await holdAdmissionLock(runDir, 5000);
     holder.kill("SIGKILL");
     await waitFor("holder to die", () =>
       holder.exitCode !== null || holder.signalCode !== null ? true : undefined,
