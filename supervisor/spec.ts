@@ -5,7 +5,10 @@ import { CatherdError } from "../src/domain/errors.js";
 import { SCHEMA_VERSION, type Spec, type SpecFile, specFileSchema } from "../src/domain/schemas.js";
 import { readJsonFile } from "../src/infra/json-file.js";
 
-/** Reads spec.json; throws E_SPEC_INVALID (or E_SCHEMA_NEWER) with the reason. */
+/**
+ * Reads spec.json. Throws E_SPEC_INVALID when it is missing or does not fit the schema, else the read's own
+ * error: E_FILE_CORRUPT (not JSON), E_SCHEMA_NEWER, E_IO_READ (specs/supervisor.md, Start).
+ */
 export function readSpecFile(dir: string): SpecFile {
   const file = path.join(dir, "spec.json");
   const read = readJsonFile(file, specFileSchema);

@@ -151,11 +151,19 @@ describe("catherd supervise: every way a run ends", () => {
     expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "failed" });
   });
 
-  it("records spawn-failed with E_SPEC_INVALID for a broken spec.json", async () => {
+  // What is wrong with spec.json names the code: the file itself (torn: E_FILE_CORRUPT, newer:
+  // E_SCHEMA_NEWER), or what it says (E_SPEC_INVALID).
+  it.each([
+    ["torn", "E_FILE_CORRUPT", '{"cmd": "/bin/tr'],
+    ["of a newer schema", "E_SCHEMA_NEWER", JSON.stringify({ schema: 9, cmd: "/bin/true" })],
+    ["with a field of the wrong type", "E_SPEC_INVALID", '{"cmd": 42}'],
+    ["naming an unknown backend", "E_SPEC_INVALID", JSON.stringify({ cmd: "/bin/true", backend: "cursor" })],
+  ])("records spawn-failed for a spec.json %s, with %s", async (_what, code, text) => {
     const { dir } = folder({ steps: [] });
-    fs.writeFileSync(path.join(dir, "spec.json"), '{"cmd": 42}');
+    fs.writeFileSync(path.join(dir, "spec.json"), text);
     await supervise(dir);
-    expect(exitOf(dir)).toMatchObject({ reason: "spawn-failed", error: { code: "E_SPEC_INVALID" } });
+    expect(exitOf(dir)).toMatchObject({ reason: "spawn-failed", pid: null, error: { code } });
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "failed", error: { code } });
   });
 
   it("stops the agent and records cancelled when the supervisor itself gets SIGTERM", async () => {
