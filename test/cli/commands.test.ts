@@ -69,7 +69,15 @@ describe("status, show, logs, result, wait", () => {
     ]);
     await waitForFile(running);
     const live = statusSchema.parse((await json(env, ["status"])).data);
-    expect(live.dispatches).toMatchObject([{ name: "worker", state: "running", dispatchId: d.dispatchId }]);
+    expect(live.dispatches).toMatchObject([
+      {
+        name: "worker",
+        state: "running",
+        dispatchId: d.dispatchId,
+        admittedAt: readJson(path.join(d.dir, "admit.json")).admittedAt,
+        startedAt: readJson(path.join(d.dir, "supervisor.json")).startedAt,
+      },
+    ]);
     const text = await runCli(["status"], { env: { ...env, NO_COLOR: "1" } });
     expect(text.stdout).toMatch(/worker\s+\w{6} exec\s+running/);
     for (const line of text.stdout.split("\n")) expect(line.length).toBeLessThanOrEqual(80);
@@ -80,7 +88,12 @@ describe("status, show, logs, result, wait", () => {
     expect(waitSchema.parse(waited.data).records).toMatchObject([{ status: "ok", name: "worker" }]);
 
     const result = await json(env, ["result", "worker"]);
-    expect(recordFileSchema.parse(result.data)).toMatchObject({ status: "ok", dispatchId: d.dispatchId });
+    const record = recordFileSchema.parse(result.data);
+    expect(record).toMatchObject({ status: "ok", dispatchId: d.dispatchId });
+    // A recorded row reads record.json alone: no admission time, the supervisor's start from the record.
+    expect(statusSchema.parse((await json(env, ["status"])).data).dispatches).toMatchObject([
+      { state: "recorded", admittedAt: null, startedAt: record.startedAt },
+    ]);
     const shown = (await json(env, ["show", d.dispatchId])).data as {
       dispatch: { state: string; events: string[] };
     };
