@@ -28,8 +28,9 @@ import type { SupervisorLog } from "./log.js";
 const POLL_BUDGET_BYTES = 1024 * 1024;
 
 /**
- * While nothing moves, the loop still looks this often: for file systems whose writes inotify does not
- * report (NFS, FUSE). Deadlines do not wait for it: the loop wakes at each one.
+ * While nothing moves, the loop still looks this often, for the changes inotify cannot see: another
+ * machine's writes to a shared file system (a cancel written from there). Deadlines do not wait for it:
+ * the loop wakes at each one.
  */
 export const QUIET_POLL_MS = 30_000;
 /** A floor under every sleep, so that no slip in the deadline arithmetic can make the loop spin. */

@@ -192,6 +192,7 @@ export const geminiBackend: Backend = {
   installHint: "npm install -g @google/gemini-cli",
   versionArgs: ["--version"],
   needsBrief: true,
+  plainText: false,
   // gemini exits right after its result line in every recording; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,

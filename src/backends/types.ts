@@ -58,6 +58,11 @@ export interface Backend {
   versionArgs: readonly string[];
   /** Whether a brief is required. */
   needsBrief: boolean;
+  /**
+   * Its stdout is text for people, not an event stream: `catherd logs` prints those lines as they are,
+   * where it prints each event of a CLI as its `describe` (a one-line excerpt, also what status shows).
+   */
+  plainText: boolean;
   defaults: BackendDefaults;
   plan(request: PlanRequest): Plan;
   /** Facts of one stdout line (without its newline). Never throws; unknown lines are progress. */

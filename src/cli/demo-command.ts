@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { DEMO_DISPATCHES_ENV } from "../demo/dispatches-env.js";
 import { SIMULATED_AGENT_FORMAT } from "../demo/wire-format.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
@@ -34,7 +35,7 @@ shows its progress live — tool calls, a stall notice it recovers from, its ans
       name: "demo",
       run: "demo",
       cwd: home,
-      env: [],
+      env: [`${DEMO_DISPATCHES_ENV}=${path.join(home, "runs", "demo", "dispatches", "demo")}`],
       brief: Buffer.from(brief),
       idle: "4s",
       bin: agent,
@@ -81,14 +82,15 @@ async function follow(
   let stallShown = false;
   try {
     for (;;) {
-      for (const line of reader.read().lines) {
-        const shown = human(line);
-        if (shown !== null) out(`${stamp()}  ${shown}`);
-      }
+      // The notice before the lines: the agent answers only once it has seen the notice.
       if (!stallShown && fs.existsSync(fileIn(dir, FILES.stall))) {
         stallShown = true;
         const notice = `stall notice: quiet for ${formatDuration(stallMs)} with no tool call open (stall.json); still watching`;
         out(`${stamp()}  ${paint(notice, "yellow")}`);
+      }
+      for (const line of reader.read().lines) {
+        const shown = human(line);
+        if (shown !== null) out(`${stamp()}  ${shown}`);
       }
       const recordFile = fileIn(dir, FILES.record);
       if (fs.existsSync(recordFile)) return JSON.parse(fs.readFileSync(recordFile, "utf8")) as RecordFile;

@@ -15,15 +15,17 @@ export const logsCommand: Command<{ lines: string[] } | null> = {
   name: "logs",
   usage: `usage: catherd logs <name|id|dir> [--follow] [--raw] [--run <r>] [--json]
 
-The event stream as human lines (the backend's reading of each event), or --raw as the CLI wrote it.
+The event stream as human lines (the backend's reading of each event; an exec command's own lines as
+they are), or --raw as the CLI wrote it.
 --follow keeps printing until the dispatch is recorded. With --json, {lines: [...]}.`,
   options: { run: { type: "string" }, follow: { type: "boolean" }, raw: { type: "boolean" } },
   async run(input) {
     const ref = refOf(input, "logs");
     const dir = dispatchDirOf(input, ref);
     const backend = backendOf(inspectDispatch(dir));
+    // exec's output is whatever the command prints: its lines as they are (specs/cli.md, logs).
     const render = (line: string): string | null =>
-      input.values.raw === true ? line : humanLine(backend, line);
+      input.values.raw === true || backend.plainText ? line : humanLine(backend, line);
     const collected: string[] = [];
     const emit = (line: string) => {
       const shown = render(line);

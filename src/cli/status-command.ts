@@ -63,7 +63,7 @@ export function renderStatus(rows: DispatchRow[], run: string, hidden: number, n
       cell(r.dispatchId.slice(-6), 6),
       cell(r.backend === null ? "?" : backendFor(r.backend).label, 8),
       style === undefined ? cell(state, 9) : paint(cell(state, 9), style),
-      cell(age(r.admittedAt, now), 6),
+      cell(age(r.admittedAt ?? r.startedAt, now), 6),
       cell(tokens, 6),
       cell(doing(r, now), restWidth),
     ]

@@ -260,6 +260,7 @@ describe("row 9: bad input to every command", () => {
       ["a file", ["supervise", aFile]],
       ["a missing path", ["supervise", "/nonexistent/dispatch"]],
       ["a folder without spec.json", ["supervise", plain]],
+      ["a dispatch folder and an extra argument", ["supervise", withSpec, "--extra"]],
     ];
     const failures: string[] = [];
     for (const [what, args] of cliCases) {
