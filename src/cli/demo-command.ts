@@ -5,9 +5,12 @@ import { backendFor } from "../backends/registry.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
 import { validateDispatch } from "../dispatch/request.js";
+import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
+import { type Clock, systemClock } from "../infra/clock.js";
 import { LineReader } from "../infra/line-reader.js";
 import { programFile } from "../infra/programs.js";
+import { waitUntil } from "../infra/wait-until.js";
 import type { Command } from "./kit.js";
 import { paint } from "./render.js";
 import { recordLine } from "./result-command.js";
@@ -48,7 +51,7 @@ shows its progress live — tool calls, a stall notice it recovers from, its ans
     out(
       `dispatched ${admitted.name} (${admitted.dispatchId}), supervisor pid ${supervisorPid}, idle limit 4s\n`,
     );
-    const record = await follow(admitted.dir, out);
+    const record = await follow(admitted.dir, out, systemClock);
     out("");
     out(paint(recordLine(record), record.status === "ok" ? "green" : "red"));
     out(`reply: ${record.reply ?? "(none)"}`);
@@ -59,30 +62,37 @@ shows its progress live — tool calls, a stall notice it recovers from, its ans
 };
 
 /** Prints each event as a human line with its time, and the stall notice when it comes; returns the record. */
-async function follow(dir: string, out: (line: string) => void): Promise<RecordFile> {
+async function follow(dir: string, out: (line: string) => void, clock: Clock): Promise<RecordFile> {
   const codex = backendFor("codex");
   const reader = new LineReader(path.join(dir, "events.jsonl"));
-  const started = Date.now();
-  const stamp = () => paint(`${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s`, "dim");
+  const started = clock.now();
+  const stamp = () => paint(`${((clock.now() - started) / 1000).toFixed(1).padStart(5)}s`, "dim");
   let stallShown = false;
   try {
-    for (;;) {
-      for (const line of reader.read().lines) {
-        const describe = codex?.parse(line).describe;
-        if (describe !== undefined) out(`${stamp()}  ${describe}`);
-      }
-      if (!stallShown && fs.existsSync(path.join(dir, "stall.json"))) {
-        stallShown = true;
-        out(
-          `${stamp()}  ${paint("stall notice: quiet for 2s with no tool call open (stall.json); still watching", "yellow")}`,
-        );
-      }
-      const recordFile = path.join(dir, "record.json");
-      if (fs.existsSync(recordFile)) return JSON.parse(fs.readFileSync(recordFile, "utf8")) as RecordFile;
-      if (Date.now() - started > DEMO_TIMEOUT_MS)
-        throw new Error(`the demo did not finish in ${DEMO_TIMEOUT_MS} ms; see ${dir}`);
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    const record = await waitUntil(
+      () => {
+        for (const line of reader.read().lines) {
+          const describe = codex?.parse(line).describe;
+          if (describe !== undefined) out(`${stamp()}  ${describe}`);
+        }
+        if (!stallShown && fs.existsSync(path.join(dir, "stall.json"))) {
+          stallShown = true;
+          out(
+            `${stamp()}  ${paint("stall notice: quiet for 2s with no tool call open (stall.json); still watching", "yellow")}`,
+          );
+        }
+        const recordFile = path.join(dir, "record.json");
+        if (!fs.existsSync(recordFile)) return undefined;
+        return JSON.parse(fs.readFileSync(recordFile, "utf8")) as RecordFile;
+      },
+      { clock, deadline: started + DEMO_TIMEOUT_MS, pollMs: POLL_MS },
+    );
+    if (record === undefined) {
+      throw new CatherdError("E_TIMEOUT", `the demo did not finish within ${DEMO_TIMEOUT_MS} ms`, {
+        fix: `see what its supervisor did: cat ${path.join(dir, "supervisor.log")}`,
+      });
     }
+    return record;
   } finally {
     reader.close();
   }

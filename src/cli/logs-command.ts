@@ -4,7 +4,9 @@ import { backendFor } from "../backends/registry.js";
 import { inspectDispatch } from "../dispatch/inspect.js";
 import { settleIfDead } from "../dispatch/settle.js";
 import type { BackendId } from "../domain/vocab.js";
+import { systemClock } from "../infra/clock.js";
 import { LineReader } from "../infra/line-reader.js";
+import { waitUntil } from "../infra/wait-until.js";
 import type { Command } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
@@ -46,11 +48,17 @@ The event stream as human lines (the backend's reading of each event), or --raw 
           r.lines.forEach(emit);
       };
       drain();
-      while (input.values.follow === true && !fs.existsSync(path.join(dir, "record.json"))) {
-        await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
+      if (input.values.follow === true) {
+        await waitUntil(
+          async () => {
+            if (fs.existsSync(path.join(dir, "record.json"))) return true;
+            await settleIfDead(inspectDispatch(dir));
+            drain();
+            return undefined;
+          },
+          { clock: systemClock, deadline: Number.POSITIVE_INFINITY, pollMs: FOLLOW_POLL_MS },
+        );
         drain();
-        const now = inspectDispatch(dir);
-        await settleIfDead(now);
       }
       reader.flush().lines.forEach(emit);
     } finally {
