@@ -90,7 +90,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
   files.writeJson(path.join(dir, "supervisor.json"), {
     schema: SCHEMA_VERSION,
     pid: process.pid,
-    startTime: startTimeOf(process.pid) ?? "unknown",
+    startTime: startTimeOf(process.pid),
     startedAt: startedAt.toISOString(),
   });
 
@@ -123,14 +123,13 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
       throw new SpawnFailure(error);
     }
     childStartTime = startTimeOf(child.pid);
-    const procStartTime = childStartTime ?? "unknown";
     log("spawned", { pid: child.pid, cmd: spec.cmd });
     pauseAt("after-spawn", dir);
     files.writeJson(path.join(dir, "proc.json"), {
       schema: SCHEMA_VERSION,
       pid: child.pid,
       pgid: child.pid,
-      startTime: procStartTime,
+      startTime: childStartTime,
       startedAt: clock.wallNow().toISOString(),
       argv0: spec.cmd,
     });

@@ -46,7 +46,7 @@ export interface DispatchView {
 export interface FolderProbe {
   readJson<S extends z.ZodType>(name: string, schema: S): FileRead<z.infer<S>>;
   exists(name: string): boolean;
-  isAlive(pid: number, startTime: string): boolean;
+  isAlive(pid: number, startTime: string | null): boolean;
   /** When the folder appeared, ms since the epoch (NaN if unknown). */
   birthMs(): number;
 }
@@ -77,7 +77,7 @@ export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskPro
   // A record is final: with one, no process matters and none is looked up (status over a long history).
   const recordFirst = probe.readJson("record.json", recordFileSchema);
   const settled = recordFirst.kind !== "missing";
-  const alive = (pid: number, startTime: string) => !settled && probe.isAlive(pid, startTime);
+  const alive = (pid: number, startTime: string | null) => !settled && probe.isAlive(pid, startTime);
   const admit = take(probe.readJson("admit.json", admitFileSchema));
   const spec = take(probe.readJson("spec.json", specFileSchema));
   const dispatcherAlive = admit !== null && alive(admit.dispatcher.pid, admit.dispatcher.startTime);

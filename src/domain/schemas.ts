@@ -18,8 +18,12 @@ const schemaField = z.literal(SCHEMA_VERSION);
 const isoTime = z.string().min(1);
 const ms = z.number().int().nonnegative();
 const positiveMs = z.number().int().positive();
-/** Start time of a process as the platform reads it (Linux: /proc/<pid>/stat field 22, in clock ticks). */
-const processIdentity = z.object({ pid: z.number().int().positive(), startTime: z.string().min(1) });
+/**
+ * Start time of a process as the platform reads it (Linux: /proc/<pid>/stat field 22, in clock ticks);
+ * null when it could not be read: the process was alive, its identity cannot be verified.
+ */
+const startTime = z.string().min(1).nullable();
+const processIdentity = z.object({ pid: z.number().int().positive(), startTime });
 
 export const backendIdSchema = z.enum(BACKEND_IDS);
 export const exitReasonSchema = z.enum(EXIT_REASONS);
@@ -73,7 +77,7 @@ export type Spec = z.infer<typeof specSchema>;
 export const supervisorFileSchema = loose({
   schema: schemaField,
   pid: z.number().int().positive(),
-  startTime: z.string().min(1),
+  startTime,
   startedAt: isoTime,
 });
 export type SupervisorFile = z.infer<typeof supervisorFileSchema>;
@@ -82,7 +86,7 @@ export const procFileSchema = loose({
   schema: schemaField,
   pid: z.number().int().positive(),
   pgid: z.number().int().positive(),
-  startTime: z.string().min(1),
+  startTime,
   startedAt: isoTime,
   argv0: z.string(),
 });
