@@ -1,5 +1,5 @@
 import { markSeen } from "../dispatch/await-records.js";
-import { inspectDispatch } from "../dispatch/inspect.js";
+import { inspectDispatch, problemOf } from "../dispatch/inspect.js";
 import { settleIfDead } from "../dispatch/settle.js";
 import { formatDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
@@ -19,7 +19,7 @@ The record of a finished dispatch and its reply. With --json, record.json as wri
     const dir = dispatchDirOf(input, ref);
     let view = inspectDispatch(dir);
     view = await settleIfDead(view);
-    const problem = view.problems.find((p) => p.message.includes("record.json"));
+    const problem = problemOf(view, "record.json");
     if (problem !== undefined) throw problem;
     if (view.record === null) {
       throw new CatherdError(

@@ -4,7 +4,7 @@ import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { waitUntil, watchFolders } from "../infra/wait-until.js";
-import { inspectDispatch } from "./inspect.js";
+import { type DispatchView, inspectDispatch, problemOf } from "./inspect.js";
 import { SEEN_FILE } from "./overview.js";
 import { settleIfDead } from "./settle.js";
 
@@ -38,7 +38,7 @@ export async function awaitRecords(
         view = await settleIfDead(view);
         if (view.record !== null) done.set(dir, view.record);
         // Recorded, but record.json is torn or newer: it will never become readable by waiting.
-        else if (view.state === "recorded") throw recordProblem(view.dir, view.problems);
+        else if (view.state === "recorded") throw recordProblem(view);
       }
       return (options.any ? done.size > 0 : done.size === dirs.length) ? true : undefined;
     },
@@ -56,11 +56,13 @@ export async function awaitRecords(
   };
 }
 
-function recordProblem(dir: string, problems: readonly CatherdError[]): CatherdError {
+function recordProblem(view: DispatchView): CatherdError {
+  const file = path.join(view.dir, "record.json");
   return (
-    problems.find((p) => p.message.includes("record.json")) ??
-    new CatherdError("E_FILE_CORRUPT", `${path.join(dir, "record.json")} cannot be read`, {
-      fix: `inspect it with: cat ${path.join(dir, "record.json")}`,
+    problemOf(view, "record.json") ??
+    new CatherdError("E_FILE_CORRUPT", `${file} cannot be read`, {
+      fix: `inspect it with: cat ${file}`,
+      file,
     })
   );
 }

@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { type ExitFile, SCHEMA_VERSION } from "../domain/schemas.js";
-import type { ExitReason } from "../domain/vocab.js";
+import type { ErrorCode, ExitReason } from "../domain/vocab.js";
 import { createJsonExclusive } from "../infra/atomic.js";
 
 /**
@@ -11,7 +11,7 @@ export function writeEndedExit(
   dir: string,
   facts: {
     reason: ExitReason;
-    error: { code: string; message: string };
+    error: { code: ErrorCode; message: string };
     stop?: ExitFile["stop"];
     pid?: number | null;
     startedAt?: string | null;

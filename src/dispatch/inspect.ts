@@ -126,6 +126,14 @@ export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskPro
   };
 }
 
+/** The problem met reading one file of the folder (torn, newer, unreadable), if any. */
+export function problemOf(
+  view: Pick<DispatchView, "dir" | "problems">,
+  name: string,
+): CatherdError | undefined {
+  return view.problems.find((p) => p.file === path.join(view.dir, name));
+}
+
 /** The value of CATHERD_DISPATCH in the dispatch's processes: spec.dispatchId, else the folder's name. */
 export function agentDispatchId(view: Pick<DispatchView, "dir" | "spec">): string {
   return view.spec?.dispatchId ?? path.basename(view.dir);

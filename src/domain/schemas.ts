@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ACCESS_LEVELS, BACKEND_IDS, ERROR_CODES, EXIT_REASONS, STATUSES } from "./vocab.js";
+import { ACCESS_LEVELS, BACKEND_IDS, ENDING_ERROR_CODES, EXIT_REASONS, STATUSES } from "./vocab.js";
 
 // The files of a dispatch folder and a run (specs/dispatch-folder.md). Each carries `schema: 1`, keeps
 // fields it does not know (a newer catherd or a person may add some), and is validated on every read.
@@ -29,7 +29,8 @@ export const backendIdSchema = z.enum(BACKEND_IDS);
 export const exitReasonSchema = z.enum(EXIT_REASONS);
 export const statusSchema = z.enum(STATUSES);
 export const accessSchema = z.enum(ACCESS_LEVELS);
-const errorField = loose({ code: z.enum(ERROR_CODES).or(z.string()), message: z.string() }).nullable();
+/** exit.json's and record.json's `error`: a code from a closed set (specs/record.md, "error"), a message. */
+const errorField = loose({ code: z.enum(ENDING_ERROR_CODES), message: z.string() }).nullable();
 
 /**
  * spec.json as written: by `dispatch` in full, by a person possibly with just `cmd` (and `backend`).
