@@ -1,7 +1,7 @@
 import type { LineFacts, Tokens } from "../domain/facts.js";
 import type { ExitFacts } from "../domain/status.js";
 import type { RunSummary } from "../domain/summary.js";
-import type { AccessLevel, BackendId, Status } from "../domain/vocab.js";
+import type { AccessLevel, BackendId, EndingErrorCode, Status } from "../domain/vocab.js";
 
 /** What a dispatch asks of a backend. Paths are absolute. */
 export interface PlanRequest {
@@ -35,7 +35,8 @@ export interface Outcome {
   reply: string | null;
   tokens: Tokens;
   costUsd: number | null;
-  error: { code: string; message: string } | null;
+  /** For a status other than ok: an error code, or the exit reason when the CLI failed by itself. */
+  error: { code: EndingErrorCode; message: string } | null;
 }
 
 /** One agent CLI. No other module names a backend (design.md §5). */

@@ -4,7 +4,9 @@ import { settleIfDead } from "../dispatch/settle.js";
 import { backendOf } from "../folder/backend.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn } from "../folder/layout.js";
+import { systemClock } from "../infra/clock.js";
 import { LineReader } from "../infra/line-reader.js";
+import { waitUntil } from "../infra/wait-until.js";
 import type { Command } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
@@ -40,11 +42,17 @@ they are), or --raw as the CLI wrote it.
           r.lines.forEach(emit);
       };
       drain();
-      while (input.values.follow === true && !fs.existsSync(fileIn(dir, FILES.record))) {
-        await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
+      if (input.values.follow === true) {
+        await waitUntil(
+          async () => {
+            if (fs.existsSync(fileIn(dir, FILES.record))) return true;
+            await settleIfDead(inspectDispatch(dir));
+            drain();
+            return undefined;
+          },
+          { clock: systemClock, deadline: Number.POSITIVE_INFINITY, pollMs: FOLLOW_POLL_MS },
+        );
         drain();
-        const now = inspectDispatch(dir);
-        await settleIfDead(now);
       }
       reader.flush().lines.forEach(emit);
     } finally {

@@ -1,15 +1,12 @@
 import { awaitRecords } from "../dispatch/await-records.js";
 import { overview } from "../dispatch/overview.js";
 import { parseDuration } from "../domain/duration.js";
-import { CatherdError } from "../domain/errors.js";
+import { CatherdError, WAIT_TIMEOUT_EXIT } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { markSeen } from "../folder/markers.js";
 import { type Command, stringOption } from "./kit.js";
 import { dispatchDirOf, runOf } from "./resolve.js";
 import { recordLine } from "./result-command.js";
-
-/** Exit status when --timeout passes first (as coreutils `timeout`). */
-export const WAIT_TIMEOUT_EXIT = 124;
 
 export const waitCommand: Command<{ records: RecordFile[] }> = {
   name: "wait",

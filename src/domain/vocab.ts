@@ -40,7 +40,10 @@ export type DispatchState = (typeof DISPATCH_STATES)[number];
 export const ACCESS_LEVELS = ["read-only", "workspace-write", "full"] as const;
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];
 
-/** Every error code catherd reports, on the command line and in exit.json. */
+/**
+ * Every error code catherd reports, on the command line and in exit.json / record.json. Each is raised
+ * somewhere; specs/cli.md lists them with their exit codes.
+ */
 export const ERROR_CODES = [
   "E_INPUT_INVALID",
   "E_ADMIT_DUPLICATE",
@@ -57,10 +60,17 @@ export const ERROR_CODES = [
   "E_IO_READ",
   "E_SPAWN_FAILED",
   "E_SUPERVISOR_START",
-  "E_SUPERVISOR_ERROR",
   "E_SUPERVISOR_SIGNALLED",
   "E_SUPERVISOR_LOST",
   "E_TIMEOUT",
   "E_INTERRUPTED",
+  "E_INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/**
+ * What `error.code` of exit.json and record.json may hold (a closed set): an error code, or — for a
+ * verdict that names no error code, such as a CLI that failed by itself — the exit reason.
+ */
+export const ENDING_ERROR_CODES = [...ERROR_CODES, ...EXIT_REASONS] as const;
+export type EndingErrorCode = (typeof ENDING_ERROR_CODES)[number];

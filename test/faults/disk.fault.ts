@@ -19,8 +19,13 @@ useFaultKit();
 function failing(names: Record<string, string>): FileWriter {
   const check = (file: string) => {
     const code = names[path.basename(file)];
-    if (code !== undefined)
-      throw Object.assign(new Error(`${code}: no space left on device, ${file}`), { code });
+    if (code !== undefined) {
+      throw Object.assign(new Error(`${code}: no space left on device, open '${file}'`), {
+        code,
+        syscall: "open",
+        path: file,
+      });
+    }
   };
   return {
     writeJson: (file, value) => {
@@ -88,7 +93,7 @@ describe("row 5: the disk, through the supervisor's file port (in process)", () 
     const { dir } = await inProcess(t, { "proc.json": "ENOSPC" }, [{ touch: pidFile }, { hang: true }]);
     expect(readJson(path.join(dir, "exit.json"))).toMatchObject({
       reason: "supervisor-error",
-      error: { code: "E_SUPERVISOR_ERROR" },
+      error: { code: "E_IO_WRITE", message: expect.stringContaining("proc.json") },
     });
     expect(isAlive(readJson(path.join(dir, "exit.json")).pid as number)).toBe(false);
     expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "failed" });
