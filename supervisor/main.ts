@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { isDispatchFolder } from "../src/folder/layout.js";
 import { STANDBY_FLAG } from "../src/infra/programs.js";
 import { systemDeps } from "./deps.js";
-import { runSupervisor } from "./run.js";
+import { superviseDispatch } from "./supervise.js";
 
 /**
  * Runs the supervisor on `dirArg`; resolves to the process exit code. Anything but one dispatch folder (one
@@ -43,7 +43,7 @@ export async function superviseMain(
   // The supervisor runs detached; a write to a closed stdout/stderr must not kill it.
   process.stdout.on("error", () => {});
   process.stderr.on("error", () => {});
-  return runSupervisor(dir, systemDeps(), interrupt.signal);
+  return superviseDispatch(dir, systemDeps(), interrupt.signal);
 }
 
 /**

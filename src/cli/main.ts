@@ -3,7 +3,7 @@
 import { dismiss, startStandbySupervisor } from "../dispatch/standby.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome } from "../infra/paths.js";
-import { type Command, reportError, runCommand } from "./kit.js";
+import { type Command, executeCommand, reportError } from "./kit.js";
 
 type Loader = () => Promise<Command<unknown>>;
 
@@ -55,7 +55,7 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
   const wantsStandby = verb === "dispatch" && !own.includes("--help") && !own.includes("-h");
   const standby = wantsStandby ? startStandbySupervisor(catherdHome()) : null;
   try {
-    return await runCommand(await load(), rest, { standby });
+    return await executeCommand(await load(), rest, { standby });
   } finally {
     if (standby !== null) dismiss(standby);
   }

@@ -32,7 +32,7 @@ function exitOf(dir: string) {
 
 const codexLine = (value: unknown) => ({ out: JSON.stringify(value) });
 
-describe("catherd supervise: every way a run ends", () => {
+describe("catherd supervise: every way a dispatch ends", () => {
   it("records exited with the agent's own exit code", async () => {
     const { dir } = folder({ steps: [{ out: "working" }, { exit: 3 }] });
     expect((await supervise(dir)).code).toBe(0);
