@@ -9,7 +9,7 @@ import { isDispatchFolder } from "../src/folder/layout.js";
 import { STANDBY_FLAG } from "../src/infra/programs.js";
 import { reportError } from "../src/infra/report-error.js";
 import { systemDeps } from "./deps.js";
-import { runSupervisor } from "./run.js";
+import { superviseDispatch } from "./supervise.js";
 
 /**
  * Runs the supervisor on the one folder in `args`; resolves to the process exit code (specs/cli.md, "Exit
@@ -45,7 +45,7 @@ export async function superviseMain(args: readonly string[]): Promise<number> {
   // The supervisor runs detached; a write to a closed stdout/stderr must not kill it.
   process.stdout.on("error", () => {});
   process.stderr.on("error", () => {});
-  const code = await runSupervisor(dir, systemDeps(), interrupt.signal);
+  const code = await superviseDispatch(dir, systemDeps(), interrupt.signal);
   if (interrupt.signal.reason !== "SIGINT") return code;
   return reportError(
     new CatherdError("E_INTERRUPTED", `the supervisor of ${dir} was interrupted (SIGINT)`, {

@@ -95,7 +95,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
     }
   };
 
-  // One signal and one listener for the whole run: a new listener per poll would grow for hours.
+  // One signal and one listener for the whole dispatch: a new listener per poll would grow for hours.
   const wake = AbortSignal.any([input.interrupt, child.exitSignal]);
   /** The current sleep, to cut short; and whether news of a watched file may cut it. */
   let sleeping: AbortController | null = null;

@@ -1,6 +1,6 @@
 import type { LineFacts, Tokens } from "../domain/facts.js";
 import type { ExitFacts } from "../domain/status.js";
-import type { RunSummary } from "../domain/summary.js";
+import type { StreamSummary } from "../domain/summary.js";
 import type { AccessLevel, BackendId, EndingErrorCode, Status } from "../domain/vocab.js";
 
 /** What a dispatch asks of a backend. Paths are absolute. */
@@ -29,7 +29,7 @@ export interface BackendDefaults {
   graceAfterFinalMs: number | null;
 }
 
-/** The verdict of a whole run, for record.json. */
+/** The verdict of a whole dispatch, for record.json. */
 export interface Outcome {
   status: Status;
   reply: string | null;
@@ -70,5 +70,5 @@ export interface Backend {
   parse(line: string): LineFacts;
   /** Facts of one stderr line. Absent: every stderr line is progress. */
   parseStderr?(line: string): LineFacts;
-  finalize(summary: RunSummary, exit: ExitFacts): Outcome;
+  finalize(summary: StreamSummary, exit: ExitFacts): Outcome;
 }

@@ -20,7 +20,7 @@ Asks the supervisor to stop the dispatch (it wakes on the cancel file at once; s
 agent still runs (orphaned), stops the agent itself — only if its pid and start time read back exactly —
 and records it cancelled. --wait returns once the dispatch is recorded.`,
   options: { run: { type: "string" }, wait: { type: "boolean" } },
-  async run(input) {
+  async handler(input) {
     const ref = refOf(input, "cancel");
     const dir = dispatchDirOf(input, ref);
     let view = inspectDispatch(dir);

@@ -29,7 +29,7 @@ export const demoCommand: Command<{ record: RecordFile; home: string }> = {
 Dispatches an embedded simulated agent (it speaks ${SIMULATED_AGENT_FORMAT}'s event format) into a temporary CATHERD_HOME,
 shows its progress live — tool calls, a stall notice it recovers from, its answer — then its record.`,
   options: {},
-  async run(input) {
+  async handler(input) {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "catherd-demo-"));
     const agent = writeAgentLauncher(home);
     const brief = "Make `npm test` pass: one test of src/sum.ts fails.";

@@ -7,12 +7,12 @@ import { reportError } from "../infra/report-error.js";
 
 export type OptionSpec = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
 
-/** A command: parses its own flags, does one thing, returns data; `text` renders it for people. */
+/** A command: parses its own flags, its handler does one thing and returns data; `text` renders it for people. */
 export interface Command<T> {
   name: string;
   usage: string;
   options: OptionSpec;
-  run(input: ParsedInput, context: CommandContext): Promise<CommandResult<T>>;
+  handler(input: ParsedInput, context: CommandContext): Promise<CommandResult<T>>;
 }
 
 /** What main prepared for a command before loading it. */
@@ -56,7 +56,7 @@ export function parseInput(command: Command<unknown>, argv: readonly string[]): 
 }
 
 /** Runs a command end to end and returns the process exit code. */
-export async function runCommand(
+export async function executeCommand(
   command: Command<unknown>,
   argv: readonly string[],
   context: CommandContext = { standby: null },
@@ -68,7 +68,7 @@ export async function runCommand(
       process.stdout.write(`${command.usage}\n`);
       return 0;
     }
-    const result = await command.run(input, context);
+    const result = await command.handler(input, context);
     process.stdout.write(
       input.json
         ? `${JSON.stringify(result.data)}\n`

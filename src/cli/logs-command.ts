@@ -21,7 +21,7 @@ The event stream as human lines (the backend's reading of each event; an exec co
 they are), or --raw as the CLI wrote it.
 --follow keeps printing until the dispatch is recorded. With --json, {lines: [...]}.`,
   options: { run: { type: "string" }, follow: { type: "boolean" }, raw: { type: "boolean" } },
-  async run(input) {
+  async handler(input) {
     const ref = refOf(input, "logs");
     const dir = dispatchDirOf(input, ref);
     const backend = backendOf(inspectDispatch(dir));

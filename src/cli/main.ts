@@ -4,7 +4,7 @@ import { dismiss, startStandbySupervisor } from "../dispatch/standby.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome } from "../infra/paths.js";
 import { reportError } from "../infra/report-error.js";
-import { type Command, runCommand } from "./kit.js";
+import { type Command, executeCommand } from "./kit.js";
 
 type Loader = () => Promise<Command<unknown>>;
 
@@ -59,7 +59,7 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
   const wantsStandby = verb === "dispatch" && !own.includes("--help") && !own.includes("-h");
   const standby = wantsStandby ? startStandbySupervisor(catherdHome()) : null;
   try {
-    return await runCommand(await load(), rest, { standby });
+    return await executeCommand(await load(), rest, { standby });
   } finally {
     if (standby !== null) dismiss(standby);
   }

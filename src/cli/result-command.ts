@@ -15,7 +15,7 @@ export const resultCommand: Command<RecordFile> = {
 
 The record of a finished dispatch and its reply. With --json, record.json as written (it holds the reply).`,
   options: { run: { type: "string" } },
-  async run(input) {
+  async handler(input) {
     const ref = refOf(input, "result");
     const dir = dispatchDirOf(input, ref);
     let view = inspectDispatch(dir);

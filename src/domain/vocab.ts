@@ -1,6 +1,6 @@
 // Closed vocabularies of the contract (design.md). Each is defined once; types and zod enums derive from it.
 
-/** How a supervised run ended. */
+/** How a supervised dispatch ended (exit.json `reason`). */
 export const EXIT_REASONS = [
   "exited",
   "after-final",
@@ -24,7 +24,10 @@ export type BackendId = (typeof BACKEND_IDS)[number];
 /** The backend of a spec.json that names none: any command (specs/dispatch-folder.md). */
 export const SPEC_DEFAULT_BACKEND: BackendId = "exec";
 
-/** What a reader reports about a dispatch. */
+/**
+ * What a reader reports about a dispatch (specs/cli.md, "The state of a dispatch"). `exited` here is the
+ * state "exit.json written, record.json not yet", whatever the exit reason: not the ExitReason `exited`.
+ */
 export const DISPATCH_STATES = [
   "starting",
   "running",

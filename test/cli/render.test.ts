@@ -32,7 +32,7 @@ afterEach(() => {
 });
 
 describe("status as people read it (NO_COLOR, 80 columns)", () => {
-  it("renders the golden table: live first, open tools with their age, unread results marked, a recorded one's age from its start", () => {
+  it("renders the golden table: live first, open tools with their age, states apart from results, unread marked, a recorded one's age from its start", () => {
     vi.stubEnv("NO_COLOR", "1");
     const text = renderStatus(
       [
@@ -85,8 +85,8 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
         "  fix-tests      k3x9qa codex    running   3m12s  20k    tool open 3m12s: cargo…",
         "  docs           aaaaaa claude   running   3m12s  -      retrying 2/10",
         "  orphan-one     bbbbbb codex    orphaned  3m12s  20k",
-        "* done           cccccc codex    ok        1h00m  1.5M   exited",
-        "  a-very-long-d… dddddd codex    timeout   24h00m 20k    idle-timeout",
+        "* done           cccccc codex    recorded  1h00m  1.5M   ok (exited)",
+        "  a-very-long-d… dddddd codex    recorded  24h00m 20k    timeout (idle-timeout)",
         "(3 older recorded: catherd status --all)",
         "",
       ].join("\n"),

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { systemClock } from "../../src/infra/clock.js";
 import { type FileWriter, systemFiles } from "../../supervisor/deps.js";
-import { runSupervisor } from "../../supervisor/run.js";
+import { superviseDispatch } from "../../supervisor/supervise.js";
 import { runCli } from "../helpers/cli.js";
 import { fakeAgentFolder, readJson } from "../helpers/folders.js";
 import { isAlive } from "../helpers/processes.js";
@@ -50,7 +50,7 @@ async function inProcess(t: Trial, faults: Record<string, string>, steps: Record
   const parent = t.dir();
   const { dir, id } = fakeAgentFolder({ steps }, { idleMs: 400 }, parent);
   t.dispatch(id);
-  const code = await runSupervisor(
+  const code = await superviseDispatch(
     dir,
     { clock: systemClock, files: failing(faults) },
     new AbortController().signal,

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ADMISSION_LOCK_STALE_MS } from "../../src/dispatch/admit.js";
-import { SUPERVISOR_LOCK_STALE_MS } from "../../supervisor/run.js";
+import { SUPERVISOR_LOCK_STALE_MS } from "../../supervisor/supervise.js";
 import { type CliResult, dispatchFolders, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, readJson } from "../helpers/folders.js";
 import { holdAdmissionLock } from "../helpers/lock-holder.js";

@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/infra/clock.js";
 import { type FileWriter, systemFiles } from "../../supervisor/deps.js";
-import { runSupervisor } from "../../supervisor/run.js";
+import { superviseDispatch } from "../../supervisor/supervise.js";
 import { fakeAgentFolder, readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { isAlive } from "../helpers/processes.js";
 
@@ -30,7 +30,7 @@ async function superviseWith(files: FileWriter) {
   const pidFile = path.join(tempDir(), "pid");
   const { dir, id } = fakeAgentFolder({ steps: [{ touch: pidFile }, { hang: true }] }, { idleMs: 5000 });
   dispatched.push(id);
-  const code = await runSupervisor(dir, { clock: systemClock, files }, new AbortController().signal);
+  const code = await superviseDispatch(dir, { clock: systemClock, files }, new AbortController().signal);
   const log = fs
     .readFileSync(path.join(dir, "supervisor.log"), "utf8")
     .trim()

@@ -49,7 +49,7 @@ async function cancelOnce(dir: string, ready: string) {
   expect(await run.done).toEqual({ code: 0, signal: null });
 }
 
-describe("catherd supervise: every way a run ends", () => {
+describe("catherd supervise: every way a dispatch ends", () => {
   it("records exited with the agent's own exit code", async () => {
     const { dir } = folder({ steps: [{ out: "working" }, { exit: 3 }] });
     expect((await supervise(dir)).code).toBe(0);

@@ -39,7 +39,7 @@ interface Ending {
  * Supervises the dispatch in `dir` from start to record (specs/supervisor.md). Returns the process exit
  * code: 0 whenever the folder was handled (even if the agent failed), or when another supervisor has it.
  */
-export async function runSupervisor(
+export async function superviseDispatch(
   dir: string,
   deps: SupervisorDeps,
   interrupt: AbortSignal,
