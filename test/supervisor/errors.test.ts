@@ -2,10 +2,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/infra/clock.js";
+import { findByDispatchVariable } from "../../src/infra/sweep.js";
 import { type FileWriter, systemFiles } from "../../supervisor/deps.js";
 import { superviseDispatch } from "../../supervisor/supervise.js";
 import { fakeAgentFolder, readJson, reapAll } from "../helpers/folders.js";
-import { findByDispatchVariable } from "../../src/infra/sweep.js";
 
 // The supervisor's error story, in process: a refused write is E_IO_WRITE, any other throw is a bug,
 // E_INTERNAL, with its stack in supervisor.log; either way the agent is stopped and the dispatch recorded.
