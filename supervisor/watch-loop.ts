@@ -23,7 +23,7 @@ import type { SupervisorLog } from "./log.js";
  * Lines are read and judged in bites of this much input: small enough that a bite's lines die young (a
  * bigger bite let V8's heap grow with the stream: 320 MB peak for 0.9 GB of events, 640 MB for 2.7 GB).
  */
-const POLL_BUDGET_BYTES = 1024 * 1024;
+export const POLL_BUDGET_BYTES = 1024 * 1024;
 
 /**
  * While nothing moves, the loop still looks this often: for file systems whose writes inotify does not
