@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { backendFor } from "../src/backends/registry.js";
 import type { Backend } from "../src/backends/types.js";
 import { agentEnvironment } from "../src/domain/env.js";
-import { CatherdError, isCatherdError } from "../src/domain/errors.js";
+import { isCatherdError } from "../src/domain/errors.js";
 import { type ExitFile, SCHEMA_VERSION, type Spec, supervisorFileSchema } from "../src/domain/schemas.js";
 import type { ExitReason } from "../src/domain/vocab.js";
 import type { WatchState } from "../src/domain/watch.js";
@@ -104,10 +104,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
     let backend: Backend;
     try {
       const file = readSpecFile(dir);
-      const found = backendFor(file.backend);
-      if (found === null)
-        throw new CatherdError("E_SPEC_INVALID", `backend ${file.backend} is not supported`);
-      backend = found;
+      backend = backendFor(file.backend);
       spec = resolveSpec(file, dir, backend);
       pauseAt("before-spawn", dir);
       child = await spawnAgent({

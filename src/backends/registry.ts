@@ -14,9 +14,9 @@ const BACKENDS: Record<BackendId, Backend> = {
   exec: execBackend,
 };
 
-/** The backend module for an id, or null when this catherd has none for it. */
-export function backendFor(id: BackendId): Backend | null {
-  return BACKENDS[id] ?? null;
+/** The backend module for an id: every id of BACKEND_IDS has one. */
+export function backendFor(id: BackendId): Backend {
+  return BACKENDS[id];
 }
 
 /** Every backend this catherd ships, in a stable order. */

@@ -68,7 +68,7 @@ async function follow(dir: string, out: (line: string) => void): Promise<RecordF
   try {
     for (;;) {
       for (const line of reader.read().lines) {
-        const describe = codex?.parse(line).describe;
+        const describe = codex.parse(line).describe;
         if (describe !== undefined) out(`${stamp()}  ${describe}`);
       }
       if (!stallShown && fs.existsSync(path.join(dir, "stall.json"))) {

@@ -24,7 +24,7 @@ The event stream as human lines (the backend's reading of each event), or --raw 
     const view = inspectDispatch(dir);
     const backend = backendFor((view.admit?.backend ?? view.spec?.backend ?? "exec") as BackendId);
     const render = (line: string): string | null => {
-      if (input.values.raw === true || backend === null) return line;
+      if (input.values.raw === true) return line;
       try {
         const facts = backend.parse(line);
         return facts.describe ?? (backend.id === "exec" ? line : null);

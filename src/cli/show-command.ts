@@ -34,7 +34,7 @@ tail of its events (as human lines) and of its stderr.`,
     const events = tailLines(path.join(view.dir, "events.jsonl"), 400)
       .map((line) => {
         try {
-          return backend?.parse(line).describe ?? line;
+          return backend.parse(line).describe ?? line;
         } catch {
           return line;
         }

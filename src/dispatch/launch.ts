@@ -81,8 +81,8 @@ async function untilNamed(dir: string, pid: number, ended: () => string | null):
   let ticks = cpuTicksOf(pid);
   let progressAt = started;
   // supervisor.json appearing wakes the wait at once (inotify); the poll is the fallback, and also how
-  // progress and the start timeouts are checked. Quick at first (a supervisor is usually up within
-  // ~100 ms), then gentler: a hundred dispatchers polling every 3 ms would starve their supervisors.
+  // progress and the start timeouts are checked. Quick at first (a supervisor is usually up within one
+  // node start-up), then gentler: a hundred dispatchers polling every 3 ms would starve their supervisors.
   let wake: (() => void) | null = null;
   const watcher = watchFolder(dir, () => wake?.());
   let delay = START_POLL_FIRST_MS;

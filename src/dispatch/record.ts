@@ -11,7 +11,6 @@ import {
   SCHEMA_VERSION,
   specFileSchema,
 } from "../domain/schemas.js";
-import { emptySummary } from "../domain/summary.js";
 import { createJsonExclusive, writeFileAtomic } from "../infra/atomic.js";
 import { changedBetween, gitSnapshot } from "../infra/git.js";
 import { okValue, readJsonFile } from "../infra/json-file.js";
@@ -52,17 +51,14 @@ async function buildRecord(
   dir: string,
   exit: ExitFile,
   admit: AdmitFile | null,
-  backend: Backend | null,
+  backend: Backend,
   backendId: RecordFile["backend"],
   specDispatchId: string | undefined,
 ): Promise<RecordFile> {
-  const summary = backend === null ? emptySummary() : summarizeDispatch(dir, backend);
-  const outcome =
-    backend === null
-      ? null
-      : backend.finalize(summary, { reason: exit.reason, code: exit.code, signal: exit.signal });
-  const status = exit.reason === "lost" ? "lost" : (outcome?.status ?? "failed");
-  const reply = outcome?.reply ?? null;
+  const summary = summarizeDispatch(dir, backend);
+  const outcome = backend.finalize(summary, { reason: exit.reason, code: exit.code, signal: exit.signal });
+  const status = exit.reason === "lost" ? "lost" : outcome.status;
+  const reply = outcome.reply;
   return {
     schema: SCHEMA_VERSION,
     dispatchId: admit?.dispatchId ?? specDispatchId ?? path.basename(dir),

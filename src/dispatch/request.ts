@@ -93,8 +93,6 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     "use one of codex, claude-code, opencode, gemini, exec",
   );
   const backend = backendFor(backendId);
-  if (backend === null)
-    throw invalid("--backend", `${backendId} is not available in this catherd`, "catherd doctor");
   const idFix = "use 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit";
   const name = raw.name === undefined ? null : check("--name", id, raw.name, idFix);
   const run = check("--run", id, raw.run, idFix);

@@ -11,9 +11,18 @@ export const FAKE_AGENT = path.join(ROOT, "test/fixtures/fake-agent.mjs");
 export const SUPERVISOR_MAIN = path.join(ROOT, "dist/bin/supervisor.js");
 export const CLI_MAIN = path.join(ROOT, "dist/bin/catherd.js");
 
-/** A fresh temp folder, removed by `cleanup`. */
+const tempDirs: string[] = [];
+
+/** A fresh temp folder, removed after the test file by `removeTempDirs` (test/helpers/temp-dirs.setup.ts). */
 export function tempDir(prefix = "catherd-test-"): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** Removes every folder `tempDir` made in this process so far. */
+export function removeTempDirs(): void {
+  for (const dir of tempDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 }
 
 export interface FakeScenario {
