@@ -5,8 +5,8 @@
 // (specs/performance.md). Not minified: stack traces keep their names. graceful-fs is replaced by
 // node:fs (scripts/bundle-shims/graceful-fs.cjs says why). Each output has a source map (without the
 // sources' text) that leads back through tsc's maps to src/ and supervisor/: coverage collected from the
-// spawned programs (test/helpers/child-coverage.ts) counts against the TypeScript, and `node --enable-source-maps` shows
-// TypeScript positions in stack traces.
+// spawned programs (test/helpers/child-coverage.ts) counts against the TypeScript, and
+// `node --enable-source-maps` shows TypeScript positions in stack traces.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -38,7 +38,7 @@ fs.rmSync(out, { recursive: true, force: true });
 await build({
   cwd: root,
   input: {
-    catherd: path.join(dist, "src/cli/main.js"),
+    catherd: path.join(dist, "src/main.js"),
     supervisor: path.join(dist, "supervisor/main.js"),
     "simulated-agent": path.join(dist, "src/demo/simulated-agent.js"),
   },

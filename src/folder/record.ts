@@ -1,25 +1,16 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { backendFor } from "../backends/registry.js";
 import type { Backend } from "../backends/types.js";
-import {
-  type AdmitFile,
-  admitFileSchema,
-  type ExitFile,
-  exitFileSchema,
-  type RecordFile,
-  SCHEMA_VERSION,
-  specFileSchema,
-} from "../domain/schemas.js";
-import { createJsonExclusive, writeFileAtomic } from "../infra/atomic.js";
+import { type AdmitFile, type ExitFile, type RecordFile, SCHEMA_VERSION } from "../domain/schemas.js";
 import { changedBetween, gitSnapshot } from "../infra/git.js";
-import { okValue, readJsonFile } from "../infra/json-file.js";
-import { removeLiveMarkerOf } from "./live-index.js";
+import { okValue } from "../infra/json-file.js";
+import { backendOf } from "./backend.js";
+import { dispatchIdOf } from "./ids.js";
+import { FILES, fileIn } from "./layout.js";
+import { removeLiveMarkerOf } from "./markers.js";
+import { readFolderJson } from "./read.js";
 import { summarizeDispatch } from "./replay.js";
-
-export interface RecordWriter {
-  createJson(file: string, value: unknown): boolean;
-}
+import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./write.js";
 
 /**
  * Writes record.json (and reply.md) from the folder's exit.json, admit.json and event stream. Created
@@ -28,21 +19,20 @@ export interface RecordWriter {
  */
 export async function writeRecord(
   dir: string,
-  writer: RecordWriter = { createJson: createJsonExclusive },
+  writer: JsonWriter = atomicWriter,
 ): Promise<RecordFile | null> {
-  if (fs.existsSync(path.join(dir, "record.json"))) return null;
-  const exitRead = readJsonFile(path.join(dir, "exit.json"), exitFileSchema);
+  if (fs.existsSync(fileIn(dir, FILES.record))) return null;
+  const exitRead = readFolderJson(dir, FILES.exit);
   if (exitRead.kind !== "ok") {
     throw exitRead.kind === "missing" ? new Error(`${dir}/exit.json is missing`) : exitRead.error;
   }
-  const exit = exitRead.value;
-  const admit = okValue(readJsonFile(path.join(dir, "admit.json"), admitFileSchema));
-  const spec = okValue(readJsonFile(path.join(dir, "spec.json"), specFileSchema));
-  const backendId = admit?.backend ?? spec?.backend ?? "exec";
-  const backend = backendFor(backendId);
-  const record = await buildRecord(dir, exit, admit, backend, backendId, spec?.dispatchId);
-  if (record.reply !== null) writeFileAtomic(path.join(dir, "reply.md"), record.reply);
-  const created = writer.createJson(path.join(dir, "record.json"), record);
+  const admit = okValue(readFolderJson(dir, FILES.admit));
+  const spec = okValue(readFolderJson(dir, FILES.spec));
+  const backend = backendOf({ admit, spec });
+  const record = await buildRecord(dir, exitRead.value, admit, backend, dispatchIdOf({ dir, admit, spec }));
+  if (record.reply !== null) writeReply(dir, record.reply);
+  const { schema: _schema, ...body } = record;
+  const created = createFolderJson(dir, FILES.record, body, writer);
   removeLiveMarkerOf(dir);
   return created ? record : null;
 }
@@ -52,8 +42,7 @@ async function buildRecord(
   exit: ExitFile,
   admit: AdmitFile | null,
   backend: Backend,
-  backendId: RecordFile["backend"],
-  specDispatchId: string | undefined,
+  dispatchId: string,
 ): Promise<RecordFile> {
   const summary = summarizeDispatch(dir, backend);
   const outcome = backend.finalize(summary, { reason: exit.reason, code: exit.code, signal: exit.signal });
@@ -61,10 +50,10 @@ async function buildRecord(
   const reply = outcome.reply;
   return {
     schema: SCHEMA_VERSION,
-    dispatchId: admit?.dispatchId ?? specDispatchId ?? path.basename(dir),
+    dispatchId,
     run: admit?.run ?? null,
     name: admit?.name ?? null,
-    backend: backendId,
+    backend: backend.id,
     model: admit?.model ?? null,
     status,
     reason: exit.reason,
@@ -74,12 +63,12 @@ async function buildRecord(
     endedAt: exit.endedAt,
     secs: exit.durationMs === null ? null : Math.round(exit.durationMs / 100) / 10,
     thread: exit.thread ?? summary.thread,
-    tokens: outcome?.tokens ?? summary.tokens,
-    costUsd: outcome?.costUsd ?? null,
+    tokens: outcome.tokens,
+    costUsd: outcome.costUsd,
     reply,
-    replyPath: reply === null ? null : path.join(dir, "reply.md"),
+    replyPath: reply === null ? null : path.join(dir, FILES.reply),
     changedFiles: await changedFiles(admit),
-    error: exit.error ?? (status === "ok" ? null : (outcome?.error ?? null)),
+    error: exit.error ?? (status === "ok" ? null : outcome.error),
   };
 }
 
