@@ -4,10 +4,10 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/helpers/fresh-build.setup.ts"],
-    setupFiles: ["test/helpers/temp-dirs.setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    setupFiles: ["test/helpers/temp-cleanup.ts"],
     coverage: {
       // The v8 provider, extended to the CLI and supervisor processes the tests spawn from dist/bin
       // (test/helpers/child-coverage.ts): the supervisor, the infra and the commands are proven through

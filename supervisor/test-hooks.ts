@@ -42,7 +42,12 @@ export function withWriteFaults(
   const check = (file: string) => {
     const code = faults.get(path.basename(file));
     if (code !== undefined) {
-      throw Object.assign(new Error(`${code}: injected fault, cannot write ${file}`), { code });
+      // Shaped as node's own: errno's code, the call and the path.
+      throw Object.assign(new Error(`${code}: injected fault, open '${file}'`), {
+        code,
+        syscall: "open",
+        path: file,
+      });
     }
   };
   return {

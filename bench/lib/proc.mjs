@@ -1,39 +1,21 @@
 // @ts-check
 // What /proc says about a process: state, group, CPU, memory, and the CATHERD_DISPATCH it carries.
 import * as fs from "node:fs";
-import { CLK_TCK } from "./config.mjs";
+import * as path from "node:path";
+import { pathToFileURL } from "node:url";
+import { CLK_TCK, DIST } from "./config.mjs";
 
-/**
- * The fields of /proc/<pid>/stat the bench uses.
- * @typedef {{ state: string, ppid: number, pgid: number, utime: number, stime: number, cutime: number,
- *   cstime: number, startTime: string }} ProcStat
- */
+/** @typedef {import("../../src/infra/proc-stat.js").ProcStat} ProcStat */
 
 /** A process, by pid and start time (a pid alone may have been reused). @typedef {{ pid: number, startTime: string }} ProcessRef */
 
 /**
- * /proc/<pid>/stat, or null when the process is gone.
- * @param {number} pid
- * @returns {ProcStat | null}
+ * /proc/<pid>/stat, parsed by catherd's own parser (src/infra/proc-stat.ts, from the build), or null when
+ * the process is gone.
  */
-export function procStat(pid) {
-  try {
-    const text = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    return {
-      state: f[0] ?? "",
-      ppid: Number(f[1]),
-      pgid: Number(f[2]),
-      utime: Number(f[11]),
-      stime: Number(f[12]),
-      cutime: Number(f[13]),
-      cstime: Number(f[14]),
-      startTime: f[19] ?? "",
-    };
-  } catch {
-    return null;
-  }
-}
+export const { readProcStat: procStat } = /** @type {typeof import("../../src/infra/proc-stat.js")} */ (
+  await import(pathToFileURL(path.join(DIST, "src/infra/proc-stat.js")).href)
+);
 
 /**
  * Resident and peak resident memory (kB), or null when the process is gone.

@@ -11,18 +11,27 @@ export const FAKE_AGENT = path.join(ROOT, "test/fixtures/fake-agent.mjs");
 export const SUPERVISOR_MAIN = path.join(ROOT, "dist/bin/supervisor.js");
 export const CLI_MAIN = path.join(ROOT, "dist/bin/catherd.js");
 
-const tempDirs: string[] = [];
+const tempDirs = new Set<string>();
 
-/** A fresh temp folder, removed after the test file by `removeTempDirs` (test/helpers/temp-dirs.setup.ts). */
+/**
+ * A fresh temp folder. Every one is removed once its test file has run (`removeTempDirs`, called by
+ * test/helpers/temp-cleanup.ts, a setup file of each vitest config).
+ */
 export function tempDir(prefix = "catherd-test-"): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  tempDirs.push(dir);
+  tempDirs.add(dir);
   return dir;
 }
 
-/** Removes every folder `tempDir` made in this process so far. */
+/**
+ * Removes every folder `tempDir` made so far. A supervisor that a failed test left writing may still be
+ * adding files: the removal retries, and throws if the folder still cannot go.
+ */
 export function removeTempDirs(): void {
-  for (const dir of tempDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  for (const dir of tempDirs) {
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    tempDirs.delete(dir);
+  }
 }
 
 export interface FakeScenario {
