@@ -96,7 +96,7 @@ export async function benchDispatch(ctx) {
     unit: "ms",
     samples: toAgent,
     baseline: { name: "node -e ''", value: nodeStart },
-    target: { text: "≤ 3× bare node start", ok: (_s, ratio) => ratio !== null && ratio <= 3 },
+    target: toAgentTarget(ctx.nodeMajor),
     note: `direct spawn: median ${fmt(stats(directAgent).median, 1)} ms`,
   });
   report.row({
@@ -105,4 +105,17 @@ export async function benchDispatch(ctx) {
     unit: "ms",
     samples: toRecord,
   });
+}
+
+/**
+ * Issue 16's target for the time to agent: 2.8 node starts on Node 20, 3 on Node 24, whose node start is
+ * so much shorter that the agent's own exec weighs more in the ratio.
+ * @param {number} major
+ */
+function toAgentTarget(major) {
+  const limit = major >= 24 ? 3 : 2.8;
+  return {
+    text: `≤ ${limit}× bare node start`,
+    ok: (/** @type {unknown} */ _s, /** @type {number | null} */ ratio) => ratio !== null && ratio <= limit,
+  };
 }

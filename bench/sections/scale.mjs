@@ -91,8 +91,8 @@ export async function benchScale(ctx) {
       target:
         n === 100
           ? {
-              text: "100 admitted in ≤ 10 s, none lost",
-              ok: (s) => s.median <= 10_000 && ok.length === n && lost === 0,
+              text: `100 admitted in ≤ ${admitLimitSecs(ctx.nodeMajor)} s, none lost`,
+              ok: (s) => s.median <= admitLimitSecs(ctx.nodeMajor) * 1000 && ok.length === n && lost === 0,
             }
           : null,
       note: `admitted ${ok.length}/${n}, refused ${refused}, lost ${lost}`,
@@ -118,4 +118,13 @@ export async function benchScale(ctx) {
       decimals: 2,
     });
   }
+}
+
+/**
+ * Issue 16's target for 100 concurrent dispatches on 2 cores: 14 s on Node 20, 8 s on Node 24 (a node
+ * start a third as long).
+ * @param {number} major
+ */
+function admitLimitSecs(major) {
+  return major >= 24 ? 8 : 14;
 }
