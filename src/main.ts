@@ -1,20 +1,22 @@
 #!/usr/bin/env node
 // The catherd program (the package's bin). `catherd supervise <dir>` runs the supervisor program in this
 // process, loaded only then; every other verb is the command line. Only this entry knows both: the CLI
-// never imports the supervisor, nor the supervisor the CLI.
-import { cliMain } from "./cli/main.js";
-import { reportError } from "./infra/report-error.js";
+// never imports the supervisor, nor the supervisor the CLI. Everything is imported after the compile
+// cache is on, so that it serves every module of the program (src/infra/compile-cache.ts).
+import { enableCompileCache } from "./infra/compile-cache.js";
 
+enableCompileCache();
 const argv = process.argv.slice(2);
 const main =
   argv[0] === "supervise"
-    ? import("../supervisor/main.js").then(({ superviseMain }) => superviseMain(argv.slice(1)))
-    : cliMain(argv);
+    ? import("../supervisor/start.js").then(({ superviseMain }) => superviseMain(argv.slice(1)))
+    : import("./cli/main.js").then(({ cliMain }) => cliMain(argv));
 main.then(
   (code) => {
     process.exitCode = code;
   },
-  (error: unknown) => {
+  async (error: unknown) => {
+    const { reportError } = await import("./infra/report-error.js");
     process.exitCode = reportError(error, argv.includes("--json"));
   },
 );

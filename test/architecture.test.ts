@@ -155,7 +155,7 @@ describe("architecture", () => {
 
   it("finds static and dynamic imports: only the entry, src/main.ts, loads the supervisor", () => {
     expect(violations("src", (to) => to.startsWith("supervisor/"))).toEqual([
-      "src/main.ts imports supervisor/main.js",
+      "src/main.ts imports supervisor/start.js",
     ]);
     expect(layerOf("zod")).toBeNull();
     expect(layerOf("node:fs")).toBeNull();

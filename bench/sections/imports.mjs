@@ -35,8 +35,7 @@ const MODULES = [
   ["src/dispatch/admit.js", dist("src/dispatch/admit.js")],
   ["src/dispatch/launch.js", dist("src/dispatch/launch.js")],
   ["src/cli/dispatch-command.js (all of dispatch)", dist("src/cli/dispatch-command.js")],
-  ["supervisor/main.js (all of the supervisor's start)", dist("supervisor/main.js")],
-  ["bin/supervisor.js (the same, bundled: what runs)", dist("bin/supervisor.js")],
+  ["supervisor/start.js (all of the supervisor's start)", dist("supervisor/start.js")],
   ["src/folder/record.js (supervisor, at the end)", dist("src/folder/record.js")],
   ["src/cli/status-command.js", dist("src/cli/status-command.js")],
 ];

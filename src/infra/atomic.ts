@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 
@@ -9,10 +8,19 @@ import * as path from "node:path";
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
 
+let tempCount = 0;
+
+/**
+ * A temp name no live process shares: our pid and a count of ours, with a random tail against a leftover of
+ * a dead process that had our pid ("wx" refuses a clash rather than share a file). Math.random, not
+ * node:crypto: nothing here needs to be unguessable, and loading node's crypto costs every start-up more
+ * than all of catherd's writes (specs/performance.md).
+ */
 function tempPathFor(target: string): string {
+  const tail = Math.floor(Math.random() * 0x1_0000_0000).toString(16);
   return path.join(
     path.dirname(target),
-    `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`,
+    `.${path.basename(target)}.${process.pid}.${++tempCount}.${tail}.tmp`,
   );
 }
 

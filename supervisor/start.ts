@@ -1,0 +1,86 @@
+// The detached supervisor program: `catherd supervise <dir>` and what `dispatch` launches. It loads only
+// what supervision needs; the CLI's other commands are never imported here.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { CatherdError } from "../src/domain/errors.js";
+import { isDispatchFolder } from "../src/folder/layout.js";
+import { STANDBY_FLAG } from "../src/infra/programs.js";
+import { reportError } from "../src/infra/report-error.js";
+import { systemDeps } from "./deps.js";
+import { superviseDispatch } from "./supervise.js";
+
+/**
+ * Runs the supervisor on the one folder in `args`; resolves to the process exit code (specs/cli.md, "Exit
+ * codes"). Anything but one dispatch folder (one holding spec.json or admit.json) is refused with exit 2
+ * before a single file is written. `--json` prints an error as the CLI's error object. SIGTERM, SIGINT and
+ * SIGHUP stop the agent and record the dispatch `cancelled`; after SIGINT (Ctrl-C on a foreground
+ * `catherd supervise`) the exit code is 130, as for every command.
+ */
+export async function superviseMain(args: readonly string[]): Promise<number> {
+  const json = args.includes("--json");
+  const [dirArg, ...extra] = args.filter((arg) => arg !== "--json");
+  const refuse = (message: string, fix: string) =>
+    reportError(new CatherdError("E_INPUT_INVALID", message, { fix }), json);
+  if (dirArg === undefined || dirArg === "") {
+    return refuse("missing <dispatch-dir>", "catherd supervise <dispatch-dir>");
+  }
+  if (extra.length > 0) {
+    return refuse(`unexpected argument ${JSON.stringify(extra[0])}`, "catherd supervise <dispatch-dir>");
+  }
+  const dir = path.resolve(dirArg);
+  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
+    return refuse(`${dir} is not a folder`, "give the path of a dispatch folder");
+  }
+  if (!isDispatchFolder(dir)) {
+    return refuse(
+      `${dir} is not a dispatch folder (it has no spec.json)`,
+      "write spec.json (see specs/dispatch-folder.md), or use catherd dispatch",
+    );
+  }
+  const interrupt = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => interrupt.abort(signal);
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, onSignal);
+  // The supervisor runs detached; a write to a closed stdout/stderr must not kill it.
+  process.stdout.on("error", () => {});
+  process.stderr.on("error", () => {});
+  const code = await superviseDispatch(dir, systemDeps(), interrupt.signal);
+  if (interrupt.signal.reason !== "SIGINT") return code;
+  return reportError(
+    new CatherdError("E_INTERRUPTED", `the supervisor of ${dir} was interrupted (SIGINT)`, {
+      fix: `see how the dispatch ended: catherd show ${dir}`,
+    }),
+    json,
+  );
+}
+
+/**
+ * Standby (src/dispatch/standby.ts): everything above is loaded already; wait for the one line naming the
+ * folder. Nothing on stdin means the dispatcher refused, failed or died: leave no trace and exit 0.
+ */
+async function standbyMain(outFile: string | undefined): Promise<number> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const dir = Buffer.concat(chunks).toString("utf8").trim();
+  if (dir === "") {
+    if (outFile !== undefined) fs.rmSync(outFile, { force: true });
+    return 0;
+  }
+  try {
+    process.chdir(dir);
+  } catch {
+    // superviseMain refuses a path that is not a dispatch folder, with the reason
+  }
+  return superviseMain([dir]);
+}
+
+/**
+ * The supervisor program (supervisor/main.ts runs it): `<dir> [--json]`, or standby with `--standby
+ * <outFile>`. Exits the process with the code.
+ */
+export function runSupervisorProgram(args: readonly string[]): void {
+  const main = args[0] === STANDBY_FLAG ? standbyMain(args[1]) : superviseMain(args);
+  main.then(
+    (code) => process.exit(code),
+    (error: unknown) => process.exit(reportError(error, args.includes("--json"))),
+  );
+}
