@@ -13,9 +13,13 @@ export const SNAPSHOT_TIMEOUT_MS = 30_000;
 /** Writing a patch reads every changed blob. */
 export const PATCH_TIMEOUT_MS = 60_000;
 
-/** A working tree at one moment: its top folder, HEAD's commit (null on an unborn branch), and the tree. */
+/**
+ * A working tree at one moment: its top folder, where the folder asked about sits in it ("" at the top,
+ * else "a/b/"), HEAD's commit (null on an unborn branch), and the tree.
+ */
 export interface TreeSnapshot {
   root: string;
+  prefix: string;
   head: string | null;
   tree: string;
 }
@@ -28,11 +32,17 @@ export type Snapshot = ({ ok: true } & TreeSnapshot) | { ok: false; reason: stri
  * it (clean filters applied).
  */
 export async function snapshotWorkTree(cwd: string, timeoutMs = SNAPSHOT_TIMEOUT_MS): Promise<Snapshot> {
-  const located = await runGit(cwd, ["rev-parse", "--show-toplevel", "--git-path", "index"]);
+  const located = await runGit(cwd, ["rev-parse", "--show-toplevel", "--show-prefix", "--git-path", "index"]);
   if (!located.ok) return { ok: false, reason: whyFailed(located) };
   // The index path is relative to `cwd` when git found the repository by walking up from it.
-  const [root, indexPath] = located.stdout.split("\n");
-  if (root === undefined || root === "" || indexPath === undefined || indexPath === "") {
+  const [root, prefix, indexPath] = located.stdout.split("\n");
+  if (
+    root === undefined ||
+    root === "" ||
+    prefix === undefined ||
+    indexPath === undefined ||
+    indexPath === ""
+  ) {
     return { ok: false, reason: `${cwd} is not inside a git work tree` };
   }
   const head = await gitLine(root, ["rev-parse", "--verify", "-q", "HEAD^{commit}"]);
@@ -51,7 +61,7 @@ export async function snapshotWorkTree(cwd: string, timeoutMs = SNAPSHOT_TIMEOUT
     if (!added.ok) return { ok: false, reason: whyFailed(added) };
     const tree = await gitLine(root, ["write-tree"], { env });
     if (tree === null || tree === "") return { ok: false, reason: "git write-tree failed" };
-    return { ok: true, root, head, tree };
+    return { ok: true, root, prefix, head, tree };
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
@@ -90,6 +100,11 @@ const PATCH_FORMAT = [
   "--src-prefix=a/",
   "--dst-prefix=b/",
 ];
+
+/** The tree of a commit; null when it names none. */
+export function treeOfCommit(root: string, commit: string): Promise<string | null> {
+  return gitLine(root, ["rev-parse", "--verify", "-q", `${commit}^{tree}`]);
+}
 
 export type PatchWritten = { ok: true; bytes: number } | { ok: false; reason: string };
 
