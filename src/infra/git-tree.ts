@@ -45,19 +45,24 @@ export async function snapshotWorkTree(cwd: string, timeoutMs = SNAPSHOT_TIMEOUT
   ) {
     return { ok: false, reason: `${cwd} is not inside a git work tree` };
   }
-  const head = await gitLine(root, ["rev-parse", "--verify", "-q", "HEAD^{commit}"]);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "catherd-index-"));
   try {
     const env = { GIT_INDEX_FILE: path.join(scratch, "index") };
     // Start from a copy of the user's index: its stat data spares re-hashing unchanged files, and its
-    // skip-worktree bits keep a sparse checkout's absent files from reading as deleted.
+    // skip-worktree bits keep a sparse checkout's absent files from reading as deleted. Without one, from
+    // HEAD's tree (then the add, which needs it, waits for HEAD).
     const seeded = copyIfPresent(path.resolve(cwd, indexPath), env.GIT_INDEX_FILE);
-    if (!seeded && head !== null) {
-      const read = await runGit(root, ["read-tree", head], { env });
-      if (!read.ok) return { ok: false, reason: whyFailed(read) };
+    const heading = gitLine(root, ["rev-parse", "--verify", "-q", "HEAD^{commit}"]);
+    if (!seeded) {
+      const head = await heading;
+      const read = head === null ? null : await runGit(root, ["read-tree", head], { env });
+      if (read !== null && !read.ok) return { ok: false, reason: whyFailed(read) };
     }
     // A split index would write its shared part into the repository: keep the private index whole.
-    const added = await runGit(root, ["-c", "core.splitIndex=false", "add", "-A"], { env, timeoutMs });
+    const [added, head] = await Promise.all([
+      runGit(root, ["-c", "core.splitIndex=false", "add", "-A"], { env, timeoutMs }),
+      heading,
+    ]);
     if (!added.ok) return { ok: false, reason: whyFailed(added) };
     const tree = await gitLine(root, ["write-tree"], { env });
     if (tree === null || tree === "") return { ok: false, reason: "git write-tree failed" };
