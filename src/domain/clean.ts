@@ -1,6 +1,12 @@
 // What `catherd clean` does with one dispatch: a pure rule, so that "never a live dispatch, never a
 // worktree with work in it unless forced" is a table test.
 
+/** `clean`'s age when none is given, as the flag reads and in milliseconds. */
+export const DEFAULT_CLEAN_AGE = "7d";
+export const DEFAULT_CLEAN_AGE_MS = 7 * 86_400_000;
+/** `status` mentions a run whose old records hold more than this for `clean` to free. */
+export const CLEANABLE_NOTE_BYTES = 1024 ** 3;
+
 /** What clean knows about a dispatch's worktree; null fields are unknown, and unknown is never clean. */
 export interface WorktreeFacts {
   /** The worktree's folder lies under the run's `worktrees/` folder (a hand-edited path never does). */

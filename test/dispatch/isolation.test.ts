@@ -309,3 +309,87 @@ describe("the agent's environment", () => {
     );
   });
 });
+
+describe("catherd clean", () => {
+  it("keeps dirty and unmerged worktrees, removes the rest, never touches a live dispatch; --dry-run changes nothing", {
+    timeout: 240_000,
+  }, async () => {
+    const { home: catherdHome, env } = home();
+    const repo = makeRepo(path.join(scratch(), "repo"), { "a.txt": "a\n" });
+    const go = path.join(scratch(), "go");
+    const wt = ["--worktree", "--cwd", repo];
+    const clean = await dispatchOk(env, [...wt, "--name", "clean"], "true");
+    const dirty = await dispatchOk(env, [...wt, "--name", "dirty"], "echo unsaved > wip.txt");
+    const unmerged = await dispatchOk(
+      env,
+      [...wt, "--name", "unmerged"],
+      "echo c > c.txt && git add c.txt && git commit -qm mine",
+    );
+    const merged = await dispatchOk(
+      env,
+      [...wt, "--name", "merged"],
+      "echo m > m.txt && git add m.txt && git commit -qm merged",
+    );
+    const plain = await dispatchOk(env, ["--cwd", scratch(), "--name", "plain"], "true");
+    const live = await dispatchOk(env, [...wt, "--name", "live"], waitForGo(go));
+    for (const d of [clean, dirty, unmerged, merged, plain]) await recordOf(d.dir);
+    const mergedRecord = await recordOf(merged.dir);
+    git(repo, "merge", "-q", "--ff-only", (mergedRecord.worktree as { branch: string }).branch);
+    const worktreeOf = (d: { dispatchId: string }) =>
+      path.join(catherdHome, "runs/default/worktrees", d.dispatchId);
+    const branchOf = (d: { dispatchId: string; name: string }) =>
+      `catherd/${d.name}-${d.dispatchId.slice(-6)}`;
+    const unmergedHead = git(repo, "rev-parse", branchOf(unmerged)).trim();
+
+    // The live dispatch's own folder moves on by itself (its supervisor writes): everything else must not.
+    const everything = () => [
+      ...treeContents(catherdHome, (file) => file.includes(live.dispatchId)).entries(),
+    ];
+    const before = everything();
+    const dry = await runCli(["clean", "--older-than", "0", "--dry-run", "--json"], { env });
+    expect(dry.code).toBe(0);
+    const dryReport = JSON.parse(dry.stdout).clean;
+    expect(everything()).toEqual(before);
+    expect(dryReport.removed.map((r: { name: string }) => r.name).sort()).toEqual([
+      "clean",
+      "merged",
+      "plain",
+    ]);
+    expect(dryReport.freedBytes).toBeGreaterThan(0);
+
+    const first = await runCli(["clean", "--older-than", "0", "--json"], { env });
+    const report = JSON.parse(first.stdout).clean;
+    expect(report.removed.map((r: { name: string }) => r.name).sort()).toEqual(["clean", "merged", "plain"]);
+    expect(report.freedBytes).toBe(dryReport.freedBytes);
+    const why = Object.fromEntries(report.kept.map((k: { name: string; why: string }) => [k.name, k.why]));
+    expect(why).toEqual({
+      dirty: "uncommitted changes in its worktree",
+      unmerged: `1 commit on ${branchOf(unmerged)} that no other branch contains`,
+      live: "not recorded (live, queued, or not yet settled)",
+    });
+    for (const d of [clean, merged, plain]) expect(fs.existsSync(d.dir), d.name).toBe(false);
+    for (const d of [clean, merged]) expect(fs.existsSync(worktreeOf(d)), d.name).toBe(false);
+    for (const d of [dirty, unmerged, live]) {
+      expect(fs.existsSync(d.dir), d.name).toBe(true);
+      expect(fs.existsSync(worktreeOf(d)), d.name).toBe(true);
+    }
+    expect(fs.readFileSync(path.join(worktreeOf(dirty), "wip.txt"), "utf8")).toBe("unsaved\n");
+
+    const forced = await runCli(["clean", "--older-than", "0", "--force", "--json"], { env });
+    const forcedReport = JSON.parse(forced.stdout).clean;
+    expect(forcedReport.removed.map((r: { name: string }) => r.name).sort()).toEqual(["dirty", "unmerged"]);
+    expect(forcedReport.kept.map((k: { name: string }) => k.name)).toEqual(["live"]);
+    for (const d of [clean, dirty, unmerged, merged]) {
+      expect(git(repo, "rev-parse", "--verify", "-q", branchOf(d)).trim(), `${d.name}'s branch`).not.toBe("");
+    }
+    expect(git(repo, "rev-parse", branchOf(unmerged)).trim()).toBe(unmergedHead);
+    expect(fs.existsSync(live.dir)).toBe(true);
+    expect(fs.existsSync(path.join(live.dir, "record.json"))).toBe(false);
+
+    fs.writeFileSync(go, "");
+    await recordOf(live.dir);
+    const young = await runCli(["clean", "--json"], { env });
+    expect(JSON.parse(young.stdout).clean).toMatchObject({ removed: [], kept: [], freedBytes: 0 });
+    expect(fs.existsSync(live.dir)).toBe(true);
+  });
+});
