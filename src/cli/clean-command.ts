@@ -25,7 +25,7 @@ why, unless --force; no branch is ever deleted. --dry-run says what it would do 
     "dry-run": { type: "boolean" },
     force: { type: "boolean" },
   },
-  async run(input) {
+  async handler(input) {
     const home = catherdHome();
     const runFlag = stringOption(input, "run");
     const runs = runFlag === undefined ? allRuns(home) : [runPaths(home, runName(runFlag))];

@@ -67,7 +67,7 @@ export const dispatchCommand: Command<Dispatched> = {
     base: { type: "string" },
     "keep-tmp": { type: "boolean" },
   },
-  async run(input, { standby }) {
+  async handler(input, { standby }) {
     const request = validateDispatch({
       backend: stringOption(input, "backend"),
       name: stringOption(input, "name"),

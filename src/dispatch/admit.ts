@@ -245,7 +245,7 @@ function writeFolder(
     cwd: placed.cwd,
     owns: request.owns,
     admittedAt: at.toISOString(),
-    dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid) ?? "unknown" },
+    dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid) },
     git: placed.git,
   };
   return { admit, spec };
