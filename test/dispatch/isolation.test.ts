@@ -5,7 +5,8 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CliResult, dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { copyTree, git, isolateGitConfig, makeRepo, treeContents, writeFiles } from "../helpers/git.js";
-import { waitForFile, waitForJson } from "../helpers/wait.js";
+import { isAlive } from "../helpers/processes.js";
+import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 
 // Worktrees, the patch of every change, the private temp and variables passed by name, through the real
 // CLI and supervisor on real git repositories.
@@ -292,6 +293,12 @@ describe("the agent's environment", () => {
         `printf '%s' "$CANARY_TOKEN" > '${seen}.${n}'`,
       );
       await recordOf(d.dir);
+      // Its supervisor removes its lock as it exits: the search below must not race that.
+      await waitFor(
+        "the supervisor to exit",
+        () => (isAlive(d.supervisorPid) ? undefined : true),
+        RECORD_WAIT_MS,
+      );
       expect(fs.readFileSync(`${seen}.${n}`, "utf8")).toBe(canary);
       expect(readJson(path.join(d.dir, "spec.json"))).toMatchObject({ passEnv: ["CANARY_TOKEN"] });
     }
