@@ -1,6 +1,6 @@
 import type { Clock } from "../src/infra/clock.js";
 import { isSameProcess } from "../src/infra/process-identity.js";
-import type { RunningChild } from "./child.js";
+import type { ChildExit, RunningChild } from "./child.js";
 
 /**
  * How often an adopting supervisor looks whether the agent it took over is still alive. It did not spawn
@@ -21,7 +21,7 @@ export function adoptedChild(
 ): RunningChild & { dispose(): void } {
   const ended = new AbortController();
   const disposed = new AbortController();
-  let resolveExited: (exit: { code: null; signal: null }) => void = () => {};
+  let resolveExited: (exit: ChildExit) => void = () => {};
   const child: RunningChild & { dispose(): void } = {
     pid,
     exit: null,
@@ -34,9 +34,10 @@ export function adoptedChild(
   void (async () => {
     while (!disposed.signal.aborted) {
       if (!isSameProcess(pid, startTime)) {
-        child.exit = { code: null, signal: null };
+        const exit: ChildExit = { code: null, signal: null };
+        child.exit = exit;
         ended.abort();
-        resolveExited(child.exit);
+        resolveExited(exit);
         return;
       }
       await clock.sleep(ADOPTED_LIVENESS_MS, disposed.signal);

@@ -7,7 +7,14 @@ import type { FileWriter } from "./deps.js";
 // every CATHERD_* variable is scrubbed from its environment.
 
 /** The points of a supervisor's life where CATHERD_TEST_PAUSE_AT can freeze it. */
-export const PAUSE_PHASES = ["before-spawn", "after-spawn", "running", "stopping", "after-exit"] as const;
+export const PAUSE_PHASES = [
+  "before-spawn",
+  "after-spawn",
+  "running",
+  "adopted",
+  "stopping",
+  "after-exit",
+] as const;
 export type PausePhase = (typeof PAUSE_PHASES)[number];
 
 /**
@@ -51,4 +58,12 @@ export function withWriteFaults(files: FileWriter, spec = process.env.CATHERD_TE
       return files.createJson(file, value);
     },
   };
+}
+
+/**
+ * With CATHERD_TEST_NO_CGROUP=1 the supervisor starts its agent without a cgroup even where it could have
+ * one: the group+sweep fall-back, tested on machines that have cgroups.
+ */
+export function cgroupsDisabledForTest(): boolean {
+  return process.env.CATHERD_TEST_NO_CGROUP === "1";
 }

@@ -20,6 +20,7 @@ import type { RunningChild } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
 import { watchFolder } from "./folder-watch.js";
 import type { SupervisorLog } from "./log.js";
+import type { Resume } from "./resume.js";
 
 /**
  * Lines are read and judged in bites of this much input: small enough that a bite's lines die young (a
@@ -46,6 +47,8 @@ export interface WatchInput {
   log: SupervisorLog;
   /** Aborted when the supervisor itself is asked to stop (SIGTERM, SIGINT, SIGHUP). */
   interrupt: AbortSignal;
+  /** An adopted dispatch: the state is rebuilt from the whole of both files, dated as `resume` says. */
+  resume?: Resume | undefined;
 }
 
 export interface WatchOutcome {
@@ -79,10 +82,14 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   const stderr = new LineReader(fileIn(dir, FILES.stderr));
   const cancelPath = fileIn(dir, FILES.cancel);
   const parseStderr = backend.parseStderr ?? (() => PROGRESS);
-  let state = initialWatch(clock.now());
-  let threadWritten: string | null = null;
+  const resume = input.resume;
+  let state = initialWatch(resume?.startedAt ?? clock.now());
+  if (resume?.stalled === true) state = { ...state, stalled: true };
+  let threadWritten: string | null = resume?.thread ?? null;
+  /** The first poll of an adopted dispatch reads everything the agent wrote unwatched, dated linesAt. */
+  let backlogAt: number | null = resume?.linesAt ?? null;
   const activity = new ActivityWriter(dir, files);
-  const wallAtStart = clock.wallNow().getTime();
+  const wallAtStart = resume?.startedAtWall ?? clock.wallNow().getTime();
   const toWall = (mono: number) => new Date(wallAtStart + (mono - state.startedAt)).toISOString();
 
   /** thread.json and stall.json inform readers; failing to write one is logged, never fatal. */
@@ -142,10 +149,12 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       // Look at the exit before reading: every line written before it is then read in this poll.
       const exited = child.exit !== null;
       const now = clock.now();
+      const readAt = backlogAt ?? now;
+      backlogAt = null;
       sawChange = folder === null || folder.broken;
       const bytes =
-        ingest(FILES.events, events, (line) => backend.parse(line), exited, now) +
-        ingest(FILES.stderr, stderr, parseStderr, exited, now);
+        ingest(FILES.events, events, (line) => backend.parse(line), exited, readAt) +
+        ingest(FILES.stderr, stderr, parseStderr, exited, readAt);
       if (state.thread !== null && state.thread !== threadWritten) {
         threadWritten = state.thread;
         writeNotice(FILES.thread, {

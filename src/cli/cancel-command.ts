@@ -1,3 +1,4 @@
+import { adoptIfOrphaned, isAdoptable } from "../dispatch/adopt.js";
 import { awaitRecords } from "../dispatch/await-records.js";
 import { inspectDispatch } from "../dispatch/inspect.js";
 import { settleIfDead, stopOrphan } from "../dispatch/settle.js";
@@ -16,14 +17,20 @@ export const cancelCommand: Command<Cancelled> = {
   usage: `usage: catherd cancel <name|id|dir> [--wait] [--run <r>] [--json]
 
 Asks the supervisor to stop the dispatch (it acts within one poll). If the supervisor is gone but the
-agent still runs (orphaned), stops the agent itself — only if its pid and start time read back exactly —
-and records it cancelled. --wait returns once the dispatch is recorded.`,
+agent still runs (orphaned), a new supervisor adopts it and acts on the request; an orphan that cannot be
+adopted (its supervisor died before naming the agent) is stopped here — each process only if its pid and
+start time read back exactly — and recorded cancelled. --wait returns once the dispatch is recorded.`,
   options: { run: { type: "string" }, wait: { type: "boolean" } },
   async run(input) {
     const ref = refOf(input, "cancel");
     const dir = dispatchDirOf(input, ref);
     let view = inspectDispatch(dir);
-    if (view.state === "orphaned") {
+    if (isAdoptable(view)) {
+      requestCancel(dir);
+      view = await adoptIfOrphaned(view);
+      if (input.values.wait === true) await awaitRecords([dir], { any: false, timeoutMs: null });
+      view = inspectDispatch(dir);
+    } else if (view.state === "orphaned") {
       view = await stopOrphan(view, view.spec?.killGraceMs ?? SPEC_DEFAULTS.killGraceMs);
     } else if (view.state === "lost" || view.state === "exited") {
       view = await settleIfDead(view);

@@ -30,6 +30,8 @@ const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [opt
   --owns <a/,b.ts>      paths this dispatch owns; a live dispatch owning an overlapping path is refused
   --max-parallel <n>    cap of live dispatches in the run (remembered in run.json)
   --idle 15m  --wall 90m  --kill-grace 10s
+  --memory <size>       cap on the memory of all its processes, e.g. 2G (where cgroups are available)
+  --max-procs <n>       cap on how many processes it runs at once (where cgroups are available)
   --env K=V             an explicit override for the agent (repeatable; written to spec.json)
   --bin <path>          the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)
   --json                print {dispatched: {…}}`;
@@ -54,6 +56,8 @@ export const dispatchCommand: Command<Dispatched> = {
     idle: { type: "string" },
     wall: { type: "string" },
     "kill-grace": { type: "string" },
+    memory: { type: "string" },
+    "max-procs": { type: "string" },
     bin: { type: "string" },
   },
   async run(input, { standby }) {
@@ -73,6 +77,8 @@ export const dispatchCommand: Command<Dispatched> = {
       idle: stringOption(input, "idle"),
       wall: stringOption(input, "wall"),
       killGrace: stringOption(input, "kill-grace"),
+      memory: stringOption(input, "memory"),
+      maxProcs: stringOption(input, "max-procs"),
       bin: stringOption(input, "bin"),
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,

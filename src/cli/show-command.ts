@@ -1,6 +1,8 @@
 import { type DispatchView, inspectDispatch } from "../dispatch/inspect.js";
 import { settleIfDead } from "../dispatch/settle.js";
 import { isSecretName } from "../domain/env.js";
+import type { ExitFile } from "../domain/schemas.js";
+import { formatSize } from "../domain/size.js";
 import { backendOf } from "../folder/backend.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn } from "../folder/layout.js";
@@ -51,6 +53,17 @@ export function redact(env: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, isSecretName(k) ? "[redacted]" : v]));
 }
 
+/** `cgroup, cpu 12.3 s, peak memory 410M, 1 OOM kill`: what the containment counted, where it did. */
+function containmentLine(exit: ExitFile): string {
+  const parts: string[] = [exit.containment ?? "none"];
+  if (exit.cpuSeconds !== null) parts.push(`cpu ${exit.cpuSeconds} s`);
+  if (exit.peakMemoryBytes !== null) parts.push(`peak memory ${formatSize(exit.peakMemoryBytes)}`);
+  if (exit.oomKills !== null && exit.oomKills > 0) {
+    parts.push(`${exit.oomKills} OOM kill${exit.oomKills === 1 ? "" : "s"}`);
+  }
+  return parts.join(", ");
+}
+
 function renderShow(d: ShownDispatch["dispatch"]): string {
   const out: string[] = [];
   const head = (title: string) => out.push("", paint(title, "bold"));
@@ -72,12 +85,23 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
     out.push(
       `idle ${d.spec.idleMs ?? "default"} ms, wall ${d.spec.wallMs ?? "default"} ms, kill grace ${d.spec.killGraceMs ?? "default"} ms`,
     );
+    const caps = [
+      d.spec.memoryBytes == null ? null : `memory ${formatSize(d.spec.memoryBytes)}`,
+      d.spec.maxProcs == null ? null : `max procs ${d.spec.maxProcs}`,
+    ].filter((c) => c !== null);
+    if (caps.length > 0) out.push(`limits: ${caps.join(", ")}`);
   }
   if (d.proc !== null) {
     head("process");
     out.push(
       `pid ${d.proc.pid} (group ${d.proc.pgid}) started ${d.proc.startedAt}${d.supervisor === null ? "" : `, supervisor pid ${d.supervisor.pid}`}`,
     );
+    const adoptions = d.exit?.adoptions ?? d.supervisor?.adoptions ?? 0;
+    if (adoptions > 0) {
+      out.push(
+        `adopted ${adoptions === 1 ? "once" : `${adoptions} times`}: a supervisor died and a new one took over${d.supervisor === null ? "" : ` (last at ${d.supervisor.startedAt})`}`,
+      );
+    }
   }
   if (d.exit !== null) {
     head("exit");
@@ -85,6 +109,7 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
       `${d.exit.reason}, code ${d.exit.code ?? "-"}, signal ${d.exit.signal ?? "-"}, ${d.exit.durationMs ?? "?"} ms`,
     );
     out.push(`stop: term ${d.exit.stop.term}, kill ${d.exit.stop.kill}, swept ${d.exit.stop.swept}`);
+    if (d.exit.containment !== null) out.push(`containment: ${containmentLine(d.exit)}`);
     if (d.exit.error !== null) out.push(`error ${d.exit.error.code}: ${d.exit.error.message}`);
   }
   if (d.record !== null) {

@@ -226,6 +226,8 @@ function writeFolder(
     wallMs: request.wallMs ?? undefined,
     stallMs: undefined,
     killGraceMs: request.killGraceMs ?? undefined,
+    memoryBytes: request.memoryBytes,
+    maxProcs: request.maxProcs,
   };
   const spec = resolveSpec(asked, request.backend, dir);
   writeFolderJson(staging, FILES.spec, spec);

@@ -7,6 +7,7 @@ import { parseDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import { ID_PATTERN } from "../domain/ids.js";
 import { accessSchema, backendIdSchema } from "../domain/schemas.js";
+import { parseSize } from "../domain/size.js";
 import { type AccessLevel, BACKEND_IDS } from "../domain/vocab.js";
 import { resolveExecutable } from "../infra/which.js";
 
@@ -30,6 +31,10 @@ export interface DispatchRequest {
   idleMs: number | null;
   wallMs: number | null;
   killGraceMs: number | null;
+  /** --memory: the cap on the dispatch's cgroup, where the machine gives it one. */
+  memoryBytes: number | null;
+  /** --max-procs: the cap on its processes, where the machine gives it a cgroup. */
+  maxProcs: number | null;
   bin: string;
   extraArgs: string[];
 }
@@ -51,6 +56,8 @@ export interface RawDispatchInput {
   idle?: string | undefined;
   wall?: string | undefined;
   killGrace?: string | undefined;
+  memory?: string | undefined;
+  maxProcs?: string | undefined;
   bin?: string | undefined;
   rest: string[];
   environment: NodeJS.ProcessEnv;
@@ -104,6 +111,15 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
           raw.maxParallel,
           "give a whole number from 1 to 10000",
         );
+  const maxProcs =
+    raw.maxProcs === undefined
+      ? null
+      : check(
+          "--max-procs",
+          z.coerce.number().int().min(8).max(4_194_304),
+          raw.maxProcs,
+          "give a whole number of processes from 8 (an agent CLI and its shell need a few)",
+        );
   const thread =
     raw.thread === undefined
       ? null
@@ -129,6 +145,8 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     idleMs: duration("--idle", raw.idle),
     wallMs: duration("--wall", raw.wall),
     killGraceMs,
+    memoryBytes: raw.memory === undefined ? null : parseSize("--memory", raw.memory),
+    maxProcs,
     bin,
     extraArgs,
   };

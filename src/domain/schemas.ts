@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   ACCESS_LEVELS,
   BACKEND_IDS,
+  CONTAINMENTS,
   ERROR_CODES,
   EXIT_REASONS,
   SPEC_DEFAULT_BACKEND,
@@ -25,6 +26,7 @@ const schemaField = z.literal(SCHEMA_VERSION);
 const isoTime = z.string().min(1);
 const ms = z.number().int().nonnegative();
 const positiveMs = z.number().int().positive();
+const positiveCount = z.number().int().positive();
 /** Start time of a process as the platform reads it (Linux: /proc/<pid>/stat field 22, in clock ticks). */
 const processIdentity = z.object({ pid: z.number().int().positive(), startTime: z.string().min(1) });
 
@@ -54,6 +56,8 @@ export const specFileSchema = loose({
   graceAfterFinalMs: ms.nullable().optional(),
   pollMs: positiveMs.optional(),
   providerRetry: z.object({ attempts: positiveMs, windowMs: positiveMs }).partial().optional(),
+  memoryBytes: positiveCount.nullable().optional(),
+  maxProcs: positiveCount.nullable().optional(),
 });
 export type SpecFile = z.infer<typeof specFileSchema>;
 
@@ -74,6 +78,10 @@ export const specSchema = loose({
   graceAfterFinalMs: ms.nullable(),
   pollMs: positiveMs,
   providerRetry: z.object({ attempts: positiveMs, windowMs: positiveMs }),
+  /** The cap on the memory of the dispatch's cgroup, swap included; null: none. */
+  memoryBytes: positiveCount.nullable(),
+  /** The cap on the processes (and threads) of the dispatch's cgroup; null: none. */
+  maxProcs: positiveCount.nullable(),
 });
 export type Spec = z.infer<typeof specSchema>;
 
@@ -82,6 +90,10 @@ export const supervisorFileSchema = loose({
   pid: z.number().int().positive(),
   startTime: z.string().min(1),
   startedAt: isoTime,
+  /** How many supervisors took this dispatch over after the one before died: 0 for the first. */
+  adoptions: ms.default(0),
+  /** When the dispatch's first supervisor started: where its wall and exit.json's startedAt count from. */
+  firstStartedAt: isoTime.optional(),
 });
 export type SupervisorFile = z.infer<typeof supervisorFileSchema>;
 
@@ -124,6 +136,16 @@ export const exitFileSchema = loose({
   stalled: z.boolean(),
   stop: z.object({ term: z.boolean(), kill: z.boolean(), swept: ms }),
   error: errorField,
+  /** How many supervisors took the dispatch over after the one before died. */
+  adoptions: ms.default(0),
+  /** How its processes were held; null when none ran under a supervisor (lost, or ended by a reader). */
+  containment: z.enum(CONTAINMENTS).nullable().default(null),
+  /** CPU time of every process of the dispatch, where its cgroup counted it. */
+  cpuSeconds: z.number().nonnegative().nullable().default(null),
+  /** The most memory its processes held at once, where its cgroup counted it. */
+  peakMemoryBytes: ms.nullable().default(null),
+  /** Processes of the dispatch the OOM killer killed, where its cgroup counted them. */
+  oomKills: ms.nullable().default(null),
 });
 export type ExitFile = z.infer<typeof exitFileSchema>;
 

@@ -40,6 +40,13 @@ export type DispatchState = (typeof DISPATCH_STATES)[number];
 export const ACCESS_LEVELS = ["read-only", "workspace-write", "full"] as const;
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];
 
+/**
+ * How a dispatch's processes were held (specs/supervisor.md, "Containment"): a cgroup of its own, or its
+ * process group plus the sweep by parent chain and CATHERD_DISPATCH.
+ */
+export const CONTAINMENTS = ["cgroup", "group+sweep"] as const;
+export type Containment = (typeof CONTAINMENTS)[number];
+
 /** Every error code catherd reports, on the command line and in exit.json. */
 export const ERROR_CODES = [
   "E_INPUT_INVALID",
@@ -60,6 +67,7 @@ export const ERROR_CODES = [
   "E_SUPERVISOR_ERROR",
   "E_SUPERVISOR_SIGNALLED",
   "E_SUPERVISOR_LOST",
+  "E_AGENT_OOM",
   "E_TIMEOUT",
   "E_INTERRUPTED",
 ] as const;

@@ -31,6 +31,7 @@ export function writeEndedExit(
     stop?: ExitFile["stop"];
     pid?: number | null;
     startedAt?: string | null;
+    adoptions?: number;
   },
 ): boolean {
   return createFolderJson(dir, FILES.exit, {
@@ -49,5 +50,10 @@ export function writeEndedExit(
     stalled: false,
     stop: facts.stop ?? { term: false, kill: false, swept: 0 },
     error: facts.error,
+    adoptions: facts.adoptions ?? 0,
+    containment: null,
+    cpuSeconds: null,
+    peakMemoryBytes: null,
+    oomKills: null,
   });
 }

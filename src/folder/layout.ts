@@ -11,6 +11,7 @@ export const FILES = {
   admit: "admit.json",
   supervisor: "supervisor.json",
   supervisorLock: "supervisor.lock",
+  adoptLock: "adopt.lock",
   proc: "proc.json",
   events: "events.jsonl",
   stderr: "stderr.log",
