@@ -53,6 +53,8 @@ describe("resolveSpec, the one place a spec's defaults are applied", () => {
       graceAfterFinalMs: null,
       pollMs: SPEC_DEFAULTS.pollMs,
       providerRetry: SPEC_DEFAULTS.providerRetry,
+      memoryBytes: null,
+      maxProcs: null,
     });
   });
 

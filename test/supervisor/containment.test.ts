@@ -7,7 +7,7 @@ import { cgroupName } from "../../src/infra/cgroup/dispatch-cgroup.js";
 import { startTimeOf } from "../../src/infra/process-identity.js";
 import { ROOT, readJson, reapAll, startSupervisor, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid } from "../helpers/processes.js";
-import { waitFor, waitForFile } from "../helpers/wait.js";
+import { waitFor, waitForFile, waitForLine } from "../helpers/wait.js";
 
 // The supervisor's containment (specs/supervisor.md, "Containment") with real processes: the agent in a
 // cgroup of its own where this machine gives one (root, as in CI), the group and sweep where it does not.
@@ -61,7 +61,7 @@ function escapeeScript(pidFile: string) {
 }
 
 async function escapee(pidFile: string) {
-  const pid = Number((await waitForFile(pidFile)).trim());
+  const pid = Number(await waitForLine(pidFile));
   const startTime = startTimeOf(pid);
   if (startTime !== null) strays.push({ pid, startTime });
   return pid;
