@@ -53,7 +53,7 @@ export async function spawnContained(
 
 function createContainment(dir: string, spec: Spec, log: SupervisorLog): Contained {
   if (cgroupsDisabledForTest()) {
-    log("containment", { kind: UNCONTAINED.kind, why: "cgroups disabled by CATHERD_TEST_NO_CGROUP" });
+    log("containment", { kind: UNCONTAINED.kind, why: "cgroups disabled by CATHERD_TEST_ONLY_NO_CGROUP" });
     return UNCONTAINED;
   }
   const layout = detectCgroups();

@@ -1,5 +1,5 @@
 import { formatSize } from "../src/domain/size.js";
-import type { Containment, ExitReason } from "../src/domain/vocab.js";
+import type { Containment, EndingErrorCode, ExitReason } from "../src/domain/vocab.js";
 import type { WatchState } from "../src/domain/watch.js";
 import { writeExit } from "../src/folder/exit.js";
 import type { FILES } from "../src/folder/layout.js";
@@ -8,13 +8,13 @@ import type { CgroupUsage } from "../src/infra/cgroup/usage.js";
 import type { StopReport } from "../src/infra/stop.js";
 import type { ChildExit, RunningChild } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
-import type { SupervisorLog } from "./log.js";
+import { failure, type SupervisorLog } from "./log.js";
 
 /** How a supervised run ended: the reason, the watch state it ended in, and the error if any. */
 export interface Ending {
   reason: ExitReason;
   state: WatchState | null;
-  error: { code: string; message: string } | null;
+  error: { code: EndingErrorCode; message: string } | null;
 }
 
 /**
@@ -92,7 +92,7 @@ export function writeExitFile(
     writeExit(dir, exit, deps.files);
     return true;
   } catch (error) {
-    log("exit-write-failed", { message: error instanceof Error ? error.message : String(error) });
+    log("exit-write-failed", failure(error));
     return false;
   }
 }

@@ -5,7 +5,7 @@ import type { RunningChild } from "./child.js";
 import { type Contained, closeContainment } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
 import { type Ending, oomEnding, writeExitFile } from "./exit-file.js";
-import type { SupervisorLog } from "./log.js";
+import { failure, type SupervisorLog } from "./log.js";
 import { pauseAt } from "./test-hooks.js";
 
 // The end of every supervision, a first supervisor's or an adopter's: the stop sequence, the cgroup's
@@ -76,7 +76,7 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog) {
     const written = await writeRecord(dir, deps.files);
     log("recorded", { status: written?.status ?? "already recorded" });
   } catch (error) {
-    log("record-write-failed", { message: error instanceof Error ? error.message : String(error) });
+    log("record-write-failed", failure(error));
   }
 }
 
@@ -103,7 +103,7 @@ async function stopAgent(
     log("stopped", { ...report });
     return report;
   } catch (error) {
-    log("stop-error", { message: error instanceof Error ? error.message : String(error) });
+    log("stop-error", failure(error));
     return { term: false, kill: false, swept: 0 };
   }
 }

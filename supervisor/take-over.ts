@@ -23,8 +23,8 @@ const LOCK_RETRY_MS = 50;
 export interface Adoption {
   /** supervisor.lock, now ours. */
   release: Release;
-  /** The agent the supervisor before us started. */
-  proc: ProcFile;
+  /** The agent the supervisor before us started, known by its pid and start time. */
+  proc: ProcFile & { startTime: string };
   /** How many supervisors took the dispatch over, this one included. */
   adoptions: number;
   /** When the dispatch's first supervisor started. */
@@ -61,6 +61,9 @@ export async function takeOver(
     const procRead = readFolderJson(dir, FILES.proc);
     if (procRead.kind !== "ok") return bowOut(`proc.json is ${procRead.kind}`);
     const proc = procRead.value;
+    // An agent whose start time could not be read cannot be told from a process that took its pid: it is
+    // never signalled, so nobody may adopt it to stop it later.
+    if (proc.startTime === null) return bowOut(`agent ${proc.pid} has no known start time`);
     if (!isSameProcess(proc.pid, proc.startTime)) return bowOut(`agent ${proc.pid} is gone`);
     const release = await takeSupervisorLock(dir, log, lockStaleMs, deps.clock);
     if (release === null) return bowOut("supervisor.lock is held");
@@ -72,7 +75,7 @@ export async function takeOver(
         FILES.supervisor,
         {
           pid: process.pid,
-          startTime: startTimeOf(process.pid) ?? "unknown",
+          startTime: startTimeOf(process.pid),
           startedAt: deps.clock.wallNow().toISOString(),
           adoptions,
           firstStartedAt,
@@ -84,7 +87,7 @@ export async function takeOver(
       throw error;
     }
     log("adopted", { pid: process.pid, agent: proc.pid, adoptions, previous: before?.pid ?? null });
-    return { release, proc, adoptions, firstStartedAt };
+    return { release, proc: { ...proc, startTime: proc.startTime }, adoptions, firstStartedAt };
   } finally {
     await adoptLock().catch(() => {});
   }

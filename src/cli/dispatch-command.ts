@@ -60,7 +60,7 @@ export const dispatchCommand: Command<Dispatched> = {
     "max-procs": { type: "string" },
     bin: { type: "string" },
   },
-  async run(input, { standby }) {
+  async handler(input, { standby }) {
     const request = validateDispatch({
       backend: stringOption(input, "backend"),
       name: stringOption(input, "name"),

@@ -14,12 +14,16 @@ import { startSupervisorProcess } from "./supervisor-process.js";
 export const ADOPTION_WAIT_MS = 10_000;
 const ADOPTION_POLL_MS = 20;
 
-/** Whether the view is an orphan a supervisor can adopt: the agent named in proc.json is alive. */
+/**
+ * Whether the view is an orphan a supervisor can adopt: the agent named in proc.json is alive, by its pid
+ * and a start time that could be read.
+ */
 export function isAdoptable(view: DispatchView): boolean {
   return (
     view.state === "orphaned" &&
     view.exit === null &&
     view.proc !== null &&
+    view.proc.startTime !== null &&
     isSameProcess(view.proc.pid, view.proc.startTime)
   );
 }

@@ -3,7 +3,7 @@ import {
   ACCESS_LEVELS,
   BACKEND_IDS,
   CONTAINMENTS,
-  ERROR_CODES,
+  ENDING_ERROR_CODES,
   EXIT_REASONS,
   SPEC_DEFAULT_BACKEND,
   STATUSES,
@@ -27,14 +27,19 @@ const isoTime = z.string().min(1);
 const ms = z.number().int().nonnegative();
 const positiveMs = z.number().int().positive();
 const positiveCount = z.number().int().positive();
-/** Start time of a process as the platform reads it (Linux: /proc/<pid>/stat field 22, in clock ticks). */
-const processIdentity = z.object({ pid: z.number().int().positive(), startTime: z.string().min(1) });
+/**
+ * Start time of a process as the platform reads it (Linux: /proc/<pid>/stat field 22, in clock ticks);
+ * null when it could not be read: the process was alive, its identity cannot be verified.
+ */
+const startTime = z.string().min(1).nullable();
+const processIdentity = z.object({ pid: z.number().int().positive(), startTime });
 
 export const backendIdSchema = z.enum(BACKEND_IDS);
 export const exitReasonSchema = z.enum(EXIT_REASONS);
 export const statusSchema = z.enum(STATUSES);
 export const accessSchema = z.enum(ACCESS_LEVELS);
-const errorField = loose({ code: z.enum(ERROR_CODES).or(z.string()), message: z.string() }).nullable();
+/** exit.json's and record.json's `error`: a code from a closed set (specs/record.md, "error"), a message. */
+const errorField = loose({ code: z.enum(ENDING_ERROR_CODES), message: z.string() }).nullable();
 
 /**
  * spec.json as written: by `dispatch` in full, by a person possibly with just `cmd` (and `backend`).
@@ -88,7 +93,7 @@ export type Spec = z.infer<typeof specSchema>;
 export const supervisorFileSchema = loose({
   schema: schemaField,
   pid: z.number().int().positive(),
-  startTime: z.string().min(1),
+  startTime,
   startedAt: isoTime,
   /** How many supervisors took this dispatch over after the one before died: 0 for the first. */
   adoptions: ms.default(0),
@@ -101,7 +106,7 @@ export const procFileSchema = loose({
   schema: schemaField,
   pid: z.number().int().positive(),
   pgid: z.number().int().positive(),
-  startTime: z.string().min(1),
+  startTime,
   startedAt: isoTime,
   argv0: z.string(),
 });

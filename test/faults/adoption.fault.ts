@@ -122,7 +122,7 @@ async function dispatchCodex(
 describe("row 12: a supervisor that dies is replaced", () => {
   it("adopts at the next status and ends a hung agent on its idle time, counted from its last line", async () => {
     const t = trial("12a supervisor SIGKILLed mid-run, hung agent");
-    const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const quiet = path.join(t.dir(), "quiet");
     const d = await dispatchFake(
       t,
@@ -135,7 +135,7 @@ describe("row 12: a supervisor that dies is replaced", () => {
     const lastLineAt = fs.statSync(path.join(d.dir, "events.jsonl")).mtimeMs;
     // Let the agent be quiet for a while unwatched: the adopter must count that time.
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const readerEnv = { ...env, CATHERD_TEST_PAUSE_AT: "" };
+    const readerEnv = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
     const { result, sup } = await readAndAdopt(t, readerEnv, d.dir, ["status", "--json"]);
     expect((jsonOf(result).dispatches as { state: string }[])[0]?.state).toBe("running");
     expect(sup.adoptions).toBe(1);
@@ -155,7 +155,7 @@ describe("row 12: a supervisor that dies is replaced", () => {
 
   it("enforces the wall from the original start on an agent that keeps working", async () => {
     const t = trial("12b supervisor SIGKILLed mid-run, wall from the original start");
-    const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const d = await dispatchFake(
       t,
       env,
@@ -163,7 +163,7 @@ describe("row 12: a supervisor that dies is replaced", () => {
       ["--name", "busy", "--wall", "6s"],
     );
     await killSupervisor(t, d);
-    const { sup } = await readAndAdopt(t, { ...env, CATHERD_TEST_PAUSE_AT: "" }, d.dir, [
+    const { sup } = await readAndAdopt(t, { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" }, d.dir, [
       "show",
       "busy",
       "--json",
@@ -195,7 +195,7 @@ describe("row 12: a supervisor that dies is replaced", () => {
       { hang: true },
     ];
     const run = async (name: string, adopt: boolean) => {
-      const { env } = homeFor(t, adopt ? { CATHERD_TEST_PAUSE_AT: "running" } : {});
+      const { env } = homeFor(t, adopt ? { CATHERD_TEST_ONLY_PAUSE_AT: "running" } : {});
       const ready = path.join(t.dir(), "ready");
       const go = path.join(t.dir(), "go");
       if (!adopt) fs.writeFileSync(go, "");
@@ -203,7 +203,7 @@ describe("row 12: a supervisor that dies is replaced", () => {
       if (adopt) {
         await killSupervisor(t, d);
         await waitForFile(ready);
-        await readAndAdopt(t, { ...env, CATHERD_TEST_PAUSE_AT: "" }, d.dir, ["status", "--json"]);
+        await readAndAdopt(t, { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" }, d.dir, ["status", "--json"]);
         fs.writeFileSync(go, "");
       }
       const record = await waitForJson(path.join(d.dir, "record.json"), 40_000);
@@ -229,7 +229,7 @@ describe("row 12: a supervisor that dies is replaced", () => {
 
   it("lets a working agent run to completion, and wait returns its record", async () => {
     const t = trial("12d supervisor SIGKILLed mid-run, agent then finishes");
-    const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const ready = path.join(t.dir(), "ready");
     const go = path.join(t.dir(), "go");
     const d = await dispatchCodex(
@@ -249,7 +249,7 @@ describe("row 12: a supervisor that dies is replaced", () => {
     );
     const agent = await killSupervisor(t, d);
     await waitForFile(ready);
-    const readerEnv = { ...env, CATHERD_TEST_PAUSE_AT: "" };
+    const readerEnv = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
     const waiting = runCli(["wait", "finisher", "--json"], { env: readerEnv, timeoutMs: 60_000 });
     const sup = await waitFor(
       "the adopter",
@@ -276,10 +276,10 @@ describe("row 12: a supervisor that dies is replaced", () => {
 
   it("lets one supervisor adopt when ten readers race", async () => {
     const t = trial("12e ten readers race to adopt");
-    const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const d = await dispatchFake(t, env, [{ out: "x" }, { hang: true }], ["--name", "raced"]);
     await killSupervisor(t, d);
-    const readerEnv = { ...env, CATHERD_TEST_PAUSE_AT: "" };
+    const readerEnv = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
     const verbs = [
       ["status"],
       ["show", "raced"],
@@ -314,12 +314,12 @@ describe("row 12: a supervisor that dies is replaced", () => {
 
   it("adopts again when the adopter is SIGKILLed too", async () => {
     const t = trial("12f adopter SIGKILLed too");
-    const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const d = await dispatchFake(t, env, [{ out: "x" }, { hang: true }], ["--name", "twice"]);
     const agent = await killSupervisor(t, d);
     // The first adopter freezes once it has taken over; it is killed there.
     await runCli(["status", "--json"], {
-      env: { ...env, CATHERD_TEST_PAUSE_AT: "adopted" },
+      env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "adopted" },
       timeoutMs: 30_000,
     });
     const paused = Number((await waitForFile(path.join(d.dir, "test-paused-adopted"), 20_000)).trim());
@@ -327,7 +327,7 @@ describe("row 12: a supervisor that dies is replaced", () => {
     expect(readJson(path.join(d.dir, "supervisor.json"))).toMatchObject({ pid: paused, adoptions: 1 });
     killPid(paused);
     await waitGone(paused);
-    const readerEnv = { ...env, CATHERD_TEST_PAUSE_AT: "" };
+    const readerEnv = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
     const { sup } = await readAndAdopt(t, readerEnv, d.dir, ["status", "--json"]);
     expect(sup.adoptions).toBe(2);
     expect(isAlive(agent)).toBe(true);

@@ -7,7 +7,7 @@ import { isAlive, killPid } from "../helpers/processes.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 import { dispatchFake, homeFor, jsonOf, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
 
-// Row 1: the supervisor SIGKILLed at each phase of its life (frozen there by CATHERD_TEST_PAUSE_AT), then
+// Row 1: the supervisor SIGKILLed at each phase of its life (frozen there by CATHERD_TEST_ONLY_PAUSE_AT), then
 // readers: the dispatch is recorded exactly once. An agent named in proc.json is adopted by a new
 // supervisor at the first read (row 12 tests adoption itself); one that is not is an orphan, stopped only
 // by `cancel`, only if its pid and start time read back exactly.
@@ -88,7 +88,7 @@ function recordFiles(dir: string): string[] {
 }
 
 async function killedAt(t: Trial, p: Phase) {
-  const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: p.phase });
+  const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: p.phase });
   const marker = path.join(t.dir(), "agent-started");
   const name = `killed-${p.phase}`;
   const d = await dispatchFake(t, env, p.steps(marker), ["--name", name, ...(p.extra ?? [])]);
@@ -99,7 +99,7 @@ async function killedAt(t: Trial, p: Phase) {
   killPid(d.supervisorPid);
   await waitGone(d.supervisorPid);
 
-  const readerEnv = { ...env, CATHERD_TEST_PAUSE_AT: "" };
+  const readerEnv = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
   const status = jsonOf(await runCli(["status", "--json"], { env: readerEnv })) as {
     dispatches: { state: string; status: string | null }[];
   };
@@ -152,7 +152,7 @@ describe("row 1: the supervisor SIGKILLed at each phase", () => {
 
   it("records lost once when the agent ends by itself after its supervisor was killed mid-run", async () => {
     const t = trial("1 supervisor SIGKILLed running, agent then exits");
-    const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const go = path.join(t.dir(), "go");
     const d = await dispatchFake(
       t,
@@ -175,14 +175,14 @@ describe("row 1: the supervisor SIGKILLed at each phase", () => {
 
   it("adopts, without running the agent twice, when a supervisor is started again on a killed one's folder", async () => {
     const t = trial("1 supervisor SIGKILLed running, supervise again");
-    const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const d = await dispatchFake(t, env, [{ out: "once" }, { hang: true }], ["--name", "again"]);
     await waitForFile(path.join(d.dir, "test-paused-running"));
     const proc = await waitForJson<{ pid: number }>(path.join(d.dir, "proc.json"));
     t.pid(proc.pid);
     killPid(d.supervisorPid);
     await waitGone(d.supervisorPid);
-    const readerEnv = { ...env, CATHERD_TEST_PAUSE_AT: "" };
+    const readerEnv = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
     // `catherd supervise` adopts the dispatch and supervises it to its end.
     const again = runCli(["supervise", d.dir], { env: readerEnv, timeoutMs: 60_000 });
     await waitFor("the adoption", () =>

@@ -91,7 +91,7 @@ describe("containment", () => {
   it("falls back to group+sweep where it has no cgroup, and says so: the escapee then survives", async () => {
     const pidFile = path.join(tempDir(), "escapee.pid");
     const { dir } = shellFolder(escapeeScript(pidFile));
-    expect((await superviseWith(dir, { ...process.env, CATHERD_TEST_NO_CGROUP: "1" })).code).toBe(0);
+    expect((await superviseWith(dir, { ...process.env, CATHERD_TEST_ONLY_NO_CGROUP: "1" })).code).toBe(0);
     const pid = await escapee(pidFile);
     // The known limit the cgroup closes: neither parent chain nor CATHERD_DISPATCH leads to it.
     expect(isAlive(pid)).toBe(true);
@@ -103,7 +103,7 @@ describe("containment", () => {
       oomKills: null,
     });
     expect(fs.readFileSync(path.join(dir, "supervisor.log"), "utf8")).toContain(
-      '"kind":"group+sweep","why":"cgroups disabled by CATHERD_TEST_NO_CGROUP"',
+      '"kind":"group+sweep","why":"cgroups disabled by CATHERD_TEST_ONLY_NO_CGROUP"',
     );
   });
 

@@ -3,7 +3,7 @@ import { backendFor } from "../src/backends/registry.js";
 import type { Backend } from "../src/backends/types.js";
 import { SPEC_DEFAULTS } from "../src/domain/defaults.js";
 import { agentEnvironment } from "../src/domain/env.js";
-import { isCatherdError } from "../src/domain/errors.js";
+import { asCatherdError, CatherdError, isCatherdError, stackOf } from "../src/domain/errors.js";
 import type { Spec } from "../src/domain/schemas.js";
 import { agentDispatchId } from "../src/folder/ids.js";
 import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
@@ -36,7 +36,7 @@ export const SUPERVISOR_LOCK_STALE_MS = 30_000;
  * was started by a supervisor that has died since. Returns the process exit code: 0 whenever the folder was
  * handled (even if the agent failed), or when another supervisor has it.
  */
-export async function runSupervisor(
+export async function superviseDispatch(
   dir: string,
   deps: SupervisorDeps,
   interrupt: AbortSignal,
@@ -107,7 +107,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
     FILES.supervisor,
     {
       pid: process.pid,
-      startTime: startTimeOf(process.pid) ?? "unknown",
+      startTime: startTimeOf(process.pid),
       startedAt: origin.wall.toISOString(),
       adoptions: 0,
       firstStartedAt: origin.wall.toISOString(),
@@ -149,13 +149,14 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
     const { child } = watched;
     log("spawned", { pid: child.pid, cmd: spec.cmd, containment: watched.contained.kind });
     pauseAt("after-spawn", dir);
+    // A disk that refuses it ends the run as supervisor-error with E_IO_WRITE (asCatherdError below).
     writeFolderJson(
       dir,
       FILES.proc,
       {
         pid: child.pid,
         pgid: child.pid,
-        startTime: watched.startTime ?? "unknown",
+        startTime: watched.startTime,
         startedAt: clock.wallNow().toISOString(),
         argv0: spec.cmd,
       },
@@ -238,16 +239,27 @@ async function watchToEnding(input: WatchInput): Promise<Ending> {
 function failedEnding(error: unknown, log: SupervisorLog): Ending {
   const spawnFailed = error instanceof SpawnFailure;
   const cause = spawnFailed ? error.cause : error;
+  // A command that cannot start is E_SPAWN_FAILED; any other throw catherd did not anticipate is a bug,
+  // E_INTERNAL, its stack in supervisor.log.
+  const known =
+    spawnFailed && !isCatherdError(cause)
+      ? new CatherdError("E_SPAWN_FAILED", messageOf(cause), { cause })
+      : asCatherdError(cause);
   const ending: Ending = {
     reason: spawnFailed ? "spawn-failed" : "supervisor-error",
     state: null,
-    error: {
-      code: isCatherdError(cause) ? cause.code : spawnFailed ? "E_SPAWN_FAILED" : "E_SUPERVISOR_ERROR",
-      message: cause instanceof Error ? cause.message : String(cause),
-    },
+    error: { code: known.code, message: known.message },
   };
-  log(ending.reason, { message: ending.error?.message });
+  log(ending.reason, {
+    code: known.code,
+    message: known.message,
+    ...(known.code === "E_INTERNAL" ? { stack: stackOf(cause) } : {}),
+  });
   return ending;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 class SpawnFailure extends Error {
