@@ -46,37 +46,51 @@ export async function superviseDispatch(
     log("already-supervised", { pid: process.pid, why: "exit.json exists" });
     return 0;
   }
-  // An agent already started is never started again: it is adopted, or left to its live supervisor.
-  if (fs.existsSync(fileIn(dir, FILES.proc))) {
-    const adoption = await takeOver(dir, deps, log, SUPERVISOR_LOCK_STALE_MS);
-    if (adoption === null) return 0;
-    try {
-      await superviseAdopted(dir, deps, log, interrupt, adoption);
-    } finally {
-      await adoption.release().catch(() => {});
-    }
-    return 0;
-  }
+  const procFile = fileIn(dir, FILES.proc);
   const release = await tryLock(dir, {
     lockPath: fileIn(dir, FILES.supervisorLock),
     staleMs: SUPERVISOR_LOCK_STALE_MS,
     onCompromised: (error) => log("lock-compromised", { message: error.message }),
   });
-  if (release === null) {
+  if (release !== null && !fs.existsSync(procFile)) {
+    try {
+      const busy = alreadyHandled(dir);
+      if (busy !== null) {
+        log("already-supervised", { pid: process.pid, why: busy });
+        return 0;
+      }
+      await supervise(dir, deps, log, interrupt);
+      return 0;
+    } finally {
+      await release().catch(() => {});
+    }
+  }
+  // An agent already started is never started again: it is adopted (take-over.ts decides who adopts, under
+  // adopt.lock), or left to its live supervisor. A lock refused by a live supervisor ends here; a dead
+  // one's lock looks fresh for up to its stale time, so a refusal alone does not say the holder lives.
+  if (release !== null) await release().catch(() => {});
+  else if (!fs.existsSync(procFile) || liveSupervisor(dir) !== null) {
     log("already-supervised", { pid: process.pid });
     return 0;
   }
+  const adoption = await takeOver(dir, deps, log, SUPERVISOR_LOCK_STALE_MS);
+  if (adoption === null) return 0;
   try {
-    const busy = alreadyHandled(dir);
-    if (busy !== null) {
-      log("already-supervised", { pid: process.pid, why: busy });
-      return 0;
-    }
-    await supervise(dir, deps, log, interrupt);
-    return 0;
+    await superviseAdopted(dir, deps, log, interrupt, adoption);
   } finally {
-    await release().catch(() => {});
+    await adoption.release().catch(() => {});
   }
+  return 0;
+}
+
+/** The pid of the live supervisor supervisor.json names (by pid and start time), if it is not this one. */
+function liveSupervisor(dir: string): number | null {
+  const sup = readFolderJson(dir, FILES.supervisor);
+  return sup.kind === "ok" &&
+    sup.value.pid !== process.pid &&
+    isSameProcess(sup.value.pid, sup.value.startTime)
+    ? sup.value.pid
+    : null;
 }
 
 /**
@@ -87,15 +101,8 @@ export async function superviseDispatch(
 function alreadyHandled(dir: string): string | null {
   if (fs.existsSync(fileIn(dir, FILES.exit))) return "exit.json exists";
   if (fs.existsSync(fileIn(dir, FILES.proc))) return "proc.json exists";
-  const sup = readFolderJson(dir, FILES.supervisor);
-  if (
-    sup.kind === "ok" &&
-    sup.value.pid !== process.pid &&
-    isSameProcess(sup.value.pid, sup.value.startTime)
-  ) {
-    return `supervisor ${sup.value.pid} is alive`;
-  }
-  return null;
+  const live = liveSupervisor(dir);
+  return live === null ? null : `supervisor ${live} is alive`;
 }
 
 /** The first supervisor of a dispatch: spawns its agent, watches it, stops it, writes the ending. */
