@@ -2,7 +2,6 @@ import * as fs from "node:fs";
 import { backendFor } from "../src/backends/registry.js";
 import type { Backend } from "../src/backends/types.js";
 import { SPEC_DEFAULTS } from "../src/domain/defaults.js";
-import { agentEnvironment } from "../src/domain/env.js";
 import { asCatherdError, CatherdError, isCatherdError, stackOf } from "../src/domain/errors.js";
 import type { Spec } from "../src/domain/schemas.js";
 import { agentDispatchId } from "../src/folder/ids.js";
@@ -22,6 +21,7 @@ import { resumePoint } from "./resume.js";
 import { type Adoption, takeOver } from "./take-over.js";
 import { pauseAt } from "./test-hooks.js";
 import { type WatchInput, watchAgent } from "./watch-loop.js";
+import { prepareWorkplace } from "./workplace.js";
 
 /**
  * How long a supervisor lock survives a frozen holder before another may take it over. The lock is
@@ -132,6 +132,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
       backend = backendFor(file.backend);
       spec = absolutePaths(resolveSpec(file, backend, dir), dir);
       pauseAt("before-spawn", dir);
+      const env = await prepareWorkplace(dir, spec, process.env, placeOf(dir)?.run ?? null);
       const { child, contained } = await spawnContained(
         dir,
         spec,
@@ -139,10 +140,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
           cmd: spec.cmd,
           args: spec.args,
           cwd: spec.cwd,
-          env: agentEnvironment(process.env, spec.env, {
-            dispatchId: spec.dispatchId,
-            run: placeOf(dir)?.run ?? null,
-          }),
+          env,
           stdinPath: spec.stdinPath,
           eventsPath: fileIn(dir, FILES.events),
           stderrPath: fileIn(dir, FILES.stderr),

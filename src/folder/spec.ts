@@ -50,6 +50,9 @@ export function resolveSpec(file: SpecFile, backend: Backend, dir: string): Spec
     },
     memoryBytes: file.memoryBytes ?? null,
     maxProcs: file.maxProcs ?? null,
+    worktree: file.worktree ?? null,
+    passEnv: file.passEnv ?? [],
+    keepTmp: file.keepTmp ?? false,
   };
 }
 

@@ -55,6 +55,9 @@ describe("resolveSpec, the one place a spec's defaults are applied", () => {
       providerRetry: SPEC_DEFAULTS.providerRetry,
       memoryBytes: null,
       maxProcs: null,
+      worktree: null,
+      passEnv: [],
+      keepTmp: false,
     });
   });
 

@@ -30,6 +30,9 @@ export function loopSpec(dir: string, backend: BackendId, overrides: Partial<Spe
     providerRetry: { attempts: 3, windowMs: 180_000 },
     memoryBytes: null,
     maxProcs: null,
+    worktree: null,
+    passEnv: [],
+    keepTmp: false,
     ...overrides,
   };
 }
