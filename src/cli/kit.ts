@@ -4,7 +4,23 @@ import { CatherdError, exitCodeFor, isCatherdError } from "../domain/errors.js";
 
 // The one place that turns a command's data or error into output and an exit code (design.md §6).
 
-export type OptionSpec = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
+/**
+ * One flag of a command: how the command line parses it and what it means. The same table gives the
+ * command's MCP tool its input schema (src/cli/mcp/input.ts), so a flag added here reaches both.
+ */
+export interface OptionDef {
+  type: "string" | "boolean";
+  multiple?: boolean;
+  short?: string;
+  /** What the flag does and the form of its value, in one line. */
+  description: string;
+  /** The values it takes when they are a closed set (an enum for MCP clients; the command checks them). */
+  choices?: readonly string[];
+  /** A whole number written as text (an integer for MCP clients; the command checks it). */
+  integer?: boolean;
+}
+
+export type OptionSpec = Record<string, OptionDef>;
 
 /** A command: parses its own flags, does one thing, returns data; `text` renders it for people. */
 export interface Command<T> {
@@ -18,6 +34,8 @@ export interface Command<T> {
 export interface CommandContext {
   /** For `dispatch`: a supervisor started early, loading itself while the dispatcher admits. */
   standby: StandbySupervisor | null;
+  /** Whether stdin is the command's to read (a brief); false under `catherd mcp`, whose stdin is the protocol. */
+  stdinIsOurs: boolean;
 }
 
 export interface ParsedInput {
@@ -42,7 +60,11 @@ export function parseInput(command: Command<unknown>, argv: readonly string[]): 
   try {
     const { values, positionals } = parseArgs({
       args: own,
-      options: { ...command.options, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      options: {
+        ...parserOptions(command.options),
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
       allowPositionals: true,
       strict: true,
     });
@@ -54,13 +76,28 @@ export function parseInput(command: Command<unknown>, argv: readonly string[]): 
   }
 }
 
-/** Prints an error once, as text on stderr or JSON on stdout; returns the exit code for it. */
-export function reportError(error: unknown, json: boolean): number {
-  const known = isCatherdError(error)
+/** What node's parseArgs reads of an option table. */
+function parserOptions(options: OptionSpec): Record<string, Pick<OptionDef, "type" | "multiple" | "short">> {
+  return Object.fromEntries(
+    Object.entries(options).map(([name, { type, multiple, short }]) => [
+      name,
+      { type, ...(multiple === undefined ? {} : { multiple }), ...(short === undefined ? {} : { short }) },
+    ]),
+  );
+}
+
+/** Any throw as the one user-facing error: a CatherdError as it is, anything else wrapped. */
+export function asCatherdError(error: unknown): CatherdError {
+  return isCatherdError(error)
     ? error
     : new CatherdError("E_IO_WRITE", error instanceof Error ? error.message : String(error), {
         cause: error,
       });
+}
+
+/** Prints an error once, as text on stderr or JSON on stdout; returns the exit code for it. */
+export function reportError(error: unknown, json: boolean): number {
+  const known = asCatherdError(error);
   if (!isCatherdError(error) && process.env.CATHERD_DEBUG !== undefined) {
     process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
   }
@@ -79,7 +116,7 @@ export function reportError(error: unknown, json: boolean): number {
 export async function runCommand(
   command: Command<unknown>,
   argv: readonly string[],
-  context: CommandContext = { standby: null },
+  context: CommandContext = { standby: null, stdinIsOurs: true },
 ): Promise<number> {
   const wantsJson = argv.includes("--json");
   try {

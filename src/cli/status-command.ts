@@ -26,7 +26,10 @@ export const statusCommand: Command<{ dispatches: DispatchRow[] }> = {
 
 One row per dispatch of the run, live ones first. Without --all, recorded dispatches older than a day
 are left out unless their result is unread. A '*' marks a result not yet read with 'catherd result'.`,
-  options: { run: { type: "string" }, all: { type: "boolean" } },
+  options: {
+    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+    all: { type: "boolean", description: "also records older than a day that were read" },
+  },
   async run(input) {
     const run = runPaths(catherdHome(), runName(stringOption(input, "run")));
     const all = await overview(run);
