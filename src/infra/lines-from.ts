@@ -15,14 +15,14 @@ export interface LinesFrom {
  * Hands each complete line of `file` from byte offset `from` to `onLine`, as far as the file reached when
  * the call began. Offsets are exact bytes, so the returned `next` resumes on a line boundary. An
  * unterminated last line is held back (its writer may still be writing it) unless `final` says the file
- * will not grow. A line over MAX_LINE_BYTES is skipped. A missing or non-regular file (a FIFO is never
+ * will not grow. A line over `maxLineBytes` (default MAX_LINE_BYTES) is skipped. A missing or non-regular file (a FIFO is never
  * opened for a blocking read) yields nothing.
  */
 export function readLinesFrom(
   file: string,
   from: number,
   onLine: (line: string) => void,
-  { final = false }: { final?: boolean } = {},
+  { final = false, maxLineBytes = MAX_LINE_BYTES }: { final?: boolean; maxLineBytes?: number } = {},
 ): LinesFrom {
   let fd: number;
   try {
@@ -49,7 +49,7 @@ export function readLinesFrom(
       const chunk = buffer.subarray(0, n);
       let start = 0;
       for (let nl = chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
-        if (!skipping) emit(chunk.subarray(start, nl));
+        if (!skipping && carryBytes + (nl - start) <= maxLineBytes) emit(chunk.subarray(start, nl));
         skipping = false;
         carry = [];
         carryBytes = 0;
@@ -58,7 +58,7 @@ export function readLinesFrom(
       }
       if (start < n && !skipping) {
         carryBytes += n - start;
-        if (carryBytes > MAX_LINE_BYTES) {
+        if (carryBytes > maxLineBytes) {
           skipping = true;
           carry = [];
           carryBytes = 0;

@@ -6,9 +6,10 @@ import { dispatchCommand } from "../../src/cli/dispatch-command.js";
 import { GUIDE } from "../../src/cli/guide-command.js";
 import { argumentName } from "../../src/cli/mcp/input.js";
 import { BACKEND_IDS } from "../../src/domain/vocab.js";
-import { isolatedHome, runCli } from "../helpers/cli.js";
+import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { FAKE_AGENT, reapAll, tempDir } from "../helpers/folders.js";
 import { codexLine, fakeDispatch, inProcessSession, type McpSession, scenarioFile } from "../helpers/mcp.js";
+import { watchesInode } from "../helpers/mcp-stdio.js";
 import { waitFor, waitForFile } from "../helpers/wait.js";
 
 // catherd mcp in this process, through the SDK's own Client over an in-memory transport: the tools call
@@ -261,6 +262,42 @@ describe("catherd mcp, in process", () => {
       expect(answer.text, what).toMatch(message);
       expect(answer.text, what).toMatch(/\nfix: \S/);
     }
+  });
+
+  it("survives a client that goes mid-call: the call ends, the next client is served, the dispatch is recorded", async () => {
+    const go = path.join(tempDir(), "go");
+    // Dispatched from the command line, so that the only watch on its folder here is the wait's.
+    const cli = await runCli(
+      [
+        "dispatch",
+        "--backend",
+        "exec",
+        "--name",
+        "patient",
+        "--json",
+        "--",
+        process.execPath,
+        FAKE_AGENT,
+        scenarioFile([{ out: "working" }, { waitFor: go }, { exit: 0 }]),
+      ],
+      { env },
+    );
+    const d = dispatchedOf(cli);
+    dispatched.push(d.dispatchId);
+    const call = session.call("wait", { names: ["patient"], timeoutS: 120 }).then(
+      () => "answered",
+      () => "failed",
+    );
+    await waitFor("the wait to watch the folder", () =>
+      watchesInode(process.pid, d.dir) ? true : undefined,
+    );
+    await session.close();
+    expect(await call).toBe("failed");
+
+    session = await inProcessSession();
+    fs.writeFileSync(go, "");
+    const waited = await session.call("wait", { names: ["patient"], timeoutS: 30 });
+    expect(waited.data).toMatchObject({ records: [{ name: "patient", status: "ok" }] });
   });
 
   it("serves the guide as the prompt catherd-guide, the same text catherd guide prints", async () => {
