@@ -217,7 +217,10 @@ export async function serveStdio(): Promise<never> {
     stopping = true;
     // Whatever hangs, the process is gone within a second.
     setTimeout(() => process.exit(code), 950);
-    mcp.close().finally(() => process.exit(code));
+    mcp.close().then(
+      () => process.exit(code),
+      () => process.exit(code),
+    );
   };
   process.stdin.on("end", () => stop(0));
   process.stdin.on("close", () => stop(0));
