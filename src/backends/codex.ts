@@ -139,6 +139,8 @@ function parse(line: string): LineFacts {
 
 export const codexBackend: Backend = {
   id: "codex",
+  label: "codex",
+  command: "cli",
   defaultBin: "codex",
   binEnv: "CATHERD_CODEX_BIN",
   installHint: "npm install -g @openai/codex",

@@ -128,6 +128,8 @@ function parse(line: string): LineFacts {
 
 export const opencodeBackend: Backend = {
   id: "opencode",
+  label: "opencode",
+  command: "cli",
   defaultBin: "opencode",
   binEnv: "CATHERD_OPENCODE_BIN",
   installHint: "npm install -g opencode-ai",

@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { backendNamed } from "../backends/registry.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
 import { MAX_BRIEF_BYTES, validateDispatch } from "../dispatch/request.js";
@@ -19,7 +20,7 @@ export interface Dispatched {
   };
 }
 
-const USAGE = `usage: catherd dispatch --backend <codex|claude-code|opencode|gemini|exec> [options] [-- extra args]
+const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [options] [-- extra args]
 
   --name <n>            name of the dispatch (default: <backend>-<suffix>)
   --run <r>             run to admit it into (default: $CATHERD_RUN, else default)
@@ -152,8 +153,9 @@ async function readBrief(input: ParsedInput, stdinIsOurs: boolean): Promise<Buff
     if (stat.size > MAX_BRIEF_BYTES) return Buffer.alloc(MAX_BRIEF_BYTES + 1);
     return fs.readFileSync(file);
   }
-  // For exec the brief is optional: an open, silent stdin must not hang the dispatcher.
-  if (!stdinIsOurs || process.stdin.isTTY === true || stringOption(input, "backend") === "exec") return null;
+  // Where the brief is optional (exec): an open, silent stdin must not hang the dispatcher.
+  const backend = backendNamed(stringOption(input, "backend") ?? "");
+  if (!stdinIsOurs || process.stdin.isTTY === true || backend?.needsBrief === false) return null;
   return readStdin();
 }
 

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { allBackends, backendFor } from "../backends/registry.js";
+import { allBackends, backendNamed } from "../backends/registry.js";
 import type { Backend } from "../backends/types.js";
 import { CatherdError } from "../domain/errors.js";
 import { BACKEND_IDS, type BackendId } from "../domain/vocab.js";
@@ -29,8 +29,7 @@ missing. Exit 3 when a backend you name is missing.`,
   options: {},
   async run(input) {
     const named = input.positionals.map((name) => {
-      const id = BACKEND_IDS.find((b) => b === name);
-      const backend = id === undefined ? null : backendFor(id);
+      const backend = backendNamed(name);
       if (backend === null) {
         throw new CatherdError("E_INPUT_INVALID", `unknown backend ${JSON.stringify(name)}`, {
           fix: `name one of ${BACKEND_IDS.join(", ")}`,
@@ -38,7 +37,7 @@ missing. Exit 3 when a backend you name is missing.`,
       }
       return backend;
     });
-    const targets = (named.length > 0 ? named : allBackends()).filter((b) => b.id !== "exec");
+    const targets = (named.length > 0 ? named : allBackends()).filter((b) => b.command === "cli");
     const backends = await Promise.all(targets.map((b) => check(b, process.env)));
     const missing = named.length > 0 && backends.some((b) => !b.found);
     return { data: { backends }, text: render(backends), exitCode: missing ? 3 : 0 };

@@ -1,10 +1,10 @@
 import * as fs from "node:fs";
-import * as path from "node:path";
-import { backendFor } from "../backends/registry.js";
 import { inspectDispatch } from "../dispatch/inspect.js";
 import { settleIfDead } from "../dispatch/settle.js";
 import { CatherdError } from "../domain/errors.js";
-import type { BackendId } from "../domain/vocab.js";
+import { backendOf } from "../folder/backend.js";
+import { humanLine } from "../folder/human-line.js";
+import { FILES, fileIn } from "../folder/layout.js";
 import { readLinesFrom } from "../infra/lines-from.js";
 import { type Command, type ParsedInput, stringOption } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
@@ -40,24 +40,16 @@ The event stream as human lines (the backend's reading of each event), or --raw 
     const tail = wholeNumber(input, "tail", 1);
     const since = wholeNumber(input, "since", 0);
     const dir = dispatchDirOf(input, ref);
-    const view = inspectDispatch(dir);
-    const backend = backendFor((view.admit?.backend ?? view.spec?.backend ?? "exec") as BackendId);
-    const render = (line: string): string | null => {
-      if (input.values.raw === true || backend === null) return line;
-      try {
-        const facts = backend.parse(line);
-        return facts.describe ?? (backend.id === "exec" ? line : null);
-      } catch {
-        return line;
-      }
-    };
+    const backend = backendOf(inspectDispatch(dir));
+    const render = (line: string): string | null =>
+      input.values.raw === true ? line : humanLine(backend, line);
     const collected: string[] = [];
     const emit = (line: string) => {
       if (input.json) collected.push(line);
       else process.stdout.write(`${line}\n`);
     };
-    const file = path.join(dir, "events.jsonl");
-    const recorded = () => fs.existsSync(path.join(dir, "record.json"));
+    const file = fileIn(dir, FILES.events);
+    const recorded = () => fs.existsSync(fileIn(dir, FILES.record));
     // Once recorded the stream is complete: its unterminated last line, if any, is a line too.
     const drain = (from: number, onLine: (line: string) => void) =>
       readLinesFrom(
