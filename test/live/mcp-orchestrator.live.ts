@@ -71,6 +71,19 @@ function processesOfHome(catherdHome: string): number[] {
   return pids;
 }
 
+/** A process as a failure message shows it: its command line, and whether it carries CATHERD_DISPATCH. */
+function commandLineOf(pid: number): string {
+  try {
+    const dispatch = /(?:^|\0)(CATHERD_DISPATCH=[^\0]*)/.exec(fs.readFileSync(`/proc/${pid}/environ`, "utf8"));
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").slice(0, 200);
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const [ppid, pgid, sid] = stat.slice(stat.lastIndexOf(")") + 4).split(" ");
+    return `${cmdline} (ppid ${ppid}, pgid ${pgid}, sid ${sid}, ${dispatch?.[1] ?? "no CATHERD_DISPATCH"})`;
+  } catch {
+    return "(gone)";
+  }
+}
+
 /** The worker each orchestrator dispatches: the other CLI. */
 const WORKER: Record<Orchestrator, LiveCli> = { claude: "codex", codex: "claude" };
 
@@ -268,7 +281,10 @@ function defineLoop(orchestrator: Orchestrator): void {
         "every process of the run to be gone",
         () => (processesOfHome(catherdHome).length === 0 ? true : undefined),
         10_000,
-      );
+      ).catch((error: unknown) => {
+        const left = processesOfHome(catherdHome).map((p) => `${p} ${commandLineOf(p)}`);
+        throw new Error(`${String(error)}: ${left.join("; ")}\n${context}`);
+      });
       expect(() => process.kill(-(child.pid as number), 0)).toThrow();
     });
   });
