@@ -198,6 +198,7 @@ export const claudeCodeBackend: Backend = {
   installHint: "npm install -g @anthropic-ai/claude-code",
   versionArgs: ["--version"],
   needsBrief: true,
+  plainText: false,
   // Claude exits within a second of its result in every recording; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,

@@ -146,6 +146,7 @@ export const codexBackend: Backend = {
   installHint: "npm install -g @openai/codex",
   versionArgs: ["--version"],
   needsBrief: true,
+  plainText: false,
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,
   parse,

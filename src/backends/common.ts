@@ -1,6 +1,6 @@
 import { ZERO_TOKENS } from "../domain/facts.js";
 import { type ExitFacts, statusByPrecedence } from "../domain/status.js";
-import type { RunSummary } from "../domain/summary.js";
+import type { StreamSummary } from "../domain/summary.js";
 import type { Outcome } from "./types.js";
 
 /** Default timeouts shared by the agent backends (design.md §8). */
@@ -57,7 +57,7 @@ export const LIMIT_WORDING =
   /\b429\b|rate[ _-]?limit|usage[ _-]?limit|quota|too many requests|resource[ _]exhausted/i;
 
 /** The common finalize: status by precedence, the summary's reply, tokens and cost, and an error if failed. */
-export function finalizeFromSummary(summary: RunSummary, exit: ExitFacts): Outcome {
+export function finalizeFromSummary(summary: StreamSummary, exit: ExitFacts): Outcome {
   const status = statusByPrecedence(exit, summary);
   const error =
     status === "ok"

@@ -11,6 +11,7 @@ export const execBackend: Backend = {
   installHint: "",
   versionArgs: [],
   needsBrief: false,
+  plainText: true,
   defaults: { idleMs: 10 * 60_000, wallMs: 2 * 3_600_000, graceAfterFinalMs: null },
   plan(request) {
     return {

@@ -1,7 +1,7 @@
 import type { LineFacts } from "../domain/facts.js";
 import { NEUTRAL, PROGRESS } from "../domain/facts.js";
 import type { ExitFacts } from "../domain/status.js";
-import type { RunSummary } from "../domain/summary.js";
+import type { StreamSummary } from "../domain/summary.js";
 import {
   AGENT_DEFAULTS,
   asCount,
@@ -113,7 +113,7 @@ function parse(line: string): LineFacts {
     }
     case "error": {
       // Warnings and non-fatal errors on the way (a quota hit, RESOURCE_EXHAUSTED, is severity "error");
-      // the result line says how the run ended, and a successful one outweighs a limit seen here.
+      // the result line says how the session ended, and a successful one outweighs a limit seen here.
       const message = asString(event.message) ?? "error";
       if (event.severity !== "error") return { progress: true, describe: oneLine(message) };
       return {
@@ -169,10 +169,10 @@ function parseStderr(line: string): LineFacts {
 }
 
 /**
- * The common precedence, plus: a run that exited without a result event did not succeed, whatever its
+ * The common precedence, plus: a CLI that exited without a result event did not succeed, whatever its
  * exit code (gemini exits 0 when it is sent SIGTERM). An empty reply (only narration before tools) is null.
  */
-function finalize(summary: RunSummary, exit: ExitFacts): Outcome {
+function finalize(summary: StreamSummary, exit: ExitFacts): Outcome {
   const outcome = finalizeFromSummary(summary, exit);
   const reply = outcome.reply === "" ? null : outcome.reply;
   if (exit.reason === "exited" && summary.final === null && outcome.status === "ok") {
@@ -192,6 +192,7 @@ export const geminiBackend: Backend = {
   installHint: "npm install -g @google/gemini-cli",
   versionArgs: ["--version"],
   needsBrief: true,
+  plainText: false,
   // gemini exits right after its result line in every recording; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,

@@ -135,6 +135,7 @@ export const opencodeBackend: Backend = {
   installHint: "npm install -g opencode-ai",
   versionArgs: ["--version"],
   needsBrief: true,
+  plainText: false,
   // opencode exits once its session goes idle, right after the last step; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,

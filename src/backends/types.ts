@@ -1,7 +1,7 @@
 import type { LineFacts, Tokens } from "../domain/facts.js";
 import type { ExitFacts } from "../domain/status.js";
-import type { RunSummary } from "../domain/summary.js";
-import type { AccessLevel, BackendId, Status } from "../domain/vocab.js";
+import type { StreamSummary } from "../domain/summary.js";
+import type { AccessLevel, BackendId, EndingErrorCode, Status } from "../domain/vocab.js";
 
 /** What a dispatch asks of a backend. Paths are absolute. */
 export interface PlanRequest {
@@ -29,13 +29,14 @@ export interface BackendDefaults {
   graceAfterFinalMs: number | null;
 }
 
-/** The verdict of a whole run, for record.json. */
+/** The verdict of a whole dispatch, for record.json. */
 export interface Outcome {
   status: Status;
   reply: string | null;
   tokens: Tokens;
   costUsd: number | null;
-  error: { code: string; message: string } | null;
+  /** For a status other than ok: an error code, or the exit reason when the CLI failed by itself. */
+  error: { code: EndingErrorCode; message: string } | null;
 }
 
 /** One agent CLI. No other module names a backend (design.md §5). */
@@ -58,11 +59,16 @@ export interface Backend {
   versionArgs: readonly string[];
   /** Whether a brief is required. */
   needsBrief: boolean;
+  /**
+   * Its stdout is text for people, not an event stream: `catherd logs` prints those lines as they are,
+   * where it prints each event of a CLI as its `describe` (a one-line excerpt, also what status shows).
+   */
+  plainText: boolean;
   defaults: BackendDefaults;
   plan(request: PlanRequest): Plan;
   /** Facts of one stdout line (without its newline). Never throws; unknown lines are progress. */
   parse(line: string): LineFacts;
   /** Facts of one stderr line. Absent: every stderr line is progress. */
   parseStderr?(line: string): LineFacts;
-  finalize(summary: RunSummary, exit: ExitFacts): Outcome;
+  finalize(summary: StreamSummary, exit: ExitFacts): Outcome;
 }

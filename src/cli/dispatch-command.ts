@@ -75,7 +75,7 @@ export const dispatchCommand: Command<Dispatched> = {
     "kill-grace": { type: "string", description: "between SIGTERM and SIGKILL, e.g. 10s" },
     bin: { type: "string", description: "the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)" },
   },
-  async run(input, { standby, stdinIsOurs }) {
+  async handler(input, { standby, stdinIsOurs }) {
     const request = validateDispatch({
       backend: stringOption(input, "backend"),
       name: stringOption(input, "name"),

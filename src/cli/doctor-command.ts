@@ -27,7 +27,7 @@ export const doctorCommand: Command<{ backends: BackendCheck[] }> = {
 Which agent CLIs catherd can run here: found or not (and where), their versions, and how to fix what is
 missing. Exit 3 when a backend you name is missing.`,
   options: {},
-  async run(input) {
+  async handler(input) {
     const named = input.positionals.map((name) => {
       const backend = backendNamed(name);
       if (backend === null) {

@@ -57,7 +57,7 @@ export const guideCommand: Command<{ guide: string }> = {
 How an orchestrating agent uses catherd well: the loop, reading a record, when to queue, when to fall
 back. The MCP server serves the same text as its prompt catherd-guide.`,
   options: {},
-  async run() {
+  async handler() {
     return { data: { guide: GUIDE }, text: GUIDE };
   },
 };

@@ -5,7 +5,9 @@ import { CatherdError } from "../domain/errors.js";
 import { backendOf } from "../folder/backend.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn } from "../folder/layout.js";
+import { systemClock } from "../infra/clock.js";
 import { readLinesFrom } from "../infra/lines-from.js";
+import { waitUntil } from "../infra/wait-until.js";
 import { type Command, type ParsedInput, stringOption } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
@@ -21,7 +23,8 @@ export const logsCommand: Command<Logs | null> = {
   name: "logs",
   usage: `usage: catherd logs <name|id|dir> [--tail <n>] [--since <cursor>] [--follow] [--raw] [--run <r>] [--json]
 
-The event stream as human lines (the backend's reading of each event), or --raw as the CLI wrote it.
+The event stream as human lines (the backend's reading of each event; an exec command's own lines as
+they are), or --raw as the CLI wrote it.
 --tail gives only the last n lines; --since starts after a cursor an earlier --json call returned.
 --follow keeps printing until the dispatch is recorded. With --json, {lines: [...], cursor}.`,
   options: {
@@ -35,14 +38,15 @@ The event stream as human lines (the backend's reading of each event), or --raw 
     follow: { type: "boolean", description: "keep printing until the dispatch is recorded" },
     raw: { type: "boolean", description: "the lines as the CLI wrote them" },
   },
-  async run(input) {
+  async handler(input) {
     const ref = refOf(input, "logs");
     const tail = wholeNumber(input, "tail", 1);
     const since = wholeNumber(input, "since", 0);
     const dir = dispatchDirOf(input, ref);
     const backend = backendOf(inspectDispatch(dir));
+    // exec's output is whatever the command prints: its lines as they are (specs/cli.md, logs).
     const render = (line: string): string | null =>
-      input.values.raw === true ? line : humanLine(backend, line);
+      input.values.raw === true || backend.plainText ? line : humanLine(backend, line);
     const collected: string[] = [];
     const emit = (line: string) => {
       if (input.json) collected.push(line);
@@ -69,12 +73,18 @@ The event stream as human lines (the backend's reading of each event), or --raw 
       if (tail !== undefined && first.length >= 2 * tail) first.splice(0, first.length - tail);
     });
     (tail === undefined ? first : first.slice(-tail)).forEach(emit);
-    while (input.values.follow === true && !recorded()) {
-      await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
+    if (input.values.follow === true) {
+      await waitUntil(
+        async () => {
+          if (recorded()) return true;
+          await settleIfDead(inspectDispatch(dir));
+          cursor = drain(cursor, emit);
+          return undefined;
+        },
+        { clock: systemClock, deadline: Number.POSITIVE_INFINITY, pollMs: FOLLOW_POLL_MS },
+      );
       cursor = drain(cursor, emit);
-      await settleIfDead(inspectDispatch(dir));
     }
-    if (input.values.follow === true) cursor = drain(cursor, emit);
     return { data: input.json ? { lines: collected, cursor } : null, text: "" };
   },
 };

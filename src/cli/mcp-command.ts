@@ -9,7 +9,7 @@ doctor), the prompt catherd-guide, and a logging notification when a dispatch it
 Exits when stdin closes or on SIGTERM/SIGINT; every dispatch keeps running and is recorded as usual.
 Registering it with Claude Code, Codex, Gemini CLI and opencode: README.md. The tools: specs/mcp.md.`,
   options: {},
-  async run() {
+  async handler() {
     // The MCP SDK loads here and only here: dispatch and the supervisor never pay for it.
     const { serveStdio } = await import("./mcp/server.js");
     return serveStdio();

@@ -28,7 +28,7 @@ tail of its events (as human lines) and of its stderr.`,
   options: {
     run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
   },
-  async run(input) {
+  async handler(input) {
     const ref = refOf(input, "show");
     let view = inspectDispatch(dispatchDirOf(input, ref));
     view = await settleIfDead(view);

@@ -2,15 +2,12 @@ import { awaitRecords } from "../dispatch/await-records.js";
 import { overview } from "../dispatch/overview.js";
 import { type RunningSnapshot, runningSnapshot } from "../dispatch/snapshot.js";
 import { formatDuration, parseDuration } from "../domain/duration.js";
-import { CatherdError } from "../domain/errors.js";
+import { CatherdError, WAIT_TIMEOUT_EXIT } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { markSeen } from "../folder/markers.js";
 import { type Command, stringOption } from "./kit.js";
-import { dispatchDirOf, runOf } from "./resolve.js";
+import { dispatchDirOf, runPathsOf } from "./resolve.js";
 import { recordLine } from "./result-command.js";
-
-/** Exit status when --timeout passes first (as coreutils `timeout`). */
-export const WAIT_TIMEOUT_EXIT = 124;
 
 /** The records that are done and, for each dispatch waited for that is not, what it is doing. */
 export interface Waited {
@@ -30,13 +27,13 @@ all printed records are ok, 1 otherwise, 124 on timeout.`,
     any: { type: "boolean", description: "return when the first of them is recorded" },
     timeout: { type: "string", description: "give up after this long (exit 124), e.g. 50s" },
   },
-  async run(input) {
+  async handler(input) {
     const timeoutText = stringOption(input, "timeout");
     const timeoutMs = timeoutText === undefined ? null : parseDuration("--timeout", timeoutText);
     const dirs =
       input.positionals.length > 0
         ? [...new Set(input.positionals.map((ref) => dispatchDirOf(input, ref)))]
-        : (await overview(runOf(input))).filter((r) => r.state !== "recorded").map((r) => r.dir);
+        : (await overview(runPathsOf(input))).filter((r) => r.state !== "recorded").map((r) => r.dir);
     if (dirs.length === 0) {
       throw new CatherdError("E_DISPATCH_NOT_FOUND", "nothing to wait for: no live dispatch in the run", {
         fix: "name the dispatches to wait for, or see catherd status --all",
@@ -45,7 +42,7 @@ all printed records are ok, 1 otherwise, 124 on timeout.`,
     const result = await awaitRecords(dirs, { any: input.values.any === true, timeoutMs });
     for (const { dir } of result.records) markSeen(dir);
     const records = result.records.map((r) => r.record);
-    const run = runOf(input);
+    const run = runPathsOf(input);
     const running = result.pending.map((dir) => runningSnapshot(run, dir));
     const allOk = records.length > 0 && records.every((r) => r.status === "ok");
     const lines = records.map(recordLine);

@@ -1,4 +1,4 @@
-import type { RunSummary } from "./summary.js";
+import type { StreamSummary } from "./summary.js";
 import type { ExitReason, Status } from "./vocab.js";
 
 /** How the supervised process ended, as the record's precedence needs it. */
@@ -12,7 +12,7 @@ export interface ExitFacts {
  * The record's status, by the written precedence (specs/record.md): the exit reason first, then the CLI's
  * own limit signals, then its terminal event (error flag over subtype), then the exit code.
  */
-export function statusByPrecedence(exit: ExitFacts, summary: RunSummary): Status {
+export function statusByPrecedence(exit: ExitFacts, summary: StreamSummary): Status {
   switch (exit.reason) {
     case "cancelled":
       return "cancelled";

@@ -1,7 +1,7 @@
 import type { FinalFact, LineFacts, Tokens } from "./facts.js";
 
 /** Everything the record needs from a whole event stream, folded line by line in bounded memory. */
-export interface RunSummary {
+export interface StreamSummary {
   thread: string | null;
   tokens: Tokens;
   costUsd: number | null;
@@ -14,7 +14,7 @@ export interface RunSummary {
   lastDescribe: string | null;
 }
 
-export function emptySummary(): RunSummary {
+export function emptySummary(): StreamSummary {
   return {
     thread: null,
     tokens: { input: 0, cached: 0, output: 0 },
@@ -37,7 +37,7 @@ function capReply(text: string): string {
 }
 
 /** Folds one line's facts into the summary (mutates and returns it: this runs once per line). */
-export function addFacts(summary: RunSummary, facts: LineFacts): RunSummary {
+export function addFacts(summary: StreamSummary, facts: LineFacts): StreamSummary {
   summary.lines += 1;
   if (facts.thread !== undefined) summary.thread = facts.thread;
   if (facts.usage !== undefined) {

@@ -4,7 +4,7 @@ import type { ExitReason } from "./vocab.js";
 // The supervisor's rules (design.md §4, specs/supervisor.md) as pure functions of (state, facts, now).
 // Times are milliseconds on a monotonic clock; nothing here reads a clock or touches the world.
 
-/** The limits a run is watched against, from spec.json. */
+/** The limits a dispatch is watched against, from spec.json. */
 export interface WatchLimits {
   idleMs: number;
   wallMs: number;

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { Backend, Outcome, PlanRequest } from "../../src/backends/types.js";
 import { type LineFacts, PROGRESS } from "../../src/domain/facts.js";
-import { addFacts, emptySummary, type RunSummary } from "../../src/domain/summary.js";
+import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/summary.js";
 import type { ExitReason } from "../../src/domain/vocab.js";
 
 // Recorded streams of the real CLIs (copied from shared/fixtures into test/fixtures/recorded) and the
@@ -54,7 +54,7 @@ export function firstFacts(backend: Backend, rec: Recording, pick: (f: LineFacts
   return found;
 }
 
-export function summarize(backend: Backend, rec: Recording): RunSummary {
+export function summarize(backend: Backend, rec: Recording): StreamSummary {
   const summary = emptySummary();
   for (const line of rec.stdout) addFacts(summary, backend.parse(line));
   const parseStderr = backend.parseStderr ?? (() => PROGRESS);
@@ -62,7 +62,7 @@ export function summarize(backend: Backend, rec: Recording): RunSummary {
   return summary;
 }
 
-/** The record of a whole run, as if it ended for `reason` with the recorded exit code and signal. */
+/** The record of a whole dispatch, as if it ended for `reason` with the recorded exit code and signal. */
 export function outcome(backend: Backend, rec: Recording, reason: ExitReason = "exited"): Outcome {
   return backend.finalize(summarize(backend, rec), {
     reason,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { renderStatus } from "../../src/cli/status-command.js";
 import type { DispatchRow } from "../../src/dispatch/overview.js";
 
@@ -13,6 +13,7 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
     backend: "codex",
     state: "running",
     admittedAt: "2026-11-29T09:56:48Z",
+    startedAt: "2026-11-29T09:56:48Z",
     endedAt: null,
     status: null,
     reason: null,
@@ -26,9 +27,13 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
   };
 }
 
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
 describe("status as people read it (NO_COLOR, 80 columns)", () => {
-  it("renders the golden table: live first, open tools with their age, unread results marked", () => {
-    process.env.NO_COLOR = "1";
+  it("renders the golden table: live first, open tools with their age, states apart from results, unread marked, a recorded one's age from its start", () => {
+    vi.stubEnv("NO_COLOR", "1");
     const text = renderStatus(
       [
         row({
@@ -53,6 +58,8 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
           name: "done",
           dispatchId: "20261129T090000Z-cccccc",
           state: "recorded",
+          admittedAt: null,
+          startedAt: "2026-11-29T08:59:30Z",
           status: "ok",
           reason: "exited",
           unread: true,
@@ -62,6 +69,8 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
           name: "a-very-long-dispatch-name",
           dispatchId: "20261129T080000Z-dddddd",
           state: "recorded",
+          admittedAt: null,
+          startedAt: "2026-11-28T10:00:00Z",
           status: "timeout",
           reason: "idle-timeout",
         }),
@@ -76,8 +85,8 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
         "  fix-tests      k3x9qa codex    running   3m12s  20k    tool open 3m12s: cargo…",
         "  docs           aaaaaa claude   running   3m12s  -      retrying 2/10",
         "  orphan-one     bbbbbb codex    orphaned  3m12s  20k",
-        "* done           cccccc codex    ok        3m12s  1.5M   exited",
-        "  a-very-long-d… dddddd codex    timeout   3m12s  20k    idle-timeout",
+        "* done           cccccc codex    recorded  1h00m  1.5M   ok (exited)",
+        "  a-very-long-d… dddddd codex    recorded  24h00m 20k    timeout (idle-timeout)",
         "(3 older recorded: catherd status --all)",
         "",
       ].join("\n"),

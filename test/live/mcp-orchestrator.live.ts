@@ -74,7 +74,9 @@ function processesOfHome(catherdHome: string): number[] {
 /** A process as a failure message shows it: its command line, and whether it carries CATHERD_DISPATCH. */
 function commandLineOf(pid: number): string {
   try {
-    const dispatch = /(?:^|\0)(CATHERD_DISPATCH=[^\0]*)/.exec(fs.readFileSync(`/proc/${pid}/environ`, "utf8"));
+    const dispatch = /(?:^|\0)(CATHERD_DISPATCH=[^\0]*)/.exec(
+      fs.readFileSync(`/proc/${pid}/environ`, "utf8"),
+    );
     const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").slice(0, 200);
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
     const [ppid, pgid, sid] = stat.slice(stat.lastIndexOf(")") + 4).split(" ");

@@ -13,10 +13,9 @@ import {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { dismiss, type StandbySupervisor, startStandbySupervisor } from "../../dispatch/standby.js";
-import { CatherdError } from "../../domain/errors.js";
+import { asCatherdError, CatherdError } from "../../domain/errors.js";
 import { catherdHome } from "../../infra/paths.js";
 import { GUIDE } from "../guide-command.js";
-import { asCatherdError } from "../kit.js";
 import { inputSchemaOf, parsedInputOf } from "./input.js";
 import { type RecordedNotice, RecordNotifier } from "./notifier.js";
 import { TOOLS, type ToolSpec } from "./tools.js";
@@ -138,7 +137,7 @@ async function callTool(
     const input = parsedInputOf(tool, args);
     // As on the command line: the supervisor loads while this process admits (src/dispatch/standby.ts).
     if (tool.madeDispatch !== undefined) standby = startStandbySupervisor(catherdHome());
-    const result = await tool.command.run(input, { standby, stdinIsOurs: false });
+    const result = await tool.command.handler(input, { standby, stdinIsOurs: false });
     if (tool.madeDispatch !== undefined) notifier?.watch(tool.madeDispatch(result.data));
     return {
       content: [{ type: "text", text: tool.line(result.data) }],
