@@ -31,6 +31,10 @@ describe("catherd mcp over stdio", () => {
     const { env } = isolatedHome();
     const session = await stdioSession({ ...env, PROBE_OF_THE_SERVER_ENV: "from-the-server" });
     try {
+      const { version } = JSON.parse(
+        fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
+      ) as { version: string };
+      expect(session.client.getServerVersion()).toEqual({ name: "catherd", version });
       const { tools } = await session.client.listTools();
       expect(tools).toHaveLength(8);
       const answer = await session.call("dispatch", {
@@ -98,18 +102,48 @@ describe("catherd mcp over stdio", () => {
     expect(await waitForJson(path.join(d.dir, "record.json"), 20_000)).toMatchObject({ status: "ok" });
   });
 
-  it("exits within a second on SIGTERM (143) and on SIGINT (130)", async () => {
+  it("exits within a second on SIGTERM (143) and on SIGINT (130), its dispatch left running and then recorded", async () => {
     const { env } = isolatedHome();
     for (const [signal, code] of [
       ["SIGTERM", 143],
       ["SIGINT", 130],
     ] as const) {
       const server = await rawServer(env);
+      const go = path.join(tempDir(), "go");
+      const started = path.join(tempDir(), "started");
+      const name = `survivor-${signal.toLowerCase()}`;
+      server.send({
+        id: 1,
+        method: "tools/call",
+        params: {
+          name: "dispatch",
+          arguments: fakeDispatch(name, [{ touch: started }, { waitFor: go }, { exit: 0 }]),
+        },
+      });
+      const answer = (await server.receive((m) => m.id === 1)) as {
+        result: { structuredContent: { dispatched: { dispatchId: string; dir: string } } };
+      };
+      const d = answer.result.structuredContent.dispatched;
+      dispatched.push(d.dispatchId);
+      await waitForFile(started, 20_000);
+
       const sentAt = Date.now();
       server.child.kill(signal);
       const exit = await server.exited;
       expect(exit.code, signal).toBe(code);
       expect(exit.at - sentAt, signal).toBeLessThan(EXIT_WITHIN_MS);
+      const status = JSON.parse((await runCli(["status", "--json"], { env })).stdout) as {
+        dispatches: { name: string; state: string }[];
+      };
+      expect(
+        status.dispatches.find((r) => r.name === name),
+        signal,
+      ).toMatchObject({ state: "running" });
+      fs.writeFileSync(go, "");
+      expect(await waitForJson(path.join(d.dir, "record.json"), 20_000), signal).toMatchObject({
+        status: "ok",
+        reason: "exited",
+      });
     }
   });
 

@@ -142,6 +142,23 @@ describe("catherd mcp, in process", () => {
     expect((await session.call("logs", { name: "worker", since: 10 })).data).toEqual(
       await cliJson(["logs", "worker", "--since", "10"]),
     );
+    expect((await session.call("wait", { names: ["worker"] })).data).toEqual(
+      await cliJson(["wait", "worker"]),
+    );
+
+    // A new dispatch has new ids: the tool's answer has the shape the command line's has, field by field.
+    const viaTool = (await session.call("dispatch", { backend: "exec", name: "again", args: ["true"] })).data;
+    const cli = await runCli(
+      ["dispatch", "--backend", "exec", "--name", "again-cli", "--json", "--", "true"],
+      {
+        env,
+      },
+    );
+    const viaCli = JSON.parse(cli.stdout) as { dispatched: Record<string, unknown> };
+    const made = viaTool.dispatched as Record<string, unknown>;
+    dispatched.push(String(made.dispatchId), String(viaCli.dispatched.dispatchId));
+    expect(Object.keys(made).sort()).toEqual(Object.keys(viaCli.dispatched).sort());
+    expect(made).toMatchObject({ name: "again", backend: "exec" });
   });
 
   it("notifies the client when a dispatch it made is recorded: name, status and the reply's first line", async () => {

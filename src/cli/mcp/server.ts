@@ -1,6 +1,3 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
-import { fileURLToPath } from "node:url";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
@@ -15,6 +12,7 @@ import {
 import { dismiss, type StandbySupervisor, startStandbySupervisor } from "../../dispatch/standby.js";
 import { asCatherdError, CatherdError } from "../../domain/errors.js";
 import { catherdHome } from "../../infra/paths.js";
+import { catherdVersion } from "../../infra/version.js";
 import { GUIDE } from "../guide-command.js";
 import { inputSchemaOf, parsedInputOf } from "./input.js";
 import { type RecordedNotice, RecordNotifier } from "./notifier.js";
@@ -43,7 +41,7 @@ export interface CatherdMcp {
 /** A catherd MCP server, not yet connected to a transport (tests connect it in memory). */
 export function createCatherdServer(): CatherdMcp {
   const server = new Server(
-    { name: "catherd", version: catherdVersion() },
+    { name: "catherd", version: catherdVersion(import.meta.url) ?? "0.0.0" },
     { capabilities: { tools: {}, prompts: {}, logging: {} }, instructions: INSTRUCTIONS },
   );
   const notifier = new RecordNotifier((notice) => {
@@ -184,22 +182,6 @@ function loggingOf(notice: RecordedNotice) {
     logger: "catherd",
     data: notice,
   };
-}
-
-/** The version in catherd's package.json, found from this module (bundled or compiled). */
-function catherdVersion(): string {
-  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
-    try {
-      const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as {
-        name?: unknown;
-        version?: unknown;
-      };
-      if (pkg.name === "catherd" && typeof pkg.version === "string") return pkg.version;
-    } catch {
-      // not here: look further up
-    }
-    if (path.dirname(dir) === dir) return "0.0.0";
-  }
 }
 
 /**
