@@ -17,6 +17,8 @@ export interface Dispatched {
     backend: string;
     admittedAt: string;
     supervisorPid: number;
+    /** With --worktree: where the agent works, created by the supervisor before the agent starts. */
+    worktree: { path: string; branch: string; base: string } | null;
   };
 }
 
@@ -31,6 +33,11 @@ const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [opt
   --max-parallel <n>    cap of live dispatches in the run (remembered in run.json)
   --idle 15m  --wall 90m  --kill-grace 10s
   --env K=V             an explicit override for the agent (repeatable; written to spec.json)
+  --pass-env NAME       the agent gets this variable's value from here (repeatable; only the name is
+                        written, never the value)
+  --worktree            run in a new git worktree of --cwd's repository, on branch catherd/<name>-<suffix>
+  --base <ref>          the worktree's starting point (default: HEAD)
+  --keep-tmp            keep the agent's private temp folder (<dir>/tmp) after it ends
   --bin <path>          the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)
   --json                print {dispatched: {…}}`;
 
@@ -74,6 +81,17 @@ export const dispatchCommand: Command<Dispatched> = {
     wall: { type: "string", description: "stop after this long in all, e.g. 90m" },
     "kill-grace": { type: "string", description: "between SIGTERM and SIGKILL, e.g. 10s" },
     bin: { type: "string", description: "the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)" },
+    "pass-env": {
+      type: "string",
+      multiple: true,
+      description: "NAME: the agent gets this variable's value from here (only the name is written, never the value)",
+    },
+    worktree: {
+      type: "boolean",
+      description: "run in a new git worktree of cwd's repository, on branch catherd/<name>-<suffix>",
+    },
+    base: { type: "string", description: "the worktree's starting point (default: HEAD)" },
+    "keep-tmp": { type: "boolean", description: "keep the agent's private temp folder (<dir>/tmp) after it ends" },
   },
   async handler(input, { standby, stdinIsOurs }) {
     const request = validateDispatch({
@@ -93,11 +111,16 @@ export const dispatchCommand: Command<Dispatched> = {
       wall: stringOption(input, "wall"),
       killGrace: stringOption(input, "kill-grace"),
       bin: stringOption(input, "bin"),
+      worktree: input.values.worktree === true,
+      base: stringOption(input, "base"),
+      passEnv: listOption(input, "pass-env"),
+      keepTmp: input.values["keep-tmp"] === true,
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });
     const admitted = await admit(request, catherdHome(), () => new Date());
     const supervisorPid = await launchSupervisor(admitted.dir, { standby });
+    const plan = admitted.spec.worktree;
     const data: Dispatched = {
       dispatched: {
         run: request.run,
@@ -107,11 +130,13 @@ export const dispatchCommand: Command<Dispatched> = {
         backend: request.backend.id,
         admittedAt: admitted.admit.admittedAt,
         supervisorPid,
+        worktree: plan === null ? null : { path: plan.path, branch: plan.branch, base: plan.base },
       },
     };
+    const where = plan === null ? "" : `\nworktree ${plan.path} on branch ${plan.branch}`;
     return {
       data,
-      text: `dispatched ${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}`,
+      text: `dispatched ${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}${where}`,
     };
   },
 };
