@@ -84,14 +84,18 @@ export const dispatchCommand: Command<Dispatched> = {
     "pass-env": {
       type: "string",
       multiple: true,
-      description: "NAME: the agent gets this variable's value from here (only the name is written, never the value)",
+      description:
+        "NAME: the agent gets this variable's value from here (only the name is written, never the value)",
     },
     worktree: {
       type: "boolean",
       description: "run in a new git worktree of cwd's repository, on branch catherd/<name>-<suffix>",
     },
     base: { type: "string", description: "the worktree's starting point (default: HEAD)" },
-    "keep-tmp": { type: "boolean", description: "keep the agent's private temp folder (<dir>/tmp) after it ends" },
+    "keep-tmp": {
+      type: "boolean",
+      description: "keep the agent's private temp folder (<dir>/tmp) after it ends",
+    },
   },
   async handler(input, { standby, stdinIsOurs }) {
     const request = validateDispatch({
