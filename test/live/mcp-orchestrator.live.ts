@@ -149,6 +149,12 @@ function orchestratorSetup(
       "tool_timeout_sec = 330",
       'default_tools_approval_mode = "approve"',
       "",
+      // Codex's start-up snapshot of the user's login shell runs the machine's profile (pyenv rehash,
+      // waiting on a lock other users hold) and can outlive codex (fixtures README, "Processes left
+      // behind"): it is codex's, not the loop's, and this orchestrator runs no shell command.
+      "[features]",
+      "shell_snapshot = false",
+      "",
     ].join("\n"),
   );
   return {
