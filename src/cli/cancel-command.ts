@@ -21,7 +21,10 @@ Asks the supervisor to stop the dispatch (it wakes on the cancel file at once; s
 (orphaned), a new supervisor adopts it and acts on the request; an orphan that cannot be adopted (its
 supervisor died before naming the agent) is stopped here — each process only if its pid and start time
 read back exactly — and recorded cancelled. --wait returns once the dispatch is recorded.`,
-  options: { run: { type: "string" }, wait: { type: "boolean" } },
+  options: {
+    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+    wait: { type: "boolean", description: "return once the dispatch is recorded" },
+  },
   async handler(input) {
     const ref = refOf(input, "cancel");
     const dir = dispatchDirOf(input, ref);
