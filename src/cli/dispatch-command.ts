@@ -2,9 +2,10 @@ import * as fs from "node:fs";
 import { backendNamed } from "../backends/registry.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
+import { launchPromoted, queuePositions } from "../dispatch/queue.js";
 import { MAX_BRIEF_BYTES, validateDispatch } from "../dispatch/request.js";
 import { CatherdError } from "../domain/errors.js";
-import { BACKEND_IDS } from "../domain/vocab.js";
+import { BACKEND_IDS, type QueueBlocker } from "../domain/vocab.js";
 import { catherdHome, runName } from "../infra/paths.js";
 import { type Command, listOption, type ParsedInput, stringOption } from "./kit.js";
 
@@ -16,7 +17,13 @@ export interface Dispatched {
     dir: string;
     backend: string;
     admittedAt: string;
-    supervisorPid: number;
+    /** Null while it waits in the queue: its supervisor starts when it is promoted. */
+    supervisorPid: number | null;
+    queued: boolean;
+    /** Its place in the run's queue (1 = next), null when it was not queued. */
+    position: number | null;
+    /** Why it waits (queued.json `blockedBy`), null when it was not queued. */
+    blockedBy: QueueBlocker | null;
   };
 }
 
@@ -29,6 +36,10 @@ const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [opt
   --model <m>  --effort <e>  --access read-only|workspace-write|full  --thread <id>
   --owns <a/,b.ts>      paths this dispatch owns; a live dispatch owning an overlapping path is refused
   --max-parallel <n>    cap of live dispatches in the run (remembered in run.json)
+  --max-parallel-backend <backend>=<n>
+                        cap of live dispatches of one backend in the run (repeatable; remembered)
+  --queue               where a cap or an overlapping --owns would refuse it, wait in the run's queue:
+                        it starts, oldest first, as soon as nothing blocks it (exit 0 at once)
   --idle 15m  --wall 90m  --kill-grace 10s
   --env K=V             an explicit override for the agent (repeatable; written to spec.json)
   --bin <path>          the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)
@@ -46,6 +57,8 @@ export const dispatchCommand: Command<Dispatched> = {
     effort: { type: "string" },
     access: { type: "string" },
     "max-parallel": { type: "string" },
+    "max-parallel-backend": { type: "string", multiple: true },
+    queue: { type: "boolean" },
     env: { type: "string", multiple: true },
     brief: { type: "string" },
     "brief-file": { type: "string" },
@@ -66,6 +79,8 @@ export const dispatchCommand: Command<Dispatched> = {
       effort: stringOption(input, "effort"),
       access: stringOption(input, "access"),
       maxParallel: stringOption(input, "max-parallel"),
+      maxParallelBackend: listOption(input, "max-parallel-backend"),
+      queue: input.values.queue === true,
       env: listOption(input, "env"),
       brief: await readBrief(input),
       thread: stringOption(input, "thread"),
@@ -78,7 +93,17 @@ export const dispatchCommand: Command<Dispatched> = {
       environment: process.env,
     });
     const admitted = await admit(request, catherdHome(), () => new Date());
-    const supervisorPid = await launchSupervisor(admitted.dir, { standby });
+    // Queued ones promoted on the way start too; a queued newcomer leaves the standby to the first of them.
+    const [first, ...others] = admitted.promoted;
+    const promotions = launchPromoted(others);
+    let supervisorPid: number | null = null;
+    if (admitted.queued === null) supervisorPid = await launchSupervisor(admitted.dir, { standby });
+    if (first !== undefined) {
+      await launchSupervisor(first, { standby: admitted.queued === null ? null : standby }).catch(() => null);
+    }
+    await promotions;
+    const position =
+      admitted.queued === null ? null : (queuePositions(admitted.run).get(admitted.dispatchId) ?? null);
     const data: Dispatched = {
       dispatched: {
         run: request.run,
@@ -88,11 +113,18 @@ export const dispatchCommand: Command<Dispatched> = {
         backend: request.backend.id,
         admittedAt: admitted.admit.admittedAt,
         supervisorPid,
+        queued: admitted.queued !== null,
+        position,
+        blockedBy: admitted.queued?.blockedBy ?? null,
       },
     };
+    const what = `${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}`;
     return {
       data,
-      text: `dispatched ${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}`,
+      text:
+        admitted.queued === null
+          ? `dispatched ${what}`
+          : `queued ${what}\n  position ${position ?? "?"}, blocked by ${admitted.queued.blockedBy}; it starts as soon as nothing blocks it`,
     };
   },
 };
