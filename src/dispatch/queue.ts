@@ -13,6 +13,7 @@ import { startTimeOf } from "../infra/process-identity.js";
 import { underAdmissionLock } from "./admission-lock.js";
 import { type DispatchView, inspectDispatch } from "./inspect.js";
 import { launchSupervisor } from "./launch.js";
+import type { StandbySupervisor } from "./standby.js";
 import { LiveSet, queueOrder } from "./live-set.js";
 import { firstOverlap } from "./owns.js";
 
@@ -75,20 +76,28 @@ export async function promoteUnderLock(
  * Starts the supervisors of promoted dispatches, at once. One that does not come up is recorded `lost` by
  * launchSupervisor; the others go on.
  */
-export async function launchPromoted(dirs: readonly string[]): Promise<void> {
-  await Promise.all(dirs.map((dir) => launchSupervisor(dir).catch(() => null)));
+export async function launchPromoted(
+  dirs: readonly string[],
+  standby: StandbySupervisor | null = null,
+): Promise<void> {
+  await Promise.all(
+    dirs.map((dir, i) => launchSupervisor(dir, { standby: i === 0 ? standby : null }).catch(() => null)),
+  );
 }
 
 /**
  * Promotion as any process that touches a run does it: nothing when the run has nothing queued (its live
  * markers say so, no lock taken); else under the admission lock, then the launches.
  */
-export async function promoteRun(run: RunPaths, now: () => Date = () => new Date()): Promise<number> {
+export async function promoteRun(
+  run: RunPaths,
+  { now = () => new Date(), standby = null }: { now?: () => Date; standby?: StandbySupervisor | null } = {},
+): Promise<number> {
   if (!new LiveSet(run).hasQueue) return 0;
   const { toLaunch } = await underAdmissionLock(run, () =>
     promoteUnderLock(new LiveSet(run), capsOf(readRunFile(run)), now()),
   );
-  await launchPromoted(toLaunch);
+  await launchPromoted(toLaunch, standby);
   return toLaunch.length;
 }
 
@@ -137,6 +146,6 @@ export function runPathsOfPlace(place: FolderPlace): RunPaths {
 /** The 1-based place of each never-promoted queued dispatch of the run, by dispatch id. */
 export function queuePositions(run: RunPaths): Map<string, number> {
   const positions = new Map<string, number>();
-  new LiveSet(run).waiting().forEach((q, i) => positions.set(q.dispatchId, i + 1));
+  for (const [i, q] of new LiveSet(run).waiting().entries()) positions.set(q.dispatchId, i + 1);
   return positions;
 }
