@@ -104,11 +104,29 @@ function promotion() {
     const home = path.join(tmp, `promotion-${i}`);
     const gate = path.join(tmp, `gate-${i}`);
     const holder = cli(home, [
-      "dispatch", "--backend", "exec", "--name", "holder", "--max-parallel", "1", "--json",
-      "--", "/bin/sh", "-c", `while [ ! -e '${gate}' ]; do sleep 0.02; done`,
+      "dispatch",
+      "--backend",
+      "exec",
+      "--name",
+      "holder",
+      "--max-parallel",
+      "1",
+      "--json",
+      "--",
+      "/bin/sh",
+      "-c",
+      `while [ ! -e '${gate}' ]; do sleep 0.02; done`,
     ]).dispatched;
     const queued = cli(home, [
-      "dispatch", "--backend", "exec", "--name", "next", "--queue", "--json", "--", "/bin/true",
+      "dispatch",
+      "--backend",
+      "exec",
+      "--name",
+      "next",
+      "--queue",
+      "--json",
+      "--",
+      "/bin/true",
     ]).dispatched;
     fs.writeFileSync(gate, "");
     waitForFile(path.join(queued.dir, "proc.json"), 30_000);
@@ -124,8 +142,18 @@ function promotion() {
   );
 }
 
-console.log(`load average at start: ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+console.log(
+  `load average at start: ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`,
+);
 await admission();
 promotion();
-console.log(`load average at end: ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+console.log(
+  `load average at end: ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`,
+);
 fs.rmSync(tmp, { recursive: true, force: true });

@@ -14,7 +14,8 @@ import { dismiss, startStandbySupervisor } from "./standby.js";
 async function promoterMain(runDir: string | undefined): Promise<number> {
   if (runDir === undefined) throw new TypeError("usage: promoter <run-dir>");
   const resolved = path.resolve(runDir);
-  if (path.basename(path.dirname(resolved)) !== "runs") throw new TypeError(`${resolved} is not a run folder`);
+  if (path.basename(path.dirname(resolved)) !== "runs")
+    throw new TypeError(`${resolved} is not a run folder`);
   const home = path.dirname(path.dirname(resolved));
   const run = runPaths(home, path.basename(resolved));
   const standby = startStandbySupervisor(home);

@@ -13,9 +13,9 @@ import { startTimeOf } from "../infra/process-identity.js";
 import { underAdmissionLock } from "./admission-lock.js";
 import { type DispatchView, inspectDispatch } from "./inspect.js";
 import { launchSupervisor } from "./launch.js";
-import type { StandbySupervisor } from "./standby.js";
 import { LiveSet, queueOrder } from "./live-set.js";
 import { firstOverlap } from "./owns.js";
+import type { StandbySupervisor } from "./standby.js";
 
 // The queue of a run (specs/dispatch.md, "The queue"). No daemon keeps it: whoever touches the run —
 // a dispatcher, a supervisor that has just written its record, any command that reads the run — takes the
