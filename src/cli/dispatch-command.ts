@@ -24,6 +24,8 @@ export interface Dispatched {
     position: number | null;
     /** Why it waits (queued.json `blockedBy`), null when it was not queued. */
     blockedBy: QueueBlocker | null;
+    /** With --worktree: where the agent works, created by the supervisor before the agent starts. */
+    worktree: { path: string; branch: string; base: string } | null;
   };
 }
 
@@ -42,6 +44,11 @@ const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [opt
                         it starts, oldest first, as soon as nothing blocks it (exit 0 at once)
   --idle 15m  --wall 90m  --kill-grace 10s
   --env K=V             an explicit override for the agent (repeatable; written to spec.json)
+  --pass-env NAME       the agent gets this variable's value from here (repeatable; only the name is
+                        written, never the value)
+  --worktree            run in a new git worktree of --cwd's repository, on branch catherd/<name>-<suffix>
+  --base <ref>          the worktree's starting point (default: HEAD)
+  --keep-tmp            keep the agent's private temp folder (<dir>/tmp) after it ends
   --bin <path>          the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)
   --json                print {dispatched: {…}}`;
 
@@ -68,6 +75,10 @@ export const dispatchCommand: Command<Dispatched> = {
     wall: { type: "string" },
     "kill-grace": { type: "string" },
     bin: { type: "string" },
+    "pass-env": { type: "string", multiple: true },
+    worktree: { type: "boolean" },
+    base: { type: "string" },
+    "keep-tmp": { type: "boolean" },
   },
   async handler(input, { standby }) {
     const request = validateDispatch({
@@ -89,6 +100,10 @@ export const dispatchCommand: Command<Dispatched> = {
       wall: stringOption(input, "wall"),
       killGrace: stringOption(input, "kill-grace"),
       bin: stringOption(input, "bin"),
+      worktree: input.values.worktree === true,
+      base: stringOption(input, "base"),
+      passEnv: listOption(input, "pass-env"),
+      keepTmp: input.values["keep-tmp"] === true,
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });
@@ -104,6 +119,7 @@ export const dispatchCommand: Command<Dispatched> = {
     await promotions;
     const position =
       admitted.queued === null ? null : (queuePositions(admitted.run).get(admitted.dispatchId) ?? null);
+    const plan = admitted.spec.worktree;
     const data: Dispatched = {
       dispatched: {
         run: request.run,
@@ -116,15 +132,17 @@ export const dispatchCommand: Command<Dispatched> = {
         queued: admitted.queued !== null,
         position,
         blockedBy: admitted.queued?.blockedBy ?? null,
+        worktree: plan === null ? null : { path: plan.path, branch: plan.branch, base: plan.base },
       },
     };
     const what = `${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}`;
+    const where = plan === null ? "" : `\nworktree ${plan.path} on branch ${plan.branch}`;
     return {
       data,
       text:
         admitted.queued === null
-          ? `dispatched ${what}`
-          : `queued ${what}\n  position ${position ?? "?"}, blocked by ${admitted.queued.blockedBy}; it starts as soon as nothing blocks it`,
+          ? `dispatched ${what}${where}`
+          : `queued ${what}${where}\n  position ${position ?? "?"}, blocked by ${admitted.queued.blockedBy}; it starts as soon as nothing blocks it`,
     };
   },
 };

@@ -44,3 +44,16 @@ export function count(n: number): string {
   if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
+
+/** 1536 → "1.5 KiB"; bytes below 1 KiB as they are. */
+export function bytes(n: number): string {
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  if (n < 1024) return `${n} B`;
+  let value = n / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}

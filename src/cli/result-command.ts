@@ -7,6 +7,7 @@ import type { RecordFile } from "../domain/schemas.js";
 import { FILES } from "../folder/layout.js";
 import { markSeen } from "../folder/markers.js";
 import type { Command } from "./kit.js";
+import { leftBehindLines } from "./left-behind.js";
 import { count } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
@@ -38,6 +39,7 @@ The record of a finished dispatch and its reply. With --json, record.json as wri
     const text = [
       recordLine(record),
       ...(record.error === null ? [] : [`error: ${record.error.message}`]),
+      ...leftBehindLines(record, view.spec),
       "",
       record.reply ?? "(no reply)",
     ];
