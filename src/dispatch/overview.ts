@@ -101,7 +101,12 @@ function recordedRow(run: RunPaths, dir: string, record: RecordFile): DispatchRo
   };
 }
 
-export function liveRow(run: RunPaths, view: DispatchView, positions: Map<string, number>): DispatchRow {
+/** The row of a dispatch without a record; `positions` (queuePositions) places a queued one in its queue. */
+export function liveRow(
+  run: RunPaths,
+  view: DispatchView,
+  positions: Map<string, number> = new Map(),
+): DispatchRow {
   const activity = readFolderJson(view.dir, FILES.activity);
   const now = activity.kind === "ok" ? activity.value : null;
   return {

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CliResult, dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
-import { readJson, reapAll, tempDir } from "../helpers/folders.js";
+import { fakeAgentFolder, readJson, reapAll, supervise, tempDir } from "../helpers/folders.js";
 import { copyTree, git, isolateGitConfig, makeRepo, treeContents, writeFiles } from "../helpers/git.js";
 import { isAlive } from "../helpers/processes.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
@@ -314,6 +314,71 @@ describe("the agent's environment", () => {
     expect(errorOf(unset)).toBe(
       "E_INPUT_INVALID: --pass-env NOT_SET_ANYWHERE is not set in this environment",
     );
+  });
+});
+
+describe("what the record writer leaves behind, whoever writes the record", () => {
+  it("a reader recording a dispatch whose supervisor died after exit.json writes changes.patch and removes tmp/", {
+    timeout: 120_000,
+  }, async () => {
+    const { env } = home();
+    const repo = makeRepo(path.join(scratch(), "repo"), { "a.txt": "a\n" });
+    const d = await dispatchOk(
+      { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "after-exit" },
+      ["--cwd", repo],
+      'echo changed > a.txt && head -c 700 /dev/zero > "$TMPDIR/scratch"',
+    );
+    const paused = Number(
+      (await waitForFile(path.join(d.dir, "test-paused-after-exit"), RECORD_WAIT_MS)).trim(),
+    );
+    expect(paused).toBe(d.supervisorPid);
+    // Frozen between exit.json and record.json: nothing of the dispatch settled yet.
+    expect(fs.existsSync(path.join(d.dir, "changes.patch"))).toBe(false);
+    expect(fs.existsSync(path.join(d.dir, "tmp/scratch"))).toBe(true);
+    process.kill(paused, "SIGKILL");
+    await waitFor("the supervisor to die", () => (isAlive(paused) ? undefined : true));
+    expect((await runCli(["status", "--json"], { env })).code).toBe(0);
+    const record = readJson(path.join(d.dir, "record.json"));
+    const patchFile = path.join(d.dir, "changes.patch");
+    expect(record).toMatchObject({
+      status: "ok",
+      changedFiles: ["a.txt"],
+      patch: { path: patchFile, bytes: fs.statSync(patchFile).size },
+      tmp: { path: path.join(d.dir, "tmp"), bytes: 700, kept: false },
+    });
+    expect(fs.readFileSync(patchFile, "utf8")).toContain("+changed");
+    expect(fs.existsSync(path.join(d.dir, "tmp"))).toBe(false);
+  });
+
+  it("ends spawn-failed, the agent never started, when the worktree cannot be created or a --pass-env variable is missing", async () => {
+    const repo = makeRepo(path.join(scratch(), "repo"), { "a.txt": "a\n" });
+    const base = git(repo, "rev-parse", "HEAD").trim();
+    const ran = path.join(scratch(), "ran");
+    const agentSteps = { steps: [{ touch: ran }, { exit: 0 }] };
+    // A branch that exists already: git refuses the worktree, and its reason is the error's message.
+    const taken = fakeAgentFolder(agentSteps, {
+      worktree: { repo, path: path.join(scratch(), "wt"), branch: "main", base },
+    });
+    const missing = fakeAgentFolder(agentSteps, { passEnv: ["CATHERD_TEST_SURELY_UNSET_VAR"] });
+    dispatched.push(taken.id, missing.id);
+    for (const { dir } of [taken, missing]) expect((await supervise(dir)).code).toBe(0);
+    expect(readJson(path.join(taken.dir, "exit.json"))).toMatchObject({
+      reason: "spawn-failed",
+      pid: null,
+      error: { code: "E_SPAWN_FAILED", message: expect.stringMatching(/^cannot create the worktree .*main/) },
+    });
+    expect(readJson(path.join(missing.dir, "exit.json"))).toMatchObject({
+      reason: "spawn-failed",
+      error: {
+        code: "E_SPEC_INVALID",
+        message: expect.stringContaining("passEnv CATHERD_TEST_SURELY_UNSET_VAR"),
+      },
+    });
+    for (const { dir } of [taken, missing]) {
+      expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "failed", tmp: null });
+    }
+    expect(fs.existsSync(ran)).toBe(false);
+    expect(git(repo, "worktree", "list").trim().split("\n")).toHaveLength(1);
   });
 });
 
