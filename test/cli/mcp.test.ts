@@ -161,7 +161,7 @@ describe("catherd mcp, in process", () => {
     expect(made).toMatchObject({ name: "again", backend: "exec" });
   });
 
-  it("notifies the client when a dispatch it made is recorded: name, status and the reply's first line", async () => {
+  it("notifies the client when a dispatch it made is recorded: name, status, the reply's first line; info when ok, warning when not", async () => {
     const go = path.join(tempDir(), "go");
     const opened = path.join(tempDir(), "opened");
     fs.writeFileSync(go, "");
@@ -169,6 +169,12 @@ describe("catherd mcp, in process", () => {
     const notice = await waitFor("the logging notification", () => session.notices[0], 30_000);
     expect(notice).toMatchObject({ event: "recorded", name: "noticed", status: "ok", reply: "Built it." });
     expect(session.notices).toHaveLength(1);
+    expect(session.levels).toEqual(["info"]);
+
+    await dispatch(fakeDispatch("broken", [{ out: "trying" }, { exit: 3 }]));
+    const failed = await waitFor("the second notification", () => session.notices[1], 30_000);
+    expect(failed).toMatchObject({ event: "recorded", name: "broken", status: "failed", reply: null });
+    expect(session.levels).toEqual(["info", "warning"]);
   });
 
   it("wait returns a snapshot of a dispatch still running at its timeout, and its record on a later call", async () => {

@@ -18,6 +18,8 @@ export interface ToolAnswer {
 export interface McpSession {
   client: Client;
   notices: Record<string, unknown>[];
+  /** The level of each notice, in the same order. */
+  levels: string[];
   call(name: string, args?: Record<string, unknown>, timeoutMs?: number): Promise<ToolAnswer>;
   close(): Promise<void>;
 }
@@ -26,13 +28,16 @@ export interface McpSession {
 export async function connectClient(transport: Transport, onClose: () => Promise<void>): Promise<McpSession> {
   const client = new Client({ name: "catherd-test", version: "1" });
   const notices: Record<string, unknown>[] = [];
+  const levels: string[] = [];
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
     notices.push(n.params.data as Record<string, unknown>);
+    levels.push(n.params.level);
   });
   await client.connect(transport);
   return {
     client,
     notices,
+    levels,
     async call(name, args = {}, timeoutMs = 60_000) {
       const result = await client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs });
       const content = result.content as { type: string; text?: string }[];
