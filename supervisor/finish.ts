@@ -1,6 +1,7 @@
 import type { Spec } from "../src/domain/schemas.js";
 import type { CgroupUsage } from "../src/infra/cgroup/usage.js";
 import { type StopReport, stopDispatch } from "../src/infra/stop.js";
+import { promoteAfterRecord } from "./after-record.js";
 import type { RunningChild } from "./child.js";
 import { type Contained, closeContainment } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
@@ -78,6 +79,7 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog) {
   } catch (error) {
     log("record-write-failed", failure(error));
   }
+  await promoteAfterRecord(dir, log).catch((error: unknown) => log("promoter-failed", failure(error)));
 }
 
 async function stopAgent(

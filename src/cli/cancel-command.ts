@@ -1,9 +1,11 @@
 import { adoptIfOrphaned, isAdoptable } from "../dispatch/adopt.js";
 import { awaitRecords } from "../dispatch/await-records.js";
 import { inspectDispatch } from "../dispatch/inspect.js";
+import { cancelQueued, runPathsOfPlace } from "../dispatch/queue.js";
 import { settleIfDead, stopOrphan } from "../dispatch/settle.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
 import type { DispatchState } from "../domain/vocab.js";
+import { placeOf } from "../folder/layout.js";
 import { requestCancel } from "../folder/write.js";
 import type { Command } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
@@ -29,6 +31,12 @@ read back exactly — and recorded cancelled. --wait returns once the dispatch i
     const ref = refOf(input, "cancel");
     const dir = dispatchDirOf(input, ref);
     let view = inspectDispatch(dir);
+    const place = placeOf(dir);
+    // Queued: recorded cancelled under the run's lock, never started — unless a promotion got there first,
+    // and then it is cancelled as the live dispatch it has become.
+    if (view.state === "queued" && place !== null) {
+      view = (await cancelQueued(runPathsOfPlace(place), dir)) ?? inspectDispatch(dir);
+    }
     if (isAdoptable(view)) {
       requestCancel(dir);
       view = await adoptIfOrphaned(view);

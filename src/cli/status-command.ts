@@ -10,6 +10,7 @@ import { age, bytes, cell, count, paint, type Style, WIDTH } from "./render.js";
 const RECENT_MS = 24 * 3_600_000;
 
 const STATE_STYLE: Partial<Record<DispatchState, Style>> = {
+  queued: "dim",
   running: "cyan",
   starting: "cyan",
   stopping: "yellow",
@@ -88,6 +89,21 @@ export function renderStatus(rows: DispatchRow[], run: string, hidden: number, n
   return `${lines.join("\n")}\n`;
 }
 
+/** "#2 capacity (cap 3)", "#1 overlap: src/ (fix-tests)", "#1 not before 14:05". */
+export function queuedText(q: NonNullable<DispatchRow["queue"]>): string {
+  const place = q.position === null ? "next" : `#${q.position}`;
+  const b = q.blocker;
+  const why =
+    q.blockedBy === "overlap"
+      ? `overlap: ${b?.owns ?? "?"} (${b?.name ?? "?"})`
+      : q.blockedBy === "backend-cap"
+        ? `${b?.backend ?? "?"} cap ${b?.cap ?? "?"}`
+        : q.blockedBy === "capacity"
+          ? `capacity (cap ${b?.cap ?? "?"})`
+          : `not before ${q.notBefore?.slice(11, 19) ?? "?"}`;
+  return `queued ${place}: ${why}`;
+}
+
 /** The last column: a problem, the result of a recorded dispatch, or what a live one is doing. */
 function doingOrResult(r: DispatchRow, now: number): { text: string; status: DispatchRow["status"] } {
   if (r.problems.length > 0)
@@ -97,6 +113,7 @@ function doingOrResult(r: DispatchRow, now: number): { text: string; status: Dis
   }
   // Ended (exit.json written) but not yet recorded: the reason is known, the status not yet.
   if (r.state === "recorded" || r.state === "exited") return { text: r.reason ?? "", status: null };
+  if (r.queue !== null) return { text: queuedText(r.queue), status: null };
   const open = r.openToolCalls[0];
   if (open !== undefined) {
     return { text: `tool open ${age(open.openedAt, now)}: ${open.label.replace(/^\$ /, "")}`, status: null };

@@ -8,7 +8,7 @@ import { CatherdError } from "../domain/errors.js";
 import { ID_PATTERN } from "../domain/ids.js";
 import { accessSchema, backendIdSchema } from "../domain/schemas.js";
 import { parseSize } from "../domain/size.js";
-import { type AccessLevel, BACKEND_IDS } from "../domain/vocab.js";
+import { type AccessLevel, BACKEND_IDS, type BackendId } from "../domain/vocab.js";
 import { resolveExecutable } from "../infra/which.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 
@@ -25,6 +25,10 @@ export interface DispatchRequest {
   effort: string | null;
   access: AccessLevel | null;
   maxParallel: number | null;
+  /** `--max-parallel-backend codex=3`, per backend. */
+  maxParallelBackend: Partial<Record<BackendId, number>>;
+  /** `--queue`: wait in the run's queue where admission would refuse for a cap or an overlap. */
+  queue: boolean;
   env: Record<string, string>;
   brief: Buffer | null;
   thread: string | null;
@@ -51,6 +55,8 @@ export interface RawDispatchInput {
   effort?: string | undefined;
   access?: string | undefined;
   maxParallel?: string | undefined;
+  maxParallelBackend?: string[] | undefined;
+  queue?: boolean | undefined;
   env: string[];
   brief: Buffer | null;
   thread?: string | undefined;
@@ -153,6 +159,8 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     effort: text("--effort", raw.effort),
     access,
     maxParallel,
+    maxParallelBackend: parseBackendCaps(raw.maxParallelBackend ?? []),
+    queue: raw.queue === true,
     env,
     brief,
     thread,
@@ -166,6 +174,26 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     extraArgs,
     isolation,
   };
+}
+
+/** `--max-parallel-backend codex=3` (repeatable): a cap of live dispatches per backend within the run. */
+function parseBackendCaps(pairs: readonly string[]): Partial<Record<BackendId, number>> {
+  const caps: Partial<Record<BackendId, number>> = {};
+  const fix = `give --max-parallel-backend <backend>=<n>, backend one of ${BACKEND_IDS.join(", ")}, n from 1 to 10000`;
+  for (const pair of pairs) {
+    const [backend, n, extra] = pair.split("=");
+    const id = backendIdSchema.safeParse(backend);
+    const cap = Number(n);
+    if (extra !== undefined || !id.success || !/^[0-9]+$/.test(n ?? "") || cap < 1 || cap > 10_000) {
+      throw invalid(
+        "--max-parallel-backend",
+        `${JSON.stringify(pair.slice(0, 80))} is not <backend>=<n>`,
+        fix,
+      );
+    }
+    caps[id.data] = cap;
+  }
+  return caps;
 }
 
 function parseKillGrace(text: string): number {

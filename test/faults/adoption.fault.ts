@@ -119,9 +119,9 @@ async function dispatchCodex(
   return d;
 }
 
-describe("row 12: a supervisor that dies is replaced", () => {
+describe("row 13: a supervisor that dies is replaced", () => {
   it("adopts at the next status and ends a hung agent on its idle time, counted from its last line", async () => {
-    const t = trial("12a supervisor SIGKILLed mid-run, hung agent");
+    const t = trial("13a supervisor SIGKILLed mid-run, hung agent");
     const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const quiet = path.join(t.dir(), "quiet");
     const d = await dispatchFake(
@@ -154,7 +154,7 @@ describe("row 12: a supervisor that dies is replaced", () => {
   });
 
   it("enforces the wall from the original start on an agent that keeps working", async () => {
-    const t = trial("12b supervisor SIGKILLed mid-run, wall from the original start");
+    const t = trial("13b supervisor SIGKILLed mid-run, wall from the original start");
     const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const d = await dispatchFake(
       t,
@@ -180,7 +180,7 @@ describe("row 12: a supervisor that dies is replaced", () => {
   });
 
   it("rebuilds the same stream state as an unbroken run: open calls, retries, thread, tokens", async () => {
-    const t = trial("12c adopted stream state equals an unbroken run's");
+    const t = trial("13c adopted stream state equals an unbroken run's");
     const steps = (ready: string, go: string) => [
       out(codex.thread),
       out(codex.open("item_1", "ls")),
@@ -228,7 +228,7 @@ describe("row 12: a supervisor that dies is replaced", () => {
   });
 
   it("lets a working agent run to completion, and wait returns its record", async () => {
-    const t = trial("12d supervisor SIGKILLed mid-run, agent then finishes");
+    const t = trial("13d supervisor SIGKILLed mid-run, agent then finishes");
     const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const ready = path.join(t.dir(), "ready");
     const go = path.join(t.dir(), "go");
@@ -275,7 +275,7 @@ describe("row 12: a supervisor that dies is replaced", () => {
   });
 
   it("lets one supervisor adopt when ten readers race", async () => {
-    const t = trial("12e ten readers race to adopt");
+    const t = trial("13e ten readers race to adopt");
     const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const d = await dispatchFake(t, env, [{ out: "x" }, { hang: true }], ["--name", "raced"]);
     await killSupervisor(t, d);
@@ -313,7 +313,7 @@ describe("row 12: a supervisor that dies is replaced", () => {
   });
 
   it("adopts again when the adopter is SIGKILLed too", async () => {
-    const t = trial("12f adopter SIGKILLed too");
+    const t = trial("13f adopter SIGKILLed too");
     const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const d = await dispatchFake(t, env, [{ out: "x" }, { hang: true }], ["--name", "twice"]);
     const agent = await killSupervisor(t, d);

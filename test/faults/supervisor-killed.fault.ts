@@ -9,7 +9,7 @@ import { dispatchFake, homeFor, jsonOf, type Trial, trial, useFaultKit, waitGone
 
 // Row 1: the supervisor SIGKILLed at each phase of its life (frozen there by CATHERD_TEST_ONLY_PAUSE_AT), then
 // readers: the dispatch is recorded exactly once. An agent named in proc.json is adopted by a new
-// supervisor at the first read (row 12 tests adoption itself); one that is not is an orphan, stopped only
+// supervisor at the first read (row 13 tests adoption itself); one that is not is an orphan, stopped only
 // by `cancel`, only if its pid and start time read back exactly.
 
 useFaultKit();
