@@ -1,4 +1,5 @@
 import type { LineFacts, Tokens } from "../domain/facts.js";
+import type { Failure } from "../domain/failure.js";
 import type { ExitFacts } from "../domain/status.js";
 import type { RunSummary } from "../domain/summary.js";
 import type { AccessLevel, BackendId, Status } from "../domain/vocab.js";
@@ -35,7 +36,10 @@ export interface Outcome {
   reply: string | null;
   tokens: Tokens;
   costUsd: number | null;
+  /** For anything but `ok`: the exit reason as the code, and the failure's message. */
   error: { code: string; message: string } | null;
+  /** For anything but `ok`: the kind, the message and when to come back. */
+  failure: Failure | null;
 }
 
 /** One agent CLI. No other module names a backend (design.md §5). */
@@ -57,5 +61,10 @@ export interface Backend {
   parse(line: string): LineFacts;
   /** Facts of one stderr line. Absent: every stderr line is progress. */
   parseStderr?(line: string): LineFacts;
+  /**
+   * Whether `id` has the form of this CLI's thread (session) ids, for `--thread`: null when it does, else
+   * what is wrong. Absent: the backend cannot resume a thread.
+   */
+  checkThread?(id: string): string | null;
   finalize(summary: RunSummary, exit: ExitFacts): Outcome;
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ACCESS_LEVELS, BACKEND_IDS, ERROR_CODES, EXIT_REASONS, STATUSES } from "./vocab.js";
+import { ACCESS_LEVELS, BACKEND_IDS, ERROR_CODES, ERROR_KINDS, EXIT_REASONS, STATUSES } from "./vocab.js";
 
 // The files of a dispatch folder and a run (specs/dispatch-folder.md). Each carries `schema: 1`, keeps
 // fields it does not know (a newer catherd or a person may add some), and is validated on every read.
@@ -24,6 +24,7 @@ const processIdentity = z.object({ pid: z.number().int().positive(), startTime: 
 export const backendIdSchema = z.enum(BACKEND_IDS);
 export const exitReasonSchema = z.enum(EXIT_REASONS);
 export const statusSchema = z.enum(STATUSES);
+export const errorKindSchema = z.enum(ERROR_KINDS);
 export const accessSchema = z.enum(ACCESS_LEVELS);
 const errorField = loose({ code: z.enum(ERROR_CODES).or(z.string()), message: z.string() }).nullable();
 

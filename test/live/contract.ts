@@ -34,8 +34,8 @@ export const CLI_EXPECTATIONS: Record<LiveCli, Expectations> = {
   gemini: { always500: { reason: "provider-unavailable", status: "limit" }, orphanOutlivesCli: true },
   // opencode retries silently (nothing on stdout or stderr), then prints one `error` line (APIError 500)
   // and exits 1. The supervisor cannot see a retry, so rule 5 never fires; the record follows the exit:
-  // exited → no limit wording (a 500 is not a 429/quota) → the terminal error event → failed.
-  opencode: { always500: { reason: "exited", status: "failed" }, orphanOutlivesCli: true },
+  // exited → the terminal error's statusCode 500 proves provider-down → limit.
+  opencode: { always500: { reason: "exited", status: "limit" }, orphanOutlivesCli: true },
 };
 
 export function defineContract(cli: LiveCli): void {
