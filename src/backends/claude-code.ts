@@ -229,6 +229,7 @@ export const claudeCodeBackend: Backend = {
   binEnv: "CATHERD_CLAUDE_BIN",
   installHint: "npm install -g @anthropic-ai/claude-code",
   versionArgs: ["--version"],
+  minVersion: "2.1.197",
   needsBrief: true,
   // Claude exits within a second of its result in every recording; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },

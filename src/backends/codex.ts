@@ -187,6 +187,7 @@ export const codexBackend: Backend = {
   binEnv: "CATHERD_CODEX_BIN",
   installHint: "npm install -g @openai/codex",
   versionArgs: ["--version"],
+  minVersion: "0.171.0",
   needsBrief: true,
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,

@@ -241,6 +241,7 @@ export const geminiBackend: Backend = {
   binEnv: "CATHERD_GEMINI_BIN",
   installHint: "npm install -g @google/gemini-cli",
   versionArgs: ["--version"],
+  minVersion: "0.61.0",
   needsBrief: true,
   // gemini exits right after its result line in every recording; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },

@@ -189,6 +189,7 @@ export const opencodeBackend: Backend = {
   binEnv: "CATHERD_OPENCODE_BIN",
   installHint: "npm install -g opencode-ai",
   versionArgs: ["--version"],
+  minVersion: "1.18.33",
   needsBrief: true,
   // opencode exits once its session goes idle, right after the last step; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },

@@ -51,8 +51,13 @@ export interface Backend {
   binEnv: string;
   /** The command that installs the CLI, for `doctor` and E_BACKEND_MISSING ("" when nothing to install). */
   installHint: string;
-  /** Arguments that make the CLI print its version (for `doctor`). */
+  /** Arguments that make the CLI print its version (readiness at admission, `doctor`); empty: none. */
   versionArgs: readonly string[];
+  /**
+   * The oldest version of the CLI whose stream format this module knows (the version its recorded streams
+   * come from); an older one is refused at admission. Null: no minimum.
+   */
+  minVersion: string | null;
   /** Whether a brief is required. */
   needsBrief: boolean;
   defaults: BackendDefaults;

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
+import { checkReadiness } from "../dispatch/readiness.js";
 import { MAX_BRIEF_BYTES, validateDispatch } from "../dispatch/request.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome, runName } from "../infra/paths.js";
@@ -75,6 +76,9 @@ export const dispatchCommand: Command<Dispatched> = {
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });
+    // Readiness before admission: a CLI that cannot start, or is too old, fails here, before any write.
+    const ready = await checkReadiness(request.backend, request.bin, catherdHome());
+    if (ready.problem !== null) throw ready.problem;
     const admitted = await admit(request, catherdHome(), () => new Date());
     const supervisorPid = await launchSupervisor(admitted.dir, { standby });
     const data: Dispatched = {
