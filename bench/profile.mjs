@@ -69,7 +69,7 @@ const memOf = (pid) => {
 };
 
 async function profileDispatch() {
-  console.log("\n=== dispatch: node --cpu-prof dist/src/cli/main.js dispatch --backend exec … (quiet agent)");
+  console.log("\n=== dispatch: node --cpu-prof dist/bin/catherd.js dispatch --backend exec … (quiet agent)");
   const home = path.join(out, "home-dispatch");
   const prof = path.join(out, "dispatch");
   for (let i = 0; i < 3; i++) {

@@ -524,7 +524,7 @@ async function benchImports() {
     ["src/cli/dispatch-command.js (all of dispatch)", dist("src/cli/dispatch-command.js")],
     ["supervisor/main.js (all of the supervisor's start)", dist("supervisor/main.js")],
     ["bin/supervisor.js (the same, bundled: what runs)", dist("bin/supervisor.js")],
-    ["src/dispatch/record.js (supervisor, at the end)", dist("src/dispatch/record.js")],
+    ["src/folder/record.js (supervisor, at the end)", dist("src/folder/record.js")],
     ["src/cli/status-command.js", dist("src/cli/status-command.js")],
   ];
   const table = [];

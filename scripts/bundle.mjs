@@ -17,7 +17,7 @@ fs.rmSync(out, { recursive: true, force: true });
 await build({
   cwd: root,
   input: {
-    catherd: path.join(dist, "src/cli/main.js"),
+    catherd: path.join(dist, "src/main.js"),
     supervisor: path.join(dist, "supervisor/main.js"),
     "simulated-agent": path.join(dist, "src/demo/simulated-agent.js"),
   },

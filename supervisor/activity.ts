@@ -1,8 +1,8 @@
-import * as path from "node:path";
 import type { LineFacts } from "../src/domain/facts.js";
-import { SCHEMA_VERSION } from "../src/domain/schemas.js";
 import { addFacts, emptySummary } from "../src/domain/summary.js";
 import type { WatchState } from "../src/domain/watch.js";
+import { FILES } from "../src/folder/layout.js";
+import { writeFolderJson } from "../src/folder/write.js";
 import type { FileWriter } from "./deps.js";
 
 /** activity.json is rewritten at most this often, and only when something changed. */
@@ -51,16 +51,24 @@ export class ActivityWriter {
   }
 
   private write(state: WatchState, now: number, toWall: (mono: number) => string): void {
-    this.files.writeJson(path.join(this.dir, "activity.json"), {
-      schema: SCHEMA_VERSION,
-      at: toWall(now),
-      lastEvent: this.summary.lastDescribe,
-      lastEventAt: state.lastEventAt === null ? null : toWall(state.lastEventAt),
-      openToolCalls: state.openTools.map((t) => ({ id: t.id, label: t.label, openedAt: toWall(t.openedAt) })),
-      retrying: state.consecutiveRetries,
-      retries: state.totalRetries,
-      tokens: this.summary.tokens,
-      thread: state.thread,
-    });
+    writeFolderJson(
+      this.dir,
+      FILES.activity,
+      {
+        at: toWall(now),
+        lastEvent: this.summary.lastDescribe,
+        lastEventAt: state.lastEventAt === null ? null : toWall(state.lastEventAt),
+        openToolCalls: state.openTools.map((t) => ({
+          id: t.id,
+          label: t.label,
+          openedAt: toWall(t.openedAt),
+        })),
+        retrying: state.consecutiveRetries,
+        retries: state.totalRetries,
+        tokens: this.summary.tokens,
+        thread: state.thread,
+      },
+      this.files,
+    );
   }
 }

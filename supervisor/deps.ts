@@ -1,12 +1,9 @@
-import { createJsonExclusive, writeJsonAtomic } from "../src/infra/atomic.js";
+import { atomicWriter, type JsonWriter } from "../src/folder/write.js";
 import { type Clock, systemClock } from "../src/infra/clock.js";
 import { withWriteFaults } from "./test-hooks.js";
 
 /** The writes whose failure the supervisor must survive; faults are injected here in tests. */
-export interface FileWriter {
-  writeJson(file: string, value: unknown): void;
-  createJson(file: string, value: unknown): boolean;
-}
+export type FileWriter = JsonWriter;
 
 /** Everything the supervisor takes from the world, built at its entry point and faked in tests. */
 export interface SupervisorDeps {
@@ -14,7 +11,7 @@ export interface SupervisorDeps {
   files: FileWriter;
 }
 
-export const systemFiles: FileWriter = { writeJson: writeJsonAtomic, createJson: createJsonExclusive };
+export const systemFiles: FileWriter = atomicWriter;
 
 export function systemDeps(): SupervisorDeps {
   return { clock: systemClock, files: withWriteFaults(systemFiles) };

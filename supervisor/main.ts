@@ -4,7 +4,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { STANDBY_FLAG } from "../src/dispatch/standby.js";
+import { isDispatchFolder } from "../src/folder/layout.js";
+import { STANDBY_FLAG } from "../src/infra/programs.js";
 import { systemDeps } from "./deps.js";
 import { runSupervisor } from "./run.js";
 
@@ -30,7 +31,7 @@ export async function superviseMain(
   if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
     return refuse(`${dir} is not a folder`, "give the path of a dispatch folder");
   }
-  if (!fs.existsSync(path.join(dir, "spec.json")) && !fs.existsSync(path.join(dir, "admit.json"))) {
+  if (!isDispatchFolder(dir)) {
     return refuse(
       `${dir} is not a dispatch folder (it has no spec.json)`,
       "write spec.json (see specs/dispatch-folder.md), or use catherd dispatch",

@@ -1,20 +1,23 @@
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { backendFor } from "../src/backends/registry.js";
 import type { Backend } from "../src/backends/types.js";
 import { agentEnvironment } from "../src/domain/env.js";
-import { CatherdError, isCatherdError } from "../src/domain/errors.js";
-import { type ExitFile, SCHEMA_VERSION, type Spec, supervisorFileSchema } from "../src/domain/schemas.js";
+import { isCatherdError } from "../src/domain/errors.js";
+import type { Spec } from "../src/domain/schemas.js";
 import type { ExitReason } from "../src/domain/vocab.js";
 import type { WatchState } from "../src/domain/watch.js";
-import { readJsonFile } from "../src/infra/json-file.js";
+import { writeExit as writeExitFile } from "../src/folder/exit.js";
+import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
+import { readFolderJson } from "../src/folder/read.js";
+import { absolutePaths, readSpecFile, resolveSpec } from "../src/folder/spec.js";
+import type { FolderJsonBody } from "../src/folder/write.js";
+import { writeFolderJson } from "../src/folder/write.js";
 import { tryLock } from "../src/infra/lock.js";
 import { isSameProcess, startTimeOf } from "../src/infra/process-identity.js";
 import { type StopReport, stopDispatch } from "../src/infra/stop.js";
 import { type RunningChild, spawnAgent } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
 import { fileLog, type SupervisorLog } from "./log.js";
-import { readSpecFile, resolveSpec } from "./spec.js";
 import { pauseAt } from "./test-hooks.js";
 import { watchAgent } from "./watch-loop.js";
 
@@ -41,9 +44,9 @@ export async function runSupervisor(
   deps: SupervisorDeps,
   interrupt: AbortSignal,
 ): Promise<number> {
-  const log = fileLog(path.join(dir, "supervisor.log"), () => deps.clock.wallNow());
+  const log = fileLog(fileIn(dir, FILES.supervisorLog), () => deps.clock.wallNow());
   const release = await tryLock(dir, {
-    lockPath: path.join(dir, "supervisor.lock"),
+    lockPath: fileIn(dir, FILES.supervisorLock),
     staleMs: SUPERVISOR_LOCK_STALE_MS,
     onCompromised: (error) => log("lock-compromised", { message: error.message }),
   });
@@ -70,9 +73,9 @@ export async function runSupervisor(
  * agent a second time.
  */
 function alreadyHandled(dir: string): string | null {
-  if (fs.existsSync(path.join(dir, "exit.json"))) return "exit.json exists";
-  if (fs.existsSync(path.join(dir, "proc.json"))) return "proc.json exists";
-  const sup = readJsonFile(path.join(dir, "supervisor.json"), supervisorFileSchema);
+  if (fs.existsSync(fileIn(dir, FILES.exit))) return "exit.json exists";
+  if (fs.existsSync(fileIn(dir, FILES.proc))) return "proc.json exists";
+  const sup = readFolderJson(dir, FILES.supervisor);
   if (
     sup.kind === "ok" &&
     sup.value.pid !== process.pid &&
@@ -87,12 +90,16 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
   const { clock, files } = deps;
   const startedAt = clock.wallNow();
   const startedMono = clock.now();
-  files.writeJson(path.join(dir, "supervisor.json"), {
-    schema: SCHEMA_VERSION,
-    pid: process.pid,
-    startTime: startTimeOf(process.pid) ?? "unknown",
-    startedAt: startedAt.toISOString(),
-  });
+  writeFolderJson(
+    dir,
+    FILES.supervisor,
+    {
+      pid: process.pid,
+      startTime: startTimeOf(process.pid) ?? "unknown",
+      startedAt: startedAt.toISOString(),
+    },
+    files,
+  );
 
   let spec: Spec | null = null;
   let child: RunningChild | null = null;
@@ -104,20 +111,20 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
     let backend: Backend;
     try {
       const file = readSpecFile(dir);
-      const found = backendFor(file.backend);
-      if (found === null)
-        throw new CatherdError("E_SPEC_INVALID", `backend ${file.backend} is not supported`);
-      backend = found;
-      spec = resolveSpec(file, dir, backend);
+      backend = backendFor(file.backend);
+      spec = absolutePaths(resolveSpec(file, backend, dir), dir);
       pauseAt("before-spawn", dir);
       child = await spawnAgent({
         cmd: spec.cmd,
         args: spec.args,
         cwd: spec.cwd,
-        env: agentEnvironment(process.env, spec.env, { dispatchId: spec.dispatchId, run: runOf(dir) }),
+        env: agentEnvironment(process.env, spec.env, {
+          dispatchId: spec.dispatchId,
+          run: placeOf(dir)?.run ?? null,
+        }),
         stdinPath: spec.stdinPath,
-        eventsPath: path.join(dir, "events.jsonl"),
-        stderrPath: path.join(dir, "stderr.log"),
+        eventsPath: fileIn(dir, FILES.events),
+        stderrPath: fileIn(dir, FILES.stderr),
       });
     } catch (error) {
       throw new SpawnFailure(error);
@@ -126,14 +133,18 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
     const procStartTime = childStartTime ?? "unknown";
     log("spawned", { pid: child.pid, cmd: spec.cmd });
     pauseAt("after-spawn", dir);
-    files.writeJson(path.join(dir, "proc.json"), {
-      schema: SCHEMA_VERSION,
-      pid: child.pid,
-      pgid: child.pid,
-      startTime: procStartTime,
-      startedAt: clock.wallNow().toISOString(),
-      argv0: spec.cmd,
-    });
+    writeFolderJson(
+      dir,
+      FILES.proc,
+      {
+        pid: child.pid,
+        pgid: child.pid,
+        startTime: procStartTime,
+        startedAt: clock.wallNow().toISOString(),
+        argv0: spec.cmd,
+      },
+      files,
+    );
     pauseAt("running", dir);
     const watched = await watchAgent({ dir, spec, backend, child, deps, log, interrupt });
     const signalled = interrupt.aborted && watched.reason === "cancelled" ? String(interrupt.reason) : null;
@@ -182,8 +193,8 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
 /** record.json right after exit.json; loaded only now, so the start path stays light. */
 async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog) {
   try {
-    const { writeRecord } = await import("../src/dispatch/record.js");
-    const written = await writeRecord(dir, { createJson: deps.files.createJson });
+    const { writeRecord } = await import("../src/folder/record.js");
+    const written = await writeRecord(dir, deps.files);
     log("recorded", { status: written?.status ?? "already recorded" });
   } catch (error) {
     log("record-write-failed", { message: error instanceof Error ? error.message : String(error) });
@@ -194,13 +205,6 @@ class SpawnFailure extends Error {
   constructor(override readonly cause: unknown) {
     super("spawn failed");
   }
-}
-
-/** The run a folder belongs to, when it sits at <home>/runs/<run>/dispatches/<name>/<id>. */
-function runOf(dir: string): string | null {
-  const parts = path.resolve(dir).split(path.sep);
-  const at = parts.lastIndexOf("dispatches");
-  return at >= 2 && parts[at - 2] === "runs" ? (parts[at - 1] ?? null) : null;
 }
 
 async function stopAgent(
@@ -247,8 +251,7 @@ function writeExit(
   const state = ending.state;
   const toIso = (mono: number | null) =>
     mono === null ? null : new Date(facts.startedAt.getTime() + (mono - facts.startedMono)).toISOString();
-  const exit: ExitFile = {
-    schema: SCHEMA_VERSION,
+  const exit: FolderJsonBody<typeof FILES.exit> = {
     reason: ending.reason,
     code: child?.exit?.code ?? null,
     signal: child?.exit?.signal ?? null,
@@ -270,7 +273,7 @@ function writeExit(
     error: ending.error,
   };
   try {
-    deps.files.writeJson(path.join(dir, "exit.json"), exit);
+    writeExitFile(dir, exit, deps.files);
     return true;
   } catch (error) {
     log("exit-write-failed", { message: error instanceof Error ? error.message : String(error) });

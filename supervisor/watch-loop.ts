@@ -1,8 +1,7 @@
 import * as fs from "node:fs";
-import * as path from "node:path";
 import type { Backend } from "../src/backends/types.js";
 import { type LineFacts, PROGRESS } from "../src/domain/facts.js";
-import { SCHEMA_VERSION, type Spec } from "../src/domain/schemas.js";
+import type { Spec } from "../src/domain/schemas.js";
 import type { ExitReason } from "../src/domain/vocab.js";
 import {
   decide,
@@ -12,6 +11,9 @@ import {
   type WatchLimits,
   type WatchState,
 } from "../src/domain/watch.js";
+import { FILES, fileIn } from "../src/folder/layout.js";
+import type { FolderJsonFile } from "../src/folder/read.js";
+import { type FolderJsonBody, writeFolderJson } from "../src/folder/write.js";
 import { LineReader, type ReadResult } from "../src/infra/line-reader.js";
 import { ActivityWriter } from "./activity.js";
 import type { RunningChild } from "./child.js";
@@ -33,7 +35,7 @@ export const QUIET_POLL_MS = 30_000;
 /** A floor under every sleep, so that no slip in the deadline arithmetic can make the loop spin. */
 const MIN_SLEEP_MS = 5;
 /** The files whose change is news: the agent's output and a cancel request. */
-const WATCHED = ["events.jsonl", "stderr.log", "cancel"] as const;
+const WATCHED = [FILES.events, FILES.stderr, FILES.cancel] as const;
 
 export interface WatchInput {
   dir: string;
@@ -73,9 +75,9 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   const { dir, spec, backend, child, deps, log } = input;
   const { clock, files } = deps;
   const limits = limitsOf(spec);
-  const events = new LineReader(path.join(dir, "events.jsonl"));
-  const stderr = new LineReader(path.join(dir, "stderr.log"));
-  const cancelPath = path.join(dir, "cancel");
+  const events = new LineReader(fileIn(dir, FILES.events));
+  const stderr = new LineReader(fileIn(dir, FILES.stderr));
+  const cancelPath = fileIn(dir, FILES.cancel);
   const parseStderr = backend.parseStderr ?? (() => PROGRESS);
   let state = initialWatch(clock.now());
   let threadWritten: string | null = null;
@@ -84,11 +86,11 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   const toWall = (mono: number) => new Date(wallAtStart + (mono - state.startedAt)).toISOString();
 
   /** thread.json and stall.json inform readers; failing to write one is logged, never fatal. */
-  const writeNotice = (name: string, value: unknown) => {
+  const writeNotice = <F extends FolderJsonFile>(file: F, body: FolderJsonBody<F>) => {
     try {
-      files.writeJson(path.join(dir, name), value);
+      writeFolderJson(dir, file, body, files);
     } catch (error) {
-      log("write-failed", { file: name, message: error instanceof Error ? error.message : String(error) });
+      log("write-failed", { file, message: error instanceof Error ? error.message : String(error) });
     }
   };
 
@@ -103,7 +105,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   let sawChange = true;
   const folder = watchFolder(dir, WATCHED, (name) => {
     sawChange = true;
-    if (wakeOnChange || name === "cancel") sleeping?.abort();
+    if (wakeOnChange || name === FILES.cancel) sleeping?.abort();
   });
 
   const ingest = (
@@ -142,12 +144,11 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       const now = clock.now();
       sawChange = folder === null || folder.broken;
       const bytes =
-        ingest("events.jsonl", events, (line) => backend.parse(line), exited, now) +
-        ingest("stderr.log", stderr, parseStderr, exited, now);
+        ingest(FILES.events, events, (line) => backend.parse(line), exited, now) +
+        ingest(FILES.stderr, stderr, parseStderr, exited, now);
       if (state.thread !== null && state.thread !== threadWritten) {
         threadWritten = state.thread;
-        writeNotice("thread.json", {
-          schema: SCHEMA_VERSION,
+        writeNotice(FILES.thread, {
           thread: state.thread,
           at: clock.wallNow().toISOString(),
         });
@@ -158,8 +159,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       state = judged.state;
       const verdict = judged.verdict;
       if (verdict.kind === "stall") {
-        writeNotice("stall.json", {
-          schema: SCHEMA_VERSION,
+        writeNotice(FILES.stall, {
           at: clock.wallNow().toISOString(),
           quietMs: Math.round(verdict.quietMs),
         });

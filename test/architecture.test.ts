@@ -18,8 +18,10 @@ function sourceFiles(dir: string): string[] {
 function importsOf(file: string): string[] {
   const text = fs.readFileSync(path.join(ROOT, file), "utf8");
   const found: string[] = [];
-  for (const m of text.matchAll(/(?:import|export)\s[^;]*?from\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g)) {
-    found.push((m[1] ?? m[2]) as string);
+  // `import … from "x"`, `export … from "x"`, a bare `import "x"`, and `import("x")`.
+  const imports = /(?:import|export)\s[^;]*?from\s+"([^"]+)"|import\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g;
+  for (const m of text.matchAll(imports)) {
+    found.push((m[1] ?? m[2] ?? m[3]) as string);
   }
   return found;
 }
@@ -40,7 +42,54 @@ function violations(dir: string, forbidden: (to: string) => boolean): string[] {
   );
 }
 
+/**
+ * Each layer and the layers of ours it may import besides itself (style.md, "The layout says the
+ * architecture"): cli → dispatch → folder → backends, infra → domain; the supervisor → folder, backends,
+ * infra, domain. Only src/main.ts, the program's entry, sees both the CLI and the supervisor.
+ */
+const LAYERS: Record<string, readonly string[]> = {
+  "src/domain": [],
+  "src/backends": ["src/domain"],
+  "src/infra": ["src/domain"],
+  "src/folder": ["src/domain", "src/backends", "src/infra"],
+  "src/dispatch": ["src/domain", "src/backends", "src/infra", "src/folder"],
+  "src/demo": ["src/domain"],
+  "src/cli": ["src/domain", "src/backends", "src/infra", "src/folder", "src/dispatch", "src/demo"],
+  supervisor: ["src/domain", "src/backends", "src/infra", "src/folder"],
+};
+
+/** The layer of ours an import lands in, or null for node: and npm modules. */
+function layerOf(to: string): string | null {
+  if (
+    !to.includes("/") ||
+    to.startsWith("node:") ||
+    !(to.startsWith("src/") || to.startsWith("supervisor/"))
+  ) {
+    return null;
+  }
+  return Object.keys(LAYERS).find((layer) => to.startsWith(`${layer}/`)) ?? to;
+}
+
 describe("architecture", () => {
+  for (const [layer, below] of Object.entries(LAYERS)) {
+    it(`lets ${layer} import only ${below.length === 0 ? "itself" : below.join(", ")}`, () => {
+      expect(
+        violations(layer, (to) => {
+          const lands = layerOf(to);
+          return lands !== null && lands !== layer && !below.includes(lands);
+        }),
+      ).toEqual([]);
+    });
+  }
+
+  it("has a layer for every folder of src/ and for the supervisor", () => {
+    const folders = fs
+      .readdirSync(path.join(ROOT, "src"), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => `src/${entry.name}`);
+    expect([...folders, "supervisor"].filter((folder) => LAYERS[folder] === undefined)).toEqual([]);
+  });
+
   it("keeps src/domain pure: no node: modules and nothing of ours outside domain", () => {
     expect(
       violations(
@@ -50,33 +99,41 @@ describe("architecture", () => {
     ).toEqual([]);
   });
 
-  it("keeps backends off the world: no src/infra, no src/dispatch, no node: I/O", () => {
+  it("keeps backends off the world: no node: I/O, nothing of ours but src/domain", () => {
     expect(
       violations(
         "src/backends",
-        (to) =>
-          to.startsWith("node:") ||
-          to.startsWith("src/infra") ||
-          to.startsWith("src/dispatch") ||
-          to.startsWith("src/cli"),
+        (to) => to.startsWith("node:") || (to.includes("/") && !to.startsWith("src/")),
       ),
     ).toEqual([]);
   });
 
-  it("never lets the supervisor import the CLI", () => {
-    expect(violations("supervisor", (to) => to.startsWith("src/cli"))).toEqual([]);
-  });
-
-  it("keeps infra below dispatch and the CLI", () => {
+  it("never lets the supervisor import the CLI or dispatch, nor dispatch the supervisor", () => {
     expect(
-      violations(
-        "src/infra",
-        (to) => to.startsWith("src/dispatch") || to.startsWith("src/cli") || to.startsWith("supervisor"),
-      ),
+      violations("supervisor", (to) => to.startsWith("src/cli") || to.startsWith("src/dispatch")),
     ).toEqual([]);
+    expect(violations("src/dispatch", (to) => to.startsWith("supervisor"))).toEqual([]);
   });
 
-  it("keeps dispatch below the CLI", () => {
-    expect(violations("src/dispatch", (to) => to.startsWith("src/cli"))).toEqual([]);
+  it("lets nothing but the entry import the CLI, and the CLI never import the supervisor", () => {
+    const below = [
+      "src/dispatch",
+      "src/folder",
+      "src/infra",
+      "src/domain",
+      "src/backends",
+      "src/demo",
+      "supervisor",
+    ];
+    expect(below.flatMap((dir) => violations(dir, (to) => to.startsWith("src/cli")))).toEqual([]);
+    expect(violations("src/cli", (to) => to.startsWith("supervisor"))).toEqual([]);
+  });
+
+  it("finds static and dynamic imports: only the entry, src/main.ts, loads the supervisor", () => {
+    expect(violations("src", (to) => to.startsWith("supervisor/"))).toEqual([
+      "src/main.ts imports supervisor/main.js",
+    ]);
+    expect(layerOf("zod")).toBeNull();
+    expect(layerOf("node:fs")).toBeNull();
   });
 });

@@ -225,6 +225,8 @@ function parseStderr(line: string): LineFacts {
 
 export const claudeCodeBackend: Backend = {
   id: "claude-code",
+  label: "claude",
+  command: "cli",
   defaultBin: "claude",
   binEnv: "CATHERD_CLAUDE_BIN",
   installHint: "npm install -g @anthropic-ai/claude-code",

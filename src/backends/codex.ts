@@ -183,6 +183,8 @@ function parseStderr(line: string): LineFacts {
 
 export const codexBackend: Backend = {
   id: "codex",
+  label: "codex",
+  command: "cli",
   defaultBin: "codex",
   binEnv: "CATHERD_CODEX_BIN",
   installHint: "npm install -g @openai/codex",

@@ -1,4 +1,4 @@
-import { type Tokens, ZERO_TOKENS } from "../domain/facts.js";
+import { ZERO_TOKENS } from "../domain/facts.js";
 import { type ExitFacts, type JudgeRules, judgeRun } from "../domain/status.js";
 import type { RunSummary } from "../domain/summary.js";
 import type { Outcome } from "./types.js";
@@ -37,10 +37,6 @@ export function asId(value: unknown): string | null {
 
 export function asCount(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
-}
-
-export function tokens(input: number, cached: number, output: number): Tokens {
-  return { input, cached, output };
 }
 
 /** White space that oneLine folds: anything but a lone space. */

@@ -4,6 +4,8 @@ import type { Backend } from "./types.js";
 /** Any long command: every output line is progress and the exit code decides. */
 export const execBackend: Backend = {
   id: "exec",
+  label: "exec",
+  command: "args",
   defaultBin: "",
   binEnv: "CATHERD_EXEC_BIN",
   installHint: "",

@@ -237,6 +237,8 @@ function finalize(summary: RunSummary, exit: ExitFacts): Outcome {
 
 export const geminiBackend: Backend = {
   id: "gemini",
+  label: "gemini",
+  command: "cli",
   defaultBin: "gemini",
   binEnv: "CATHERD_GEMINI_BIN",
   installHint: "npm install -g @google/gemini-cli",

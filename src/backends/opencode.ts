@@ -185,6 +185,8 @@ function checkThread(id: string): string | null {
 
 export const opencodeBackend: Backend = {
   id: "opencode",
+  label: "opencode",
+  command: "cli",
   defaultBin: "opencode",
   binEnv: "CATHERD_OPENCODE_BIN",
   installHint: "npm install -g opencode-ai",

@@ -1,4 +1,4 @@
-import type { BackendId } from "../domain/vocab.js";
+import { BACKEND_IDS, type BackendId } from "../domain/vocab.js";
 import { claudeCodeBackend } from "./claude-code.js";
 import { codexBackend } from "./codex.js";
 import { execBackend } from "./exec.js";
@@ -14,9 +14,15 @@ const BACKENDS: Record<BackendId, Backend> = {
   exec: execBackend,
 };
 
-/** The backend module for an id, or null when this catherd has none for it. */
-export function backendFor(id: BackendId): Backend | null {
-  return BACKENDS[id] ?? null;
+/** The backend module for an id. */
+export function backendFor(id: BackendId): Backend {
+  return BACKENDS[id];
+}
+
+/** The backend a user named, or null when no backend has that id. */
+export function backendNamed(name: string): Backend | null {
+  const id = BACKEND_IDS.find((known) => known === name);
+  return id === undefined ? null : BACKENDS[id];
 }
 
 /** Every backend this catherd ships, in a stable order. */

@@ -45,7 +45,14 @@ export interface Outcome {
 /** One agent CLI. No other module names a backend (design.md §5). */
 export interface Backend {
   id: BackendId;
-  /** The executable looked up on PATH when neither --bin nor `binEnv` names one. */
+  /** A short name for 80-column tables ("claude" for claude-code). */
+  label: string;
+  /**
+   * Where the command to run comes from. `cli`: the backend's own CLI — `--bin`, else `binEnv`, else
+   * `defaultBin` on PATH. `args`: the first argument after `--` (any command), the rest its arguments.
+   */
+  command: "cli" | "args";
+  /** The executable looked up on PATH when neither --bin nor `binEnv` names one ("" for `args`). */
   defaultBin: string;
   /** The environment variable that overrides the executable, e.g. CATHERD_CODEX_BIN. */
   binEnv: string;

@@ -1,10 +1,9 @@
-import * as path from "node:path";
 import { awaitRecords } from "../dispatch/await-records.js";
 import { inspectDispatch } from "../dispatch/inspect.js";
 import { settleIfDead, stopOrphan } from "../dispatch/settle.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
 import type { DispatchState } from "../domain/vocab.js";
-import { writeFileAtomic } from "../infra/atomic.js";
+import { requestCancel } from "../folder/write.js";
 import type { Command } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
@@ -29,7 +28,7 @@ and records it cancelled. --wait returns once the dispatch is recorded.`,
     } else if (view.state === "lost" || view.state === "exited") {
       view = await settleIfDead(view);
     } else if (view.state !== "recorded") {
-      writeFileAtomic(path.join(dir, "cancel"), `${new Date().toISOString()}\n`);
+      requestCancel(dir);
       if (input.values.wait === true) {
         await awaitRecords([dir], { any: false, timeoutMs: null });
       }

@@ -1,11 +1,14 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { backendFor } from "../backends/registry.js";
+import { SIMULATED_AGENT_FORMAT } from "../demo/wire-format.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
 import { validateDispatch } from "../dispatch/request.js";
+import { formatDuration } from "../domain/duration.js";
 import type { RecordFile } from "../domain/schemas.js";
+import { humanLine } from "../folder/human-line.js";
+import { FILES, fileIn } from "../folder/layout.js";
 import { LineReader } from "../infra/line-reader.js";
 import { programFile } from "../infra/programs.js";
 import type { Command } from "./kit.js";
@@ -19,7 +22,7 @@ export const demoCommand: Command<{ record: RecordFile; home: string }> = {
   name: "demo",
   usage: `usage: catherd demo [--json]
 
-Dispatches an embedded simulated agent (it speaks the codex event format) into a temporary CATHERD_HOME,
+Dispatches an embedded simulated agent (it speaks ${SIMULATED_AGENT_FORMAT}'s event format) into a temporary CATHERD_HOME,
 shows its progress live — tool calls, a stall notice it recovers from, its answer — then its record.`,
   options: {},
   async run(input) {
@@ -27,7 +30,7 @@ shows its progress live — tool calls, a stall notice it recovers from, its ans
     const agent = writeAgentLauncher(home);
     const brief = "Make `npm test` pass: one test of src/sum.ts fails.";
     const request = validateDispatch({
-      backend: "codex",
+      backend: SIMULATED_AGENT_FORMAT,
       name: "demo",
       run: "demo",
       cwd: home,
@@ -41,14 +44,22 @@ shows its progress live — tool calls, a stall notice it recovers from, its ans
     const out = (line: string) => {
       if (!input.json) process.stdout.write(`${line}\n`);
     };
-    out(paint(`catherd demo: a simulated codex agent, supervised (CATHERD_HOME=${home})`, "bold"));
+    out(
+      paint(
+        `catherd demo: a simulated ${SIMULATED_AGENT_FORMAT} agent, supervised (CATHERD_HOME=${home})`,
+        "bold",
+      ),
+    );
     out(`brief: ${brief}`);
     const admitted = await admit(request, home, () => new Date());
     const supervisorPid = await launchSupervisor(admitted.dir);
     out(
-      `dispatched ${admitted.name} (${admitted.dispatchId}), supervisor pid ${supervisorPid}, idle limit 4s\n`,
+      `dispatched ${admitted.name} (${admitted.dispatchId}), supervisor pid ${supervisorPid}, idle limit ${formatDuration(admitted.spec.idleMs)}\n`,
     );
-    const record = await follow(admitted.dir, out);
+    const record = await follow(admitted.dir, (line) => humanLine(request.backend, line), {
+      stallMs: admitted.spec.stallMs,
+      out,
+    });
     out("");
     out(paint(recordLine(record), record.status === "ok" ? "green" : "red"));
     out(`reply: ${record.reply ?? "(none)"}`);
@@ -59,25 +70,27 @@ shows its progress live — tool calls, a stall notice it recovers from, its ans
 };
 
 /** Prints each event as a human line with its time, and the stall notice when it comes; returns the record. */
-async function follow(dir: string, out: (line: string) => void): Promise<RecordFile> {
-  const codex = backendFor("codex");
-  const reader = new LineReader(path.join(dir, "events.jsonl"));
+async function follow(
+  dir: string,
+  human: (line: string) => string | null,
+  { stallMs, out }: { stallMs: number; out: (line: string) => void },
+): Promise<RecordFile> {
+  const reader = new LineReader(fileIn(dir, FILES.events));
   const started = Date.now();
   const stamp = () => paint(`${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s`, "dim");
   let stallShown = false;
   try {
     for (;;) {
       for (const line of reader.read().lines) {
-        const describe = codex?.parse(line).describe;
-        if (describe !== undefined) out(`${stamp()}  ${describe}`);
+        const shown = human(line);
+        if (shown !== null) out(`${stamp()}  ${shown}`);
       }
-      if (!stallShown && fs.existsSync(path.join(dir, "stall.json"))) {
+      if (!stallShown && fs.existsSync(fileIn(dir, FILES.stall))) {
         stallShown = true;
-        out(
-          `${stamp()}  ${paint("stall notice: quiet for 2s with no tool call open (stall.json); still watching", "yellow")}`,
-        );
+        const notice = `stall notice: quiet for ${formatDuration(stallMs)} with no tool call open (stall.json); still watching`;
+        out(`${stamp()}  ${paint(notice, "yellow")}`);
       }
-      const recordFile = path.join(dir, "record.json");
+      const recordFile = fileIn(dir, FILES.record);
       if (fs.existsSync(recordFile)) return JSON.parse(fs.readFileSync(recordFile, "utf8")) as RecordFile;
       if (Date.now() - started > DEMO_TIMEOUT_MS)
         throw new Error(`the demo did not finish in ${DEMO_TIMEOUT_MS} ms; see ${dir}`);
@@ -91,7 +104,7 @@ async function follow(dir: string, out: (line: string) => void): Promise<RecordF
 /** A tiny executable that runs the simulated agent with this node: what `--bin` points at. */
 function writeAgentLauncher(home: string): string {
   const script = programFile("simulated-agent", import.meta.url);
-  const launcher = path.join(home, "simulated-codex");
+  const launcher = path.join(home, `simulated-${SIMULATED_AGENT_FORMAT}`);
   fs.writeFileSync(launcher, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(script)} "$@"\n`, {
     mode: 0o700,
   });

@@ -1,9 +1,11 @@
 import * as fs from "node:fs";
+import { backendNamed } from "../backends/registry.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
 import { checkReadiness } from "../dispatch/readiness.js";
 import { MAX_BRIEF_BYTES, validateDispatch } from "../dispatch/request.js";
 import { CatherdError } from "../domain/errors.js";
+import { BACKEND_IDS } from "../domain/vocab.js";
 import { catherdHome, runName } from "../infra/paths.js";
 import { type Command, listOption, type ParsedInput, stringOption } from "./kit.js";
 
@@ -19,7 +21,7 @@ export interface Dispatched {
   };
 }
 
-const USAGE = `usage: catherd dispatch --backend <codex|claude-code|opencode|gemini|exec> [options] [-- extra args]
+const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [options] [-- extra args]
 
   --name <n>            name of the dispatch (default: <backend>-<suffix>)
   --run <r>             run to admit it into (default: $CATHERD_RUN, else default)
@@ -126,8 +128,9 @@ async function readBrief(input: ParsedInput): Promise<Buffer | null> {
     if (stat.size > MAX_BRIEF_BYTES) return Buffer.alloc(MAX_BRIEF_BYTES + 1);
     return fs.readFileSync(file);
   }
-  // For exec the brief is optional: an open, silent stdin must not hang the dispatcher.
-  if (process.stdin.isTTY === true || stringOption(input, "backend") === "exec") return null;
+  // Where the brief is optional (exec): an open, silent stdin must not hang the dispatcher.
+  const backend = backendNamed(stringOption(input, "backend") ?? "");
+  if (process.stdin.isTTY === true || backend?.needsBrief === false) return null;
   return readStdin();
 }
 

@@ -1,4 +1,4 @@
-import { allBackends, backendFor } from "../backends/registry.js";
+import { allBackends, backendNamed } from "../backends/registry.js";
 import type { Backend } from "../backends/types.js";
 import { checkReadiness } from "../dispatch/readiness.js";
 import { CatherdError } from "../domain/errors.js";
@@ -34,8 +34,7 @@ is not. Exit 3 when a backend you name is missing or not ready.`,
   options: {},
   async run(input) {
     const named = input.positionals.map((name) => {
-      const id = BACKEND_IDS.find((b) => b === name);
-      const backend = id === undefined ? null : backendFor(id);
+      const backend = backendNamed(name);
       if (backend === null) {
         throw new CatherdError("E_INPUT_INVALID", `unknown backend ${JSON.stringify(name)}`, {
           fix: `name one of ${BACKEND_IDS.join(", ")}`,
@@ -43,7 +42,7 @@ is not. Exit 3 when a backend you name is missing or not ready.`,
       }
       return backend;
     });
-    const targets = (named.length > 0 ? named : allBackends()).filter((b) => b.id !== "exec");
+    const targets = (named.length > 0 ? named : allBackends()).filter((b) => b.command === "cli");
     const backends = await Promise.all(targets.map((b) => check(b, process.env)));
     const notReady = named.length > 0 && backends.some((b) => !b.ready);
     return { data: { backends }, text: render(backends), exitCode: notReady ? 3 : 0 };

@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
-import * as path from "node:path";
-import { backendFor } from "../backends/registry.js";
 import { inspectDispatch } from "../dispatch/inspect.js";
 import { settleIfDead } from "../dispatch/settle.js";
-import type { BackendId } from "../domain/vocab.js";
+import { backendOf } from "../folder/backend.js";
+import { humanLine } from "../folder/human-line.js";
+import { FILES, fileIn } from "../folder/layout.js";
 import { LineReader } from "../infra/line-reader.js";
 import type { Command } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
@@ -21,17 +21,9 @@ The event stream as human lines (the backend's reading of each event), or --raw 
   async run(input) {
     const ref = refOf(input, "logs");
     const dir = dispatchDirOf(input, ref);
-    const view = inspectDispatch(dir);
-    const backend = backendFor((view.admit?.backend ?? view.spec?.backend ?? "exec") as BackendId);
-    const render = (line: string): string | null => {
-      if (input.values.raw === true || backend === null) return line;
-      try {
-        const facts = backend.parse(line);
-        return facts.describe ?? (backend.id === "exec" ? line : null);
-      } catch {
-        return line;
-      }
-    };
+    const backend = backendOf(inspectDispatch(dir));
+    const render = (line: string): string | null =>
+      input.values.raw === true ? line : humanLine(backend, line);
     const collected: string[] = [];
     const emit = (line: string) => {
       const shown = render(line);
@@ -39,14 +31,14 @@ The event stream as human lines (the backend's reading of each event), or --raw 
       if (input.json) collected.push(shown);
       else process.stdout.write(`${shown}\n`);
     };
-    const reader = new LineReader(path.join(dir, "events.jsonl"));
+    const reader = new LineReader(fileIn(dir, FILES.events));
     try {
       const drain = () => {
         for (let r = reader.read(CHUNK_BYTES); r.bytes > 0; r = reader.read(CHUNK_BYTES))
           r.lines.forEach(emit);
       };
       drain();
-      while (input.values.follow === true && !fs.existsSync(path.join(dir, "record.json"))) {
+      while (input.values.follow === true && !fs.existsSync(fileIn(dir, FILES.record))) {
         await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
         drain();
         const now = inspectDispatch(dir);

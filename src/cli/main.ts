@@ -1,5 +1,5 @@
-#!/usr/bin/env node
 // catherd's command line: one verb, one lazily loaded module, so that each command pays only for itself.
+// `catherd supervise` is not among them: src/main.ts runs the supervisor program for it.
 import { dismiss, startStandbySupervisor } from "../dispatch/standby.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome } from "../infra/paths.js";
@@ -36,15 +36,12 @@ usage:
 
 Every command takes --json. See README.md and specs/cli.md.`;
 
-async function main(argv: string[]): Promise<number> {
+/** Runs one command line (without `supervise`); resolves to the process exit code. */
+export async function cliMain(argv: readonly string[]): Promise<number> {
   const [verb, ...rest] = argv;
   if (verb === undefined || verb === "help" || verb === "--help" || verb === "-h") {
     process.stdout.write(`${USAGE}\n`);
     return verb === undefined ? 2 : 0;
-  }
-  if (verb === "supervise") {
-    const { superviseMain } = await import("../../supervisor/main.js");
-    return superviseMain(rest[0], rest.slice(1));
   }
   const load = VERBS[verb];
   if (load === undefined) {
@@ -63,12 +60,3 @@ async function main(argv: string[]): Promise<number> {
     if (standby !== null) dismiss(standby);
   }
 }
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.exitCode = reportError(error, process.argv.includes("--json"));
-  },
-);

@@ -1,9 +1,9 @@
-import { markSeen } from "../dispatch/await-records.js";
 import { inspectDispatch } from "../dispatch/inspect.js";
 import { settleIfDead } from "../dispatch/settle.js";
 import { formatDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
+import { markSeen } from "../folder/markers.js";
 import type { Command } from "./kit.js";
 import { count } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";

@@ -1,9 +1,9 @@
-import * as path from "node:path";
-import { backendFor } from "../backends/registry.js";
 import { type DispatchView, inspectDispatch } from "../dispatch/inspect.js";
 import { settleIfDead } from "../dispatch/settle.js";
 import { isSecretName } from "../domain/env.js";
-import type { BackendId } from "../domain/vocab.js";
+import { backendOf } from "../folder/backend.js";
+import { humanLine } from "../folder/human-line.js";
+import { FILES, fileIn } from "../folder/layout.js";
 import { tailLines } from "../infra/tail.js";
 import type { Command } from "./kit.js";
 import { paint } from "./render.js";
@@ -30,17 +30,11 @@ tail of its events (as human lines) and of its stderr.`,
     const ref = refOf(input, "show");
     let view = inspectDispatch(dispatchDirOf(input, ref));
     view = await settleIfDead(view);
-    const backend = backendFor((view.admit?.backend ?? view.spec?.backend ?? "exec") as BackendId);
-    const events = tailLines(path.join(view.dir, "events.jsonl"), 400)
-      .map((line) => {
-        try {
-          return backend?.parse(line).describe ?? line;
-        } catch {
-          return line;
-        }
-      })
+    const backend = backendOf(view);
+    const events = tailLines(fileIn(view.dir, FILES.events), 400)
+      .flatMap((line) => humanLine(backend, line) ?? [])
       .slice(-TAIL_LINES);
-    const stderr = tailLines(path.join(view.dir, "stderr.log"), TAIL_LINES);
+    const stderr = tailLines(fileIn(view.dir, FILES.stderr), TAIL_LINES);
     const dispatch = {
       ...view,
       spec: view.spec === null ? null : { ...view.spec, env: redact(view.spec.env) },

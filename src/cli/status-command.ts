@@ -1,3 +1,4 @@
+import { backendFor } from "../backends/registry.js";
 import { type DispatchRow, overview } from "../dispatch/overview.js";
 import { catherdHome, runName, runPaths } from "../infra/paths.js";
 import { type Command, stringOption } from "./kit.js";
@@ -60,7 +61,7 @@ export function renderStatus(rows: DispatchRow[], run: string, hidden: number, n
     const line = [
       mark + cell(r.name ?? "(by hand)", 14),
       cell(r.dispatchId.slice(-6), 6),
-      cell(r.backend === "claude-code" ? "claude" : (r.backend ?? "?"), 8),
+      cell(r.backend === null ? "?" : backendFor(r.backend).label, 8),
       style === undefined ? cell(state, 9) : paint(cell(state, 9), style),
       cell(age(r.admittedAt, now), 6),
       cell(tokens, 6),

@@ -1,8 +1,9 @@
-import { awaitRecords, markSeen } from "../dispatch/await-records.js";
+import { awaitRecords } from "../dispatch/await-records.js";
 import { overview } from "../dispatch/overview.js";
 import { parseDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
+import { markSeen } from "../folder/markers.js";
 import { type Command, stringOption } from "./kit.js";
 import { dispatchDirOf, runOf } from "./resolve.js";
 import { recordLine } from "./result-command.js";

@@ -1,20 +1,28 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { defaultStallMs, SPEC_DEFAULTS } from "../domain/defaults.js";
 import { CatherdError } from "../domain/errors.js";
-import { isValidId, makeDispatchId } from "../domain/ids.js";
-import { type AdmitFile, type RunFile, runFileSchema, SCHEMA_VERSION, type Spec } from "../domain/schemas.js";
+import { makeDispatchId } from "../domain/ids.js";
+import {
+  type AdmitFile,
+  type RunFile,
+  runFileSchema,
+  SCHEMA_VERSION,
+  type Spec,
+  type SpecFile,
+} from "../domain/schemas.js";
+import { FILES } from "../folder/layout.js";
+import { writeLiveMarker } from "../folder/markers.js";
+import { resolveSpec } from "../folder/spec.js";
+import { writeBrief, writeFolderJson } from "../folder/write.js";
 import { makeDir, writeFileAtomic, writeJsonAtomic } from "../infra/atomic.js";
 import { gitSnapshot } from "../infra/git.js";
 import { readJsonFile } from "../infra/json-file.js";
 import { lockWithin } from "../infra/lock.js";
 import { dispatchDir, nameDir, type RunPaths, runPaths } from "../infra/paths.js";
 import { startTimeOf } from "../infra/process-identity.js";
-import { inspectDispatch } from "./inspect.js";
-import { type LiveMarker, readLiveMarkers, removeLiveMarkerOf, writeLiveMarker } from "./live-index.js";
+import { LiveSet } from "./live-set.js";
 import { ownsOverlap } from "./owns.js";
 import type { DispatchRequest } from "./request.js";
-import { settleIfDead } from "./settle.js";
 
 /** A held admission lock older than this is taken over: its dispatcher died. */
 export const ADMISSION_LOCK_STALE_MS = 5000;
@@ -27,6 +35,8 @@ export interface Admitted {
   dispatchId: string;
   dir: string;
   admit: AdmitFile;
+  /** spec.json as written: every default resolved. */
+  spec: Spec;
 }
 
 /**
@@ -75,42 +85,6 @@ function ensureRunFile(run: RunPaths, maxParallel: number | null, at: Date): Run
     writeJsonAtomic(run.runFile, file);
   }
   return file;
-}
-
-/**
- * The run's admitted, not yet recorded dispatches, by their markers, with a lazy liveness check: only the
- * markers that could refuse a dispatch are inspected, so the time under the run's lock does not grow
- * with the number of live dispatches. A dead one found on the way is recorded `lost` first, then no
- * longer counts.
- */
-class LiveSet {
-  readonly markers: LiveMarker[] = [];
-  private readonly known = new Map<string, boolean>();
-
-  constructor(run: RunPaths) {
-    for (const marker of readLiveMarkers(run.live)) {
-      // The folder is derived from the marker's ids, never taken from its `dir`: a hand-edited marker must
-      // not make admission inspect, or record into, a folder outside this run.
-      if (!isValidId(marker.name) || !isValidId(marker.dispatchId)) continue;
-      this.markers.push({ ...marker, dir: dispatchDir(run, marker.name, marker.dispatchId) });
-    }
-  }
-
-  async isLive(marker: LiveMarker): Promise<boolean> {
-    const known = this.known.get(marker.dir);
-    if (known !== undefined) return known;
-    const view = await settleIfDead(inspectDispatch(marker.dir));
-    const live = view.state !== "recorded";
-    if (!live) removeLiveMarkerOf(marker.dir);
-    this.known.set(marker.dir, live);
-    return live;
-  }
-
-  async liveCount(): Promise<number> {
-    let n = 0;
-    for (const marker of this.markers) if (await this.isLive(marker)) n += 1;
-    return n;
-  }
 }
 
 function absoluteOwn(cwd: string, own: string): string {
@@ -165,6 +139,7 @@ interface Staged {
   dir: string;
   staging: string;
   admit: AdmitFile;
+  spec: Spec;
 }
 
 /**
@@ -174,8 +149,8 @@ interface Staged {
 function stageDispatch(request: DispatchRequest, run: RunPaths, git: AdmitFile["git"], at: Date): Staged {
   const { dispatchId, dir, staging, name } = createFolder(request, run, at);
   try {
-    const admitFile = writeFolder(request, staging, dir, dispatchId, name, git, at);
-    return { dispatchId, name, dir, staging, admit: admitFile };
+    const written = writeFolder(request, staging, dir, dispatchId, name, git, at);
+    return { dispatchId, name, dir, staging, ...written };
   } catch (error) {
     fs.rmSync(staging, { recursive: true, force: true });
     throw writeFailed(dir, error);
@@ -192,12 +167,12 @@ function commitDispatch(run: RunPaths, staged: Staged, owns: string[], at: Date)
   try {
     // admit.json last, stamped now: a dispatch is admitted when the decision is made, not when it queued.
     const admitFile: AdmitFile = { ...staged.admit, admittedAt: at.toISOString() };
-    writeJsonAtomic(path.join(staged.staging, "admit.json"), admitFile);
+    writeFolderJson(staged.staging, FILES.admit, admitFile);
     fs.renameSync(staged.staging, dir);
     renamed = true;
     writeFileAtomic(path.join(nameDir(run, name), "latest"), `${dispatchId}\n`);
     writeLiveMarker(run.live, { dispatchId, name, dir, owns });
-    return { run, name, dispatchId, dir, admit: admitFile };
+    return { run, name, dispatchId, dir, admit: admitFile, spec: staged.spec };
   } catch (error) {
     // Nothing was started yet: no trace of a dispatch that failed to be written.
     if (renamed) fs.rmSync(dir, { recursive: true, force: true });
@@ -213,7 +188,11 @@ function writeFailed(dir: string, error: unknown): CatherdError {
   });
 }
 
-/** brief.md and spec.json into the staging folder, and the admit.json to write last; paths name the final folder. */
+/**
+ * brief.md and spec.json into the staging folder; returns the admit.json to write last and the spec
+ * written. Paths name the final folder. spec.json holds the spec resolved (every default applied), so
+ * that it says what will run.
+ */
 function writeFolder(
   request: DispatchRequest,
   staging: string,
@@ -222,20 +201,19 @@ function writeFolder(
   name: string,
   git: AdmitFile["git"],
   at: Date,
-): AdmitFile {
-  const briefPath = path.join(dir, "brief.md");
-  if (request.brief !== null) writeFileAtomic(path.join(staging, "brief.md"), request.brief);
+): { admit: AdmitFile; spec: Spec } {
+  if (request.brief !== null) writeBrief(staging, request.brief);
   const plan = request.backend.plan({
     bin: request.bin,
-    briefPath: request.brief === null ? null : briefPath,
+    briefPath: request.brief === null ? null : path.join(dir, FILES.brief),
     model: request.model,
     effort: request.effort,
     access: request.access,
     thread: request.thread,
     extraArgs: request.extraArgs,
   });
-  const idleMs = request.idleMs ?? request.backend.defaults.idleMs;
-  const spec: Spec = {
+  // What the request says, in spec.json's order; resolveSpec fills in the rest.
+  const asked: SpecFile = {
     schema: SCHEMA_VERSION,
     dispatchId,
     backend: request.backend.id,
@@ -243,17 +221,15 @@ function writeFolder(
     args: plan.args,
     env: { ...plan.env, ...request.env },
     cwd: request.cwd,
-    stdinPath: plan.stdin === "brief" && request.brief !== null ? "brief.md" : null,
-    idleMs,
-    wallMs: request.wallMs ?? request.backend.defaults.wallMs,
-    stallMs: defaultStallMs(idleMs),
-    killGraceMs: request.killGraceMs ?? SPEC_DEFAULTS.killGraceMs,
-    graceAfterFinalMs: request.backend.defaults.graceAfterFinalMs,
-    pollMs: SPEC_DEFAULTS.pollMs,
-    providerRetry: { ...SPEC_DEFAULTS.providerRetry },
+    stdinPath: plan.stdin === "brief" && request.brief !== null ? FILES.brief : null,
+    idleMs: request.idleMs ?? undefined,
+    wallMs: request.wallMs ?? undefined,
+    stallMs: undefined,
+    killGraceMs: request.killGraceMs ?? undefined,
   };
-  writeJsonAtomic(path.join(staging, "spec.json"), spec);
-  const admitFile: AdmitFile = {
+  const spec = resolveSpec(asked, request.backend, dir);
+  writeFolderJson(staging, FILES.spec, spec);
+  const admit: AdmitFile = {
     schema: SCHEMA_VERSION,
     dispatchId,
     run: request.run,
@@ -266,7 +242,7 @@ function writeFolder(
     dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid) ?? "unknown" },
     git,
   };
-  return admitFile;
+  return { admit, spec };
 }
 
 /**

@@ -1,9 +1,8 @@
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
+import { FILES, fileIn } from "../folder/layout.js";
 import { inspectDispatch } from "./inspect.js";
-import { SEEN_FILE } from "./overview.js";
 import { settleIfDead } from "./settle.js";
 
 /** How often waiting looks again when no file event came (fs.watch can miss events on some systems). */
@@ -73,18 +72,9 @@ export async function awaitRecords(
 
 function recordProblem(dir: string, problems: readonly CatherdError[]): CatherdError {
   return (
-    problems.find((p) => p.message.includes("record.json")) ??
-    new CatherdError("E_FILE_CORRUPT", `${path.join(dir, "record.json")} cannot be read`, {
-      fix: `inspect it with: cat ${path.join(dir, "record.json")}`,
+    problems.find((p) => p.message.includes(FILES.record)) ??
+    new CatherdError("E_FILE_CORRUPT", `${fileIn(dir, FILES.record)} cannot be read`, {
+      fix: `inspect it with: cat ${fileIn(dir, FILES.record)}`,
     })
   );
-}
-
-/** Marks a record as delivered to its reader, so that `status` stops showing it as unread. */
-export function markSeen(dir: string): void {
-  try {
-    fs.writeFileSync(path.join(dir, SEEN_FILE), `${new Date().toISOString()}\n`, { mode: 0o600, flag: "w" });
-  } catch {
-    // Best effort: an unread mark is cosmetic.
-  }
 }

@@ -1,24 +1,19 @@
 import * as fs from "node:fs";
-import * as path from "node:path";
-import type { z } from "zod";
 import type { CatherdError } from "../domain/errors.js";
-import {
-  type AdmitFile,
-  admitFileSchema,
-  type ExitFile,
-  exitFileSchema,
-  type ProcFile,
-  procFileSchema,
-  type RecordFile,
-  recordFileSchema,
-  type SpecFile,
-  type SupervisorFile,
-  specFileSchema,
-  supervisorFileSchema,
+import type {
+  AdmitFile,
+  ExitFile,
+  ProcFile,
+  RecordFile,
+  SpecFile,
+  SupervisorFile,
 } from "../domain/schemas.js";
 import { dispatchState } from "../domain/state.js";
 import type { DispatchState } from "../domain/vocab.js";
-import { type FileRead, readJsonFile } from "../infra/json-file.js";
+import { agentDispatchId, dispatchIdOf } from "../folder/ids.js";
+import { FILES, type FolderFile, fileIn } from "../folder/layout.js";
+import { type FolderJson, type FolderJsonFile, readFolderJson } from "../folder/read.js";
+import type { FileRead } from "../infra/json-file.js";
 import { isSameProcess } from "../infra/process-identity.js";
 import { findByDispatchVariable } from "../infra/sweep.js";
 
@@ -44,18 +39,21 @@ export interface DispatchView {
  * what makes a reading sound while the dispatch moves on underneath — can be tested step by step.
  */
 export interface FolderProbe {
-  readJson<S extends z.ZodType>(name: string, schema: S): FileRead<z.infer<S>>;
-  exists(name: string): boolean;
+  read<F extends FolderJsonFile>(file: F): FileRead<FolderJson<F>>;
+  exists(file: FolderFile): boolean;
   isAlive(pid: number, startTime: string): boolean;
+  /** Whether some live process carries CATHERD_DISPATCH=<dispatchId> (Linux: /proc/<pid>/environ). */
+  carriesDispatch(dispatchId: string): boolean;
   /** When the folder appeared, ms since the epoch (NaN if unknown). */
   birthMs(): number;
 }
 
 export function diskProbe(dir: string): FolderProbe {
   return {
-    readJson: (name, schema) => readJsonFile(path.join(dir, name), schema),
-    exists: (name) => fs.existsSync(path.join(dir, name)),
+    read: (file) => readFolderJson(dir, file),
+    exists: (file) => fs.existsSync(fileIn(dir, file)),
     isAlive: isSameProcess,
+    carriesDispatch: (dispatchId) => findByDispatchVariable(dispatchId).length > 0,
     birthMs: () => folderBirth(dir),
   };
 }
@@ -65,7 +63,8 @@ export function diskProbe(dir: string): FolderProbe {
  * each process writes its file before it exits (the dispatcher waits for supervisor.json, the supervisor
  * writes exit.json then record.json), so every process is checked alive *before* the file it would write
  * is read. A process seen dead followed by its file seen missing means it really died without writing it;
- * the reverse order could see "no file yet" and then "process gone" across a normal hand-over.
+ * the reverse order could see "no file yet" and then "process gone" across a normal hand-over. Last, and
+ * only for a dispatch that looks lost, the probe looks for any process still carrying its CATHERD_DISPATCH.
  */
 export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskProbe(dir)): DispatchView {
   const problems: CatherdError[] = [];
@@ -75,23 +74,23 @@ export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskPro
     return null;
   };
   // A record is final: with one, no process matters and none is looked up (status over a long history).
-  const recordFirst = probe.readJson("record.json", recordFileSchema);
+  const recordFirst = probe.read(FILES.record);
   const settled = recordFirst.kind !== "missing";
   const alive = (pid: number, startTime: string) => !settled && probe.isAlive(pid, startTime);
-  const admit = take(probe.readJson("admit.json", admitFileSchema));
-  const spec = take(probe.readJson("spec.json", specFileSchema));
+  const admit = take(probe.read(FILES.admit));
+  const spec = take(probe.read(FILES.spec));
   const dispatcherAlive = admit !== null && alive(admit.dispatcher.pid, admit.dispatcher.startTime);
-  const supervisorRead = probe.readJson("supervisor.json", supervisorFileSchema);
+  const supervisorRead = probe.read(FILES.supervisor);
   const supervisor = take(supervisorRead);
   // From the same read: a torn supervisor.json still means a supervisor came up.
   const hasSupervisor = supervisorRead.kind !== "missing";
   const supervisorAlive = supervisor !== null && alive(supervisor.pid, supervisor.startTime);
-  const proc = take(probe.readJson("proc.json", procFileSchema));
+  const proc = take(probe.read(FILES.proc));
   const agentAlive = proc !== null && alive(proc.pid, proc.startTime);
-  const cancelRequested = probe.exists("cancel");
-  const exitRead = probe.readJson("exit.json", exitFileSchema);
+  const cancelRequested = probe.exists(FILES.cancel);
+  const exitRead = probe.read(FILES.exit);
   const exit = take(exitRead);
-  const recordRead = settled ? recordFirst : probe.readJson("record.json", recordFileSchema);
+  const recordRead = settled ? recordFirst : probe.read(FILES.record);
   const record = take(recordRead);
   const admittedAtMs = admit !== null ? Date.parse(admit.admittedAt) : probe.birthMs();
   let state = dispatchState({
@@ -108,12 +107,12 @@ export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskPro
   // The supervisor may have died after spawning the agent but before naming it in proc.json, or the agent
   // may have ended and left a process behind: anything still carrying the dispatch's variable is an orphan
   // to stop (catherd cancel), not a lost dispatch to record while it runs on.
-  if (state === "lost" && findByDispatchVariable(agentDispatchId({ dir, spec })).length > 0) {
+  if (state === "lost" && probe.carriesDispatch(agentDispatchId({ dir, spec }))) {
     state = "orphaned";
   }
   return {
     dir,
-    dispatchId: admit?.dispatchId ?? spec?.dispatchId ?? path.basename(dir),
+    dispatchId: dispatchIdOf({ dir, admit, spec }),
     state,
     admit,
     spec,
@@ -124,11 +123,6 @@ export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskPro
     problems,
     admittedAtMs,
   };
-}
-
-/** The value of CATHERD_DISPATCH in the dispatch's processes: spec.dispatchId, else the folder's name. */
-export function agentDispatchId(view: Pick<DispatchView, "dir" | "spec">): string {
-  return view.spec?.dispatchId ?? path.basename(view.dir);
 }
 
 function folderBirth(dir: string): number {

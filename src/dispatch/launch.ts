@@ -1,13 +1,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CatherdError } from "../domain/errors.js";
-import { supervisorFileSchema } from "../domain/schemas.js";
+import { writeEndedExit } from "../folder/exit.js";
+import { FILES, fileIn } from "../folder/layout.js";
+import { readFolderJson } from "../folder/read.js";
+import { writeRecord } from "../folder/record.js";
 import { FILE_MODE } from "../infra/atomic.js";
-import { readJsonFile } from "../infra/json-file.js";
 import { cpuTicksOf } from "../infra/process-identity.js";
 import { programFile } from "../infra/programs.js";
-import { writeEndedExit } from "./ended-exit.js";
-import { writeRecord } from "./record.js";
 import { handOver, type StandbySupervisor } from "./standby.js";
 import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-process.js";
 
@@ -55,19 +55,19 @@ export async function launchSupervisor(
     spawnError !== null
       ? `the supervisor could not be started: ${spawnError.message}`
       : exited !== null
-        ? `the supervisor ended (${exited}) before it was ready: ${tail(path.join(dir, "supervisor.out"))}`
+        ? `the supervisor ended (${exited}) before it was ready: ${tail(fileIn(dir, FILES.supervisorOut))}`
         : `the supervisor did not come up (no progress for ${SUPERVISOR_START_TIMEOUT_MS} ms, or not up within ${SUPERVISOR_START_CAP_MS} ms)`;
   if (pid !== undefined && exited === null) child.kill("SIGKILL");
   child.unref();
   await recordStartFailure(dir, why);
   throw new CatherdError("E_SUPERVISOR_START", `${why} (dispatch ${path.basename(dir)} recorded as lost)`, {
-    fix: `see ${path.join(dir, "supervisor.out")} and ${path.join(dir, "supervisor.log")}, then dispatch again`,
+    fix: `see ${fileIn(dir, FILES.supervisorOut)} and ${fileIn(dir, FILES.supervisorLog)}, then dispatch again`,
   });
 }
 
 /** A supervisor started for `dir` directly, its output appended to supervisor.out. */
 function startFresh(program: string, dir: string): SupervisorProcess {
-  const outFd = fs.openSync(path.join(dir, "supervisor.out"), "a", FILE_MODE);
+  const outFd = fs.openSync(fileIn(dir, FILES.supervisorOut), "a", FILE_MODE);
   return startSupervisorProcess(program, [dir], { stdin: "ignore", outFd, cwd: dir });
 }
 
@@ -77,7 +77,6 @@ function startFresh(program: string, dir: string): SupervisorProcess {
  */
 async function untilNamed(dir: string, pid: number, ended: () => string | null): Promise<boolean> {
   const started = Date.now();
-  const file = path.join(dir, "supervisor.json");
   let ticks = cpuTicksOf(pid);
   let progressAt = started;
   // supervisor.json appearing wakes the wait at once (inotify); the poll is the fallback, and also how
@@ -91,7 +90,9 @@ async function untilNamed(dir: string, pid: number, ended: () => string | null):
       // Whether it has ended is noted before supervisor.json is read: a supervisor whose agent ends at
       // once may name itself, finish and exit between two polls, and that is a success.
       const gone = ended() !== null;
-      const read = fs.existsSync(file) ? readJsonFile(file, supervisorFileSchema) : null;
+      const read = fs.existsSync(fileIn(dir, FILES.supervisor))
+        ? readFolderJson(dir, FILES.supervisor)
+        : null;
       if (read?.kind === "ok" && read.value.pid === pid) return true;
       if (gone) return false;
       const now = Date.now();
@@ -122,7 +123,7 @@ async function untilNamed(dir: string, pid: number, ended: () => string | null):
 function watchFolder(dir: string, onChange: () => void): fs.FSWatcher | null {
   try {
     const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-      if (name === "supervisor.json") onChange();
+      if (name === FILES.supervisor) onChange();
     });
     watcher.on("error", () => {});
     return watcher;

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { CatherdError } from "../domain/errors.js";
 import { isValidId } from "../domain/ids.js";
+import { isDispatchFolder } from "../folder/layout.js";
 import { nameDir, type RunPaths } from "../infra/paths.js";
 
 // Finding dispatch folders. Names and ids are validated before they become paths, so nothing a user
@@ -25,7 +26,7 @@ export function listDispatchDirs(run: RunPaths): string[] {
 export function locateDispatch(run: RunPaths, ref: string): string {
   if (ref.includes("/") || ref === "." || ref === "..") {
     const dir = path.resolve(ref);
-    if (fs.existsSync(path.join(dir, "spec.json")) || fs.existsSync(path.join(dir, "admit.json"))) return dir;
+    if (isDispatchFolder(dir)) return dir;
     throw notFound(ref, run);
   }
   if (!isValidId(ref)) {

@@ -1,13 +1,9 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
-import {
-  type ActivityFile,
-  activityFileSchema,
-  type RecordFile,
-  recordFileSchema,
-} from "../domain/schemas.js";
-import type { DispatchState } from "../domain/vocab.js";
-import { readJsonFile } from "../infra/json-file.js";
+import type { ActivityFile, RecordFile } from "../domain/schemas.js";
+import type { BackendId, DispatchState } from "../domain/vocab.js";
+import { backendIdOf } from "../folder/backend.js";
+import { FILES } from "../folder/layout.js";
+import { isSeen } from "../folder/markers.js";
+import { readFolderJson } from "../folder/read.js";
 import type { RunPaths } from "../infra/paths.js";
 import { type DispatchView, inspectDispatch } from "./inspect.js";
 import { listDispatchDirs } from "./locate.js";
@@ -19,7 +15,7 @@ export interface DispatchRow {
   name: string | null;
   dispatchId: string;
   dir: string;
-  backend: string | null;
+  backend: BackendId | null;
   state: DispatchState;
   admittedAt: string | null;
   endedAt: string | null;
@@ -34,9 +30,6 @@ export interface DispatchRow {
   problems: { code: string; message: string }[];
 }
 
-/** The file `result` and `wait` leave to mark a record as delivered (status shows the others). */
-export const SEEN_FILE = "seen";
-
 /**
  * Rows for every dispatch of a run, live ones first then newest first. A recorded dispatch costs one file
  * read (record.json); a live one reads its small files and activity.json, never its event stream. Dead
@@ -45,7 +38,7 @@ export const SEEN_FILE = "seen";
 export async function overview(run: RunPaths): Promise<DispatchRow[]> {
   const rows: DispatchRow[] = [];
   for (const dir of listDispatchDirs(run)) {
-    const record = readJsonFile(path.join(dir, "record.json"), recordFileSchema);
+    const record = readFolderJson(dir, FILES.record);
     if (record.kind === "ok") {
       rows.push(recordedRow(run, dir, record.value));
       continue;
@@ -73,20 +66,20 @@ function recordedRow(run: RunPaths, dir: string, record: RecordFile): DispatchRo
     lastEventAt: null,
     openToolCalls: [],
     tokens: record.tokens,
-    unread: !fs.existsSync(path.join(dir, SEEN_FILE)),
+    unread: !isSeen(dir),
     problems: [],
   };
 }
 
 export function liveRow(run: RunPaths, view: DispatchView): DispatchRow {
-  const activity = readJsonFile(path.join(view.dir, "activity.json"), activityFileSchema);
+  const activity = readFolderJson(view.dir, FILES.activity);
   const now = activity.kind === "ok" ? activity.value : null;
   return {
     run: run.run,
     name: view.admit?.name ?? null,
     dispatchId: view.dispatchId,
     dir: view.dir,
-    backend: view.admit?.backend ?? view.spec?.backend ?? null,
+    backend: backendIdOf(view),
     state: view.state,
     admittedAt: view.admit?.admittedAt ?? view.supervisor?.startedAt ?? null,
     endedAt: view.record?.endedAt ?? view.exit?.endedAt ?? null,
@@ -96,7 +89,7 @@ export function liveRow(run: RunPaths, view: DispatchView): DispatchRow {
     lastEventAt: now?.lastEventAt ?? null,
     openToolCalls: now?.openToolCalls ?? [],
     tokens: view.record?.tokens ?? now?.tokens ?? null,
-    unread: view.state === "recorded" && !fs.existsSync(path.join(view.dir, SEEN_FILE)),
+    unread: view.state === "recorded" && !isSeen(view.dir),
     problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
   };
 }

@@ -7,7 +7,7 @@ import { parseDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import { ID_PATTERN } from "../domain/ids.js";
 import { accessSchema, backendIdSchema } from "../domain/schemas.js";
-import type { AccessLevel } from "../domain/vocab.js";
+import { type AccessLevel, BACKEND_IDS } from "../domain/vocab.js";
 import { resolveExecutable } from "../infra/which.js";
 
 /** The largest brief accepted: larger ones belong in a file in the work tree that the brief names. */
@@ -81,20 +81,10 @@ function check<T>(field: string, schema: z.ZodType<T>, value: unknown, fix: stri
 /** Validates every input of `catherd dispatch` before anything is written (design.md §7). */
 export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
   if (raw.backend === undefined)
-    throw invalid(
-      "--backend",
-      "is required",
-      "catherd dispatch --backend codex|claude-code|opencode|gemini|exec …",
-    );
-  const backendId = check(
-    "--backend",
-    backendIdSchema,
-    raw.backend,
-    "use one of codex, claude-code, opencode, gemini, exec",
+    throw invalid("--backend", "is required", `catherd dispatch --backend ${BACKEND_IDS.join("|")} …`);
+  const backend = backendFor(
+    check("--backend", backendIdSchema, raw.backend, `use one of ${BACKEND_IDS.join(", ")}`),
   );
-  const backend = backendFor(backendId);
-  if (backend === null)
-    throw invalid("--backend", `${backendId} is not available in this catherd`, "catherd doctor");
   const idFix = "use 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit";
   const name = raw.name === undefined ? null : check("--name", id, raw.name, idFix);
   const run = check("--run", id, raw.run, idFix);
@@ -259,14 +249,14 @@ function resolveBin(backend: Backend, raw: RawDispatchInput): { bin: string; ext
     raw.environment[backend.binEnv] ??
     (backend.defaultBin === "" ? undefined : backend.defaultBin);
   let extraArgs = raw.rest;
-  if (backend.id === "exec" && raw.bin === undefined) {
+  if (backend.command === "args" && raw.bin === undefined) {
     wanted = raw.rest[0];
     extraArgs = raw.rest.slice(1);
     if (wanted === undefined)
       throw invalid(
         "command",
-        "is required for --backend exec",
-        "catherd dispatch --backend exec -- <command> [args…]",
+        `is required for --backend ${backend.id}`,
+        `catherd dispatch --backend ${backend.id} -- <command> [args…]`,
       );
   }
   const found = wanted === undefined ? null : resolveExecutable(wanted, raw.environment.PATH ?? "");
@@ -276,7 +266,7 @@ function resolveBin(backend: Backend, raw: RawDispatchInput): { bin: string; ext
       `${backend.id}: cannot find the executable ${JSON.stringify(wanted ?? backend.defaultBin)}`,
       {
         fix:
-          backend.id === "exec"
+          backend.command === "args"
             ? "check the command after --"
             : `install it, or point --bin or ${backend.binEnv} at it (catherd doctor)`,
       },

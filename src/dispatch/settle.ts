@@ -1,10 +1,11 @@
 import { CatherdError, isCatherdError } from "../domain/errors.js";
+import { writeEndedExit } from "../folder/exit.js";
+import { agentDispatchId } from "../folder/ids.js";
+import { writeRecord } from "../folder/record.js";
 import { systemClock } from "../infra/clock.js";
 import { isSameProcess } from "../infra/process-identity.js";
 import { stopDispatch } from "../infra/stop.js";
-import { writeEndedExit } from "./ended-exit.js";
-import { agentDispatchId, type DispatchView, inspectDispatch } from "./inspect.js";
-import { writeRecord } from "./record.js";
+import { type DispatchView, inspectDispatch } from "./inspect.js";
 
 // A dispatch whose supervisor is gone is settled by whoever finds it: exit.json (created exclusively, so
 // racing readers agree on one) and then record.json (exclusive too). Exactly one record, always.

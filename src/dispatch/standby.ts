@@ -1,8 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { FILES, fileIn } from "../folder/layout.js";
 import { FILE_MODE } from "../infra/atomic.js";
 import { startTimeOf } from "../infra/process-identity.js";
-import { programFile } from "../infra/programs.js";
+import { programFile, STANDBY_FLAG } from "../infra/programs.js";
 import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-process.js";
 
 // A supervisor started before it has a folder, so that its node start-up and module loading overlap the
@@ -10,9 +11,6 @@ import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-pro
 // its stdin for one line, the folder to supervise, and until then writes nothing anywhere. The dispatcher
 // is the only writer of that pipe: when it refuses, fails or dies, the pipe closes and the standby exits.
 // (specs/dispatch.md, "The supervisor, detached".)
-
-/** The flag that puts the supervisor program in standby; its argument is the file its output goes to. */
-export const STANDBY_FLAG = "--standby";
 
 /** A standby supervisor, as its dispatcher sees it. */
 export interface StandbySupervisor extends SupervisorProcess {
@@ -90,7 +88,7 @@ export async function handOver(standby: StandbySupervisor, dir: string): Promise
     return false;
   }
   try {
-    fs.renameSync(standby.outFile, path.join(dir, "supervisor.out"));
+    fs.renameSync(standby.outFile, fileIn(dir, FILES.supervisorOut));
   } catch {
     dismiss(standby);
     return false;

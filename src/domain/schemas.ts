@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { ACCESS_LEVELS, BACKEND_IDS, ERROR_CODES, ERROR_KINDS, EXIT_REASONS, STATUSES } from "./vocab.js";
+import {
+  ACCESS_LEVELS,
+  BACKEND_IDS,
+  ERROR_CODES,
+  ERROR_KINDS,
+  EXIT_REASONS,
+  SPEC_DEFAULT_BACKEND,
+  STATUSES,
+} from "./vocab.js";
 
 // The files of a dispatch folder and a run (specs/dispatch-folder.md). Each carries `schema: 1`, keeps
 // fields it does not know (a newer catherd or a person may add some), and is validated on every read.
@@ -35,7 +43,7 @@ const errorField = loose({ code: z.enum(ERROR_CODES).or(z.string()), message: z.
 export const specFileSchema = loose({
   schema: schemaField.optional(),
   dispatchId: z.string().min(1).optional(),
-  backend: backendIdSchema.default("exec"),
+  backend: backendIdSchema.default(SPEC_DEFAULT_BACKEND),
   cmd: z.string().min(1),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),

@@ -43,6 +43,8 @@ export type ErrorKind = (typeof ERROR_KINDS)[number];
 /** The agent CLIs catherd knows, plus `exec` for any command. */
 export const BACKEND_IDS = ["codex", "claude-code", "opencode", "gemini", "exec"] as const;
 export type BackendId = (typeof BACKEND_IDS)[number];
+/** The backend of a spec.json that names none: any command (specs/dispatch-folder.md). */
+export const SPEC_DEFAULT_BACKEND: BackendId = "exec";
 
 /** What a reader reports about a dispatch. */
 export const DISPATCH_STATES = [

@@ -15,6 +15,12 @@ const PROGRAMS = {
 export type ProgramName = keyof typeof PROGRAMS;
 
 /**
+ * The argument that starts the supervisor program in standby (src/dispatch/standby.ts); the next one names
+ * the file its output goes to. Shared by the dispatcher that starts it and the program that obeys it.
+ */
+export const STANDBY_FLAG = "--standby";
+
+/**
  * The file to run with node for `name`, found from `fromUrl` (the caller's import.meta.url): the bundled
  * program beside it, else the compiled one under the nearest dist/ above it.
  */

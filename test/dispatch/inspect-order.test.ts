@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type FolderProbe, inspectDispatch } from "../../src/dispatch/inspect.js";
+import type { FolderJson, FolderJsonFile } from "../../src/folder/read.js";
 import type { FileRead } from "../../src/infra/json-file.js";
 
 // A reader looks at a folder while the dispatch moves on. These tests script a normal hand-over (the
@@ -14,6 +15,8 @@ interface World {
   files: Record<string, unknown>;
   /** pid → alive */
   alive: Record<number, boolean>;
+  /** Dispatch ids some live process carries as CATHERD_DISPATCH (an agent whose proc.json never came). */
+  carried?: string[];
 }
 
 const DISPATCHER = 101;
@@ -22,11 +25,13 @@ const AGENT = 303;
 
 const admit = {
   dispatchId: "d-order",
+  backend: "exec",
   admittedAt: ADMITTED,
   dispatcher: { pid: DISPATCHER, startTime: "1" },
 };
 const supervisor = { pid: SUPERVISOR, startTime: "2", startedAt: ADMITTED };
 const proc = { pid: AGENT, pgid: AGENT, startTime: "3" };
+const spec = { dispatchId: "d-order", backend: "exec", cmd: "agent" };
 const exit = { reason: "completed" };
 const record = { status: "ok" };
 
@@ -35,12 +40,13 @@ function scriptedProbe(before: World, after: World, switchAfter: number): Folder
   let observations = 0;
   const world = () => (observations++ < switchAfter ? before : after);
   return {
-    readJson: <T>(name: string): FileRead<T> => {
+    read: <F extends FolderJsonFile>(name: F): FileRead<FolderJson<F>> => {
       const value = world().files[name];
-      return value === undefined ? { kind: "missing" } : { kind: "ok", value: value as T };
+      return value === undefined ? { kind: "missing" } : { kind: "ok", value: value as FolderJson<F> };
     },
     exists: (name) => world().files[name] !== undefined,
     isAlive: (pid) => world().alive[pid] === true,
+    carriesDispatch: (dispatchId) => world().carried?.includes(dispatchId) === true,
     birthMs: () => NOW - 60_000,
   };
 }
@@ -130,5 +136,29 @@ describe("inspectDispatch observes processes before the files they write", () =>
   it("still reports a dispatch lost when its dispatcher died before any supervisor came up", () => {
     const dead: World = { files: { "admit.json": admit }, alive: {} };
     expect(statesAcross(dead, dead)).toEqual(new Set(["lost"]));
+  });
+
+  it("reports an orphan, not a lost dispatch, when its supervisor died before proc.json and the agent runs on", () => {
+    const orphan: World = {
+      files: { "admit.json": admit, "spec.json": spec, "supervisor.json": supervisor },
+      alive: {},
+      carried: ["d-order"],
+    };
+    expect(statesAcross(orphan, orphan)).toEqual(new Set(["orphaned"]));
+  });
+
+  it("looks for processes by the id in spec.json, else by the folder's name", () => {
+    const bySpec: World = {
+      files: {
+        "admit.json": admit,
+        "spec.json": { ...spec, dispatchId: "from-spec" },
+        "supervisor.json": supervisor,
+      },
+      alive: {},
+      carried: ["from-spec"],
+    };
+    expect(statesAcross(bySpec, bySpec)).toEqual(new Set(["orphaned"]));
+    const byName: World = { files: { "supervisor.json": supervisor }, alive: {}, carried: ["d-order"] };
+    expect(statesAcross(byName, byName)).toEqual(new Set(["orphaned"]));
   });
 });

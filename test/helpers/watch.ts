@@ -1,6 +1,5 @@
 import * as path from "node:path";
 import { backendFor } from "../../src/backends/registry.js";
-import type { Backend } from "../../src/backends/types.js";
 import { SCHEMA_VERSION, type Spec } from "../../src/domain/schemas.js";
 import type { BackendId } from "../../src/domain/vocab.js";
 import type { Clock } from "../../src/infra/clock.js";
@@ -48,7 +47,7 @@ export async function watchUntilStopped(dir: string, clock: Clock, spec: Spec) {
   const outcome = await watchAgent({
     dir,
     spec,
-    backend: backendFor(spec.backend) as Backend,
+    backend: backendFor(spec.backend),
     child: neverExitingChild(),
     deps: { clock, files: systemFiles },
     log: () => {},

@@ -1,11 +1,27 @@
-import * as path from "node:path";
-import { type ExitFile, SCHEMA_VERSION } from "../domain/schemas.js";
+import type { ExitFile } from "../domain/schemas.js";
 import type { ExitReason } from "../domain/vocab.js";
-import { createJsonExclusive } from "../infra/atomic.js";
+import { FILES } from "./layout.js";
+import {
+  atomicWriter,
+  createFolderJson,
+  type FolderJsonBody,
+  type JsonWriter,
+  writeFolderJson,
+} from "./write.js";
+
+/** exit.json as the supervisor writes it: replaced atomically, through the supervisor's own writer. */
+export function writeExit(
+  dir: string,
+  exit: FolderJsonBody<typeof FILES.exit>,
+  writer: JsonWriter = atomicWriter,
+): void {
+  writeFolderJson(dir, FILES.exit, exit, writer);
+}
 
 /**
  * exit.json for a dispatch ended by someone other than its supervisor (a reader finding it lost, cancel
  * stopping an orphan, dispatch failing to start it). Created exclusively: racing writers agree on one.
+ * False when an exit.json exists already.
  */
 export function writeEndedExit(
   dir: string,
@@ -17,8 +33,7 @@ export function writeEndedExit(
     startedAt?: string | null;
   },
 ): boolean {
-  const exit: ExitFile = {
-    schema: SCHEMA_VERSION,
+  return createFolderJson(dir, FILES.exit, {
     reason: facts.reason,
     code: null,
     signal: null,
@@ -34,6 +49,5 @@ export function writeEndedExit(
     stalled: false,
     stop: facts.stop ?? { term: false, kill: false, swept: 0 },
     error: facts.error,
-  };
-  return createJsonExclusive(path.join(dir, "exit.json"), exit);
+  });
 }

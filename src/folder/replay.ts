@@ -1,8 +1,8 @@
-import * as path from "node:path";
 import type { Backend } from "../backends/types.js";
 import { PROGRESS } from "../domain/facts.js";
 import { addFacts, emptySummary, type RunSummary } from "../domain/summary.js";
 import { LineReader } from "../infra/line-reader.js";
+import { FILES, fileIn } from "./layout.js";
 
 /**
  * Folds a dispatch's events.jsonl and stderr.log through its backend, in bounded memory: the record is
@@ -10,8 +10,8 @@ import { LineReader } from "../infra/line-reader.js";
  */
 export function summarizeDispatch(dir: string, backend: Backend): RunSummary {
   const summary = emptySummary();
-  fold(path.join(dir, "events.jsonl"), (line) => backend.parse(line), summary);
-  fold(path.join(dir, "stderr.log"), backend.parseStderr ?? (() => PROGRESS), summary);
+  fold(fileIn(dir, FILES.events), (line) => backend.parse(line), summary);
+  fold(fileIn(dir, FILES.stderr), backend.parseStderr ?? (() => PROGRESS), summary);
   return summary;
 }
 

@@ -1,0 +1,60 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+// The files of one dispatch folder (specs/dispatch-folder.md) and where a folder sits in a home. Every
+// module that touches a dispatch folder names its files through here.
+
+/** Every file a dispatch folder can hold, by role. */
+export const FILES = {
+  brief: "brief.md",
+  spec: "spec.json",
+  admit: "admit.json",
+  supervisor: "supervisor.json",
+  supervisorLock: "supervisor.lock",
+  proc: "proc.json",
+  events: "events.jsonl",
+  stderr: "stderr.log",
+  thread: "thread.json",
+  activity: "activity.json",
+  stall: "stall.json",
+  cancel: "cancel",
+  exit: "exit.json",
+  record: "record.json",
+  reply: "reply.md",
+  seen: "seen",
+  supervisorLog: "supervisor.log",
+  supervisorOut: "supervisor.out",
+} as const;
+export type FolderFile = (typeof FILES)[keyof typeof FILES];
+
+/** The path of one file of the folder `dir`. */
+export function fileIn(dir: string, file: FolderFile): string {
+  return path.join(dir, file);
+}
+
+/** A folder is a dispatch folder when it holds spec.json (a hand-written one) or admit.json. */
+export function isDispatchFolder(dir: string): boolean {
+  return fs.existsSync(fileIn(dir, FILES.spec)) || fs.existsSync(fileIn(dir, FILES.admit));
+}
+
+/** Where a dispatch folder sits: `<home>/runs/<run>/dispatches/<name>/<dispatchId>`. */
+export interface FolderPlace {
+  /** `<home>/runs/<run>`. */
+  runDir: string;
+  run: string;
+  name: string;
+  dispatchId: string;
+}
+
+/** The place of a folder laid out in a home, or null for a folder anywhere else (one written by hand). */
+export function placeOf(dir: string): FolderPlace | null {
+  const parts = path.resolve(dir).split(path.sep);
+  const at = parts.length - 3;
+  if (at < 2 || parts[at] !== "dispatches" || parts[at - 2] !== "runs") return null;
+  return {
+    runDir: parts.slice(0, at).join(path.sep),
+    run: parts[at - 1] as string,
+    name: parts[at + 1] as string,
+    dispatchId: parts[at + 2] as string,
+  };
+}

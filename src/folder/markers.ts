@@ -1,0 +1,72 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { z } from "zod";
+import { loose } from "../domain/schemas.js";
+import { writeJsonAtomic } from "../infra/atomic.js";
+import { parseJsonText } from "../infra/json-file.js";
+import { FILES, fileIn, placeOf } from "./layout.js";
+
+// Two markers about a dispatch that are not part of its story, only shortcuts for readers:
+// - live: <run>/live/<dispatchId>.json marks an admitted dispatch that has no record yet, so that
+//   admission looks at the live dispatches only, however many are recorded. The folders stay the truth: a
+//   marker whose dispatch has a record is stale and is removed by whoever sees it.
+// - seen: <dir>/seen, left by `result` and `wait` once they delivered the record; `status` marks a record
+//   without it as unread.
+
+const liveMarkerSchema = loose({
+  schema: z.literal(1),
+  dispatchId: z.string(),
+  name: z.string(),
+  dir: z.string(),
+  owns: z.array(z.string()),
+});
+export type LiveMarker = z.infer<typeof liveMarkerSchema>;
+
+export function writeLiveMarker(liveDir: string, marker: Omit<LiveMarker, "schema">): void {
+  writeJsonAtomic(path.join(liveDir, `${marker.dispatchId}.json`), { schema: 1, ...marker });
+}
+
+/** The markers of a run's live dispatches; unreadable ones are skipped (the folders remain the truth). */
+export function readLiveMarkers(liveDir: string): LiveMarker[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(liveDir);
+  } catch {
+    return [];
+  }
+  const markers: LiveMarker[] = [];
+  for (const name of names) {
+    if (!name.endsWith(".json") || name.startsWith(".")) continue;
+    const file = path.join(liveDir, name);
+    let text: string;
+    try {
+      text = fs.readFileSync(file, "utf8");
+    } catch {
+      continue;
+    }
+    const read = parseJsonText(file, text, liveMarkerSchema);
+    if (read.kind === "ok") markers.push(read.value);
+  }
+  return markers;
+}
+
+/** Removes the live marker of a dispatch folder laid out in a run; best effort, nothing for other folders. */
+export function removeLiveMarkerOf(dir: string): void {
+  const place = placeOf(dir);
+  if (place === null) return;
+  fs.rmSync(path.join(place.runDir, "live", `${place.dispatchId}.json`), { force: true });
+}
+
+/** Marks a record as delivered to its reader, so that `status` stops showing it as unread. */
+export function markSeen(dir: string, at: Date = new Date()): void {
+  try {
+    fs.writeFileSync(fileIn(dir, FILES.seen), `${at.toISOString()}\n`, { mode: 0o600, flag: "w" });
+  } catch {
+    // Best effort: an unread mark is cosmetic.
+  }
+}
+
+/** Whether a record was delivered by `result` or `wait`. */
+export function isSeen(dir: string): boolean {
+  return fs.existsSync(fileIn(dir, FILES.seen));
+}

@@ -1,0 +1,81 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { Backend } from "../backends/types.js";
+import { type AdmitFile, type ExitFile, type RecordFile, SCHEMA_VERSION } from "../domain/schemas.js";
+import { changedBetween, gitSnapshot } from "../infra/git.js";
+import { okValue } from "../infra/json-file.js";
+import { backendOf } from "./backend.js";
+import { dispatchIdOf } from "./ids.js";
+import { FILES, fileIn } from "./layout.js";
+import { removeLiveMarkerOf } from "./markers.js";
+import { readFolderJson } from "./read.js";
+import { summarizeDispatch } from "./replay.js";
+import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./write.js";
+
+/**
+ * Writes record.json (and reply.md) from the folder's exit.json, admit.json and event stream. Created
+ * exclusively: returns the record written, or null when one already existed (someone recorded it first).
+ * Throws when exit.json is missing or unreadable: a record always follows an exit.
+ */
+export async function writeRecord(
+  dir: string,
+  writer: JsonWriter = atomicWriter,
+): Promise<RecordFile | null> {
+  if (fs.existsSync(fileIn(dir, FILES.record))) return null;
+  const exitRead = readFolderJson(dir, FILES.exit);
+  if (exitRead.kind !== "ok") {
+    throw exitRead.kind === "missing" ? new Error(`${dir}/exit.json is missing`) : exitRead.error;
+  }
+  const admit = okValue(readFolderJson(dir, FILES.admit));
+  const spec = okValue(readFolderJson(dir, FILES.spec));
+  const backend = backendOf({ admit, spec });
+  const record = await buildRecord(dir, exitRead.value, admit, backend, dispatchIdOf({ dir, admit, spec }));
+  if (record.reply !== null) writeReply(dir, record.reply);
+  const { schema: _schema, ...body } = record;
+  const created = createFolderJson(dir, FILES.record, body, writer);
+  removeLiveMarkerOf(dir);
+  return created ? record : null;
+}
+
+async function buildRecord(
+  dir: string,
+  exit: ExitFile,
+  admit: AdmitFile | null,
+  backend: Backend,
+  dispatchId: string,
+): Promise<RecordFile> {
+  const summary = summarizeDispatch(dir, backend);
+  const outcome = backend.finalize(summary, { reason: exit.reason, code: exit.code, signal: exit.signal });
+  const status = exit.reason === "lost" ? "lost" : outcome.status;
+  const reply = outcome.reply;
+  return {
+    schema: SCHEMA_VERSION,
+    dispatchId,
+    run: admit?.run ?? null,
+    name: admit?.name ?? null,
+    backend: backend.id,
+    model: admit?.model ?? null,
+    status,
+    reason: exit.reason,
+    exitCode: exit.code,
+    signal: exit.signal,
+    startedAt: exit.startedAt,
+    endedAt: exit.endedAt,
+    secs: exit.durationMs === null ? null : Math.round(exit.durationMs / 100) / 10,
+    thread: exit.thread ?? summary.thread,
+    tokens: outcome.tokens,
+    costUsd: outcome.costUsd,
+    reply,
+    replyPath: reply === null ? null : path.join(dir, FILES.reply),
+    changedFiles: await changedFiles(admit),
+    error: exit.error ?? (status === "ok" ? null : outcome.error),
+  };
+}
+
+/** Files changed in the dispatch's git tree since admission; null when unknown (never a fake "none"). */
+async function changedFiles(admit: AdmitFile | null): Promise<string[] | null> {
+  if (admit === null || admit.git === null) return null;
+  const after = await gitSnapshot(admit.cwd);
+  if (after === null) return null;
+  return changedBetween(admit.git, after);
+}

@@ -1,0 +1,207 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { backendFor } from "../../src/backends/registry.js";
+import { SPEC_DEFAULTS } from "../../src/domain/defaults.js";
+import { backendIdOf, backendOf } from "../../src/folder/backend.js";
+import { writeEndedExit } from "../../src/folder/exit.js";
+import { humanLine } from "../../src/folder/human-line.js";
+import { agentDispatchId, dispatchIdOf } from "../../src/folder/ids.js";
+import { FILES, fileIn, isDispatchFolder, placeOf } from "../../src/folder/layout.js";
+import {
+  isSeen,
+  markSeen,
+  readLiveMarkers,
+  removeLiveMarkerOf,
+  writeLiveMarker,
+} from "../../src/folder/markers.js";
+import { readFolderJson } from "../../src/folder/read.js";
+import { absolutePaths, readSpecFile, resolveSpec } from "../../src/folder/spec.js";
+import { requestCancel, writeFolderJson } from "../../src/folder/write.js";
+import { tempDir } from "../helpers/folders.js";
+
+const made: string[] = [];
+function scratch(): string {
+  const dir = tempDir("catherd-folder-");
+  made.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe("resolveSpec, the one place a spec's defaults are applied", () => {
+  it("gives a hand-written spec of just `cmd` every default, from its backend and catherd's own", () => {
+    const spec = resolveSpec(
+      { backend: "exec", cmd: "make", args: [], env: {} },
+      backendFor("exec"),
+      "/x/d-1",
+    );
+    expect(spec).toEqual({
+      schema: 1,
+      dispatchId: "d-1",
+      backend: "exec",
+      cmd: "make",
+      args: [],
+      env: {},
+      cwd: ".",
+      stdinPath: null,
+      idleMs: 10 * 60_000,
+      wallMs: 2 * 3_600_000,
+      stallMs: 5 * 60_000,
+      killGraceMs: SPEC_DEFAULTS.killGraceMs,
+      graceAfterFinalMs: null,
+      pollMs: SPEC_DEFAULTS.pollMs,
+      providerRetry: SPEC_DEFAULTS.providerRetry,
+    });
+  });
+
+  it("keeps what a spec says, a null grace included, and the fields it does not know", () => {
+    const codex = backendFor("codex");
+    const spec = resolveSpec(
+      {
+        backend: "codex",
+        cmd: "codex",
+        args: ["exec"],
+        env: {},
+        dispatchId: "given",
+        idleMs: 4000,
+        graceAfterFinalMs: null,
+        providerRetry: { attempts: 7 },
+        extra: "kept",
+      } as Parameters<typeof resolveSpec>[0],
+      codex,
+      "/x/folder-name",
+    );
+    expect(spec).toMatchObject({
+      dispatchId: "given",
+      idleMs: 4000,
+      stallMs: 2000,
+      wallMs: codex.defaults.wallMs,
+      graceAfterFinalMs: null,
+      providerRetry: { attempts: 7, windowMs: SPEC_DEFAULTS.providerRetry.windowMs },
+      extra: "kept",
+    });
+  });
+
+  it("makes cwd and stdinPath absolute against the folder, leaving absolute ones alone", () => {
+    const spec = resolveSpec(
+      { backend: "exec", cmd: "cat", args: [], env: {}, stdinPath: "brief.md" },
+      backendFor("exec"),
+      "/x/d",
+    );
+    expect(absolutePaths(spec, "/x/d")).toMatchObject({ cwd: "/x/d", stdinPath: "/x/d/brief.md" });
+    expect(absolutePaths({ ...spec, cwd: "/work", stdinPath: "/in" }, "/x/d")).toMatchObject({
+      cwd: "/work",
+      stdinPath: "/in",
+    });
+  });
+
+  it("reads spec.json, refusing a missing one with E_SPEC_INVALID and a newer one with E_SCHEMA_NEWER", () => {
+    const dir = scratch();
+    expect(() => readSpecFile(dir)).toThrow(expect.objectContaining({ code: "E_SPEC_INVALID" }));
+    fs.writeFileSync(fileIn(dir, FILES.spec), JSON.stringify({ schema: 9, cmd: "x" }));
+    expect(() => readSpecFile(dir)).toThrow(expect.objectContaining({ code: "E_SCHEMA_NEWER" }));
+    fs.writeFileSync(fileIn(dir, FILES.spec), JSON.stringify({ cmd: "x" }));
+    expect(readSpecFile(dir)).toMatchObject({ cmd: "x", backend: "exec", args: [], env: {} });
+  });
+});
+
+describe("the folder's ids and backend", () => {
+  it("calls a dispatch by admit.json's id, else spec.json's, else the folder's name", () => {
+    const dir = "/h/runs/r/dispatches/n/folder-id";
+    expect(dispatchIdOf({ dir, admit: { dispatchId: "a" }, spec: { dispatchId: "s" } })).toBe("a");
+    expect(dispatchIdOf({ dir, admit: null, spec: { dispatchId: "s" } })).toBe("s");
+    expect(dispatchIdOf({ dir, admit: null, spec: {} })).toBe("folder-id");
+  });
+
+  it("gives the agent's processes spec.json's id, never admit.json's: the supervisor reads only the spec", () => {
+    expect(agentDispatchId({ dir: "/x/folder-id", spec: { dispatchId: "s" } })).toBe("s");
+    expect(agentDispatchId({ dir: "/x/folder-id", spec: null })).toBe("folder-id");
+  });
+
+  it("takes the backend from admit.json, else spec.json, and reads an unnamed one as a spec's default", () => {
+    expect(backendIdOf({ admit: { backend: "codex" }, spec: { backend: "exec" } })).toBe("codex");
+    expect(backendIdOf({ admit: null, spec: { backend: "gemini" } })).toBe("gemini");
+    expect(backendIdOf({ admit: null, spec: null })).toBeNull();
+    expect(backendOf({ admit: null, spec: null }).id).toBe("exec");
+  });
+
+  it("knows where a folder sits in a home, and that a hand-written one sits nowhere", () => {
+    expect(placeOf("/h/runs/nightly/dispatches/fix/20261129T081530Z-k3x9qa")).toEqual({
+      runDir: "/h/runs/nightly",
+      run: "nightly",
+      name: "fix",
+      dispatchId: "20261129T081530Z-k3x9qa",
+    });
+    expect(placeOf("/tmp/t-1")).toBeNull();
+    expect(placeOf("/h/runs/nightly/other/fix/id")).toBeNull();
+  });
+});
+
+describe("one event line as people read it", () => {
+  it("is the backend's description, or nothing for a line it has nothing to say about", () => {
+    const codex = backendFor("codex");
+    const started = JSON.stringify({
+      type: "item.started",
+      item: { id: "i1", type: "command_execution", command: "npm test" },
+    });
+    expect(humanLine(codex, started)).toBe("$ npm test");
+    expect(humanLine(codex, "a line that is not an event")).toBeNull();
+    expect(humanLine(backendFor("exec"), "compiling")).toBe("compiling");
+  });
+
+  it("is the line itself when the backend throws on it", () => {
+    const throwing = {
+      ...backendFor("exec"),
+      parse: () => {
+        throw new Error("bad");
+      },
+    };
+    expect(humanLine(throwing, "raw text")).toBe("raw text");
+  });
+});
+
+describe("the folder's files and markers", () => {
+  it("writes each JSON file stamped with its schema, and reads it back typed", () => {
+    const dir = scratch();
+    expect(isDispatchFolder(dir)).toBe(false);
+    writeFolderJson(dir, FILES.thread, { thread: "th-1", at: "2026-11-29T10:00:00Z" });
+    expect(readFolderJson(dir, FILES.thread)).toEqual({
+      kind: "ok",
+      value: { schema: 1, thread: "th-1", at: "2026-11-29T10:00:00Z" },
+    });
+    expect(readFolderJson(dir, FILES.proc)).toEqual({ kind: "missing" });
+    requestCancel(dir, new Date("2026-11-29T10:00:00Z"));
+    expect(fs.readFileSync(fileIn(dir, FILES.cancel), "utf8")).toBe("2026-11-29T10:00:00.000Z\n");
+  });
+
+  it("creates an ended exit.json once: a second writer loses and changes nothing", () => {
+    const dir = scratch();
+    const lost = { reason: "lost" as const, error: { code: "E_SUPERVISOR_LOST", message: "gone" } };
+    expect(writeEndedExit(dir, lost)).toBe(true);
+    expect(writeEndedExit(dir, { ...lost, reason: "cancelled" })).toBe(false);
+    const exit = readFolderJson(dir, FILES.exit);
+    expect(exit.kind === "ok" && exit.value).toMatchObject({
+      reason: "lost",
+      stop: { term: false, kill: false, swept: 0 },
+      sawFinal: false,
+    });
+  });
+
+  it("marks a record seen, and finds and removes a run's live markers", () => {
+    const home = scratch();
+    const dir = path.join(home, "runs/r/dispatches/n/d-1");
+    const live = path.join(home, "runs/r/live");
+    fs.mkdirSync(dir, { recursive: true });
+    fs.mkdirSync(live);
+    expect(isSeen(dir)).toBe(false);
+    markSeen(dir);
+    expect(isSeen(dir)).toBe(true);
+    writeLiveMarker(live, { dispatchId: "d-1", name: "n", dir, owns: ["src/"] });
+    fs.writeFileSync(path.join(live, "torn.json"), "{");
+    expect(readLiveMarkers(live)).toEqual([{ schema: 1, dispatchId: "d-1", name: "n", dir, owns: ["src/"] }]);
+    removeLiveMarkerOf(dir);
+    expect(readLiveMarkers(live)).toEqual([]);
+  });
+});
