@@ -4,7 +4,7 @@ import type { Backend } from "../src/backends/types.js";
 import { agentEnvironment } from "../src/domain/env.js";
 import { isCatherdError } from "../src/domain/errors.js";
 import type { Spec } from "../src/domain/schemas.js";
-import type { ExitReason } from "../src/domain/vocab.js";
+import type { ErrorKind, ExitReason } from "../src/domain/vocab.js";
 import type { WatchState } from "../src/domain/watch.js";
 import { writeExit as writeExitFile } from "../src/folder/exit.js";
 import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
@@ -31,6 +31,8 @@ export const SUPERVISOR_LOCK_STALE_MS = 30_000;
 
 interface Ending {
   reason: ExitReason;
+  /** What the provider's words made of the end (decide's verdict); null when they made nothing of it. */
+  kind: ErrorKind | null;
   state: WatchState | null;
   error: { code: string; message: string } | null;
 }
@@ -150,6 +152,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
     const signalled = interrupt.aborted && watched.reason === "cancelled" ? String(interrupt.reason) : null;
     ending = {
       reason: watched.reason,
+      kind: watched.errorKind,
       state: watched.state,
       error:
         signalled === null
@@ -162,6 +165,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
     const cause = spawnFailed ? error.cause : error;
     ending = {
       reason: spawnFailed ? "spawn-failed" : "supervisor-error",
+      kind: null,
       state: null,
       error: {
         code: isCatherdError(cause) ? cause.code : spawnFailed ? "E_SPAWN_FAILED" : "E_SUPERVISOR_ERROR",
@@ -253,6 +257,7 @@ function writeExit(
     mono === null ? null : new Date(facts.startedAt.getTime() + (mono - facts.startedMono)).toISOString();
   const exit: FolderJsonBody<typeof FILES.exit> = {
     reason: ending.reason,
+    kind: ending.kind,
     code: child?.exit?.code ?? null,
     signal: child?.exit?.signal ?? null,
     startedAt: facts.startedAt.toISOString(),

@@ -8,6 +8,7 @@ import { tailLines } from "../infra/tail.js";
 import type { Command } from "./kit.js";
 import { paint } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
+import { errorLines } from "./result-command.js";
 
 const TAIL_LINES = 20;
 
@@ -86,6 +87,7 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
     );
     out.push(`stop: term ${d.exit.stop.term}, kill ${d.exit.stop.kill}, swept ${d.exit.stop.swept}`);
     if (d.exit.error !== null) out.push(`error ${d.exit.error.code}: ${d.exit.error.message}`);
+    if (d.exit.kind != null) out.push(`kind: ${d.exit.kind} (the supervisor's account)`);
   }
   if (d.record !== null) {
     head("record");
@@ -93,6 +95,7 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
     out.push(
       `${d.record.status} (${d.record.reason}), tokens in ${t.input} (cached ${t.cached}) out ${t.output}${d.record.costUsd === null ? "" : `, $${d.record.costUsd}`}`,
     );
+    out.push(...errorLines(d.record));
     if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
     if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);
   }

@@ -2,9 +2,12 @@ import { backendFor } from "../backends/registry.js";
 import { type DispatchRow, overview } from "../dispatch/overview.js";
 import { catherdHome, runName, runPaths } from "../infra/paths.js";
 import { type Command, stringOption } from "./kit.js";
-import { age, cell, count, paint, type Style, WIDTH } from "./render.js";
+import { age, cell, count, paint, type Style, shortWhy, WIDTH } from "./render.js";
 
 const RECENT_MS = 24 * 3_600_000;
+
+/** Kinds that name how catherd ended a run: the exit reason tells them better than the kind. */
+const CATHERD_KINDS: ReadonlySet<string> = new Set(["timeout", "cancelled", "lost"]);
 
 const STATE_STYLE: Partial<Record<string, Style>> = {
   running: "cyan",
@@ -77,6 +80,9 @@ export function renderStatus(rows: DispatchRow[], run: string, hidden: number, n
 
 function doing(r: DispatchRow, now: number): string {
   if (r.problems.length > 0) return `! ${r.problems[0]?.code}: ${r.problems[0]?.message}`;
+  // A provider's or a CLI's failure says why; catherd's own ends (timeout, cancel, lost) say how.
+  if (r.state === "recorded" && r.error !== null && !CATHERD_KINDS.has(r.error.kind ?? ""))
+    return shortWhy(r.error, now);
   if (r.state === "recorded" || r.state === "exited") return r.reason ?? "";
   const open = r.openToolCalls[0];
   if (open !== undefined) return `tool open ${age(open.openedAt, now)}: ${open.label.replace(/^\$ /, "")}`;

@@ -6,7 +6,7 @@ import type { RecordFile } from "../domain/schemas.js";
 import { markSeen } from "../folder/markers.js";
 import { type Command, stringOption } from "./kit.js";
 import { dispatchDirOf, runOf } from "./resolve.js";
-import { recordLine } from "./result-command.js";
+import { errorLines, recordLine } from "./result-command.js";
 
 /** Exit status when --timeout passes first (as coreutils `timeout`). */
 export const WAIT_TIMEOUT_EXIT = 124;
@@ -35,7 +35,10 @@ timeout.`,
     for (const { dir } of result.records) markSeen(dir);
     const records = result.records.map((r) => r.record);
     const allOk = records.length > 0 && records.every((r) => r.status === "ok");
-    const lines = records.map(recordLine);
+    const lines = records.flatMap((r) => [
+      recordLine(r),
+      ...errorLines(r, { tail: false }).map((l) => `  ${l}`),
+    ]);
     if (result.timedOut) lines.push(`timed out with ${result.pending.length} still running`);
     return {
       data: { records },

@@ -48,3 +48,42 @@ export function cleanMessage(text: string, max = MAX_MESSAGE_CHARS): string {
   const clean = redact(stripAnsi(head)).trim();
   return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
 }
+
+/** The stderr lines a record keeps: the last 20 non-empty ones, at most 4 KiB in all. */
+export const TAIL_LINES = 20;
+export const TAIL_BYTES = 4 * 1024;
+
+const utf8 = new TextEncoder();
+
+/**
+ * The tail a record keeps of stderr.log (specs/record.md): the last TAIL_LINES non-empty lines, each
+ * without colours and with secrets redacted, the oldest dropped (and a last single line cut) until they
+ * fit in TAIL_BYTES of UTF-8, a newline counted after each.
+ */
+export function recordTail(lines: readonly string[]): string[] {
+  const kept = lines
+    .map((line) =>
+      redact(stripAnsi(line.length > TAIL_BYTES * 2 ? line.slice(0, TAIL_BYTES * 2) : line)).trimEnd(),
+    )
+    .filter((line) => line.trim() !== "")
+    .slice(-TAIL_LINES);
+  const size = (line: string) => utf8.encode(line).length + 1;
+  let total = kept.reduce((sum, line) => sum + size(line), 0);
+  while (kept.length > 1 && total > TAIL_BYTES) total -= size(kept.shift() ?? "");
+  const only = kept[0];
+  if (kept.length === 1 && only !== undefined && total > TAIL_BYTES)
+    kept[0] = cutToBytes(only, TAIL_BYTES - 4);
+  return kept;
+}
+
+/** The longest start of `text` (whole code points) that fits in `max` bytes of UTF-8, then "…". */
+function cutToBytes(text: string, max: number): string {
+  let bytes = 0;
+  let end = 0;
+  for (const char of text) {
+    bytes += utf8.encode(char).length;
+    if (bytes > max) break;
+    end += char.length;
+  }
+  return `${text.slice(0, end)}…`;
+}

@@ -37,6 +37,19 @@ export const accessSchema = z.enum(ACCESS_LEVELS);
 const errorField = loose({ code: z.enum(ERROR_CODES).or(z.string()), message: z.string() }).nullable();
 
 /**
+ * record.json's error (specs/record.md): exit.json's `{code, message}` plus why in words an orchestrator
+ * can act on. The three fields are written in every record this catherd makes; a record written before
+ * them reads without them.
+ */
+const recordErrorField = loose({
+  code: z.enum(ERROR_CODES).or(z.string()),
+  kind: errorKindSchema.optional(),
+  message: z.string(),
+  retryAfter: isoTime.nullable().optional(),
+  tail: z.array(z.string()).optional(),
+}).nullable();
+
+/**
  * spec.json as written: by `dispatch` in full, by a person possibly with just `cmd` (and `backend`).
  * Missing fields take the backend's defaults when the supervisor resolves it.
  */
@@ -126,6 +139,11 @@ export const exitFileSchema = loose({
   stalled: z.boolean(),
   stop: z.object({ term: z.boolean(), kill: z.boolean(), swept: ms }),
   error: errorField,
+  /**
+   * The kind the provider's words gave the end, as the supervisor saw it (a refusal ended early, the retry
+   * that was the last sign of life); null: none. Absent in an exit.json written before it existed.
+   */
+  kind: errorKindSchema.nullable().optional(),
 });
 export type ExitFile = z.infer<typeof exitFileSchema>;
 
@@ -178,7 +196,7 @@ export const recordFileSchema = loose({
   reply: z.string().nullable(),
   replyPath: z.string().nullable(),
   changedFiles: z.array(z.string()).nullable(),
-  error: errorField,
+  error: recordErrorField,
 });
 export type RecordFile = z.infer<typeof recordFileSchema>;
 

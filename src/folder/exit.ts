@@ -49,5 +49,7 @@ export function writeEndedExit(
     stalled: false,
     stop: facts.stop ?? { term: false, kill: false, swept: 0 },
     error: facts.error,
+    // The reason (lost, cancelled…) is the whole story: no provider's words made anything of it.
+    kind: null,
   });
 }

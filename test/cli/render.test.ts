@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { comeBackAt, shortWhy, whyLine } from "../../src/cli/render.js";
 import { renderStatus } from "../../src/cli/status-command.js";
 import type { DispatchRow } from "../../src/dispatch/overview.js";
+
+// Retry times are shown in local time: this file's expectations are written for UTC.
+process.env.TZ = "UTC";
 
 const NOW = Date.parse("2026-11-29T10:00:00Z");
 
@@ -22,6 +26,7 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
     tokens: { input: 20_263, cached: 0, output: 29 },
     unread: false,
     problems: [],
+    error: null,
     ...overrides,
   };
 }
@@ -64,6 +69,27 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
           state: "recorded",
           status: "timeout",
           reason: "idle-timeout",
+          error: { kind: "timeout", message: "idle-timeout: ended by SIGTERM", retryAfter: null },
+        }),
+        row({
+          name: "limited",
+          dispatchId: "20261129T070000Z-eeeeee",
+          state: "recorded",
+          status: "limit",
+          reason: "exited",
+          error: {
+            kind: "rate-limit",
+            message: "This request would exceed your organization's rate limit",
+            retryAfter: "2026-11-29T14:05:00.000Z",
+          },
+        }),
+        row({
+          name: "no-key",
+          dispatchId: "20261129T060000Z-ffffff",
+          state: "recorded",
+          status: "failed",
+          reason: "provider-unavailable",
+          error: { kind: "auth", message: "invalid x-api-key", retryAfter: null },
         }),
       ],
       "default",
@@ -78,11 +104,29 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
         "  orphan-one     bbbbbb codex    orphaned  3m12s  20k",
         "* done           cccccc codex    ok        3m12s  1.5M   exited",
         "  a-very-long-d… dddddd codex    timeout   3m12s  20k    idle-timeout",
+        "  limited        eeeeee codex    limit     3m12s  20k    rate-limit, retry 14:05",
+        "  no-key         ffffff codex    failed    3m12s  20k    auth: invalid x-api-key",
         "(3 older recorded: catherd status --all)",
         "",
       ].join("\n"),
     );
     for (const line of text.split("\n")) expect(line.length).toBeLessThanOrEqual(80);
+  });
+
+  it("says why in one line: the kind, when to come back, the message", () => {
+    expect(whyLine({ kind: "quota", message: "Credit balance is too low", retryAfter: null }, NOW)).toBe(
+      "quota — Credit balance is too low",
+    );
+    expect(whyLine({ message: "an old record's message" }, NOW)).toBe("an old record's message");
+    expect(
+      whyLine({ kind: "rate-limit", message: "slow down", retryAfter: "2026-11-29T14:05:00Z" }, NOW),
+    ).toBe("rate-limit, retry after 14:05 — slow down");
+    expect(shortWhy({ kind: "quota", message: "x", retryAfter: "2026-12-01T08:00:00Z" }, NOW)).toBe(
+      "quota, retry Dec 1",
+    );
+    expect(comeBackAt("2026-11-29T14:05:00Z", NOW)).toBe("14:05");
+    expect(comeBackAt("2026-12-01T08:00:00Z", NOW)).toBe("2026-12-01 08:00");
+    expect(comeBackAt("not a time", NOW)).toBe("not a time");
   });
 
   it("says so when a run is empty", () => {

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { type ErrorFact, retryAfterTime, statusOfKind } from "../../src/domain/failure.js";
-import { cleanMessage, MAX_MESSAGE_CHARS, redact, stripAnsi } from "../../src/domain/redact.js";
+import {
+  cleanMessage,
+  MAX_MESSAGE_CHARS,
+  recordTail,
+  redact,
+  stripAnsi,
+  TAIL_BYTES,
+} from "../../src/domain/redact.js";
 import { errorKindSchema } from "../../src/domain/schemas.js";
 import { type ExitFacts, judgeRun, statusByPrecedence } from "../../src/domain/status.js";
 import { addFacts, emptySummary, type RunSummary } from "../../src/domain/summary.js";
@@ -373,5 +380,33 @@ describe("redaction", () => {
       "Error: Session not found",
     );
     expect(cleanMessage("  \u001b[1mbold\u001b[0m  ")).toBe("bold");
+  });
+});
+
+describe("the stderr tail a record keeps", () => {
+  it("keeps the last 20 non-empty lines, without colours, secrets redacted", () => {
+    const lines = Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? "   " : `line ${i}`));
+    lines.push("\u001b[91mError:\u001b[0m bad key sk-ant-abcdefghijklmnop", "");
+    const tail = recordTail(lines);
+    expect(tail).toHaveLength(20);
+    expect(tail.at(-1)).toBe("Error: bad key [redacted]");
+    expect(tail[0]).toBe("line 2");
+    expect(tail.every((l) => l.trim() !== "")).toBe(true);
+  });
+
+  it("drops the oldest lines to fit in 4 KiB, and cuts a single line too long", () => {
+    const tail = recordTail(Array.from({ length: 10 }, (_, i) => `${i}${"é".repeat(600)}`));
+    const bytes = tail.reduce((sum, l) => sum + new TextEncoder().encode(l).length + 1, 0);
+    expect(bytes).toBeLessThanOrEqual(TAIL_BYTES);
+    expect(tail.at(-1)?.startsWith("9")).toBe(true);
+    expect(tail.length).toBeLessThan(10);
+    const [one] = recordTail(["x".repeat(10_000)]);
+    expect(new TextEncoder().encode(one ?? "").length).toBeLessThanOrEqual(TAIL_BYTES);
+    expect(one?.endsWith("…")).toBe(true);
+  });
+
+  it("is empty for an empty or blank stderr", () => {
+    expect(recordTail([])).toEqual([]);
+    expect(recordTail(["", "  ", "\t"])).toEqual([]);
   });
 });
