@@ -6,6 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    setupFiles: ["test/helpers/temp-cleanup.ts"],
     coverage: {
       provider: "v8",
       // The floor covers the code tested in-process: the pure rules and the backends. The supervisor, the

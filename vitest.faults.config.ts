@@ -6,6 +6,7 @@ export default defineConfig({
   test: {
     include: ["test/faults/**/*.fault.ts"],
     globalSetup: ["test/faults/figures.setup.ts"],
+    setupFiles: ["test/helpers/temp-cleanup.ts"],
     // Heavy trials queue for one another (test/faults/kit.ts `heavy`), and the soak alone takes minutes.
     testTimeout: 900_000,
     hookTimeout: 60_000,

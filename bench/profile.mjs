@@ -121,7 +121,7 @@ async function profileSupervisor() {
   );
   summarize(prof, [
     "--mark",
-    "runSupervisor,tryLock,supervise,spawnAgent,watchAgent,stopDispatch,findByDispatchVariable,record,writeRecord",
+    "superviseDispatch,tryLock,supervise,spawnAgent,watchAgent,stopDispatch,findByDispatchVariable,record,writeRecord",
     "--top",
     "14",
   ]);

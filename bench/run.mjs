@@ -24,6 +24,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { readProcStat } from "../dist/src/infra/proc-stat.js";
 import { generateRecorded } from "./generate.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -88,24 +89,8 @@ const markMs = (file) => Number(BigInt(fs.readFileSync(file, "utf8").trim()) / 1
 const mtimeMs = (file) => Number(fs.statSync(file, { bigint: true }).mtimeNs / 1000n) / 1000;
 
 // ── /proc ─────────────────────────────────────────────────────────────────────────────────────────────
-function procStat(pid) {
-  try {
-    const text = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    return {
-      state: f[0],
-      ppid: Number(f[1]),
-      pgid: Number(f[2]),
-      utime: Number(f[11]),
-      stime: Number(f[12]),
-      cutime: Number(f[13]),
-      cstime: Number(f[14]),
-      startTime: f[19],
-    };
-  } catch {
-    return null;
-  }
-}
+/** /proc/<pid>/stat, parsed by catherd's own parser (src/infra/proc-stat.ts), or null when gone. */
+const procStat = readProcStat;
 function procMem(pid) {
   try {
     const text = fs.readFileSync(`/proc/${pid}/status`, "utf8");

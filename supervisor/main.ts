@@ -4,23 +4,25 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { CatherdError } from "../src/domain/errors.js";
 import { isDispatchFolder } from "../src/folder/layout.js";
 import { STANDBY_FLAG } from "../src/infra/programs.js";
+import { reportError } from "../src/infra/report-error.js";
 import { systemDeps } from "./deps.js";
-import { runSupervisor } from "./run.js";
+import { superviseDispatch } from "./supervise.js";
 
 /**
- * Runs the supervisor on `dirArg`; resolves to the process exit code. Anything but one dispatch folder (one
- * holding spec.json or admit.json) is refused with exit 2 before a single file is written.
+ * Runs the supervisor on the one folder in `args`; resolves to the process exit code (specs/cli.md, "Exit
+ * codes"). Anything but one dispatch folder (one holding spec.json or admit.json) is refused with exit 2
+ * before a single file is written. `--json` prints an error as the CLI's error object. SIGTERM, SIGINT and
+ * SIGHUP stop the agent and record the dispatch `cancelled`; after SIGINT (Ctrl-C on a foreground
+ * `catherd supervise`) the exit code is 130, as for every command.
  */
-export async function superviseMain(
-  dirArg: string | undefined,
-  extra: readonly string[] = [],
-): Promise<number> {
-  const refuse = (message: string, fix: string) => {
-    process.stderr.write(`error E_INPUT_INVALID: ${message}\nfix: ${fix}\n`);
-    return 2;
-  };
+export async function superviseMain(args: readonly string[]): Promise<number> {
+  const json = args.includes("--json");
+  const [dirArg, ...extra] = args.filter((arg) => arg !== "--json");
+  const refuse = (message: string, fix: string) =>
+    reportError(new CatherdError("E_INPUT_INVALID", message, { fix }), json);
   if (dirArg === undefined || dirArg === "") {
     return refuse("missing <dispatch-dir>", "catherd supervise <dispatch-dir>");
   }
@@ -43,7 +45,14 @@ export async function superviseMain(
   // The supervisor runs detached; a write to a closed stdout/stderr must not kill it.
   process.stdout.on("error", () => {});
   process.stderr.on("error", () => {});
-  return runSupervisor(dir, systemDeps(), interrupt.signal);
+  const code = await superviseDispatch(dir, systemDeps(), interrupt.signal);
+  if (interrupt.signal.reason !== "SIGINT") return code;
+  return reportError(
+    new CatherdError("E_INTERRUPTED", `the supervisor of ${dir} was interrupted (SIGINT)`, {
+      fix: `see how the dispatch ended: catherd show ${dir}`,
+    }),
+    json,
+  );
 }
 
 /**
@@ -63,7 +72,7 @@ async function standbyMain(outFile: string | undefined): Promise<number> {
   } catch {
     // superviseMain refuses a path that is not a dispatch folder, with the reason
   }
-  return superviseMain(dir);
+  return superviseMain([dir]);
 }
 
 const invokedDirectly =
@@ -71,16 +80,9 @@ const invokedDirectly =
   fs.realpathSync(process.argv[1]) === fs.realpathSync(fileURLToPath(import.meta.url));
 if (invokedDirectly) {
   const main =
-    process.argv[2] === STANDBY_FLAG
-      ? standbyMain(process.argv[3])
-      : superviseMain(process.argv[2], process.argv.slice(3));
+    process.argv[2] === STANDBY_FLAG ? standbyMain(process.argv[3]) : superviseMain(process.argv.slice(2));
   main.then(
     (code) => process.exit(code),
-    (error: unknown) => {
-      process.stderr.write(
-        `error E_SUPERVISOR_ERROR: ${error instanceof Error ? error.stack : String(error)}\n`,
-      );
-      process.exit(1);
-    },
+    (error: unknown) => process.exit(reportError(error, process.argv.includes("--json"))),
   );
 }

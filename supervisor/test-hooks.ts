@@ -38,7 +38,12 @@ export function withWriteFaults(files: FileWriter, spec = process.env.CATHERD_TE
   const check = (file: string) => {
     const code = faults.get(path.basename(file));
     if (code !== undefined) {
-      throw Object.assign(new Error(`${code}: injected fault, cannot write ${file}`), { code });
+      // Shaped as node's own: errno's code, the call and the path.
+      throw Object.assign(new Error(`${code}: injected fault, open '${file}'`), {
+        code,
+        syscall: "open",
+        path: file,
+      });
     }
   };
   return {

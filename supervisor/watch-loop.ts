@@ -28,8 +28,9 @@ import type { SupervisorLog } from "./log.js";
 const POLL_BUDGET_BYTES = 1024 * 1024;
 
 /**
- * While nothing moves, the loop still looks this often: for file systems whose writes inotify does not
- * report (NFS, FUSE). Deadlines do not wait for it: the loop wakes at each one.
+ * While nothing moves, the loop still looks this often, for the changes inotify cannot see: another
+ * machine's writes to a shared file system (a cancel written from there). Deadlines do not wait for it:
+ * the loop wakes at each one.
  */
 export const QUIET_POLL_MS = 30_000;
 /** A floor under every sleep, so that no slip in the deadline arithmetic can make the loop spin. */
@@ -96,7 +97,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
     }
   };
 
-  // One signal and one listener for the whole run: a new listener per poll would grow for hours.
+  // One signal and one listener for the whole dispatch: a new listener per poll would grow for hours.
   const wake = AbortSignal.any([input.interrupt, child.exitSignal]);
   /** The current sleep, to cut short; and whether news of a watched file may cut it. */
   let sleeping: AbortController | null = null;

@@ -1,6 +1,6 @@
 import { ZERO_TOKENS } from "../domain/facts.js";
-import { type ExitFacts, type JudgeRules, judgeRun } from "../domain/status.js";
-import type { RunSummary } from "../domain/summary.js";
+import { type ExitFacts, type JudgeRules, judgeEnding } from "../domain/status.js";
+import type { StreamSummary } from "../domain/summary.js";
 import type { Outcome } from "./types.js";
 
 /** Default timeouts shared by the agent backends (design.md §8). */
@@ -56,8 +56,12 @@ export function oneLine(text: string, max = 60): string {
  * The common finalize: the verdict by the written precedence (status, kind, message, retry time), the
  * summary's reply, tokens and cost. `rules` carries what a backend adds (gemini: its exit codes).
  */
-export function finalizeFromSummary(summary: RunSummary, exit: ExitFacts, rules: JudgeRules = {}): Outcome {
-  const { status, failure } = judgeRun(exit, summary, rules);
+export function finalizeFromSummary(
+  summary: StreamSummary,
+  exit: ExitFacts,
+  rules: JudgeRules = {},
+): Outcome {
+  const { status, failure } = judgeEnding(exit, summary, rules);
   return {
     status,
     // An empty reply (only narration before the last tool call) is no reply.

@@ -2,7 +2,7 @@ import type { LineFacts } from "../domain/facts.js";
 import { NEUTRAL, PROGRESS } from "../domain/facts.js";
 import type { ErrorFact } from "../domain/failure.js";
 import type { ExitFacts } from "../domain/status.js";
-import type { RunSummary } from "../domain/summary.js";
+import type { StreamSummary } from "../domain/summary.js";
 import type { ErrorKind } from "../domain/vocab.js";
 import { classify, errorFact, providerBody, retryKind } from "./classify.js";
 import {
@@ -144,7 +144,7 @@ function parse(line: string): LineFacts {
     }
     case "error": {
       // Warnings and non-fatal errors on the way (a quota hit, RESOURCE_EXHAUSTED, is severity "error");
-      // the result line says how the run ended, and a successful one outweighs an error seen here.
+      // the result line says how the session ended, and a successful one outweighs an error seen here.
       const message = asString(event.message) ?? "error";
       if (event.severity !== "error") return { progress: true, describe: oneLine(message) };
       return { progress: true, error: geminiError(message, null), describe: oneLine(message) };
@@ -228,10 +228,10 @@ function kindOfExitCode(code: number): ErrorKind | null {
 }
 
 /**
- * The common precedence, plus: a run that exited without a result event did not succeed, whatever its
+ * The common precedence, plus: a CLI that exited without a result event did not succeed, whatever its
  * exit code (gemini exits 0 when it is sent SIGTERM), and the exit code is evidence of the kind.
  */
-function finalize(summary: RunSummary, exit: ExitFacts): Outcome {
+function finalize(summary: StreamSummary, exit: ExitFacts): Outcome {
   return finalizeFromSummary(summary, exit, { needsFinal: true, kindOfExitCode });
 }
 
@@ -245,6 +245,7 @@ export const geminiBackend: Backend = {
   versionArgs: ["--version"],
   minVersion: "0.61.0",
   needsBrief: true,
+  plainText: false,
   // gemini exits right after its result line in every recording; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,

@@ -1,8 +1,8 @@
 import type { LineFacts, Tokens } from "../domain/facts.js";
 import type { Failure } from "../domain/failure.js";
 import type { ExitFacts } from "../domain/status.js";
-import type { RunSummary } from "../domain/summary.js";
-import type { AccessLevel, BackendId, Status } from "../domain/vocab.js";
+import type { StreamSummary } from "../domain/summary.js";
+import type { AccessLevel, BackendId, EndingErrorCode, Status } from "../domain/vocab.js";
 
 /** What a dispatch asks of a backend. Paths are absolute. */
 export interface PlanRequest {
@@ -30,14 +30,14 @@ export interface BackendDefaults {
   graceAfterFinalMs: number | null;
 }
 
-/** The verdict of a whole run, for record.json. */
+/** The verdict of a whole dispatch, for record.json. */
 export interface Outcome {
   status: Status;
   reply: string | null;
   tokens: Tokens;
   costUsd: number | null;
-  /** For anything but `ok`: the exit reason as the code, and the failure's message. */
-  error: { code: string; message: string } | null;
+  /** For anything but `ok`: an error code (exit.json's, or the exit reason), and the failure's message. */
+  error: { code: EndingErrorCode; message: string } | null;
   /** For anything but `ok`: the kind, the message and when to come back. */
   failure: Failure | null;
 }
@@ -67,6 +67,11 @@ export interface Backend {
   minVersion: string | null;
   /** Whether a brief is required. */
   needsBrief: boolean;
+  /**
+   * Its stdout is text for people, not an event stream: `catherd logs` prints those lines as they are,
+   * where it prints each event of a CLI as its `describe` (a one-line excerpt, also what status shows).
+   */
+  plainText: boolean;
   defaults: BackendDefaults;
   plan(request: PlanRequest): Plan;
   /** Facts of one stdout line (without its newline). Never throws; unknown lines are progress. */
@@ -78,5 +83,5 @@ export interface Backend {
    * what is wrong. Absent: the backend cannot resume a thread.
    */
   checkThread?(id: string): string | null;
-  finalize(summary: RunSummary, exit: ExitFacts): Outcome;
+  finalize(summary: StreamSummary, exit: ExitFacts): Outcome;
 }

@@ -15,11 +15,12 @@ export const cancelCommand: Command<Cancelled> = {
   name: "cancel",
   usage: `usage: catherd cancel <name|id|dir> [--wait] [--run <r>] [--json]
 
-Asks the supervisor to stop the dispatch (it acts within one poll). If the supervisor is gone but the
+Asks the supervisor to stop the dispatch (it wakes on the cancel file at once; see specs/supervisor.md,
+"When it polls", for a home shared between machines). If the supervisor is gone but the
 agent still runs (orphaned), stops the agent itself — only if its pid and start time read back exactly —
 and records it cancelled. --wait returns once the dispatch is recorded.`,
   options: { run: { type: "string" }, wait: { type: "boolean" } },
-  async run(input) {
+  async handler(input) {
     const ref = refOf(input, "cancel");
     const dir = dispatchDirOf(input, ref);
     let view = inspectDispatch(dir);

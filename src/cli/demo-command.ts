@@ -1,16 +1,20 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { DEMO_DISPATCHES_ENV } from "../demo/dispatches-env.js";
 import { SIMULATED_AGENT_FORMAT } from "../demo/wire-format.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
 import { validateDispatch } from "../dispatch/request.js";
 import { formatDuration } from "../domain/duration.js";
+import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn } from "../folder/layout.js";
+import { type Clock, systemClock } from "../infra/clock.js";
 import { LineReader } from "../infra/line-reader.js";
 import { programFile } from "../infra/programs.js";
+import { waitUntil } from "../infra/wait-until.js";
 import type { Command } from "./kit.js";
 import { paint } from "./render.js";
 import { recordLine } from "./result-command.js";
@@ -25,7 +29,7 @@ export const demoCommand: Command<{ record: RecordFile; home: string }> = {
 Dispatches an embedded simulated agent (it speaks ${SIMULATED_AGENT_FORMAT}'s event format) into a temporary CATHERD_HOME,
 shows its progress live — tool calls, a stall notice it recovers from, its answer — then its record.`,
   options: {},
-  async run(input) {
+  async handler(input) {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "catherd-demo-"));
     const agent = writeAgentLauncher(home);
     const brief = "Make `npm test` pass: one test of src/sum.ts fails.";
@@ -34,7 +38,7 @@ shows its progress live — tool calls, a stall notice it recovers from, its ans
       name: "demo",
       run: "demo",
       cwd: home,
-      env: [],
+      env: [`${DEMO_DISPATCHES_ENV}=${path.join(home, "runs", "demo", "dispatches", "demo")}`],
       brief: Buffer.from(brief),
       idle: "4s",
       bin: agent,
@@ -59,6 +63,7 @@ shows its progress live — tool calls, a stall notice it recovers from, its ans
     const record = await follow(admitted.dir, (line) => humanLine(request.backend, line), {
       stallMs: admitted.spec.stallMs,
       out,
+      clock: systemClock,
     });
     out("");
     out(paint(recordLine(record), record.status === "ok" ? "green" : "red"));
@@ -73,29 +78,37 @@ shows its progress live — tool calls, a stall notice it recovers from, its ans
 async function follow(
   dir: string,
   human: (line: string) => string | null,
-  { stallMs, out }: { stallMs: number; out: (line: string) => void },
+  { stallMs, out, clock }: { stallMs: number; out: (line: string) => void; clock: Clock },
 ): Promise<RecordFile> {
   const reader = new LineReader(fileIn(dir, FILES.events));
-  const started = Date.now();
-  const stamp = () => paint(`${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s`, "dim");
+  const started = clock.now();
+  const stamp = () => paint(`${((clock.now() - started) / 1000).toFixed(1).padStart(5)}s`, "dim");
   let stallShown = false;
   try {
-    for (;;) {
-      for (const line of reader.read().lines) {
-        const shown = human(line);
-        if (shown !== null) out(`${stamp()}  ${shown}`);
-      }
-      if (!stallShown && fs.existsSync(fileIn(dir, FILES.stall))) {
-        stallShown = true;
-        const notice = `stall notice: quiet for ${formatDuration(stallMs)} with no tool call open (stall.json); still watching`;
-        out(`${stamp()}  ${paint(notice, "yellow")}`);
-      }
-      const recordFile = fileIn(dir, FILES.record);
-      if (fs.existsSync(recordFile)) return JSON.parse(fs.readFileSync(recordFile, "utf8")) as RecordFile;
-      if (Date.now() - started > DEMO_TIMEOUT_MS)
-        throw new Error(`the demo did not finish in ${DEMO_TIMEOUT_MS} ms; see ${dir}`);
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    const record = await waitUntil(
+      () => {
+        // The notice before the lines: the agent answers only once it has seen the notice.
+        if (!stallShown && fs.existsSync(fileIn(dir, FILES.stall))) {
+          stallShown = true;
+          const notice = `stall notice: quiet for ${formatDuration(stallMs)} with no tool call open (stall.json); still watching`;
+          out(`${stamp()}  ${paint(notice, "yellow")}`);
+        }
+        for (const line of reader.read().lines) {
+          const shown = human(line);
+          if (shown !== null) out(`${stamp()}  ${shown}`);
+        }
+        const recordFile = fileIn(dir, FILES.record);
+        if (!fs.existsSync(recordFile)) return undefined;
+        return JSON.parse(fs.readFileSync(recordFile, "utf8")) as RecordFile;
+      },
+      { clock, deadline: started + DEMO_TIMEOUT_MS, pollMs: POLL_MS },
+    );
+    if (record === undefined) {
+      throw new CatherdError("E_TIMEOUT", `the demo did not finish within ${DEMO_TIMEOUT_MS} ms`, {
+        fix: `see what its supervisor did: cat ${fileIn(dir, FILES.supervisorLog)}`,
+      });
     }
+    return record;
   } finally {
     reader.close();
   }

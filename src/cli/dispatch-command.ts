@@ -57,7 +57,7 @@ export const dispatchCommand: Command<Dispatched> = {
     "kill-grace": { type: "string" },
     bin: { type: "string" },
   },
-  async run(input, { standby }) {
+  async handler(input, { standby }) {
     const request = validateDispatch({
       backend: stringOption(input, "backend"),
       name: stringOption(input, "name"),

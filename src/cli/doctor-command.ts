@@ -32,7 +32,7 @@ Which agent CLIs catherd can run here: found or not (and where), their versions,
 a dispatch checks it (answers --version within 5 s, not older than catherd reads), and how to fix what
 is not. Exit 3 when a backend you name is missing or not ready.`,
   options: {},
-  async run(input) {
+  async handler(input) {
     const named = input.positionals.map((name) => {
       const backend = backendNamed(name);
       if (backend === null) {

@@ -1,17 +1,18 @@
 import { parseArgs } from "node:util";
 import type { StandbySupervisor } from "../dispatch/standby.js";
-import { CatherdError, exitCodeFor, isCatherdError } from "../domain/errors.js";
+import { CatherdError } from "../domain/errors.js";
+import { reportError } from "../infra/report-error.js";
 
 // The one place that turns a command's data or error into output and an exit code (design.md §6).
 
 export type OptionSpec = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
 
-/** A command: parses its own flags, does one thing, returns data; `text` renders it for people. */
+/** A command: parses its own flags, its handler does one thing and returns data; `text` renders it for people. */
 export interface Command<T> {
   name: string;
   usage: string;
   options: OptionSpec;
-  run(input: ParsedInput, context: CommandContext): Promise<CommandResult<T>>;
+  handler(input: ParsedInput, context: CommandContext): Promise<CommandResult<T>>;
 }
 
 /** What main prepared for a command before loading it. */
@@ -54,29 +55,8 @@ export function parseInput(command: Command<unknown>, argv: readonly string[]): 
   }
 }
 
-/** Prints an error once, as text on stderr or JSON on stdout; returns the exit code for it. */
-export function reportError(error: unknown, json: boolean): number {
-  const known = isCatherdError(error)
-    ? error
-    : new CatherdError("E_IO_WRITE", error instanceof Error ? error.message : String(error), {
-        cause: error,
-      });
-  if (!isCatherdError(error) && process.env.CATHERD_DEBUG !== undefined) {
-    process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
-  }
-  if (json) {
-    process.stdout.write(`${JSON.stringify({ error: known.toJSON() })}\n`);
-  } else {
-    // One line each, whatever the message holds (node's own parse errors span three).
-    const line = (text: string) => text.replace(/\s*\n\s*/g, " ");
-    process.stderr.write(`error ${known.code}: ${line(known.message)}\n`);
-    if (known.fix !== undefined) process.stderr.write(`fix: ${line(known.fix)}\n`);
-  }
-  return exitCodeFor(known.code);
-}
-
 /** Runs a command end to end and returns the process exit code. */
-export async function runCommand(
+export async function executeCommand(
   command: Command<unknown>,
   argv: readonly string[],
   context: CommandContext = { standby: null },
@@ -88,7 +68,7 @@ export async function runCommand(
       process.stdout.write(`${command.usage}\n`);
       return 0;
     }
-    const result = await command.run(input, context);
+    const result = await command.handler(input, context);
     process.stdout.write(
       input.json
         ? `${JSON.stringify(result.data)}\n`

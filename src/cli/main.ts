@@ -3,7 +3,8 @@
 import { dismiss, startStandbySupervisor } from "../dispatch/standby.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome } from "../infra/paths.js";
-import { type Command, reportError, runCommand } from "./kit.js";
+import { reportError } from "../infra/report-error.js";
+import { type Command, executeCommand } from "./kit.js";
 
 type Loader = () => Promise<Command<unknown>>;
 
@@ -33,6 +34,7 @@ usage:
   catherd doctor [<backend>…]          which agent CLIs are installed, their versions, the fix
   catherd supervise <dispatch-dir>     supervise a dispatch folder in the foreground
   catherd help                         this text
+  catherd --version                    the version of catherd
 
 Every command takes --json. See README.md and specs/cli.md.`;
 
@@ -43,6 +45,8 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return verb === undefined ? 2 : 0;
   }
+  if (verb === "--version") return printVersion(argv.includes("--json"));
+  exitOnInterrupt(argv.includes("--json"));
   const load = VERBS[verb];
   if (load === undefined) {
     return reportError(
@@ -55,8 +59,38 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
   const wantsStandby = verb === "dispatch" && !own.includes("--help") && !own.includes("-h");
   const standby = wantsStandby ? startStandbySupervisor(catherdHome()) : null;
   try {
-    return await runCommand(await load(), rest, { standby });
+    return await executeCommand(await load(), rest, { standby });
   } finally {
     if (standby !== null) dismiss(standby);
   }
+}
+
+/**
+ * Ctrl-C (SIGINT) ends a command where it stands with E_INTERRUPTED: exit 130 and, with --json, an error
+ * object instead of node's silent death by signal. Locks held are released on the way out (proper-lockfile
+ * removes them on exit); dispatches already started go on under their own supervisors.
+ */
+function exitOnInterrupt(json: boolean): void {
+  process.once("SIGINT", () => {
+    const interrupted = new CatherdError("E_INTERRUPTED", "interrupted (SIGINT)", {
+      fix: "run the command again; catherd status shows the dispatches, which go on without it",
+    });
+    process.exit(reportError(interrupted, json));
+  });
+}
+
+/** `catherd --version`: the version of the installed package (read only now, never on a start path). */
+async function printVersion(json: boolean): Promise<number> {
+  const { catherdVersion } = await import("../infra/version.js");
+  const version = catherdVersion(import.meta.url);
+  if (version === null) {
+    return reportError(
+      new CatherdError("E_INTERNAL", "catherd's package.json cannot be found beside its program", {
+        fix: "reinstall catherd: npm install -g catherd",
+      }),
+      json,
+    );
+  }
+  process.stdout.write(json ? `${JSON.stringify({ version })}\n` : `${version}\n`);
+  return 0;
 }

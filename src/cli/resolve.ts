@@ -4,7 +4,7 @@ import { catherdHome, type RunPaths, runName, runPaths } from "../infra/paths.js
 import { type ParsedInput, stringOption } from "./kit.js";
 
 /** The run a read command looks in. */
-export function runOf(input: ParsedInput): RunPaths {
+export function runPathsOf(input: ParsedInput): RunPaths {
   return runPaths(catherdHome(), runName(stringOption(input, "run")));
 }
 
@@ -19,5 +19,5 @@ export function refOf(input: ParsedInput, verb: string): string {
 
 /** The folder of `<name|id|dir>` in the command's run. */
 export function dispatchDirOf(input: ParsedInput, ref: string): string {
-  return locateDispatch(runOf(input), ref);
+  return locateDispatch(runPathsOf(input), ref);
 }

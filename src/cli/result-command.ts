@@ -1,8 +1,9 @@
-import { inspectDispatch } from "../dispatch/inspect.js";
+import { inspectDispatch, problemOf } from "../dispatch/inspect.js";
 import { settleIfDead } from "../dispatch/settle.js";
 import { formatDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
+import { FILES } from "../folder/layout.js";
 import { markSeen } from "../folder/markers.js";
 import type { Command } from "./kit.js";
 import { count, whyLine } from "./render.js";
@@ -14,12 +15,12 @@ export const resultCommand: Command<RecordFile> = {
 
 The record of a finished dispatch and its reply. With --json, record.json as written (it holds the reply).`,
   options: { run: { type: "string" } },
-  async run(input) {
+  async handler(input) {
     const ref = refOf(input, "result");
     const dir = dispatchDirOf(input, ref);
     let view = inspectDispatch(dir);
     view = await settleIfDead(view);
-    const problem = view.problems.find((p) => p.message.includes("record.json"));
+    const problem = problemOf(view, FILES.record);
     if (problem !== undefined) throw problem;
     if (view.record === null) {
       throw new CatherdError(

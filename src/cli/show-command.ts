@@ -27,7 +27,7 @@ export const showCommand: Command<ShownDispatch> = {
 Everything about one dispatch: admit, spec (secrets redacted), supervisor, process, exit, record, and the
 tail of its events (as human lines) and of its stderr.`,
   options: { run: { type: "string" } },
-  async run(input) {
+  async handler(input) {
     const ref = refOf(input, "show");
     let view = inspectDispatch(dispatchDirOf(input, ref));
     view = await settleIfDead(view);

@@ -1,22 +1,23 @@
 import { backendFor } from "../backends/registry.js";
 import { type DispatchRow, overview } from "../dispatch/overview.js";
+import type { DispatchState, Status } from "../domain/vocab.js";
 import { catherdHome, runName, runPaths } from "../infra/paths.js";
 import { type Command, stringOption } from "./kit.js";
 import { age, cell, count, paint, type Style, shortWhy, WIDTH } from "./render.js";
 
 const RECENT_MS = 24 * 3_600_000;
 
-/** Kinds that name how catherd ended a run: the exit reason tells them better than the kind. */
+/** Kinds that name how catherd ended a dispatch: its status and exit reason tell them better. */
 const CATHERD_KINDS: ReadonlySet<string> = new Set(["timeout", "cancelled", "lost"]);
 
-const STATE_STYLE: Partial<Record<string, Style>> = {
+const STATE_STYLE: Partial<Record<DispatchState, Style>> = {
   running: "cyan",
   starting: "cyan",
   stopping: "yellow",
   orphaned: "red",
   lost: "red",
 };
-const STATUS_STYLE: Partial<Record<string, Style>> = {
+const STATUS_STYLE: Partial<Record<Status, Style>> = {
   ok: "green",
   failed: "red",
   lost: "red",
@@ -31,7 +32,7 @@ export const statusCommand: Command<{ dispatches: DispatchRow[] }> = {
 One row per dispatch of the run, live ones first. Without --all, recorded dispatches older than a day
 are left out unless their result is unread. A '*' marks a result not yet read with 'catherd result'.`,
   options: { run: { type: "string" }, all: { type: "boolean" } },
-  async run(input) {
+  async handler(input) {
     const run = runPaths(catherdHome(), runName(stringOption(input, "run")));
     const all = await overview(run);
     const now = Date.now();
@@ -48,7 +49,11 @@ are left out unless their result is unread. A '*' marks a result not yet read wi
   },
 };
 
-/** The 80-column table. Columns: name, id suffix, backend, state, age, tokens, what it is doing. */
+/**
+ * The 80-column table. Columns: name, id suffix, backend, state (always a state: `recorded` once there is
+ * a record), age, tokens, and the last: what a live dispatch is doing, or the result of a recorded one —
+ * its status and exit reason, as `result` prints them.
+ */
 export function renderStatus(rows: DispatchRow[], run: string, hidden: number, now = Date.now()): string {
   if (rows.length === 0) {
     return `no dispatches in run ${run}${hidden > 0 ? ` (${hidden} older: catherd status --all)` : ""}\n`;
@@ -58,17 +63,18 @@ export function renderStatus(rows: DispatchRow[], run: string, hidden: number, n
   const restWidth = WIDTH - (2 + 14 + 6 + 8 + 9 + 6 + 6) - 6;
   for (const r of rows) {
     const mark = r.unread ? "* " : "  ";
-    const state = r.state === "recorded" ? (r.status ?? "recorded") : r.state;
-    const style = r.state === "recorded" ? STATUS_STYLE[state] : STATE_STYLE[state];
+    const stateStyle = STATE_STYLE[r.state];
     const tokens = r.tokens === null ? "-" : count(r.tokens.input + r.tokens.output);
+    const last = doingOrResult(r, now);
+    const lastStyle = last.status === null ? undefined : STATUS_STYLE[last.status];
     const line = [
       mark + cell(r.name ?? "(by hand)", 14),
       cell(r.dispatchId.slice(-6), 6),
       cell(r.backend === null ? "?" : backendFor(r.backend).label, 8),
-      style === undefined ? cell(state, 9) : paint(cell(state, 9), style),
-      cell(age(r.admittedAt, now), 6),
+      stateStyle === undefined ? cell(r.state, 9) : paint(cell(r.state, 9), stateStyle),
+      cell(age(r.admittedAt ?? r.startedAt, now), 6),
       cell(tokens, 6),
-      cell(doing(r, now), restWidth),
+      lastStyle === undefined ? cell(last.text, restWidth) : paint(cell(last.text, restWidth), lastStyle),
     ]
       .join(" ")
       .trimEnd();
@@ -78,13 +84,24 @@ export function renderStatus(rows: DispatchRow[], run: string, hidden: number, n
   return `${lines.join("\n")}\n`;
 }
 
-function doing(r: DispatchRow, now: number): string {
-  if (r.problems.length > 0) return `! ${r.problems[0]?.code}: ${r.problems[0]?.message}`;
-  // A provider's or a CLI's failure says why; catherd's own ends (timeout, cancel, lost) say how.
-  if (r.state === "recorded" && r.error !== null && !CATHERD_KINDS.has(r.error.kind ?? ""))
-    return shortWhy(r.error, now);
-  if (r.state === "recorded" || r.state === "exited") return r.reason ?? "";
+/**
+ * The last column: a problem, the result of a recorded dispatch, or what a live one is doing. A result
+ * that a provider or the CLI explained says why, in the colour of its status ("auth: invalid x-api-key",
+ * "rate-limit, retry 14:05"); any other says its status and exit reason.
+ */
+function doingOrResult(r: DispatchRow, now: number): { text: string; status: DispatchRow["status"] } {
+  if (r.problems.length > 0)
+    return { text: `! ${r.problems[0]?.code}: ${r.problems[0]?.message}`, status: null };
+  if (r.state === "recorded" && r.status !== null) {
+    if (r.error !== null && !CATHERD_KINDS.has(r.error.kind ?? "") && r.error.kind !== null)
+      return { text: shortWhy(r.error, now), status: r.status };
+    return { text: `${r.status} (${r.reason ?? "?"})`, status: r.status };
+  }
+  // Ended (exit.json written) but not yet recorded: the reason is known, the status not yet.
+  if (r.state === "recorded" || r.state === "exited") return { text: r.reason ?? "", status: null };
   const open = r.openToolCalls[0];
-  if (open !== undefined) return `tool open ${age(open.openedAt, now)}: ${open.label.replace(/^\$ /, "")}`;
-  return r.lastEvent ?? (r.state === "starting" ? "starting" : "");
+  if (open !== undefined) {
+    return { text: `tool open ${age(open.openedAt, now)}: ${open.label.replace(/^\$ /, "")}`, status: null };
+  }
+  return { text: r.lastEvent ?? (r.state === "starting" ? "starting" : ""), status: null };
 }

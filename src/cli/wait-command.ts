@@ -1,15 +1,12 @@
 import { awaitRecords } from "../dispatch/await-records.js";
 import { overview } from "../dispatch/overview.js";
 import { parseDuration } from "../domain/duration.js";
-import { CatherdError } from "../domain/errors.js";
+import { CatherdError, WAIT_TIMEOUT_EXIT } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { markSeen } from "../folder/markers.js";
 import { type Command, stringOption } from "./kit.js";
-import { dispatchDirOf, runOf } from "./resolve.js";
+import { dispatchDirOf, runPathsOf } from "./resolve.js";
 import { errorLines, recordLine } from "./result-command.js";
-
-/** Exit status when --timeout passes first (as coreutils `timeout`). */
-export const WAIT_TIMEOUT_EXIT = 124;
 
 export const waitCommand: Command<{ records: RecordFile[] }> = {
   name: "wait",
@@ -19,13 +16,13 @@ Blocks until every named dispatch (default: every live one of the run) has a rec
 the first does, and prints the records. Exit 0 when all printed records are ok, 1 otherwise, 124 on
 timeout.`,
   options: { run: { type: "string" }, any: { type: "boolean" }, timeout: { type: "string" } },
-  async run(input) {
+  async handler(input) {
     const timeoutText = stringOption(input, "timeout");
     const timeoutMs = timeoutText === undefined ? null : parseDuration("--timeout", timeoutText);
     const dirs =
       input.positionals.length > 0
         ? [...new Set(input.positionals.map((ref) => dispatchDirOf(input, ref)))]
-        : (await overview(runOf(input))).filter((r) => r.state !== "recorded").map((r) => r.dir);
+        : (await overview(runPathsOf(input))).filter((r) => r.state !== "recorded").map((r) => r.dir);
     if (dirs.length === 0) {
       throw new CatherdError("E_DISPATCH_NOT_FOUND", "nothing to wait for: no live dispatch in the run", {
         fix: "name the dispatches to wait for, or see catherd status --all",

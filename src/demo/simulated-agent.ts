@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // The embedded simulated agent of `catherd demo`: it speaks `codex exec --json` (the recorded format of
-// shared/fixtures/codex) — it reads its brief on stdin to EOF, runs a few "tool calls", goes quiet long
-// enough to draw a stall notice, recovers, and answers. Nothing to install, no network.
+// shared/fixtures/codex) — it reads its brief on stdin to EOF, runs a few "tool calls", goes quiet until
+// the supervisor's stall notice, recovers, and answers. Nothing to install, no network.
 import * as fs from "node:fs";
+import * as path from "node:path";
+import { DEMO_DISPATCHES_ENV } from "./dispatches-env.js";
 
 const brief = fs.readFileSync(0, "utf8").trim();
 const say = (event: unknown) => fs.writeSync(1, `${JSON.stringify(event)}\n`);
@@ -40,8 +42,17 @@ say({
 });
 await pause(900);
 say({ type: "item.completed", item: command("item_4", "npm test", "all 12 passing\n", 0) });
-// Quiet with no tool call open: long enough for the supervisor's stall notice, shorter than idle.
-await pause(2600);
+// Quiet with no tool call open until the supervisor writes its stall notice (at idle/2), however slow
+// the machine: the supervisor judges the quiet, this agent only waits to be noticed.
+const dispatches = process.env[DEMO_DISPATCHES_ENV];
+const dispatchId = process.env.CATHERD_DISPATCH;
+if (dispatches !== undefined && dispatchId !== undefined) {
+  const stallNotice = path.join(dispatches, dispatchId, "stall.json");
+  while (!fs.existsSync(stallNotice)) await pause(50);
+  await pause(500); // recovering: the answer follows the notice visibly
+} else {
+  await pause(2600); // run by hand: long enough for a 2 s stall notice, short of a 4 s idle limit
+}
 say({
   type: "item.completed",
   item: {

@@ -239,7 +239,7 @@ function writeFolder(
     cwd: request.cwd,
     owns: request.owns,
     admittedAt: at.toISOString(),
-    dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid) ?? "unknown" },
+    dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid) },
     git,
   };
   return { admit, spec };

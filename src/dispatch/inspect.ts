@@ -41,7 +41,7 @@ export interface DispatchView {
 export interface FolderProbe {
   read<F extends FolderJsonFile>(file: F): FileRead<FolderJson<F>>;
   exists(file: FolderFile): boolean;
-  isAlive(pid: number, startTime: string): boolean;
+  isAlive(pid: number, startTime: string | null): boolean;
   /** Whether some live process carries CATHERD_DISPATCH=<dispatchId> (Linux: /proc/<pid>/environ). */
   carriesDispatch(dispatchId: string): boolean;
   /** When the folder appeared, ms since the epoch (NaN if unknown). */
@@ -76,7 +76,7 @@ export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskPro
   // A record is final: with one, no process matters and none is looked up (status over a long history).
   const recordFirst = probe.read(FILES.record);
   const settled = recordFirst.kind !== "missing";
-  const alive = (pid: number, startTime: string) => !settled && probe.isAlive(pid, startTime);
+  const alive = (pid: number, startTime: string | null) => !settled && probe.isAlive(pid, startTime);
   const admit = take(probe.read(FILES.admit));
   const spec = take(probe.read(FILES.spec));
   const dispatcherAlive = admit !== null && alive(admit.dispatcher.pid, admit.dispatcher.startTime);
@@ -123,6 +123,14 @@ export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskPro
     problems,
     admittedAtMs,
   };
+}
+
+/** The problem met reading one file of the folder (torn, newer, unreadable), if any. */
+export function problemOf(
+  view: Pick<DispatchView, "dir" | "problems">,
+  file: FolderFile,
+): CatherdError | undefined {
+  return view.problems.find((p) => p.file === fileIn(view.dir, file));
 }
 
 function folderBirth(dir: string): number {

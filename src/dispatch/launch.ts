@@ -6,8 +6,10 @@ import { FILES, fileIn } from "../folder/layout.js";
 import { readFolderJson } from "../folder/read.js";
 import { writeRecord } from "../folder/record.js";
 import { FILE_MODE } from "../infra/atomic.js";
+import { type Clock, systemClock } from "../infra/clock.js";
 import { cpuTicksOf } from "../infra/process-identity.js";
 import { programFile } from "../infra/programs.js";
+import { waitUntil, watchFolders } from "../infra/wait-until.js";
 import { handOver, type StandbySupervisor } from "./standby.js";
 import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-process.js";
 
@@ -19,6 +21,7 @@ export const SUPERVISOR_START_TIMEOUT_MS = 10_000;
 /** However slowly it progresses, the supervisor must be up within this long. */
 export const SUPERVISOR_START_CAP_MS = 60_000;
 const START_POLL_FIRST_MS = 3;
+const START_POLL_GROWTH = 1.25;
 const START_POLL_MAX_MS = 50;
 
 /** The supervisor program, bundled or compiled (see programFile). */
@@ -37,14 +40,15 @@ export async function launchSupervisor(
   {
     program = supervisorProgram(),
     standby = null,
-  }: { program?: string; standby?: StandbySupervisor | null } = {},
+    clock = systemClock,
+  }: { program?: string; standby?: StandbySupervisor | null; clock?: Clock } = {},
 ): Promise<number> {
   const started = standby !== null && (await handOver(standby, dir)) ? standby : startFresh(program, dir);
   const { child, ended } = started;
   const spawnError = await started.spawned;
   const pid = child.pid;
   if (spawnError === null && pid !== undefined) {
-    const named = await untilNamed(dir, pid, ended);
+    const named = await untilNamed(dir, pid, ended, clock);
     if (named) {
       child.unref();
       return pid;
@@ -75,61 +79,44 @@ function startFresh(program: string, dir: string): SupervisorProcess {
  * Waits until supervisor.json names `pid`: true. False when the supervisor ended without naming itself,
  * or made no progress (CPU time) for SUPERVISOR_START_TIMEOUT_MS, or was not up within the cap.
  */
-async function untilNamed(dir: string, pid: number, ended: () => string | null): Promise<boolean> {
-  const started = Date.now();
+async function untilNamed(
+  dir: string,
+  pid: number,
+  ended: () => string | null,
+  clock: Clock,
+): Promise<boolean> {
+  const started = clock.now();
   let ticks = cpuTicksOf(pid);
   let progressAt = started;
-  // supervisor.json appearing wakes the wait at once (inotify); the poll is the fallback, and also how
-  // progress and the start timeouts are checked. Quick at first (a supervisor is usually up within
-  // ~100 ms), then gentler: a hundred dispatchers polling every 3 ms would starve their supervisors.
-  let wake: (() => void) | null = null;
-  const watcher = watchFolder(dir, () => wake?.());
-  let delay = START_POLL_FIRST_MS;
-  try {
-    for (;;) {
+  const named = await waitUntil(
+    () => {
       // Whether it has ended is noted before supervisor.json is read: a supervisor whose agent ends at
-      // once may name itself, finish and exit between two polls, and that is a success.
+      // once may name itself, finish and exit between two checks, and that is a success.
       const gone = ended() !== null;
       const read = fs.existsSync(fileIn(dir, FILES.supervisor))
         ? readFolderJson(dir, FILES.supervisor)
         : null;
       if (read?.kind === "ok" && read.value.pid === pid) return true;
       if (gone) return false;
-      const now = Date.now();
+      const now = clock.now();
       const used = cpuTicksOf(pid);
       if (used !== null && used !== ticks) {
         ticks = used;
         progressAt = now;
       }
-      if (now - progressAt >= SUPERVISOR_START_TIMEOUT_MS || now - started >= SUPERVISOR_START_CAP_MS) {
-        return false;
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = null;
-      delay = Math.min(delay * 1.25, START_POLL_MAX_MS);
-    }
-  } finally {
-    watcher?.close();
-  }
-}
-
-/** Calls `onChange` when an entry of `dir` is created or renamed; null where watching is not possible. */
-function watchFolder(dir: string, onChange: () => void): fs.FSWatcher | null {
-  try {
-    const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-      if (name === FILES.supervisor) onChange();
-    });
-    watcher.on("error", () => {});
-    return watcher;
-  } catch {
-    return null;
-  }
+      return now - progressAt >= SUPERVISOR_START_TIMEOUT_MS ? false : undefined;
+    },
+    {
+      clock,
+      deadline: started + SUPERVISOR_START_CAP_MS,
+      // supervisor.json appearing wakes the wait at once (inotify); the poll is the fallback, and also how
+      // progress is checked. Quick at first (a supervisor is usually up within ~100 ms), then gentler: a
+      // hundred dispatchers polling every 3 ms would starve their supervisors.
+      pollMs: (sleeps) => Math.min(START_POLL_FIRST_MS * START_POLL_GROWTH ** sleeps, START_POLL_MAX_MS),
+      watch: watchFolders([dir], [FILES.supervisor]),
+    },
+  );
+  return named ?? false;
 }
 
 function tail(file: string): string {

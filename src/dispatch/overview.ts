@@ -30,7 +30,13 @@ export interface DispatchRow {
   dir: string;
   backend: BackendId | null;
   state: DispatchState;
+  /**
+   * When it was admitted (admit.json), for the rows that read admit.json: live ones. Null for a recorded
+   * row, which costs one file read (record.json), and for a folder without admit.json.
+   */
   admittedAt: string | null;
+  /** When its supervisor started (supervisor.json, exit.json or the record); null while starting. */
+  startedAt: string | null;
   endedAt: string | null;
   status: RecordFile["status"] | null;
   reason: string | null;
@@ -73,7 +79,8 @@ function recordedRow(run: RunPaths, dir: string, record: RecordFile): DispatchRo
     dir,
     backend: record.backend,
     state: "recorded",
-    admittedAt: record.startedAt,
+    admittedAt: null,
+    startedAt: record.startedAt,
     endedAt: record.endedAt,
     status: record.status,
     reason: record.reason,
@@ -97,7 +104,8 @@ export function liveRow(run: RunPaths, view: DispatchView): DispatchRow {
     dir: view.dir,
     backend: backendIdOf(view),
     state: view.state,
-    admittedAt: view.admit?.admittedAt ?? view.supervisor?.startedAt ?? null,
+    admittedAt: view.admit?.admittedAt ?? null,
+    startedAt: view.record?.startedAt ?? view.exit?.startedAt ?? view.supervisor?.startedAt ?? null,
     endedAt: view.record?.endedAt ?? view.exit?.endedAt ?? null,
     status: view.record?.status ?? null,
     reason: view.record?.reason ?? view.exit?.reason ?? null,

@@ -65,14 +65,18 @@ async function recordEnding(dir: string, writeExit: (() => void) | null): Promis
  */
 export async function stopOrphan(view: DispatchView, killGraceMs: number): Promise<DispatchView> {
   const proc = view.proc;
-  const known = proc !== null && isSameProcess(proc.pid, proc.startTime);
-  // Without a named agent (the supervisor died before proc.json, or the agent is gone and left processes
-  // behind), only the sweep runs: it kills what carries the dispatch's variable, each identified exactly.
+  // Without a named agent (the supervisor died before proc.json, the agent is gone and left processes
+  // behind, or its start time could not be read), only the sweep runs: it kills what carries the
+  // dispatch's variable, each identified exactly.
+  const leader =
+    proc !== null && proc.startTime !== null && isSameProcess(proc.pid, proc.startTime)
+      ? { pid: proc.pid, startTime: proc.startTime, pgid: proc.pgid }
+      : null;
   const stop = await stopDispatch(
     {
       dispatchId: agentDispatchId(view),
-      pgid: known ? proc.pgid : null,
-      leader: known ? { pid: proc.pid, startTime: proc.startTime } : null,
+      pgid: leader?.pgid ?? null,
+      leader: leader === null ? null : { pid: leader.pid, startTime: leader.startTime },
       killGraceMs,
     },
     systemClock,

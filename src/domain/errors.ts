@@ -4,20 +4,116 @@ import type { ErrorCode } from "./vocab.js";
 export class CatherdError extends Error {
   readonly code: ErrorCode;
   readonly fix: string | undefined;
+  /** The file the error is about, when there is one: what callers match on, never the message. */
+  readonly file: string | undefined;
 
-  constructor(code: ErrorCode, message: string, options: { fix?: string; cause?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { fix?: string; cause?: unknown; file?: string } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "CatherdError";
     this.code = code;
     this.fix = options.fix;
+    this.file = options.file;
   }
 
-  toJSON(): { code: ErrorCode; message: string; fix: string | null } {
-    return { code: this.code, message: this.message, fix: this.fix ?? null };
+  /**
+   * The `{error: …}` object of `--json`. E_INTERNAL adds `stack`: the stack of the throw it wraps, the
+   * hint a bug report needs.
+   */
+  toJSON(): { code: ErrorCode; message: string; fix: string | null; stack?: string | null } {
+    const json = { code: this.code, message: this.message, fix: this.fix ?? null };
+    return this.code === "E_INTERNAL" ? { ...json, stack: stackOf(this.cause) } : json;
   }
 }
 
-/** The process exit status for an error code (design.md §6): 2 usage, 3 not ready, 130 interrupted, else 1. */
+/** What an internal error tells the user to do. */
+export const INTERNAL_FIX =
+  "this is a bug in catherd: please report it with the stack (in --json output, or printed with CATHERD_DEBUG=1)";
+
+/**
+ * Any throw as the one user-facing error (matched by its class and errno code, never by its text): a
+ * CatherdError as it is; a file-system call the operating system refused (ENOSPC, EACCES, EROFS…) as
+ * E_IO_WRITE or E_IO_READ naming the path; anything else — a throw catherd did not anticipate, a bug — as
+ * E_INTERNAL carrying it (its message, and its stack through toJSON).
+ */
+export function asCatherdError(error: unknown): CatherdError {
+  if (isCatherdError(error)) return error;
+  const io = ioCodeOf(error);
+  if (io !== null) {
+    const file = (error as { path?: unknown }).path;
+    const where = typeof file === "string" ? file : "the file";
+    return new CatherdError(io, (error as Error).message, {
+      fix: `check the free space and the permissions of ${where}, then run the command again`,
+      cause: error,
+      ...(typeof file === "string" ? { file } : {}),
+    });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new CatherdError("E_INTERNAL", message === "" ? "an unexpected error" : message, {
+    fix: INTERNAL_FIX,
+    cause: error,
+  });
+}
+
+/** File-system calls whose refusal means catherd could not write (opening a file included). */
+const WRITE_CALLS = new Set([
+  "open",
+  "write",
+  "mkdir",
+  "mkdtemp",
+  "rename",
+  "link",
+  "symlink",
+  "unlink",
+  "rmdir",
+  "rm",
+  "chmod",
+  "fchmod",
+  "utime",
+  "futime",
+  "fsync",
+  "fdatasync",
+  "ftruncate",
+  "copyfile",
+]);
+/** File-system calls whose refusal means catherd could not read. */
+const READ_CALLS = new Set([
+  "read",
+  "readdir",
+  "scandir",
+  "stat",
+  "lstat",
+  "fstat",
+  "readlink",
+  "realpath",
+  "access",
+]);
+
+/** E_IO_WRITE / E_IO_READ for an operating system's refusal of a file-system call (errno code + syscall). */
+function ioCodeOf(error: unknown): "E_IO_WRITE" | "E_IO_READ" | null {
+  if (!(error instanceof Error)) return null;
+  const { code, syscall } = error as { code?: unknown; syscall?: unknown };
+  if (typeof code !== "string" || !/^E[A-Z0-9]+$/.test(code) || typeof syscall !== "string") return null;
+  if (WRITE_CALLS.has(syscall)) return "E_IO_WRITE";
+  if (READ_CALLS.has(syscall)) return "E_IO_READ";
+  return null;
+}
+
+/** The stack of a throw, or null when it has none (a thrown string). */
+export function stackOf(error: unknown): string | null {
+  return error instanceof Error && typeof error.stack === "string" ? error.stack : null;
+}
+
+/** Exit status when `wait --timeout` passes first (as coreutils `timeout`): not an error, no code maps to it. */
+export const WAIT_TIMEOUT_EXIT = 124;
+
+/**
+ * The process exit status for an error code (specs/cli.md, "Exit codes"): 2 usage, 3 not ready,
+ * 130 interrupted, else 1.
+ */
 export function exitCodeFor(code: ErrorCode): number {
   switch (code) {
     case "E_INPUT_INVALID":

@@ -1,6 +1,6 @@
 import type { ErrorKind, Status } from "./vocab.js";
 
-// Why a run did not end well (specs/record.md): the kind, the most specific words, and when to come back.
+// Why a dispatch did not end well (specs/record.md): the kind, the most specific words, and when to come back.
 
 /** The status each kind gives a record: what will heal by waiting is `limit`, a refusal is `failed`. */
 const STATUS_OF_KIND: Readonly<Record<ErrorKind, Status>> = {
@@ -24,13 +24,13 @@ export function statusOfKind(kind: ErrorKind): Status {
   return STATUS_OF_KIND[kind];
 }
 
-/** The kinds a provider retry can end a run with at once: waiting will not fix them. */
+/** The kinds a provider retry can end a dispatch with at once: waiting will not fix them. */
 export const REFUSAL_KINDS: ReadonlySet<ErrorKind> = new Set(["auth", "quota"]);
 
 /**
  * When the provider or the CLI said to come back: a time (`atMs`, ms since the epoch), or a delay counted
  * from the time of the line that said it (`fromMs`; null when the line carries no time of its own, and
- * the end of the run stands in for it).
+ * the end of the dispatch stands in for it).
  */
 export type RetryAfter = { atMs: number } | { delayMs: number; fromMs: number | null };
 
@@ -57,7 +57,7 @@ export interface RetryFact {
   kind: ErrorKind;
 }
 
-/** The verdict's account of a run that did not end `ok` (record.json's error, with its code). */
+/** The verdict's account of a dispatch that did not end `ok` (record.json's error, with its code). */
 export interface Failure {
   kind: ErrorKind;
   /** Redacted, at most MAX_MESSAGE_CHARS characters. */
@@ -66,7 +66,7 @@ export interface Failure {
   retryAfter: string | null;
 }
 
-/** The time a RetryAfter names, given when the run ended; null when it cannot be placed. */
+/** The time a RetryAfter names, given when the dispatch ended; null when it cannot be placed. */
 export function retryAfterTime(retryAfter: RetryAfter | null, endedAtMs: number | null): string | null {
   if (retryAfter === null) return null;
   const at =

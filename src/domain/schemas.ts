@@ -2,7 +2,7 @@ import { z } from "zod";
 import {
   ACCESS_LEVELS,
   BACKEND_IDS,
-  ERROR_CODES,
+  ENDING_ERROR_CODES,
   ERROR_KINDS,
   EXIT_REASONS,
   SPEC_DEFAULT_BACKEND,
@@ -26,15 +26,20 @@ const schemaField = z.literal(SCHEMA_VERSION);
 const isoTime = z.string().min(1);
 const ms = z.number().int().nonnegative();
 const positiveMs = z.number().int().positive();
-/** Start time of a process as the platform reads it (Linux: /proc/<pid>/stat field 22, in clock ticks). */
-const processIdentity = z.object({ pid: z.number().int().positive(), startTime: z.string().min(1) });
+/**
+ * Start time of a process as the platform reads it (Linux: /proc/<pid>/stat field 22, in clock ticks);
+ * null when it could not be read: the process was alive, its identity cannot be verified.
+ */
+const startTime = z.string().min(1).nullable();
+const processIdentity = z.object({ pid: z.number().int().positive(), startTime });
 
 export const backendIdSchema = z.enum(BACKEND_IDS);
 export const exitReasonSchema = z.enum(EXIT_REASONS);
 export const statusSchema = z.enum(STATUSES);
 export const errorKindSchema = z.enum(ERROR_KINDS);
 export const accessSchema = z.enum(ACCESS_LEVELS);
-const errorField = loose({ code: z.enum(ERROR_CODES).or(z.string()), message: z.string() }).nullable();
+/** exit.json's and record.json's `error`: a code from a closed set (specs/record.md, "error"), a message. */
+const errorField = loose({ code: z.enum(ENDING_ERROR_CODES), message: z.string() }).nullable();
 
 /**
  * record.json's error (specs/record.md): exit.json's `{code, message}` plus why in words an orchestrator
@@ -42,7 +47,7 @@ const errorField = loose({ code: z.enum(ERROR_CODES).or(z.string()), message: z.
  * them reads without them.
  */
 const recordErrorField = loose({
-  code: z.enum(ERROR_CODES).or(z.string()),
+  code: z.enum(ENDING_ERROR_CODES),
   kind: errorKindSchema.optional(),
   message: z.string(),
   retryAfter: isoTime.nullable().optional(),
@@ -95,7 +100,7 @@ export type Spec = z.infer<typeof specSchema>;
 export const supervisorFileSchema = loose({
   schema: schemaField,
   pid: z.number().int().positive(),
-  startTime: z.string().min(1),
+  startTime,
   startedAt: isoTime,
 });
 export type SupervisorFile = z.infer<typeof supervisorFileSchema>;
@@ -104,7 +109,7 @@ export const procFileSchema = loose({
   schema: schemaField,
   pid: z.number().int().positive(),
   pgid: z.number().int().positive(),
-  startTime: z.string().min(1),
+  startTime,
   startedAt: isoTime,
   argv0: z.string(),
 });

@@ -1,6 +1,6 @@
 import { type Failure, retryAfterTime, statusOfKind } from "./failure.js";
 import { cleanMessage } from "./redact.js";
-import type { RunSummary } from "./summary.js";
+import type { StreamSummary } from "./summary.js";
 import type { ErrorKind, ExitReason, Status } from "./vocab.js";
 
 /** How the supervised process ended, as the record's precedence needs it. */
@@ -9,11 +9,11 @@ export interface ExitFacts {
   code: number | null;
   signal: string | null;
   /**
-   * The kind the supervisor ended the run for: a refusal it ended early, the retry it saw last before
+   * The kind the supervisor ended the dispatch for: a refusal it ended early, the retry it saw last before
    * going quiet. Null: the supervisor saw none. Absent (a reader's exit.json): worked out from the stream.
    */
   kind?: ErrorKind | null;
-  /** When the run ended (ms since the epoch): where a delay said without a time of its own counts from. */
+  /** When the dispatch ended (ms since the epoch): where a delay said without a time of its own counts from. */
   endedAtMs?: number | null;
 }
 
@@ -31,7 +31,7 @@ export interface Judgement {
   failure: Failure | null;
 }
 
-/** The kinds that stand for how catherd ended (or lost) the run, by exit reason. */
+/** The kinds that stand for how catherd ended (or lost) the dispatch, by exit reason. */
 const KIND_OF_REASON: Partial<Record<ExitReason, ErrorKind>> = {
   cancelled: "cancelled",
   "wall-timeout": "timeout",
@@ -44,13 +44,13 @@ const KIND_OF_REASON: Partial<Record<ExitReason, ErrorKind>> = {
 const COME_BACK_LATER: ReadonlySet<ErrorKind> = new Set(["quota", "rate-limit", "provider-down"]);
 
 /**
- * The verdict of a run, by the written precedence (specs/record.md): how catherd ended it first
+ * The verdict of a dispatch, by the written precedence (specs/record.md): how catherd ended it first
  * (cancelled, wall, spawn, supervisor, lost), then what the supervisor saw the provider say (an early end,
- * a retry before going quiet), then a successful terminal event (a run that retried a 429 and then
+ * a retry before going quiet), then a successful terminal event (a dispatch that retried a 429 and then
  * succeeded is `ok`), then the failures the CLI reported, the last retry, the exit code's own evidence,
  * and last `cli` for a non-zero exit. The status follows the kind.
  */
-export function judgeRun(exit: ExitFacts, summary: RunSummary, rules: JudgeRules = {}): Judgement {
+export function judgeEnding(exit: ExitFacts, summary: StreamSummary, rules: JudgeRules = {}): Judgement {
   const fixed = KIND_OF_REASON[exit.reason];
   if (fixed !== undefined) return failed(fixed, exit, summary, describeExit(exit));
   // The kind of the retry the CLI was last seen waiting on: the supervisor's account, else the stream's.
@@ -80,7 +80,7 @@ export function judgeRun(exit: ExitFacts, summary: RunSummary, rules: JudgeRules
   return failed(kind, exit, summary, describeExit(exit));
 }
 
-function failed(kind: ErrorKind, exit: ExitFacts, summary: RunSummary, fallback: string): Judgement {
+function failed(kind: ErrorKind, exit: ExitFacts, summary: StreamSummary, fallback: string): Judgement {
   const retryAfter = COME_BACK_LATER.has(kind)
     ? retryAfterTime(summary.retryAfter, exit.endedAtMs ?? null)
     : null;
@@ -95,7 +95,7 @@ function failed(kind: ErrorKind, exit: ExitFacts, summary: RunSummary, fallback:
  * terminal error, its last error of that kind, its last retry or its last error line. Null for the kinds
  * catherd gave (timeout, cancelled…): the CLI's words do not explain those.
  */
-function messageFor(kind: ErrorKind, summary: RunSummary): string | null {
+function messageFor(kind: ErrorKind, summary: StreamSummary): string | null {
   if (KIND_OF_CATHERD.has(kind)) return null;
   const deciding = summary.finalError ?? summary.lastKnownError;
   if (deciding !== null && deciding.kind === kind && deciding.words === "provider") return deciding.message;
@@ -115,7 +115,7 @@ const KIND_OF_CATHERD: ReadonlySet<ErrorKind> = new Set([
   "lost",
 ]);
 
-/** A description of the exit for a run nothing else explains: "exited: exit code 2". */
+/** A description of the exit for a dispatch nothing else explains: "exited: exit code 2". */
 export function describeExit(exit: ExitFacts): string {
   if (exit.signal !== null) return `${exit.reason}: ended by ${exit.signal}`;
   if (exit.code !== null) return `${exit.reason}: exit code ${exit.code}`;
@@ -123,6 +123,6 @@ export function describeExit(exit: ExitFacts): string {
 }
 
 /** The record's status alone (specs/record.md). */
-export function statusByPrecedence(exit: ExitFacts, summary: RunSummary, rules?: JudgeRules): Status {
-  return judgeRun(exit, summary, rules).status;
+export function statusByPrecedence(exit: ExitFacts, summary: StreamSummary, rules?: JudgeRules): Status {
+  return judgeEnding(exit, summary, rules).status;
 }

@@ -3,7 +3,7 @@ import type { ErrorFact, RetryAfter, RetryFact } from "./failure.js";
 import type { ErrorKind } from "./vocab.js";
 
 /** Everything the record needs from a whole event stream, folded line by line in bounded memory. */
-export interface RunSummary {
+export interface StreamSummary {
   thread: string | null;
   tokens: Tokens;
   costUsd: number | null;
@@ -28,7 +28,7 @@ export interface RunSummary {
   lastDescribe: string | null;
 }
 
-export function emptySummary(): RunSummary {
+export function emptySummary(): StreamSummary {
   return {
     thread: null,
     tokens: { input: 0, cached: 0, output: 0 },
@@ -76,7 +76,7 @@ function isPlaced(retryAfter: RetryAfter): boolean {
   return "atMs" in retryAfter || retryAfter.fromMs !== null;
 }
 
-function addError(summary: RunSummary, error: ErrorFact): void {
+function addError(summary: StreamSummary, error: ErrorFact): void {
   summary.lastError = error;
   if (error.kind !== null) {
     summary.lastKnownError = error;
@@ -89,7 +89,7 @@ function addError(summary: RunSummary, error: ErrorFact): void {
 }
 
 /** Folds one line's facts into the summary (mutates and returns it: this runs once per line). */
-export function addFacts(summary: RunSummary, facts: LineFacts): RunSummary {
+export function addFacts(summary: StreamSummary, facts: LineFacts): StreamSummary {
   summary.lines += 1;
   if (facts.thread !== undefined) summary.thread = facts.thread;
   if (facts.usage !== undefined) {

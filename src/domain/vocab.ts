@@ -1,6 +1,6 @@
 // Closed vocabularies of the contract (design.md). Each is defined once; types and zod enums derive from it.
 
-/** How a supervised run ended. */
+/** How a supervised dispatch ended (exit.json `reason`). */
 export const EXIT_REASONS = [
   "exited",
   "after-final",
@@ -46,7 +46,10 @@ export type BackendId = (typeof BACKEND_IDS)[number];
 /** The backend of a spec.json that names none: any command (specs/dispatch-folder.md). */
 export const SPEC_DEFAULT_BACKEND: BackendId = "exec";
 
-/** What a reader reports about a dispatch. */
+/**
+ * What a reader reports about a dispatch (specs/cli.md, "The state of a dispatch"). `exited` here is the
+ * state "exit.json written, record.json not yet", whatever the exit reason: not the ExitReason `exited`.
+ */
 export const DISPATCH_STATES = [
   "starting",
   "running",
@@ -62,7 +65,10 @@ export type DispatchState = (typeof DISPATCH_STATES)[number];
 export const ACCESS_LEVELS = ["read-only", "workspace-write", "full"] as const;
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];
 
-/** Every error code catherd reports, on the command line and in exit.json. */
+/**
+ * Every error code catherd reports, on the command line and in exit.json / record.json. Each is raised
+ * somewhere; specs/cli.md lists them with their exit codes.
+ */
 export const ERROR_CODES = [
   "E_INPUT_INVALID",
   "E_ADMIT_DUPLICATE",
@@ -81,10 +87,17 @@ export const ERROR_CODES = [
   "E_IO_READ",
   "E_SPAWN_FAILED",
   "E_SUPERVISOR_START",
-  "E_SUPERVISOR_ERROR",
   "E_SUPERVISOR_SIGNALLED",
   "E_SUPERVISOR_LOST",
   "E_TIMEOUT",
   "E_INTERRUPTED",
+  "E_INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/**
+ * What `error.code` of exit.json and record.json may hold (a closed set): an error code, or — for a
+ * verdict that names no error code, such as a CLI that failed by itself — the exit reason.
+ */
+export const ENDING_ERROR_CODES = [...ERROR_CODES, ...EXIT_REASONS] as const;
+export type EndingErrorCode = (typeof ENDING_ERROR_CODES)[number];

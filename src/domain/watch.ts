@@ -5,7 +5,7 @@ import type { ErrorKind, ExitReason } from "./vocab.js";
 // The supervisor's rules (design.md §4, specs/supervisor.md) as pure functions of (state, facts, now).
 // Times are milliseconds on a monotonic clock; nothing here reads a clock or touches the world.
 
-/** The limits a run is watched against, from spec.json. */
+/** The limits a dispatch is watched against, from spec.json. */
 export interface WatchLimits {
   idleMs: number;
   wallMs: number;
@@ -32,7 +32,7 @@ export interface WatchState {
   retryingSince: number | null;
   /** What the last provider retry said (`rate-limit`, `provider-down`, …); null before any retry. */
   retryKind: ErrorKind | null;
-  /** A kind that will not heal, proven by a line: the run ends now with it (rule 5). */
+  /** A kind that will not heal, proven by a line: the dispatch ends now with it (rule 5). */
   refusal: ErrorKind | null;
   /** The message of the last context overflow, to tell the same one coming again. */
   lastOverflow: string | null;
@@ -169,7 +169,7 @@ export function decide(
  * refusal, a full retry count). The loop may sleep until then when nothing moves.
  */
 export function nextDeadline(state: WatchState, limits: WatchLimits): number {
-  // A refusal or a full retry count ends the run at the next decision, whatever the time.
+  // A refusal or a full retry count ends the dispatch at the next decision, whatever the time.
   if (state.refusal !== null || state.consecutiveRetries >= limits.retryAttempts) {
     return state.lastEventAt ?? state.startedAt;
   }

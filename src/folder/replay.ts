@@ -1,6 +1,6 @@
 import type { Backend } from "../backends/types.js";
 import { PROGRESS } from "../domain/facts.js";
-import { addFacts, emptySummary, type RunSummary } from "../domain/summary.js";
+import { addFacts, emptySummary, type StreamSummary } from "../domain/summary.js";
 import { LineReader } from "../infra/line-reader.js";
 import { FILES, fileIn } from "./layout.js";
 
@@ -8,7 +8,7 @@ import { FILES, fileIn } from "./layout.js";
  * Folds a dispatch's events.jsonl and stderr.log through its backend, in bounded memory: the record is
  * made from the files, so the supervisor and a reader recording a lost dispatch reach the same verdict.
  */
-export function summarizeDispatch(dir: string, backend: Backend): RunSummary {
+export function summarizeDispatch(dir: string, backend: Backend): StreamSummary {
   const summary = emptySummary();
   fold(fileIn(dir, FILES.events), (line) => backend.parse(line), summary);
   fold(fileIn(dir, FILES.stderr), backend.parseStderr ?? (() => PROGRESS), summary);
@@ -18,7 +18,7 @@ export function summarizeDispatch(dir: string, backend: Backend): RunSummary {
 /** Folded in bites of this much input, as the supervisor reads it: the peak memory stays flat. */
 const REPLAY_CHUNK_BYTES = 1024 * 1024;
 
-function fold(file: string, parse: Backend["parse"], summary: RunSummary): void {
+function fold(file: string, parse: Backend["parse"], summary: StreamSummary): void {
   const reader = new LineReader(file);
   try {
     for (let read = reader.read(REPLAY_CHUNK_BYTES); read.bytes > 0; read = reader.read(REPLAY_CHUNK_BYTES)) {

@@ -30,6 +30,7 @@ export function readJsonFile<S extends z.ZodType>(file: string, schema: S): File
       error: new CatherdError("E_IO_READ", `cannot read ${file}: ${message}`, {
         fix: `inspect it with: ls -l ${file}`,
         cause: error,
+        file,
       }),
     };
   }
@@ -70,6 +71,7 @@ export function parseJsonText<S extends z.ZodType>(
       kind: "invalid",
       error: new CatherdError("E_FILE_CORRUPT", `${file} is not valid JSON (torn or hand-edited)`, {
         fix: `inspect it with: cat ${file}`,
+        file,
       }),
     };
   }
@@ -80,7 +82,7 @@ export function parseJsonText<S extends z.ZodType>(
       error: new CatherdError(
         "E_SCHEMA_NEWER",
         `${file} has schema ${version}, newer than this catherd understands (${SCHEMA_VERSION})`,
-        { fix: "upgrade catherd: npm install -g catherd@latest" },
+        { fix: "upgrade catherd: npm install -g catherd@latest", file },
       ),
     };
   }
@@ -93,7 +95,7 @@ export function parseJsonText<S extends z.ZodType>(
       error: new CatherdError(
         name === "spec.json" ? "E_SPEC_INVALID" : "E_FILE_CORRUPT",
         `${file} is invalid${where}: ${issue?.message ?? "does not match its schema"}`,
-        { fix: `see specs/dispatch-folder.md for the fields of ${name}` },
+        { fix: `see specs/dispatch-folder.md for the fields of ${name}`, file },
       ),
     };
   }

@@ -2,6 +2,8 @@ import * as fs from "node:fs";
 import lockfile from "proper-lockfile";
 import { CatherdError } from "../domain/errors.js";
 import { DIR_MODE } from "./atomic.js";
+import { type Clock, systemClock } from "./clock.js";
+import { waitUntil } from "./wait-until.js";
 
 // Locks are proper-lockfile's: a directory created atomically, its mtime refreshed while held, taken over
 // once stale (its holder died or froze past `staleMs`).
@@ -81,6 +83,8 @@ export async function tryLock(target: string, options: LockOptions): Promise<Rel
 
 /** However busy a lock, nobody waits for it longer than this many times `waitMs`. */
 const LOCK_WAIT_CAP_FACTOR = 10;
+const LOCK_POLL_FIRST_MS = 5;
+const LOCK_POLL_MAX_MS = 100;
 
 /**
  * Waits for the lock while it changes hands — a queue of dispatchers on a busy machine is progress — but
@@ -88,33 +92,43 @@ const LOCK_WAIT_CAP_FACTOR = 10;
  */
 export async function lockWithin(
   target: string,
-  options: LockOptions & { waitMs: number },
+  options: LockOptions & { waitMs: number; clock?: Clock },
 ): Promise<Release> {
-  const started = Date.now();
+  const clock = options.clock ?? systemClock;
   let holder = holderOf(options.lockPath);
-  let heldSince = started;
-  let delay = 5;
-  for (;;) {
-    const release = await tryLock(target, options);
-    if (release !== null) return release;
-    const now = Date.now();
-    const current = holderOf(options.lockPath);
-    if (current !== holder) {
-      holder = current;
-      heldSince = now;
-    }
-    if (now - heldSince >= options.waitMs || now - started >= options.waitMs * LOCK_WAIT_CAP_FACTOR) {
-      throw new CatherdError(
-        "E_IO_LOCK",
-        `${options.lockPath} is held by another catherd for over ${options.waitMs} ms`,
-        {
-          fix: `retry; if no catherd is running, remove the stale lock: rmdir ${options.lockPath}`,
-        },
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, delay + Math.random() * delay));
-    delay = Math.min(delay * 2, 100);
-  }
+  let heldSince = clock.now();
+  const release = await waitUntil(
+    async () => {
+      const taken = await tryLock(target, options);
+      if (taken !== null) return taken;
+      const current = holderOf(options.lockPath);
+      if (current !== holder) {
+        holder = current;
+        heldSince = clock.now();
+      }
+      if (clock.now() - heldSince >= options.waitMs) throw lockBusy(options);
+      return undefined;
+    },
+    {
+      clock,
+      deadline: clock.now() + options.waitMs * LOCK_WAIT_CAP_FACTOR,
+      // Exponential back-off from 5 ms to 100 ms, jittered so that a crowd of waiters spreads out.
+      pollMs: (sleeps) => {
+        const delay = Math.min(LOCK_POLL_FIRST_MS * 2 ** sleeps, LOCK_POLL_MAX_MS);
+        return delay + Math.random() * delay;
+      },
+    },
+  );
+  if (release === undefined) throw lockBusy(options);
+  return release;
+}
+
+function lockBusy(options: LockOptions & { waitMs: number }): CatherdError {
+  return new CatherdError(
+    "E_IO_LOCK",
+    `${options.lockPath} is held by another catherd for over ${options.waitMs} ms`,
+    { fix: `retry; if no catherd is running, remove the stale lock: rmdir ${options.lockPath}` },
+  );
 }
 
 /** Which taking of the lock this is: its directory's inode and birth time (a new holder makes a new one). */

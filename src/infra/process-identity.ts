@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
+import { isDeadState, readProcStat } from "./proc-stat.js";
 
 // A process is identified by pid AND start time (design.md §1): a pid alone may have been reused.
 
@@ -24,41 +25,49 @@ export function startTimeOf(pid: number): string | null {
 }
 
 function linuxStartTime(pid: number): string | null {
-  let stat: string;
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return null;
-  }
-  // The command name (field 2) may contain spaces and parentheses: split after the last ")".
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  if (fields[0] === "Z" || fields[0] === "X") return null;
-  return fields[19] ?? null; // field 22 overall; fields[0] is field 3
+  const stat = readProcStat(pid);
+  return stat === null || isDeadState(stat) ? null : stat.startTime;
 }
 
 /** CPU time (user + system, in clock ticks) a live process has used; null when unknown (gone, not Linux). */
 export function cpuTicksOf(pid: number): number | null {
-  if (process.platform !== "linux" || !Number.isInteger(pid) || pid <= 0) return null;
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(fields[11]) + Number(fields[12]); // utime and stime, fields 14 and 15 overall
-  } catch {
-    return null;
-  }
-}
-
-/** Whether the process with this pid is alive and is the one that started at `startTime`. */
-export function isSameProcess(pid: number, startTime: string): boolean {
-  return startTimeOf(pid) === startTime;
+  if (process.platform !== "linux") return null;
+  const stat = readProcStat(pid);
+  return stat === null ? null : stat.utime + stat.stime;
 }
 
 /**
- * Sends a signal only to the identified process: never pid ≤ 1, never a pid whose start time differs.
- * Returns whether the signal was delivered.
+ * Whether the process with this pid is alive and is the one that started at `startTime`. A start time
+ * that could not be read when the process was named (null: "alive, cannot verify") cannot be compared:
+ * such a process counts as alive while its pid is (a live dispatch is never judged lost for it), and is
+ * never signalled (signalIdentified).
  */
-export function signalIdentified(pid: number, startTime: string, signal: NodeJS.Signals): boolean {
-  if (pid <= 1 || !isSameProcess(pid, startTime)) return false;
+export function isSameProcess(pid: number, startTime: string | null): boolean {
+  if (startTime === null) return pidAlive(pid);
+  return startTimeOf(pid) === startTime;
+}
+
+/** Whether a pid names a live process (not a zombie, where that can be told). */
+function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  if (process.platform === "linux") {
+    const stat = readProcStat(pid);
+    return stat !== null && !isDeadState(stat);
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Sends a signal only to the identified process: never pid ≤ 1, never a pid whose start time differs or
+ * is unknown. Returns whether the signal was delivered.
+ */
+export function signalIdentified(pid: number, startTime: string | null, signal: NodeJS.Signals): boolean {
+  if (pid <= 1 || startTime === null || !isSameProcess(pid, startTime)) return false;
   try {
     process.kill(pid, signal);
     return true;
@@ -84,13 +93,8 @@ export function groupAlive(pgid: number): boolean {
   if (process.platform !== "linux") return true;
   // kill(-pgid, 0) also succeeds while only zombies remain; look for a live member.
   return listLinuxPids().some((pid) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      return Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X";
-    } catch {
-      return false;
-    }
+    const stat = readProcStat(pid);
+    return stat !== null && stat.pgid === pgid && !isDeadState(stat);
   });
 }
 

@@ -1,6 +1,7 @@
 import type { Clock } from "./clock.js";
 import { groupAlive, isSameProcess, signalGroup, signalIdentified } from "./process-identity.js";
 import { findByDispatchVariable, findDescendants, type ProcessRef } from "./sweep.js";
+import { waitUntil } from "./wait-until.js";
 
 /** What the stop sequence did, for exit.json's `stop`. */
 export interface StopReport {
@@ -37,10 +38,11 @@ export async function stopDispatch(target: StopTarget, clock: Clock): Promise<St
   if (group !== null && groupAlive(group)) {
     report.term = signalGroup(group, "SIGTERM");
     target.onTermSent?.();
-    const deadline = clock.now() + target.killGraceMs;
-    while (groupAlive(group) && clock.now() < deadline) {
-      await clock.sleep(Math.min(GROUP_POLL_MS, Math.max(1, deadline - clock.now())));
-    }
+    await waitUntil(() => (groupAlive(group) ? undefined : true), {
+      clock,
+      deadline: clock.now() + target.killGraceMs,
+      pollMs: GROUP_POLL_MS,
+    });
   }
   // Unconditional: members may be stopped (SIGSTOP ignores SIGTERM) or may have just forked.
   report.kill = group !== null && signalGroup(group, "SIGKILL");

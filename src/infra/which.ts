@@ -1,13 +1,18 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-/** The absolute path of an executable: a path with a slash as is, a bare name looked up on PATH. */
+/**
+ * The absolute path of an executable: a path with a slash resolved against the current folder, a bare
+ * name looked up on PATH. A relative PATH entry is resolved against the current folder too (the path
+ * goes into spec.json, whose `cmd` must not depend on the supervisor's folder); an empty entry, which
+ * shells take for the current folder, is skipped.
+ */
 export function resolveExecutable(command: string, searchPath: string): string | null {
   if (command === "" || /[\0\n]/.test(command)) return null;
   if (command.includes("/")) return isExecutable(path.resolve(command)) ? path.resolve(command) : null;
   for (const dir of searchPath.split(path.delimiter)) {
     if (dir === "") continue;
-    const candidate = path.join(dir, command);
+    const candidate = path.resolve(dir, command);
     if (isExecutable(candidate)) return candidate;
   }
   return null;

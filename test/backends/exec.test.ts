@@ -30,8 +30,9 @@ describe("exec backend", () => {
     );
   });
 
-  it("needs no brief and is never stopped for lingering", () => {
+  it("needs no brief, prints plain text, and is never stopped for lingering", () => {
     expect(exec.needsBrief).toBe(false);
+    expect(exec.plainText).toBe(true);
     expect(exec.defaults.graceAfterFinalMs).toBeNull();
   });
 });

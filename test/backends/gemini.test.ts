@@ -332,7 +332,7 @@ describe("gemini line facts", () => {
     expect(got.failure?.message).toBe(`exited: exit code ${code}`);
   });
 
-  it("records a run that exited 0 without a result event as failed, but one that lingered after it as ok", () => {
+  it("records a gemini that exited 0 without a result event as failed, but one that lingered after it as ok", () => {
     const summary = emptySummary();
     expect(gemini.finalize(summary, { reason: "exited", code: 0, signal: null }).status).toBe("failed");
     const text = summarize(gemini, recording("gemini", "text"));

@@ -6,7 +6,7 @@ import type { Backend, Outcome, PlanRequest } from "../../src/backends/types.js"
 import { defaultStallMs, SPEC_DEFAULTS } from "../../src/domain/defaults.js";
 import { type LineFacts, PROGRESS } from "../../src/domain/facts.js";
 import type { ExitFacts } from "../../src/domain/status.js";
-import { addFacts, emptySummary, type RunSummary } from "../../src/domain/summary.js";
+import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/summary.js";
 import type { ErrorKind, ExitReason } from "../../src/domain/vocab.js";
 import { decide, initialWatch, nextDeadline, observe, type WatchLimits } from "../../src/domain/watch.js";
 
@@ -69,7 +69,7 @@ export function firstFacts(backend: Backend, rec: Recording, pick: (f: LineFacts
   return found;
 }
 
-export function summarize(backend: Backend, rec: Recording): RunSummary {
+export function summarize(backend: Backend, rec: Recording): StreamSummary {
   const summary = emptySummary();
   for (const line of rec.stdout) addFacts(summary, backend.parse(line));
   const parseStderr = backend.parseStderr ?? (() => PROGRESS);
@@ -77,7 +77,7 @@ export function summarize(backend: Backend, rec: Recording): RunSummary {
   return summary;
 }
 
-/** The record of a whole run, as if it ended for `reason` with the recorded exit code and signal. */
+/** The record of a whole dispatch, as if it ended for `reason` with the recorded exit code and signal. */
 export function outcome(backend: Backend, rec: Recording, reason: ExitReason = "exited"): Outcome {
   return backend.finalize(summarize(backend, rec), {
     reason,
@@ -151,7 +151,7 @@ export function superviseRecording(backend: Backend, rec: Recording, limits = de
     if (exited.kind === "stop") return { ...exited, atMs: endMs };
   }
   const late = until(limits.wallMs);
-  if (late === null) throw new Error("the rules never ended the run");
+  if (late === null) throw new Error("the rules never ended the dispatch");
   return late;
 }
 
@@ -221,16 +221,16 @@ export const ODD_LINES = [
 
 /** What the record of one recorded stream must say, once the supervisor's rules have ended it. */
 export interface Expected {
-  /** How the supervisor ends the run, and about when (seconds since the spawn, to 0.1 s). */
+  /** How the supervisor ends the dispatch, and about when (seconds since the spawn, to 0.1 s). */
   ends: ExitReason;
   at: number;
   status: Outcome["status"];
-  /** The error kind, or null when the run succeeded. */
+  /** The error kind, or null when the dispatch succeeded. */
   kind: ErrorKind | null;
   tokens: Outcome["tokens"];
   costUsd: number | null;
   reply: string | null;
-  /** The error message, or null when the run succeeded. */
+  /** The error message, or null when the dispatch succeeded. */
   error: string | null;
   /** When to come back (ISO), or null. */
   retryAfter?: string | null;

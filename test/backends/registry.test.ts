@@ -33,4 +33,10 @@ describe("backend registry", () => {
     expect(backendNamed("gpt")).toBeNull();
     expect(backendNamed("")).toBeNull();
   });
+
+  it("has the agent CLIs speak event streams, read by their parse, and only exec print plain text", () => {
+    expect(allBackends().map((b) => [b.id, b.plainText])).toEqual(
+      allBackends().map((b) => [b.id, b.id === "exec"]),
+    );
+  });
 });

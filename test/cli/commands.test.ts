@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { recordFileSchema } from "../../src/domain/schemas.js";
 import { dispatchedOf, fakeDispatchArgs, isolatedHome, runCli } from "../helpers/cli.js";
@@ -44,6 +44,10 @@ async function dispatch(
   return d;
 }
 
+/** An exec output line longer than a one-line excerpt, with a tab in it. */
+const COMPILER_LINE =
+  "src/sum.ts:12:5 - error TS2345:\tArgument of type 'string' is not assignable to parameter of type 'number'.";
+
 async function json(env: NodeJS.ProcessEnv, args: string[]) {
   const result = await runCli([...args, "--json"], { env });
   return { ...result, data: JSON.parse(result.stdout) as unknown };
@@ -52,38 +56,60 @@ async function json(env: NodeJS.ProcessEnv, args: string[]) {
 describe("status, show, logs, result, wait", () => {
   it("reports a running dispatch, then its record, through every read command", async () => {
     const { env } = isolatedHome();
-    const marker = path.join(tempDir(), "go");
+    // The agent runs until the test says go: the reads of a running dispatch take as long as they take.
+    const running = path.join(tempDir(), "running");
+    const go = path.join(tempDir(), "go");
     const d = await dispatch(env, "worker", [
       { out: "compiling" },
-      { touch: marker },
-      { sleep: 1500 },
+      { touch: running },
+      { waitFor: go },
+      { out: COMPILER_LINE },
       { out: "all done" },
       { exit: 0 },
     ]);
-    await waitForFile(marker);
-    const running = statusSchema.parse((await json(env, ["status"])).data);
-    expect(running.dispatches).toMatchObject([
-      { name: "worker", state: "running", dispatchId: d.dispatchId },
+    await waitForFile(running);
+    const live = statusSchema.parse((await json(env, ["status"])).data);
+    expect(live.dispatches).toMatchObject([
+      {
+        name: "worker",
+        state: "running",
+        dispatchId: d.dispatchId,
+        admittedAt: readJson(path.join(d.dir, "admit.json")).admittedAt,
+        startedAt: readJson(path.join(d.dir, "supervisor.json")).startedAt,
+      },
     ]);
     const text = await runCli(["status"], { env: { ...env, NO_COLOR: "1" } });
     expect(text.stdout).toMatch(/worker\s+\w{6} exec\s+running/);
     for (const line of text.stdout.split("\n")) expect(line.length).toBeLessThanOrEqual(80);
+    fs.writeFileSync(go, "go");
 
     const waited = await json(env, ["wait", "worker", "--timeout", "20s"]);
     expect(waited.code).toBe(0);
     expect(waitSchema.parse(waited.data).records).toMatchObject([{ status: "ok", name: "worker" }]);
 
     const result = await json(env, ["result", "worker"]);
-    expect(recordFileSchema.parse(result.data)).toMatchObject({ status: "ok", dispatchId: d.dispatchId });
+    const record = recordFileSchema.parse(result.data);
+    expect(record).toMatchObject({ status: "ok", dispatchId: d.dispatchId });
+    // A recorded row reads record.json alone: no admission time, the supervisor's start from the record.
+    expect(statusSchema.parse((await json(env, ["status"])).data).dispatches).toMatchObject([
+      { state: "recorded", admittedAt: null, startedAt: record.startedAt },
+    ]);
     const shown = (await json(env, ["show", d.dispatchId])).data as {
       dispatch: { state: string; events: string[] };
     };
     expect(shown.dispatch.state).toBe("recorded");
-    expect(shown.dispatch.events).toEqual(["compiling", "all done"]);
-    const logs = await runCli(["logs", "worker"], { env });
-    expect(logs.stdout).toBe("compiling\nall done\n");
-    const raw = await runCli(["logs", d.dir, "--raw"], { env });
-    expect(raw.stdout).toBe("compiling\nall done\n");
+    // show gives one-line excerpts; logs prints an exec command's lines as they are, like --raw.
+    expect(shown.dispatch.events).toEqual([
+      "compiling",
+      `${COMPILER_LINE.replace("\t", " ").slice(0, 59)}…`,
+      "all done",
+    ]);
+    const whole = `compiling\n${COMPILER_LINE}\nall done\n`;
+    expect((await runCli(["logs", "worker"], { env })).stdout).toBe(whole);
+    expect((await runCli(["logs", d.dir, "--raw"], { env })).stdout).toBe(whole);
+    expect((await json(env, ["logs", "worker"])).data).toEqual({
+      lines: ["compiling", COMPILER_LINE, "all done"],
+    });
   });
 
   it("marks a finished result unread until `result` reads it", async () => {
@@ -231,6 +257,9 @@ describe("catherd demo", () => {
     });
     const dir = path.join(data.home, "runs/demo/dispatches/demo", data.record.dispatchId);
     dispatched.push(data.record.dispatchId);
+    onTestFinished(() =>
+      fs.rmSync(data.home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }),
+    );
     expect(readJson(path.join(dir, "exit.json"))).toMatchObject({ reason: "exited", stalled: true });
     expect(data.record.reply).toContain("npm test passes");
   });

@@ -69,7 +69,7 @@ describe("a failure, where people look", () => {
     expect(json.error).toMatchObject({ kind: "auth", retryAfter: null });
 
     const status = await runCli(["status"], { env: agentEnv });
-    expect(status.stdout).toMatch(/no-key .* failed .* auth: HTTP 401/);
+    expect(status.stdout).toMatch(/no-key .* recorded .* auth: HTTP 401/);
     const show = await runCli(["show", "no-key"], { env: agentEnv });
     expect(show.stdout).toContain("kind: auth (the supervisor's account)");
     expect(show.stdout).toContain("error: auth — HTTP 401 authentication_failed");

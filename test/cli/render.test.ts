@@ -1,10 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { comeBackAt, shortWhy, whyLine } from "../../src/cli/render.js";
 import { renderStatus } from "../../src/cli/status-command.js";
 import type { DispatchRow } from "../../src/dispatch/overview.js";
-
-// Retry times are shown in local time: this file's expectations are written for UTC.
-process.env.TZ = "UTC";
 
 const NOW = Date.parse("2026-11-29T10:00:00Z");
 
@@ -17,6 +14,7 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
     backend: "codex",
     state: "running",
     admittedAt: "2026-11-29T09:56:48Z",
+    startedAt: "2026-11-29T09:56:48Z",
     endedAt: null,
     status: null,
     reason: null,
@@ -31,9 +29,15 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
   };
 }
 
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
 describe("status as people read it (NO_COLOR, 80 columns)", () => {
-  it("renders the golden table: live first, open tools with their age, unread results marked", () => {
-    process.env.NO_COLOR = "1";
+  it("renders the golden table: live first, open tools with their age, states apart from results, unread marked, a recorded one's age from its start", () => {
+    // Retry times are shown in local time: the expectations are written for UTC.
+    vi.stubEnv("TZ", "UTC");
+    vi.stubEnv("NO_COLOR", "1");
     const text = renderStatus(
       [
         row({
@@ -58,6 +62,8 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
           name: "done",
           dispatchId: "20261129T090000Z-cccccc",
           state: "recorded",
+          admittedAt: null,
+          startedAt: "2026-11-29T08:59:30Z",
           status: "ok",
           reason: "exited",
           unread: true,
@@ -67,6 +73,8 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
           name: "a-very-long-dispatch-name",
           dispatchId: "20261129T080000Z-dddddd",
           state: "recorded",
+          admittedAt: null,
+          startedAt: "2026-11-28T10:00:00Z",
           status: "timeout",
           reason: "idle-timeout",
           error: { kind: "timeout", message: "idle-timeout: ended by SIGTERM", retryAfter: null },
@@ -102,10 +110,10 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
         "  fix-tests      k3x9qa codex    running   3m12s  20k    tool open 3m12s: cargo…",
         "  docs           aaaaaa claude   running   3m12s  -      retrying 2/10",
         "  orphan-one     bbbbbb codex    orphaned  3m12s  20k",
-        "* done           cccccc codex    ok        3m12s  1.5M   exited",
-        "  a-very-long-d… dddddd codex    timeout   3m12s  20k    idle-timeout",
-        "  limited        eeeeee codex    limit     3m12s  20k    rate-limit, retry 14:05",
-        "  no-key         ffffff codex    failed    3m12s  20k    auth: invalid x-api-key",
+        "* done           cccccc codex    recorded  1h00m  1.5M   ok (exited)",
+        "  a-very-long-d… dddddd codex    recorded  24h00m 20k    timeout (idle-timeout)",
+        "  limited        eeeeee codex    recorded  3m12s  20k    rate-limit, retry 14:05",
+        "  no-key         ffffff codex    recorded  3m12s  20k    auth: invalid x-api-key",
         "(3 older recorded: catherd status --all)",
         "",
       ].join("\n"),
@@ -114,6 +122,7 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
   });
 
   it("says why in one line: the kind, when to come back, the message", () => {
+    vi.stubEnv("TZ", "UTC");
     expect(whyLine({ kind: "quota", message: "Credit balance is too low", retryAfter: null }, NOW)).toBe(
       "quota — Credit balance is too low",
     );

@@ -1,153 +1,245 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { MAX_BRIEF_BYTES, type RawDispatchInput, validateDispatch } from "../../src/dispatch/request.js";
+import { exitCodeFor, isCatherdError } from "../../src/domain/errors.js";
 import { dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/folders.js";
 
+// Validation happens before anything is written (specs/dispatch.md §1). The rules are one pure function,
+// validateDispatch, tested here in process; a few cases go through the real CLI, for what only the
+// command line does (its own flag parsing, reading the brief from stdin or a file) and to show that a
+// refusal prints one error line and a fix, and writes nothing.
+
 const aFile = path.join(tempDir(), "a-file");
 fs.writeFileSync(aFile, "x");
-const binaryBrief = path.join(tempDir(), "binary.bin");
-fs.writeFileSync(binaryBrief, Buffer.from([0x89, 0x50, 0x00, 0xff, 0xfe]));
+
+/** `catherd dispatch --backend exec -- true`, as the command line hands it to validation. */
+const EXEC_TRUE: RawDispatchInput = {
+  backend: "exec",
+  run: "default",
+  env: [],
+  brief: null,
+  rest: ["true"],
+  environment: process.env,
+};
+const CODEX: Partial<RawDispatchInput> = { backend: "codex", bin: "/bin/true", rest: [] };
+
+const refusals: {
+  title: string;
+  input: Partial<RawDispatchInput>;
+  code: "E_INPUT_INVALID" | "E_BACKEND_MISSING";
+  mentions: string;
+}[] = [
+  {
+    title: "a missing backend",
+    input: { backend: undefined },
+    code: "E_INPUT_INVALID",
+    mentions: "--backend",
+  },
+  {
+    title: "an unknown backend",
+    input: { backend: "cursor" },
+    code: "E_INPUT_INVALID",
+    mentions: "--backend",
+  },
+  { title: "a name with ..", input: { name: "a..b" }, code: "E_INPUT_INVALID", mentions: "--name" },
+  { title: "a name with /", input: { name: "a/b" }, code: "E_INPUT_INVALID", mentions: "--name" },
+  { title: "a name starting with -", input: { name: "-x" }, code: "E_INPUT_INVALID", mentions: "--name" },
+  {
+    title: "a name of 200 characters",
+    input: { name: "n".repeat(200) },
+    code: "E_INPUT_INVALID",
+    mentions: "--name",
+  },
+  { title: "a run of ..", input: { run: ".." }, code: "E_INPUT_INVALID", mentions: "--run" },
+  { title: "a negative duration", input: { idle: "-5m" }, code: "E_INPUT_INVALID", mentions: "--idle" },
+  { title: "an absurd duration", input: { wall: "9999h" }, code: "E_INPUT_INVALID", mentions: "--wall" },
+  { title: "a duration without unit", input: { idle: "15" }, code: "E_INPUT_INVALID", mentions: "--idle" },
+  {
+    title: "a kill grace of 1 year",
+    input: { killGrace: "8760h" },
+    code: "E_INPUT_INVALID",
+    mentions: "--kill-grace",
+  },
+  { title: "a --cwd that is a file", input: { cwd: aFile }, code: "E_INPUT_INVALID", mentions: "--cwd" },
+  {
+    title: "a --cwd that does not exist",
+    input: { cwd: "/nonexistent/x" },
+    code: "E_INPUT_INVALID",
+    mentions: "--cwd",
+  },
+  { title: "--env with a newline", input: { env: ["A=1\n2"] }, code: "E_INPUT_INVALID", mentions: "--env" },
+  { title: "--env without =", input: { env: ["NOPE"] }, code: "E_INPUT_INVALID", mentions: "--env" },
+  { title: "--env with a bad name", input: { env: ["1A=x"] }, code: "E_INPUT_INVALID", mentions: "--env" },
+  {
+    title: "--env setting CATHERD_DISPATCH",
+    input: { env: ["CATHERD_DISPATCH=x"] },
+    code: "E_INPUT_INVALID",
+    mentions: "CATHERD_DISPATCH",
+  },
+  { title: "--owns outside the tree", input: { owns: "../x" }, code: "E_INPUT_INVALID", mentions: "--owns" },
+  { title: "--owns an absolute path", input: { owns: "/etc" }, code: "E_INPUT_INVALID", mentions: "--owns" },
+  {
+    title: "--max-parallel 0",
+    input: { maxParallel: "0" },
+    code: "E_INPUT_INVALID",
+    mentions: "--max-parallel",
+  },
+  {
+    title: "--max-parallel 2.5",
+    input: { maxParallel: "2.5" },
+    code: "E_INPUT_INVALID",
+    mentions: "--max-parallel",
+  },
+  { title: "an unknown --access", input: { access: "root" }, code: "E_INPUT_INVALID", mentions: "--access" },
+  { title: "a two-line --model", input: { model: "a\nb" }, code: "E_INPUT_INVALID", mentions: "--model" },
+  {
+    title: "a --thread of 300 characters",
+    input: { thread: "t".repeat(300) },
+    code: "E_INPUT_INVALID",
+    mentions: "--thread",
+  },
+  {
+    title: "an agent backend without a brief",
+    input: { ...CODEX },
+    code: "E_INPUT_INVALID",
+    mentions: "brief",
+  },
+  {
+    title: "an empty brief",
+    input: { ...CODEX, brief: Buffer.alloc(0) },
+    code: "E_INPUT_INVALID",
+    mentions: "brief",
+  },
+  {
+    title: "a brief of white space",
+    input: { ...CODEX, brief: Buffer.from(" \n\t\n") },
+    code: "E_INPUT_INVALID",
+    mentions: "white space",
+  },
+  {
+    title: "a binary brief",
+    input: { ...CODEX, brief: Buffer.from([0x89, 0x50, 0x00, 0xff, 0xfe]) },
+    code: "E_INPUT_INVALID",
+    mentions: "UTF-8",
+  },
+  {
+    title: "a brief over the limit",
+    input: { ...CODEX, brief: Buffer.alloc(MAX_BRIEF_BYTES + 1, 0x61) },
+    code: "E_INPUT_INVALID",
+    mentions: "limit",
+  },
+  {
+    title: "a missing CLI",
+    input: { ...CODEX, bin: "/nonexistent/codex", brief: Buffer.from("hi") },
+    code: "E_BACKEND_MISSING",
+    mentions: "codex",
+  },
+  {
+    title: "a CLI on no PATH",
+    input: {
+      backend: "codex",
+      rest: [],
+      brief: Buffer.from("hi"),
+      environment: { PATH: "/nonexistent", CATHERD_CODEX_BIN: "" },
+    },
+    code: "E_BACKEND_MISSING",
+    mentions: "codex",
+  },
+  { title: "exec without a command", input: { rest: [] }, code: "E_INPUT_INVALID", mentions: "command" },
+  {
+    title: "exec of a command that is not on PATH",
+    input: { rest: ["no-such-command-anywhere"] },
+    code: "E_BACKEND_MISSING",
+    mentions: "no-such-command-anywhere",
+  },
+];
+
+describe("dispatch validation refuses bad input, naming the flag, with a fix", () => {
+  it.each(refusals)("answers $title with $code", ({ input, code, mentions }) => {
+    let thrown: unknown = null;
+    try {
+      validateDispatch({ ...EXEC_TRUE, ...input });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isCatherdError(thrown), `threw ${String(thrown)}`).toBe(true);
+    if (!isCatherdError(thrown)) return;
+    expect(thrown.code).toBe(code);
+    expect(thrown.message).toContain(mentions);
+    expect(thrown.fix ?? "").not.toBe("");
+  });
+
+  it("maps usage errors to exit 2 and a missing CLI to exit 3", () => {
+    expect(exitCodeFor("E_INPUT_INVALID")).toBe(2);
+    expect(exitCodeFor("E_BACKEND_MISSING")).toBe(3);
+  });
+
+  it("accepts the edges of each rule", () => {
+    const request = validateDispatch({
+      ...EXEC_TRUE,
+      name: `a${"b".repeat(63)}`,
+      idle: "250ms",
+      wall: "720h",
+      killGrace: "0",
+      env: ["A=", "B=x=y"],
+      owns: "src/, README.md",
+      maxParallel: "10000",
+      brief: Buffer.alloc(MAX_BRIEF_BYTES, 0x61),
+    });
+    expect(request).toMatchObject({
+      idleMs: 250,
+      wallMs: 720 * 3_600_000,
+      killGraceMs: 0,
+      env: { A: "", B: "x=y" },
+      owns: ["src/", "README.md"],
+      maxParallel: 10_000,
+    });
+    expect(path.isAbsolute(request.bin)).toBe(true);
+  });
+});
+
+// Through the real CLI: what only the command line does, and one pure refusal to show the wiring.
 const hugeBrief = path.join(tempDir(), "huge.md");
 fs.writeFileSync(hugeBrief, Buffer.alloc(50 * 1024 * 1024, 0x61));
 
-const EXEC = ["--backend", "exec"];
-const CMD = ["--", "true"];
-
-const cases: {
+const endToEnd: {
   title: string;
   args: string[];
   code: string;
   exit: number;
   mentions: string;
   input?: string;
+  env?: NodeJS.ProcessEnv;
 }[] = [
-  { title: "a missing backend", args: [...CMD], code: "E_INPUT_INVALID", exit: 2, mentions: "--backend" },
   {
-    title: "an unknown backend",
-    args: ["--backend", "cursor", ...CMD],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "--backend",
-  },
-  {
-    title: "a name with ..",
-    args: [...EXEC, "--name", "a..b", ...CMD],
+    title: "a name with .. (validation, wired to the CLI)",
+    args: ["--backend", "exec", "--name", "a..b", "--", "true"],
     code: "E_INPUT_INVALID",
     exit: 2,
     mentions: "--name",
-  },
-  {
-    title: "a name with /",
-    args: [...EXEC, "--name", "a/b", ...CMD],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "--name",
-  },
-  {
-    title: "a name of 200 characters",
-    args: [...EXEC, "--name", "n".repeat(200), ...CMD],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "--name",
-  },
-  {
-    title: "a run of ..",
-    args: [...EXEC, "--run", "..", ...CMD],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "--run",
   },
   {
     title: "an unknown flag",
-    args: [...EXEC, "--frobnicate", ...CMD],
+    args: ["--backend", "exec", "--frobnicate", "--", "true"],
     code: "E_INPUT_INVALID",
     exit: 2,
     mentions: "frobnicate",
   },
   {
     title: "a flag without its value",
-    args: [...EXEC, "--name"],
+    args: ["--backend", "exec", "--name"],
     code: "E_INPUT_INVALID",
     exit: 2,
     mentions: "--name",
   },
   {
-    title: "a negative duration",
-    args: [...EXEC, "--idle", "-5m", ...CMD],
+    title: "a negative duration, which node's parser takes for a flag",
+    args: ["--backend", "exec", "--idle", "-5m", "--", "true"],
     code: "E_INPUT_INVALID",
     exit: 2,
     mentions: "--idle",
-  },
-  {
-    title: "an absurd duration",
-    args: [...EXEC, "--wall", "9999h", ...CMD],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "--wall",
-  },
-  {
-    title: "a duration without unit",
-    args: [...EXEC, "--idle", "15", ...CMD],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "--idle",
-  },
-  {
-    title: "a --cwd that is a file",
-    args: [...EXEC, "--cwd", aFile, ...CMD],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "--cwd",
-  },
-  {
-    title: "a --cwd that does not exist",
-    args: [...EXEC, "--cwd", "/nonexistent/x", ...CMD],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "--cwd",
-  },
-  {
-    title: "--env with a newline",
-    args: [...EXEC, "--env", "A=1\n2", ...CMD],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "--env",
-  },
-  {
-    title: "--env without =",
-    args: [...EXEC, "--env", "NOPE", ...CMD],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "--env",
-  },
-  {
-    title: "--owns outside the tree",
-    args: [...EXEC, "--owns", "../x", ...CMD],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "--owns",
-  },
-  {
-    title: "--max-parallel 0",
-    args: [...EXEC, "--max-parallel", "0", ...CMD],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "--max-parallel",
-  },
-  {
-    title: "an agent backend without a brief",
-    args: ["--backend", "codex", "--bin", "/bin/true"],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "brief",
-  },
-  {
-    title: "an empty brief",
-    args: ["--backend", "codex", "--bin", "/bin/true", "--brief", ""],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "brief",
   },
   {
     title: "an empty brief on stdin",
@@ -158,18 +250,18 @@ const cases: {
     mentions: "brief",
   },
   {
-    title: "a binary brief",
-    args: ["--backend", "codex", "--bin", "/bin/true", "--brief-file", binaryBrief],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "UTF-8",
-  },
-  {
-    title: "a 50 MB brief",
+    title: "a 50 MB brief file",
     args: ["--backend", "codex", "--bin", "/bin/true", "--brief-file", hugeBrief],
     code: "E_INPUT_INVALID",
     exit: 2,
     mentions: "limit",
+  },
+  {
+    title: "both --brief and --brief-file",
+    args: ["--backend", "codex", "--bin", "/bin/true", "--brief", "hi", "--brief-file", hugeBrief],
+    code: "E_INPUT_INVALID",
+    exit: 2,
+    mentions: "--brief-file",
   },
   {
     title: "a missing CLI",
@@ -178,38 +270,32 @@ const cases: {
     exit: 3,
     mentions: "codex",
   },
-  { title: "exec without a command", args: [...EXEC], code: "E_INPUT_INVALID", exit: 2, mentions: "command" },
+  {
+    title: "an empty CATHERD_CODEX_BIN and no codex on PATH",
+    args: ["--backend", "codex", "--brief", "hi"],
+    env: { CATHERD_CODEX_BIN: "", PATH: "/nonexistent" },
+    code: "E_BACKEND_MISSING",
+    exit: 3,
+    mentions: "CATHERD_CODEX_BIN",
+  },
 ];
 
 describe("catherd dispatch refuses bad input before writing anything", () => {
-  for (const c of cases) {
-    it(`answers ${c.title} with ${c.code}, exit ${c.exit}, and a fix`, async () => {
-      const { home, env } = isolatedHome();
-      const text = await runCli(["dispatch", ...c.args], {
-        env,
-        ...(c.input === undefined ? {} : { input: c.input }),
-      });
-      expect(text.code).toBe(c.exit);
-      expect(text.stderr).toMatch(new RegExp(`^error ${c.code}: .*\\nfix: .+\\n$`, "s"));
-      expect(text.stderr).toContain(c.mentions);
-      const json = await runCli(["dispatch", "--json", ...c.args], {
-        env,
-        ...(c.input === undefined ? {} : { input: c.input }),
-      });
-      expect(json.code).toBe(c.exit);
-      expect(JSON.parse(json.stdout)).toMatchObject({
-        error: { code: c.code, message: expect.any(String), fix: expect.any(String) },
-      });
-      expect(dispatchFolders(home)).toEqual([]);
+  it.each(endToEnd)("answers $title with $code, exit $exit, and a fix", async (c) => {
+    const { home, env } = isolatedHome();
+    const options = {
+      env: { ...env, ...c.env },
+      ...(c.input === undefined ? {} : { input: c.input }),
+    };
+    const text = await runCli(["dispatch", ...c.args], options);
+    expect(text.code).toBe(c.exit);
+    expect(text.stderr).toMatch(new RegExp(`^error ${c.code}: .*\\nfix: .+\\n$`, "s"));
+    expect(text.stderr).toContain(c.mentions);
+    const json = await runCli(["dispatch", "--json", ...c.args], options);
+    expect(json.code).toBe(c.exit);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      error: { code: c.code, message: expect.any(String), fix: expect.any(String) },
     });
-  }
-
-  it("refuses CATHERD_BIN-style lookups that find nothing with E_BACKEND_MISSING naming the variable", async () => {
-    const { env } = isolatedHome();
-    const result = await runCli(["dispatch", "--backend", "codex", "--brief", "hi"], {
-      env: { ...env, CATHERD_CODEX_BIN: "", PATH: "/nonexistent" },
-    });
-    expect(result.code).toBe(3);
-    expect(result.stderr).toContain("CATHERD_CODEX_BIN");
+    expect(dispatchFolders(home)).toEqual([]);
   });
 });

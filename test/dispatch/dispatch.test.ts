@@ -1,10 +1,10 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
-import { FAKE_AGENT, readJson, reapAll, tempDir } from "../helpers/folders.js";
-import { isAlive, killPid } from "../helpers/processes.js";
+import { dispatchedOf, dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
+import { CLI_MAIN, FAKE_AGENT, readJson, reapAll, tempDir } from "../helpers/folders.js";
+import { isAlive, killPid, standbysOf } from "../helpers/processes.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 
 const dispatched: string[] = [];
@@ -223,17 +223,81 @@ describe("catherd dispatch", () => {
     expect(record.changedFiles).toEqual(["a.txt", "b.txt"]);
   });
 
-  it("leaves the agent running when the dispatcher is killed right after it returns", async () => {
-    const { env } = isolatedHome();
-    const marker = path.join(tempDir(), "alive");
-    const d = await dispatchFake(env, [{ sleep: 300 }, { touch: marker }, { exit: 0 }]);
-    // The dispatcher has exited already; its supervisor is in its own session, so nothing else reaches it.
-    await waitForFile(marker);
-    const record = await waitForJson(path.join(d.dir, "record.json"));
-    expect(record).toMatchObject({ status: "ok" });
-    await waitFor("supervisor to exit", () => (isAlive(d.supervisorPid) ? undefined : true));
+  it("supervises the dispatch to its record when the dispatcher's process group is SIGKILLed after hand-over, before it returns", async () => {
+    const { home, env } = isolatedHome();
+    // The dispatcher reads the brief from stdin (--brief-file -), after it has started its standby
+    // supervisor: the test freezes the standby there, so that the dispatcher, once given the brief,
+    // admits, hands the folder over and then waits for a supervisor.json that cannot come yet.
+    const dispatcher = spawn(
+      process.execPath,
+      [
+        CLI_MAIN,
+        "dispatch",
+        "--backend",
+        "exec",
+        "--name",
+        "orphaned-early",
+        "--json",
+        "--brief-file",
+        "-",
+        "--",
+        process.execPath,
+        FAKE_AGENT,
+        scenarioFile([{ out: "working" }, { exit: 0 }]),
+      ],
+      { env, detached: true, stdio: ["pipe", "pipe", "ignore"] },
+    );
+    const dispatcherPid = dispatcher.pid as number;
+    supervisors.push(dispatcherPid);
+    let printed = "";
+    dispatcher.stdout.on("data", (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
+    const ended = new Promise<NodeJS.Signals | null>((resolve) =>
+      dispatcher.once("exit", (_code, signal) => resolve(signal)),
+    );
+    const [standby] = await waitFor("the standby supervisor", () => {
+      const found = standbysOf(home);
+      return found.length > 0 ? found : undefined;
+    });
+    const standbyPid = standby as number;
+    supervisors.push(standbyPid);
+    process.kill(standbyPid, "SIGSTOP");
+    const pipe = fs.readlinkSync(`/proc/${standbyPid}/fd/0`);
+    dispatcher.stdin.end("Say hello.\n");
+    // Handed over: the standby's output file moved into the folder, and the dispatcher has written the
+    // folder down the pipe and closed its end of it.
+    const dir = await waitFor("the hand-over", () =>
+      dispatchFolders(home).find((d) => fs.existsSync(path.join(d, "supervisor.out"))),
+    );
+    dispatched.push(path.basename(dir));
+    await waitFor("the dispatcher to close the pipe", () =>
+      holdsFile(dispatcherPid, pipe) ? undefined : true,
+    );
+    expect(isAlive(dispatcherPid), "the dispatcher is still waiting for its supervisor").toBe(true);
+    process.kill(-dispatcherPid, "SIGKILL");
+    expect(await ended).toBe("SIGKILL");
+    expect(printed, "the dispatcher never returned").toBe("");
+    process.kill(standbyPid, "SIGCONT");
+    const record = await waitForJson(path.join(dir, "record.json"), 20_000);
+    expect(record).toMatchObject({ status: "ok", name: "orphaned-early" });
+    expect(readJson(path.join(dir, "supervisor.json"))).toMatchObject({ pid: standbyPid });
+    expect(fs.readFileSync(path.join(dir, "events.jsonl"), "utf8")).toBe("working\n");
+    await waitFor("supervisor to exit", () => (isAlive(standbyPid) ? undefined : true));
   });
 });
+
+/** Whether process `pid` holds an open file descriptor on `target` (a readlink of /proc/<pid>/fd/*). */
+function holdsFile(pid: number, target: string): boolean {
+  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === target) return true;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return false;
+}
 
 function runGit(cwd: string, args: string[]) {
   execFileSync("git", args, { cwd, stdio: "ignore" });

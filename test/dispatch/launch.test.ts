@@ -1,8 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { launchSupervisor } from "../../src/dispatch/launch.js";
-import { tempDir } from "../helpers/folders.js";
+import { ROOT, tempDir } from "../helpers/folders.js";
 
 // launchSupervisor with stand-in supervisor programs: what `dispatch` concludes from how its supervisor
 // comes up. Each stand-in ends by itself at once, so nothing is left running.
@@ -11,9 +12,9 @@ import { tempDir } from "../helpers/folders.js";
 const NAMES_ITSELF_AND_EXITS = `
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { readProcStat } from ${JSON.stringify(pathToFileURL(path.join(ROOT, "dist/src/infra/proc-stat.js")).href)};
 const dir = process.argv[2];
-const stat = fs.readFileSync("/proc/self/stat", "utf8");
-const startTime = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+const startTime = readProcStat("self").startTime;
 const file = path.join(dir, "supervisor.json");
 fs.writeFileSync(file + ".tmp", JSON.stringify({ schema: 1, pid: process.pid, startTime, startedAt: new Date().toISOString() }));
 fs.renameSync(file + ".tmp", file);

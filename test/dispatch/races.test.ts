@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CliResult, dispatchedOf, dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
-import { CLI_MAIN, FAKE_AGENT, ROOT, reapAll, tempDir } from "../helpers/folders.js";
-import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
+import { FAKE_AGENT, reapAll, tempDir } from "../helpers/folders.js";
+import { holdAdmissionLock } from "../helpers/lock-holder.js";
+import { waitFor, waitForJson } from "../helpers/wait.js";
 
 const dispatched: string[] = [];
 
@@ -143,19 +143,7 @@ describe("admission races, for real, in parallel processes", () => {
     const { home, env } = isolatedHome();
     const runDir = path.join(home, "runs", "default");
     fs.mkdirSync(runDir, { recursive: true });
-    const ready = path.join(tempDir(), "locked");
-    const holder = spawn(
-      process.execPath,
-      [
-        "--input-type=module",
-        "-e",
-        `import lockfile from "proper-lockfile"; import fs from "node:fs";
-         await lockfile.lock(${JSON.stringify(runDir)}, { lockfilePath: ${JSON.stringify(path.join(runDir, "admission.lock"))}, realpath: false, stale: 5000 });
-         fs.writeFileSync(${JSON.stringify(ready)}, "1"); setInterval(() => {}, 1000);`,
-      ],
-      { cwd: ROOT, stdio: "ignore" },
-    );
-    await waitForFile(ready);
+    const holder = await holdAdmissionLock(runDir, 5000);
     holder.kill("SIGKILL");
     await waitFor("holder to die", () =>
       holder.exitCode !== null || holder.signalCode !== null ? true : undefined,
@@ -172,34 +160,4 @@ describe("admission races, for real, in parallel processes", () => {
     await waitForJson(path.join(d.dir, "record.json"));
     expect(waited).toBeLessThan(5000 + 3000);
   }, 30_000);
-
-  it("keeps the agent running when the dispatcher's whole process group is killed right after it returns", async () => {
-    const { env } = isolatedHome();
-    const marker = path.join(tempDir(), "done");
-    const scenario = path.join(tempDir(), "s.json");
-    fs.writeFileSync(scenario, JSON.stringify({ steps: [{ sleep: 500 }, { touch: marker }, { exit: 0 }] }));
-    const dispatcher = spawn(
-      process.execPath,
-      [CLI_MAIN, "dispatch", "--backend", "exec", "--json", ...fakeArgs(scenario)],
-      {
-        env,
-        detached: true,
-        stdio: ["ignore", "pipe", "ignore"],
-      },
-    );
-    let out = "";
-    dispatcher.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    const line = await waitFor("the dispatched line", () => (out.includes("\n") ? out : undefined));
-    try {
-      process.kill(-(dispatcher.pid as number), "SIGKILL");
-    } catch {
-      // it may have exited already
-    }
-    const d = (JSON.parse(line) as { dispatched: { dispatchId: string; dir: string } }).dispatched;
-    dispatched.push(d.dispatchId);
-    await waitForFile(marker);
-    expect(await waitForJson(path.join(d.dir, "record.json"))).toMatchObject({ status: "ok" });
-  });
 });

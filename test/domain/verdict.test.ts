@@ -9,8 +9,8 @@ import {
   TAIL_BYTES,
 } from "../../src/domain/redact.js";
 import { errorKindSchema } from "../../src/domain/schemas.js";
-import { type ExitFacts, judgeRun, statusByPrecedence } from "../../src/domain/status.js";
-import { addFacts, emptySummary, type RunSummary } from "../../src/domain/summary.js";
+import { type ExitFacts, judgeEnding, statusByPrecedence } from "../../src/domain/status.js";
+import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/summary.js";
 import { ERROR_KINDS, type ErrorKind } from "../../src/domain/vocab.js";
 
 const success = { isError: false, message: null };
@@ -29,7 +29,7 @@ const error = (
 const retry = (kind: ErrorKind) => ({ attempt: 1, max: 5, message: `retry (${kind})`, status: null, kind });
 
 /** A summary folded from facts, as the record makes it. */
-function folded(...lines: Parameters<typeof addFacts>[1][]): RunSummary {
+function folded(...lines: Parameters<typeof addFacts>[1][]): StreamSummary {
   const summary = emptySummary();
   for (const facts of lines) addFacts(summary, facts);
   return summary;
@@ -76,11 +76,11 @@ describe("statusOfKind", () => {
   });
 });
 
-describe("judgeRun: the record's verdict by the written precedence", () => {
+describe("judgeEnding: the record's verdict by the written precedence", () => {
   const cases: {
     title: string;
     exit: ExitFacts;
-    summary: RunSummary;
+    summary: StreamSummary;
     kind: ErrorKind | null;
     status: string;
   }[] = [
@@ -251,7 +251,7 @@ describe("judgeRun: the record's verdict by the written precedence", () => {
   ];
   for (const c of cases) {
     it(c.title, () => {
-      const got = judgeRun(c.exit, c.summary, {
+      const got = judgeEnding(c.exit, c.summary, {
         kindOfExitCode: (code) => (code === 173 ? "rate-limit" : null),
       });
       expect(got.status).toBe(c.status);
@@ -259,8 +259,8 @@ describe("judgeRun: the record's verdict by the written precedence", () => {
     });
   }
 
-  it("fails a run that needs a terminal event and exited 0 without one", () => {
-    expect(judgeRun(exit("exited", 0), emptySummary(), { needsFinal: true }).failure?.kind).toBe("cli");
+  it("fails a dispatch that needs a terminal event and exited 0 without one", () => {
+    expect(judgeEnding(exit("exited", 0), emptySummary(), { needsFinal: true }).failure?.kind).toBe("cli");
   });
 
   it("fails an exit by a signal nobody sent", () => {
@@ -270,7 +270,7 @@ describe("judgeRun: the record's verdict by the written precedence", () => {
   });
 });
 
-describe("judgeRun: the message", () => {
+describe("judgeEnding: the message", () => {
   it("prefers the provider's words for the kind over the CLI's rewrite", () => {
     const summary = folded(
       {
@@ -283,25 +283,25 @@ describe("judgeRun: the message", () => {
         error: error("quota", "You exceeded your current quota (tag)", { words: "provider" }),
       },
     );
-    expect(judgeRun(exit("exited", 173), summary).failure?.message).toBe(
+    expect(judgeEnding(exit("exited", 173), summary).failure?.message).toBe(
       "You exceeded your current quota (tag)",
     );
   });
 
   it("takes the last retry's words for an end the supervisor decided on a retry", () => {
     const summary = folded({ progress: false, retry: retry("auth") });
-    expect(judgeRun(exit("provider-unavailable", null, { kind: "auth" }), summary).failure?.message).toBe(
+    expect(judgeEnding(exit("provider-unavailable", null, { kind: "auth" }), summary).failure?.message).toBe(
       "retry (auth)",
     );
   });
 
   it("describes the exit when nothing was said, and for the ends catherd made", () => {
-    expect(judgeRun(exit("exited", 2), emptySummary()).failure?.message).toBe("exited: exit code 2");
+    expect(judgeEnding(exit("exited", 2), emptySummary()).failure?.message).toBe("exited: exit code 2");
     const said = folded({ progress: true, error: error("quota") });
-    expect(judgeRun(exit("idle-timeout", null, { signal: "SIGTERM" }), said).failure?.message).toBe(
+    expect(judgeEnding(exit("idle-timeout", null, { signal: "SIGTERM" }), said).failure?.message).toBe(
       "idle-timeout: ended by SIGTERM",
     );
-    expect(judgeRun(exit("lost", null), said).failure?.message).toBe("lost");
+    expect(judgeEnding(exit("lost", null), said).failure?.message).toBe("lost");
   });
 
   it("redacts secrets and caps the message at 2,000 characters", () => {
@@ -309,27 +309,27 @@ describe("judgeRun: the message", () => {
       progress: true,
       error: error("auth", `bad key sk-proj-abcdefghijklmnop ${"x".repeat(5000)}`),
     });
-    const message = judgeRun(exit("exited", 1), summary).failure?.message ?? "";
+    const message = judgeEnding(exit("exited", 1), summary).failure?.message ?? "";
     expect(message).toMatch(/^bad key \[redacted\] x+…$/);
     expect(message.length).toBe(MAX_MESSAGE_CHARS);
   });
 });
 
-describe("judgeRun: when to come back", () => {
-  it("places a delay at the line's own time, or else at the end of the run", () => {
+describe("judgeEnding: when to come back", () => {
+  it("places a delay at the line's own time, or else at the end of the dispatch", () => {
     const placed = folded({
       progress: true,
       error: error("rate-limit", "x", { retryAfter: { delayMs: 60_000, fromMs: 0 } }),
     });
-    expect(judgeRun(exit("exited", 1), placed).failure?.retryAfter).toBe("1970-01-01T00:01:00.000Z");
+    expect(judgeEnding(exit("exited", 1), placed).failure?.retryAfter).toBe("1970-01-01T00:01:00.000Z");
     const bare = folded({
       progress: true,
       error: error("rate-limit", "x", { retryAfter: { delayMs: 60_000, fromMs: null } }),
     });
-    expect(judgeRun(exit("exited", 1, { endedAtMs: 1000 }), bare).failure?.retryAfter).toBe(
+    expect(judgeEnding(exit("exited", 1, { endedAtMs: 1000 }), bare).failure?.retryAfter).toBe(
       "1970-01-01T00:01:01.000Z",
     );
-    expect(judgeRun(exit("exited", 1), bare).failure?.retryAfter).toBeNull();
+    expect(judgeEnding(exit("exited", 1), bare).failure?.retryAfter).toBeNull();
   });
 
   it("keeps a time placed by its line over a later bare delay", () => {
@@ -337,14 +337,14 @@ describe("judgeRun: when to come back", () => {
       { progress: true, error: error("quota", "x", { retryAfter: { atMs: 5000 } }) },
       { progress: false, error: error(null, "y", { retryAfter: { delayMs: 1, fromMs: null } }) },
     );
-    expect(judgeRun(exit("exited", 1, { endedAtMs: 0 }), summary).failure?.retryAfter).toBe(
+    expect(judgeEnding(exit("exited", 1, { endedAtMs: 0 }), summary).failure?.retryAfter).toBe(
       "1970-01-01T00:00:05.000Z",
     );
   });
 
   it("says no time for a kind that waiting does not heal", () => {
     const summary = folded({ progress: true, error: error("auth", "x", { retryAfter: { atMs: 5000 } }) });
-    expect(judgeRun(exit("exited", 1), summary).failure?.retryAfter).toBeNull();
+    expect(judgeEnding(exit("exited", 1), summary).failure?.retryAfter).toBeNull();
   });
 
   it("turns a time that is no time into null", () => {

@@ -38,7 +38,7 @@ const final: LineFacts = { progress: true, final: { isError: false, message: nul
 
 type Event = [at: number, facts: LineFacts];
 
-/** Replays lines at their times from a run started at 0, then judges at `now`. */
+/** Replays lines at their times from a dispatch started at 0, then judges at `now`. */
 function judge(
   events: Event[],
   now: number,
@@ -182,7 +182,7 @@ describe("decide: end early what will not recover", () => {
     verdict: object;
   }[] = [
     {
-      title: "the first retry whose status says auth ends the run at once, with that kind",
+      title: "the first retry whose status says auth ends the dispatch at once, with that kind",
       events: [[40, retryOf("auth", 401)]],
       now: 40,
       verdict: { kind: "stop", reason: "provider-unavailable", errorKind: "auth" },
@@ -194,13 +194,13 @@ describe("decide: end early what will not recover", () => {
       verdict: { kind: "stop", reason: "provider-unavailable", errorKind: "quota" },
     },
     {
-      title: "a rate-limit retry may heal: the run goes on",
+      title: "a rate-limit retry may heal: the dispatch goes on",
       events: [[40, retryOf("rate-limit", 429)]],
       now: 41,
       verdict: { kind: "continue" },
     },
     {
-      title: "the same context overflow again after the CLI went on ends the run with context",
+      title: "the same context overflow again after the CLI went on ends the dispatch with context",
       events: [
         [10, overflow()],
         [20, progress],
@@ -229,7 +229,7 @@ describe("decide: end early what will not recover", () => {
       verdict: { kind: "continue" },
     },
     {
-      title: "retries in a row end the run with the last retry's kind",
+      title: "retries in a row end the dispatch with the last retry's kind",
       events: [
         [10, retryOf("rate-limit", 429)],
         [20, retryOf("rate-limit", 429)],

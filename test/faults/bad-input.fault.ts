@@ -219,7 +219,7 @@ describe("row 9: bad input to every command", () => {
       for (const [command, argv] of runs) {
         t.tally.tried += 1;
         try {
-          await command.run(parseInput(command, argv), { standby: null });
+          await command.handler(parseInput(command, argv), { standby: null });
           failures.push(`${command.name} ${JSON.stringify(argv)} succeeded`);
         } catch (error) {
           const code = isCatherdError(error) ? error.code : String(error);
@@ -260,6 +260,7 @@ describe("row 9: bad input to every command", () => {
       ["a file", ["supervise", aFile]],
       ["a missing path", ["supervise", "/nonexistent/dispatch"]],
       ["a folder without spec.json", ["supervise", plain]],
+      ["a dispatch folder and an extra argument", ["supervise", withSpec, "--extra"]],
     ];
     const failures: string[] = [];
     for (const [what, args] of cliCases) {

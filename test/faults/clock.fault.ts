@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { Spec } from "../../src/domain/schemas.js";
 import type { Clock } from "../../src/infra/clock.js";
 import { systemFiles } from "../../supervisor/deps.js";
-import { runSupervisor } from "../../supervisor/run.js";
+import { superviseDispatch } from "../../supervisor/supervise.js";
 import { fakeAgentFolder, readJson } from "../helpers/folders.js";
 import { loopSpec, watchUntilStopped } from "../helpers/watch.js";
 import { trial, useFaultKit } from "./kit.js";
@@ -136,7 +136,7 @@ describe("row 7: time", () => {
       await new Promise((resolve) => setTimeout(resolve, Math.min(ms, 20)));
       await realSleep(ms);
     };
-    const code = await runSupervisor(dir, { clock, files: systemFiles }, new AbortController().signal);
+    const code = await superviseDispatch(dir, { clock, files: systemFiles }, new AbortController().signal);
     expect(code).toBe(0);
     const exit = readJson(path.join(dir, "exit.json"));
     expect(exit.reason).toBe("idle-timeout");

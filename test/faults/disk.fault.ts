@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { systemClock } from "../../src/infra/clock.js";
 import { type FileWriter, systemFiles } from "../../supervisor/deps.js";
-import { runSupervisor } from "../../supervisor/run.js";
+import { superviseDispatch } from "../../supervisor/supervise.js";
 import { runCli } from "../helpers/cli.js";
 import { fakeAgentFolder, readJson } from "../helpers/folders.js";
 import { isAlive } from "../helpers/processes.js";
@@ -19,8 +19,13 @@ useFaultKit();
 function failing(names: Record<string, string>): FileWriter {
   const check = (file: string) => {
     const code = names[path.basename(file)];
-    if (code !== undefined)
-      throw Object.assign(new Error(`${code}: no space left on device, ${file}`), { code });
+    if (code !== undefined) {
+      throw Object.assign(new Error(`${code}: no space left on device, open '${file}'`), {
+        code,
+        syscall: "open",
+        path: file,
+      });
+    }
   };
   return {
     writeJson: (file, value) => {
@@ -45,7 +50,7 @@ async function inProcess(t: Trial, faults: Record<string, string>, steps: Record
   const parent = t.dir();
   const { dir, id } = fakeAgentFolder({ steps }, { idleMs: 400 }, parent);
   t.dispatch(id);
-  const code = await runSupervisor(
+  const code = await superviseDispatch(
     dir,
     { clock: systemClock, files: failing(faults) },
     new AbortController().signal,
@@ -88,7 +93,7 @@ describe("row 5: the disk, through the supervisor's file port (in process)", () 
     const { dir } = await inProcess(t, { "proc.json": "ENOSPC" }, [{ touch: pidFile }, { hang: true }]);
     expect(readJson(path.join(dir, "exit.json"))).toMatchObject({
       reason: "supervisor-error",
-      error: { code: "E_SUPERVISOR_ERROR" },
+      error: { code: "E_IO_WRITE", message: expect.stringContaining("proc.json") },
     });
     expect(isAlive(readJson(path.join(dir, "exit.json")).pid as number)).toBe(false);
     expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "failed" });

@@ -25,6 +25,7 @@ export function teardown(): void {
   try {
     text = fs.readFileSync(figuresFile, "utf8");
   } catch {
+    fs.rmSync(path.dirname(figuresFile), { recursive: true, force: true });
     return;
   }
   const rows = new Map<
@@ -55,5 +56,6 @@ export function teardown(): void {
       `| ${row} | ${s.tried} | ${s.passed} | ${s.lost} | ${s.leftRunning} | ${s.notes.join("; ")} |`,
     );
   }
-  process.stdout.write(`\nfault matrix figures (${figuresFile}):\n${lines.join("\n")}\n`);
+  process.stdout.write(`\nfault matrix figures:\n${lines.join("\n")}\n`);
+  fs.rmSync(path.dirname(figuresFile), { recursive: true, force: true });
 }

@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, expect, inject } from "vitest";
+import { readProcStat } from "../../src/infra/proc-stat.js";
 import { type CliResult, dispatchedOf, fakeDispatchArgs, runCli } from "../helpers/cli.js";
 import { reapAll, SUPERVISOR_MAIN, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid } from "../helpers/processes.js";
@@ -180,12 +181,7 @@ export function waitGone(pid: number, timeoutMs = 10_000): Promise<true> {
 
 /** The process state letter of /proc/<pid>/stat (R, S, T, Z, …), or null when gone. */
 export function procState(pid: number): string | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] ?? null;
-  } catch {
-    return null;
-  }
+  return readProcStat(pid)?.state ?? null;
 }
 
 /** A field of /proc/<pid>/status in kB (VmHWM, VmRSS), or null. */

@@ -2,9 +2,11 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { SUPERVISOR_LOCK_STALE_MS } from "../../supervisor/run.js";
+import { ADMISSION_LOCK_STALE_MS } from "../../src/dispatch/admit.js";
+import { SUPERVISOR_LOCK_STALE_MS } from "../../supervisor/supervise.js";
 import { type CliResult, dispatchFolders, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, readJson } from "../helpers/folders.js";
+import { holdAdmissionLock } from "../helpers/lock-holder.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 import {
   dispatchFake,
@@ -110,32 +112,31 @@ describe("row 6: admission under the run's lock", () => {
   });
 
   it("survives dispatchers SIGKILLed mid-admission: no half-written dispatch is recorded, the next one is admitted", async () => {
-    const t = trial("6 dispatchers SIGKILLed mid-admission (20)", { many: true });
+    const t = trial("6 dispatchers SIGKILLed mid-admission (20 spread, 10 in the lock queue)", {
+      many: true,
+    });
     await heavy(t);
     const { home, env } = homeFor(t);
     const runDir = path.join(home, "runs", "default");
+    const dispatcher = (name: string) => {
+      const child = spawn(
+        process.execPath,
+        [CLI_MAIN, "dispatch", "--backend", "exec", "--name", name, "--brief", "hello", "--", "/bin/true"],
+        { env, stdio: "ignore" },
+      );
+      t.pid(child.pid);
+      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        child.once("exit", (_code, signal) => resolve(signal)),
+      );
+      return { child, exited };
+    };
+
+    // 20 dispatchers, SIGKILLed at moments spread over a dispatcher's life: start-up, the lock, the writes,
+    // the launch. Where each one was when it died depends on the machine's speed.
     const killed: number[] = [];
     await Promise.all(
       Array.from({ length: 20 }, async (_, i) => {
-        const child = spawn(
-          process.execPath,
-          [
-            CLI_MAIN,
-            "dispatch",
-            "--backend",
-            "exec",
-            "--name",
-            `k${i}`,
-            "--brief",
-            "hello",
-            "--",
-            "/bin/true",
-          ],
-          { env, stdio: "ignore" },
-        );
-        t.pid(child.pid);
-        const exited = new Promise((resolve) => child.once("exit", resolve));
-        // Spread the kills over the dispatcher's life: start-up, the lock, the writes, the launch.
+        const { child, exited } = dispatcher(`k${i}`);
         await new Promise((resolve) => setTimeout(resolve, 100 + i * 75));
         if (child.exitCode === null && child.signalCode === null) {
           child.kill("SIGKILL");
@@ -144,7 +145,32 @@ describe("row 6: admission under the run's lock", () => {
         await exited;
       }),
     );
-    t.tally.tried = 20;
+
+    // 10 dispatchers that certainly die mid-admission: the run's lock is held (by a stand-in that then
+    // dies holding it, as a dispatcher would), each has written its staging folder with brief.md and
+    // spec.json and waits for the lock, and is SIGKILLed there.
+    fs.mkdirSync(runDir, { recursive: true });
+    const holder = await holdAdmissionLock(runDir, ADMISSION_LOCK_STALE_MS);
+    t.pid(holder.pid);
+    const queued = Array.from({ length: 10 }, (_, i) => ({ name: `q${i}`, ...dispatcher(`q${i}`) }));
+    const stagedOf = (name: string) =>
+      dispatchFolders(home).filter(
+        (d) => path.basename(path.dirname(d)) === name && fs.existsSync(path.join(d, "spec.json")),
+      );
+    await waitFor(
+      "every queued dispatcher to stage its folder",
+      () => (queued.every((q) => stagedOf(q.name).length === 1) ? true : undefined),
+      60_000,
+    );
+    for (const q of queued) {
+      expect(q.child.exitCode, `${q.name} still waiting for the lock`).toBeNull();
+      q.child.kill("SIGKILL");
+      expect(await q.exited).toBe("SIGKILL");
+    }
+    holder.kill("SIGKILL");
+    await waitGone(holder.pid as number);
+    t.tally.tried = 30;
+
     // A lock a killed dispatcher held is taken over once stale (5 s): the next dispatch gets in.
     const started = Date.now();
     const next = await runCli(
@@ -156,7 +182,7 @@ describe("row 6: admission under the run's lock", () => {
     );
     const waited = Date.now() - started;
     expect(next.code, next.stdout + next.stderr).toBe(0);
-    expect(waited).toBeLessThan(5000 + 10_000);
+    expect(waited).toBeLessThan(ADMISSION_LOCK_STALE_MS + 10_000);
     // Readers over the debris: folders with admit.json end recorded (lost when their supervisor never came,
     // after the 15 s start grace); folders without it are not dispatches and are never recorded.
     const all = dispatchFolders(home);
@@ -166,6 +192,13 @@ describe("row 6: admission under the run's lock", () => {
     const admitted = folders.filter((d) => fs.existsSync(path.join(d, "admit.json")));
     const partial = folders.filter((d) => !fs.existsSync(path.join(d, "admit.json")));
     expect(partial, "visible folders without admit.json").toEqual([]);
+    const queuedNames = new Set(queued.map((q) => q.name));
+    const queuedStaging = staging.filter((d) => queuedNames.has(path.basename(path.dirname(d))));
+    expect(queuedStaging, "the queued dispatchers' staging folders, left hidden").toHaveLength(10);
+    expect(
+      folders.filter((d) => queuedNames.has(path.basename(path.dirname(d)))),
+      "a visible folder of a dispatcher killed in the lock queue",
+    ).toEqual([]);
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline && !admitted.every((d) => fs.existsSync(path.join(d, "record.json")))) {
       await runCli(["status", "--all", "--json"], { env });
@@ -173,18 +206,19 @@ describe("row 6: admission under the run's lock", () => {
     }
     const status = await runCli(["status", "--all", "--json"], { env });
     expect(status.code).toBe(0);
-    for (const d of partial)
+    for (const d of [...partial, ...staging])
       expect(fs.existsSync(path.join(d, "record.json")), `${d} was recorded`).toBe(false);
     const unrecorded = admitted.filter((d) => !fs.existsSync(path.join(d, "record.json")));
     t.tally.lost = unrecorded.length;
-    t.tally.passed = 20 - unrecorded.length;
+    t.tally.passed = 30 - unrecorded.length;
     const rows = (jsonOf(status) as { dispatches: { dir: string }[] }).dispatches.map((r) => r.dir);
     expect(
       rows.filter((dir) => staging.includes(dir)),
       "staging folders shown by status",
     ).toEqual([]);
+    const spreadAdmitted = admitted.filter((d) => path.basename(path.dirname(d)).startsWith("k")).length;
     t.note(
-      `${killed.length} killed (${20 - killed.length} finished first), ${admitted.length - 1 - (20 - killed.length)} after admit.json, ${staging.length} killed while writing (hidden staging folders), next dispatch waited ${(waited / 1000).toFixed(1)} s`,
+      `spread: ${killed.length} killed (${20 - killed.length} finished first), ${spreadAdmitted - (20 - killed.length)} after admit.json, ${staging.length - 10} while writing (hidden staging folders); queued: 10 killed waiting for the lock; next dispatch waited ${(waited / 1000).toFixed(1)} s`,
     );
     expect(unrecorded).toEqual([]);
     expect(fs.existsSync(path.join(runDir, "admission.lock"))).toBe(false);

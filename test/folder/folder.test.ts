@@ -178,7 +178,7 @@ describe("the folder's files and markers", () => {
 
   it("creates an ended exit.json once: a second writer loses and changes nothing", () => {
     const dir = scratch();
-    const lost = { reason: "lost" as const, error: { code: "E_SUPERVISOR_LOST", message: "gone" } };
+    const lost = { reason: "lost" as const, error: { code: "E_SUPERVISOR_LOST" as const, message: "gone" } };
     expect(writeEndedExit(dir, lost)).toBe(true);
     expect(writeEndedExit(dir, { ...lost, reason: "cancelled" })).toBe(false);
     const exit = readFolderJson(dir, FILES.exit);

@@ -11,9 +11,27 @@ export const FAKE_AGENT = path.join(ROOT, "test/fixtures/fake-agent.mjs");
 export const SUPERVISOR_MAIN = path.join(ROOT, "dist/bin/supervisor.js");
 export const CLI_MAIN = path.join(ROOT, "dist/bin/catherd.js");
 
-/** A fresh temp folder, removed by `cleanup`. */
+const tempDirs = new Set<string>();
+
+/**
+ * A fresh temp folder. Every one is removed once its test file has run (`removeTempDirs`, called by
+ * test/helpers/temp-cleanup.ts, a setup file of each vitest config).
+ */
 export function tempDir(prefix = "catherd-test-"): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
+}
+
+/**
+ * Removes every folder `tempDir` made so far. A supervisor that a failed test left writing may still be
+ * adding files: the removal retries, and throws if the folder still cannot go.
+ */
+export function removeTempDirs(): void {
+  for (const dir of tempDirs) {
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    tempDirs.delete(dir);
+  }
 }
 
 export interface FakeScenario {

@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { isDeadState, readProcStat } from "../../src/infra/proc-stat.js";
 import { findByDispatchVariable } from "../../src/infra/sweep.js";
 
 /** Kills (by pid) whatever still carries CATHERD_DISPATCH=<id>, and says how many there were. */
@@ -17,13 +18,8 @@ export function reapDispatch(dispatchId: string): number {
 
 /** Whether a pid names a live, non-zombie process. */
 export function isAlive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2)[0];
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
+  const stat = readProcStat(pid);
+  return stat !== null && !isDeadState(stat);
 }
 
 /** Kills a pid we started, if still there. */

@@ -21,6 +21,7 @@ import { killCgroup } from "../../src/infra/cgroup/kill.js";
 import { parseMountInfo } from "../../src/infra/cgroup/mounts.js";
 import { readUsage } from "../../src/infra/cgroup/usage.js";
 import { systemClock } from "../../src/infra/clock.js";
+import { readProcStat } from "../../src/infra/proc-stat.js";
 import { startTimeOf } from "../../src/infra/process-identity.js";
 import { findByDispatchVariable, findDescendants } from "../../src/infra/sweep.js";
 import { ROOT, tempDir } from "../helpers/folders.js";
@@ -161,9 +162,7 @@ describe.skipIf(unavailable !== null)("a dispatch's cgroup", () => {
 
       // What the parent-chain and environment sweep cannot see, the cgroup holds.
       await waitFor("the escapee orphaned", () =>
-        fs.readFileSync(`/proc/${escapee}/stat`, "utf8").split(") ")[1]?.split(" ")[1] !== String(agent.pid)
-          ? true
-          : undefined,
+        readProcStat(escapee)?.ppid !== agent.pid ? true : undefined,
       );
       expect(findByDispatchVariable(dispatchId).map((p) => p.pid)).not.toContain(escapee);
       expect((await findDescendants([agent.pid])).map((p) => p.pid)).not.toContain(escapee);

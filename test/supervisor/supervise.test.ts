@@ -11,7 +11,7 @@ import {
   tempDir,
 } from "../helpers/folders.js";
 import { isAlive } from "../helpers/processes.js";
-import { waitForFile, waitForJson } from "../helpers/wait.js";
+import { waitFor, waitForFile } from "../helpers/wait.js";
 
 const dispatched: string[] = [];
 
@@ -30,9 +30,26 @@ function exitOf(dir: string) {
   return readJson(path.join(dir, "exit.json"));
 }
 
+/** The lines of supervisor.log, parsed. */
+function logEvents(dir: string): Record<string, unknown>[] {
+  const text = fs.readFileSync(path.join(dir, "supervisor.log"), "utf8").trim();
+  return text.split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
 const codexLine = (value: unknown) => ({ out: JSON.stringify(value) });
 
-describe("catherd supervise: every way a run ends", () => {
+/**
+ * Supervises `dir` and cancels it once the agent has touched `ready`: the agent is stopped in the state
+ * its scenario reached, however long its start-up took (a limit like idleMs would race the start-up).
+ */
+async function cancelOnce(dir: string, ready: string) {
+  const run = startSupervisor(dir);
+  await waitForFile(ready);
+  fs.writeFileSync(path.join(dir, "cancel"), new Date().toISOString());
+  expect(await run.done).toEqual({ code: 0, signal: null });
+}
+
+describe("catherd supervise: every way a dispatch ends", () => {
   it("records exited with the agent's own exit code", async () => {
     const { dir } = folder({ steps: [{ out: "working" }, { exit: 3 }] });
     expect((await supervise(dir)).code).toBe(0);
@@ -52,23 +69,27 @@ describe("catherd supervise: every way a run ends", () => {
   });
 
   it("keeps a busy agent running past idle and stops it at the wall", async () => {
-    const scenario = {
-      steps: [
-        codexLine({
-          type: "item.started",
-          item: { id: "i1", type: "command_execution", command: "cargo build" },
-        }),
-        { hang: true },
-      ],
-    };
-    // The quiet clock starts at spawn, so the idle time must outlast the fake agent's own start-up on a
-    // loaded machine (a node start can take most of a second there); the wall is more than two of them.
-    const { dir } = folder(scenario, { backend: "codex", idleMs: 800, wallMs: 2000 });
+    // sh, not the node fake agent: the tool call must be open well within idleMs of the spawn, and sh
+    // prints in milliseconds where node's start-up alone can take longer than idleMs on a loaded machine.
+    const opened = JSON.stringify({
+      type: "item.started",
+      item: { id: "i1", type: "command_execution", command: "cargo build" },
+    });
+    const { dir } = folder(
+      { steps: [] },
+      {
+        backend: "codex",
+        cmd: "/bin/sh",
+        args: ["-c", `printf '%s\\n' '${opened}'; exec sleep 1000`],
+        idleMs: 300,
+        wallMs: 1200,
+      },
+    );
     await supervise(dir);
     const exit = exitOf(dir);
     expect(exit).toMatchObject({ reason: "wall-timeout", stalled: false });
     expect(exit.openToolCalls).toMatchObject([{ id: "i1", label: "$ cargo build" }]);
-    expect(exit.durationMs as number).toBeGreaterThanOrEqual(2000);
+    expect(exit.durationMs as number).toBeGreaterThanOrEqual(1200);
   });
 
   it("stops a CLI that lingers after its final event: after-final, a success", async () => {
@@ -174,7 +195,7 @@ describe("catherd supervise: every way a run ends", () => {
     });
   });
 
-  it("acts on a cancel file within a poll", async () => {
+  it("stops the agent and records cancelled when a cancel file appears", async () => {
     const marker = path.join(tempDir(), "running");
     const { dir } = folder({ steps: [{ touch: marker }, { hang: true }] });
     const run = startSupervisor(dir);
@@ -196,11 +217,19 @@ describe("catherd supervise: every way a run ends", () => {
     expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "failed" });
   });
 
-  it("records spawn-failed with E_SPEC_INVALID for a broken spec.json", async () => {
+  // What is wrong with spec.json names the code: the file itself (torn: E_FILE_CORRUPT, newer:
+  // E_SCHEMA_NEWER), or what it says (E_SPEC_INVALID).
+  it.each([
+    ["torn", "E_FILE_CORRUPT", '{"cmd": "/bin/tr'],
+    ["of a newer schema", "E_SCHEMA_NEWER", JSON.stringify({ schema: 9, cmd: "/bin/true" })],
+    ["with a field of the wrong type", "E_SPEC_INVALID", '{"cmd": 42}'],
+    ["naming an unknown backend", "E_SPEC_INVALID", JSON.stringify({ cmd: "/bin/true", backend: "cursor" })],
+  ])("records spawn-failed for a spec.json %s, with %s", async (_what, code, text) => {
     const { dir } = folder({ steps: [] });
-    fs.writeFileSync(path.join(dir, "spec.json"), '{"cmd": 42}');
+    fs.writeFileSync(path.join(dir, "spec.json"), text);
     await supervise(dir);
-    expect(exitOf(dir)).toMatchObject({ reason: "spawn-failed", error: { code: "E_SPEC_INVALID" } });
+    expect(exitOf(dir)).toMatchObject({ reason: "spawn-failed", pid: null, error: { code } });
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "failed", error: { code } });
   });
 
   it("stops the agent and records cancelled when the supervisor itself gets SIGTERM", async () => {
@@ -217,10 +246,11 @@ describe("catherd supervise: every way a run ends", () => {
 
 describe("catherd supervise: agents that fight back", () => {
   it("SIGKILLs an agent that ignores SIGTERM after the kill grace", async () => {
-    const { dir } = folder({ steps: [{ ignoreTerm: true }, { out: "x" }, { hang: true }] }, { idleMs: 200 });
-    await supervise(dir);
+    const ready = path.join(tempDir(), "ready");
+    const { dir } = folder({ steps: [{ ignoreTerm: true }, { touch: ready }, { hang: true }] });
+    await cancelOnce(dir, ready);
     expect(exitOf(dir)).toMatchObject({
-      reason: "idle-timeout",
+      reason: "cancelled",
       signal: "SIGKILL",
       stop: { term: true, kill: true },
     });
@@ -228,14 +258,15 @@ describe("catherd supervise: agents that fight back", () => {
 
   it("sweeps a setsid grandchild that ignores SIGTERM and outlived the group", async () => {
     const pidFile = path.join(tempDir(), "pids");
-    const { dir } = folder(
-      { pidFile, steps: [{ escape: { ignoreTerm: true } }, { hang: true }] },
-      { idleMs: 300 },
-    );
-    await supervise(dir);
+    const ready = path.join(tempDir(), "ready");
+    const { dir } = folder({
+      pidFile,
+      steps: [{ escape: { ignoreTerm: true } }, { touch: ready }, { hang: true }],
+    });
+    await cancelOnce(dir, ready);
     const pid = Number(fs.readFileSync(pidFile, "utf8").trim());
     expect(isAlive(pid)).toBe(false);
-    expect(exitOf(dir)).toMatchObject({ reason: "idle-timeout", stop: { swept: 1 } });
+    expect(exitOf(dir)).toMatchObject({ reason: "cancelled", stop: { swept: 1 } });
   });
 
   it("stops a background child left behind by an agent that exited 0", async () => {
@@ -248,15 +279,27 @@ describe("catherd supervise: agents that fight back", () => {
     expect((exitOf(dir).stop as { swept: number }).swept).toBeGreaterThanOrEqual(1);
   });
 
-  it("reads UTF-8 split across writes as one line", async () => {
-    const euro = [...Buffer.from("prix: 5€\n")];
-    const { dir } = folder(
-      { steps: [{ bytes: euro.slice(0, 8) }, { sleep: 120 }, { bytes: euro.slice(8) }, { exit: 0 }] },
-      { backend: "codex" },
-    );
+  it("decodes a character split across two reads of events.jsonl as one character", async () => {
+    // The agent writes a first thread line and, in the same write, the start of a second one that stops
+    // inside the 3 bytes of "€". It writes the rest only once thread.json names the first thread: the
+    // supervisor has then read the cut bytes (one write, one stat, one read), and must join them to the
+    // rest at its next read. The second thread id, as the supervisor decoded it, lands in exit.json.
+    const first = `${JSON.stringify({ type: "thread.started", thread_id: "th-1" })}\n`;
+    const second = Buffer.from(`${JSON.stringify({ type: "thread.started", thread_id: "prix-5€" })}\n`);
+    const cut = second.indexOf(Buffer.from("€")) + 1;
+    const { dir } = folder({ steps: [] }, { backend: "codex" });
+    const scenario: FakeScenario = {
+      steps: [
+        { bytes: [...Buffer.concat([Buffer.from(first), second.subarray(0, cut)])] },
+        { waitFor: path.join(dir, "thread.json") },
+        { bytes: [...second.subarray(cut)] },
+        { exit: 0 },
+      ],
+    };
+    fs.writeFileSync(path.join(dir, "scenario.json"), JSON.stringify(scenario));
     await supervise(dir);
-    expect(fs.readFileSync(path.join(dir, "events.jsonl"), "utf8")).toBe("prix: 5€\n");
-    expect(exitOf(dir)).toMatchObject({ reason: "exited" });
+    expect(exitOf(dir)).toMatchObject({ reason: "exited", thread: "prix-5€" });
+    expect(readJson(path.join(dir, "thread.json"))).toMatchObject({ thread: "prix-5€" });
   });
 
   it("survives a 20 MB line and keeps reading after it", async () => {
@@ -276,21 +319,28 @@ describe("catherd supervise: agents that fight back", () => {
 });
 
 describe("catherd supervise: one supervisor per folder", () => {
-  it("runs the agent once when two supervisors start on the same folder", async () => {
-    const marker = path.join(tempDir(), "runs");
-    const { dir } = folder({ steps: [{ touch: `${marker}-${Date.now()}` }, { sleep: 400 }, { exit: 0 }] });
-    fs.writeFileSync(
-      path.join(dir, "scenario.json"),
-      JSON.stringify({ steps: [{ out: "start" }, { sleep: 400 }, { exit: 0 }] }),
-    );
+  it("runs the agent once when a second supervisor starts while the first holds the lock", async () => {
+    const go = path.join(tempDir(), "go");
+    const { dir } = folder({ steps: [{ out: "start" }, { waitFor: go }, { exit: 0 }] });
     const first = startSupervisor(dir);
-    await waitForJson(path.join(dir, "supervisor.json"));
-    const second = await supervise(dir, 5000);
-    expect(second.code).toBe(0);
-    await first.done;
+    // The agent has printed and now waits for `go`: the first supervisor holds supervisor.lock until then.
+    await waitFor("the agent's first line", () =>
+      fs.existsSync(path.join(dir, "events.jsonl")) &&
+      fs.readFileSync(path.join(dir, "events.jsonl"), "utf8") === "start\n"
+        ? true
+        : undefined,
+    );
+    const second = startSupervisor(dir);
+    const secondPid = second.child.pid;
+    expect(await second.done).toEqual({ code: 0, signal: null });
+    const bowedOut = logEvents(dir).filter((e) => e.event === "already-supervised");
+    // Refused at the lock itself (the line names no other reason), not by a later look at the folder.
+    expect(bowedOut).toEqual([{ at: expect.any(String), event: "already-supervised", pid: secondPid }]);
+    fs.writeFileSync(go, "go");
+    expect(await first.done).toEqual({ code: 0, signal: null });
     expect(fs.readFileSync(path.join(dir, "events.jsonl"), "utf8")).toBe("start\n");
-    const lines = fs.readFileSync(path.join(dir, "supervisor.log"), "utf8").trim().split("\n");
-    expect(lines.filter((l) => l.includes("already-supervised"))).toHaveLength(1);
+    expect(logEvents(dir).filter((e) => e.event === "spawned")).toHaveLength(1);
+    expect(exitOf(dir)).toMatchObject({ reason: "exited", code: 0 });
   });
 
   it("does not run an agent again in a folder that already has exit.json", async () => {

@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import { waitUntil } from "../wait-until.js";
 import { type DispatchCgroup, folderFor, isPopulated, membersOf } from "./dispatch-cgroup.js";
 import { keyedNumber, readCgroupFile, writeCgroupFile } from "./files.js";
 
@@ -64,9 +65,5 @@ function isFrozen(killer: { version: 1 | 2; dir: string }): boolean {
 
 /** Polls `check` every STEP_MS until it holds (true) or `deadline` on the clock passes (false). */
 async function until(check: () => boolean, clock: Clock, deadline: number): Promise<boolean> {
-  for (;;) {
-    if (check()) return true;
-    if (clock.now() >= deadline) return false;
-    await clock.sleep(Math.min(STEP_MS, Math.max(1, deadline - clock.now())));
-  }
+  return (await waitUntil(() => (check() ? true : undefined), { clock, deadline, pollMs: STEP_MS })) ?? false;
 }

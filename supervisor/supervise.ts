@@ -2,9 +2,9 @@ import * as fs from "node:fs";
 import { backendFor } from "../src/backends/registry.js";
 import type { Backend } from "../src/backends/types.js";
 import { agentEnvironment } from "../src/domain/env.js";
-import { isCatherdError } from "../src/domain/errors.js";
+import { asCatherdError, CatherdError, isCatherdError, stackOf } from "../src/domain/errors.js";
 import type { Spec } from "../src/domain/schemas.js";
-import type { ErrorKind, ExitReason } from "../src/domain/vocab.js";
+import type { ErrorCode, ErrorKind, ExitReason } from "../src/domain/vocab.js";
 import type { WatchState } from "../src/domain/watch.js";
 import { writeExit as writeExitFile } from "../src/folder/exit.js";
 import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
@@ -34,14 +34,14 @@ interface Ending {
   /** What the provider's words made of the end (decide's verdict); null when they made nothing of it. */
   kind: ErrorKind | null;
   state: WatchState | null;
-  error: { code: string; message: string } | null;
+  error: { code: ErrorCode; message: string } | null;
 }
 
 /**
  * Supervises the dispatch in `dir` from start to record (specs/supervisor.md). Returns the process exit
  * code: 0 whenever the folder was handled (even if the agent failed), or when another supervisor has it.
  */
-export async function runSupervisor(
+export async function superviseDispatch(
   dir: string,
   deps: SupervisorDeps,
   interrupt: AbortSignal,
@@ -97,7 +97,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
     FILES.supervisor,
     {
       pid: process.pid,
-      startTime: startTimeOf(process.pid) ?? "unknown",
+      startTime: startTimeOf(process.pid),
       startedAt: startedAt.toISOString(),
     },
     files,
@@ -132,16 +132,16 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
       throw new SpawnFailure(error);
     }
     childStartTime = startTimeOf(child.pid);
-    const procStartTime = childStartTime ?? "unknown";
     log("spawned", { pid: child.pid, cmd: spec.cmd });
     pauseAt("after-spawn", dir);
+    // A disk that refuses it ends the run as supervisor-error with E_IO_WRITE (asCatherdError below).
     writeFolderJson(
       dir,
       FILES.proc,
       {
         pid: child.pid,
         pgid: child.pid,
-        startTime: procStartTime,
+        startTime: childStartTime,
         startedAt: clock.wallNow().toISOString(),
         argv0: spec.cmd,
       },
@@ -163,16 +163,23 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
   } catch (error) {
     const spawnFailed = error instanceof SpawnFailure;
     const cause = spawnFailed ? error.cause : error;
+    // A command that cannot start is E_SPAWN_FAILED; any other throw catherd did not anticipate is a bug,
+    // E_INTERNAL, its stack in supervisor.log.
+    const known =
+      spawnFailed && !isCatherdError(cause)
+        ? new CatherdError("E_SPAWN_FAILED", messageOf(cause), { cause })
+        : asCatherdError(cause);
     ending = {
       reason: spawnFailed ? "spawn-failed" : "supervisor-error",
       kind: null,
       state: null,
-      error: {
-        code: isCatherdError(cause) ? cause.code : spawnFailed ? "E_SPAWN_FAILED" : "E_SUPERVISOR_ERROR",
-        message: cause instanceof Error ? cause.message : String(cause),
-      },
+      error: { code: known.code, message: known.message },
     };
-    log(ending.reason, { message: ending.error?.message });
+    log(ending.reason, {
+      code: known.code,
+      message: known.message,
+      ...(known.code === "E_INTERNAL" ? { stack: stackOf(cause) } : {}),
+    });
   }
 
   if (child !== null && spec !== null) {
@@ -201,7 +208,7 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog) {
     const written = await writeRecord(dir, deps.files);
     log("recorded", { status: written?.status ?? "already recorded" });
   } catch (error) {
-    log("record-write-failed", { message: error instanceof Error ? error.message : String(error) });
+    log("record-write-failed", failure(error));
   }
 }
 
@@ -233,7 +240,7 @@ async function stopAgent(
     log("stopped", { ...report });
     return report;
   } catch (error) {
-    log("stop-error", { message: error instanceof Error ? error.message : String(error) });
+    log("stop-error", failure(error));
     return { term: false, kill: false, swept: 0 };
   }
 }
@@ -281,7 +288,19 @@ function writeExit(
     writeExitFile(dir, exit, deps.files);
     return true;
   } catch (error) {
-    log("exit-write-failed", { message: error instanceof Error ? error.message : String(error) });
+    log("exit-write-failed", failure(error));
     return false;
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A failure as a log line's fields: its message, and the stack of a throw that is a bug (E_INTERNAL). */
+function failure(error: unknown): { message: string; stack?: string | null } {
+  const known = asCatherdError(error);
+  return known.code === "E_INTERNAL"
+    ? { message: known.message, stack: stackOf(error) }
+    : { message: known.message };
 }

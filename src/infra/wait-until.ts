@@ -1,0 +1,87 @@
+import * as fs from "node:fs";
+import type { Clock } from "./clock.js";
+
+// The one way catherd waits for something outside itself (a file to appear, a lock to come free, a
+// process to go): a check run again and again on the injected clock, until it answers or a deadline on
+// the monotonic clock passes, woken early by a file-system watch where one is given.
+
+/** Starts listening for changes that may have answered the check; returns how to stop listening. */
+export type WakeSource = (wake: () => void) => () => void;
+
+export interface WaitOptions {
+  clock: Clock;
+  /** The wait gives up once `clock.now()` reaches this (monotonic ms); Infinity waits for ever. */
+  deadline: number;
+  /**
+   * How long to sleep between checks when nothing wakes the wait: a number of ms, or a schedule given the
+   * number of sleeps so far (a back-off). Sleeps never overshoot the deadline.
+   */
+  pollMs: number | ((sleeps: number) => number);
+  /**
+   * What cuts a sleep short (`watchFolders`). The poll goes on with or without it: it is the fallback
+   * where the watch cannot be set up (no inotify, its limit reached) or misses a change (NFS, FUSE).
+   */
+  watch?: WakeSource;
+}
+
+/**
+ * Runs `check` until it answers (returns anything but undefined) and resolves to that answer; resolves to
+ * undefined once the deadline has passed with no answer. The check runs at least once, and once more at
+ * the deadline, so that a wait never gives up on an answer that came during its last sleep. A change
+ * reported while the check runs makes the next check come at once. A throw from the check ends the wait
+ * with that throw; the watch is closed on every path.
+ */
+export async function waitUntil<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  options: WaitOptions,
+): Promise<T | undefined> {
+  const { clock, deadline, pollMs } = options;
+  let changed = false;
+  let cutSleep: AbortController | null = null;
+  const stopWatching = options.watch?.(() => {
+    changed = true;
+    cutSleep?.abort();
+  });
+  try {
+    for (let sleeps = 0; ; ) {
+      changed = false;
+      const answer = await check();
+      if (answer !== undefined) return answer;
+      const now = clock.now();
+      if (now >= deadline) return undefined;
+      if (changed) continue;
+      const poll = typeof pollMs === "number" ? pollMs : pollMs(sleeps);
+      cutSleep = new AbortController();
+      await clock.sleep(Math.min(poll, deadline - now), cutSleep.signal);
+      cutSleep = null;
+      sleeps += 1;
+    }
+  } finally {
+    stopWatching?.();
+  }
+}
+
+/**
+ * Wakes a wait when an entry of one of `dirs` is created, renamed, changed or removed (fs.watch: inotify
+ * on Linux); with `names`, only for those entries (a platform that does not name the entry wakes it
+ * anyway). A folder that cannot be watched is left to the poll.
+ */
+export function watchFolders(dirs: readonly string[], names?: readonly string[]): WakeSource {
+  return (wake) => {
+    const watchers: fs.FSWatcher[] = [];
+    for (const dir of dirs) {
+      try {
+        const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
+          if (names === undefined || name === null || names.includes(String(name))) wake();
+        });
+        watcher.on("error", () => {}); // a watch that breaks later leaves the poll
+        watchers.push(watcher);
+      } catch {
+        // not watchable: the poll covers it
+      }
+    }
+    return () => {
+      for (const watcher of watchers) watcher.close();
+    };
+  };
+}

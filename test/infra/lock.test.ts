@@ -1,0 +1,53 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { lockWithin, type Release, tryLock } from "../../src/infra/lock.js";
+import { FakeClock } from "../helpers/fake-clock.js";
+import { tempDir } from "../helpers/folders.js";
+
+// Waiting for a lock on the injected clock: a holder that keeps it is waited for exactly `waitMs` of
+// monotonic time, whatever the wall clock does, and a lock released meanwhile is taken.
+
+const held: Release[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  for (const release of held.splice(0)) await release().catch(() => {});
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function lockOf() {
+  const dir = tempDir();
+  dirs.push(dir);
+  return { target: dir, lockPath: path.join(dir, "admission.lock"), staleMs: 60_000 };
+}
+
+describe("lockWithin", () => {
+  it("gives up with E_IO_LOCK after waitMs of monotonic time behind one holder", async () => {
+    const lock = lockOf();
+    const holder = await tryLock(lock.target, lock);
+    expect(holder).not.toBeNull();
+    held.push(holder as Release);
+    const clock = new FakeClock();
+    await expect(lockWithin(lock.target, { ...lock, waitMs: 1000, clock })).rejects.toMatchObject({
+      code: "E_IO_LOCK",
+      message: expect.stringContaining(lock.lockPath),
+    });
+    expect(clock.now()).toBeGreaterThanOrEqual(1000);
+    // Back-off from 5 ms (jittered up to twice that), capped at 200 ms: never a sleep past the holder's limit.
+    expect(clock.now()).toBeLessThan(1200);
+    expect(Math.min(...clock.sleeps)).toBeGreaterThanOrEqual(5);
+    expect(Math.max(...clock.sleeps)).toBeLessThanOrEqual(200);
+  });
+
+  it("takes the lock once its holder lets it go", async () => {
+    const lock = lockOf();
+    const holder = (await tryLock(lock.target, lock)) as Release;
+    const clock = new FakeClock([{ at: 300, happen: () => void holder() }]);
+    const release = await lockWithin(lock.target, { ...lock, waitMs: 1000, clock });
+    held.push(release);
+    expect(clock.now()).toBeGreaterThanOrEqual(300);
+    expect(clock.now()).toBeLessThan(1000);
+    expect(fs.existsSync(lock.lockPath)).toBe(true);
+  });
+});
