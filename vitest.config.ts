@@ -3,18 +3,34 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/helpers/fresh-build.setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
     setupFiles: ["test/helpers/temp-cleanup.ts"],
     coverage: {
-      provider: "v8",
-      // The floor covers the code tested in-process: the pure rules and the backends. The supervisor, the
-      // infra and the commands are proven through real processes (dist/), which v8 coverage does not see.
-      include: ["src/domain/**", "src/backends/**"],
+      // The v8 provider, extended to the CLI and supervisor processes the tests spawn from dist/bin
+      // (test/helpers/child-coverage.ts): the supervisor, the infra and the commands are proven through
+      // real processes, and their coverage counts against src/ and supervisor/ through the bundle's maps.
+      provider: "custom",
+      customProviderModule: "./test/helpers/coverage-provider.ts",
+      include: ["src/**", "supervisor/**"],
       exclude: ["src/backends/types.ts"],
-      reporter: ["text-summary"],
-      thresholds: { lines: 90, statements: 90, functions: 85, branches: 75 },
+      reporter: ["text-summary", "json-summary"],
+      // Floors a few points under what the suite measured (specs/testing.md, "Coverage"): the pure
+      // layers, tested in-process, and the layers proven through real processes, whose figures move a
+      // little from run to run (a process killed on purpose writes no coverage).
+      thresholds: {
+        lines: 88,
+        statements: 86,
+        functions: 87,
+        branches: 75,
+        "{src/domain,src/backends}/**": { lines: 90, statements: 90, functions: 85, branches: 75 },
+        "src/infra/**": { lines: 86, statements: 81, functions: 93, branches: 69 },
+        "src/dispatch/**": { lines: 87, statements: 85, functions: 87, branches: 77 },
+        "src/folder/**": { lines: 82, statements: 81, functions: 74, branches: 72 },
+        "supervisor/**": { lines: 82, statements: 81, functions: 74, branches: 72 },
+      },
     },
   },
 });

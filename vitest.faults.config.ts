@@ -5,7 +5,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/faults/**/*.fault.ts"],
-    globalSetup: ["test/faults/figures.setup.ts"],
+    globalSetup: ["test/helpers/fresh-build.setup.ts", "test/faults/figures.setup.ts"],
     setupFiles: ["test/helpers/temp-cleanup.ts"],
     // Heavy trials queue for one another (test/faults/kit.ts `heavy`), and the soak alone takes minutes.
     testTimeout: 900_000,

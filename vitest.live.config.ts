@@ -5,6 +5,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/live/**/*.live.ts"],
+    globalSetup: ["test/helpers/fresh-build.setup.ts"],
     testTimeout: 180_000,
     hookTimeout: 60_000,
     pool: "forks",

@@ -1,25 +1,37 @@
 #!/usr/bin/env node
+// @ts-check
 // Summarises a V8 .cpuprofile (from `node --cpu-prof`): self time by module/package, the top functions by
 // self and by inclusive time, and when the first and last sample of chosen functions fell.
 // Usage: node bench/cpuprofile.mjs <file.cpuprofile> [--from <functionName>] [--top n] [--mark fn,fn…]
 //   --from fn   only samples from the first one whose stack holds fn (e.g. watchAgent: the steady state)
 import * as fs from "node:fs";
 
+/** @typedef {{ functionName: string, url: string, lineNumber: number }} CallFrame */
+/** @typedef {{ id: number, callFrame: CallFrame, children?: number[] }} ProfileNode */
+/** What `node --cpu-prof` writes. @typedef {{ nodes: ProfileNode[], samples: number[], timeDeltas: number[] }} CpuProfile */
+
 const args = process.argv.slice(2);
-const file = args[0];
+const file = args[0] ?? "";
+/** @param {string} name @param {string | null} fallback */
 const opt = (name, fallback) => {
   const i = args.indexOf(name);
   return i === -1 ? fallback : args[i + 1];
 };
-const top = Number(opt("--top", 15));
+const top = Number(opt("--top", "15"));
 const from = opt("--from", null);
 const marks = (opt("--mark", "") ?? "").split(",").filter(Boolean);
 
+/** @type {CpuProfile} */
 const profile = JSON.parse(fs.readFileSync(file, "utf8"));
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+/** child id → parent id @type {Map<number, number>} */
 const parent = new Map();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
+/**
+ * Where a frame's time goes: a package, a file of catherd's build, a part of node, or a V8 pseudo-frame.
+ * @param {CallFrame} frame
+ */
 function bucket(frame) {
   const { url, functionName } = frame;
   if (url === "")
@@ -33,9 +45,17 @@ function bucket(frame) {
   if (url.startsWith("node:")) return `node: ${url.slice(5).split("/").slice(0, 2).join("/")}`;
   return url;
 }
+/**
+ * A sample's node and its ancestors, innermost first.
+ * @param {number} id
+ */
 const stackOf = (id) => {
+  /** @type {ProfileNode[]} */
   const out = [];
-  for (let cur = id; cur !== undefined; cur = parent.get(cur)) out.push(byId.get(cur));
+  for (let /** @type {number | undefined} */ cur = id; cur !== undefined; cur = parent.get(cur)) {
+    const node = byId.get(cur);
+    if (node !== undefined) out.push(node);
+  }
   return out;
 };
 
@@ -59,7 +79,8 @@ let total = 0;
 let busy = 0;
 for (let i = startIndex; i < profile.samples.length; i++) {
   const dt = (profile.timeDeltas[i + 1] ?? 0) / 1000; // the time until the next sample, in ms
-  const node = byId.get(profile.samples[i]);
+  const node = byId.get(profile.samples[i] ?? -1);
+  if (node === undefined) continue;
   total += dt;
   const b = bucket(node.callFrame);
   if (b !== "(idle)") busy += dt;
@@ -79,6 +100,7 @@ for (let i = startIndex; i < profile.samples.length; i++) {
     }
   }
 }
+/** @param {Map<string, number>} map @param {number} n */
 const show = (map, n) =>
   [...map.entries()]
     .sort((a, b) => b[1] - a[1])

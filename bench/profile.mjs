@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Profiles behind specs/performance.md (run after `npm run build`): `node bench/profile.mjs [what…]`,
 // what = dispatch, supervisor, tick, memory, ingest, status (default: all). Prints summaries made by
 // bench/cpuprofile.mjs; the .cpuprofile files stay in the printed folder for Chrome DevTools.
@@ -8,7 +9,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { generateRecorded } from "./generate.mjs";
+import { generateRecorded } from "./lib/generate.mjs";
+import { sleep } from "./lib/wait.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = path.join(ROOT, "dist");
@@ -19,11 +21,12 @@ const QUIET = path.join(ROOT, "bench/agents/quiet.sh");
 const MARK_EXIT = path.join(ROOT, "bench/agents/mark-exit.sh");
 const NODE = process.execPath;
 const wanted = process.argv.slice(2);
+/** @param {string} w */
 const want = (w) => wanted.length === 0 || wanted.includes(w);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const out = fs.mkdtempSync(path.join(os.tmpdir(), "catherd-profile-"));
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("CATHERD_")));
-const started = new Set(); // dispatch ids and folder names our agents carry
+/** The dispatch ids and folder names our agents carry. @type {Set<string>} */
+const started = new Set();
 console.log(`profiles in ${out}`);
 
 function reap() {
@@ -46,11 +49,21 @@ function reap() {
 process.on("exit", reap);
 process.on("SIGINT", () => process.exit(130));
 
+/**
+ * Prints the summary of each .cpuprofile in `dir`.
+ * @param {string} dir
+ * @param {string[]} [extra] bench/cpuprofile.mjs options
+ */
 const summarize = (dir, extra = []) => {
   for (const f of fs.readdirSync(dir).filter((n) => n.endsWith(".cpuprofile"))) {
     console.log(execFileSync(NODE, [SUMMARY, path.join(dir, f), ...extra], { encoding: "utf8" }));
   }
 };
+/**
+ * A hand-written dispatch folder (spec.json only) under the profile folder.
+ * @param {string} name
+ * @param {Record<string, unknown>} spec
+ */
 const handFolder = (name, spec) => {
   const dir = path.join(out, name);
   fs.mkdirSync(dir);
@@ -58,10 +71,15 @@ const handFolder = (name, spec) => {
   started.add(name);
   return dir;
 };
+/**
+ * Resident memory by kind (MiB), or null when the process is gone.
+ * @param {number | undefined} pid
+ */
 const memOf = (pid) => {
   try {
     const s = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-    const kb = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(s)[1]) / 1024;
+    /** @param {string} key */
+    const kb = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(s)?.[1] ?? Number.NaN) / 1024;
     return { rss: kb("VmRSS"), hwm: kb("VmHWM"), anon: kb("RssAnon"), file: kb("RssFile") };
   } catch {
     return null;
@@ -144,6 +162,7 @@ async function tickCosts() {
   fs.writeFileSync(path.join(dir, "events.jsonl"), '{"type":"turn.started"}\n');
   const reader = new LineReader(path.join(dir, "events.jsonl"));
   reader.read();
+  /** @param {string} label @param {() => unknown} fn @param {number} [n] */
   const time = (label, fn, n = 20_000) => {
     for (let i = 0; i < 1000; i++) fn();
     const t = performance.now();
@@ -171,6 +190,7 @@ async function tickCosts() {
   // CPU (not wall) of one sleep as the loop does it — a timer, an abort listener, clearTimeout — and of a
   // bare setTimeout, each a full event-loop turn.
   const signal = AbortSignal.any([new AbortController().signal, new AbortController().signal]);
+  /** @param {() => Promise<unknown>} fn @param {number} [n] */
   const cpuPer = async (fn, n = 2000) => {
     const c = process.cpuUsage();
     for (let i = 0; i < n; i++) await fn();
@@ -196,26 +216,29 @@ async function memoryVariants() {
     ["--jitless"],
     ["--lite-mode"],
   ];
+  /** @type {number[]} */
   const bare = [];
   for (let i = 0; i < 3; i++) {
     const c = spawn(NODE, ["-e", "setTimeout(()=>{},1000)"], { stdio: "ignore" });
     await sleep(800);
     const m = memOf(c.pid);
-    bare.push(m?.hwm);
+    if (m === null) throw new Error("a bare node died before it was measured");
+    bare.push(m.hwm);
     if (i === 0)
       console.log(
         `  bare node: RSS ${m.rss.toFixed(1)} anon ${m.anon.toFixed(1)} file ${m.file.toFixed(1)} MiB`,
       );
     await new Promise((r) => c.once("exit", r));
   }
-  const med = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  /** @param {number[]} xs */
+  const med = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
   console.log(`  bare node peak ${med(bare).toFixed(1)} MiB`);
   let k = 0;
   for (const flags of variants) {
-    const rss = [];
-    const hwm = [];
-    const anon = [];
-    const file = [];
+    /** @type {number[]} */ const rss = [];
+    /** @type {number[]} */ const hwm = [];
+    /** @type {number[]} */ const anon = [];
+    /** @type {number[]} */ const file = [];
     for (let i = 0; i < 3; i++) {
       const dir = handFolder(`mem-${k++}`, {
         cmd: QUIET,
@@ -226,6 +249,7 @@ async function memoryVariants() {
       const child = spawn(NODE, [...flags, SUPERVISOR, dir], { env, stdio: "ignore" });
       await sleep(3000);
       const m = memOf(child.pid);
+      if (m === null) throw new Error(`the supervisor of ${dir} died: see its supervisor.log`);
       rss.push(m.rss);
       hwm.push(m.hwm);
       anon.push(m.anon);

@@ -3,11 +3,32 @@
 // loads only when used. One file per program instead of ~40 ES modules plus zod's: node's module loader
 // was the largest item of every start-up profile, and the supervisor's resident memory shrinks with it
 // (specs/performance.md). Not minified: stack traces keep their names. graceful-fs is replaced by
-// node:fs (scripts/bundle-shims/graceful-fs.cjs says why).
+// node:fs (scripts/bundle-shims/graceful-fs.cjs says why). Each output has a source map (without the
+// sources' text) that leads back through tsc's maps to src/ and supervisor/: coverage collected from the
+// spawned programs (test/helpers/child-coverage.ts) counts against the TypeScript, and
+// `node --enable-source-maps` shows TypeScript positions in stack traces.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
+
+/**
+ * Loads each compiled module of dist/ with tsc's source map beside it, so that rolldown chains the bundle's
+ * map through it to the TypeScript (rolldown does not read input maps by itself).
+ * @returns {import("rolldown").Plugin}
+ */
+function withTscSourceMaps() {
+  return {
+    name: "tsc-source-maps",
+    load(id) {
+      if (!id.startsWith(dist) || !id.endsWith(".js")) return null;
+      const mapFile = `${id}.map`;
+      if (!fs.existsSync(mapFile)) return null;
+      const code = fs.readFileSync(id, "utf8").replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n");
+      return { code, map: fs.readFileSync(mapFile, "utf8") };
+    },
+  };
+}
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(root, "dist");
@@ -23,12 +44,15 @@ await build({
   },
   platform: "node",
   logLevel: "warn",
+  plugins: [withTscSourceMaps()],
   resolve: { alias: { "graceful-fs": path.join(root, "scripts/bundle-shims/graceful-fs.cjs") } },
   output: {
     dir: out,
     format: "esm",
     entryFileNames: "[name].js",
     chunkFileNames: "[name]-[hash].js",
+    sourcemap: true,
+    sourcemapExcludeSources: true,
   },
 });
 for (const program of ["catherd.js", "supervisor.js", "simulated-agent.js"]) {

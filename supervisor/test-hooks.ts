@@ -3,19 +3,20 @@ import * as path from "node:path";
 import type { FileWriter } from "./deps.js";
 
 // Test-only fault injection for the real supervisor process (specs/supervisor.md, "Test hooks"). Each hook
-// is selected by an environment variable and does nothing when it is unset. The agent never sees them:
-// every CATHERD_* variable is scrubbed from its environment.
+// is selected by a CATHERD_TEST_ONLY_* environment variable and does nothing when it is unset; they ship in
+// the bundle so that the fault suite drives the supervisor users run. The agent never sees them: every
+// CATHERD_* variable is scrubbed from its environment.
 
-/** The points of a supervisor's life where CATHERD_TEST_PAUSE_AT can freeze it. */
+/** The points of a supervisor's life where CATHERD_TEST_ONLY_PAUSE_AT can freeze it. */
 export const PAUSE_PHASES = ["before-spawn", "after-spawn", "running", "stopping", "after-exit"] as const;
 export type PausePhase = (typeof PAUSE_PHASES)[number];
 
 /**
- * With CATHERD_TEST_PAUSE_AT=<phase>: writes `<dir>/test-paused-<phase>` (holding our pid) and stops this
+ * With CATHERD_TEST_ONLY_PAUSE_AT=<phase>: writes `<dir>/test-paused-<phase>` (holding our pid) and stops this
  * process with SIGSTOP, so that a test can SIGKILL it exactly there, or SIGCONT it.
  */
 export function pauseAt(phase: PausePhase, dir: string): void {
-  if (process.env.CATHERD_TEST_PAUSE_AT !== phase) return;
+  if (process.env.CATHERD_TEST_ONLY_PAUSE_AT !== phase) return;
   try {
     fs.writeFileSync(path.join(dir, `test-paused-${phase}`), `${process.pid}\n`, { mode: 0o600 });
   } catch {
@@ -25,10 +26,13 @@ export function pauseAt(phase: PausePhase, dir: string): void {
 }
 
 /**
- * With CATHERD_TEST_FAIL_WRITE=<file>:<ERRNO>[,…] (e.g. `exit.json:ENOSPC`): the file writer throws that
+ * With CATHERD_TEST_ONLY_FAIL_WRITE=<file>:<ERRNO>[,…] (e.g. `exit.json:ENOSPC`): the file writer throws that
  * error for those file names, as a full or read-only disk would.
  */
-export function withWriteFaults(files: FileWriter, spec = process.env.CATHERD_TEST_FAIL_WRITE): FileWriter {
+export function withWriteFaults(
+  files: FileWriter,
+  spec = process.env.CATHERD_TEST_ONLY_FAIL_WRITE,
+): FileWriter {
   if (spec === undefined || spec === "") return files;
   const faults = new Map<string, string>();
   for (const item of spec.split(",")) {

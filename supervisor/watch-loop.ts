@@ -22,10 +22,10 @@ import { watchFolder } from "./folder-watch.js";
 import type { SupervisorLog } from "./log.js";
 
 /**
- * Lines are read and judged in bites of this much input: small enough that a bite's lines die young (a
- * bigger bite let V8's heap grow with the stream: 320 MB peak for 0.9 GB of events, 640 MB for 2.7 GB).
+ * Lines are read and judged in bites of this much input: small enough that a bite's lines die young, so
+ * that the heap does not grow with the stream (figures: specs/performance.md, "Figures behind constants").
  */
-const POLL_BUDGET_BYTES = 1024 * 1024;
+export const POLL_BUDGET_BYTES = 1024 * 1024;
 
 /**
  * While nothing moves, the loop still looks this often, for the changes inotify cannot see: another
@@ -72,7 +72,7 @@ export function limitsOf(spec: Spec): WatchLimits {
  * and do what it says. While output flows it reads every pollMs. When a poll finds nothing new it sleeps
  * until something happens — a watched file changes (inotify), the next deadline of `nextDeadline` comes,
  * activity.json is due, the agent exits, the supervisor is interrupted — or QUIET_POLL_MS passes: a quiet
- * agent costs a wake-up every few seconds, not four a second.
+ * agent costs a wake-up per QUIET_POLL_MS (and the lock's refreshes), not one per pollMs.
  */
 export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   const { dir, spec, backend, child, deps, log } = input;

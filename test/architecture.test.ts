@@ -42,6 +42,21 @@ function violations(dir: string, forbidden: (to: string) => boolean): string[] {
   );
 }
 
+/** The packages the shipped program may import: package.json's dependencies, never a devDependency. */
+function runtimeDependencies(): string[] {
+  const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+    dependencies?: Record<string, string>;
+  };
+  return Object.keys(manifest.dependencies ?? {});
+}
+
+/** The package an import names ("zod" of "zod/v4", "@scope/x" of "@scope/x/y"), or null for ours and node's. */
+function packageOf(to: string): string | null {
+  if (to.startsWith("node:") || to.startsWith("src/") || to.startsWith("supervisor/")) return null;
+  const parts = to.split("/");
+  return to.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] as string);
+}
+
 /**
  * Each layer and the layers of ours it may import besides itself (style.md, "The layout says the
  * architecture"): cli → dispatch → folder → backends, infra → domain; the supervisor → folder, backends,
@@ -88,6 +103,15 @@ describe("architecture", () => {
       .filter((entry) => entry.isDirectory())
       .map((entry) => `src/${entry.name}`);
     expect([...folders, "supervisor"].filter((folder) => LAYERS[folder] === undefined)).toEqual([]);
+  });
+
+  it("ships only runtime dependencies: src/ and supervisor/ import no devDependency", () => {
+    const allowed = new Set(runtimeDependencies());
+    const imported = (to: string) => {
+      const pkg = packageOf(to);
+      return pkg !== null && !allowed.has(pkg);
+    };
+    expect([...violations("src", imported), ...violations("supervisor", imported)]).toEqual([]);
   });
 
   it("keeps src/domain pure: no node: modules and nothing of ours outside domain", () => {

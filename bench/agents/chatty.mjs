@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // A chatty Codex-shaped agent for the bench. Every tick (BENCH_CHATTY_HZ per second, default 100) it
 // appends, in one write, the next line of the recorded Codex streams and a line stamped with the wall
 // time of that write: {"type":"item.completed","item":{"type":"agent_message","text":"t=<ms>"}}.
@@ -12,6 +13,7 @@ import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const recorded = path.resolve(here, "../../test/fixtures/recorded/codex");
+/** @type {string[]} */
 const lines = [];
 for (const name of fs.readdirSync(recorded).sort()) {
   if (!name.endsWith(".jsonl")) continue;

@@ -110,8 +110,9 @@ async function untilNamed(
       clock,
       deadline: started + SUPERVISOR_START_CAP_MS,
       // supervisor.json appearing wakes the wait at once (inotify); the poll is the fallback, and also how
-      // progress is checked. Quick at first (a supervisor is usually up within ~100 ms), then gentler: a
-      // hundred dispatchers polling every 3 ms would starve their supervisors.
+      // progress is checked. Quick at first (a supervisor is usually up within one node start-up), then
+      // gentler: a hundred dispatchers polling every 3 ms would starve their supervisors (specs/performance.md,
+      // "Figures behind constants").
       pollMs: (sleeps) => Math.min(START_POLL_FIRST_MS * START_POLL_GROWTH ** sleeps, START_POLL_MAX_MS),
       watch: watchFolders([dir], [FILES.supervisor]),
     },

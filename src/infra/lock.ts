@@ -38,8 +38,8 @@ function answeredNow<A extends unknown[]>(method: (...args: A) => unknown) {
 /**
  * proper-lockfile's file system, answered synchronously, as its own lockSync does. A lock is a handful of
  * calls, and the refresh of a held lock (stat, then utimes) becomes two syscalls on the main thread
- * instead of two trips through libuv's thread pool: on the reference machine each trip woke pool threads
- * and a quiet supervisor's refresh cost ~7 ms of CPU (specs/performance.md). One object for the process:
+ * instead of two trips through libuv's thread pool, each of which wakes pool threads: the largest CPU cost
+ * of a quiet supervisor (specs/performance.md, "Cheap, rare lock refreshes"). One object for the process:
  * proper-lockfile caches the mtime precision it probed on it.
  */
 const SYNC_FS = {

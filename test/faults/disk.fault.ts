@@ -114,7 +114,7 @@ describe("row 5: the disk, through the supervisor's file port (in process)", () 
   });
 });
 
-describe("row 5: the disk, a real supervisor with an injected fault (CATHERD_TEST_FAIL_WRITE)", () => {
+describe("row 5: the disk, a real supervisor with an injected fault (CATHERD_TEST_ONLY_FAIL_WRITE)", () => {
   for (const [file, code] of [
     ["exit.json", "ENOSPC"],
     ["exit.json", "EACCES"],
@@ -127,7 +127,7 @@ describe("row 5: the disk, a real supervisor with an injected fault (CATHERD_TES
       const pidFile = path.join(t.dir(), "pid");
       const d = await dispatchFake(
         t,
-        { ...env, CATHERD_TEST_FAIL_WRITE: `${file}:${code}` },
+        { ...env, CATHERD_TEST_ONLY_FAIL_WRITE: `${file}:${code}` },
         [{ touch: pidFile }, { out: "x" }, { exit: 0 }],
         ["--name", "disk"],
       );
@@ -157,7 +157,7 @@ describe("row 5: the disk, a real supervisor with an injected fault (CATHERD_TES
     fs.writeFileSync(scenario, JSON.stringify({ steps: [{ exit: 0 }] }));
     const result = await runCli(
       ["dispatch", "--backend", "exec", "--name", "nosup", "--json", "--", process.execPath, scenario],
-      { env: { ...env, CATHERD_TEST_FAIL_WRITE: "supervisor.json:ENOSPC" }, timeoutMs: 30_000 },
+      { env: { ...env, CATHERD_TEST_ONLY_FAIL_WRITE: "supervisor.json:ENOSPC" }, timeoutMs: 30_000 },
     );
     expect(result.code).toBe(1);
     expect(jsonOf(result)).toMatchObject({ error: { code: "E_SUPERVISOR_START" } });

@@ -248,7 +248,7 @@ describe("row 6: the supervisor lock and a frozen supervisor", () => {
       const go = path.join(t.dir(), "go");
       const d = await dispatchFake(
         t,
-        pauseAt === null ? env : { ...env, CATHERD_TEST_PAUSE_AT: pauseAt },
+        pauseAt === null ? env : { ...env, CATHERD_TEST_ONLY_PAUSE_AT: pauseAt },
         [{ out: "started" }, { waitFor: go }, { exit: 0 }],
         ["--name", name],
       );

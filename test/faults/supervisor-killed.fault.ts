@@ -7,7 +7,7 @@ import { isAlive, killPid } from "../helpers/processes.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 import { dispatchFake, homeFor, jsonOf, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
 
-// Row 1: the supervisor SIGKILLed at each phase of its life (frozen there by CATHERD_TEST_PAUSE_AT), then
+// Row 1: the supervisor SIGKILLed at each phase of its life (frozen there by CATHERD_TEST_ONLY_PAUSE_AT), then
 // readers: the dispatch is recorded exactly once, and its agent is stopped only by `cancel`, only if its pid
 // and start time read back exactly.
 
@@ -82,7 +82,7 @@ function recordFiles(dir: string): string[] {
 }
 
 async function killedAt(t: Trial, p: Phase) {
-  const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: p.phase });
+  const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: p.phase });
   const marker = path.join(t.dir(), "agent-started");
   const name = `killed-${p.phase}`;
   const d = await dispatchFake(t, env, p.steps(marker), ["--name", name, ...(p.extra ?? [])]);
@@ -93,7 +93,7 @@ async function killedAt(t: Trial, p: Phase) {
   killPid(d.supervisorPid);
   await waitGone(d.supervisorPid);
 
-  const readerEnv = { ...env, CATHERD_TEST_PAUSE_AT: "" };
+  const readerEnv = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
   const status = jsonOf(await runCli(["status", "--json"], { env: readerEnv })) as {
     dispatches: { state: string; status: string | null }[];
   };
@@ -129,7 +129,7 @@ describe("row 1: the supervisor SIGKILLed at each phase", () => {
 
   it("records lost once when the agent ends by itself after its supervisor was killed mid-run", async () => {
     const t = trial("1 supervisor SIGKILLed running, agent then exits");
-    const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const go = path.join(t.dir(), "go");
     const d = await dispatchFake(
       t,
@@ -152,18 +152,18 @@ describe("row 1: the supervisor SIGKILLed at each phase", () => {
 
   it("does not run the agent twice when a supervisor is started again on a killed one's folder", async () => {
     const t = trial("1 supervisor SIGKILLed running, supervise again");
-    const { env } = homeFor(t, { CATHERD_TEST_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const d = await dispatchFake(t, env, [{ out: "once" }, { hang: true }], ["--name", "again"]);
     await waitForFile(path.join(d.dir, "test-paused-running"));
     const proc = await waitForJson<{ pid: number }>(path.join(d.dir, "proc.json"));
     killPid(d.supervisorPid);
     await waitGone(d.supervisorPid);
-    const again = await runCli(["supervise", d.dir], { env: { ...env, CATHERD_TEST_PAUSE_AT: "" } });
+    const again = await runCli(["supervise", d.dir], { env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" } });
     expect(again.code).toBe(0);
     expect(fs.readFileSync(path.join(d.dir, "events.jsonl"), "utf8")).toBe("once\n");
     expect(fs.readFileSync(path.join(d.dir, "supervisor.log"), "utf8")).toContain("already-supervised");
     expect(isAlive(proc.pid)).toBe(true);
-    await runCli(["cancel", "again"], { env: { ...env, CATHERD_TEST_PAUSE_AT: "" } });
+    await runCli(["cancel", "again"], { env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" } });
     await waitFor("the record", () => (fs.existsSync(path.join(d.dir, "record.json")) ? true : undefined));
     expect(isAlive(proc.pid)).toBe(false);
     t.pass();

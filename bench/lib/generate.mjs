@@ -1,14 +1,26 @@
-// Writes recorded dispatch folders straight to disk, laid out as specs/dispatch-folder.md says, so that the
-// read side can be measured over 1000 dispatches without running 1000 agents.
+// @ts-check
+// Writes dispatch folders straight to disk, laid out as specs/dispatch-folder.md says, so that the read side
+// and admission can be measured over many dispatches without running that many agents.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { procStat } from "./proc.mjs";
 
-/** Writes `count` recorded dispatch folders straight to disk, as specs/dispatch-folder.md lays them out. */
+/** @param {string} dir */
+const mkdir = (dir) => fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+/** @param {string} file @param {string} text */
+const write = (file, text) => fs.writeFileSync(file, text, { mode: 0o600 });
+/** @param {string} file @param {unknown} value */
+const json = (file, value) => write(file, `${JSON.stringify(value, null, 2)}\n`);
+
+/**
+ * Writes `count` recorded dispatch folders straight to disk, as specs/dispatch-folder.md lays them out.
+ * @param {string} home
+ * @param {number} count
+ * @param {{ run?: string, workDir: string, events: string }} options `events`: the events.jsonl to copy
+ * @returns {string} the run's folder
+ */
 export function generateRecorded(home, count, { run = "default", workDir, events: eventsFile }) {
   const runDir = path.join(home, "runs", run);
-  const mkdir = (d) => fs.mkdirSync(d, { recursive: true, mode: 0o700 });
-  const write = (file, text) => fs.writeFileSync(file, text, { mode: 0o600 });
-  const json = (file, value) => write(file, `${JSON.stringify(value, null, 2)}\n`);
   mkdir(path.join(runDir, "dispatches"));
   mkdir(path.join(runDir, "live"));
   if (!fs.existsSync(path.join(runDir, "run.json"))) {
@@ -144,4 +156,62 @@ export function generateRecorded(home, count, { run = "default", workDir, events
     write(path.join(runDir, "dispatches", name, "latest"), `${id}\n`);
   }
   return runDir;
+}
+
+/**
+ * Writes `count` live dispatch folders (admit.json, spec.json, and supervisor.json and proc.json naming this
+ * process, which is alive) and their markers in the run's live/ index: what admission inspects under its
+ * lock for every live dispatch.
+ * @param {string} home
+ * @param {number} count
+ * @param {{ run?: string, workDir: string, agent: string }} options `agent`: the spec's cmd
+ */
+export function generateLive(home, count, { run = "default", workDir, agent }) {
+  const runDir = path.join(home, "runs", run);
+  fs.mkdirSync(path.join(runDir, "live"), { recursive: true, mode: 0o700 });
+  const me = { pid: process.pid, startTime: procStat(process.pid)?.startTime ?? "" };
+  const now = new Date().toISOString();
+  for (let i = 0; i < count; i++) {
+    const name = `live-${i}`;
+    const id = `${now.replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")}-${(i + 36 ** 5).toString(36).slice(-6)}`;
+    const dir = path.join(runDir, "dispatches", name, id);
+    mkdir(dir);
+    json(path.join(dir, "spec.json"), {
+      schema: 1,
+      dispatchId: id,
+      backend: "exec",
+      cmd: agent,
+      args: [],
+      env: {},
+      cwd: workDir,
+      stdinPath: null,
+      idleMs: 600000,
+      wallMs: 600000,
+      stallMs: 300000,
+      killGraceMs: 10000,
+      graceAfterFinalMs: null,
+      pollMs: 250,
+      providerRetry: { attempts: 3, windowMs: 180000 },
+    });
+    json(path.join(dir, "admit.json"), {
+      schema: 1,
+      dispatchId: id,
+      run,
+      name,
+      backend: "exec",
+      model: null,
+      cwd: workDir,
+      owns: [`own-${i}/`],
+      admittedAt: now,
+      dispatcher: me,
+      git: null,
+    });
+    json(path.join(dir, "supervisor.json"), { schema: 1, ...me, startedAt: now });
+    json(path.join(dir, "proc.json"), { schema: 1, ...me, pgid: me.pid, startedAt: now, argv0: agent });
+    fs.writeFileSync(
+      path.join(runDir, "live", `${id}.json`),
+      JSON.stringify({ schema: 1, dispatchId: id, name, dir, owns: [`${workDir}/own-${i}/`] }),
+      { mode: 0o600 },
+    );
+  }
 }

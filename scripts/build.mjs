@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+// @ts-check
+// `npm run build`: dist/ from scratch — tsc (tsconfig.build.json), then the bundles of scripts/bundle.mjs —
+// and last the digest of the inputs it read (scripts/source-digest.mjs), taken before the build started so
+// that a source edited during the build reads as stale.
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { DIGEST_FILE, sourceDigest } from "./source-digest.mjs";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const digest = sourceDigest(root);
+fs.rmSync(path.join(root, "dist"), { recursive: true, force: true });
+const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+for (const args of [[tsc, "-p", "tsconfig.build.json"], [path.join(root, "scripts/bundle.mjs")]]) {
+  const step = spawnSync(process.execPath, args, { cwd: root, stdio: "inherit" });
+  if (step.status !== 0) process.exit(step.status ?? 1);
+}
+fs.writeFileSync(path.join(root, DIGEST_FILE), `${digest}\n`);
