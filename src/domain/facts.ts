@@ -38,7 +38,7 @@ export interface LineFacts {
   final?: FinalFact;
   /**
    * The CLI goes on after a final event it printed (opencode continues a compacted session): that final
-   * no longer ends the run.
+   * no longer ends the dispatch.
    */
   continues?: boolean;
   /** Usage to add to the running total (backends emit per-turn or per-step deltas, or one total). */

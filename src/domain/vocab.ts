@@ -19,8 +19,8 @@ export const STATUSES = ["ok", "failed", "timeout", "cancelled", "limit", "lost"
 export type Status = (typeof STATUSES)[number];
 
 /**
- * Why a run did not end well, in words an orchestrator can act on (specs/record.md). The first nine are
- * what the provider or the CLI said; the last five are how catherd ended or lost the run.
+ * Why a dispatch did not end well, in words an orchestrator can act on (specs/record.md). The first nine are
+ * what the provider or the CLI said; the last five are how catherd ended or lost the dispatch.
  */
 export const ERROR_KINDS = [
   "auth",

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Backend, Outcome } from "../backends/types.js";
-import { recordTail } from "../domain/redact.js";
+import { cleanMessage, recordTail } from "../domain/redact.js";
 import { type AdmitFile, type ExitFile, type RecordFile, SCHEMA_VERSION } from "../domain/schemas.js";
 import { changedBetween, gitSnapshot } from "../infra/git.js";
 import { okValue } from "../infra/json-file.js";
@@ -93,13 +93,14 @@ function recordError(
   status: RecordFile["status"],
   outcome: Outcome,
 ): RecordFile["error"] {
-  if (status === "ok") return exit.error;
+  if (status === "ok") return null;
   const failure = outcome.failure;
   const tail = recordTail(tailLines(fileIn(dir, FILES.stderr), TAIL_SCAN_LINES, TAIL_SCAN_BYTES));
   return {
     code: exit.error?.code ?? exit.reason,
     kind: failure?.kind ?? (status === "lost" ? "lost" : "cli"),
-    message: exit.error?.message ?? failure?.message ?? exit.reason,
+    // exit.json's words are catherd's, but they can quote a path or a spec: cleaned like any other.
+    message: cleanMessage(exit.error?.message ?? failure?.message ?? exit.reason),
     retryAfter: failure?.retryAfter ?? null,
     tail,
   };
