@@ -119,7 +119,7 @@ async function profileDispatch() {
   }
   summarize(prof, [
     "--mark",
-    "main,validateDispatch,gitSnapshot,admit,lockWithin,launchSupervisor,readJsonFile",
+    "main,validateDispatch,planWorkplace,admit,lockWithin,launchSupervisor,readJsonFile",
     "--top",
     "14",
   ]);

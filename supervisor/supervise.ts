@@ -1,7 +1,6 @@
 import * as fs from "node:fs";
 import { backendFor } from "../src/backends/registry.js";
 import type { Backend } from "../src/backends/types.js";
-import { agentEnvironment } from "../src/domain/env.js";
 import { asCatherdError, CatherdError, isCatherdError, stackOf } from "../src/domain/errors.js";
 import type { Spec } from "../src/domain/schemas.js";
 import type { ErrorCode, ErrorKind, ExitReason } from "../src/domain/vocab.js";
@@ -20,6 +19,7 @@ import type { SupervisorDeps } from "./deps.js";
 import { fileLog, type SupervisorLog } from "./log.js";
 import { pauseAt } from "./test-hooks.js";
 import { watchAgent } from "./watch-loop.js";
+import { prepareWorkplace } from "./workplace.js";
 
 /**
  * How long a supervisor lock survives a frozen holder before another may take it over. The lock is
@@ -116,14 +116,12 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
       backend = backendFor(file.backend);
       spec = absolutePaths(resolveSpec(file, backend, dir), dir);
       pauseAt("before-spawn", dir);
+      const env = await prepareWorkplace(dir, spec, process.env, placeOf(dir)?.run ?? null);
       child = await spawnAgent({
         cmd: spec.cmd,
         args: spec.args,
         cwd: spec.cwd,
-        env: agentEnvironment(process.env, spec.env, {
-          dispatchId: spec.dispatchId,
-          run: placeOf(dir)?.run ?? null,
-        }),
+        env,
         stdinPath: spec.stdinPath,
         eventsPath: fileIn(dir, FILES.events),
         stderrPath: fileIn(dir, FILES.stderr),

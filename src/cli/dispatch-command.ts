@@ -18,6 +18,8 @@ export interface Dispatched {
     backend: string;
     admittedAt: string;
     supervisorPid: number;
+    /** With --worktree: where the agent works, created by the supervisor before the agent starts. */
+    worktree: { path: string; branch: string; base: string } | null;
   };
 }
 
@@ -32,6 +34,11 @@ const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [opt
   --max-parallel <n>    cap of live dispatches in the run (remembered in run.json)
   --idle 15m  --wall 90m  --kill-grace 10s
   --env K=V             an explicit override for the agent (repeatable; written to spec.json)
+  --pass-env NAME       the agent gets this variable's value from here (repeatable; only the name is
+                        written, never the value)
+  --worktree            run in a new git worktree of --cwd's repository, on branch catherd/<name>-<suffix>
+  --base <ref>          the worktree's starting point (default: HEAD)
+  --keep-tmp            keep the agent's private temp folder (<dir>/tmp) after it ends
   --bin <path>          the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)
   --json                print {dispatched: {…}}`;
 
@@ -56,6 +63,10 @@ export const dispatchCommand: Command<Dispatched> = {
     wall: { type: "string" },
     "kill-grace": { type: "string" },
     bin: { type: "string" },
+    "pass-env": { type: "string", multiple: true },
+    worktree: { type: "boolean" },
+    base: { type: "string" },
+    "keep-tmp": { type: "boolean" },
   },
   async handler(input, { standby }) {
     const request = validateDispatch({
@@ -75,6 +86,10 @@ export const dispatchCommand: Command<Dispatched> = {
       wall: stringOption(input, "wall"),
       killGrace: stringOption(input, "kill-grace"),
       bin: stringOption(input, "bin"),
+      worktree: input.values.worktree === true,
+      base: stringOption(input, "base"),
+      passEnv: listOption(input, "pass-env"),
+      keepTmp: input.values["keep-tmp"] === true,
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });
@@ -83,6 +98,7 @@ export const dispatchCommand: Command<Dispatched> = {
     if (ready.problem !== null) throw ready.problem;
     const admitted = await admit(request, catherdHome(), () => new Date());
     const supervisorPid = await launchSupervisor(admitted.dir, { standby });
+    const plan = admitted.spec.worktree;
     const data: Dispatched = {
       dispatched: {
         run: request.run,
@@ -92,11 +108,13 @@ export const dispatchCommand: Command<Dispatched> = {
         backend: request.backend.id,
         admittedAt: admitted.admit.admittedAt,
         supervisorPid,
+        worktree: plan === null ? null : { path: plan.path, branch: plan.branch, base: plan.base },
       },
     };
+    const where = plan === null ? "" : `\nworktree ${plan.path} on branch ${plan.branch}`;
     return {
       data,
-      text: `dispatched ${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}`,
+      text: `dispatched ${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}${where}`,
     };
   },
 };

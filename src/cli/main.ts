@@ -16,6 +16,7 @@ const VERBS: Record<string, Loader> = {
   wait: async () => (await import("./wait-command.js")).waitCommand as Command<unknown>,
   result: async () => (await import("./result-command.js")).resultCommand as Command<unknown>,
   cancel: async () => (await import("./cancel-command.js")).cancelCommand as Command<unknown>,
+  clean: async () => (await import("./clean-command.js")).cleanCommand as Command<unknown>,
   doctor: async () => (await import("./doctor-command.js")).doctorCommand as Command<unknown>,
   demo: async () => (await import("./demo-command.js")).demoCommand as Command<unknown>,
 };
@@ -30,6 +31,7 @@ usage:
   catherd wait [<name|id>…] [--any]    block until recorded; exit 0 when all ok, 124 on --timeout
   catherd result <name|id>             the record and the reply
   catherd cancel <name|id> [--wait]    stop it
+  catherd clean [--older-than 7d]      remove old recorded dispatches and their worktrees (--dry-run)
   catherd demo                         a simulated agent, supervised end to end (nothing to install)
   catherd doctor [<backend>…]          which agent CLIs are installed, their versions, the fix
   catherd supervise <dispatch-dir>     supervise a dispatch folder in the foreground

@@ -91,3 +91,16 @@ export function shortWhy(
       : `${MONTHS[date.getMonth()]} ${date.getDate()}`;
   return `${error.kind}, retry ${when}`;
 }
+
+/** 1536 → "1.5 KiB"; bytes below 1 KiB as they are. */
+export function bytes(n: number): string {
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  if (n < 1024) return `${n} B`;
+  let value = n / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}

@@ -6,6 +6,7 @@ import type { RecordFile } from "../domain/schemas.js";
 import { FILES } from "../folder/layout.js";
 import { markSeen } from "../folder/markers.js";
 import type { Command } from "./kit.js";
+import { leftBehindLines } from "./left-behind.js";
 import { count, whyLine } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
@@ -33,7 +34,13 @@ The record of a finished dispatch and its reply. With --json, record.json as wri
     }
     markSeen(dir);
     const record = view.record;
-    const text = [recordLine(record), ...errorLines(record), "", record.reply ?? "(no reply)"];
+    const text = [
+      recordLine(record),
+      ...errorLines(record),
+      ...leftBehindLines(record, view.spec),
+      "",
+      record.reply ?? "(no reply)",
+    ];
     return { data: record, text: `${text.join("\n")}\n` };
   },
 };

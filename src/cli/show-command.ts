@@ -6,6 +6,7 @@ import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn } from "../folder/layout.js";
 import { tailLines } from "../infra/tail.js";
 import type { Command } from "./kit.js";
+import { leftBehindLines } from "./left-behind.js";
 import { paint } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 import { errorLines } from "./result-command.js";
@@ -70,6 +71,11 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
     out.push(`${d.spec.cmd} ${d.spec.args.join(" ")}`.slice(0, 400));
     const env = Object.entries(d.spec.env).map(([k, v]) => `${k}=${v}`);
     if (env.length > 0) out.push(`env ${env.join(" ")}`);
+    const passed = d.spec.passEnv ?? [];
+    if (passed.length > 0) out.push(`passed by name (values never written): ${passed.join(" ")}`);
+    const worktree = d.spec.worktree ?? null;
+    if (worktree !== null)
+      out.push(`worktree ${worktree.path} on ${worktree.branch} from ${worktree.base.slice(0, 12)}`);
     out.push(
       `idle ${d.spec.idleMs ?? "default"} ms, wall ${d.spec.wallMs ?? "default"} ms, kill grace ${d.spec.killGraceMs ?? "default"} ms`,
     );
@@ -98,6 +104,7 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
     out.push(...errorLines(d.record));
     if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
     if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);
+    out.push(...leftBehindLines(d.record, d.spec));
   }
   if (d.events.length > 0) {
     head("last events");

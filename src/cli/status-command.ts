@@ -1,9 +1,11 @@
 import { backendFor } from "../backends/registry.js";
+import { cleanableBytes } from "../dispatch/cleanable.js";
 import { type DispatchRow, overview } from "../dispatch/overview.js";
+import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean.js";
 import type { DispatchState, Status } from "../domain/vocab.js";
 import { catherdHome, runName, runPaths } from "../infra/paths.js";
 import { type Command, stringOption } from "./kit.js";
-import { age, cell, count, paint, type Style, shortWhy, WIDTH } from "./render.js";
+import { age, bytes, cell, count, paint, type Style, shortWhy, WIDTH } from "./render.js";
 
 const RECENT_MS = 24 * 3_600_000;
 
@@ -25,12 +27,13 @@ const STATUS_STYLE: Partial<Record<Status, Style>> = {
   timeout: "yellow",
 };
 
-export const statusCommand: Command<{ dispatches: DispatchRow[] }> = {
+export const statusCommand: Command<{ dispatches: DispatchRow[]; cleanableBytes: number }> = {
   name: "status",
   usage: `usage: catherd status [--run <r>] [--all] [--json]
 
 One row per dispatch of the run, live ones first. Without --all, recorded dispatches older than a day
-are left out unless their result is unread. A '*' marks a result not yet read with 'catherd result'.`,
+are left out unless their result is unread. A '*' marks a result not yet read with 'catherd result'.
+A run whose dispatches recorded more than ${DEFAULT_CLEAN_AGE} ago hold over 1 GiB gets a line saying so.`,
   options: { run: { type: "string" }, all: { type: "boolean" } },
   async handler(input) {
     const run = runPaths(catherdHome(), runName(stringOption(input, "run")));
@@ -42,9 +45,10 @@ are left out unless their result is unread. A '*' marks a result not yet read wi
         : all.filter(
             (r) => r.state !== "recorded" || r.unread || now - Date.parse(r.endedAt ?? "") < RECENT_MS,
           );
+    const cleanable = cleanableBytes(all, now, DEFAULT_CLEAN_AGE_MS);
     return {
-      data: { dispatches: shown },
-      text: renderStatus(shown, run.run, all.length - shown.length, now),
+      data: { dispatches: shown, cleanableBytes: cleanable },
+      text: renderStatus(shown, run.run, all.length - shown.length, now) + cleanableNote(run.run, cleanable),
     };
   },
 };
@@ -104,4 +108,10 @@ function doingOrResult(r: DispatchRow, now: number): { text: string; status: Dis
     return { text: `tool open ${age(open.openedAt, now)}: ${open.label.replace(/^\$ /, "")}`, status: null };
   }
   return { text: r.lastEvent ?? (r.state === "starting" ? "starting" : ""), status: null };
+}
+
+/** One line when the run's old records hold more than CLEANABLE_NOTE_BYTES that `clean` could free. */
+export function cleanableNote(run: string, cleanable: number): string {
+  if (cleanable <= CLEANABLE_NOTE_BYTES) return "";
+  return `${paint(`run ${run}: ${bytes(cleanable)} in dispatches recorded over ${DEFAULT_CLEAN_AGE} ago; free it with catherd clean --run ${run} (--dry-run first)`, "yellow")}\n`;
 }

@@ -15,7 +15,6 @@ import { writeLiveMarker } from "../folder/markers.js";
 import { resolveSpec } from "../folder/spec.js";
 import { writeBrief, writeFolderJson } from "../folder/write.js";
 import { makeDir, writeFileAtomic, writeJsonAtomic } from "../infra/atomic.js";
-import { gitSnapshot } from "../infra/git.js";
 import { readJsonFile } from "../infra/json-file.js";
 import { lockWithin } from "../infra/lock.js";
 import { dispatchDir, nameDir, type RunPaths, runPaths } from "../infra/paths.js";
@@ -23,6 +22,7 @@ import { startTimeOf } from "../infra/process-identity.js";
 import { LiveSet } from "./live-set.js";
 import { ownsOverlap } from "./owns.js";
 import type { DispatchRequest } from "./request.js";
+import { type Placed, placeDispatch, planWorkplace, type Workplace } from "./workplace.js";
 
 /** A held admission lock older than this is taken over: its dispatcher died. */
 export const ADMISSION_LOCK_STALE_MS = 5000;
@@ -47,11 +47,12 @@ export interface Admitted {
  */
 export async function admit(request: DispatchRequest, home: string, now: () => Date): Promise<Admitted> {
   const run = runPaths(home, request.run);
+  // First, and outside the lock: git can take a while in a big tree, it describes the work tree, not the
+  // run, and a --worktree it refuses must leave nothing written.
+  const workplace = await planWorkplace(request);
   makeDir(run.dispatches);
   makeDir(run.live);
-  // Outside the lock: git can take a while in a big tree, and it describes the work tree, not the run.
-  const git = await gitSnapshot(request.cwd);
-  const staged = stageDispatch(request, run, git, now());
+  const staged = stageDispatch(request, run, workplace, now());
   let committed = false;
   try {
     const release = await lockWithin(run.dir, {
@@ -61,7 +62,8 @@ export async function admit(request: DispatchRequest, home: string, now: () => D
     });
     try {
       const runFile = ensureRunFile(run, request.maxParallel, now());
-      const ownsAbsolute = request.owns.map((p) => absoluteOwn(request.cwd, p));
+      // Resolved in the agent's own folder: dispatches in different worktrees never overlap.
+      const ownsAbsolute = request.owns.map((p) => absoluteOwn(staged.admit.cwd, p));
       await refuseConflicts(request, ownsAbsolute, new LiveSet(run), runFile.maxParallel ?? null);
       const admitted = commitDispatch(run, staged, ownsAbsolute, now());
       committed = true;
@@ -146,10 +148,11 @@ interface Staged {
  * Writes brief.md and spec.json under the folder's hidden staging name (admit.json comes at the commit);
  * E_IO_WRITE, and nothing left, when it cannot.
  */
-function stageDispatch(request: DispatchRequest, run: RunPaths, git: AdmitFile["git"], at: Date): Staged {
+function stageDispatch(request: DispatchRequest, run: RunPaths, workplace: Workplace, at: Date): Staged {
   const { dispatchId, dir, staging, name } = createFolder(request, run, at);
   try {
-    const written = writeFolder(request, staging, dir, dispatchId, name, git, at);
+    const placed = placeDispatch(workplace, request, run, name, dispatchId);
+    const written = writeFolder(request, staging, dir, dispatchId, name, placed, at);
     return { dispatchId, name, dir, staging, ...written };
   } catch (error) {
     fs.rmSync(staging, { recursive: true, force: true });
@@ -199,7 +202,7 @@ function writeFolder(
   dir: string,
   dispatchId: string,
   name: string,
-  git: AdmitFile["git"],
+  placed: Placed,
   at: Date,
 ): { admit: AdmitFile; spec: Spec } {
   if (request.brief !== null) writeBrief(staging, request.brief);
@@ -220,12 +223,15 @@ function writeFolder(
     cmd: plan.cmd,
     args: plan.args,
     env: { ...plan.env, ...request.env },
-    cwd: request.cwd,
+    cwd: placed.cwd,
     stdinPath: plan.stdin === "brief" && request.brief !== null ? FILES.brief : null,
     idleMs: request.idleMs ?? undefined,
     wallMs: request.wallMs ?? undefined,
     stallMs: undefined,
     killGraceMs: request.killGraceMs ?? undefined,
+    worktree: placed.worktree,
+    passEnv: request.isolation.passEnv,
+    keepTmp: request.isolation.keepTmp,
   };
   const spec = resolveSpec(asked, request.backend, dir);
   writeFolderJson(staging, FILES.spec, spec);
@@ -236,11 +242,11 @@ function writeFolder(
     name,
     backend: request.backend.id,
     model: request.model,
-    cwd: request.cwd,
+    cwd: placed.cwd,
     owns: request.owns,
     admittedAt: at.toISOString(),
     dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid) },
-    git,
+    git: placed.git,
   };
   return { admit, spec };
 }

@@ -9,6 +9,7 @@ import { ID_PATTERN } from "../domain/ids.js";
 import { accessSchema, backendIdSchema } from "../domain/schemas.js";
 import { type AccessLevel, BACKEND_IDS } from "../domain/vocab.js";
 import { resolveExecutable } from "../infra/which.js";
+import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 
 /** The largest brief accepted: larger ones belong in a file in the work tree that the brief names. */
 export const MAX_BRIEF_BYTES = 4 * 1024 * 1024;
@@ -32,6 +33,7 @@ export interface DispatchRequest {
   killGraceMs: number | null;
   bin: string;
   extraArgs: string[];
+  isolation: IsolationRequest;
 }
 
 /** The flags as the command line gave them. */
@@ -52,6 +54,10 @@ export interface RawDispatchInput {
   wall?: string | undefined;
   killGrace?: string | undefined;
   bin?: string | undefined;
+  worktree?: boolean | undefined;
+  base?: string | undefined;
+  passEnv?: string[] | undefined;
+  keepTmp?: boolean | undefined;
   rest: string[];
   environment: NodeJS.ProcessEnv;
 }
@@ -110,6 +116,15 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     value === undefined ? null : parseDuration(field, value);
   const killGraceMs = raw.killGrace === undefined ? null : parseKillGrace(raw.killGrace);
   const { bin, extraArgs } = resolveBin(backend, raw);
+  const env = parseEnv(raw.env);
+  const isolation = validateIsolation({
+    worktree: raw.worktree === true,
+    base: raw.base,
+    passEnv: raw.passEnv ?? [],
+    keepTmp: raw.keepTmp === true,
+    envNames: Object.keys(env),
+    environment: raw.environment,
+  });
   return {
     backend,
     name,
@@ -119,7 +134,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     effort: text("--effort", raw.effort),
     access,
     maxParallel,
-    env: parseEnv(raw.env),
+    env,
     brief,
     thread,
     owns: parseOwns(raw.owns),
@@ -128,6 +143,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     killGraceMs,
     bin,
     extraArgs,
+    isolation,
   };
 }
 

@@ -6,8 +6,11 @@ const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/gy;
 /** The longest duration catherd accepts for any timeout: 30 days. */
 export const MAX_DURATION_MS = 30 * UNIT_MS.d;
 
-/** Parses `250ms`, `90s`, `15m`, `1h30m` to milliseconds; throws E_INPUT_INVALID naming the field. */
-export function parseDuration(field: string, text: string): number {
+/**
+ * Parses `250ms`, `90s`, `15m`, `1h30m`, `7d` to milliseconds, at most `maxMs`; throws E_INPUT_INVALID
+ * naming the field.
+ */
+export function parseDuration(field: string, text: string, maxMs = MAX_DURATION_MS): number {
   const invalid = (why: string) =>
     new CatherdError("E_INPUT_INVALID", `${field} ${JSON.stringify(text)} ${why}`, {
       fix: `give ${field} as a duration such as 250ms, 90s, 15m or 1h30m`,
@@ -23,7 +26,7 @@ export function parseDuration(field: string, text: string): number {
   if (consumed !== text.length) throw invalid("is not a duration");
   total = Math.round(total);
   if (total <= 0) throw invalid("must be longer than zero");
-  if (total > MAX_DURATION_MS) throw invalid("is longer than 30 days");
+  if (total > maxMs) throw invalid(`is longer than ${Math.floor(maxMs / UNIT_MS.d)} days`);
   return total;
 }
 

@@ -24,17 +24,41 @@ export function isScrubbed(name: string): boolean {
   return SCRUBBED.has(name) || (name.startsWith("CATHERD_") && name !== "CATHERD_HOME");
 }
 
-/** Builds the agent's environment; `overrides` win over the inherited values, the markers over both. */
+/** Where the agent works: its folder (PWD) and its private temp folder (TMPDIR, TMP, TEMP), if any. */
+export interface AgentPlace {
+  cwd: string;
+  tmp: string | null;
+}
+
+/**
+ * Builds the agent's environment, each layer over the one before: the inherited variables (scrubbed),
+ * its place, `overrides` (--env), the variables `passed` by name (--pass-env: the inherited value, even of
+ * a scrubbed name, since it was asked for), and catherd's markers over all.
+ */
 export function agentEnvironment(
   inherited: Readonly<Record<string, string | undefined>>,
   overrides: Readonly<Record<string, string>>,
   markers: { dispatchId: string; run: string | null },
+  place: AgentPlace | null = null,
+  passed: readonly string[] = [],
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(inherited)) {
     if (value !== undefined && !isScrubbed(name)) env[name] = value;
   }
+  if (place !== null) {
+    env.PWD = place.cwd;
+    if (place.tmp !== null) {
+      env.TMPDIR = place.tmp;
+      env.TMP = place.tmp;
+      env.TEMP = place.tmp;
+    }
+  }
   Object.assign(env, overrides);
+  for (const name of passed) {
+    const value = inherited[name];
+    if (value !== undefined) env[name] = value;
+  }
   env.CATHERD_DISPATCH = markers.dispatchId;
   if (markers.run !== null) env.CATHERD_RUN = markers.run;
   return env;

@@ -41,6 +41,21 @@ export const accessSchema = z.enum(ACCESS_LEVELS);
 /** exit.json's and record.json's `error`: a code from a closed set (specs/record.md, "error"), a message. */
 const errorField = loose({ code: z.enum(ENDING_ERROR_CODES), message: z.string() }).nullable();
 
+/** A variable's name, as `--env` and `--pass-env` take it. */
+export const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
+
+/**
+ * The git worktree the supervisor creates before it starts the agent: `path` on a new `branch` of the
+ * repository whose top is `repo`, starting at the commit `base`.
+ */
+export const worktreePlanSchema = z.object({
+  repo: z.string().min(1),
+  path: z.string().min(1),
+  branch: z.string().min(1),
+  base: z.string().min(1),
+});
+export type WorktreePlan = z.infer<typeof worktreePlanSchema>;
+
 /**
  * record.json's error (specs/record.md): exit.json's `{code, message}` plus why in words an orchestrator
  * can act on. The three fields are written in every record this catherd makes; a record written before
@@ -74,6 +89,9 @@ export const specFileSchema = loose({
   graceAfterFinalMs: ms.nullable().optional(),
   pollMs: positiveMs.optional(),
   providerRetry: z.object({ attempts: positiveMs, windowMs: positiveMs }).partial().optional(),
+  worktree: worktreePlanSchema.nullable().optional(),
+  passEnv: z.array(envName).optional(),
+  keepTmp: z.boolean().optional(),
 });
 export type SpecFile = z.infer<typeof specFileSchema>;
 
@@ -94,6 +112,9 @@ export const specSchema = loose({
   graceAfterFinalMs: ms.nullable(),
   pollMs: positiveMs,
   providerRetry: z.object({ attempts: positiveMs, windowMs: positiveMs }),
+  worktree: worktreePlanSchema.nullable(),
+  passEnv: z.array(envName),
+  keepTmp: z.boolean(),
 });
 export type Spec = z.infer<typeof specSchema>;
 
@@ -152,15 +173,16 @@ export const exitFileSchema = loose({
 });
 export type ExitFile = z.infer<typeof exitFileSchema>;
 
-const gitEntry = z.object({
-  status: z.string(),
-  size: z.number().nullable(),
-  mtimeMs: z.number().nullable(),
-});
+/**
+ * The working tree at admission, as a git tree written from a private index (src/infra/git-tree.ts):
+ * its top folder, where the dispatch's folder sits in it, HEAD's commit, and the tree. `tree` is absent
+ * in a snapshot written by an older catherd (a status listing, kept as unknown fields): no patch then.
+ */
 export const gitSnapshotSchema = loose({
   root: z.string(),
+  prefix: z.string().optional(),
   head: z.string().nullable(),
-  entries: z.record(z.string(), gitEntry),
+  tree: z.string().optional(),
 });
 export type GitSnapshot = z.infer<typeof gitSnapshotSchema>;
 
@@ -202,6 +224,22 @@ export const recordFileSchema = loose({
   replyPath: z.string().nullable(),
   changedFiles: z.array(z.string()).nullable(),
   error: recordErrorField,
+  // Written by every catherd that knows them (null when they do not apply); absent from older records.
+  patch: z.object({ path: z.string(), bytes: ms }).nullable().optional(),
+  worktree: loose({
+    path: z.string(),
+    branch: z.string(),
+    base: z.string(),
+    head: z.string().nullable(),
+    bytes: ms,
+  })
+    .nullable()
+    .optional(),
+  commits: z
+    .object({ count: ms, list: z.array(z.object({ sha: z.string(), subject: z.string() })) })
+    .nullable()
+    .optional(),
+  tmp: z.object({ path: z.string(), bytes: ms, kept: z.boolean() }).nullable().optional(),
 });
 export type RecordFile = z.infer<typeof recordFileSchema>;
 

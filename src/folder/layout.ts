@@ -24,6 +24,9 @@ export const FILES = {
   seen: "seen",
   supervisorLog: "supervisor.log",
   supervisorOut: "supervisor.out",
+  patch: "changes.patch",
+  /** The agent's private temp folder (TMPDIR), removed after the stop unless the spec keeps it. */
+  tmp: "tmp",
 } as const;
 export type FolderFile = (typeof FILES)[keyof typeof FILES];
 

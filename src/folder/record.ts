@@ -2,14 +2,21 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Backend, Outcome } from "../backends/types.js";
 import { cleanMessage, recordTail } from "../domain/redact.js";
-import { type AdmitFile, type ExitFile, type RecordFile, SCHEMA_VERSION } from "../domain/schemas.js";
-import { changedBetween, gitSnapshot } from "../infra/git.js";
+import {
+  type AdmitFile,
+  type ExitFile,
+  type RecordFile,
+  SCHEMA_VERSION,
+  type SpecFile,
+} from "../domain/schemas.js";
 import { okValue } from "../infra/json-file.js";
 import { tailLines } from "../infra/tail.js";
 import { backendOf } from "./backend.js";
+import { dispatchChanges } from "./changes.js";
 import { dispatchIdOf } from "./ids.js";
 import { FILES, fileIn } from "./layout.js";
 import { removeLiveMarkerOf } from "./markers.js";
+import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
 import { summarizeDispatch } from "./replay.js";
 import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./write.js";
@@ -17,7 +24,9 @@ import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./w
 /**
  * Writes record.json (and reply.md) from the folder's exit.json, admit.json and event stream. Created
  * exclusively: returns the record written, or null when one already existed (someone recorded it first).
- * Throws when exit.json is missing or unreadable: a record always follows an exit.
+ * Throws when exit.json is missing or unreadable: a record always follows an exit. Before the record, it
+ * settles what the dispatch leaves behind: `changes.patch` (from admission's git tree to the tree now)
+ * and the private temp folder (measured, then removed unless the spec keeps it).
  */
 export async function writeRecord(
   dir: string,
@@ -31,7 +40,14 @@ export async function writeRecord(
   const admit = okValue(readFolderJson(dir, FILES.admit));
   const spec = okValue(readFolderJson(dir, FILES.spec));
   const backend = backendOf({ admit, spec });
-  const record = await buildRecord(dir, exitRead.value, admit, backend, dispatchIdOf({ dir, admit, spec }));
+  const record = await buildRecord(
+    dir,
+    exitRead.value,
+    admit,
+    spec,
+    backend,
+    dispatchIdOf({ dir, admit, spec }),
+  );
   if (record.reply !== null) writeReply(dir, record.reply);
   const { schema: _schema, ...body } = record;
   const created = createFolderJson(dir, FILES.record, body, writer);
@@ -43,6 +59,7 @@ async function buildRecord(
   dir: string,
   exit: ExitFile,
   admit: AdmitFile | null,
+  spec: SpecFile | null,
   backend: Backend,
   dispatchId: string,
 ): Promise<RecordFile> {
@@ -58,6 +75,7 @@ async function buildRecord(
   });
   const status = exit.reason === "lost" ? "lost" : outcome.status;
   const reply = outcome.reply;
+  const { changedFiles, patch, worktree, commits } = await dispatchChanges(dir, admit, spec);
   return {
     schema: SCHEMA_VERSION,
     dispatchId,
@@ -77,8 +95,12 @@ async function buildRecord(
     costUsd: outcome.costUsd,
     reply,
     replyPath: reply === null ? null : path.join(dir, FILES.reply),
-    changedFiles: await changedFiles(admit),
+    changedFiles,
     error: recordError(dir, exit, status, outcome),
+    patch,
+    worktree,
+    commits,
+    tmp: settlePrivateTemp(dir, spec?.keepTmp ?? false),
   };
 }
 
@@ -109,11 +131,3 @@ function recordError(
 /** How much of stderr.log is read for its tail: enough lines to find 20 non-empty ones. */
 const TAIL_SCAN_LINES = 200;
 const TAIL_SCAN_BYTES = 64 * 1024;
-
-/** Files changed in the dispatch's git tree since admission; null when unknown (never a fake "none"). */
-async function changedFiles(admit: AdmitFile | null): Promise<string[] | null> {
-  if (admit === null || admit.git === null) return null;
-  const after = await gitSnapshot(admit.cwd);
-  if (after === null) return null;
-  return changedBetween(admit.git, after);
-}

@@ -13,9 +13,13 @@ export const SNAPSHOT_TIMEOUT_MS = 30_000;
 /** Writing a patch reads every changed blob. */
 export const PATCH_TIMEOUT_MS = 60_000;
 
-/** A working tree at one moment: its top folder, HEAD's commit (null on an unborn branch), and the tree. */
+/**
+ * A working tree at one moment: its top folder, where the folder asked about sits in it ("" at the top,
+ * else "a/b/"), HEAD's commit (null on an unborn branch), and the tree.
+ */
 export interface TreeSnapshot {
   root: string;
+  prefix: string;
   head: string | null;
   tree: string;
 }
@@ -28,30 +32,41 @@ export type Snapshot = ({ ok: true } & TreeSnapshot) | { ok: false; reason: stri
  * it (clean filters applied).
  */
 export async function snapshotWorkTree(cwd: string, timeoutMs = SNAPSHOT_TIMEOUT_MS): Promise<Snapshot> {
-  const located = await runGit(cwd, ["rev-parse", "--show-toplevel", "--git-path", "index"]);
+  const located = await runGit(cwd, ["rev-parse", "--show-toplevel", "--show-prefix", "--git-path", "index"]);
   if (!located.ok) return { ok: false, reason: whyFailed(located) };
   // The index path is relative to `cwd` when git found the repository by walking up from it.
-  const [root, indexPath] = located.stdout.split("\n");
-  if (root === undefined || root === "" || indexPath === undefined || indexPath === "") {
+  const [root, prefix, indexPath] = located.stdout.split("\n");
+  if (
+    root === undefined ||
+    root === "" ||
+    prefix === undefined ||
+    indexPath === undefined ||
+    indexPath === ""
+  ) {
     return { ok: false, reason: `${cwd} is not inside a git work tree` };
   }
-  const head = await gitLine(root, ["rev-parse", "--verify", "-q", "HEAD^{commit}"]);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "catherd-index-"));
   try {
     const env = { GIT_INDEX_FILE: path.join(scratch, "index") };
     // Start from a copy of the user's index: its stat data spares re-hashing unchanged files, and its
-    // skip-worktree bits keep a sparse checkout's absent files from reading as deleted.
+    // skip-worktree bits keep a sparse checkout's absent files from reading as deleted. Without one, from
+    // HEAD's tree (then the add, which needs it, waits for HEAD).
     const seeded = copyIfPresent(path.resolve(cwd, indexPath), env.GIT_INDEX_FILE);
-    if (!seeded && head !== null) {
-      const read = await runGit(root, ["read-tree", head], { env });
-      if (!read.ok) return { ok: false, reason: whyFailed(read) };
+    const heading = gitLine(root, ["rev-parse", "--verify", "-q", "HEAD^{commit}"]);
+    if (!seeded) {
+      const head = await heading;
+      const read = head === null ? null : await runGit(root, ["read-tree", head], { env });
+      if (read !== null && !read.ok) return { ok: false, reason: whyFailed(read) };
     }
     // A split index would write its shared part into the repository: keep the private index whole.
-    const added = await runGit(root, ["-c", "core.splitIndex=false", "add", "-A"], { env, timeoutMs });
+    const [added, head] = await Promise.all([
+      runGit(root, ["-c", "core.splitIndex=false", "add", "-A"], { env, timeoutMs }),
+      heading,
+    ]);
     if (!added.ok) return { ok: false, reason: whyFailed(added) };
     const tree = await gitLine(root, ["write-tree"], { env });
     if (tree === null || tree === "") return { ok: false, reason: "git write-tree failed" };
-    return { ok: true, root, head, tree };
+    return { ok: true, root, prefix, head, tree };
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
@@ -90,6 +105,11 @@ const PATCH_FORMAT = [
   "--src-prefix=a/",
   "--dst-prefix=b/",
 ];
+
+/** The tree of a commit; null when it names none. */
+export function treeOfCommit(root: string, commit: string): Promise<string | null> {
+  return gitLine(root, ["rev-parse", "--verify", "-q", `${commit}^{tree}`]);
+}
 
 export type PatchWritten = { ok: true; bytes: number } | { ok: false; reason: string };
 

@@ -29,6 +29,8 @@ export interface RunPaths {
   dispatches: string;
   /** Markers of admitted, not yet recorded dispatches: admission reads only these. */
   live: string;
+  /** The git worktrees of `--worktree` dispatches, one folder per dispatch id. */
+  worktrees: string;
 }
 
 export function runPaths(home: string, run: string): RunPaths {
@@ -40,7 +42,13 @@ export function runPaths(home: string, run: string): RunPaths {
     admissionLock: path.join(dir, "admission.lock"),
     dispatches: path.join(dir, "dispatches"),
     live: path.join(dir, "live"),
+    worktrees: path.join(dir, "worktrees"),
   };
+}
+
+/** Where the worktree of a `--worktree` dispatch lives. */
+export function worktreeDir(run: RunPaths, dispatchId: string): string {
+  return path.join(run.worktrees, requireId("dispatch id", dispatchId));
 }
 
 export function nameDir(run: RunPaths, name: string): string {

@@ -218,9 +218,17 @@ describe("catherd dispatch", () => {
     const d = dispatchedOf(result);
     dispatched.push(d.dispatchId);
     const admit = readJson(path.join(d.dir, "admit.json"));
-    expect((admit.git as { entries: Record<string, unknown> }).entries).toHaveProperty("dirty.txt");
+    const snapshot = admit.git as { root: string; prefix: string; head: string; tree: string };
+    expect(snapshot).toMatchObject({ root: fs.realpathSync(repo), prefix: "" });
+    // The admission tree holds the untracked file as it was, the user's index does not.
+    expect(git("ls-tree", "--name-only", snapshot.tree).split("\n")).toEqual(["a.txt", "dirty.txt", ""]);
+    expect(git("ls-files")).toBe("a.txt\n");
     const record = await waitForJson(path.join(d.dir, "record.json"));
     expect(record.changedFiles).toEqual(["a.txt", "b.txt"]);
+    expect(record.patch).toEqual({
+      path: path.join(d.dir, "changes.patch"),
+      bytes: fs.statSync(path.join(d.dir, "changes.patch")).size,
+    });
   });
 
   it("supervises the dispatch to its record when the dispatcher's process group is SIGKILLed after hand-over, before it returns", async () => {
@@ -299,6 +307,6 @@ function holdsFile(pid: number, target: string): boolean {
   return false;
 }
 
-function runGit(cwd: string, args: string[]) {
-  execFileSync("git", args, { cwd, stdio: "ignore" });
+function runGit(cwd: string, args: string[]): string {
+  return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
 }

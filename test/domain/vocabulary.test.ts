@@ -91,6 +91,29 @@ describe("environment", () => {
     expect(isScrubbed("CATHERD_DISPATCH")).toBe(true);
   });
 
+  it("sets PWD and the private temp, lets --env win over them and --pass-env bring a variable by name", () => {
+    const inherited = { PWD: "/dispatcher", TMPDIR: "/tmp", SECRET_TOKEN: "s3", CLAUDECODE: "1", HOME: "/h" };
+    const env = agentEnvironment(
+      inherited,
+      { TEMP: "/mine", SECRET_TOKEN: "from-env" },
+      { dispatchId: "d1", run: null },
+      { cwd: "/work/tree", tmp: "/home/x/d1/tmp" },
+      ["SECRET_TOKEN", "CLAUDECODE", "NOT_SET"],
+    );
+    expect(env).toEqual({
+      PWD: "/work/tree",
+      TMPDIR: "/home/x/d1/tmp",
+      TMP: "/home/x/d1/tmp",
+      TEMP: "/mine",
+      HOME: "/h",
+      SECRET_TOKEN: "s3",
+      CLAUDECODE: "1",
+      CATHERD_DISPATCH: "d1",
+    });
+    const noTemp = agentEnvironment(inherited, {}, { dispatchId: "d1", run: null }, { cwd: "/w", tmp: null });
+    expect([noTemp.PWD, noTemp.TMPDIR]).toEqual(["/w", "/tmp"]);
+  });
+
   it.each([
     ["OPENAI_API_KEY", true],
     ["GITHUB_TOKEN", true],

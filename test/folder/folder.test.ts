@@ -55,6 +55,9 @@ describe("resolveSpec, the one place a spec's defaults are applied", () => {
       graceAfterFinalMs: null,
       pollMs: SPEC_DEFAULTS.pollMs,
       providerRetry: SPEC_DEFAULTS.providerRetry,
+      worktree: null,
+      passEnv: [],
+      keepTmp: false,
     });
   });
 

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { CLI_MAIN, FAKE_AGENT, tempDir } from "./folders.js";
 
@@ -31,7 +32,9 @@ export function runCli(
   return new Promise((resolve, reject) => {
     const child = spawn(cmd as string, cmdArgs, {
       env: options.env ?? process.env,
-      cwd: options.cwd,
+      // By default outside any git work tree: a dispatch there snapshots no repository (never catherd's
+      // own, whose objects it would write); the tests about git give --cwd.
+      cwd: options.cwd ?? os.tmpdir(),
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";

@@ -7,6 +7,7 @@ import {
   ownsPathspecs,
   snapshotWorkTree,
   type TreeSnapshot,
+  treeOfCommit,
   writePatch,
 } from "../../src/infra/git-tree.js";
 import { tempDir } from "../helpers/folders.js";
@@ -205,7 +206,10 @@ describe("snapshotWorkTree and writePatch", () => {
     const repo = repoAtAdmission();
     const top = await snapshot(repo);
     const sub = await snapshot(path.join(repo, "src"));
-    expect(sub).toEqual(top);
+    expect(sub).toEqual({ ...top, prefix: "src/" });
+    expect(top.prefix).toBe("");
+    expect(await treeOfCommit(repo, "HEAD")).toBe(git(repo, "rev-parse", "HEAD^{tree}").trim());
+    expect(await treeOfCommit(repo, "no-such-ref")).toBeNull();
   });
 
   it("snapshots an unborn branch, untracked files included, with no HEAD", async () => {

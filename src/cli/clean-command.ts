@@ -1,0 +1,68 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { type CleanReport, cleanRuns } from "../dispatch/clean.js";
+import { DEFAULT_CLEAN_AGE } from "../domain/clean.js";
+import { parseDuration } from "../domain/duration.js";
+import { isValidId } from "../domain/ids.js";
+import { catherdHome, type RunPaths, runName, runPaths } from "../infra/paths.js";
+import { type Command, stringOption } from "./kit.js";
+import { bytes, paint } from "./render.js";
+
+/** The oldest age `--older-than` takes: ten years. */
+const MAX_AGE_MS = 3650 * 86_400_000;
+
+export const cleanCommand: Command<{ clean: CleanReport }> = {
+  name: "clean",
+  usage: `usage: catherd clean [--older-than 7d] [--run <r>] [--dry-run] [--force] [--json]
+
+Removes recorded dispatch folders that ended longer ago than --older-than (default ${DEFAULT_CLEAN_AGE}; 0 for all),
+in every run or only in --run, with their worktrees. Never a live or queued dispatch. A worktree with
+uncommitted changes, or commits that no other branch contains, is kept with its folder and listed with
+why, unless --force; no branch is ever deleted. --dry-run says what it would do and changes nothing.`,
+  options: {
+    run: { type: "string" },
+    "older-than": { type: "string" },
+    "dry-run": { type: "boolean" },
+    force: { type: "boolean" },
+  },
+  async handler(input) {
+    const home = catherdHome();
+    const runFlag = stringOption(input, "run");
+    const runs = runFlag === undefined ? allRuns(home) : [runPaths(home, runName(runFlag))];
+    const age = stringOption(input, "older-than") ?? DEFAULT_CLEAN_AGE;
+    const olderThanMs = age === "0" ? 0 : parseDuration("--older-than", age, MAX_AGE_MS);
+    const report = await cleanRuns(runs, {
+      olderThanMs,
+      force: input.values.force === true,
+      dryRun: input.values["dry-run"] === true,
+      now: Date.now(),
+    });
+    return { data: { clean: report }, text: renderClean(report) };
+  },
+};
+
+/** Every run of the home, by its folder. */
+function allRuns(home: string): RunPaths[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(path.join(home, "runs"));
+  } catch {
+    return [];
+  }
+  return names.filter((name) => isValidId(name)).map((name) => runPaths(home, name));
+}
+
+export function renderClean(report: CleanReport): string {
+  const lines: string[] = [];
+  const verb = report.dryRun ? "would remove" : "removed";
+  for (const d of report.removed) {
+    const worktree = d.worktree === null ? "" : ` and worktree (branch ${d.worktree.branch} kept)`;
+    lines.push(`${verb} ${d.run}/${d.name}/${d.dispatchId}${worktree}: ${bytes(d.bytes)}`);
+  }
+  for (const d of report.kept)
+    lines.push(paint(`kept ${d.run}/${d.name}/${d.dispatchId}: ${d.why}`, "yellow"));
+  const n = report.removed.length;
+  const total = `${report.dryRun ? "would free" : "freed"} ${bytes(report.freedBytes)} (${n} dispatch${n === 1 ? "" : "es"})`;
+  lines.push(report.kept.length === 0 ? total : `${total}; kept ${report.kept.length}`);
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,215 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { type CleanFacts, judgeForClean, type WorktreeFacts } from "../domain/clean.js";
+import { isValidId } from "../domain/ids.js";
+import type { WorktreePlan } from "../domain/schemas.js";
+import { FILES, fileIn, placeOf } from "../folder/layout.js";
+import { readFolderJson } from "../folder/read.js";
+import { bytesUnder, removeMeasured } from "../infra/disk-usage.js";
+import { inspectWorktree, removeWorktree } from "../infra/git-worktree.js";
+import { okValue } from "../infra/json-file.js";
+import { lockWithin } from "../infra/lock.js";
+import type { RunPaths } from "../infra/paths.js";
+import { ADMISSION_LOCK_STALE_MS, ADMISSION_LOCK_WAIT_MS } from "./admit.js";
+import { inspectDispatch } from "./inspect.js";
+import { listDispatchDirs } from "./locate.js";
+import { settleIfDead } from "./settle.js";
+
+// `catherd clean`: removes recorded dispatch folders older than an age, with their worktrees, and never
+// loses work — a live dispatch is never touched, a worktree holding uncommitted changes or commits no
+// other branch contains is kept unless forced, and no branch is ever deleted.
+
+export interface CleanOptions {
+  olderThanMs: number;
+  force: boolean;
+  dryRun: boolean;
+  now: number;
+}
+
+export interface CleanedDispatch {
+  run: string;
+  name: string;
+  dispatchId: string;
+  dir: string;
+  /** Bytes of the folder and its worktree, freed (or that would be, with --dry-run). */
+  bytes: number;
+  /** Its worktree, removed (its branch kept); null when it had none. */
+  worktree: { path: string; branch: string } | null;
+}
+
+export interface KeptDispatch {
+  run: string;
+  name: string;
+  dispatchId: string;
+  dir: string;
+  why: string;
+  worktree: { path: string; branch: string } | null;
+}
+
+export interface CleanReport {
+  dryRun: boolean;
+  olderThanMs: number;
+  removed: CleanedDispatch[];
+  kept: KeptDispatch[];
+  freedBytes: number;
+}
+
+/** Cleans the given runs. */
+export async function cleanRuns(runs: readonly RunPaths[], options: CleanOptions): Promise<CleanReport> {
+  const report: CleanReport = {
+    dryRun: options.dryRun,
+    olderThanMs: options.olderThanMs,
+    removed: [],
+    kept: [],
+    freedBytes: 0,
+  };
+  for (const run of runs) {
+    for (const dir of listDispatchDirs(run)) {
+      const outcome = await cleanDispatch(run, dir, options);
+      if (outcome === null) continue;
+      if ("why" in outcome) report.kept.push(outcome);
+      else {
+        report.removed.push(outcome);
+        report.freedBytes += outcome.bytes;
+      }
+    }
+    if (!options.dryRun) await tidyRun(run);
+  }
+  return report;
+}
+
+async function cleanDispatch(
+  run: RunPaths,
+  dir: string,
+  options: CleanOptions,
+): Promise<CleanedDispatch | KeptDispatch | null> {
+  // A dead dispatch nobody recorded yet is recorded first (as any reader would), then judged as recorded.
+  if (!options.dryRun && !fs.existsSync(fileIn(dir, FILES.record))) {
+    await settleIfDead(inspectDispatch(dir));
+  }
+  const record = okValue(readFolderJson(dir, FILES.record));
+  const admit = okValue(readFolderJson(dir, FILES.admit));
+  const plan = okValue(readFolderJson(dir, FILES.spec))?.worktree ?? null;
+  const at = Date.parse(record?.endedAt ?? admit?.admittedAt ?? "");
+  const facts: CleanFacts = {
+    recorded: record !== null,
+    at: Number.isFinite(at) ? at : null,
+    worktree: plan === null ? null : await worktreeFacts(run, plan),
+  };
+  const verdict = judgeForClean(facts, {
+    now: options.now,
+    olderThanMs: options.olderThanMs,
+    force: options.force,
+  });
+  const place = placeOf(dir);
+  const who = {
+    run: run.run,
+    name: place?.name ?? path.basename(path.dirname(dir)),
+    dispatchId: path.basename(dir),
+    dir,
+    worktree: plan === null ? null : { path: plan.path, branch: plan.branch },
+  };
+  if (verdict.action === "young") return null;
+  if (verdict.action === "keep") return { ...who, why: verdict.why };
+  const worktreeBytes = plan === null || verdict.worktree === "none" ? 0 : bytesUnder(plan.path);
+  if (options.dryRun) return { ...who, bytes: bytesUnder(dir) + worktreeBytes };
+  if (plan !== null && verdict.worktree !== "none") {
+    const removed = await removeWorktreeOf(plan, verdict.worktree === "force");
+    if (removed !== null) return { ...who, why: removed };
+  }
+  return { ...who, bytes: removeFolder(dir) + worktreeBytes };
+}
+
+async function worktreeFacts(run: RunPaths, plan: WorktreePlan): Promise<WorktreeFacts> {
+  const state = await inspectWorktree(plan.repo, plan);
+  return {
+    // Only a worktree where catherd puts them: a hand-edited spec must not point clean at a user's folder.
+    insideRun: path.dirname(plan.path) === run.worktrees && isValidId(path.basename(plan.path)),
+    exists: state.exists,
+    dirty: state.dirty,
+    unmerged: state.unmerged === null ? null : state.unmerged.length,
+    branch: plan.branch,
+  };
+}
+
+/** Removes a dispatch's worktree, never its branch; null when done, else why it stays. */
+async function removeWorktreeOf(plan: WorktreePlan, force: boolean): Promise<string | null> {
+  const exists = fs.existsSync(plan.path);
+  const removed = await removeWorktree(plan.repo, plan.path, force);
+  if (removed.ok || !exists) return null;
+  // Forced, and the repository itself is gone: git cannot remove it, and there is nothing left to lose
+  // but the files themselves, which --force gives up.
+  if (force && !fs.existsSync(plan.repo)) {
+    removeMeasured(plan.path);
+    return null;
+  }
+  return `git would not remove its worktree: ${removed.reason}`;
+}
+
+/**
+ * Removes a dispatch folder: first renamed to a hidden name (readers skip it) so that it disappears whole,
+ * then deleted. Returns the bytes it held.
+ */
+function removeFolder(dir: string): number {
+  const hidden = path.join(path.dirname(dir), `.${path.basename(dir)}.removing`);
+  try {
+    fs.renameSync(dir, hidden);
+  } catch {
+    return removeMeasured(dir);
+  }
+  return removeMeasured(hidden);
+}
+
+/**
+ * After removals: a name's `latest` naming a removed folder goes (readers then take the newest folder of
+ * the name), and under the run's admission lock — admission creates name folders — empty name folders and
+ * an empty worktrees folder go too. Best effort: leftovers are a few empty folders, never a wrong removal.
+ */
+async function tidyRun(run: RunPaths): Promise<void> {
+  let release: (() => Promise<void>) | null = null;
+  try {
+    release = await lockWithin(run.dir, {
+      lockPath: run.admissionLock,
+      staleMs: ADMISSION_LOCK_STALE_MS,
+      waitMs: ADMISSION_LOCK_WAIT_MS,
+    });
+    for (const name of readdir(run.dispatches)) {
+      if (!isValidId(name)) continue;
+      const nameDir = path.join(run.dispatches, name);
+      const latest = path.join(nameDir, "latest");
+      const id = readText(latest);
+      if (id !== null && isValidId(id) && !fs.existsSync(path.join(nameDir, id)))
+        fs.rmSync(latest, { force: true });
+      removeIfEmpty(nameDir);
+    }
+    removeIfEmpty(run.worktrees);
+  } catch {
+    // No lock, or a folder that changed meanwhile: it stays for the next clean.
+  } finally {
+    await release?.().catch(() => {});
+  }
+}
+
+function removeIfEmpty(dir: string): void {
+  try {
+    fs.rmdirSync(dir);
+  } catch {
+    // not empty, or gone
+  }
+}
+
+function readText(file: string): string | null {
+  try {
+    return fs.readFileSync(file, "utf8").trim();
+  } catch {
+    return null;
+  }
+}
+
+function readdir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
