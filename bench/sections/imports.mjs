@@ -39,6 +39,7 @@ const MODULES = [
   ["bin/supervisor.js (the same, bundled: what runs)", dist("bin/supervisor.js")],
   ["src/folder/record.js (supervisor, at the end)", dist("src/folder/record.js")],
   ["src/cli/status-command.js", dist("src/cli/status-command.js")],
+  ["src/cli/mcp/server.js (the MCP SDK: catherd mcp only)", dist("src/cli/mcp/server.js")],
 ];
 
 /** @param {import("../lib/context.mjs").BenchContext} ctx */

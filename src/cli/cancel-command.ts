@@ -19,7 +19,10 @@ Asks the supervisor to stop the dispatch (it wakes on the cancel file at once; s
 "When it polls", for a home shared between machines). If the supervisor is gone but the
 agent still runs (orphaned), stops the agent itself — only if its pid and start time read back exactly —
 and records it cancelled. --wait returns once the dispatch is recorded.`,
-  options: { run: { type: "string" }, wait: { type: "boolean" } },
+  options: {
+    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+    wait: { type: "boolean", description: "return once the dispatch is recorded" },
+  },
   async handler(input) {
     const ref = refOf(input, "cancel");
     const dir = dispatchDirOf(input, ref);

@@ -5,7 +5,7 @@ import { launchSupervisor } from "../dispatch/launch.js";
 import { checkReadiness } from "../dispatch/readiness.js";
 import { MAX_BRIEF_BYTES, validateDispatch } from "../dispatch/request.js";
 import { CatherdError } from "../domain/errors.js";
-import { BACKEND_IDS } from "../domain/vocab.js";
+import { ACCESS_LEVELS, BACKEND_IDS } from "../domain/vocab.js";
 import { catherdHome, runName } from "../infra/paths.js";
 import { type Command, listOption, type ParsedInput, stringOption } from "./kit.js";
 
@@ -46,29 +46,59 @@ export const dispatchCommand: Command<Dispatched> = {
   name: "dispatch",
   usage: USAGE,
   options: {
-    backend: { type: "string" },
-    name: { type: "string" },
-    run: { type: "string" },
-    cwd: { type: "string" },
-    model: { type: "string" },
-    effort: { type: "string" },
-    access: { type: "string" },
-    "max-parallel": { type: "string" },
-    env: { type: "string", multiple: true },
-    brief: { type: "string" },
-    "brief-file": { type: "string" },
-    thread: { type: "string" },
-    owns: { type: "string" },
-    idle: { type: "string" },
-    wall: { type: "string" },
-    "kill-grace": { type: "string" },
-    bin: { type: "string" },
-    "pass-env": { type: "string", multiple: true },
-    worktree: { type: "boolean" },
-    base: { type: "string" },
-    "keep-tmp": { type: "boolean" },
+    backend: {
+      type: "string",
+      description: "the agent CLI to run, or exec for any command (required)",
+      choices: BACKEND_IDS,
+    },
+    name: { type: "string", description: "name of the dispatch (default: <backend>-<suffix>)" },
+    run: { type: "string", description: "run to admit it into (default: $CATHERD_RUN, else default)" },
+    cwd: { type: "string", description: "working folder of the agent (default: the current folder)" },
+    model: { type: "string", description: "the model the CLI should use" },
+    effort: { type: "string", description: "reasoning effort, for CLIs that take one" },
+    access: {
+      type: "string",
+      description: "what the CLI may do: read-only, workspace-write or full",
+      choices: ACCESS_LEVELS,
+    },
+    "max-parallel": {
+      type: "string",
+      description: "cap of live dispatches in the run (remembered in run.json)",
+      integer: true,
+    },
+    env: {
+      type: "string",
+      multiple: true,
+      description: "NAME=value, an explicit override for the agent (written to spec.json; no secrets)",
+    },
+    brief: { type: "string", description: "the brief (prompt) as text" },
+    "brief-file": { type: "string", description: "a file holding the brief (- for stdin)" },
+    thread: { type: "string", description: "continue this thread/session id of the CLI" },
+    owns: {
+      type: "string",
+      description: "paths this dispatch owns, comma separated (a/,b.ts); a live overlapping owner is refused",
+    },
+    idle: { type: "string", description: "stop after this long without output, e.g. 15m" },
+    wall: { type: "string", description: "stop after this long in all, e.g. 90m" },
+    "kill-grace": { type: "string", description: "between SIGTERM and SIGKILL, e.g. 10s" },
+    bin: { type: "string", description: "the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)" },
+    "pass-env": {
+      type: "string",
+      multiple: true,
+      description:
+        "NAME: the agent gets this variable's value from here (only the name is written, never the value)",
+    },
+    worktree: {
+      type: "boolean",
+      description: "run in a new git worktree of cwd's repository, on branch catherd/<name>-<suffix>",
+    },
+    base: { type: "string", description: "the worktree's starting point (default: HEAD)" },
+    "keep-tmp": {
+      type: "boolean",
+      description: "keep the agent's private temp folder (<dir>/tmp) after it ends",
+    },
   },
-  async handler(input, { standby }) {
+  async handler(input, { standby, stdinIsOurs }) {
     const request = validateDispatch({
       backend: stringOption(input, "backend"),
       name: stringOption(input, "name"),
@@ -79,7 +109,7 @@ export const dispatchCommand: Command<Dispatched> = {
       access: stringOption(input, "access"),
       maxParallel: stringOption(input, "max-parallel"),
       env: listOption(input, "env"),
-      brief: await readBrief(input),
+      brief: await readBrief(input, stdinIsOurs),
       thread: stringOption(input, "thread"),
       owns: stringOption(input, "owns"),
       idle: stringOption(input, "idle"),
@@ -125,8 +155,11 @@ function unexpected(positionals: string[]): never {
   });
 }
 
-/** The brief from --brief, --brief-file (a path, or - for stdin), or stdin when it is not a terminal. */
-async function readBrief(input: ParsedInput): Promise<Buffer | null> {
+/**
+ * The brief from --brief, --brief-file (a path, or - for stdin), or stdin when it is not a terminal.
+ * Without `stdinIsOurs` (under MCP stdin carries the protocol) stdin is never read.
+ */
+async function readBrief(input: ParsedInput, stdinIsOurs: boolean): Promise<Buffer | null> {
   const text = stringOption(input, "brief");
   const file = stringOption(input, "brief-file");
   if (text !== undefined && file !== undefined) {
@@ -135,7 +168,14 @@ async function readBrief(input: ParsedInput): Promise<Buffer | null> {
     });
   }
   if (text !== undefined) return Buffer.from(text, "utf8");
-  if (file === "-") return readStdin();
+  if (file === "-") {
+    if (!stdinIsOurs) {
+      throw new CatherdError("E_INPUT_INVALID", "--brief-file - reads stdin, which is not available here", {
+        fix: "give the brief as text (brief) or the path of a file (briefFile)",
+      });
+    }
+    return readStdin();
+  }
   if (file !== undefined) {
     const stat = fs.statSync(file, { throwIfNoEntry: false });
     if (stat === undefined || !stat.isFile()) {
@@ -148,7 +188,7 @@ async function readBrief(input: ParsedInput): Promise<Buffer | null> {
   }
   // Where the brief is optional (exec): an open, silent stdin must not hang the dispatcher.
   const backend = backendNamed(stringOption(input, "backend") ?? "");
-  if (process.stdin.isTTY === true || backend?.needsBrief === false) return null;
+  if (!stdinIsOurs || process.stdin.isTTY === true || backend?.needsBrief === false) return null;
   return readStdin();
 }
 

@@ -15,7 +15,9 @@ export const resultCommand: Command<RecordFile> = {
   usage: `usage: catherd result <name|id|dir> [--run <r>] [--json]
 
 The record of a finished dispatch and its reply. With --json, record.json as written (it holds the reply).`,
-  options: { run: { type: "string" } },
+  options: {
+    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+  },
   async handler(input) {
     const ref = refOf(input, "result");
     const dir = dispatchDirOf(input, ref);

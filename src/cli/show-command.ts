@@ -27,7 +27,9 @@ export const showCommand: Command<ShownDispatch> = {
 
 Everything about one dispatch: admit, spec (secrets redacted), supervisor, process, exit, record, and the
 tail of its events (as human lines) and of its stderr.`,
-  options: { run: { type: "string" } },
+  options: {
+    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+  },
   async handler(input) {
     const ref = refOf(input, "show");
     let view = inspectDispatch(dispatchDirOf(input, ref));

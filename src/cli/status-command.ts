@@ -34,7 +34,10 @@ export const statusCommand: Command<{ dispatches: DispatchRow[]; cleanableBytes:
 One row per dispatch of the run, live ones first. Without --all, recorded dispatches older than a day
 are left out unless their result is unread. A '*' marks a result not yet read with 'catherd result'.
 A run whose dispatches recorded more than ${DEFAULT_CLEAN_AGE} ago hold over 1 GiB gets a line saying so.`,
-  options: { run: { type: "string" }, all: { type: "boolean" } },
+  options: {
+    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+    all: { type: "boolean", description: "also records older than a day that were read" },
+  },
   async handler(input) {
     const run = runPaths(catherdHome(), runName(stringOption(input, "run")));
     const all = await overview(run);

@@ -109,6 +109,7 @@ describe("status, show, logs, result, wait", () => {
     expect((await runCli(["logs", d.dir, "--raw"], { env })).stdout).toBe(whole);
     expect((await json(env, ["logs", "worker"])).data).toEqual({
       lines: ["compiling", COMPILER_LINE, "all done"],
+      cursor: Buffer.byteLength(whole),
     });
   });
 

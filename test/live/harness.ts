@@ -172,7 +172,7 @@ export const CLIS: Record<LiveCli, CliSetup> = {
  * (provider keys and endpoints, a user's CLI homes, proxies), plus the isolated CATHERD_HOME and the
  * dummy keys.
  */
-function dispatcherEnv(catherdHome: string): NodeJS.ProcessEnv {
+export function dispatcherEnv(catherdHome: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   const dropped =
     /^(ANTHROPIC_|CLAUDE|GEMINI_|GOOGLE_|OPENAI_|CODEX_|OPENCODE|CATHERD_|XDG_)|^(https?|all)_proxy$/i;

@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FINAL_MARKER, type MockModelServer, startMockModelServer } from "./mock-model-server.js";
+import {
+  FINAL_MARKER,
+  type MockModelServer,
+  SCRIPTED_MARKER,
+  startMockModelServer,
+} from "./mock-model-server.js";
 
 // The mock model server on its own (no CLI): each wire protocol's scripted turns, the failure
 // scenarios, and the log of unexpected requests. When a CLI's live test fails, this says whether the
@@ -113,6 +118,51 @@ describe("mock model server", () => {
     ];
     const second = await post(url, { contents, tools });
     expect(second.text).toContain(`${FINAL_MARKER}: the command printed: hi`);
+  });
+
+  it("a tool script: MCP calls in order (codex: namespaced function_call; claude: mcp__ tool_use), then the last result", async () => {
+    const base = server.script("orch", {
+      server: "catherd",
+      calls: [
+        { tool: "dispatch", input: { backend: "exec" } },
+        { tool: "result", input: { name: "w" } },
+      ],
+    });
+    const responses = `${base}/v1/responses`;
+    const tools = [
+      { type: "namespace", name: "mcp__catherd", tools: [{ type: "function", name: "dispatch" }] },
+    ];
+    const first = sseData(
+      (await post(responses, { input: [{ type: "message" }], tools, stream: true })).text,
+    );
+    const call = first.find((e) => e.type === "response.output_item.done")?.item as Record<string, unknown>;
+    expect(call).toMatchObject({ type: "function_call", name: "dispatch", namespace: "mcp__catherd" });
+    expect(JSON.parse(String(call.arguments))).toEqual({ backend: "exec" });
+    const input = [
+      call,
+      { type: "function_call_output", call_id: call.call_id, output: "dispatched" },
+      { type: "function_call", name: "result", namespace: "mcp__catherd" },
+      { type: "function_call_output", call_id: "c2", output: [{ type: "input_text", text: "the reply" }] },
+    ];
+    const last = sseData((await post(responses, { input, tools, stream: true })).text);
+    expect(JSON.stringify(last)).toContain(`${SCRIPTED_MARKER}: the reply`);
+
+    const messages = `${base}/v1/messages`;
+    const claudeTools = [{ name: "mcp__catherd__dispatch" }, { name: "mcp__catherd__result" }];
+    const side = await post(messages, { messages: [{ role: "user" }], stream: true });
+    expect(side.text).toContain("Live test");
+    const useTurn = sseData(
+      (await post(messages, { messages: [{ role: "user" }], tools: claudeTools, stream: true })).text,
+    );
+    expect(useTurn[1]?.content_block).toMatchObject({ type: "tool_use", name: "mcp__catherd__dispatch" });
+    const afterOne = [
+      { role: "user" },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "dispatched" }] },
+    ];
+    const second = sseData(
+      (await post(messages, { messages: afterOne, tools: claudeTools, stream: true })).text,
+    );
+    expect(second[1]?.content_block).toMatchObject({ type: "tool_use", name: "mcp__catherd__result" });
   });
 
   it("always500 answers 500 in each API's error shape; hang never answers; unknown paths are logged", async () => {

@@ -79,11 +79,27 @@ export interface LoggedRequest {
   note?: string;
 }
 
+/**
+ * A scripted conversation with one MCP server's tools: the calls in order, one per turn, then a final
+ * text holding the last call's result (`SCRIPTED_MARKER: <result>`). For claude the tool is named
+ * `mcp__<server>__<tool>`; for codex it is a function call `<tool>` in the namespace `mcp__<server>`
+ * (fixtures README, "MCP servers, headless").
+ */
+export interface ToolScript {
+  server: string;
+  calls: { tool: string; input: Record<string, unknown> }[];
+}
+
+/** The final text of a tool script starts with this marker; the last call's result follows. */
+export const SCRIPTED_MARKER = "SCRIPT-DONE";
+
 export interface MockModelServer {
   /** http://127.0.0.1:PORT */
   origin: string;
   /** http://127.0.0.1:PORT/s/<scenario> */
   baseUrl(scenario: Scenario): string;
+  /** Registers a tool script; returns its base URL (http://127.0.0.1:PORT/s/script-<name>). */
+  script(name: string, script: ToolScript): string;
   requests: LoggedRequest[];
   /** Requests to paths the server does not know (also printed to stderr). */
   unexpected: LoggedRequest[];
@@ -247,6 +263,7 @@ export interface MockOptions {
 export async function startMockModelServer(options: MockOptions = {}): Promise<MockModelServer> {
   const requests: LoggedRequest[] = [];
   const unexpected: LoggedRequest[] = [];
+  const scripts = new Map<string, ToolScript>();
   let counter = 0;
   const nextId = (prefix: string) => `${prefix}_mock${Date.now().toString(36)}${(counter++).toString(36)}`;
 
@@ -294,6 +311,19 @@ export async function startMockModelServer(options: MockOptions = {}): Promise<M
         entry.answer = "probe";
         res.writeHead(200);
         res.end();
+        return;
+      }
+      const toolScript = scenario === null ? undefined : scripts.get(scenario);
+      if (toolScript !== undefined && api !== null) {
+        try {
+          scriptedAnswer(api, toolScript, body, res, entry, nextId);
+        } catch (error) {
+          entry.answer = "unexpected";
+          entry.note = String(error);
+          unexpected.push(entry);
+          if (!res.headersSent) sendJson(res, 500, ERROR_BODIES[api]);
+          else res.end();
+        }
         return;
       }
       if (scenario === null || api === null || !SCENARIOS.includes(scenario as Scenario)) {
@@ -345,6 +375,10 @@ export async function startMockModelServer(options: MockOptions = {}): Promise<M
   return {
     origin,
     baseUrl: (scenario) => `${origin}/s/${scenario}`,
+    script: (name, script) => {
+      scripts.set(`script-${name}`, script);
+      return `${origin}/s/script-${name}`;
+    },
     requests,
     unexpected,
     close: () =>
@@ -771,6 +805,162 @@ function geminiAnswer(
     `data: ${JSON.stringify({ candidates: [candidate([part], "STOP")], usageMetadata, modelVersion })}\r\n\r\n`,
   );
   res.end();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tool scripts (an orchestrator calling an MCP server's tools): the Responses API (codex) and the
+// Messages API (claude). The turn is the number of tool results the conversation holds so far, so that
+// side requests and retries never shift the script; a request that does not offer the server's tools
+// (claude's side requests) gets a short text.
+
+function scriptedAnswer(
+  api: Api,
+  script: ToolScript,
+  body: Record<string, unknown>,
+  res: http.ServerResponse,
+  entry: LoggedRequest,
+  nextId: (prefix: string) => string,
+): void {
+  if (api === "anthropic-count") {
+    entry.answer = "count";
+    sendJson(res, 200, { input_tokens: USAGE.input });
+    return;
+  }
+  if (api === "models") {
+    entry.answer = "models";
+    sendJson(res, 200, { object: "list", data: [{ id: "mock-model", object: "model" }], models: [] });
+    return;
+  }
+  if (api !== "responses" && api !== "anthropic")
+    throw new Error(`tool scripts speak responses and anthropic, not ${api}`);
+  const namespace = `mcp__${script.server}`;
+  let results: string[];
+  let offered: boolean;
+  if (api === "responses") {
+    const input = arrayOf(body.input);
+    results = input.filter((i) => /_call_output$/.test(String(i.type))).map((i) => outputText(i.output));
+    offered = arrayOf(body.tools).some((t) => t.name === namespace);
+  } else {
+    results = arrayOf(body.messages).flatMap((m) =>
+      m.role === "user"
+        ? arrayOf(m.content)
+            .filter((b) => b.type === "tool_result")
+            .map((b) => outputText(b.content))
+        : [],
+    );
+    offered = arrayOf(body.tools).some((t) => String(t.name ?? "").startsWith(`${namespace}__`));
+  }
+  const call = script.calls[results.length];
+  let turn: { kind: "call"; tool: string; input: Record<string, unknown> } | { kind: "text"; text: string };
+  if (!offered) {
+    entry.answer = "text";
+    entry.note = `the ${namespace} tools are not offered`;
+    turn = { kind: "text", text: "Live test" };
+  } else if (call !== undefined) {
+    entry.answer = "tool-call";
+    entry.note = `${namespace}.${call.tool}`;
+    turn = { kind: "call", tool: call.tool, input: call.input };
+  } else {
+    entry.answer = "final";
+    turn = { kind: "text", text: `${SCRIPTED_MARKER}: ${results.at(-1)?.trim() ?? ""}` };
+  }
+  if (api === "responses") {
+    const responseId = nextId("resp");
+    const item =
+      turn.kind === "call"
+        ? {
+            type: "function_call",
+            id: nextId("fc"),
+            call_id: nextId("call"),
+            name: turn.tool,
+            namespace,
+            arguments: JSON.stringify(turn.input),
+            status: "completed",
+          }
+        : {
+            type: "message",
+            id: nextId("msg"),
+            role: "assistant",
+            status: "completed",
+            content: [{ type: "output_text", text: turn.text, annotations: [] }],
+          };
+    sendNamedEvents(res, [
+      { type: "response.created", response: { id: responseId, object: "response", status: "in_progress" } },
+      { type: "response.output_item.added", output_index: 0, item: { ...item, status: "in_progress" } },
+      { type: "response.output_item.done", output_index: 0, item },
+      {
+        type: "response.completed",
+        response: {
+          id: responseId,
+          object: "response",
+          status: "completed",
+          usage: {
+            input_tokens: USAGE.input,
+            input_tokens_details: { cached_tokens: 0 },
+            output_tokens: USAGE.output,
+            output_tokens_details: { reasoning_tokens: 0 },
+            total_tokens: USAGE.input + USAGE.output,
+          },
+        },
+      },
+    ]);
+    return;
+  }
+  const block =
+    turn.kind === "call"
+      ? { type: "tool_use", id: nextId("toolu"), name: `${namespace}__${turn.tool}`, input: turn.input }
+      : { type: "text", text: turn.text };
+  const stopReason = turn.kind === "call" ? "tool_use" : "end_turn";
+  const model = typeof body.model === "string" ? body.model : "claude-mock";
+  const messageId = nextId("msg");
+  if (body.stream !== true) {
+    sendJson(res, 200, {
+      id: messageId,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [block],
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: { input_tokens: USAGE.input, output_tokens: USAGE.output },
+    });
+    return;
+  }
+  sendNamedEvents(res, [
+    {
+      type: "message_start",
+      message: {
+        id: messageId,
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: USAGE.input, output_tokens: 1 },
+      },
+    },
+    {
+      type: "content_block_start",
+      index: 0,
+      content_block: block.type === "tool_use" ? { ...block, input: {} } : { type: "text", text: "" },
+    },
+    {
+      type: "content_block_delta",
+      index: 0,
+      delta:
+        block.type === "tool_use"
+          ? { type: "input_json_delta", partial_json: JSON.stringify(block.input) }
+          : { type: "text_delta", text: block.text },
+    },
+    { type: "content_block_stop", index: 0 },
+    {
+      type: "message_delta",
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: USAGE.output },
+    },
+    { type: "message_stop" },
+  ]);
 }
 
 // ---------------------------------------------------------------------------------------------------
