@@ -14,6 +14,7 @@ import { writeFolderJson } from "../src/folder/write.js";
 import { tryLock } from "../src/infra/lock.js";
 import { isSameProcess, startTimeOf } from "../src/infra/process-identity.js";
 import { type StopReport, stopDispatch } from "../src/infra/stop.js";
+import { promoteAfterRecord } from "./after-record.js";
 import { type RunningChild, spawnAgent } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
 import { fileLog, type SupervisorLog } from "./log.js";
@@ -208,6 +209,7 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog) {
   } catch (error) {
     log("record-write-failed", failure(error));
   }
+  await promoteAfterRecord(dir, log).catch((error: unknown) => log("promoter-failed", failure(error)));
 }
 
 class SpawnFailure extends Error {

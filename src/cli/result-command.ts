@@ -1,4 +1,5 @@
 import { inspectDispatch, problemOf } from "../dispatch/inspect.js";
+import { promoteRunOf } from "../dispatch/queue.js";
 import { settleIfDead } from "../dispatch/settle.js";
 import { formatDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
@@ -21,6 +22,7 @@ The record of a finished dispatch and its reply. With --json, record.json as wri
   async handler(input) {
     const ref = refOf(input, "result");
     const dir = dispatchDirOf(input, ref);
+    await promoteRunOf(dir);
     let view = inspectDispatch(dir);
     view = await settleIfDead(view);
     const problem = problemOf(view, FILES.record);

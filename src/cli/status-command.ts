@@ -13,6 +13,7 @@ const RECENT_MS = 24 * 3_600_000;
 const CATHERD_KINDS: ReadonlySet<string> = new Set(["timeout", "cancelled", "lost"]);
 
 const STATE_STYLE: Partial<Record<DispatchState, Style>> = {
+  queued: "dim",
   running: "cyan",
   starting: "cyan",
   stopping: "yellow",
@@ -91,6 +92,21 @@ export function renderStatus(rows: DispatchRow[], run: string, hidden: number, n
   return `${lines.join("\n")}\n`;
 }
 
+/** "#2 capacity (cap 3)", "#1 overlap: src/ (fix-tests)", "#1 not before 14:05". */
+export function queuedText(q: NonNullable<DispatchRow["queue"]>): string {
+  const place = q.position === null ? "next" : `#${q.position}`;
+  const b = q.blocker;
+  const why =
+    q.blockedBy === "overlap"
+      ? `overlap: ${b?.owns ?? "?"} (${b?.name ?? "?"})`
+      : q.blockedBy === "backend-cap"
+        ? `${b?.backend ?? "?"} cap ${b?.cap ?? "?"}`
+        : q.blockedBy === "capacity"
+          ? `capacity (cap ${b?.cap ?? "?"})`
+          : `not before ${q.notBefore?.slice(11, 19) ?? "?"}`;
+  return `queued ${place}: ${why}`;
+}
+
 /**
  * The last column: a problem, the result of a recorded dispatch, or what a live one is doing. A result
  * that a provider or the CLI explained says why, in the colour of its status ("auth: invalid x-api-key",
@@ -106,6 +122,7 @@ function doingOrResult(r: DispatchRow, now: number): { text: string; status: Dis
   }
   // Ended (exit.json written) but not yet recorded: the reason is known, the status not yet.
   if (r.state === "recorded" || r.state === "exited") return { text: r.reason ?? "", status: null };
+  if (r.queue !== null) return { text: queuedText(r.queue), status: null };
   const open = r.openToolCalls[0];
   if (open !== undefined) {
     return { text: `tool open ${age(open.openedAt, now)}: ${open.label.replace(/^\$ /, "")}`, status: null };

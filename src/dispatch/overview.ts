@@ -1,4 +1,4 @@
-import type { ActivityFile, RecordFile } from "../domain/schemas.js";
+import type { ActivityFile, QueuedFile, RecordFile } from "../domain/schemas.js";
 import type { BackendId, DispatchState } from "../domain/vocab.js";
 import { backendIdOf } from "../folder/backend.js";
 import { FILES } from "../folder/layout.js";
@@ -7,6 +7,7 @@ import { readFolderJson } from "../folder/read.js";
 import type { RunPaths } from "../infra/paths.js";
 import { type DispatchView, inspectDispatch } from "./inspect.js";
 import { listDispatchDirs } from "./locate.js";
+import { promoteRun, queuePositions } from "./queue.js";
 import { settleIfDead } from "./settle.js";
 
 /** The part of record.error that `status` shows. */
@@ -48,15 +49,36 @@ export interface DispatchRow {
   tokens: { input: number; cached: number; output: number } | null;
   /** Recorded, and its result not yet read with `result` or `wait`. */
   unread: boolean;
+  /** For a queued dispatch: its place (1 = next; null once its promoter died, it is promoted next) and why. */
+  queue: QueueInfo | null;
   problems: { code: string; message: string }[];
+}
+
+/** A queued dispatch's place in the run's queue and what holds it back (queued.json). */
+export interface QueueInfo {
+  position: number | null;
+  since: string;
+  blockedBy: QueuedFile["blockedBy"];
+  blocker: QueuedFile["blocker"];
+  notBefore: string | null;
+}
+
+/** The queue facts of a dispatch found queued; null for any other state. */
+export function queueInfo(view: DispatchView, positions: Map<string, number>): QueueInfo | null {
+  if (view.state !== "queued" || view.queued === null) return null;
+  const { since, blockedBy, blocker, notBefore } = view.queued;
+  return { position: positions.get(view.dispatchId) ?? null, since, blockedBy, blocker, notBefore };
 }
 
 /**
  * Rows for every dispatch of a run, live ones first then newest first. A recorded dispatch costs one file
  * read (record.json); a live one reads its small files and activity.json, never its event stream. Dead
- * dispatches found on the way are recorded (the one write a reader makes).
+ * dispatches found on the way are recorded, and queued ones that can start are started (the writes a
+ * reader makes).
  */
 export async function overview(run: RunPaths): Promise<DispatchRow[]> {
+  await promoteRun(run).catch(() => 0);
+  const positions = queuePositions(run);
   const rows: DispatchRow[] = [];
   for (const dir of listDispatchDirs(run)) {
     const record = readFolderJson(dir, FILES.record);
@@ -65,7 +87,7 @@ export async function overview(run: RunPaths): Promise<DispatchRow[]> {
       continue;
     }
     const view = await settleIfDead(inspectDispatch(dir));
-    rows.push(liveRow(run, view));
+    rows.push(liveRow(run, view, positions));
   }
   const live = (r: DispatchRow) => (r.state === "recorded" ? 1 : 0);
   return rows.sort((a, b) => live(a) - live(b));
@@ -90,11 +112,17 @@ function recordedRow(run: RunPaths, dir: string, record: RecordFile): DispatchRo
     openToolCalls: [],
     tokens: record.tokens,
     unread: !isSeen(dir),
+    queue: null,
     problems: [],
   };
 }
 
-export function liveRow(run: RunPaths, view: DispatchView): DispatchRow {
+/** The row of a dispatch without a record; `positions` (queuePositions) places a queued one in its queue. */
+export function liveRow(
+  run: RunPaths,
+  view: DispatchView,
+  positions: Map<string, number> = new Map(),
+): DispatchRow {
   const activity = readFolderJson(view.dir, FILES.activity);
   const now = activity.kind === "ok" ? activity.value : null;
   return {
@@ -115,6 +143,7 @@ export function liveRow(run: RunPaths, view: DispatchView): DispatchRow {
     openToolCalls: now?.openToolCalls ?? [],
     tokens: view.record?.tokens ?? now?.tokens ?? null,
     unread: view.state === "recorded" && !isSeen(view.dir),
+    queue: queueInfo(view, positions),
     problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
   };
 }

@@ -5,6 +5,7 @@ import {
   ENDING_ERROR_CODES,
   ERROR_KINDS,
   EXIT_REASONS,
+  QUEUE_BLOCKERS,
   SPEC_DEFAULT_BACKEND,
   STATUSES,
 } from "./vocab.js";
@@ -257,11 +258,41 @@ export const activityFileSchema = loose({
 });
 export type ActivityFile = z.infer<typeof activityFileSchema>;
 
+/**
+ * queued.json: the dispatch was admitted queued (`dispatch --queue`) and waits for a slot. Written before
+ * admit.json; never removed — promoted.json, written when it is started, says it is no longer waiting.
+ */
+export const queuedFileSchema = loose({
+  schema: schemaField,
+  since: isoTime,
+  blockedBy: z.enum(QUEUE_BLOCKERS),
+  /** What held it back when it was queued: the live dispatch it overlaps, or the cap it met. */
+  blocker: loose({
+    name: z.string().optional(),
+    dispatchId: z.string().optional(),
+    owns: z.string().optional(),
+    backend: backendIdSchema.optional(),
+    cap: z.number().int().positive().optional(),
+  }).nullable(),
+  notBefore: isoTime.nullable(),
+});
+export type QueuedFile = z.infer<typeof queuedFileSchema>;
+
+/**
+ * promoted.json: a queued dispatch was chosen to start, under the run's admission lock, by the process
+ * named (`by`), which then starts its supervisor. Created exclusively; replaced only by a promoter that
+ * takes over a promotion whose promoter died before its supervisor came up.
+ */
+export const promotedFileSchema = loose({ schema: schemaField, at: isoTime, by: processIdentity });
+export type PromotedFile = z.infer<typeof promotedFileSchema>;
+
 export const runFileSchema = loose({
   schema: schemaField,
   id: z.string().min(1),
   createdAt: isoTime,
   maxParallel: z.number().int().positive().nullable().optional(),
+  /** `--max-parallel-backend codex=3`: live dispatches per backend within the run. */
+  maxParallelBackend: z.record(backendIdSchema, z.number().int().positive()).optional(),
 });
 export type RunFile = z.infer<typeof runFileSchema>;
 
@@ -276,5 +307,7 @@ export const FILE_SCHEMAS = {
   "admit.json": admitFileSchema,
   "record.json": recordFileSchema,
   "activity.json": activityFileSchema,
+  "queued.json": queuedFileSchema,
+  "promoted.json": promotedFileSchema,
   "run.json": runFileSchema,
 } as const;

@@ -51,6 +51,7 @@ export const SPEC_DEFAULT_BACKEND: BackendId = "exec";
  * state "exit.json written, record.json not yet", whatever the exit reason: not the ExitReason `exited`.
  */
 export const DISPATCH_STATES = [
+  "queued",
   "starting",
   "running",
   "stopping",
@@ -60,6 +61,13 @@ export const DISPATCH_STATES = [
   "lost",
 ] as const;
 export type DispatchState = (typeof DISPATCH_STATES)[number];
+
+/**
+ * Why a queued dispatch waits (queued.json `blockedBy`): the run's cap, its backend's cap within the run,
+ * an overlapping `--owns` of a live dispatch, or a time before which it must not start.
+ */
+export const QUEUE_BLOCKERS = ["capacity", "backend-cap", "overlap", "not-before"] as const;
+export type QueueBlocker = (typeof QUEUE_BLOCKERS)[number];
 
 /** Access levels a dispatch may ask of its CLI. */
 export const ACCESS_LEVELS = ["read-only", "workspace-write", "full"] as const;

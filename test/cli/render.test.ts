@@ -23,6 +23,7 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
     openToolCalls: [],
     tokens: { input: 20_263, cached: 0, output: 29 },
     unread: false,
+    queue: null,
     problems: [],
     error: null,
     ...overrides,
