@@ -1,5 +1,5 @@
 import { formatSize } from "../src/domain/size.js";
-import type { Containment, EndingErrorCode, ExitReason } from "../src/domain/vocab.js";
+import type { Containment, EndingErrorCode, ErrorKind, ExitReason } from "../src/domain/vocab.js";
 import type { WatchState } from "../src/domain/watch.js";
 import { writeExit } from "../src/folder/exit.js";
 import type { FILES } from "../src/folder/layout.js";
@@ -13,6 +13,8 @@ import { failure, type SupervisorLog } from "./log.js";
 /** How a supervised run ended: the reason, the watch state it ended in, and the error if any. */
 export interface Ending {
   reason: ExitReason;
+  /** What the provider's words made of the end (decide's verdict), or `oom`; null when nothing. */
+  kind: ErrorKind | null;
   state: WatchState | null;
   error: { code: EndingErrorCode; message: string } | null;
 }
@@ -33,6 +35,7 @@ export function oomEnding(
   const limit = memoryBytes === null ? "" : ` of ${formatSize(memoryBytes)}`;
   return {
     ...ending,
+    kind: "oom",
     error: {
       code: "E_AGENT_OOM",
       message: `the agent was killed by the OOM killer: its dispatch reached its memory limit${limit}`,
@@ -63,6 +66,7 @@ export function writeExitFile(
     mono === null ? null : new Date(facts.startedAt.getTime() + (mono - facts.startedMono)).toISOString();
   const exit: FolderJsonBody<typeof FILES.exit> = {
     reason: ending.reason,
+    kind: ending.kind,
     code: child?.exit?.code ?? null,
     signal: child?.exit?.signal ?? null,
     startedAt: facts.startedAt.toISOString(),

@@ -233,6 +233,7 @@ async function watchToEnding(input: WatchInput): Promise<Ending> {
   log("decided", { reason: watched.reason });
   return {
     reason: watched.reason,
+    kind: watched.errorKind,
     state: watched.state,
     error:
       signalled === null
@@ -252,6 +253,7 @@ function failedEnding(error: unknown, log: SupervisorLog): Ending {
       : asCatherdError(cause);
   const ending: Ending = {
     reason: spawnFailed ? "spawn-failed" : "supervisor-error",
+    kind: null,
     state: null,
     error: { code: known.code, message: known.message },
   };

@@ -3,6 +3,7 @@ import { backendNamed } from "../backends/registry.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
 import { launchPromoted, queuePositions } from "../dispatch/queue.js";
+import { checkReadiness } from "../dispatch/readiness.js";
 import { MAX_BRIEF_BYTES, validateDispatch } from "../dispatch/request.js";
 import { CatherdError } from "../domain/errors.js";
 import { ACCESS_LEVELS, BACKEND_IDS, type QueueBlocker } from "../domain/vocab.js";
@@ -158,6 +159,9 @@ export const dispatchCommand: Command<Dispatched> = {
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });
+    // Readiness before admission: a CLI that cannot start, or is too old, fails here, before any write.
+    const ready = await checkReadiness(request.backend, request.bin, catherdHome());
+    if (ready.problem !== null) throw ready.problem;
     const admitted = await admit(request, catherdHome(), () => new Date());
     // Queued ones promoted on the way start too; a queued newcomer leaves the standby to the first of them.
     const [first, ...others] = admitted.promoted;

@@ -13,6 +13,7 @@ import type { Command } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
 import { paint } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
+import { errorLines } from "./result-command.js";
 import { queuedText } from "./status-command.js";
 
 const TAIL_LINES = 20;
@@ -129,6 +130,7 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
     out.push(`stop: term ${d.exit.stop.term}, kill ${d.exit.stop.kill}, swept ${d.exit.stop.swept}`);
     if (d.exit.containment !== null) out.push(`containment: ${containmentLine(d.exit)}`);
     if (d.exit.error !== null) out.push(`error ${d.exit.error.code}: ${d.exit.error.message}`);
+    if (d.exit.kind != null) out.push(`kind: ${d.exit.kind} (the supervisor's account)`);
   }
   if (d.record !== null) {
     head("record");
@@ -136,6 +138,7 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
     out.push(
       `${d.record.status} (${d.record.reason}), tokens in ${t.input} (cached ${t.cached}) out ${t.output}${d.record.costUsd === null ? "" : `, $${d.record.costUsd}`}`,
     );
+    out.push(...errorLines(d.record));
     if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
     if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);
     out.push(...leftBehindLines(d.record, d.spec));

@@ -10,6 +10,19 @@ import { listDispatchDirs } from "./locate.js";
 import { promoteRun, queuePositions } from "./queue.js";
 import { settleIfDead } from "./settle.js";
 
+/** The part of record.error that `status` shows. */
+export interface RowError {
+  kind: string | null;
+  message: string;
+  retryAfter: string | null;
+}
+
+function rowError(record: RecordFile | null): RowError | null {
+  const error = record?.error;
+  if (error === null || error === undefined || record?.status === "ok") return null;
+  return { kind: error.kind ?? null, message: error.message, retryAfter: error.retryAfter ?? null };
+}
+
 /** One dispatch as `status` shows it. */
 export interface DispatchRow {
   run: string;
@@ -28,6 +41,8 @@ export interface DispatchRow {
   endedAt: string | null;
   status: RecordFile["status"] | null;
   reason: string | null;
+  /** Why a recorded dispatch did not end ok: its kind, message and when to come back (record.json). */
+  error: RowError | null;
   lastEvent: string | null;
   lastEventAt: string | null;
   openToolCalls: ActivityFile["openToolCalls"];
@@ -91,6 +106,7 @@ function recordedRow(run: RunPaths, dir: string, record: RecordFile): DispatchRo
     endedAt: record.endedAt,
     status: record.status,
     reason: record.reason,
+    error: rowError(record),
     lastEvent: null,
     lastEventAt: null,
     openToolCalls: [],
@@ -121,6 +137,7 @@ export function liveRow(
     endedAt: view.record?.endedAt ?? view.exit?.endedAt ?? null,
     status: view.record?.status ?? null,
     reason: view.record?.reason ?? view.exit?.reason ?? null,
+    error: rowError(view.record),
     lastEvent: now?.lastEvent ?? null,
     lastEventAt: now?.lastEventAt ?? null,
     openToolCalls: now?.openToolCalls ?? [],

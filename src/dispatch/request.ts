@@ -132,10 +132,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
           raw.maxProcs,
           "give a whole number of processes from 8 (an agent CLI and its shell need a few)",
         );
-  const thread =
-    raw.thread === undefined
-      ? null
-      : check("--thread", freeText, raw.thread, "give the thread id the CLI printed");
+  const thread = raw.thread === undefined ? null : validateThread(backend, raw.thread);
   const brief = validateBrief(raw.brief, backend);
   const duration = (field: string, value: string | undefined) =>
     value === undefined ? null : parseDuration(field, value);
@@ -174,6 +171,17 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     extraArgs,
     isolation,
   };
+}
+
+/** `--thread`: one short line in the form of the backend's thread ids (backends.md), else E_INPUT_INVALID. */
+function validateThread(backend: Backend, text: string): string {
+  const fix = "give the thread id the CLI printed (thread.json or `catherd show` of the dispatch to resume)";
+  const thread = check("--thread", freeText, text, fix);
+  if (backend.checkThread === undefined)
+    throw invalid("--thread", `is not supported by --backend ${backend.id}`, "leave --thread out");
+  const problem = backend.checkThread(thread);
+  if (problem !== null) throw invalid("--thread", `is not a ${backend.id} thread: ${problem}`, fix);
+  return thread;
 }
 
 /** `--max-parallel-backend codex=3` (repeatable): a cap of live dispatches per backend within the run. */

@@ -4,6 +4,7 @@ import {
   BACKEND_IDS,
   CONTAINMENTS,
   ENDING_ERROR_CODES,
+  ERROR_KINDS,
   EXIT_REASONS,
   QUEUE_BLOCKERS,
   SPEC_DEFAULT_BACKEND,
@@ -38,6 +39,7 @@ const processIdentity = z.object({ pid: z.number().int().positive(), startTime }
 export const backendIdSchema = z.enum(BACKEND_IDS);
 export const exitReasonSchema = z.enum(EXIT_REASONS);
 export const statusSchema = z.enum(STATUSES);
+export const errorKindSchema = z.enum(ERROR_KINDS);
 export const accessSchema = z.enum(ACCESS_LEVELS);
 /** exit.json's and record.json's `error`: a code from a closed set (specs/record.md, "error"), a message. */
 const errorField = loose({ code: z.enum(ENDING_ERROR_CODES), message: z.string() }).nullable();
@@ -56,6 +58,19 @@ export const worktreePlanSchema = z.object({
   base: z.string().min(1),
 });
 export type WorktreePlan = z.infer<typeof worktreePlanSchema>;
+
+/**
+ * record.json's error (specs/record.md): exit.json's `{code, message}` plus why in words an orchestrator
+ * can act on. The three fields are written in every record this catherd makes; a record written before
+ * them reads without them.
+ */
+const recordErrorField = loose({
+  code: z.enum(ENDING_ERROR_CODES),
+  kind: errorKindSchema.optional(),
+  message: z.string(),
+  retryAfter: isoTime.nullable().optional(),
+  tail: z.array(z.string()).optional(),
+}).nullable();
 
 /**
  * spec.json as written: by `dispatch` in full, by a person possibly with just `cmd` (and `backend`).
@@ -173,6 +188,11 @@ export const exitFileSchema = loose({
   peakMemoryBytes: ms.nullable().default(null),
   /** Processes of the dispatch the OOM killer killed, where its cgroup counted them. */
   oomKills: ms.nullable().default(null),
+  /**
+   * The kind the provider's words gave the end, as the supervisor saw it (a refusal ended early, the retry
+   * that was the last sign of life); null: none. Absent in an exit.json written before it existed.
+   */
+  kind: errorKindSchema.nullable().optional(),
 });
 export type ExitFile = z.infer<typeof exitFileSchema>;
 
@@ -226,7 +246,7 @@ export const recordFileSchema = loose({
   reply: z.string().nullable(),
   replyPath: z.string().nullable(),
   changedFiles: z.array(z.string()).nullable(),
-  error: errorField,
+  error: recordErrorField,
   // Written by every catherd that knows them (null when they do not apply); absent from older records.
   patch: z.object({ path: z.string(), bytes: ms }).nullable().optional(),
   worktree: loose({

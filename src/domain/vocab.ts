@@ -18,6 +18,29 @@ export type ExitReason = (typeof EXIT_REASONS)[number];
 export const STATUSES = ["ok", "failed", "timeout", "cancelled", "limit", "lost"] as const;
 export type Status = (typeof STATUSES)[number];
 
+/**
+ * Why a dispatch did not end well, in words an orchestrator can act on (specs/record.md). The first nine are
+ * what the provider or the CLI said; the last five are how catherd ended or lost the dispatch.
+ */
+export const ERROR_KINDS = [
+  "auth",
+  "quota",
+  "rate-limit",
+  "provider-down",
+  "model",
+  "context",
+  "request",
+  "resume",
+  "cli",
+  "timeout",
+  "cancelled",
+  "spawn",
+  "supervisor",
+  "lost",
+  "oom",
+] as const;
+export type ErrorKind = (typeof ERROR_KINDS)[number];
+
 /** The agent CLIs catherd knows, plus `exec` for any command. */
 export const BACKEND_IDS = ["codex", "claude-code", "opencode", "gemini", "exec"] as const;
 export type BackendId = (typeof BACKEND_IDS)[number];
@@ -68,6 +91,8 @@ export const ERROR_CODES = [
   "E_ADMIT_OVERLAP",
   "E_ADMIT_CAPACITY",
   "E_BACKEND_MISSING",
+  "E_BACKEND_BROKEN",
+  "E_BACKEND_TOO_OLD",
   "E_DISPATCH_NOT_FOUND",
   "E_NOT_RECORDED",
   "E_SPEC_INVALID",

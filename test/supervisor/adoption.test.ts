@@ -148,7 +148,7 @@ describe("an adopted watch", () => {
 });
 
 describe("oomEnding", () => {
-  const exited = { reason: "exited" as const, state: null, error: null };
+  const exited = { reason: "exited" as const, kind: null, state: null, error: null };
   const usage = (oomKills: number | null) => ({
     cpuSeconds: 1,
     peakMemoryBytes: 1,
@@ -178,6 +178,7 @@ describe("oomEnding", () => {
   ])("%s → oom %s", (_, ending, exit, counted, oom) => {
     const out = oomEnding(ending, exit, counted, 64 * 1024 * 1024);
     expect(out.error?.code === "E_AGENT_OOM").toBe(oom);
+    expect(out.kind === "oom").toBe(oom);
     if (oom) expect(out.error?.message).toContain("memory limit of 64M");
   });
 });

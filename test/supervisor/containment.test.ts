@@ -115,13 +115,14 @@ describe("containment", () => {
       reason: "exited",
       signal: "SIGKILL",
       containment: "cgroup",
+      kind: "oom",
       error: { code: "E_AGENT_OOM", message: expect.stringContaining("memory limit of 64M") },
     });
     expect(exit.oomKills).toBeGreaterThanOrEqual(1);
     expect(exit.peakMemoryBytes).toBeLessThanOrEqual(64 * MiB);
     expect(readJson(path.join(dir, "record.json"))).toMatchObject({
       status: "failed",
-      error: { code: "E_AGENT_OOM" },
+      error: { code: "E_AGENT_OOM", kind: "oom" },
     });
   });
 
