@@ -3,7 +3,7 @@ import { backendFor } from "../src/backends/registry.js";
 import type { Backend } from "../src/backends/types.js";
 import { asCatherdError, CatherdError, isCatherdError, stackOf } from "../src/domain/errors.js";
 import type { Spec } from "../src/domain/schemas.js";
-import type { ErrorCode, ExitReason } from "../src/domain/vocab.js";
+import type { ErrorCode, ErrorKind, ExitReason } from "../src/domain/vocab.js";
 import type { WatchState } from "../src/domain/watch.js";
 import { writeExit as writeExitFile } from "../src/folder/exit.js";
 import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
@@ -14,6 +14,7 @@ import { writeFolderJson } from "../src/folder/write.js";
 import { tryLock } from "../src/infra/lock.js";
 import { isSameProcess, startTimeOf } from "../src/infra/process-identity.js";
 import { type StopReport, stopDispatch } from "../src/infra/stop.js";
+import { promoteAfterRecord } from "./after-record.js";
 import { type RunningChild, spawnAgent } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
 import { fileLog, type SupervisorLog } from "./log.js";
@@ -31,6 +32,8 @@ export const SUPERVISOR_LOCK_STALE_MS = 30_000;
 
 interface Ending {
   reason: ExitReason;
+  /** What the provider's words made of the end (decide's verdict); null when they made nothing of it. */
+  kind: ErrorKind | null;
   state: WatchState | null;
   error: { code: ErrorCode; message: string } | null;
 }
@@ -148,6 +151,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
     const signalled = interrupt.aborted && watched.reason === "cancelled" ? String(interrupt.reason) : null;
     ending = {
       reason: watched.reason,
+      kind: watched.errorKind,
       state: watched.state,
       error:
         signalled === null
@@ -166,6 +170,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
         : asCatherdError(cause);
     ending = {
       reason: spawnFailed ? "spawn-failed" : "supervisor-error",
+      kind: null,
       state: null,
       error: { code: known.code, message: known.message },
     };
@@ -204,6 +209,7 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog) {
   } catch (error) {
     log("record-write-failed", failure(error));
   }
+  await promoteAfterRecord(dir, log).catch((error: unknown) => log("promoter-failed", failure(error)));
 }
 
 class SpawnFailure extends Error {
@@ -258,6 +264,7 @@ function writeExit(
     mono === null ? null : new Date(facts.startedAt.getTime() + (mono - facts.startedMono)).toISOString();
   const exit: FolderJsonBody<typeof FILES.exit> = {
     reason: ending.reason,
+    kind: ending.kind,
     code: child?.exit?.code ?? null,
     signal: child?.exit?.signal ?? null,
     startedAt: facts.startedAt.toISOString(),

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import type { Backend } from "../src/backends/types.js";
 import { type LineFacts, PROGRESS } from "../src/domain/facts.js";
 import type { Spec } from "../src/domain/schemas.js";
-import type { ExitReason } from "../src/domain/vocab.js";
+import type { ErrorKind, ExitReason } from "../src/domain/vocab.js";
 import {
   decide,
   initialWatch,
@@ -51,6 +51,8 @@ export interface WatchInput {
 
 export interface WatchOutcome {
   reason: ExitReason;
+  /** The kind the provider's words gave the stop (decide's verdict), or null. */
+  errorKind: ErrorKind | null;
   state: WatchState;
 }
 
@@ -166,7 +168,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
         });
         log("stall", { quietMs: Math.round(verdict.quietMs) });
       } else if (verdict.kind === "stop") {
-        return { reason: verdict.reason, state };
+        return { reason: verdict.reason, errorKind: verdict.errorKind, state };
       }
       const moving = bytes > 0 || sawChange;
       const dueAt = Math.min(nextDeadline(state, limits), activity.dueAt() ?? Number.POSITIVE_INFINITY);

@@ -1,8 +1,10 @@
 import { awaitRecords } from "../dispatch/await-records.js";
 import { inspectDispatch } from "../dispatch/inspect.js";
+import { cancelQueued, runPathsOfPlace } from "../dispatch/queue.js";
 import { settleIfDead, stopOrphan } from "../dispatch/settle.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
 import type { DispatchState } from "../domain/vocab.js";
+import { placeOf } from "../folder/layout.js";
 import { requestCancel } from "../folder/write.js";
 import type { Command } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
@@ -27,6 +29,12 @@ and records it cancelled. --wait returns once the dispatch is recorded.`,
     const ref = refOf(input, "cancel");
     const dir = dispatchDirOf(input, ref);
     let view = inspectDispatch(dir);
+    const place = placeOf(dir);
+    // Queued: recorded cancelled under the run's lock, never started — unless a promotion got there first,
+    // and then it is cancelled as the live dispatch it has become.
+    if (view.state === "queued" && place !== null) {
+      view = (await cancelQueued(runPathsOfPlace(place), dir)) ?? inspectDispatch(dir);
+    }
     if (view.state === "orphaned") {
       view = await stopOrphan(view, view.spec?.killGraceMs ?? SPEC_DEFAULTS.killGraceMs);
     } else if (view.state === "lost" || view.state === "exited") {

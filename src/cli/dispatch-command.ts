@@ -2,9 +2,11 @@ import * as fs from "node:fs";
 import { backendNamed } from "../backends/registry.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
+import { launchPromoted, queuePositions } from "../dispatch/queue.js";
+import { checkReadiness } from "../dispatch/readiness.js";
 import { MAX_BRIEF_BYTES, validateDispatch } from "../dispatch/request.js";
 import { CatherdError } from "../domain/errors.js";
-import { ACCESS_LEVELS, BACKEND_IDS } from "../domain/vocab.js";
+import { ACCESS_LEVELS, BACKEND_IDS, type QueueBlocker } from "../domain/vocab.js";
 import { catherdHome, runName } from "../infra/paths.js";
 import { type Command, listOption, type ParsedInput, stringOption } from "./kit.js";
 
@@ -16,7 +18,13 @@ export interface Dispatched {
     dir: string;
     backend: string;
     admittedAt: string;
-    supervisorPid: number;
+    /** Null while it waits in the queue: its supervisor starts when it is promoted. */
+    supervisorPid: number | null;
+    queued: boolean;
+    /** Its place in the run's queue (1 = next), null when it was not queued. */
+    position: number | null;
+    /** Why it waits (queued.json `blockedBy`), null when it was not queued. */
+    blockedBy: QueueBlocker | null;
     /** With --worktree: where the agent works, created by the supervisor before the agent starts. */
     worktree: { path: string; branch: string; base: string } | null;
   };
@@ -31,6 +39,10 @@ const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [opt
   --model <m>  --effort <e>  --access read-only|workspace-write|full  --thread <id>
   --owns <a/,b.ts>      paths this dispatch owns; a live dispatch owning an overlapping path is refused
   --max-parallel <n>    cap of live dispatches in the run (remembered in run.json)
+  --max-parallel-backend <backend>=<n>
+                        cap of live dispatches of one backend in the run (repeatable; remembered)
+  --queue               where a cap or an overlapping --owns would refuse it, wait in the run's queue:
+                        it starts, oldest first, as soon as nothing blocks it (exit 0 at once)
   --idle 15m  --wall 90m  --kill-grace 10s
   --env K=V             an explicit override for the agent (repeatable; written to spec.json)
   --pass-env NAME       the agent gets this variable's value from here (repeatable; only the name is
@@ -64,6 +76,16 @@ export const dispatchCommand: Command<Dispatched> = {
       type: "string",
       description: "cap of live dispatches in the run (remembered in run.json)",
       integer: true,
+    },
+    "max-parallel-backend": {
+      type: "string",
+      multiple: true,
+      description: "<backend>=<n>: cap of live dispatches of one backend in the run (remembered in run.json)",
+    },
+    queue: {
+      type: "boolean",
+      description:
+        "where a cap or an overlapping owns would refuse it, wait in the run's queue (it starts as soon as nothing blocks it)",
     },
     env: {
       type: "string",
@@ -107,6 +129,8 @@ export const dispatchCommand: Command<Dispatched> = {
       effort: stringOption(input, "effort"),
       access: stringOption(input, "access"),
       maxParallel: stringOption(input, "max-parallel"),
+      maxParallelBackend: listOption(input, "max-parallel-backend"),
+      queue: input.values.queue === true,
       env: listOption(input, "env"),
       brief: await readBrief(input, stdinIsOurs),
       thread: stringOption(input, "thread"),
@@ -122,8 +146,21 @@ export const dispatchCommand: Command<Dispatched> = {
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });
+    // Readiness before admission: a CLI that cannot start, or is too old, fails here, before any write.
+    const ready = await checkReadiness(request.backend, request.bin, catherdHome());
+    if (ready.problem !== null) throw ready.problem;
     const admitted = await admit(request, catherdHome(), () => new Date());
-    const supervisorPid = await launchSupervisor(admitted.dir, { standby });
+    // Queued ones promoted on the way start too; a queued newcomer leaves the standby to the first of them.
+    const [first, ...others] = admitted.promoted;
+    const promotions = launchPromoted(others);
+    let supervisorPid: number | null = null;
+    if (admitted.queued === null) supervisorPid = await launchSupervisor(admitted.dir, { standby });
+    if (first !== undefined) {
+      await launchSupervisor(first, { standby: admitted.queued === null ? null : standby }).catch(() => null);
+    }
+    await promotions;
+    const position =
+      admitted.queued === null ? null : (queuePositions(admitted.run).get(admitted.dispatchId) ?? null);
     const plan = admitted.spec.worktree;
     const data: Dispatched = {
       dispatched: {
@@ -134,13 +171,20 @@ export const dispatchCommand: Command<Dispatched> = {
         backend: request.backend.id,
         admittedAt: admitted.admit.admittedAt,
         supervisorPid,
+        queued: admitted.queued !== null,
+        position,
+        blockedBy: admitted.queued?.blockedBy ?? null,
         worktree: plan === null ? null : { path: plan.path, branch: plan.branch, base: plan.base },
       },
     };
+    const what = `${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}`;
     const where = plan === null ? "" : `\nworktree ${plan.path} on branch ${plan.branch}`;
     return {
       data,
-      text: `dispatched ${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}${where}`,
+      text:
+        admitted.queued === null
+          ? `dispatched ${what}${where}`
+          : `queued ${what}${where}\n  position ${position ?? "?"}, blocked by ${admitted.queued.blockedBy}; it starts as soon as nothing blocks it`,
     };
   },
 };

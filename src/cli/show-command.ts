@@ -1,20 +1,26 @@
 import { type DispatchView, inspectDispatch } from "../dispatch/inspect.js";
+import { type QueueInfo, queueInfo } from "../dispatch/overview.js";
+import { promoteRunOf, queuePositionsOf } from "../dispatch/queue.js";
 import { settleIfDead } from "../dispatch/settle.js";
 import { isSecretName } from "../domain/env.js";
 import { backendOf } from "../folder/backend.js";
 import { humanLine } from "../folder/human-line.js";
-import { FILES, fileIn } from "../folder/layout.js";
+import { FILES, fileIn, placeOf } from "../folder/layout.js";
 import { tailLines } from "../infra/tail.js";
 import type { Command } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
 import { paint } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
+import { errorLines } from "./result-command.js";
+import { queuedText } from "./status-command.js";
 
 const TAIL_LINES = 20;
 
 export interface ShownDispatch {
   dispatch: Omit<DispatchView, "problems"> & {
     problems: { code: string; message: string }[];
+    /** For a queued dispatch: its place in the queue and what holds it back. */
+    queue: QueueInfo | null;
     events: string[];
     stderr: string[];
   };
@@ -31,8 +37,11 @@ tail of its events (as human lines) and of its stderr.`,
   },
   async handler(input) {
     const ref = refOf(input, "show");
-    let view = inspectDispatch(dispatchDirOf(input, ref));
+    const dir = dispatchDirOf(input, ref);
+    await promoteRunOf(dir);
+    let view = inspectDispatch(dir);
     view = await settleIfDead(view);
+    const place = placeOf(dir);
     const backend = backendOf(view);
     const events = tailLines(fileIn(view.dir, FILES.events), 400)
       .flatMap((line) => humanLine(backend, line) ?? [])
@@ -42,6 +51,7 @@ tail of its events (as human lines) and of its stderr.`,
       ...view,
       spec: view.spec === null ? null : { ...view.spec, env: redact(view.spec.env) },
       problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
+      queue: queueInfo(view, place === null ? new Map() : queuePositionsOf(place)),
       events,
       stderr,
     };
@@ -60,6 +70,7 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
   out.push(`${paint(d.admit?.name ?? "(by hand)", "bold")} ${d.dispatchId}  ${d.state}`);
   out.push(`folder: ${d.dir}`);
   for (const p of d.problems) out.push(paint(`! ${p.code}: ${p.message}`, "red"));
+  if (d.queue !== null) out.push(`${queuedText(d.queue)}, since ${d.queue.since}`);
   if (d.admit !== null) {
     head("admitted");
     out.push(
@@ -94,6 +105,7 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
     );
     out.push(`stop: term ${d.exit.stop.term}, kill ${d.exit.stop.kill}, swept ${d.exit.stop.swept}`);
     if (d.exit.error !== null) out.push(`error ${d.exit.error.code}: ${d.exit.error.message}`);
+    if (d.exit.kind != null) out.push(`kind: ${d.exit.kind} (the supervisor's account)`);
   }
   if (d.record !== null) {
     head("record");
@@ -101,6 +113,7 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
     out.push(
       `${d.record.status} (${d.record.reason}), tokens in ${t.input} (cached ${t.cached}) out ${t.output}${d.record.costUsd === null ? "" : `, $${d.record.costUsd}`}`,
     );
+    out.push(...errorLines(d.record));
     if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
     if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);
     out.push(...leftBehindLines(d.record, d.spec));

@@ -7,7 +7,7 @@ import type { RecordFile } from "../domain/schemas.js";
 import { markSeen } from "../folder/markers.js";
 import { type Command, stringOption } from "./kit.js";
 import { dispatchDirOf, runPathsOf } from "./resolve.js";
-import { recordLine } from "./result-command.js";
+import { errorLines, recordLine } from "./result-command.js";
 
 /** The records that are done and, for each dispatch waited for that is not, what it is doing. */
 export interface Waited {
@@ -45,7 +45,10 @@ all printed records are ok, 1 otherwise, 124 on timeout.`,
     const run = runPathsOf(input);
     const running = result.pending.map((dir) => runningSnapshot(run, dir));
     const allOk = records.length > 0 && records.every((r) => r.status === "ok");
-    const lines = records.map(recordLine);
+    const lines = records.flatMap((r) => [
+      recordLine(r),
+      ...errorLines(r, { tail: false }).map((l) => `  ${l}`),
+    ]);
     if (result.timedOut) lines.push(`timed out with ${result.pending.length} still running`);
     lines.push(...running.map(snapshotLine));
     return {

@@ -7,7 +7,7 @@ import { parseDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import { ID_PATTERN } from "../domain/ids.js";
 import { accessSchema, backendIdSchema } from "../domain/schemas.js";
-import { type AccessLevel, BACKEND_IDS } from "../domain/vocab.js";
+import { type AccessLevel, BACKEND_IDS, type BackendId } from "../domain/vocab.js";
 import { resolveExecutable } from "../infra/which.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 
@@ -24,6 +24,10 @@ export interface DispatchRequest {
   effort: string | null;
   access: AccessLevel | null;
   maxParallel: number | null;
+  /** `--max-parallel-backend codex=3`, per backend. */
+  maxParallelBackend: Partial<Record<BackendId, number>>;
+  /** `--queue`: wait in the run's queue where admission would refuse for a cap or an overlap. */
+  queue: boolean;
   env: Record<string, string>;
   brief: Buffer | null;
   thread: string | null;
@@ -46,6 +50,8 @@ export interface RawDispatchInput {
   effort?: string | undefined;
   access?: string | undefined;
   maxParallel?: string | undefined;
+  maxParallelBackend?: string[] | undefined;
+  queue?: boolean | undefined;
   env: string[];
   brief: Buffer | null;
   thread?: string | undefined;
@@ -110,10 +116,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
           raw.maxParallel,
           "give a whole number from 1 to 10000",
         );
-  const thread =
-    raw.thread === undefined
-      ? null
-      : check("--thread", freeText, raw.thread, "give the thread id the CLI printed");
+  const thread = raw.thread === undefined ? null : validateThread(backend, raw.thread);
   const brief = validateBrief(raw.brief, backend);
   const duration = (field: string, value: string | undefined) =>
     value === undefined ? null : parseDuration(field, value);
@@ -137,6 +140,8 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     effort: text("--effort", raw.effort),
     access,
     maxParallel,
+    maxParallelBackend: parseBackendCaps(raw.maxParallelBackend ?? []),
+    queue: raw.queue === true,
     env,
     brief,
     thread,
@@ -148,6 +153,37 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     extraArgs,
     isolation,
   };
+}
+
+/** `--thread`: one short line in the form of the backend's thread ids (backends.md), else E_INPUT_INVALID. */
+function validateThread(backend: Backend, text: string): string {
+  const fix = "give the thread id the CLI printed (thread.json or `catherd show` of the dispatch to resume)";
+  const thread = check("--thread", freeText, text, fix);
+  if (backend.checkThread === undefined)
+    throw invalid("--thread", `is not supported by --backend ${backend.id}`, "leave --thread out");
+  const problem = backend.checkThread(thread);
+  if (problem !== null) throw invalid("--thread", `is not a ${backend.id} thread: ${problem}`, fix);
+  return thread;
+}
+
+/** `--max-parallel-backend codex=3` (repeatable): a cap of live dispatches per backend within the run. */
+function parseBackendCaps(pairs: readonly string[]): Partial<Record<BackendId, number>> {
+  const caps: Partial<Record<BackendId, number>> = {};
+  const fix = `give --max-parallel-backend <backend>=<n>, backend one of ${BACKEND_IDS.join(", ")}, n from 1 to 10000`;
+  for (const pair of pairs) {
+    const [backend, n, extra] = pair.split("=");
+    const id = backendIdSchema.safeParse(backend);
+    const cap = Number(n);
+    if (extra !== undefined || !id.success || !/^[0-9]+$/.test(n ?? "") || cap < 1 || cap > 10_000) {
+      throw invalid(
+        "--max-parallel-backend",
+        `${JSON.stringify(pair.slice(0, 80))} is not <backend>=<n>`,
+        fix,
+      );
+    }
+    caps[id.data] = cap;
+  }
+  return caps;
 }
 
 function parseKillGrace(text: string): number {

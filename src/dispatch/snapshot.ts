@@ -2,6 +2,7 @@ import type { DispatchState } from "../domain/vocab.js";
 import type { RunPaths } from "../infra/paths.js";
 import { inspectDispatch } from "./inspect.js";
 import { liveRow } from "./overview.js";
+import { queuePositions } from "./queue.js";
 
 /** What a dispatch that has no record yet is doing: what `wait` tells a caller it returns to early. */
 export interface RunningSnapshot {
@@ -23,7 +24,8 @@ export interface RunningSnapshot {
 
 /** A snapshot of one dispatch folder now (activity.json is rewritten by its supervisor at most once a second). */
 export function runningSnapshot(run: RunPaths, dir: string, now = Date.now()): RunningSnapshot {
-  const row = liveRow(run, inspectDispatch(dir));
+  const view = inspectDispatch(dir);
+  const row = liveRow(run, view, view.state === "queued" ? queuePositions(run) : undefined);
   const secsSince = (iso: string | null) => {
     const at = iso === null ? Number.NaN : Date.parse(iso);
     return Number.isNaN(at) ? null : Math.max(0, Math.round((now - at) / 1000));

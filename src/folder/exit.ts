@@ -1,5 +1,5 @@
 import type { ExitFile } from "../domain/schemas.js";
-import type { ErrorCode, ExitReason } from "../domain/vocab.js";
+import type { EndingErrorCode, ExitReason } from "../domain/vocab.js";
 import { FILES } from "./layout.js";
 import {
   atomicWriter,
@@ -27,7 +27,7 @@ export function writeEndedExit(
   dir: string,
   facts: {
     reason: ExitReason;
-    error: { code: ErrorCode; message: string };
+    error: { code: EndingErrorCode; message: string };
     stop?: ExitFile["stop"];
     pid?: number | null;
     startedAt?: string | null;
@@ -49,5 +49,7 @@ export function writeEndedExit(
     stalled: false,
     stop: facts.stop ?? { term: false, kill: false, swept: 0 },
     error: facts.error,
+    // The reason (lost, cancelled…) is the whole story: no provider's words made anything of it.
+    kind: null,
   });
 }

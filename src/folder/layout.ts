@@ -9,6 +9,8 @@ export const FILES = {
   brief: "brief.md",
   spec: "spec.json",
   admit: "admit.json",
+  queued: "queued.json",
+  promoted: "promoted.json",
   supervisor: "supervisor.json",
   supervisorLock: "supervisor.lock",
   proc: "proc.json",

@@ -185,4 +185,51 @@ describe("mock model server", () => {
     expect(unknown.status).toBe(404);
     expect(server.unexpected.map((r) => r.url)).toEqual(["/nowhere"]);
   });
+
+  it.each([
+    ["auth401", "/v1/responses", 401, { error: { code: "invalid_api_key" } }],
+    [
+      "auth401",
+      "/v1/messages",
+      401,
+      { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } },
+    ],
+    [
+      "auth401",
+      "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+      401,
+      { error: { status: "UNAUTHENTICATED" } },
+    ],
+    ["model404", "/v1/chat/completions", 404, { error: { code: "model_not_found" } }],
+    ["context400", "/v1/chat/completions", 400, { error: { code: "context_length_exceeded" } }],
+    [
+      "context400",
+      "/v1/messages",
+      400,
+      { error: { message: "prompt is too long: 215000 tokens > 200000 maximum" } },
+    ],
+    [
+      "ratelimit-long",
+      "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+      429,
+      { error: { status: "RESOURCE_EXHAUSTED" } },
+    ],
+  ] as const)("%s answers %s with %i in the provider's own shape", async (scenario, route, status, shape) => {
+    const url = `${server.baseUrl(scenario)}${route}`;
+    const answer = await post(url, { stream: true });
+    expect(answer.status).toBe(status);
+    expect(JSON.parse(answer.text)).toMatchObject(shape);
+  });
+
+  it("ratelimit-long says when to come back: Retry-After 3600 and, for Anthropic, the reset time", async () => {
+    const res = await fetch(`${server.baseUrl("ratelimit-long")}/v1/messages`, {
+      method: "POST",
+      body: "{}",
+    });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBe("3600");
+    const reset = res.headers.get("anthropic-ratelimit-requests-reset") ?? "";
+    expect(Date.parse(reset) - Date.now()).toBeGreaterThan(59 * 60_000);
+    expect(await res.text()).toContain(`The limit resets at ${reset}.`);
+  });
 });

@@ -25,8 +25,27 @@ import * as path from "node:path";
 // never shift the script: a request that ends with a tool result gets the final text; one that offers
 // a shell tool gets the scripted call; one that offers no tool gets a short text.
 
-export type Scenario = "tool" | "text" | "always500" | "hang" | "orphan";
-export const SCENARIOS: readonly Scenario[] = ["tool", "text", "always500", "hang", "orphan"];
+export type Scenario =
+  | "tool"
+  | "text"
+  | "always500"
+  | "hang"
+  | "orphan"
+  | "auth401"
+  | "ratelimit-long"
+  | "model404"
+  | "context400";
+export const SCENARIOS: readonly Scenario[] = [
+  "tool",
+  "text",
+  "always500",
+  "hang",
+  "orphan",
+  "auth401",
+  "ratelimit-long",
+  "model404",
+  "context400",
+];
 
 /** The shell command each tool scenario asks the CLI to run. */
 export const SCENARIO_COMMANDS: Partial<Record<Scenario, string>> = {
@@ -98,6 +117,138 @@ const ERROR_BODIES: Record<Api, unknown> = {
   gemini: { error: { code: 500, message: "mock: internal error", status: "INTERNAL" } },
   "gemini-count": { error: { code: 500, message: "mock: internal error", status: "INTERNAL" } },
   models: { error: { message: "mock: internal error" } },
+};
+
+/** A provider's refusal of a request: its status, body and headers, in one API's own shape. */
+interface Refusal {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** The time a long rate limit resets: an hour after the request. */
+const resetIn = () => new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+const openai = (
+  status: number,
+  message: string,
+  type: string,
+  code: string,
+  param: string | null = null,
+) => ({
+  status,
+  body: { error: { message, type, param, code } },
+});
+const anthropic = (status: number, type: string, message: string) => ({
+  status,
+  body: { type: "error", error: { type, message } },
+});
+const google = (code: number, status: string, message: string, details?: unknown[]) => ({
+  status: code,
+  body: { error: { code, message, status, ...(details === undefined ? {} : { details }) } },
+});
+
+/**
+ * The failure scenarios (specs/live-suite.md): every request of the run gets the refusal, in the shape
+ * and with the words the real providers use (shared/fixtures/README.md, "Failures"). Each is a function:
+ * a rate limit's reset time is an hour after the request.
+ */
+const REFUSALS: Partial<Record<Scenario, (api: Api) => Refusal>> = {
+  auth401: (api) =>
+    api === "anthropic" || api === "anthropic-count"
+      ? anthropic(401, "authentication_error", "invalid x-api-key")
+      : api === "gemini" || api === "gemini-count"
+        ? google(
+            401,
+            "UNAUTHENTICATED",
+            "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+            [
+              {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                reason: "ACCESS_TOKEN_EXPIRED",
+                domain: "googleapis.com",
+              },
+            ],
+          )
+        : openai(
+            401,
+            "Incorrect API key provided: live-dummy. You can find your API key at https://platform.openai.com/account/api-keys.",
+            "invalid_request_error",
+            "invalid_api_key",
+          ),
+  "ratelimit-long": (api) => {
+    const headers = { "retry-after": "3600" };
+    if (api === "anthropic" || api === "anthropic-count") {
+      const reset = resetIn();
+      return {
+        ...anthropic(
+          429,
+          "rate_limit_error",
+          `This request would exceed your organization's rate limit of 50 requests per minute. The limit resets at ${reset}.`,
+        ),
+        headers: { ...headers, "anthropic-ratelimit-requests-reset": reset },
+      };
+    }
+    if (api === "gemini" || api === "gemini-count") {
+      return {
+        ...google(
+          429,
+          "RESOURCE_EXHAUSTED",
+          "Resource has been exhausted (e.g. check quota). Please retry in 3600s.",
+          [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "3600s" }],
+        ),
+        headers,
+      };
+    }
+    return {
+      ...openai(
+        429,
+        "Rate limit reached for mock-model on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 1h0m0s.",
+        "requests",
+        "rate_limit_exceeded",
+      ),
+      headers: { ...headers, "x-ratelimit-reset-requests": "1h0m0s" },
+    };
+  },
+  model404: (api) =>
+    api === "anthropic" || api === "anthropic-count"
+      ? anthropic(404, "not_found_error", "model: mock-model")
+      : api === "gemini" || api === "gemini-count"
+        ? google(
+            404,
+            "NOT_FOUND",
+            "models/gemini-2.5-flash is not found for API version v1beta, or is not supported for generateContent.",
+          )
+        : openai(
+            404,
+            "The model `mock-model` does not exist or you do not have access to it.",
+            "invalid_request_error",
+            "model_not_found",
+          ),
+  context400: (api) =>
+    api === "anthropic" || api === "anthropic-count"
+      ? anthropic(400, "invalid_request_error", "prompt is too long: 215000 tokens > 200000 maximum")
+      : api === "gemini" || api === "gemini-count"
+        ? google(
+            400,
+            "INVALID_ARGUMENT",
+            "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+          )
+        : api === "chat"
+          ? openai(
+              400,
+              "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.",
+              "invalid_request_error",
+              "context_length_exceeded",
+              "messages",
+            )
+          : openai(
+              400,
+              "Your input exceeds the context window of this model. Please adjust your input and try again.",
+              "invalid_request_error",
+              "context_length_exceeded",
+              "input",
+            ),
 };
 
 const USAGE = { input: 1200, output: 34 };
@@ -187,6 +338,12 @@ export async function startMockModelServer(options: MockOptions = {}): Promise<M
       if (script === "hang") {
         // Accept and never answer: the socket stays open until the client gives up or the server closes.
         entry.answer = "hang";
+        return;
+      }
+      const refusal = REFUSALS[script]?.(api);
+      if (refusal !== undefined && api !== "models") {
+        entry.answer = String(refusal.status);
+        sendJson(res, refusal.status, refusal.body, refusal.headers ?? {});
         return;
       }
       if (script === "always500") {
