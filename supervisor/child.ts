@@ -1,7 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { Readable } from "node:stream";
 import { FILE_MODE } from "../src/infra/atomic.js";
+import { JOIN_STATUS_FD, joinCommand, joinStatus } from "../src/infra/cgroup/join.js";
+import { resolveExecutable } from "../src/infra/which.js";
 
 /** How the agent ended, as node reports it. */
 export interface ChildExit {
@@ -27,12 +30,23 @@ export interface SpawnRequest {
   stdinPath: string | null;
   eventsPath: string;
   stderrPath: string;
+  /** The cgroup.procs files of the dispatch's cgroup: the agent is started inside it. */
+  cgroupProcs?: readonly string[] | undefined;
+}
+
+/** The agent could not be started inside its cgroup; nothing ran (src/infra/cgroup/join.ts). */
+export class CgroupJoinFailed extends Error {
+  constructor() {
+    super("the agent could not join its cgroup");
+  }
 }
 
 /**
  * Starts the agent as the leader of a new process group: stdin from a file (or /dev/null, never an
  * inherited pipe: Codex waits for EOF), stdout and stderr straight into files that outlive the supervisor.
- * Rejects when the command cannot be started.
+ * With `cgroupProcs`, through the join wrapper, so that it is inside its cgroup before it runs a single
+ * instruction of its own; rejects with CgroupJoinFailed (after the wrapper ended, nothing run) when it
+ * could not join. Rejects when the command cannot be started.
  */
 export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
   const fds: number[] = [];
@@ -47,21 +61,45 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
     const stderr = open(request.stderrPath, "a");
     fs.fchmodSync(stdout, FILE_MODE);
     fs.fchmodSync(stderr, FILE_MODE);
-    const child = spawn(request.cmd, [...request.args], {
+    const joining = request.cgroupProcs !== undefined && request.cgroupProcs.length > 0;
+    const argv = joining ? joinArgv(request) : { cmd: request.cmd, args: [...request.args] };
+    const child = spawn(argv.cmd, argv.args, {
       cwd: request.cwd,
       env: request.env,
-      stdio: [stdin, stdout, stderr],
+      stdio: joining ? [stdin, stdout, stderr, "pipe"] : [stdin, stdout, stderr],
       detached: true, // setsid: its own session and process group, so the group can be stopped whole
-      argv0: path.basename(request.cmd),
+      argv0: path.basename(joining ? argv.cmd : request.cmd),
     });
     await new Promise<void>((resolve, reject) => {
       child.once("spawn", resolve);
       child.once("error", reject);
     });
-    return track(child);
+    const running = track(child);
+    if (joining && !(await joinStatus(child.stdio[JOIN_STATUS_FD] as Readable))) {
+      await running.exited;
+      throw new CgroupJoinFailed();
+    }
+    return running;
   } finally {
     for (const fd of fds) fs.closeSync(fd);
   }
+}
+
+/** Where a command is looked up when the agent's environment has no PATH (execvp's own default). */
+const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+/**
+ * The wrapper's argv. `sh` would report a missing command only by its exit code, after the spawn has
+ * succeeded: the command is resolved here first, so that it fails to start as it would without a cgroup.
+ */
+function joinArgv(request: SpawnRequest): { cmd: string; args: string[] } {
+  // A relative command with a slash is relative to the agent's cwd, as spawn takes it.
+  const named = request.cmd.includes("/") ? path.resolve(request.cwd, request.cmd) : request.cmd;
+  const cmd = resolveExecutable(named, request.env.PATH ?? DEFAULT_PATH);
+  if (cmd === null) {
+    throw Object.assign(new Error(`spawn ${request.cmd} ENOENT`), { code: "ENOENT", path: request.cmd });
+  }
+  return joinCommand(request.cgroupProcs ?? [], cmd, request.args);
 }
 
 function track(child: ChildProcess): RunningChild {

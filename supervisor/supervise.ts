@@ -1,43 +1,40 @@
 import * as fs from "node:fs";
 import { backendFor } from "../src/backends/registry.js";
 import type { Backend } from "../src/backends/types.js";
+import { SPEC_DEFAULTS } from "../src/domain/defaults.js";
 import { asCatherdError, CatherdError, isCatherdError, stackOf } from "../src/domain/errors.js";
 import type { Spec } from "../src/domain/schemas.js";
-import type { ErrorCode, ExitReason } from "../src/domain/vocab.js";
-import type { WatchState } from "../src/domain/watch.js";
-import { writeExit as writeExitFile } from "../src/folder/exit.js";
+import { agentDispatchId } from "../src/folder/ids.js";
 import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
 import { readFolderJson } from "../src/folder/read.js";
 import { absolutePaths, readSpecFile, resolveSpec } from "../src/folder/spec.js";
-import type { FolderJsonBody } from "../src/folder/write.js";
 import { writeFolderJson } from "../src/folder/write.js";
 import { tryLock } from "../src/infra/lock.js";
 import { isSameProcess, startTimeOf } from "../src/infra/process-identity.js";
-import { type StopReport, stopDispatch } from "../src/infra/stop.js";
-import { type RunningChild, spawnAgent } from "./child.js";
+import { adoptedChild } from "./adopted-child.js";
+import { reopenContainment, spawnContained } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
+import type { Ending } from "./exit-file.js";
+import { finish, type Origin, type Watched } from "./finish.js";
 import { fileLog, type SupervisorLog } from "./log.js";
+import { resumePoint } from "./resume.js";
+import { type Adoption, takeOver } from "./take-over.js";
 import { pauseAt } from "./test-hooks.js";
-import { watchAgent } from "./watch-loop.js";
+import { type WatchInput, watchAgent } from "./watch-loop.js";
 import { prepareWorkplace } from "./workplace.js";
 
 /**
  * How long a supervisor lock survives a frozen holder before another may take it over. The lock is
  * refreshed every half of this, and each refresh wakes a quiet supervisor: longer is cheaper. It delays
  * only a second `catherd supervise` of a folder whose supervisor died before starting its agent; readers
- * judge a supervisor by its pid and start time, never by its lock.
+ * judge a supervisor by its pid and start time, never by its lock, and an adopter removes a dead one's.
  */
 export const SUPERVISOR_LOCK_STALE_MS = 30_000;
 
-interface Ending {
-  reason: ExitReason;
-  state: WatchState | null;
-  error: { code: ErrorCode; message: string } | null;
-}
-
 /**
- * Supervises the dispatch in `dir` from start to record (specs/supervisor.md). Returns the process exit
- * code: 0 whenever the folder was handled (even if the agent failed), or when another supervisor has it.
+ * Supervises the dispatch in `dir` from start to record (specs/supervisor.md), or adopts it when its agent
+ * was started by a supervisor that has died since. Returns the process exit code: 0 whenever the folder was
+ * handled (even if the agent failed), or when another supervisor has it.
  */
 export async function superviseDispatch(
   dir: string,
@@ -45,90 +42,117 @@ export async function superviseDispatch(
   interrupt: AbortSignal,
 ): Promise<number> {
   const log = fileLog(fileIn(dir, FILES.supervisorLog), () => deps.clock.wallNow());
+  if (fs.existsSync(fileIn(dir, FILES.exit))) {
+    log("already-supervised", { pid: process.pid, why: "exit.json exists" });
+    return 0;
+  }
+  const procFile = fileIn(dir, FILES.proc);
   const release = await tryLock(dir, {
     lockPath: fileIn(dir, FILES.supervisorLock),
     staleMs: SUPERVISOR_LOCK_STALE_MS,
     onCompromised: (error) => log("lock-compromised", { message: error.message }),
   });
-  if (release === null) {
+  if (release !== null && !fs.existsSync(procFile)) {
+    try {
+      const busy = alreadyHandled(dir);
+      if (busy !== null) {
+        log("already-supervised", { pid: process.pid, why: busy });
+        return 0;
+      }
+      await supervise(dir, deps, log, interrupt);
+      return 0;
+    } finally {
+      await release().catch(() => {});
+    }
+  }
+  // An agent already started is never started again: it is adopted (take-over.ts decides who adopts, under
+  // adopt.lock), or left to its live supervisor. A lock refused by a live supervisor ends here; a dead
+  // one's lock looks fresh for up to its stale time, so a refusal alone does not say the holder lives.
+  if (release !== null) await release().catch(() => {});
+  else if (!fs.existsSync(procFile) || liveSupervisor(dir) !== null) {
     log("already-supervised", { pid: process.pid });
     return 0;
   }
+  const adoption = await takeOver(dir, deps, log, SUPERVISOR_LOCK_STALE_MS);
+  if (adoption === null) return 0;
   try {
-    const busy = alreadyHandled(dir);
-    if (busy !== null) {
-      log("already-supervised", { pid: process.pid, why: busy });
-      return 0;
-    }
-    await supervise(dir, deps, log, interrupt);
-    return 0;
+    await superviseAdopted(dir, deps, log, interrupt, adoption);
   } finally {
-    await release().catch(() => {});
+    await adoption.release().catch(() => {});
   }
+  return 0;
+}
+
+/** The pid of the live supervisor supervisor.json names (by pid and start time), if it is not this one. */
+function liveSupervisor(dir: string): number | null {
+  const sup = readFolderJson(dir, FILES.supervisor);
+  return sup.kind === "ok" &&
+    sup.value.pid !== process.pid &&
+    isSameProcess(sup.value.pid, sup.value.startTime)
+    ? sup.value.pid
+    : null;
 }
 
 /**
  * A folder whose agent was already started (proc.json), ended (exit.json), or whose supervisor.json
- * names another live supervisor is not ours: a lock taken over from a frozen supervisor must not run the
- * agent a second time.
+ * names another live supervisor is not ours to start: a lock taken over from a frozen supervisor must not
+ * run the agent a second time.
  */
 function alreadyHandled(dir: string): string | null {
   if (fs.existsSync(fileIn(dir, FILES.exit))) return "exit.json exists";
   if (fs.existsSync(fileIn(dir, FILES.proc))) return "proc.json exists";
-  const sup = readFolderJson(dir, FILES.supervisor);
-  if (
-    sup.kind === "ok" &&
-    sup.value.pid !== process.pid &&
-    isSameProcess(sup.value.pid, sup.value.startTime)
-  ) {
-    return `supervisor ${sup.value.pid} is alive`;
-  }
-  return null;
+  const live = liveSupervisor(dir);
+  return live === null ? null : `supervisor ${live} is alive`;
 }
 
+/** The first supervisor of a dispatch: spawns its agent, watches it, stops it, writes the ending. */
 async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, interrupt: AbortSignal) {
   const { clock, files } = deps;
-  const startedAt = clock.wallNow();
-  const startedMono = clock.now();
+  const origin: Origin = { wall: clock.wallNow(), mono: clock.now() };
   writeFolderJson(
     dir,
     FILES.supervisor,
     {
       pid: process.pid,
       startTime: startTimeOf(process.pid),
-      startedAt: startedAt.toISOString(),
+      startedAt: origin.wall.toISOString(),
+      adoptions: 0,
+      firstStartedAt: origin.wall.toISOString(),
     },
     files,
   );
 
-  let spec: Spec | null = null;
-  let child: RunningChild | null = null;
-  /** The agent's start time as read right after the spawn: the stop trusts this, never proc.json on disk. */
-  let childStartTime: string | null = null;
+  let watched: Watched | null = null;
   let ending: Ending;
-  let stop: StopReport = { term: false, kill: false, swept: 0 };
   try {
     let backend: Backend;
+    let spec: Spec;
     try {
       const file = readSpecFile(dir);
       backend = backendFor(file.backend);
       spec = absolutePaths(resolveSpec(file, backend, dir), dir);
       pauseAt("before-spawn", dir);
       const env = await prepareWorkplace(dir, spec, process.env, placeOf(dir)?.run ?? null);
-      child = await spawnAgent({
-        cmd: spec.cmd,
-        args: spec.args,
-        cwd: spec.cwd,
-        env,
-        stdinPath: spec.stdinPath,
-        eventsPath: fileIn(dir, FILES.events),
-        stderrPath: fileIn(dir, FILES.stderr),
-      });
+      const { child, contained } = await spawnContained(
+        dir,
+        spec,
+        {
+          cmd: spec.cmd,
+          args: spec.args,
+          cwd: spec.cwd,
+          env,
+          stdinPath: spec.stdinPath,
+          eventsPath: fileIn(dir, FILES.events),
+          stderrPath: fileIn(dir, FILES.stderr),
+        },
+        log,
+      );
+      watched = { limits: spec, child, startTime: startTimeOf(child.pid), contained };
     } catch (error) {
       throw new SpawnFailure(error);
     }
-    childStartTime = startTimeOf(child.pid);
-    log("spawned", { pid: child.pid, cmd: spec.cmd });
+    const { child } = watched;
+    log("spawned", { pid: child.pid, cmd: spec.cmd, containment: watched.contained.kind });
     pauseAt("after-spawn", dir);
     // A disk that refuses it ends the run as supervisor-error with E_IO_WRITE (asCatherdError below).
     writeFolderJson(
@@ -137,163 +161,116 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
       {
         pid: child.pid,
         pgid: child.pid,
-        startTime: childStartTime,
+        startTime: watched.startTime,
         startedAt: clock.wallNow().toISOString(),
         argv0: spec.cmd,
       },
       files,
     );
     pauseAt("running", dir);
-    const watched = await watchAgent({ dir, spec, backend, child, deps, log, interrupt });
-    const signalled = interrupt.aborted && watched.reason === "cancelled" ? String(interrupt.reason) : null;
-    ending = {
-      reason: watched.reason,
-      state: watched.state,
-      error:
-        signalled === null
-          ? null
-          : { code: "E_SUPERVISOR_SIGNALLED", message: `the supervisor received ${signalled}` },
-    };
-    log("decided", { reason: watched.reason });
+    ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt });
   } catch (error) {
-    const spawnFailed = error instanceof SpawnFailure;
-    const cause = spawnFailed ? error.cause : error;
-    // A command that cannot start is E_SPAWN_FAILED; any other throw catherd did not anticipate is a bug,
-    // E_INTERNAL, its stack in supervisor.log.
-    const known =
-      spawnFailed && !isCatherdError(cause)
-        ? new CatherdError("E_SPAWN_FAILED", messageOf(cause), { cause })
-        : asCatherdError(cause);
-    ending = {
-      reason: spawnFailed ? "spawn-failed" : "supervisor-error",
-      state: null,
-      error: { code: known.code, message: known.message },
-    };
-    log(ending.reason, {
-      code: known.code,
-      message: known.message,
-      ...(known.code === "E_INTERNAL" ? { stack: stackOf(cause) } : {}),
-    });
+    ending = failedEnding(error, log);
   }
+  await finish(dir, deps, log, { ending, watched, origin, adoptions: 0, pgid: watched?.child.pid ?? null });
+}
 
-  if (child !== null && spec !== null) {
-    stop = await stopAgent(dir, spec, child, childStartTime, deps, log);
-    // The leader is reaped by now or soon: its own code and signal belong in exit.json.
-    if (child.exit === null) await Promise.race([child.exited, clock.sleep(1000)]);
+/**
+ * A supervisor that took over (take-over.ts): it cannot wait() for an agent it did not spawn, so it
+ * watches it by pid and start time; it rebuilds the stream state from the files; then goes on as the
+ * first one would have.
+ */
+async function superviseAdopted(
+  dir: string,
+  deps: SupervisorDeps,
+  log: SupervisorLog,
+  interrupt: AbortSignal,
+  adoption: Adoption,
+) {
+  const { clock } = deps;
+  const { proc } = adoption;
+  const firstWall = Date.parse(adoption.firstStartedAt);
+  const origin: Origin = Number.isFinite(firstWall)
+    ? { wall: new Date(firstWall), mono: clock.now() - (clock.wallNow().getTime() - firstWall) }
+    : { wall: clock.wallNow(), mono: clock.now() };
+  const child = adoptedChild(proc.pid, proc.startTime, clock);
+  let watched: Watched | null = null;
+  let ending: Ending;
+  try {
+    const file = readSpecFile(dir);
+    const backend = backendFor(file.backend);
+    const spec = absolutePaths(resolveSpec(file, backend, dir), dir);
+    const contained = reopenContainment(dir, spec, proc.pid, log);
+    watched = { limits: spec, child, startTime: proc.startTime, contained };
+    pauseAt("adopted", dir);
+    const resume = resumePoint(dir, proc.startedAt, clock);
+    ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt, resume });
+  } catch (error) {
+    ending = failedEnding(error, log);
   }
-  const exitWritten = writeExit(dir, deps, log, {
-    ending,
-    stop,
+  // Even without a readable spec the agent it adopted is stopped, with the default grace.
+  watched ??= {
+    limits: {
+      dispatchId: agentDispatchId({ dir, spec: null }),
+      killGraceMs: SPEC_DEFAULTS.killGraceMs,
+      memoryBytes: null,
+    },
     child,
-    startedAt,
-    startedMono,
-    durationMs: Math.round(clock.now() - startedMono),
-  });
-  if (exitWritten) {
-    pauseAt("after-exit", dir);
-    await record(dir, deps, log);
-  }
-}
-
-/** record.json right after exit.json; loaded only now, so the start path stays light. */
-async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog) {
-  try {
-    const { writeRecord } = await import("../src/folder/record.js");
-    const written = await writeRecord(dir, deps.files);
-    log("recorded", { status: written?.status ?? "already recorded" });
-  } catch (error) {
-    log("record-write-failed", failure(error));
-  }
-}
-
-class SpawnFailure extends Error {
-  constructor(override readonly cause: unknown) {
-    super("spawn failed");
-  }
-}
-
-async function stopAgent(
-  dir: string,
-  spec: Spec,
-  child: RunningChild,
-  startTime: string | null,
-  deps: SupervisorDeps,
-  log: SupervisorLog,
-): Promise<StopReport> {
-  try {
-    const report = await stopDispatch(
-      {
-        dispatchId: spec.dispatchId,
-        pgid: child.pid,
-        leader: child.exit === null && startTime !== null ? { pid: child.pid, startTime } : null,
-        killGraceMs: spec.killGraceMs,
-        onTermSent: () => pauseAt("stopping", dir),
-      },
-      deps.clock,
-    );
-    log("stopped", { ...report });
-    return report;
-  } catch (error) {
-    log("stop-error", failure(error));
-    return { term: false, kill: false, swept: 0 };
-  }
-}
-
-function writeExit(
-  dir: string,
-  deps: SupervisorDeps,
-  log: SupervisorLog,
-  facts: {
-    ending: Ending;
-    stop: StopReport;
-    child: RunningChild | null;
-    startedAt: Date;
-    startedMono: number;
-    durationMs: number;
-  },
-): boolean {
-  const { ending, child } = facts;
-  const state = ending.state;
-  const toIso = (mono: number | null) =>
-    mono === null ? null : new Date(facts.startedAt.getTime() + (mono - facts.startedMono)).toISOString();
-  const exit: FolderJsonBody<typeof FILES.exit> = {
-    reason: ending.reason,
-    code: child?.exit?.code ?? null,
-    signal: child?.exit?.signal ?? null,
-    startedAt: facts.startedAt.toISOString(),
-    endedAt: deps.clock.wallNow().toISOString(),
-    durationMs: facts.durationMs,
-    pid: child?.pid ?? null,
-    sawFinal: state?.finalAt !== null && state?.finalAt !== undefined,
-    thread: state?.thread ?? null,
-    openToolCalls: (state?.openTools ?? []).map((t) => ({
-      id: t.id,
-      label: t.label,
-      openedAt: toIso(t.openedAt) ?? "",
-    })),
-    retries: state?.totalRetries ?? 0,
-    lastEventAt: toIso(state?.lastEventAt ?? null),
-    stalled: state?.stalled ?? false,
-    stop: facts.stop,
-    error: ending.error,
+    startTime: proc.startTime,
+    contained: { kind: "group+sweep", cgroup: null },
   };
   try {
-    writeExitFile(dir, exit, deps.files);
-    return true;
-  } catch (error) {
-    log("exit-write-failed", failure(error));
-    return false;
+    await finish(dir, deps, log, { ending, watched, origin, adoptions: adoption.adoptions, pgid: proc.pgid });
+  } finally {
+    child.dispose();
   }
+}
+
+async function watchToEnding(input: WatchInput): Promise<Ending> {
+  const watched = await watchAgent(input);
+  const { interrupt, log } = input;
+  const signalled = interrupt.aborted && watched.reason === "cancelled" ? String(interrupt.reason) : null;
+  log("decided", { reason: watched.reason });
+  return {
+    reason: watched.reason,
+    kind: watched.errorKind,
+    state: watched.state,
+    error:
+      signalled === null
+        ? null
+        : { code: "E_SUPERVISOR_SIGNALLED", message: `the supervisor received ${signalled}` },
+  };
+}
+
+function failedEnding(error: unknown, log: SupervisorLog): Ending {
+  const spawnFailed = error instanceof SpawnFailure;
+  const cause = spawnFailed ? error.cause : error;
+  // A command that cannot start is E_SPAWN_FAILED; any other throw catherd did not anticipate is a bug,
+  // E_INTERNAL, its stack in supervisor.log.
+  const known =
+    spawnFailed && !isCatherdError(cause)
+      ? new CatherdError("E_SPAWN_FAILED", messageOf(cause), { cause })
+      : asCatherdError(cause);
+  const ending: Ending = {
+    reason: spawnFailed ? "spawn-failed" : "supervisor-error",
+    kind: null,
+    state: null,
+    error: { code: known.code, message: known.message },
+  };
+  log(ending.reason, {
+    code: known.code,
+    message: known.message,
+    ...(known.code === "E_INTERNAL" ? { stack: stackOf(cause) } : {}),
+  });
+  return ending;
 }
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** A failure as a log line's fields: its message, and the stack of a throw that is a bug (E_INTERNAL). */
-function failure(error: unknown): { message: string; stack?: string | null } {
-  const known = asCatherdError(error);
-  return known.code === "E_INTERNAL"
-    ? { message: known.message, stack: stackOf(error) }
-    : { message: known.message };
+class SpawnFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super("spawn failed");
+  }
 }

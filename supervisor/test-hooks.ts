@@ -8,7 +8,14 @@ import type { FileWriter } from "./deps.js";
 // CATHERD_* variable is scrubbed from its environment.
 
 /** The points of a supervisor's life where CATHERD_TEST_ONLY_PAUSE_AT can freeze it. */
-export const PAUSE_PHASES = ["before-spawn", "after-spawn", "running", "stopping", "after-exit"] as const;
+export const PAUSE_PHASES = [
+  "before-spawn",
+  "after-spawn",
+  "running",
+  "adopted",
+  "stopping",
+  "after-exit",
+] as const;
 export type PausePhase = (typeof PAUSE_PHASES)[number];
 
 /**
@@ -60,4 +67,12 @@ export function withWriteFaults(
       return files.createJson(file, value);
     },
   };
+}
+
+/**
+ * With CATHERD_TEST_ONLY_NO_CGROUP=1 the supervisor starts its agent without a cgroup even where it could have
+ * one: the group+sweep fall-back, tested on machines that have cgroups.
+ */
+export function cgroupsDisabledForTest(): boolean {
+  return process.env.CATHERD_TEST_ONLY_NO_CGROUP === "1";
 }

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import type { Backend } from "../src/backends/types.js";
 import { type LineFacts, PROGRESS } from "../src/domain/facts.js";
 import type { Spec } from "../src/domain/schemas.js";
-import type { ExitReason } from "../src/domain/vocab.js";
+import type { ErrorKind, ExitReason } from "../src/domain/vocab.js";
 import {
   decide,
   initialWatch,
@@ -20,6 +20,7 @@ import type { RunningChild } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
 import { watchFolder } from "./folder-watch.js";
 import type { SupervisorLog } from "./log.js";
+import type { Resume } from "./resume.js";
 
 /**
  * Lines are read and judged in bites of this much input: small enough that a bite's lines die young, so
@@ -47,10 +48,14 @@ export interface WatchInput {
   log: SupervisorLog;
   /** Aborted when the supervisor itself is asked to stop (SIGTERM, SIGINT, SIGHUP). */
   interrupt: AbortSignal;
+  /** An adopted dispatch: the state is rebuilt from the whole of both files, dated as `resume` says. */
+  resume?: Resume | undefined;
 }
 
 export interface WatchOutcome {
   reason: ExitReason;
+  /** The kind the provider's words gave the stop (decide's verdict), or null. */
+  errorKind: ErrorKind | null;
   state: WatchState;
 }
 
@@ -80,10 +85,14 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   const stderr = new LineReader(fileIn(dir, FILES.stderr));
   const cancelPath = fileIn(dir, FILES.cancel);
   const parseStderr = backend.parseStderr ?? (() => PROGRESS);
-  let state = initialWatch(clock.now());
-  let threadWritten: string | null = null;
+  const resume = input.resume;
+  let state = initialWatch(resume?.startedAt ?? clock.now());
+  if (resume?.stalled === true) state = { ...state, stalled: true };
+  let threadWritten: string | null = resume?.thread ?? null;
+  /** The first poll of an adopted dispatch reads everything the agent wrote unwatched, dated linesAt. */
+  let backlogAt: number | null = resume?.linesAt ?? null;
   const activity = new ActivityWriter(dir, files);
-  const wallAtStart = clock.wallNow().getTime();
+  const wallAtStart = resume?.startedAtWall ?? clock.wallNow().getTime();
   const toWall = (mono: number) => new Date(wallAtStart + (mono - state.startedAt)).toISOString();
 
   /** thread.json and stall.json inform readers; failing to write one is logged, never fatal. */
@@ -143,10 +152,12 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       // Look at the exit before reading: every line written before it is then read in this poll.
       const exited = child.exit !== null;
       const now = clock.now();
+      const readAt = backlogAt ?? now;
+      backlogAt = null;
       sawChange = folder === null || folder.broken;
       const bytes =
-        ingest(FILES.events, events, (line) => backend.parse(line), exited, now) +
-        ingest(FILES.stderr, stderr, parseStderr, exited, now);
+        ingest(FILES.events, events, (line) => backend.parse(line), exited, readAt) +
+        ingest(FILES.stderr, stderr, parseStderr, exited, readAt);
       if (state.thread !== null && state.thread !== threadWritten) {
         threadWritten = state.thread;
         writeNotice(FILES.thread, {
@@ -166,7 +177,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
         });
         log("stall", { quietMs: Math.round(verdict.quietMs) });
       } else if (verdict.kind === "stop") {
-        return { reason: verdict.reason, state };
+        return { reason: verdict.reason, errorKind: verdict.errorKind, state };
       }
       const moving = bytes > 0 || sawChange;
       const dueAt = Math.min(nextDeadline(state, limits), activity.dueAt() ?? Number.POSITIVE_INFINITY);

@@ -38,6 +38,7 @@ const MODULES = [
   ["supervisor/start.js (all of the supervisor's start)", dist("supervisor/start.js")],
   ["src/folder/record.js (supervisor, at the end)", dist("src/folder/record.js")],
   ["src/cli/status-command.js", dist("src/cli/status-command.js")],
+  ["src/cli/mcp/server.js (the MCP SDK: catherd mcp only)", dist("src/cli/mcp/server.js")],
 ];
 
 /** @param {import("../lib/context.mjs").BenchContext} ctx */

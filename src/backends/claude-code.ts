@@ -1,5 +1,7 @@
 import type { LineFacts, Tokens, ToolOpen } from "../domain/facts.js";
 import { PROGRESS } from "../domain/facts.js";
+import type { ErrorFact } from "../domain/failure.js";
+import { type Evidence, errorFact, retryKind, statusInText } from "./classify.js";
 import {
   AGENT_DEFAULTS,
   asCount,
@@ -8,9 +10,9 @@ import {
   asString,
   describeToolCall,
   finalizeFromSummary,
-  LIMIT_WORDING,
   oneLine,
   parseObject,
+  uuidThread,
 } from "./common.js";
 import type { Backend, PlanRequest } from "./types.js";
 
@@ -19,6 +21,13 @@ import type { Backend, PlanRequest } from "./types.js";
 // result{subtype, is_error, result, usage, total_cost_usd}. Each provider retry is system/api_retry
 // {attempt, max_retries, error_status}. A final failure is a synthetic assistant message (model
 // "<synthetic>") and then a result with subtype "success" AND is_error true: is_error decides.
+//
+// Failures (shared/fixtures/claude, specs/backends.md): each retry carries `error_status` and a category
+// (`error`: authentication_failed, rate_limit, server_error, overloaded, unknown); the synthetic message
+// carries the category of the final failure (billing_error, model_not_found, invalid_request…) and its
+// text, which quotes the provider after "API Error: NNN" (and a rate limit's "resets at ‹ISO›"); the
+// result carries `api_error_status` and `terminal_reason` (prompt_too_long). A thread that does not exist
+// is a result with `errors: ["No conversation found with session ID: …"]`; a bad flag is stderr only.
 
 /**
  * Access levels → Claude's permission modes (`claude --help` of 2.1.197 lists acceptEdits, auto,
@@ -85,10 +94,11 @@ function parseSystem(event: Record<string, unknown>): LineFacts {
       const max = positive(event.max_retries);
       const status = positive(event.error_status);
       const cause = asString(event.error) ?? "error";
-      const message = status === null ? cause : `HTTP ${status} ${cause}`;
+      const message = status === null ? `request failed: ${cause}` : `HTTP ${status} ${cause}`;
+      const kind = retryKind({ status, codes: [cause], text: message });
       return {
         progress: false,
-        retry: { attempt, max, message },
+        retry: { attempt, max, message, status, kind },
         describe: `retrying ${attempt ?? "?"}/${max ?? "?"} (${message})`,
       };
     }
@@ -97,6 +107,13 @@ function parseSystem(event: Record<string, unknown>): LineFacts {
     default:
       return PROGRESS;
   }
+}
+
+/** A failure Claude printed: words after "API Error: NNN" quote the provider, others are Claude's own. */
+function claudeError(text: string, evidence: Omit<Evidence, "text"> = {}): ErrorFact {
+  const quoted = statusInText(text);
+  const status = evidence.status ?? quoted;
+  return errorFact({ ...evidence, text, status, words: quoted === null ? "cli" : "provider" });
 }
 
 function parseAssistant(event: Record<string, unknown>): LineFacts {
@@ -119,18 +136,20 @@ function parseAssistant(event: Record<string, unknown>): LineFacts {
   const text = texts.join("\n");
   // The synthetic message that precedes a failed result carries the error, not an answer.
   if (message?.model === "<synthetic>") {
-    return text.length === 0
-      ? PROGRESS
-      : { progress: true, error: text, limit: LIMIT_WORDING.test(text), describe: oneLine(text) };
+    if (text.length === 0) return PROGRESS;
+    const error = claudeError(text, { codes: [asString(event.error)] });
+    return { progress: true, error, describe: oneLine(text) };
   }
   const out: LineFacts = { progress: true };
+  // A sub-agent's text and tools (parent_tool_use_id set) are not the answer to the brief.
+  const main = asString(event.parent_tool_use_id) === null;
   if (opened.length > 0) {
     out.toolsOpened = opened;
     out.describe = opened.map((t) => t.label).join("; ");
-  }
-  // A sub-agent's text (parent_tool_use_id set) is not the answer to the brief.
-  if (text.length > 0 && asString(event.parent_tool_use_id) === null) {
-    out.reply = { text, mode: "replace" };
+    // What the agent said before a tool call was narration: the reply is what it says after the last one.
+    if (main) out.reply = { text: "", mode: "replace" };
+  } else if (text.length > 0 && main) {
+    out.reply = { text, mode: "message" };
     out.describe ??= `says ${oneLine(text)}`;
   }
   if (thinking) out.describe ??= "thinking";
@@ -158,16 +177,17 @@ function parseResult(event: Record<string, unknown>): LineFacts {
   const text = asString(event.result);
   if (event.is_error !== true) {
     out.final = { isError: false, message: null };
-    if (text !== null) out.reply = { text, mode: "replace" };
+    // result.result is what Claude calls its result; it is normally the last message gathered already.
+    if (text !== null) out.reply = { text, mode: "result" };
     out.describe = "finished";
     return out;
   }
   const errors = Array.isArray(event.errors) ? event.errors.filter((e) => typeof e === "string") : [];
   const message =
     text ?? (errors.length > 0 ? errors.join("; ") : (asString(event.subtype) ?? "claude failed"));
+  const status = positive(event.api_error_status);
+  out.error = claudeError(message, { status, codes: [asString(event.terminal_reason)] });
   out.final = { isError: true, message };
-  out.error = message;
-  out.limit = event.api_error_status === 429 || LIMIT_WORDING.test(message);
   out.describe = `failed: ${oneLine(message)}`;
   return out;
 }
@@ -189,6 +209,20 @@ function parse(line: string): LineFacts {
   }
 }
 
+/**
+ * Claude's stderr: its argument parser's "error: …" and a resume of a thread that does not exist, else
+ * diagnostics. Every line stays progress, as stderr is for a backend that does not report retries there.
+ */
+function parseStderr(line: string): LineFacts {
+  if (line.startsWith("error: ")) {
+    return { progress: true, error: errorFact({ text: line, kind: "cli" }), describe: oneLine(line) };
+  }
+  if (line.startsWith("No conversation found")) {
+    return { progress: true, error: errorFact({ text: line }), describe: oneLine(line) };
+  }
+  return PROGRESS;
+}
+
 export const claudeCodeBackend: Backend = {
   id: "claude-code",
   label: "claude",
@@ -197,11 +231,15 @@ export const claudeCodeBackend: Backend = {
   binEnv: "CATHERD_CLAUDE_BIN",
   installHint: "npm install -g @anthropic-ai/claude-code",
   versionArgs: ["--version"],
+  minVersion: "2.1.197",
   needsBrief: true,
   plainText: false,
   // Claude exits within a second of its result in every recording; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,
   parse,
-  finalize: finalizeFromSummary,
+  parseStderr,
+  // session_id: a UUID; `--resume` takes it.
+  checkThread: uuidThread("Claude Code"),
+  finalize: (summary, exit) => finalizeFromSummary(summary, exit),
 };

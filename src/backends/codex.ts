@@ -1,5 +1,7 @@
 import type { LineFacts, ToolOpen } from "../domain/facts.js";
 import { PROGRESS } from "../domain/facts.js";
+import type { ErrorFact } from "../domain/failure.js";
+import { errorFact, providerBody, retryKind, statusInText } from "./classify.js";
 import {
   AGENT_DEFAULTS,
   asCount,
@@ -7,19 +9,27 @@ import {
   asRecord,
   asString,
   finalizeFromSummary,
-  LIMIT_WORDING,
   oneLine,
   parseObject,
+  uuidThread,
 } from "./common.js";
 import type { Backend, PlanRequest } from "./types.js";
 
 // `codex exec --json` (shared/fixtures/codex). thread.started → turn.started → item.started/item.completed
 // → turn.completed{usage} | turn.failed{error}. Top-level `error` lines "Reconnecting... n/m (…)" are
 // provider retries; other `error` lines are the failure that precedes turn.failed.
+//
+// Failures (shared/fixtures/codex, specs/backends.md): a retried status is in the retry's text
+// ("Reconnecting... 1/5 (unexpected status 401 Unauthorized: ‹provider's message›, url: ‹url›)"), a 400's
+// provider body is the whole message (raw JSON), quota and context errors are codex's own sentences with
+// no status. Codex names no retry time. On stderr: "Error: thread/resume: … no rollout found …" for a
+// thread that does not exist, clap's "error: unexpected argument …" for a bad command line (exit 2).
 
 /** Item types that run something: open from item.started until item.completed. todo_list is not one. */
 const TOOL_ITEMS = new Set(["command_execution", "mcp_tool_call", "file_change", "web_search"]);
-const RECONNECTING = /^Reconnecting\.{3}\s*(\d+)\/(\d+)/;
+const RECONNECTING = /^Reconnecting\.{3}\s*(\d+)\/(\d+)(?:\s*\((.*)\))?/s;
+/** The request URL codex appends to a failure: not the provider's words, and it can carry a key. */
+const URL_SUFFIX = /,? url: \S+$/;
 
 const ACCESS_SANDBOX = {
   "read-only": ["--sandbox", "read-only"],
@@ -65,6 +75,16 @@ function unwrapShell(command: string): string {
   return m?.[2] ?? command;
 }
 
+/** A failure codex printed: the provider's JSON body when it is one, else its text without the URL. */
+function codexError(raw: string): ErrorFact {
+  const body = providerBody(raw);
+  if (body !== null) return errorFact({ text: body.message, codes: body.codes, words: "provider" });
+  const text = raw.replace(URL_SUFFIX, "");
+  const status = statusInText(text);
+  // "unexpected status 401 Unauthorized: ‹message›" quotes the provider; a bare sentence is codex's own.
+  return errorFact({ text, status, words: status === null ? "cli" : "provider" });
+}
+
 function parse(line: string): LineFacts {
   const event = parseObject(line);
   if (event === null) return PROGRESS;
@@ -83,13 +103,20 @@ function parse(line: string): LineFacts {
         const label = describeItem(item);
         if (event.type === "item.started") {
           const opened: ToolOpen = { id, label };
-          return { progress: true, toolsOpened: [opened], describe: label };
+          // What the agent said before a tool call was narration: the reply is what it says after the last one.
+          return {
+            progress: true,
+            toolsOpened: [opened],
+            reply: { text: "", mode: "replace" },
+            describe: label,
+          };
         }
         return { progress: true, toolsClosed: [id], describe: `done ${label}` };
       }
       if (itemType === "agent_message" && event.type === "item.completed") {
         const text = asString(item.text) ?? "";
-        return { progress: true, reply: { text, mode: "replace" }, describe: `says ${oneLine(text)}` };
+        // Every message after the last tool call is part of the answer (a report, then "Done.").
+        return { progress: true, reply: { text, mode: "message" }, describe: `says ${oneLine(text)}` };
       }
       if (itemType === "reasoning") return { progress: true, describe: "thinking" };
       return PROGRESS;
@@ -100,14 +127,12 @@ function parse(line: string): LineFacts {
       if (reconnect !== null) {
         const attempt = Number(reconnect[1]);
         const max = Number(reconnect[2]);
-        return { progress: false, retry: { attempt, max, message }, describe: `retrying ${attempt}/${max}` };
+        const cause = (reconnect[3] ?? message).replace(URL_SUFFIX, "");
+        const status = statusInText(cause);
+        const retry = { attempt, max, message: cause, status, kind: retryKind({ status, text: cause }) };
+        return { progress: false, retry, describe: `retrying ${attempt}/${max}` };
       }
-      return {
-        progress: true,
-        error: message,
-        limit: LIMIT_WORDING.test(message),
-        describe: oneLine(message),
-      };
+      return { progress: true, error: codexError(message), describe: oneLine(message) };
     }
     case "turn.completed": {
       const usage = asRecord(event.usage) ?? {};
@@ -122,12 +147,12 @@ function parse(line: string): LineFacts {
     }
     case "turn.failed": {
       const message = asString(asRecord(event.error)?.message) ?? "turn failed";
+      const error = codexError(message);
       return {
         progress: true,
-        final: { isError: true, message },
-        error: message,
-        limit: LIMIT_WORDING.test(message),
-        describe: `failed: ${oneLine(message)}`,
+        final: { isError: true, message: error.message },
+        error,
+        describe: `failed: ${oneLine(error.message)}`,
       };
     }
     case "turn.started":
@@ -135,6 +160,25 @@ function parse(line: string): LineFacts {
     default:
       return PROGRESS;
   }
+}
+
+/**
+ * codex's stderr: its own failures before any event ("Error: …" from the CLI, "error: …" from its
+ * argument parser), else diagnostics. Every line stays progress, as stderr is for a backend that does not
+ * report retries there.
+ */
+function parseStderr(line: string): LineFacts {
+  if (line.startsWith("error: ")) {
+    return { progress: true, error: errorFact({ text: line, kind: "cli" }), describe: oneLine(line) };
+  }
+  if (line.startsWith("Error: ")) {
+    return {
+      progress: true,
+      error: errorFact({ text: line.slice("Error: ".length) }),
+      describe: oneLine(line),
+    };
+  }
+  return PROGRESS;
 }
 
 export const codexBackend: Backend = {
@@ -145,10 +189,14 @@ export const codexBackend: Backend = {
   binEnv: "CATHERD_CODEX_BIN",
   installHint: "npm install -g @openai/codex",
   versionArgs: ["--version"],
+  minVersion: "0.171.0",
   needsBrief: true,
   plainText: false,
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,
   parse,
-  finalize: finalizeFromSummary,
+  parseStderr,
+  // thread.started.thread_id: a UUID (v7); `codex exec resume` takes it.
+  checkThread: uuidThread("codex"),
+  finalize: (summary, exit) => finalizeFromSummary(summary, exit),
 };

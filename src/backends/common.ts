@@ -1,5 +1,5 @@
 import { ZERO_TOKENS } from "../domain/facts.js";
-import { type ExitFacts, statusByPrecedence } from "../domain/status.js";
+import { type ExitFacts, type JudgeRules, judgeEnding } from "../domain/status.js";
 import type { StreamSummary } from "../domain/summary.js";
 import type { Outcome } from "./types.js";
 
@@ -52,36 +52,35 @@ export function oneLine(text: string, max = 60): string {
   return flat.length > max || cut ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/** Wording of usage and rate limits across the CLIs: HTTP 429, "rate limit", "usage limit", "quota". */
-export const LIMIT_WORDING =
-  /\b429\b|rate[ _-]?limit|usage[ _-]?limit|quota|too many requests|resource[ _]exhausted/i;
-
-/** The common finalize: status by precedence, the summary's reply, tokens and cost, and an error if failed. */
-export function finalizeFromSummary(summary: StreamSummary, exit: ExitFacts): Outcome {
-  const status = statusByPrecedence(exit, summary);
-  const error =
-    status === "ok"
-      ? null
-      : {
-          code: exit.reason,
-          message:
-            summary.final?.isError === true && summary.final.message !== null
-              ? summary.final.message
-              : (summary.lastError ?? describeExit(exit)),
-        };
+/**
+ * The common finalize: the verdict by the written precedence (status, kind, message, retry time), the
+ * summary's reply, tokens and cost. `rules` carries what a backend adds (gemini: its exit codes).
+ */
+export function finalizeFromSummary(
+  summary: StreamSummary,
+  exit: ExitFacts,
+  rules: JudgeRules = {},
+): Outcome {
+  const { status, failure } = judgeEnding(exit, summary, rules);
   return {
     status,
-    reply: summary.reply,
+    // An empty reply (only narration before the last tool call) is no reply.
+    reply: summary.reply === "" ? null : summary.reply,
     tokens: { ...ZERO_TOKENS, ...summary.tokens },
     costUsd: summary.costUsd,
-    error,
+    error: failure === null ? null : { code: exit.reason, message: failure.message },
+    failure,
   };
 }
 
-function describeExit(exit: ExitFacts): string {
-  if (exit.signal !== null) return `${exit.reason}: ended by ${exit.signal}`;
-  if (exit.code !== null) return `${exit.reason}: exit code ${exit.code}`;
-  return exit.reason;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A thread check for CLIs whose session ids are UUIDs: null when `id` is one, else what is wrong. */
+export function uuidThread(cli: string): (id: string) => string | null {
+  return (id) =>
+    UUID.test(id)
+      ? null
+      : `a ${cli} thread is a UUID such as 01a22d07-1915-73e1-aea5-ac3876195192, not ${JSON.stringify(oneLine(id, 80))}`;
 }
 
 /** The first string among `keys` of a tool's input. */

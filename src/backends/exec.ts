@@ -10,6 +10,7 @@ export const execBackend: Backend = {
   binEnv: "CATHERD_EXEC_BIN",
   installHint: "",
   versionArgs: [],
+  minVersion: null,
   needsBrief: false,
   plainText: true,
   defaults: { idleMs: 10 * 60_000, wallMs: 2 * 3_600_000, graceAfterFinalMs: null },

@@ -1,7 +1,10 @@
 import type { LineFacts } from "../domain/facts.js";
 import { NEUTRAL, PROGRESS } from "../domain/facts.js";
+import type { ErrorFact } from "../domain/failure.js";
 import type { ExitFacts } from "../domain/status.js";
 import type { StreamSummary } from "../domain/summary.js";
+import type { ErrorKind } from "../domain/vocab.js";
+import { classify, errorFact, providerBody, retryKind } from "./classify.js";
 import {
   AGENT_DEFAULTS,
   asCount,
@@ -10,9 +13,9 @@ import {
   asString,
   describeToolCall,
   finalizeFromSummary,
-  LIMIT_WORDING,
   oneLine,
   parseObject,
+  uuidThread,
 } from "./common.js";
 import type { Backend, Outcome, PlanRequest } from "./types.js";
 
@@ -22,6 +25,14 @@ import type { Backend, Outcome, PlanRequest } from "./types.js";
 // Provider retries appear only on stderr ("Attempt n failed with status 500. Retrying with backoff…",
 // each followed by a stack trace). Exit codes lie (244 after 500s, 173 after 429s, 0 on SIGTERM):
 // result.status decides.
+//
+// Failures (shared/fixtures/gemini, specs/backends.md): result.error.message is "[API Error: ‹x›]" and
+// sometimes advice after it; ‹x› is the provider's raw JSON body (with its `code`) except for a 404 and
+// for quota errors, which gemini rewrites ("You have exhausted your daily quota…", "Suggested retry after
+// 3600s."). The provider's own words then appear only on stderr, in the dump of the error's `cause`
+// ("    message: '‹words›'"). The exit code is the HTTP status modulo 256 (401 → 145, 429 → 173): evidence
+// of the kind, never the message. A bad --resume is stderr "Error resuming session: …" (exit 42), a bad
+// flag yargs' "Unknown arguments: …" (exit 1).
 
 /**
  * Access levels → --approval-mode. Headless gemini turns every "ask the user" policy decision into a
@@ -52,6 +63,26 @@ function plan(request: PlanRequest) {
   return { cmd: request.bin, args, env: {}, stdin: "brief" as const };
 }
 
+const API_ERROR = "[API Error: ";
+
+/** A failure gemini printed: the provider's JSON body inside "[API Error: …]" when it is one. */
+function geminiError(raw: string, fromMs: number | null, codes: readonly string[] = []): ErrorFact {
+  let text = raw;
+  if (raw.startsWith(API_ERROR)) {
+    // The body ends at the "]" before gemini's advice (a raw JSON body is one line), else at the last "]".
+    const advice = raw.indexOf("]\n");
+    const end = advice >= 0 ? advice : raw.lastIndexOf("]");
+    text = raw.slice(API_ERROR.length, end > 0 ? end : raw.length);
+  }
+  const body = providerBody(text);
+  const fact =
+    body === null
+      ? errorFact({ text, codes, fromMs })
+      : errorFact({ text: body.message, status: body.status, codes: body.codes, words: "provider", fromMs });
+  // A retry time can be in the advice ("Suggested retry after 3600s.") as well as in the body.
+  return { ...fact, retryAfter: errorFact({ text: raw, kind: null, fromMs }).retryAfter };
+}
+
 function parseResult(event: Record<string, unknown>): LineFacts {
   const stats = asRecord(event.stats) ?? {};
   // stats.input_tokens is the prompt count including cached tokens (stats.input excludes them).
@@ -64,15 +95,15 @@ function parseResult(event: Record<string, unknown>): LineFacts {
     return { progress: true, final: { isError: false, message: null }, usage, describe: "finished" };
   }
   const error = asRecord(event.error);
-  const message = asString(error?.message) ?? `gemini result status ${String(event.status)}`;
-  const kind = asString(error?.type) ?? "";
+  const raw = asString(error?.message) ?? `gemini result status ${String(event.status)}`;
+  const at = Date.parse(asString(event.timestamp) ?? "");
+  const fact = geminiError(raw, Number.isFinite(at) ? at : null);
   return {
     progress: true,
-    final: { isError: true, message },
+    final: { isError: true, message: fact.message },
     usage,
-    error: message,
-    limit: LIMIT_WORDING.test(`${kind} ${message}`),
-    describe: `failed: ${oneLine(message)}`,
+    error: fact,
+    describe: `failed: ${oneLine(fact.message)}`,
   };
 }
 
@@ -113,15 +144,10 @@ function parse(line: string): LineFacts {
     }
     case "error": {
       // Warnings and non-fatal errors on the way (a quota hit, RESOURCE_EXHAUSTED, is severity "error");
-      // the result line says how the session ended, and a successful one outweighs a limit seen here.
+      // the result line says how the session ended, and a successful one outweighs an error seen here.
       const message = asString(event.message) ?? "error";
       if (event.severity !== "error") return { progress: true, describe: oneLine(message) };
-      return {
-        progress: true,
-        error: message,
-        limit: LIMIT_WORDING.test(message),
-        describe: oneLine(message),
-      };
+      return { progress: true, error: geminiError(message, null), describe: oneLine(message) };
     }
     case "result":
       return parseResult(event);
@@ -132,13 +158,25 @@ function parse(line: string): LineFacts {
 
 const RETRYING = /^Attempt (\d+) failed(?: with status (\d+))?\. Retrying with backoff/;
 const GAVE_UP = /^Attempt (\d+) failed: (.*?)\.? Max attempts reached/;
-const REPORT = /^Error when talking to Gemini API/;
+/** "Error when talking to Gemini API Full report available at: ‹path› ‹ErrorName›: ‹message›". */
+const REPORT = /^Error when talking to Gemini API(?: Full report available at: \S+ (\w+): (.*))?/;
+/** The provider's words in the dump of an error's cause: "  cause: { code: 429, message: '…'" or "    message: '…' +". */
+const CAUSE = /^\s+(?:cause: \{ code: (\d+), )?message: '(.*?)(?:\\n)?'(?: \+)?,?(?: details:.*)?$/;
+const RESUME = /^Error resuming session: /;
+const USAGE =
+  /^(?:Unknown arguments?|Invalid values?|Not enough non-option arguments|Missing required argument):/;
+
+/** A failure line of gemini's stderr, as an error fact that is not progress. */
+function stderrError(error: ErrorFact, describe: string): LineFacts {
+  return { progress: false, error, describe };
+}
 
 /**
- * gemini's stderr: retries (not progress), the final give-up (an error), and otherwise diagnostics —
- * retry traces, start-up notices ("[STARTUP] …", "YOLO mode is enabled…", colour warnings). gemini
- * reports its work on stdout, so no stderr line is progress: a start-up notice printed between two retry
- * attempts (seen with the real CLI) must not reset the retry streak.
+ * gemini's stderr: retries (not progress), the final give-up and error report (errors), the provider's
+ * words in an error dump, a failed resume and a bad flag (errors that are not progress), and otherwise
+ * diagnostics — retry traces, start-up notices ("[STARTUP] …", "YOLO mode is enabled…", colour warnings).
+ * gemini reports its work on stdout, so no other stderr line is progress: a start-up notice printed
+ * between two retry attempts (seen with the real CLI) must not reset the retry streak.
  */
 function parseStderr(line: string): LineFacts {
   const retry = RETRYING.exec(line);
@@ -150,37 +188,51 @@ function parseStderr(line: string): LineFacts {
     // gemini does not print its maximum (10 by default): max stays unknown.
     return {
       progress: false,
-      retry: { attempt, max: null, message },
+      retry: { attempt, max: null, message, status, kind: retryKind({ status, text: line }) },
       describe: `retrying ${attempt}${suffix}`,
     };
   }
   const gaveUp = GAVE_UP.exec(line);
   if (gaveUp !== null) {
-    const message = gaveUp[2] ?? line;
-    return {
-      progress: true,
-      error: message,
-      limit: LIMIT_WORDING.test(message),
-      describe: `gave up after ${gaveUp[1]} attempts`,
-    };
+    const error = geminiError(`${API_ERROR}${gaveUp[2] ?? line}]`, null);
+    return { progress: true, error, describe: `gave up after ${gaveUp[1]} attempts` };
   }
-  if (REPORT.test(line)) return { progress: true, error: line, limit: LIMIT_WORDING.test(line) };
+  const report = REPORT.exec(line);
+  if (report !== null) {
+    const [, name, message] = report;
+    const error =
+      message === undefined ? errorFact({ text: line }) : geminiError(message, null, [name ?? ""]);
+    return { progress: true, error };
+  }
+  const cause = CAUSE.exec(line);
+  if (cause?.[2] !== undefined) {
+    const status = cause[1] === undefined ? null : Number(cause[1]);
+    const words = cause[2].replace(/\\'/g, "'");
+    return stderrError(errorFact({ text: words, status, words: "provider" }), oneLine(words));
+  }
+  if (RESUME.test(line) || USAGE.test(line)) {
+    const error = USAGE.test(line) ? errorFact({ text: line, kind: "cli" }) : errorFact({ text: line });
+    return stderrError(error, oneLine(line));
+  }
   return NEUTRAL;
 }
 
 /**
+ * gemini's exit codes as evidence: 41 is its authentication failure; 144–248 are an HTTP status 400–504
+ * modulo 256 (gemini exits with the status of the error that ended it).
+ */
+function kindOfExitCode(code: number): ErrorKind | null {
+  if (code === 41) return "auth";
+  if (code >= 144 && code <= 248) return classify({ status: code + 256, text: "" });
+  return null;
+}
+
+/**
  * The common precedence, plus: a CLI that exited without a result event did not succeed, whatever its
- * exit code (gemini exits 0 when it is sent SIGTERM). An empty reply (only narration before tools) is null.
+ * exit code (gemini exits 0 when it is sent SIGTERM), and the exit code is evidence of the kind.
  */
 function finalize(summary: StreamSummary, exit: ExitFacts): Outcome {
-  const outcome = finalizeFromSummary(summary, exit);
-  const reply = outcome.reply === "" ? null : outcome.reply;
-  if (exit.reason === "exited" && summary.final === null && outcome.status === "ok") {
-    const code = exit.code === null ? "" : ` (exit code ${exit.code})`;
-    const message = summary.lastError ?? `gemini exited without a result event${code}`;
-    return { ...outcome, reply, status: "failed", error: { code: exit.reason, message } };
-  }
-  return { ...outcome, reply };
+  return finalizeFromSummary(summary, exit, { needsFinal: true, kindOfExitCode });
 }
 
 export const geminiBackend: Backend = {
@@ -191,6 +243,7 @@ export const geminiBackend: Backend = {
   binEnv: "CATHERD_GEMINI_BIN",
   installHint: "npm install -g @google/gemini-cli",
   versionArgs: ["--version"],
+  minVersion: "0.61.0",
   needsBrief: true,
   plainText: false,
   // gemini exits right after its result line in every recording; 30 s is the common grace.
@@ -198,5 +251,7 @@ export const geminiBackend: Backend = {
   plan,
   parse,
   parseStderr,
+  // init.session_id: a UUID. (`--resume` also takes "latest" or an index, which name no thread: not accepted.)
+  checkThread: uuidThread("gemini"),
   finalize,
 };

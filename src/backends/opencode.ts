@@ -1,5 +1,8 @@
 import type { LineFacts } from "../domain/facts.js";
 import { PROGRESS } from "../domain/facts.js";
+import type { ErrorFact } from "../domain/failure.js";
+import { stripAnsi } from "../domain/redact.js";
+import { errorFact, providerBody } from "./classify.js";
 import {
   AGENT_DEFAULTS,
   asCount,
@@ -8,7 +11,6 @@ import {
   asString,
   describeToolCall,
   finalizeFromSummary,
-  LIMIT_WORDING,
   oneLine,
   parseObject,
 } from "./common.js";
@@ -19,6 +21,12 @@ import type { Backend, PlanRequest } from "./types.js";
 // part.tokens, part.cost}. A tool call is one tool_use line written once it has finished, so no call is
 // ever seen open: opencode never looks busy to the supervisor. The answer is a `text` line, written
 // whole when the text part ends. Provider retries print nothing; a final failure is one `error` line.
+//
+// Failures (shared/fixtures/opencode, specs/backends.md): the `error` line has `error.name` (APIError,
+// ContextOverflowError), `data.statusCode`, the provider's message (`data.message`), its raw body
+// (`data.responseBody`, with its code) and headers. A context overflow that compaction cannot fix loops:
+// error → a compaction summary → a synthetic text with `metadata.compaction_continue` → error… A session
+// that does not exist is stderr "Error: Session not found" (coloured even with NO_COLOR).
 
 /**
  * Access levels → opencode's permission rules. OPENCODE_PERMISSION (JSON) is merged over every config
@@ -65,13 +73,24 @@ function stepUsage(tokens: Record<string, unknown>) {
   };
 }
 
-function errorMessage(error: Record<string, unknown> | null): { message: string; status: number | null } {
+/** The provider's failure on an `error` line: its words, status, codes, and any Retry-After header. */
+function opencodeError(error: Record<string, unknown> | null, atMs: number | null): ErrorFact {
   const data = asRecord(error?.data);
   const name = asString(error?.name) ?? "error";
-  const detail = asString(data?.message);
+  const message = asString(data?.message);
   const status = typeof data?.statusCode === "number" ? data.statusCode : null;
-  const head = status === null ? name : `${name} ${status}`;
-  return { message: detail === null ? head : `${head}: ${detail}`, status };
+  const body = providerBody(asString(data?.responseBody) ?? "");
+  const fact = errorFact({
+    text: message ?? name,
+    status,
+    codes: [name, ...(body?.codes ?? [])],
+    words: message === null ? "cli" : "provider",
+    fromMs: atMs,
+  });
+  const headers = asRecord(data?.responseHeaders);
+  const retryAfter = asString(headers?.["retry-after"]);
+  if (fact.retryAfter !== null || retryAfter === null || !/^\d+$/.test(retryAfter)) return fact;
+  return { ...fact, retryAfter: { delayMs: Number(retryAfter) * 1000, fromMs: atMs } };
 }
 
 function parsePart(type: unknown, part: Record<string, unknown>, event: Record<string, unknown>): LineFacts {
@@ -80,18 +99,33 @@ function parsePart(type: unknown, part: Record<string, unknown>, event: Record<s
       return { progress: true, describe: "step started" };
     case "text": {
       const text = asString(part.text);
-      // Each step is a message of its own; a text part is written whole, so the last one is the answer.
+      // A synthetic text is opencode's, not the agent's; after a compaction it means the session goes on.
+      if (part.synthetic === true) {
+        const continues = asRecord(part.metadata)?.compaction_continue === true;
+        if (!continues) return PROGRESS;
+        // A new turn begins: what the compaction step said is not the answer.
+        return {
+          progress: true,
+          continues,
+          reply: { text: "", mode: "replace" },
+          describe: "compacted, continuing",
+        };
+      }
+      // A text part is written whole: every one after the last tool call is part of the answer.
       return text === null
         ? PROGRESS
-        : { progress: true, reply: { text, mode: "replace" }, describe: `says ${oneLine(text)}` };
+        : { progress: true, reply: { text, mode: "message" }, describe: `says ${oneLine(text)}` };
     }
     case "reasoning":
       return { progress: true, describe: "thinking" };
     case "tool_use": {
       const state = asRecord(part.state);
       const label = describeToolCall(asString(part.tool) ?? "tool", asRecord(state?.input));
-      if (state?.status !== "error") return { progress: true, describe: label };
-      return { progress: true, describe: `failed ${label}: ${oneLine(asString(state.error) ?? "error")}` };
+      // What the agent said before a tool call was narration: the reply is what it says after the last one.
+      const reply = { text: "", mode: "replace" } as const;
+      if (state?.status !== "error") return { progress: true, reply, describe: label };
+      const failure = oneLine(asString(state.error) ?? "error");
+      return { progress: true, reply, describe: `failed ${label}: ${failure}` };
     }
     case "step_finish": {
       const reason = asString(part.reason) ?? "unknown";
@@ -104,13 +138,13 @@ function parsePart(type: unknown, part: Record<string, unknown>, event: Record<s
     }
     case "error": {
       // The prompt failed (after opencode's own silent retries) and `opencode run` ends with exit 1.
-      const { message, status } = errorMessage(asRecord(event.error));
+      const at = typeof event.timestamp === "number" ? event.timestamp : null;
+      const error = opencodeError(asRecord(event.error), at);
       return {
         progress: true,
-        final: { isError: true, message },
-        error: message,
-        limit: status === 429 || LIMIT_WORDING.test(message),
-        describe: `failed: ${oneLine(message)}`,
+        final: { isError: true, message: error.message },
+        error,
+        describe: `failed: ${oneLine(error.message)}`,
       };
     }
     default:
@@ -126,6 +160,29 @@ function parse(line: string): LineFacts {
   return thread === null ? facts : { ...facts, thread };
 }
 
+/**
+ * opencode's stderr: its own "Error: …" (a session that does not exist), else diagnostics. Every line
+ * stays progress, as stderr is for a backend that does not report retries there.
+ */
+function parseStderr(line: string): LineFacts {
+  const text = stripAnsi(line);
+  if (!text.startsWith("Error: ")) return PROGRESS;
+  return {
+    progress: true,
+    error: errorFact({ text: text.slice("Error: ".length) }),
+    describe: oneLine(text),
+  };
+}
+
+/** opencode's session ids: "ses_" and 26 letters and digits (accepted from 20 to 40). */
+const SESSION_ID = /^ses_[0-9A-Za-z]{20,40}$/;
+
+function checkThread(id: string): string | null {
+  return SESSION_ID.test(id)
+    ? null
+    : `an opencode thread is a session id such as ses_dd2f8c1b9ffe61TIhHsywNFVw1, not ${JSON.stringify(oneLine(id, 80))}`;
+}
+
 export const opencodeBackend: Backend = {
   id: "opencode",
   label: "opencode",
@@ -134,11 +191,14 @@ export const opencodeBackend: Backend = {
   binEnv: "CATHERD_OPENCODE_BIN",
   installHint: "npm install -g opencode-ai",
   versionArgs: ["--version"],
+  minVersion: "1.18.33",
   needsBrief: true,
   plainText: false,
   // opencode exits once its session goes idle, right after the last step; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,
   parse,
-  finalize: finalizeFromSummary,
+  parseStderr,
+  checkThread,
+  finalize: (summary, exit) => finalizeFromSummary(summary, exit),
 };

@@ -1,4 +1,5 @@
 import type { LineFacts, Tokens } from "../domain/facts.js";
+import type { Failure } from "../domain/failure.js";
 import type { ExitFacts } from "../domain/status.js";
 import type { StreamSummary } from "../domain/summary.js";
 import type { AccessLevel, BackendId, EndingErrorCode, Status } from "../domain/vocab.js";
@@ -35,8 +36,10 @@ export interface Outcome {
   reply: string | null;
   tokens: Tokens;
   costUsd: number | null;
-  /** For a status other than ok: an error code, or the exit reason when the CLI failed by itself. */
+  /** For anything but `ok`: an error code (exit.json's, or the exit reason), and the failure's message. */
   error: { code: EndingErrorCode; message: string } | null;
+  /** For anything but `ok`: the kind, the message and when to come back. */
+  failure: Failure | null;
 }
 
 /** One agent CLI. No other module names a backend (design.md §5). */
@@ -55,8 +58,13 @@ export interface Backend {
   binEnv: string;
   /** The command that installs the CLI, for `doctor` and E_BACKEND_MISSING ("" when nothing to install). */
   installHint: string;
-  /** Arguments that make the CLI print its version (for `doctor`). */
+  /** Arguments that make the CLI print its version (readiness at admission, `doctor`); empty: none. */
   versionArgs: readonly string[];
+  /**
+   * The oldest version of the CLI whose stream format this module knows (the version its recorded streams
+   * come from); an older one is refused at admission. Null: no minimum.
+   */
+  minVersion: string | null;
   /** Whether a brief is required. */
   needsBrief: boolean;
   /**
@@ -70,5 +78,10 @@ export interface Backend {
   parse(line: string): LineFacts;
   /** Facts of one stderr line. Absent: every stderr line is progress. */
   parseStderr?(line: string): LineFacts;
+  /**
+   * Whether `id` has the form of this CLI's thread (session) ids, for `--thread`: null when it does, else
+   * what is wrong. Absent: the backend cannot resume a thread.
+   */
+  checkThread?(id: string): string | null;
   finalize(summary: StreamSummary, exit: ExitFacts): Outcome;
 }

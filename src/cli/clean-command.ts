@@ -20,10 +20,13 @@ in every run or only in --run, with their worktrees. Never a live or queued disp
 uncommitted changes, or commits that no other branch contains, is kept with its folder and listed with
 why, unless --force; no branch is ever deleted. --dry-run says what it would do and changes nothing.`,
   options: {
-    run: { type: "string" },
-    "older-than": { type: "string" },
-    "dry-run": { type: "boolean" },
-    force: { type: "boolean" },
+    run: { type: "string", description: "only this run (default: every run of the home)" },
+    "older-than": {
+      type: "string",
+      description: `remove records that ended longer ago than this, e.g. 7d (default ${DEFAULT_CLEAN_AGE}; 0 for all)`,
+    },
+    "dry-run": { type: "boolean", description: "say what would be removed, change nothing" },
+    force: { type: "boolean", description: "also remove worktrees with uncommitted or unmerged work" },
   },
   async handler(input) {
     const home = catherdHome();

@@ -2,9 +2,11 @@ import * as fs from "node:fs";
 import { backendNamed } from "../backends/registry.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
+import { launchPromoted, queuePositions } from "../dispatch/queue.js";
+import { checkReadiness } from "../dispatch/readiness.js";
 import { MAX_BRIEF_BYTES, validateDispatch } from "../dispatch/request.js";
 import { CatherdError } from "../domain/errors.js";
-import { BACKEND_IDS } from "../domain/vocab.js";
+import { ACCESS_LEVELS, BACKEND_IDS, type QueueBlocker } from "../domain/vocab.js";
 import { catherdHome, runName } from "../infra/paths.js";
 import { type Command, listOption, type ParsedInput, stringOption } from "./kit.js";
 
@@ -16,7 +18,13 @@ export interface Dispatched {
     dir: string;
     backend: string;
     admittedAt: string;
-    supervisorPid: number;
+    /** Null while it waits in the queue: its supervisor starts when it is promoted. */
+    supervisorPid: number | null;
+    queued: boolean;
+    /** Its place in the run's queue (1 = next), null when it was not queued. */
+    position: number | null;
+    /** Why it waits (queued.json `blockedBy`), null when it was not queued. */
+    blockedBy: QueueBlocker | null;
     /** With --worktree: where the agent works, created by the supervisor before the agent starts. */
     worktree: { path: string; branch: string; base: string } | null;
   };
@@ -31,7 +39,13 @@ const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [opt
   --model <m>  --effort <e>  --access read-only|workspace-write|full  --thread <id>
   --owns <a/,b.ts>      paths this dispatch owns; a live dispatch owning an overlapping path is refused
   --max-parallel <n>    cap of live dispatches in the run (remembered in run.json)
+  --max-parallel-backend <backend>=<n>
+                        cap of live dispatches of one backend in the run (repeatable; remembered)
+  --queue               where a cap or an overlapping --owns would refuse it, wait in the run's queue:
+                        it starts, oldest first, as soon as nothing blocks it (exit 0 at once)
   --idle 15m  --wall 90m  --kill-grace 10s
+  --memory <size>       cap on the memory of all its processes, e.g. 2G (where cgroups are available)
+  --max-procs <n>       cap on how many processes it runs at once (where cgroups are available)
   --env K=V             an explicit override for the agent (repeatable; written to spec.json)
   --pass-env NAME       the agent gets this variable's value from here (repeatable; only the name is
                         written, never the value)
@@ -45,29 +59,78 @@ export const dispatchCommand: Command<Dispatched> = {
   name: "dispatch",
   usage: USAGE,
   options: {
-    backend: { type: "string" },
-    name: { type: "string" },
-    run: { type: "string" },
-    cwd: { type: "string" },
-    model: { type: "string" },
-    effort: { type: "string" },
-    access: { type: "string" },
-    "max-parallel": { type: "string" },
-    env: { type: "string", multiple: true },
-    brief: { type: "string" },
-    "brief-file": { type: "string" },
-    thread: { type: "string" },
-    owns: { type: "string" },
-    idle: { type: "string" },
-    wall: { type: "string" },
-    "kill-grace": { type: "string" },
-    bin: { type: "string" },
-    "pass-env": { type: "string", multiple: true },
-    worktree: { type: "boolean" },
-    base: { type: "string" },
-    "keep-tmp": { type: "boolean" },
+    backend: {
+      type: "string",
+      description: "the agent CLI to run, or exec for any command (required)",
+      choices: BACKEND_IDS,
+    },
+    name: { type: "string", description: "name of the dispatch (default: <backend>-<suffix>)" },
+    run: { type: "string", description: "run to admit it into (default: $CATHERD_RUN, else default)" },
+    cwd: { type: "string", description: "working folder of the agent (default: the current folder)" },
+    model: { type: "string", description: "the model the CLI should use" },
+    effort: { type: "string", description: "reasoning effort, for CLIs that take one" },
+    access: {
+      type: "string",
+      description: "what the CLI may do: read-only, workspace-write or full",
+      choices: ACCESS_LEVELS,
+    },
+    "max-parallel": {
+      type: "string",
+      description: "cap of live dispatches in the run (remembered in run.json)",
+      integer: true,
+    },
+    "max-parallel-backend": {
+      type: "string",
+      multiple: true,
+      description: "<backend>=<n>: cap of live dispatches of one backend in the run (remembered in run.json)",
+    },
+    queue: {
+      type: "boolean",
+      description:
+        "where a cap or an overlapping owns would refuse it, wait in the run's queue (it starts as soon as nothing blocks it)",
+    },
+    env: {
+      type: "string",
+      multiple: true,
+      description: "NAME=value, an explicit override for the agent (written to spec.json; no secrets)",
+    },
+    brief: { type: "string", description: "the brief (prompt) as text" },
+    "brief-file": { type: "string", description: "a file holding the brief (- for stdin)" },
+    thread: { type: "string", description: "continue this thread/session id of the CLI" },
+    owns: {
+      type: "string",
+      description: "paths this dispatch owns, comma separated (a/,b.ts); a live overlapping owner is refused",
+    },
+    idle: { type: "string", description: "stop after this long without output, e.g. 15m" },
+    wall: { type: "string", description: "stop after this long in all, e.g. 90m" },
+    "kill-grace": { type: "string", description: "between SIGTERM and SIGKILL, e.g. 10s" },
+    memory: {
+      type: "string",
+      description: "cap on the memory of the agent and all it starts, e.g. 2G (where catherd gets a cgroup)",
+    },
+    "max-procs": {
+      type: "string",
+      description: "cap on the processes of the agent and all it starts (where catherd gets a cgroup)",
+      integer: true,
+    },
+    bin: { type: "string", description: "the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)" },
+    "pass-env": {
+      type: "string",
+      multiple: true,
+      description:
+        "NAME: the agent gets this variable's value from here (only the name is written, never the value)",
+    },
+    worktree: {
+      type: "boolean",
+      description: "run in a new git worktree of cwd's repository, on branch catherd/<name>-<suffix>",
+    },
+    base: { type: "string", description: "the worktree's starting point (default: HEAD)" },
+    "keep-tmp": {
+      type: "boolean",
+      description: "keep the agent's private temp folder (<dir>/tmp) after it ends",
+    },
   },
-  async handler(input, { standby }) {
+  async handler(input, { standby, stdinIsOurs }) {
     const request = validateDispatch({
       backend: stringOption(input, "backend"),
       name: stringOption(input, "name"),
@@ -77,13 +140,17 @@ export const dispatchCommand: Command<Dispatched> = {
       effort: stringOption(input, "effort"),
       access: stringOption(input, "access"),
       maxParallel: stringOption(input, "max-parallel"),
+      maxParallelBackend: listOption(input, "max-parallel-backend"),
+      queue: input.values.queue === true,
       env: listOption(input, "env"),
-      brief: await readBrief(input),
+      brief: await readBrief(input, stdinIsOurs),
       thread: stringOption(input, "thread"),
       owns: stringOption(input, "owns"),
       idle: stringOption(input, "idle"),
       wall: stringOption(input, "wall"),
       killGrace: stringOption(input, "kill-grace"),
+      memory: stringOption(input, "memory"),
+      maxProcs: stringOption(input, "max-procs"),
       bin: stringOption(input, "bin"),
       worktree: input.values.worktree === true,
       base: stringOption(input, "base"),
@@ -92,8 +159,21 @@ export const dispatchCommand: Command<Dispatched> = {
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });
+    // Readiness before admission: a CLI that cannot start, or is too old, fails here, before any write.
+    const ready = await checkReadiness(request.backend, request.bin, catherdHome());
+    if (ready.problem !== null) throw ready.problem;
     const admitted = await admit(request, catherdHome(), () => new Date());
-    const supervisorPid = await launchSupervisor(admitted.dir, { standby });
+    // Queued ones promoted on the way start too; a queued newcomer leaves the standby to the first of them.
+    const [first, ...others] = admitted.promoted;
+    const promotions = launchPromoted(others);
+    let supervisorPid: number | null = null;
+    if (admitted.queued === null) supervisorPid = await launchSupervisor(admitted.dir, { standby });
+    if (first !== undefined) {
+      await launchSupervisor(first, { standby: admitted.queued === null ? null : standby }).catch(() => null);
+    }
+    await promotions;
+    const position =
+      admitted.queued === null ? null : (queuePositions(admitted.run).get(admitted.dispatchId) ?? null);
     const plan = admitted.spec.worktree;
     const data: Dispatched = {
       dispatched: {
@@ -104,13 +184,20 @@ export const dispatchCommand: Command<Dispatched> = {
         backend: request.backend.id,
         admittedAt: admitted.admit.admittedAt,
         supervisorPid,
+        queued: admitted.queued !== null,
+        position,
+        blockedBy: admitted.queued?.blockedBy ?? null,
         worktree: plan === null ? null : { path: plan.path, branch: plan.branch, base: plan.base },
       },
     };
+    const what = `${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}`;
     const where = plan === null ? "" : `\nworktree ${plan.path} on branch ${plan.branch}`;
     return {
       data,
-      text: `dispatched ${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}${where}`,
+      text:
+        admitted.queued === null
+          ? `dispatched ${what}${where}`
+          : `queued ${what}${where}\n  position ${position ?? "?"}, blocked by ${admitted.queued.blockedBy}; it starts as soon as nothing blocks it`,
     };
   },
 };
@@ -121,8 +208,11 @@ function unexpected(positionals: string[]): never {
   });
 }
 
-/** The brief from --brief, --brief-file (a path, or - for stdin), or stdin when it is not a terminal. */
-async function readBrief(input: ParsedInput): Promise<Buffer | null> {
+/**
+ * The brief from --brief, --brief-file (a path, or - for stdin), or stdin when it is not a terminal.
+ * Without `stdinIsOurs` (under MCP stdin carries the protocol) stdin is never read.
+ */
+async function readBrief(input: ParsedInput, stdinIsOurs: boolean): Promise<Buffer | null> {
   const text = stringOption(input, "brief");
   const file = stringOption(input, "brief-file");
   if (text !== undefined && file !== undefined) {
@@ -131,7 +221,14 @@ async function readBrief(input: ParsedInput): Promise<Buffer | null> {
     });
   }
   if (text !== undefined) return Buffer.from(text, "utf8");
-  if (file === "-") return readStdin();
+  if (file === "-") {
+    if (!stdinIsOurs) {
+      throw new CatherdError("E_INPUT_INVALID", "--brief-file - reads stdin, which is not available here", {
+        fix: "give the brief as text (brief) or the path of a file (briefFile)",
+      });
+    }
+    return readStdin();
+  }
   if (file !== undefined) {
     const stat = fs.statSync(file, { throwIfNoEntry: false });
     if (stat === undefined || !stat.isFile()) {
@@ -144,7 +241,7 @@ async function readBrief(input: ParsedInput): Promise<Buffer | null> {
   }
   // Where the brief is optional (exec): an open, silent stdin must not hang the dispatcher.
   const backend = backendNamed(stringOption(input, "backend") ?? "");
-  if (process.stdin.isTTY === true || backend?.needsBrief === false) return null;
+  if (!stdinIsOurs || process.stdin.isTTY === true || backend?.needsBrief === false) return null;
   return readStdin();
 }
 

@@ -1,14 +1,12 @@
-import { execFile } from "node:child_process";
 import { allBackends, backendNamed } from "../backends/registry.js";
 import type { Backend } from "../backends/types.js";
+import { checkReadiness } from "../dispatch/readiness.js";
 import { CatherdError } from "../domain/errors.js";
 import { BACKEND_IDS, type BackendId } from "../domain/vocab.js";
+import { catherdHome } from "../infra/paths.js";
 import { resolveExecutable } from "../infra/which.js";
 import type { Command } from "./kit.js";
 import { cell, paint } from "./render.js";
-
-/** A CLI's --version gets this long before doctor reports it as not answering. */
-const VERSION_TIMEOUT_MS = 10_000;
 
 export interface BackendCheck {
   backend: BackendId;
@@ -17,6 +15,12 @@ export interface BackendCheck {
   /** Where the path came from: the CATHERD_<B>_BIN variable or PATH. */
   via: string | null;
   version: string | null;
+  /** The oldest version catherd reads; null when there is none. */
+  minVersion: string | null;
+  /** Found and ready: it answers --version in time and is not too old (what admission checks). */
+  ready: boolean;
+  /** Why it is not ready (E_BACKEND_MISSING, E_BACKEND_BROKEN, E_BACKEND_TOO_OLD), or null. */
+  problem: { code: string; message: string } | null;
   fix: string | null;
 }
 
@@ -24,8 +28,9 @@ export const doctorCommand: Command<{ backends: BackendCheck[] }> = {
   name: "doctor",
   usage: `usage: catherd doctor [<backend>…] [--json]
 
-Which agent CLIs catherd can run here: found or not (and where), their versions, and how to fix what is
-missing. Exit 3 when a backend you name is missing.`,
+Which agent CLIs catherd can run here: found or not (and where), their versions, whether each is ready as
+a dispatch checks it (answers --version within 5 s, not older than catherd reads), and how to fix what
+is not. Exit 3 when a backend you name is missing or not ready.`,
   options: {},
   async handler(input) {
     const named = input.positionals.map((name) => {
@@ -39,8 +44,8 @@ missing. Exit 3 when a backend you name is missing.`,
     });
     const targets = (named.length > 0 ? named : allBackends()).filter((b) => b.command === "cli");
     const backends = await Promise.all(targets.map((b) => check(b, process.env)));
-    const missing = named.length > 0 && backends.some((b) => !b.found);
-    return { data: { backends }, text: render(backends), exitCode: missing ? 3 : 0 };
+    const notReady = named.length > 0 && backends.some((b) => !b.ready);
+    return { data: { backends }, text: render(backends), exitCode: notReady ? 3 : 0 };
   },
 };
 
@@ -49,44 +54,52 @@ async function check(backend: Backend, env: NodeJS.ProcessEnv): Promise<BackendC
   const wanted = fromEnv !== undefined && fromEnv !== "" ? fromEnv : backend.defaultBin;
   const found = resolveExecutable(wanted, env.PATH ?? "");
   const via = fromEnv !== undefined && fromEnv !== "" ? backend.binEnv : "PATH";
+  const minVersion = backend.minVersion;
   if (found === null) {
     const fix =
       via === "PATH"
         ? `${backend.installHint}, or set ${backend.binEnv}`
         : `${backend.binEnv} names ${wanted}, which is not an executable`;
-    return { backend: backend.id, found: false, path: null, via: null, version: null, fix };
+    const problem = { code: "E_BACKEND_MISSING", message: `${backend.id}: cannot find ${wanted}` };
+    return {
+      backend: backend.id,
+      found: false,
+      path: null,
+      via: null,
+      version: null,
+      minVersion,
+      ready: false,
+      problem,
+      fix,
+    };
   }
-  const version = await versionOf(found, backend.versionArgs);
+  const ready = await checkReadiness(backend, found, catherdHome(env));
   return {
     backend: backend.id,
     found: true,
     path: found,
     via,
-    version,
-    fix:
-      version === null
-        ? `${found} ${backend.versionArgs.join(" ")} did not answer; reinstall: ${backend.installHint}`
-        : null,
+    version: ready.version,
+    minVersion,
+    ready: ready.problem === null,
+    problem: ready.problem === null ? null : { code: ready.problem.code, message: ready.problem.message },
+    fix: ready.problem?.fix ?? null,
   };
-}
-
-function versionOf(bin: string, args: readonly string[]): Promise<string | null> {
-  return new Promise((resolve) => {
-    execFile(bin, [...args], { timeout: VERSION_TIMEOUT_MS, encoding: "utf8" }, (error, stdout, stderr) => {
-      const line = `${stdout}\n${stderr}`.split("\n").find((l) => /\d+\.\d+/.test(l));
-      resolve(error === null || line !== undefined ? (line?.trim() ?? null) : null);
-    });
-  });
 }
 
 function render(checks: BackendCheck[]): string {
   const lines = checks.map((c) => {
-    const mark = c.found ? paint("ok     ", "green") : paint("missing", "red");
-    const head =
-      `${mark} ${cell(c.backend, 11)} ${c.found ? (c.version ?? "version unknown") : ""}`.trimEnd();
+    const mark = !c.found
+      ? paint("missing", "red")
+      : c.ready
+        ? paint("ok     ", "green")
+        : paint(c.problem?.code === "E_BACKEND_TOO_OLD" ? "too old" : "broken ", "red");
+    const version = c.found ? (c.version ?? "version unknown") : "";
+    const head = `${mark} ${cell(c.backend, 11)} ${version}`.trimEnd();
     const where = c.found ? [`        at ${c.path} (via ${c.via})`] : [];
+    const problem = c.found && c.problem !== null ? [`        ${c.problem.message}`] : [];
     const fix = c.fix === null ? [] : [`        fix: ${c.fix}`];
-    return [head, ...where, ...fix].join("\n");
+    return [head, ...where, ...problem, ...fix].join("\n");
   });
   return `${lines.join("\n")}\n`;
 }

@@ -5,7 +5,23 @@ import { reportError } from "../infra/report-error.js";
 
 // The one place that turns a command's data or error into output and an exit code (design.md §6).
 
-export type OptionSpec = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
+/**
+ * One flag of a command: how the command line parses it and what it means. The same table gives the
+ * command's MCP tool its input schema (src/cli/mcp/input.ts), so a flag added here reaches both.
+ */
+export interface OptionDef {
+  type: "string" | "boolean";
+  multiple?: boolean;
+  short?: string;
+  /** What the flag does and the form of its value, in one line. */
+  description: string;
+  /** The values it takes when they are a closed set (an enum for MCP clients; the command checks them). */
+  choices?: readonly string[];
+  /** A whole number written as text (an integer for MCP clients; the command checks it). */
+  integer?: boolean;
+}
+
+export type OptionSpec = Record<string, OptionDef>;
 
 /** A command: parses its own flags, its handler does one thing and returns data; `text` renders it for people. */
 export interface Command<T> {
@@ -19,6 +35,8 @@ export interface Command<T> {
 export interface CommandContext {
   /** For `dispatch`: a supervisor started early, loading itself while the dispatcher admits. */
   standby: StandbySupervisor | null;
+  /** Whether stdin is the command's to read (a brief); false under `catherd mcp`, whose stdin is the protocol. */
+  stdinIsOurs: boolean;
 }
 
 export interface ParsedInput {
@@ -43,7 +61,11 @@ export function parseInput(command: Command<unknown>, argv: readonly string[]): 
   try {
     const { values, positionals } = parseArgs({
       args: own,
-      options: { ...command.options, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      options: {
+        ...parserOptions(command.options),
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
       allowPositionals: true,
       strict: true,
     });
@@ -55,11 +77,21 @@ export function parseInput(command: Command<unknown>, argv: readonly string[]): 
   }
 }
 
+/** What node's parseArgs reads of an option table. */
+function parserOptions(options: OptionSpec): Record<string, Pick<OptionDef, "type" | "multiple" | "short">> {
+  return Object.fromEntries(
+    Object.entries(options).map(([name, { type, multiple, short }]) => [
+      name,
+      { type, ...(multiple === undefined ? {} : { multiple }), ...(short === undefined ? {} : { short }) },
+    ]),
+  );
+}
+
 /** Runs a command end to end and returns the process exit code. */
 export async function executeCommand(
   command: Command<unknown>,
   argv: readonly string[],
-  context: CommandContext = { standby: null },
+  context: CommandContext = { standby: null, stdinIsOurs: true },
 ): Promise<number> {
   const wantsJson = argv.includes("--json");
   try {

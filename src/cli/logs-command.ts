@@ -1,28 +1,47 @@
 import * as fs from "node:fs";
 import { inspectDispatch } from "../dispatch/inspect.js";
 import { settleIfDead } from "../dispatch/settle.js";
+import { CatherdError } from "../domain/errors.js";
 import { backendOf } from "../folder/backend.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn } from "../folder/layout.js";
 import { systemClock } from "../infra/clock.js";
-import { LineReader } from "../infra/line-reader.js";
+import { readLinesFrom } from "../infra/lines-from.js";
 import { waitUntil } from "../infra/wait-until.js";
-import type { Command } from "./kit.js";
+import { type Command, type ParsedInput, stringOption } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
 const FOLLOW_POLL_MS = 200;
-const CHUNK_BYTES = 4 * 1024 * 1024;
 
-export const logsCommand: Command<{ lines: string[] } | null> = {
+export interface Logs {
+  lines: string[];
+  /** Where these lines end in events.jsonl (a byte offset): `--since <cursor>` continues from here. */
+  cursor: number;
+}
+
+export const logsCommand: Command<Logs | null> = {
   name: "logs",
-  usage: `usage: catherd logs <name|id|dir> [--follow] [--raw] [--run <r>] [--json]
+  usage: `usage: catherd logs <name|id|dir> [--tail <n>] [--since <cursor>] [--follow] [--raw] [--run <r>] [--json]
 
 The event stream as human lines (the backend's reading of each event; an exec command's own lines as
 they are), or --raw as the CLI wrote it.
---follow keeps printing until the dispatch is recorded. With --json, {lines: [...]}.`,
-  options: { run: { type: "string" }, follow: { type: "boolean" }, raw: { type: "boolean" } },
+--tail gives only the last n lines; --since starts after a cursor an earlier --json call returned.
+--follow keeps printing until the dispatch is recorded. With --json, {lines: [...], cursor}.`,
+  options: {
+    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+    tail: { type: "string", description: "only the last n lines", integer: true },
+    since: {
+      type: "string",
+      description: "start after this cursor (the cursor of an earlier call's result)",
+      integer: true,
+    },
+    follow: { type: "boolean", description: "keep printing until the dispatch is recorded" },
+    raw: { type: "boolean", description: "the lines as the CLI wrote them" },
+  },
   async handler(input) {
     const ref = refOf(input, "logs");
+    const tail = wholeNumber(input, "tail", 1);
+    const since = wholeNumber(input, "since", 0);
     const dir = dispatchDirOf(input, ref);
     const backend = backendOf(inspectDispatch(dir));
     // exec's output is whatever the command prints: its lines as they are (specs/cli.md, logs).
@@ -30,34 +49,55 @@ they are), or --raw as the CLI wrote it.
       input.values.raw === true || backend.plainText ? line : humanLine(backend, line);
     const collected: string[] = [];
     const emit = (line: string) => {
-      const shown = render(line);
-      if (shown === null) return;
-      if (input.json) collected.push(shown);
-      else process.stdout.write(`${shown}\n`);
+      if (input.json) collected.push(line);
+      else process.stdout.write(`${line}\n`);
     };
-    const reader = new LineReader(fileIn(dir, FILES.events));
-    try {
-      const drain = () => {
-        for (let r = reader.read(CHUNK_BYTES); r.bytes > 0; r = reader.read(CHUNK_BYTES))
-          r.lines.forEach(emit);
-      };
-      drain();
-      if (input.values.follow === true) {
-        await waitUntil(
-          async () => {
-            if (fs.existsSync(fileIn(dir, FILES.record))) return true;
-            await settleIfDead(inspectDispatch(dir));
-            drain();
-            return undefined;
-          },
-          { clock: systemClock, deadline: Number.POSITIVE_INFINITY, pollMs: FOLLOW_POLL_MS },
-        );
-        drain();
-      }
-      reader.flush().lines.forEach(emit);
-    } finally {
-      reader.close();
+    const file = fileIn(dir, FILES.events);
+    const recorded = () => fs.existsSync(fileIn(dir, FILES.record));
+    // Once recorded the stream is complete: its unterminated last line, if any, is a line too.
+    const drain = (from: number, onLine: (line: string) => void) =>
+      readLinesFrom(
+        file,
+        from,
+        (line) => {
+          const shown = render(line);
+          if (shown !== null) onLine(shown);
+        },
+        { final: recorded() },
+      ).next;
+
+    // With --tail, only the last n are kept (trimmed in batches: one copy per n lines, not one per line).
+    const first: string[] = [];
+    let cursor = drain(since ?? 0, (line) => {
+      first.push(line);
+      if (tail !== undefined && first.length >= 2 * tail) first.splice(0, first.length - tail);
+    });
+    (tail === undefined ? first : first.slice(-tail)).forEach(emit);
+    if (input.values.follow === true) {
+      await waitUntil(
+        async () => {
+          if (recorded()) return true;
+          await settleIfDead(inspectDispatch(dir));
+          cursor = drain(cursor, emit);
+          return undefined;
+        },
+        { clock: systemClock, deadline: Number.POSITIVE_INFINITY, pollMs: FOLLOW_POLL_MS },
+      );
+      cursor = drain(cursor, emit);
     }
-    return { data: input.json ? { lines: collected } : null, text: "" };
+    return { data: input.json ? { lines: collected, cursor } : null, text: "" };
   },
 };
+
+/** A flag that holds a whole number of at least `min`, or undefined when it is not given. */
+function wholeNumber(input: ParsedInput, flag: string, min: number): number | undefined {
+  const text = stringOption(input, flag);
+  if (text === undefined) return undefined;
+  const value = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= min)) {
+    throw new CatherdError("E_INPUT_INVALID", `--${flag} ${JSON.stringify(text)} is not a whole number`, {
+      fix: `give --${flag} as a whole number from ${min}`,
+    });
+  }
+  return value;
+}

@@ -19,6 +19,8 @@ const VERBS: Record<string, Loader> = {
   clean: async () => (await import("./clean-command.js")).cleanCommand as Command<unknown>,
   doctor: async () => (await import("./doctor-command.js")).doctorCommand as Command<unknown>,
   demo: async () => (await import("./demo-command.js")).demoCommand as Command<unknown>,
+  guide: async () => (await import("./guide-command.js")).guideCommand as Command<unknown>,
+  mcp: async () => (await import("./mcp-command.js")).mcpCommand as Command<unknown>,
 };
 
 const USAGE = `catherd: a supervisor for coding-agent CLIs
@@ -34,6 +36,8 @@ usage:
   catherd clean [--older-than 7d]      remove old recorded dispatches and their worktrees (--dry-run)
   catherd demo                         a simulated agent, supervised end to end (nothing to install)
   catherd doctor [<backend>…]          which agent CLIs are installed, their versions, the fix
+  catherd mcp                          the same verbs as MCP tools, on stdio (specs/mcp.md)
+  catherd guide                        how an orchestrating agent uses catherd well
   catherd supervise <dispatch-dir>     supervise a dispatch folder in the foreground
   catherd help                         this text
   catherd --version                    the version of catherd
@@ -61,7 +65,7 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
   const wantsStandby = verb === "dispatch" && !own.includes("--help") && !own.includes("-h");
   const standby = wantsStandby ? startStandbySupervisor(catherdHome()) : null;
   try {
-    return await executeCommand(await load(), rest, { standby });
+    return await executeCommand(await load(), rest, { standby, stdinIsOurs: true });
   } finally {
     if (standby !== null) dismiss(standby);
   }

@@ -45,6 +45,53 @@ export function count(n: number): string {
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
+/**
+ * When to come back, as people read it: the local time ("14:05") when it is within a day, else the local
+ * date and time ("2026-12-01 14:05").
+ */
+export function comeBackAt(iso: string, nowMs = Date.now()): string {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const two = (n: number) => String(n).padStart(2, "0");
+  const time = `${two(at.getHours())}:${two(at.getMinutes())}`;
+  if (Math.abs(at.getTime() - nowMs) < 24 * 3_600_000) return time;
+  return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${time}`;
+}
+
+/**
+ * Why a dispatch did not end ok, in one line: "rate-limit, retry after 14:05 — Rate limit reached…",
+ * "auth — invalid x-api-key". A record written before kinds existed shows its message alone.
+ */
+export function whyLine(
+  error: { kind?: string | null | undefined; message: string; retryAfter?: string | null | undefined },
+  nowMs = Date.now(),
+): string {
+  const retry = error.retryAfter == null ? "" : `, retry after ${comeBackAt(error.retryAfter, nowMs)}`;
+  if (error.kind == null) return error.message;
+  return `${error.kind}${retry}${error.message === "" ? "" : ` — ${error.message}`}`;
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/**
+ * Why, for the narrow result column of `status`: "rate-limit, retry 14:05" (the day, "Dec 1", when it is
+ * further than a day), else "auth: invalid x-api-key".
+ */
+export function shortWhy(
+  error: { kind?: string | null | undefined; message: string; retryAfter?: string | null | undefined },
+  nowMs = Date.now(),
+): string {
+  if (error.kind == null) return error.message;
+  const at = error.retryAfter == null ? Number.NaN : Date.parse(error.retryAfter);
+  if (Number.isNaN(at)) return `${error.kind}: ${error.message}`;
+  const date = new Date(at);
+  const when =
+    Math.abs(at - nowMs) < 24 * 3_600_000
+      ? comeBackAt(error.retryAfter ?? "", nowMs)
+      : `${MONTHS[date.getMonth()]} ${date.getDate()}`;
+  return `${error.kind}, retry ${when}`;
+}
+
 /** 1536 → "1.5 KiB"; bytes below 1 KiB as they are. */
 export function bytes(n: number): string {
   const units = ["KiB", "MiB", "GiB", "TiB"];

@@ -1,20 +1,28 @@
 import { type DispatchView, inspectDispatch } from "../dispatch/inspect.js";
+import { type QueueInfo, queueInfo } from "../dispatch/overview.js";
+import { promoteRunOf, queuePositionsOf } from "../dispatch/queue.js";
 import { settleIfDead } from "../dispatch/settle.js";
 import { isSecretName } from "../domain/env.js";
+import type { ExitFile } from "../domain/schemas.js";
+import { formatSize } from "../domain/size.js";
 import { backendOf } from "../folder/backend.js";
 import { humanLine } from "../folder/human-line.js";
-import { FILES, fileIn } from "../folder/layout.js";
+import { FILES, fileIn, placeOf } from "../folder/layout.js";
 import { tailLines } from "../infra/tail.js";
 import type { Command } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
 import { paint } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
+import { errorLines } from "./result-command.js";
+import { queuedText } from "./status-command.js";
 
 const TAIL_LINES = 20;
 
 export interface ShownDispatch {
   dispatch: Omit<DispatchView, "problems"> & {
     problems: { code: string; message: string }[];
+    /** For a queued dispatch: its place in the queue and what holds it back. */
+    queue: QueueInfo | null;
     events: string[];
     stderr: string[];
   };
@@ -26,11 +34,16 @@ export const showCommand: Command<ShownDispatch> = {
 
 Everything about one dispatch: admit, spec (secrets redacted), supervisor, process, exit, record, and the
 tail of its events (as human lines) and of its stderr.`,
-  options: { run: { type: "string" } },
+  options: {
+    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+  },
   async handler(input) {
     const ref = refOf(input, "show");
-    let view = inspectDispatch(dispatchDirOf(input, ref));
+    const dir = dispatchDirOf(input, ref);
+    await promoteRunOf(dir);
+    let view = inspectDispatch(dir);
     view = await settleIfDead(view);
+    const place = placeOf(dir);
     const backend = backendOf(view);
     const events = tailLines(fileIn(view.dir, FILES.events), 400)
       .flatMap((line) => humanLine(backend, line) ?? [])
@@ -40,6 +53,7 @@ tail of its events (as human lines) and of its stderr.`,
       ...view,
       spec: view.spec === null ? null : { ...view.spec, env: redact(view.spec.env) },
       problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
+      queue: queueInfo(view, place === null ? new Map() : queuePositionsOf(place)),
       events,
       stderr,
     };
@@ -52,12 +66,24 @@ export function redact(env: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, isSecretName(k) ? "[redacted]" : v]));
 }
 
+/** `cgroup, cpu 12.3 s, peak memory 410M, 1 OOM kill`: what the containment counted, where it did. */
+function containmentLine(exit: ExitFile): string {
+  const parts: string[] = [exit.containment ?? "none"];
+  if (exit.cpuSeconds !== null) parts.push(`cpu ${exit.cpuSeconds} s`);
+  if (exit.peakMemoryBytes !== null) parts.push(`peak memory ${formatSize(exit.peakMemoryBytes)}`);
+  if (exit.oomKills !== null && exit.oomKills > 0) {
+    parts.push(`${exit.oomKills} OOM kill${exit.oomKills === 1 ? "" : "s"}`);
+  }
+  return parts.join(", ");
+}
+
 function renderShow(d: ShownDispatch["dispatch"]): string {
   const out: string[] = [];
   const head = (title: string) => out.push("", paint(title, "bold"));
   out.push(`${paint(d.admit?.name ?? "(by hand)", "bold")} ${d.dispatchId}  ${d.state}`);
   out.push(`folder: ${d.dir}`);
   for (const p of d.problems) out.push(paint(`! ${p.code}: ${p.message}`, "red"));
+  if (d.queue !== null) out.push(`${queuedText(d.queue)}, since ${d.queue.since}`);
   if (d.admit !== null) {
     head("admitted");
     out.push(
@@ -78,12 +104,23 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
     out.push(
       `idle ${d.spec.idleMs ?? "default"} ms, wall ${d.spec.wallMs ?? "default"} ms, kill grace ${d.spec.killGraceMs ?? "default"} ms`,
     );
+    const caps = [
+      d.spec.memoryBytes == null ? null : `memory ${formatSize(d.spec.memoryBytes)}`,
+      d.spec.maxProcs == null ? null : `max procs ${d.spec.maxProcs}`,
+    ].filter((c) => c !== null);
+    if (caps.length > 0) out.push(`limits: ${caps.join(", ")}`);
   }
   if (d.proc !== null) {
     head("process");
     out.push(
       `pid ${d.proc.pid} (group ${d.proc.pgid}) started ${d.proc.startedAt}${d.supervisor === null ? "" : `, supervisor pid ${d.supervisor.pid}`}`,
     );
+    const adoptions = d.exit?.adoptions ?? d.supervisor?.adoptions ?? 0;
+    if (adoptions > 0) {
+      out.push(
+        `adopted ${adoptions === 1 ? "once" : `${adoptions} times`}: a supervisor died and a new one took over${d.supervisor === null ? "" : ` (last at ${d.supervisor.startedAt})`}`,
+      );
+    }
   }
   if (d.exit !== null) {
     head("exit");
@@ -91,7 +128,9 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
       `${d.exit.reason}, code ${d.exit.code ?? "-"}, signal ${d.exit.signal ?? "-"}, ${d.exit.durationMs ?? "?"} ms`,
     );
     out.push(`stop: term ${d.exit.stop.term}, kill ${d.exit.stop.kill}, swept ${d.exit.stop.swept}`);
+    if (d.exit.containment !== null) out.push(`containment: ${containmentLine(d.exit)}`);
     if (d.exit.error !== null) out.push(`error ${d.exit.error.code}: ${d.exit.error.message}`);
+    if (d.exit.kind != null) out.push(`kind: ${d.exit.kind} (the supervisor's account)`);
   }
   if (d.record !== null) {
     head("record");
@@ -99,6 +138,7 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
     out.push(
       `${d.record.status} (${d.record.reason}), tokens in ${t.input} (cached ${t.cached}) out ${t.output}${d.record.costUsd === null ? "" : `, $${d.record.costUsd}`}`,
     );
+    out.push(...errorLines(d.record));
     if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
     if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);
     out.push(...leftBehindLines(d.record, d.spec));

@@ -5,11 +5,15 @@ import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from ".
 import type { DispatchState, Status } from "../domain/vocab.js";
 import { catherdHome, runName, runPaths } from "../infra/paths.js";
 import { type Command, stringOption } from "./kit.js";
-import { age, bytes, cell, count, paint, type Style, WIDTH } from "./render.js";
+import { age, bytes, cell, count, paint, type Style, shortWhy, WIDTH } from "./render.js";
 
 const RECENT_MS = 24 * 3_600_000;
 
+/** Kinds that name how catherd ended a dispatch: its status and exit reason tell them better. */
+const CATHERD_KINDS: ReadonlySet<string> = new Set(["timeout", "cancelled", "lost"]);
+
 const STATE_STYLE: Partial<Record<DispatchState, Style>> = {
+  queued: "dim",
   running: "cyan",
   starting: "cyan",
   stopping: "yellow",
@@ -31,7 +35,10 @@ export const statusCommand: Command<{ dispatches: DispatchRow[]; cleanableBytes:
 One row per dispatch of the run, live ones first. Without --all, recorded dispatches older than a day
 are left out unless their result is unread. A '*' marks a result not yet read with 'catherd result'.
 A run whose dispatches recorded more than ${DEFAULT_CLEAN_AGE} ago hold over 1 GiB gets a line saying so.`,
-  options: { run: { type: "string" }, all: { type: "boolean" } },
+  options: {
+    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+    all: { type: "boolean", description: "also records older than a day that were read" },
+  },
   async handler(input) {
     const run = runPaths(catherdHome(), runName(stringOption(input, "run")));
     const all = await overview(run);
@@ -85,15 +92,37 @@ export function renderStatus(rows: DispatchRow[], run: string, hidden: number, n
   return `${lines.join("\n")}\n`;
 }
 
-/** The last column: a problem, the result of a recorded dispatch, or what a live one is doing. */
+/** "#2 capacity (cap 3)", "#1 overlap: src/ (fix-tests)", "#1 not before 14:05". */
+export function queuedText(q: NonNullable<DispatchRow["queue"]>): string {
+  const place = q.position === null ? "next" : `#${q.position}`;
+  const b = q.blocker;
+  const why =
+    q.blockedBy === "overlap"
+      ? `overlap: ${b?.owns ?? "?"} (${b?.name ?? "?"})`
+      : q.blockedBy === "backend-cap"
+        ? `${b?.backend ?? "?"} cap ${b?.cap ?? "?"}`
+        : q.blockedBy === "capacity"
+          ? `capacity (cap ${b?.cap ?? "?"})`
+          : `not before ${q.notBefore?.slice(11, 19) ?? "?"}`;
+  return `queued ${place}: ${why}`;
+}
+
+/**
+ * The last column: a problem, the result of a recorded dispatch, or what a live one is doing. A result
+ * that a provider or the CLI explained says why, in the colour of its status ("auth: invalid x-api-key",
+ * "rate-limit, retry 14:05"); any other says its status and exit reason.
+ */
 function doingOrResult(r: DispatchRow, now: number): { text: string; status: DispatchRow["status"] } {
   if (r.problems.length > 0)
     return { text: `! ${r.problems[0]?.code}: ${r.problems[0]?.message}`, status: null };
   if (r.state === "recorded" && r.status !== null) {
+    if (r.error !== null && !CATHERD_KINDS.has(r.error.kind ?? "") && r.error.kind !== null)
+      return { text: shortWhy(r.error, now), status: r.status };
     return { text: `${r.status} (${r.reason ?? "?"})`, status: r.status };
   }
   // Ended (exit.json written) but not yet recorded: the reason is known, the status not yet.
   if (r.state === "recorded" || r.state === "exited") return { text: r.reason ?? "", status: null };
+  if (r.queue !== null) return { text: queuedText(r.queue), status: null };
   const open = r.openToolCalls[0];
   if (open !== undefined) {
     return { text: `tool open ${age(open.openedAt, now)}: ${open.label.replace(/^\$ /, "")}`, status: null };

@@ -1,21 +1,32 @@
 import { awaitRecords } from "../dispatch/await-records.js";
 import { overview } from "../dispatch/overview.js";
-import { parseDuration } from "../domain/duration.js";
+import { type RunningSnapshot, runningSnapshot } from "../dispatch/snapshot.js";
+import { formatDuration, parseDuration } from "../domain/duration.js";
 import { CatherdError, WAIT_TIMEOUT_EXIT } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { markSeen } from "../folder/markers.js";
 import { type Command, stringOption } from "./kit.js";
 import { dispatchDirOf, runPathsOf } from "./resolve.js";
-import { recordLine } from "./result-command.js";
+import { errorLines, recordLine } from "./result-command.js";
 
-export const waitCommand: Command<{ records: RecordFile[] }> = {
+/** The records that are done and, for each dispatch waited for that is not, what it is doing. */
+export interface Waited {
+  records: RecordFile[];
+  running: RunningSnapshot[];
+}
+
+export const waitCommand: Command<Waited> = {
   name: "wait",
   usage: `usage: catherd wait [<name|id>…] [--any] [--timeout <d>] [--run <r>] [--json]
 
 Blocks until every named dispatch (default: every live one of the run) has a record, or with --any until
-the first does, and prints the records. Exit 0 when all printed records are ok, 1 otherwise, 124 on
-timeout.`,
-  options: { run: { type: "string" }, any: { type: "boolean" }, timeout: { type: "string" } },
+the first does, and prints the records — and, for each one still running, what it is doing. Exit 0 when
+all printed records are ok, 1 otherwise, 124 on timeout.`,
+  options: {
+    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+    any: { type: "boolean", description: "return when the first of them is recorded" },
+    timeout: { type: "string", description: "give up after this long (exit 124), e.g. 50s" },
+  },
   async handler(input) {
     const timeoutText = stringOption(input, "timeout");
     const timeoutMs = timeoutText === undefined ? null : parseDuration("--timeout", timeoutText);
@@ -31,13 +42,31 @@ timeout.`,
     const result = await awaitRecords(dirs, { any: input.values.any === true, timeoutMs });
     for (const { dir } of result.records) markSeen(dir);
     const records = result.records.map((r) => r.record);
+    const run = runPathsOf(input);
+    const running = result.pending.map((dir) => runningSnapshot(run, dir));
     const allOk = records.length > 0 && records.every((r) => r.status === "ok");
-    const lines = records.map(recordLine);
+    const lines = records.flatMap((r) => [
+      recordLine(r),
+      ...errorLines(r, { tail: false }).map((l) => `  ${l}`),
+    ]);
     if (result.timedOut) lines.push(`timed out with ${result.pending.length} still running`);
+    lines.push(...running.map(snapshotLine));
     return {
-      data: { records },
+      data: { records, running },
       text: `${lines.join("\n")}\n`,
       exitCode: result.timedOut ? WAIT_TIMEOUT_EXIT : allOk ? 0 : 1,
     };
   },
 };
+
+/** One line about a dispatch still running: "fix-tests running 3m12s: tool open 40s: cargo build". */
+function snapshotLine(s: RunningSnapshot): string {
+  const age = s.secs === null ? "" : ` ${formatDuration(s.secs * 1000)}`;
+  const doing =
+    s.openToolCall !== null
+      ? `: tool open ${formatDuration(s.openToolCall.openSecs * 1000)}: ${s.openToolCall.label}`
+      : s.doing === null
+        ? ""
+        : `: ${s.doing}`;
+  return `  ${s.name ?? s.dispatchId} ${s.state}${age}${doing}`;
+}

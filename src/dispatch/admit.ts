@@ -1,33 +1,34 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { type Blocked, blockerOf, type Slot } from "../domain/admission.js";
 import { CatherdError } from "../domain/errors.js";
 import { makeDispatchId } from "../domain/ids.js";
 import {
   type AdmitFile,
+  type QueuedFile,
   type RunFile,
   runFileSchema,
   SCHEMA_VERSION,
   type Spec,
   type SpecFile,
 } from "../domain/schemas.js";
+import type { BackendId } from "../domain/vocab.js";
 import { FILES } from "../folder/layout.js";
 import { writeLiveMarker } from "../folder/markers.js";
 import { resolveSpec } from "../folder/spec.js";
 import { writeBrief, writeFolderJson } from "../folder/write.js";
 import { makeDir, writeFileAtomic, writeJsonAtomic } from "../infra/atomic.js";
 import { readJsonFile } from "../infra/json-file.js";
-import { lockWithin } from "../infra/lock.js";
 import { dispatchDir, nameDir, type RunPaths, runPaths } from "../infra/paths.js";
 import { startTimeOf } from "../infra/process-identity.js";
+import { underAdmissionLock } from "./admission-lock.js";
 import { LiveSet } from "./live-set.js";
 import { ownsOverlap } from "./owns.js";
+import { capsOf, ownsConflict, promoteUnderLock } from "./queue.js";
 import type { DispatchRequest } from "./request.js";
 import { type Placed, placeDispatch, planWorkplace, type Workplace } from "./workplace.js";
 
-/** A held admission lock older than this is taken over: its dispatcher died. */
-export const ADMISSION_LOCK_STALE_MS = 5000;
-/** How long a dispatch waits for the run's admission lock before E_IO_LOCK. */
-export const ADMISSION_LOCK_WAIT_MS = 30_000;
+export { ADMISSION_LOCK_STALE_MS, ADMISSION_LOCK_WAIT_MS } from "./admission-lock.js";
 
 export interface Admitted {
   run: RunPaths;
@@ -37,13 +38,18 @@ export interface Admitted {
   admit: AdmitFile;
   /** spec.json as written: every default resolved. */
   spec: Spec;
+  /** queued.json when it was admitted queued (`--queue`): its supervisor is started by a promotion. */
+  queued: QueuedFile | null;
+  /** Queued dispatches of the run promoted on the way: the dispatcher launches their supervisors too. */
+  promoted: string[];
 }
 
 /**
  * Admission (design.md §7): write brief.md and spec.json under a hidden staging name; then under the run's
- * lock refuse a live duplicate name, overlapping --owns, or a full run, else write admit.json, rename the
- * folder into place and write the name's `latest` and the live marker. Most of the fsyncs, slow on a busy
- * disk, happen before the lock.
+ * lock promote what the queue can start (oldest first, so that a newcomer never jumps the queue), refuse a
+ * live duplicate name, and refuse — or with `--queue`, admit queued — a dispatch blocked by an overlapping
+ * --owns, the run's cap or its backend's cap; else write admit.json, rename the folder into place and write
+ * the name's `latest` and the live marker. Most of the fsyncs, slow on a busy disk, happen before the lock.
  */
 export async function admit(request: DispatchRequest, home: string, now: () => Date): Promise<Admitted> {
   const run = runPaths(home, request.run);
@@ -55,35 +61,60 @@ export async function admit(request: DispatchRequest, home: string, now: () => D
   const staged = stageDispatch(request, run, workplace, now());
   let committed = false;
   try {
-    const release = await lockWithin(run.dir, {
-      lockPath: run.admissionLock,
-      staleMs: ADMISSION_LOCK_STALE_MS,
-      waitMs: ADMISSION_LOCK_WAIT_MS,
-    });
-    try {
-      const runFile = ensureRunFile(run, request.maxParallel, now());
+    const admitted = await underAdmissionLock(run, async () => {
+      const runFile = ensureRunFile(run, request, now());
       // Resolved in the agent's own folder: dispatches in different worktrees never overlap.
       const ownsAbsolute = request.owns.map((p) => absoluteOwn(staged.admit.cwd, p));
-      await refuseConflicts(request, ownsAbsolute, new LiveSet(run), runFile.maxParallel ?? null);
-      const admitted = commitDispatch(run, staged, ownsAbsolute, now());
+      const live = new LiveSet(run);
+      await refuseDuplicate(request, live);
+      const { slots, toLaunch } = await promoteUnderLock(live, capsOf(runFile), now());
+      const blocked = blockerOf(
+        { backend: request.backend.id, owns: ownsAbsolute, notBefore: null },
+        slots,
+        capsOf(runFile),
+        now().getTime(),
+        ownsConflict,
+      );
+      if (blocked !== null && !request.queue) throw refusal(request, blocked, slots);
+      const queued: QueuedFile | null =
+        blocked === null
+          ? null
+          : {
+              schema: SCHEMA_VERSION,
+              since: now().toISOString(),
+              ...blocked,
+              blocker: blocked.blocker,
+              notBefore: null,
+            };
+      const result = commitDispatch(run, staged, ownsAbsolute, queued, now());
       committed = true;
-      return admitted;
-    } finally {
-      await release().catch(() => {});
-    }
+      return { ...result, promoted: toLaunch };
+    });
+    return admitted;
   } finally {
     // Refused, or the lock never came: nothing of this dispatch remains.
     if (!committed) fs.rmSync(staged.staging, { recursive: true, force: true });
   }
 }
 
-function ensureRunFile(run: RunPaths, maxParallel: number | null, at: Date): RunFile {
+/** run.json, created on the first admission; the caps a dispatch gives are remembered for the next. */
+function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date): RunFile {
   const read = readJsonFile(run.runFile, runFileSchema);
   let file: RunFile =
     read.kind === "ok" ? read.value : { schema: SCHEMA_VERSION, id: run.run, createdAt: at.toISOString() };
   if (read.kind === "invalid" && read.error.code === "E_SCHEMA_NEWER") throw read.error;
-  if (read.kind !== "ok" || (maxParallel !== null && file.maxParallel !== maxParallel)) {
-    file = { ...file, maxParallel: maxParallel ?? file.maxParallel ?? null };
+  const perBackend = { ...(file.maxParallelBackend ?? {}), ...request.maxParallelBackend };
+  const capsChanged =
+    (request.maxParallel !== null && file.maxParallel !== request.maxParallel) ||
+    Object.entries(request.maxParallelBackend).some(
+      ([backend, cap]) => file.maxParallelBackend?.[backend as BackendId] !== cap,
+    );
+  if (read.kind !== "ok" || capsChanged) {
+    file = {
+      ...file,
+      maxParallel: request.maxParallel ?? file.maxParallel ?? null,
+      ...(Object.keys(perBackend).length > 0 ? { maxParallelBackend: perBackend } : {}),
+    };
     writeJsonAtomic(run.runFile, file);
   }
   return file;
@@ -94,45 +125,51 @@ function absoluteOwn(cwd: string, own: string): string {
   return own.endsWith("/") ? `${resolved}/` : resolved;
 }
 
-async function refuseConflicts(
-  request: DispatchRequest,
-  owns: string[],
-  live: LiveSet,
-  storedCap: number | null,
-) {
-  if (request.name !== null) {
-    for (const same of live.markers.filter((m) => m.name === request.name)) {
-      if (!(await live.isLive(same))) continue;
-      throw new CatherdError(
-        "E_ADMIT_DUPLICATE",
-        `a dispatch named ${request.name} is still live (${same.dispatchId})`,
-        {
-          fix: `wait for it (catherd wait ${request.name}), cancel it (catherd cancel ${request.name}), or pick another --name`,
-        },
-      );
-    }
+/** A live dispatch — queued ones too — with the same name: E_ADMIT_DUPLICATE, with or without --queue. */
+async function refuseDuplicate(request: DispatchRequest, live: LiveSet): Promise<void> {
+  if (request.name === null) return;
+  for (const same of live.markers.filter((m) => m.name === request.name)) {
+    if (!(await live.isLive(same))) continue;
+    throw new CatherdError(
+      "E_ADMIT_DUPLICATE",
+      `a dispatch named ${request.name} is still live (${same.dispatchId})`,
+      {
+        fix: `wait for it (catherd wait ${request.name}), cancel it (catherd cancel ${request.name}), or pick another --name`,
+      },
+    );
   }
-  for (const marker of live.markers) {
-    for (const mine of owns) {
-      const theirs = marker.owns.find((other) => ownsOverlap(mine, other));
-      if (theirs !== undefined && (await live.isLive(marker))) {
-        throw new CatherdError(
-          "E_ADMIT_OVERLAP",
-          `--owns ${mine} overlaps ${theirs}, owned by live dispatch ${marker.name} (${marker.dispatchId})`,
-          {
-            fix: `wait for ${marker.name} (catherd wait ${marker.name}) or narrow --owns`,
-          },
-        );
-      }
-    }
+}
+
+/** The error for a dispatch blocked without --queue: it names the blocker and the way around it. */
+function refusal(request: DispatchRequest, blocked: Blocked, slots: readonly Slot[]): CatherdError {
+  const b = blocked.blocker ?? {};
+  const queue = "add --queue to wait in the run's queue";
+  if (blocked.blockedBy === "overlap") {
+    const theirs = slots
+      .find((s) => s.dispatchId === b.dispatchId)
+      ?.owns.find((o) => ownsOverlap(o, b.owns ?? ""));
+    return new CatherdError(
+      "E_ADMIT_OVERLAP",
+      `--owns ${b.owns} overlaps ${theirs ?? b.owns}, owned by live dispatch ${b.name} (${b.dispatchId})`,
+      { fix: `wait for ${b.name} (catherd wait ${b.name}), narrow --owns, or ${queue}` },
+    );
   }
-  const cap = request.maxParallel ?? storedCap;
-  // Fewer markers than the cap: fewer live dispatches too, without looking at any of them.
-  if (cap !== null && live.markers.length >= cap && (await live.liveCount()) >= cap) {
-    throw new CatherdError("E_ADMIT_CAPACITY", `run ${request.run} is at its cap of ${cap} live dispatches`, {
-      fix: `wait for one to finish (catherd wait --any --run ${request.run}) or raise --max-parallel`,
-    });
+  if (blocked.blockedBy === "backend-cap") {
+    return new CatherdError(
+      "E_ADMIT_CAPACITY",
+      `run ${request.run} is at its cap of ${b.cap} live ${b.backend} dispatches`,
+      {
+        fix: `wait for one to finish (catherd wait --any --run ${request.run}), raise --max-parallel-backend ${b.backend}=<n>, or ${queue}`,
+      },
+    );
   }
+  return new CatherdError(
+    "E_ADMIT_CAPACITY",
+    `run ${request.run} is at its cap of ${b.cap} live dispatches`,
+    {
+      fix: `wait for one to finish (catherd wait --any --run ${request.run}), raise --max-parallel, or ${queue}`,
+    },
+  );
 }
 
 interface Staged {
@@ -164,18 +201,37 @@ function stageDispatch(request: DispatchRequest, run: RunPaths, workplace: Workp
  * Writes admit.json and renames the staged folder into place — it appears whole or not at all: a
  * dispatcher killed halfway leaves only a hidden staging folder — then writes `latest` and the live marker.
  */
-function commitDispatch(run: RunPaths, staged: Staged, owns: string[], at: Date): Admitted {
+function commitDispatch(
+  run: RunPaths,
+  staged: Staged,
+  owns: string[],
+  queued: QueuedFile | null,
+  at: Date,
+): Omit<Admitted, "promoted"> {
   const { dispatchId, name, dir } = staged;
   let renamed = false;
   try {
-    // admit.json last, stamped now: a dispatch is admitted when the decision is made, not when it queued.
+    // queued.json before admit.json: a folder is never seen admitted to start at once and then queued.
+    if (queued !== null) {
+      const { schema: _schema, ...body } = queued;
+      writeFolderJson(staged.staging, FILES.queued, body);
+    }
+    // admit.json last, stamped now: a dispatch is admitted when the decision is made, not when it waited
+    // for the lock.
     const admitFile: AdmitFile = { ...staged.admit, admittedAt: at.toISOString() };
     writeFolderJson(staged.staging, FILES.admit, admitFile);
     fs.renameSync(staged.staging, dir);
     renamed = true;
     writeFileAtomic(path.join(nameDir(run, name), "latest"), `${dispatchId}\n`);
-    writeLiveMarker(run.live, { dispatchId, name, dir, owns });
-    return { run, name, dispatchId, dir, admit: admitFile, spec: staged.spec };
+    writeLiveMarker(run.live, {
+      dispatchId,
+      name,
+      dir,
+      owns,
+      backend: staged.admit.backend,
+      ...(queued === null ? {} : { queued: { since: queued.since, notBefore: queued.notBefore } }),
+    });
+    return { run, name, dispatchId, dir, admit: admitFile, spec: staged.spec, queued };
   } catch (error) {
     // Nothing was started yet: no trace of a dispatch that failed to be written.
     if (renamed) fs.rmSync(dir, { recursive: true, force: true });
@@ -229,6 +285,8 @@ function writeFolder(
     wallMs: request.wallMs ?? undefined,
     stallMs: undefined,
     killGraceMs: request.killGraceMs ?? undefined,
+    memoryBytes: request.memoryBytes,
+    maxProcs: request.maxProcs,
     worktree: placed.worktree,
     passEnv: request.isolation.passEnv,
     keepTmp: request.isolation.keepTmp,

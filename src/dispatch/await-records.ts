@@ -1,9 +1,10 @@
 import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
-import { FILES, fileIn } from "../folder/layout.js";
+import { FILES, fileIn, placeOf } from "../folder/layout.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { waitUntil, watchFolders } from "../infra/wait-until.js";
 import { type DispatchView, inspectDispatch, problemOf } from "./inspect.js";
+import { promoteRunOf } from "./queue.js";
 import { settleIfDead } from "./settle.js";
 
 /**
@@ -30,6 +31,9 @@ export async function awaitRecords(
   const done = new Map<string, RecordFile>();
   const finished = await waitUntil(
     async () => {
+      // Waiting through the queue: each look promotes what can start, so a queue whose supervisors all died
+      // still moves while someone waits on it.
+      for (const dir of oneDirPerRun(dirs.filter((d) => !done.has(d)))) await promoteRunOf(dir);
       for (const dir of dirs) {
         if (done.has(dir)) continue;
         let view = inspectDispatch(dir);
@@ -52,6 +56,12 @@ export async function awaitRecords(
     pending: dirs.filter((d) => !done.has(d)),
     timedOut: finished === undefined,
   };
+}
+
+function oneDirPerRun(dirs: readonly string[]): string[] {
+  const byRun = new Map<string, string>();
+  for (const dir of dirs) byRun.set(placeOf(dir)?.runDir ?? dir, dir);
+  return [...byRun.values()];
 }
 
 function recordProblem(view: DispatchView): CatherdError {

@@ -73,9 +73,44 @@ export async function cleanRuns(runs: readonly RunPaths[], options: CleanOptions
         report.freedBytes += outcome.bytes;
       }
     }
+    for (const leftover of leftoversOf(run, options)) {
+      const bytes = options.dryRun ? bytesUnder(leftover.dir) : removeMeasured(leftover.dir);
+      report.removed.push({ ...leftover, bytes, worktree: null });
+      report.freedBytes += bytes;
+    }
     if (!options.dryRun) await tidyRun(run);
   }
   return report;
+}
+
+/** A staging folder older than this belongs to a dispatcher that died: admission gives up within 5 min. */
+export const ABANDONED_STAGING_MS = 3_600_000;
+
+/**
+ * The hidden folders no reader lists: `.<id>.admitting` left by a dispatcher killed while it wrote (older
+ * than the age, and than an hour whatever the age), and `.<id>.removing` left by a clean interrupted
+ * while it deleted (condemned already).
+ */
+function leftoversOf(
+  run: RunPaths,
+  options: CleanOptions,
+): { run: string; name: string; dispatchId: string; dir: string }[] {
+  const found: { run: string; name: string; dispatchId: string; dir: string }[] = [];
+  for (const name of readdir(run.dispatches)) {
+    if (!isValidId(name)) continue;
+    for (const entry of readdir(path.join(run.dispatches, name))) {
+      const hidden = /^\.(.+)\.(admitting|removing)$/.exec(entry);
+      const dispatchId = hidden?.[1];
+      if (hidden === null || dispatchId === undefined || !isValidId(dispatchId)) continue;
+      const dir = path.join(run.dispatches, name, entry);
+      const stat = fs.lstatSync(dir, { throwIfNoEntry: false });
+      if (stat === undefined || !stat.isDirectory()) continue;
+      const ageMs = options.now - stat.mtimeMs;
+      if (hidden[2] === "admitting" && ageMs < Math.max(options.olderThanMs, ABANDONED_STAGING_MS)) continue;
+      found.push({ run: run.run, name, dispatchId, dir });
+    }
+  }
+  return found;
 }
 
 async function cleanDispatch(

@@ -4,6 +4,8 @@ import type {
   AdmitFile,
   ExitFile,
   ProcFile,
+  PromotedFile,
+  QueuedFile,
   RecordFile,
   SpecFile,
   SupervisorFile,
@@ -24,6 +26,10 @@ export interface DispatchView {
   state: DispatchState;
   admit: AdmitFile | null;
   spec: SpecFile | null;
+  /** queued.json: admitted queued (it stays after the dispatch is promoted). */
+  queued: QueuedFile | null;
+  /** promoted.json: chosen to start from the queue. */
+  promoted: PromotedFile | null;
   supervisor: SupervisorFile | null;
   proc: ProcFile | null;
   exit: ExitFile | null;
@@ -79,7 +85,16 @@ export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskPro
   const alive = (pid: number, startTime: string | null) => !settled && probe.isAlive(pid, startTime);
   const admit = take(probe.read(FILES.admit));
   const spec = take(probe.read(FILES.spec));
-  const dispatcherAlive = admit !== null && alive(admit.dispatcher.pid, admit.dispatcher.startTime);
+  const queued = take(probe.read(FILES.queued));
+  // A promoted dispatch's supervisor is started by its promoter: the promoter stands where the dispatcher
+  // stands for one admitted to start at once, and is checked before supervisor.json for the same reason.
+  const promoted = queued === null ? null : take(probe.read(FILES.promoted));
+  const starter = promoted?.by ?? admit?.dispatcher ?? null;
+  const dispatcherAlive =
+    admit !== null &&
+    (queued === null || promoted !== null) &&
+    starter !== null &&
+    alive(starter.pid, starter.startTime);
   const supervisorRead = probe.read(FILES.supervisor);
   const supervisor = take(supervisorRead);
   // From the same read: a torn supervisor.json still means a supervisor came up.
@@ -93,6 +108,7 @@ export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskPro
   const recordRead = settled ? recordFirst : probe.read(FILES.record);
   const record = take(recordRead);
   const admittedAtMs = admit !== null ? Date.parse(admit.admittedAt) : probe.birthMs();
+  const startAskedMs = promoted !== null ? Date.parse(promoted.at) : admittedAtMs;
   let state = dispatchState({
     // A torn or newer record still means "recorded": nobody may record the dispatch again.
     hasRecord: recordRead.kind !== "missing",
@@ -102,7 +118,8 @@ export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskPro
     agentAlive,
     cancelRequested,
     dispatcherAlive,
-    ageMs: Number.isFinite(admittedAtMs) ? nowMs - admittedAtMs : Number.POSITIVE_INFINITY,
+    ageMs: Number.isFinite(startAskedMs) ? nowMs - startAskedMs : Number.POSITIVE_INFINITY,
+    queue: queued === null ? "no" : promoted === null ? "waiting" : "promoted",
   });
   // The supervisor may have died after spawning the agent but before naming it in proc.json, or the agent
   // may have ended and left a process behind: anything still carrying the dispatch's variable is an orphan
@@ -116,6 +133,8 @@ export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskPro
     state,
     admit,
     spec,
+    queued,
+    promoted,
     supervisor,
     proc,
     exit,

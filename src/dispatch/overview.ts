@@ -1,4 +1,4 @@
-import type { ActivityFile, RecordFile } from "../domain/schemas.js";
+import type { ActivityFile, QueuedFile, RecordFile } from "../domain/schemas.js";
 import type { BackendId, DispatchState } from "../domain/vocab.js";
 import { backendIdOf } from "../folder/backend.js";
 import { FILES } from "../folder/layout.js";
@@ -7,7 +7,21 @@ import { readFolderJson } from "../folder/read.js";
 import type { RunPaths } from "../infra/paths.js";
 import { type DispatchView, inspectDispatch } from "./inspect.js";
 import { listDispatchDirs } from "./locate.js";
+import { promoteRun, queuePositions } from "./queue.js";
 import { settleIfDead } from "./settle.js";
+
+/** The part of record.error that `status` shows. */
+export interface RowError {
+  kind: string | null;
+  message: string;
+  retryAfter: string | null;
+}
+
+function rowError(record: RecordFile | null): RowError | null {
+  const error = record?.error;
+  if (error === null || error === undefined || record?.status === "ok") return null;
+  return { kind: error.kind ?? null, message: error.message, retryAfter: error.retryAfter ?? null };
+}
 
 /** One dispatch as `status` shows it. */
 export interface DispatchRow {
@@ -27,21 +41,44 @@ export interface DispatchRow {
   endedAt: string | null;
   status: RecordFile["status"] | null;
   reason: string | null;
+  /** Why a recorded dispatch did not end ok: its kind, message and when to come back (record.json). */
+  error: RowError | null;
   lastEvent: string | null;
   lastEventAt: string | null;
   openToolCalls: ActivityFile["openToolCalls"];
   tokens: { input: number; cached: number; output: number } | null;
   /** Recorded, and its result not yet read with `result` or `wait`. */
   unread: boolean;
+  /** For a queued dispatch: its place (1 = next; null once its promoter died, it is promoted next) and why. */
+  queue: QueueInfo | null;
   problems: { code: string; message: string }[];
+}
+
+/** A queued dispatch's place in the run's queue and what holds it back (queued.json). */
+export interface QueueInfo {
+  position: number | null;
+  since: string;
+  blockedBy: QueuedFile["blockedBy"];
+  blocker: QueuedFile["blocker"];
+  notBefore: string | null;
+}
+
+/** The queue facts of a dispatch found queued; null for any other state. */
+export function queueInfo(view: DispatchView, positions: Map<string, number>): QueueInfo | null {
+  if (view.state !== "queued" || view.queued === null) return null;
+  const { since, blockedBy, blocker, notBefore } = view.queued;
+  return { position: positions.get(view.dispatchId) ?? null, since, blockedBy, blocker, notBefore };
 }
 
 /**
  * Rows for every dispatch of a run, live ones first then newest first. A recorded dispatch costs one file
  * read (record.json); a live one reads its small files and activity.json, never its event stream. Dead
- * dispatches found on the way are recorded (the one write a reader makes).
+ * dispatches found on the way are recorded, and queued ones that can start are started (the writes a
+ * reader makes).
  */
 export async function overview(run: RunPaths): Promise<DispatchRow[]> {
+  await promoteRun(run).catch(() => 0);
+  const positions = queuePositions(run);
   const rows: DispatchRow[] = [];
   for (const dir of listDispatchDirs(run)) {
     const record = readFolderJson(dir, FILES.record);
@@ -50,7 +87,7 @@ export async function overview(run: RunPaths): Promise<DispatchRow[]> {
       continue;
     }
     const view = await settleIfDead(inspectDispatch(dir));
-    rows.push(liveRow(run, view));
+    rows.push(liveRow(run, view, positions));
   }
   const live = (r: DispatchRow) => (r.state === "recorded" ? 1 : 0);
   return rows.sort((a, b) => live(a) - live(b));
@@ -69,16 +106,23 @@ function recordedRow(run: RunPaths, dir: string, record: RecordFile): DispatchRo
     endedAt: record.endedAt,
     status: record.status,
     reason: record.reason,
+    error: rowError(record),
     lastEvent: null,
     lastEventAt: null,
     openToolCalls: [],
     tokens: record.tokens,
     unread: !isSeen(dir),
+    queue: null,
     problems: [],
   };
 }
 
-export function liveRow(run: RunPaths, view: DispatchView): DispatchRow {
+/** The row of a dispatch without a record; `positions` (queuePositions) places a queued one in its queue. */
+export function liveRow(
+  run: RunPaths,
+  view: DispatchView,
+  positions: Map<string, number> = new Map(),
+): DispatchRow {
   const activity = readFolderJson(view.dir, FILES.activity);
   const now = activity.kind === "ok" ? activity.value : null;
   return {
@@ -93,11 +137,13 @@ export function liveRow(run: RunPaths, view: DispatchView): DispatchRow {
     endedAt: view.record?.endedAt ?? view.exit?.endedAt ?? null,
     status: view.record?.status ?? null,
     reason: view.record?.reason ?? view.exit?.reason ?? null,
+    error: rowError(view.record),
     lastEvent: now?.lastEvent ?? null,
     lastEventAt: now?.lastEventAt ?? null,
     openToolCalls: now?.openToolCalls ?? [],
     tokens: view.record?.tokens ?? now?.tokens ?? null,
     unread: view.state === "recorded" && !isSeen(view.dir),
+    queue: queueInfo(view, positions),
     problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
   };
 }

@@ -9,3 +9,9 @@ export function ownsOverlap(a: string, b: string): boolean {
 function covers(folder: string, other: string): boolean {
   return folder.endsWith("/") && (other.startsWith(folder) || `${other}/` === folder);
 }
+
+/** The first owned path of `mine` that overlaps one of `theirs`, or null. */
+export function firstOverlap(mine: readonly string[], theirs: readonly string[]): string | null {
+  for (const a of mine) if (theirs.some((b) => ownsOverlap(a, b))) return a;
+  return null;
+}

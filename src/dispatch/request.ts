@@ -7,7 +7,8 @@ import { parseDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import { ID_PATTERN } from "../domain/ids.js";
 import { accessSchema, backendIdSchema } from "../domain/schemas.js";
-import { type AccessLevel, BACKEND_IDS } from "../domain/vocab.js";
+import { parseSize } from "../domain/size.js";
+import { type AccessLevel, BACKEND_IDS, type BackendId } from "../domain/vocab.js";
 import { resolveExecutable } from "../infra/which.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 
@@ -24,6 +25,10 @@ export interface DispatchRequest {
   effort: string | null;
   access: AccessLevel | null;
   maxParallel: number | null;
+  /** `--max-parallel-backend codex=3`, per backend. */
+  maxParallelBackend: Partial<Record<BackendId, number>>;
+  /** `--queue`: wait in the run's queue where admission would refuse for a cap or an overlap. */
+  queue: boolean;
   env: Record<string, string>;
   brief: Buffer | null;
   thread: string | null;
@@ -31,6 +36,10 @@ export interface DispatchRequest {
   idleMs: number | null;
   wallMs: number | null;
   killGraceMs: number | null;
+  /** --memory: the cap on the dispatch's cgroup, where the machine gives it one. */
+  memoryBytes: number | null;
+  /** --max-procs: the cap on its processes, where the machine gives it a cgroup. */
+  maxProcs: number | null;
   bin: string;
   extraArgs: string[];
   isolation: IsolationRequest;
@@ -46,6 +55,8 @@ export interface RawDispatchInput {
   effort?: string | undefined;
   access?: string | undefined;
   maxParallel?: string | undefined;
+  maxParallelBackend?: string[] | undefined;
+  queue?: boolean | undefined;
   env: string[];
   brief: Buffer | null;
   thread?: string | undefined;
@@ -53,6 +64,8 @@ export interface RawDispatchInput {
   idle?: string | undefined;
   wall?: string | undefined;
   killGrace?: string | undefined;
+  memory?: string | undefined;
+  maxProcs?: string | undefined;
   bin?: string | undefined;
   worktree?: boolean | undefined;
   base?: string | undefined;
@@ -110,10 +123,16 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
           raw.maxParallel,
           "give a whole number from 1 to 10000",
         );
-  const thread =
-    raw.thread === undefined
+  const maxProcs =
+    raw.maxProcs === undefined
       ? null
-      : check("--thread", freeText, raw.thread, "give the thread id the CLI printed");
+      : check(
+          "--max-procs",
+          z.coerce.number().int().min(8).max(4_194_304),
+          raw.maxProcs,
+          "give a whole number of processes from 8 (an agent CLI and its shell need a few)",
+        );
+  const thread = raw.thread === undefined ? null : validateThread(backend, raw.thread);
   const brief = validateBrief(raw.brief, backend);
   const duration = (field: string, value: string | undefined) =>
     value === undefined ? null : parseDuration(field, value);
@@ -137,6 +156,8 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     effort: text("--effort", raw.effort),
     access,
     maxParallel,
+    maxParallelBackend: parseBackendCaps(raw.maxParallelBackend ?? []),
+    queue: raw.queue === true,
     env,
     brief,
     thread,
@@ -144,10 +165,43 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     idleMs: duration("--idle", raw.idle),
     wallMs: duration("--wall", raw.wall),
     killGraceMs,
+    memoryBytes: raw.memory === undefined ? null : parseSize("--memory", raw.memory),
+    maxProcs,
     bin,
     extraArgs,
     isolation,
   };
+}
+
+/** `--thread`: one short line in the form of the backend's thread ids (backends.md), else E_INPUT_INVALID. */
+function validateThread(backend: Backend, text: string): string {
+  const fix = "give the thread id the CLI printed (thread.json or `catherd show` of the dispatch to resume)";
+  const thread = check("--thread", freeText, text, fix);
+  if (backend.checkThread === undefined)
+    throw invalid("--thread", `is not supported by --backend ${backend.id}`, "leave --thread out");
+  const problem = backend.checkThread(thread);
+  if (problem !== null) throw invalid("--thread", `is not a ${backend.id} thread: ${problem}`, fix);
+  return thread;
+}
+
+/** `--max-parallel-backend codex=3` (repeatable): a cap of live dispatches per backend within the run. */
+function parseBackendCaps(pairs: readonly string[]): Partial<Record<BackendId, number>> {
+  const caps: Partial<Record<BackendId, number>> = {};
+  const fix = `give --max-parallel-backend <backend>=<n>, backend one of ${BACKEND_IDS.join(", ")}, n from 1 to 10000`;
+  for (const pair of pairs) {
+    const [backend, n, extra] = pair.split("=");
+    const id = backendIdSchema.safeParse(backend);
+    const cap = Number(n);
+    if (extra !== undefined || !id.success || !/^[0-9]+$/.test(n ?? "") || cap < 1 || cap > 10_000) {
+      throw invalid(
+        "--max-parallel-backend",
+        `${JSON.stringify(pair.slice(0, 80))} is not <backend>=<n>`,
+        fix,
+      );
+    }
+    caps[id.data] = cap;
+  }
+  return caps;
 }
 
 function parseKillGrace(text: string): number {

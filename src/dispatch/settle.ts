@@ -5,16 +5,19 @@ import { writeRecord } from "../folder/record.js";
 import { systemClock } from "../infra/clock.js";
 import { isSameProcess } from "../infra/process-identity.js";
 import { stopDispatch } from "../infra/stop.js";
+import { adoptIfOrphaned } from "./adopt.js";
 import { type DispatchView, inspectDispatch } from "./inspect.js";
 
 // A dispatch whose supervisor is gone is settled by whoever finds it: exit.json (created exclusively, so
 // racing readers agree on one) and then record.json (exclusive too). Exactly one record, always.
 
 /**
- * Records a dispatch found `lost`, or finishes one whose supervisor died between exit.json and
- * record.json. Anything else is left alone. Returns the view after settling.
+ * Has an orphan adopted by a new supervisor (adopt.ts), records a dispatch found `lost`, or finishes one
+ * whose supervisor died between exit.json and record.json. Anything else is left alone. Returns the view
+ * after settling.
  */
-export async function settleIfDead(view: DispatchView): Promise<DispatchView> {
+export async function settleIfDead(found: DispatchView): Promise<DispatchView> {
+  const view = found.state === "orphaned" ? await adoptIfOrphaned(found) : found;
   if (view.state === "lost") {
     const why =
       view.supervisor === null
@@ -25,7 +28,8 @@ export async function settleIfDead(view: DispatchView): Promise<DispatchView> {
         reason: "lost",
         error: { code: "E_SUPERVISOR_LOST", message: why },
         pid: view.proc?.pid ?? null,
-        startedAt: view.supervisor?.startedAt ?? null,
+        startedAt: firstStartedAt(view),
+        adoptions: view.supervisor?.adoptions ?? 0,
       }),
     );
   }
@@ -90,9 +94,15 @@ export async function stopOrphan(view: DispatchView, killGraceMs: number): Promi
       },
       stop,
       pid: proc?.pid ?? null,
-      startedAt: view.supervisor?.startedAt ?? null,
+      startedAt: firstStartedAt(view),
+      adoptions: view.supervisor?.adoptions ?? 0,
     });
   return recordEnding(view.dir, writeExit);
+}
+
+/** When the dispatch's first supervisor started (an adopter's supervisor.json carries it along). */
+function firstStartedAt(view: DispatchView): string | null {
+  return view.supervisor?.firstStartedAt ?? view.supervisor?.startedAt ?? null;
 }
 
 function supervisorAlive(view: DispatchView): boolean {

@@ -119,6 +119,8 @@ export function exitCodeFor(code: ErrorCode): number {
     case "E_INPUT_INVALID":
       return 2;
     case "E_BACKEND_MISSING":
+    case "E_BACKEND_BROKEN":
+    case "E_BACKEND_TOO_OLD":
       return 3;
     case "E_INTERRUPTED":
       return 130;

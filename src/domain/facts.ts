@@ -1,3 +1,5 @@
+import type { ErrorFact, RetryFact } from "./failure.js";
+
 // What one line of an agent's output says, as far as the supervisor and the record care.
 
 /** Token counts in catherd's convention: `input` includes `cached`. */
@@ -32,17 +34,25 @@ export interface LineFacts {
   toolsOpened?: readonly ToolOpen[];
   toolsClosed?: readonly string[];
   /** A provider retry: the CLI is waiting on its model provider, not working. */
-  retry?: { attempt: number | null; max: number | null; message: string };
+  retry?: RetryFact;
   final?: FinalFact;
+  /**
+   * The CLI goes on after a final event it printed (opencode continues a compacted session): that final
+   * no longer ends the dispatch.
+   */
+  continues?: boolean;
   /** Usage to add to the running total (backends emit per-turn or per-step deltas, or one total). */
   usage?: Tokens;
   costUsd?: number;
-  /** Text of the agent's answer: `replace` sets the reply, `append` extends it (streamed deltas). */
-  reply?: { text: string; mode: "replace" | "append" };
-  /** The line signals a usage or rate limit (429, quota, usage limit) on a failure, not on a retry. */
-  limit?: boolean;
-  /** An error the CLI reported; the last one becomes the record's error message. */
-  error?: string;
+  /**
+   * Text of the agent's answer: `replace` sets the reply (an empty text clears it: a tool call makes what
+   * came before narration), `append` extends it (streamed deltas), `message` adds a whole message as a
+   * paragraph of its own, `result` is what the CLI calls its result: it replaces the reply unless the
+   * messages gathered so far already end with it.
+   */
+  reply?: { text: string; mode: "replace" | "append" | "message" | "result" };
+  /** A failure the CLI or its provider reported (not a retry): the record's kind and message come from these. */
+  error?: ErrorFact;
   /** A short human line for `status` and `logs`: "$ npm test", "edit src/a.ts", "retrying 2/5". */
   describe?: string;
 }

@@ -2,8 +2,11 @@ import { z } from "zod";
 import {
   ACCESS_LEVELS,
   BACKEND_IDS,
+  CONTAINMENTS,
   ENDING_ERROR_CODES,
+  ERROR_KINDS,
   EXIT_REASONS,
+  QUEUE_BLOCKERS,
   SPEC_DEFAULT_BACKEND,
   STATUSES,
 } from "./vocab.js";
@@ -25,6 +28,7 @@ const schemaField = z.literal(SCHEMA_VERSION);
 const isoTime = z.string().min(1);
 const ms = z.number().int().nonnegative();
 const positiveMs = z.number().int().positive();
+const positiveCount = z.number().int().positive();
 /**
  * Start time of a process as the platform reads it (Linux: /proc/<pid>/stat field 22, in clock ticks);
  * null when it could not be read: the process was alive, its identity cannot be verified.
@@ -35,6 +39,7 @@ const processIdentity = z.object({ pid: z.number().int().positive(), startTime }
 export const backendIdSchema = z.enum(BACKEND_IDS);
 export const exitReasonSchema = z.enum(EXIT_REASONS);
 export const statusSchema = z.enum(STATUSES);
+export const errorKindSchema = z.enum(ERROR_KINDS);
 export const accessSchema = z.enum(ACCESS_LEVELS);
 /** exit.json's and record.json's `error`: a code from a closed set (specs/record.md, "error"), a message. */
 const errorField = loose({ code: z.enum(ENDING_ERROR_CODES), message: z.string() }).nullable();
@@ -53,6 +58,19 @@ export const worktreePlanSchema = z.object({
   base: z.string().min(1),
 });
 export type WorktreePlan = z.infer<typeof worktreePlanSchema>;
+
+/**
+ * record.json's error (specs/record.md): exit.json's `{code, message}` plus why in words an orchestrator
+ * can act on. The three fields are written in every record this catherd makes; a record written before
+ * them reads without them.
+ */
+const recordErrorField = loose({
+  code: z.enum(ENDING_ERROR_CODES),
+  kind: errorKindSchema.optional(),
+  message: z.string(),
+  retryAfter: isoTime.nullable().optional(),
+  tail: z.array(z.string()).optional(),
+}).nullable();
 
 /**
  * spec.json as written: by `dispatch` in full, by a person possibly with just `cmd` (and `backend`).
@@ -74,6 +92,8 @@ export const specFileSchema = loose({
   graceAfterFinalMs: ms.nullable().optional(),
   pollMs: positiveMs.optional(),
   providerRetry: z.object({ attempts: positiveMs, windowMs: positiveMs }).partial().optional(),
+  memoryBytes: positiveCount.nullable().optional(),
+  maxProcs: positiveCount.nullable().optional(),
   worktree: worktreePlanSchema.nullable().optional(),
   passEnv: z.array(envName).optional(),
   keepTmp: z.boolean().optional(),
@@ -97,6 +117,10 @@ export const specSchema = loose({
   graceAfterFinalMs: ms.nullable(),
   pollMs: positiveMs,
   providerRetry: z.object({ attempts: positiveMs, windowMs: positiveMs }),
+  /** The cap on the memory of the dispatch's cgroup, swap included; null: none. */
+  memoryBytes: positiveCount.nullable(),
+  /** The cap on the processes (and threads) of the dispatch's cgroup; null: none. */
+  maxProcs: positiveCount.nullable(),
   worktree: worktreePlanSchema.nullable(),
   passEnv: z.array(envName),
   keepTmp: z.boolean(),
@@ -108,6 +132,10 @@ export const supervisorFileSchema = loose({
   pid: z.number().int().positive(),
   startTime,
   startedAt: isoTime,
+  /** How many supervisors took this dispatch over after the one before died: 0 for the first. */
+  adoptions: ms.default(0),
+  /** When the dispatch's first supervisor started: where its wall and exit.json's startedAt count from. */
+  firstStartedAt: isoTime.optional(),
 });
 export type SupervisorFile = z.infer<typeof supervisorFileSchema>;
 
@@ -150,6 +178,21 @@ export const exitFileSchema = loose({
   stalled: z.boolean(),
   stop: z.object({ term: z.boolean(), kill: z.boolean(), swept: ms }),
   error: errorField,
+  /** How many supervisors took the dispatch over after the one before died. */
+  adoptions: ms.default(0),
+  /** How its processes were held; null when none ran under a supervisor (lost, or ended by a reader). */
+  containment: z.enum(CONTAINMENTS).nullable().default(null),
+  /** CPU time of every process of the dispatch, where its cgroup counted it. */
+  cpuSeconds: z.number().nonnegative().nullable().default(null),
+  /** The most memory its processes held at once, where its cgroup counted it. */
+  peakMemoryBytes: ms.nullable().default(null),
+  /** Processes of the dispatch the OOM killer killed, where its cgroup counted them. */
+  oomKills: ms.nullable().default(null),
+  /**
+   * The kind the provider's words gave the end, as the supervisor saw it (a refusal ended early, the retry
+   * that was the last sign of life); null: none. Absent in an exit.json written before it existed.
+   */
+  kind: errorKindSchema.nullable().optional(),
 });
 export type ExitFile = z.infer<typeof exitFileSchema>;
 
@@ -203,7 +246,7 @@ export const recordFileSchema = loose({
   reply: z.string().nullable(),
   replyPath: z.string().nullable(),
   changedFiles: z.array(z.string()).nullable(),
-  error: errorField,
+  error: recordErrorField,
   // Written by every catherd that knows them (null when they do not apply); absent from older records.
   patch: z.object({ path: z.string(), bytes: ms }).nullable().optional(),
   worktree: loose({
@@ -237,11 +280,41 @@ export const activityFileSchema = loose({
 });
 export type ActivityFile = z.infer<typeof activityFileSchema>;
 
+/**
+ * queued.json: the dispatch was admitted queued (`dispatch --queue`) and waits for a slot. Written before
+ * admit.json; never removed — promoted.json, written when it is started, says it is no longer waiting.
+ */
+export const queuedFileSchema = loose({
+  schema: schemaField,
+  since: isoTime,
+  blockedBy: z.enum(QUEUE_BLOCKERS),
+  /** What held it back when it was queued: the live dispatch it overlaps, or the cap it met. */
+  blocker: loose({
+    name: z.string().optional(),
+    dispatchId: z.string().optional(),
+    owns: z.string().optional(),
+    backend: backendIdSchema.optional(),
+    cap: z.number().int().positive().optional(),
+  }).nullable(),
+  notBefore: isoTime.nullable(),
+});
+export type QueuedFile = z.infer<typeof queuedFileSchema>;
+
+/**
+ * promoted.json: a queued dispatch was chosen to start, under the run's admission lock, by the process
+ * named (`by`), which then starts its supervisor. Created exclusively; replaced only by a promoter that
+ * takes over a promotion whose promoter died before its supervisor came up.
+ */
+export const promotedFileSchema = loose({ schema: schemaField, at: isoTime, by: processIdentity });
+export type PromotedFile = z.infer<typeof promotedFileSchema>;
+
 export const runFileSchema = loose({
   schema: schemaField,
   id: z.string().min(1),
   createdAt: isoTime,
   maxParallel: z.number().int().positive().nullable().optional(),
+  /** `--max-parallel-backend codex=3`: live dispatches per backend within the run. */
+  maxParallelBackend: z.record(backendIdSchema, z.number().int().positive()).optional(),
 });
 export type RunFile = z.infer<typeof runFileSchema>;
 
@@ -256,5 +329,7 @@ export const FILE_SCHEMAS = {
   "admit.json": admitFileSchema,
   "record.json": recordFileSchema,
   "activity.json": activityFileSchema,
+  "queued.json": queuedFileSchema,
+  "promoted.json": promotedFileSchema,
   "run.json": runFileSchema,
 } as const;

@@ -1,37 +1,132 @@
+import { type Failure, retryAfterTime, statusOfKind } from "./failure.js";
+import { cleanMessage } from "./redact.js";
 import type { StreamSummary } from "./summary.js";
-import type { ExitReason, Status } from "./vocab.js";
+import type { ErrorKind, ExitReason, Status } from "./vocab.js";
 
 /** How the supervised process ended, as the record's precedence needs it. */
 export interface ExitFacts {
   reason: ExitReason;
   code: number | null;
   signal: string | null;
+  /**
+   * The kind the supervisor ended the dispatch for: a refusal it ended early, the retry it saw last before
+   * going quiet. Null: the supervisor saw none. Absent (a reader's exit.json): worked out from the stream.
+   */
+  kind?: ErrorKind | null;
+  /** When the dispatch ended (ms since the epoch): where a delay said without a time of its own counts from. */
+  endedAtMs?: number | null;
+}
+
+/** What a backend adds to the common judgement. */
+export interface JudgeRules {
+  /** Only a successful terminal event is success (gemini exits 0 when sent SIGTERM). */
+  needsFinal?: boolean;
+  /** What an exit code says about the kind, as evidence only (gemini's HTTP status modulo 256). */
+  kindOfExitCode?: (code: number) => ErrorKind | null;
+}
+
+/** The record's verdict: its status and, for anything but `ok`, why. */
+export interface Judgement {
+  status: Status;
+  failure: Failure | null;
+}
+
+/** The kinds that stand for how catherd ended (or lost) the dispatch, by exit reason. */
+const KIND_OF_REASON: Partial<Record<ExitReason, ErrorKind>> = {
+  cancelled: "cancelled",
+  "wall-timeout": "timeout",
+  "spawn-failed": "spawn",
+  "supervisor-error": "supervisor",
+  lost: "lost",
+};
+
+/** The kinds waiting on the provider would heal: their retry time is worth keeping. */
+const COME_BACK_LATER: ReadonlySet<ErrorKind> = new Set(["quota", "rate-limit", "provider-down"]);
+
+/**
+ * The verdict of a dispatch, by the written precedence (specs/record.md): how catherd ended it first
+ * (cancelled, wall, spawn, supervisor, lost), then what the supervisor saw the provider say (an early end,
+ * a retry before going quiet), then a successful terminal event (a dispatch that retried a 429 and then
+ * succeeded is `ok`), then the failures the CLI reported, the last retry, the exit code's own evidence,
+ * and last `cli` for a non-zero exit. The status follows the kind.
+ */
+export function judgeEnding(exit: ExitFacts, summary: StreamSummary, rules: JudgeRules = {}): Judgement {
+  const fixed = KIND_OF_REASON[exit.reason];
+  if (fixed !== undefined) return failed(fixed, exit, summary, describeExit(exit));
+  // The OOM killer ended the agent at its dispatch's memory limit (its cgroup counted the kill): whatever
+  // the stream last said, that is why it ended.
+  if (exit.kind === "oom") return failed("oom", exit, summary, describeExit(exit));
+  // The kind of the retry the CLI was last seen waiting on: the supervisor's account, else the stream's.
+  const pending = summary.retryPending ? (summary.lastRetry?.kind ?? null) : null;
+  const retryKind = exit.kind === undefined ? pending : exit.kind;
+  if (exit.reason === "idle-timeout")
+    return failed(retryKind ?? "timeout", exit, summary, describeExit(exit));
+  if (exit.reason === "provider-unavailable") {
+    // Without the supervisor's account: the retry streak it counted, else the refusal it saw, else down.
+    const kind = exit.kind ?? summary.lastRetry?.kind ?? summary.lastKnownError?.kind ?? "provider-down";
+    return failed(kind, exit, summary, describeExit(exit));
+  }
+  // exited or after-final: the CLI's own account.
+  if (summary.final !== null) {
+    if (!summary.final.isError) return { status: "ok", failure: null };
+  } else if (exit.reason === "after-final") {
+    return { status: "ok", failure: null };
+  } else if (!rules.needsFinal && exit.code === 0 && exit.signal === null) {
+    return { status: "ok", failure: null };
+  }
+  const kind =
+    summary.finalError?.kind ??
+    summary.lastKnownError?.kind ??
+    retryKind ??
+    (exit.code === null ? null : (rules.kindOfExitCode?.(exit.code) ?? null)) ??
+    "cli";
+  return failed(kind, exit, summary, describeExit(exit));
+}
+
+function failed(kind: ErrorKind, exit: ExitFacts, summary: StreamSummary, fallback: string): Judgement {
+  const retryAfter = COME_BACK_LATER.has(kind)
+    ? retryAfterTime(summary.retryAfter, exit.endedAtMs ?? null)
+    : null;
+  return {
+    status: statusOfKind(kind),
+    failure: { kind, message: cleanMessage(messageFor(kind, summary) ?? fallback), retryAfter },
+  };
 }
 
 /**
- * The record's status, by the written precedence (specs/record.md): the exit reason first, then the CLI's
- * own limit signals, then its terminal event (error flag over subtype), then the exit code.
+ * The most specific words for a kind: the provider's own, as the CLI surfaced them; else the CLI's
+ * terminal error, its last error of that kind, its last retry or its last error line. Null for the kinds
+ * catherd gave (timeout, cancelled…): the CLI's words do not explain those.
  */
-export function statusByPrecedence(exit: ExitFacts, summary: StreamSummary): Status {
-  switch (exit.reason) {
-    case "cancelled":
-      return "cancelled";
-    case "idle-timeout":
-    case "wall-timeout":
-      return "timeout";
-    case "provider-unavailable":
-      return "limit";
-    case "spawn-failed":
-    case "supervisor-error":
-      return "failed";
-    case "lost":
-      return "lost";
-    case "exited":
-    case "after-final":
-      break;
-  }
-  if (summary.limitSeen && summary.final?.isError !== false) return "limit";
-  if (summary.final !== null) return summary.final.isError ? "failed" : "ok";
-  if (exit.reason === "after-final") return "ok";
-  return exit.code === 0 && exit.signal === null ? "ok" : "failed";
+function messageFor(kind: ErrorKind, summary: StreamSummary): string | null {
+  if (KIND_OF_CATHERD.has(kind)) return null;
+  const deciding = summary.finalError ?? summary.lastKnownError;
+  if (deciding !== null && deciding.kind === kind && deciding.words === "provider") return deciding.message;
+  const provider = summary.providerWords[kind];
+  if (provider !== undefined) return provider;
+  if (deciding !== null && deciding.kind === kind) return deciding.message;
+  if (summary.lastRetry !== null && summary.lastRetry.kind === kind) return summary.lastRetry.message;
+  if (summary.final?.isError === true && summary.final.message !== null) return summary.final.message;
+  return summary.lastError?.message ?? null;
+}
+
+const KIND_OF_CATHERD: ReadonlySet<ErrorKind> = new Set([
+  "timeout",
+  "cancelled",
+  "spawn",
+  "supervisor",
+  "lost",
+  "oom",
+]);
+
+/** A description of the exit for a dispatch nothing else explains: "exited: exit code 2". */
+export function describeExit(exit: ExitFacts): string {
+  if (exit.signal !== null) return `${exit.reason}: ended by ${exit.signal}`;
+  if (exit.code !== null) return `${exit.reason}: exit code ${exit.code}`;
+  return exit.reason;
+}
+
+/** The record's status alone (specs/record.md). */
+export function statusByPrecedence(exit: ExitFacts, summary: StreamSummary, rules?: JudgeRules): Status {
+  return judgeEnding(exit, summary, rules).status;
 }

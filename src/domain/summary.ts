@@ -1,4 +1,6 @@
 import type { FinalFact, LineFacts, Tokens } from "./facts.js";
+import type { ErrorFact, RetryAfter, RetryFact } from "./failure.js";
+import type { ErrorKind } from "./vocab.js";
 
 /** Everything the record needs from a whole event stream, folded line by line in bounded memory. */
 export interface StreamSummary {
@@ -6,9 +8,21 @@ export interface StreamSummary {
   tokens: Tokens;
   costUsd: number | null;
   reply: string | null;
+  /** The terminal event that still stands (a CLI that goes on after it clears it). */
   final: FinalFact | null;
-  limitSeen: boolean;
-  lastError: string | null;
+  /** The failure the terminal event reported, when it was an error. */
+  finalError: ErrorFact | null;
+  /** The last failure reported, whatever it proves. */
+  lastError: ErrorFact | null;
+  /** The last failure that proves a kind. */
+  lastKnownError: ErrorFact | null;
+  /** The provider's own words for each kind seen, the latest of each: the most specific message. */
+  providerWords: Partial<Record<ErrorKind, string>>;
+  lastRetry: RetryFact | null;
+  /** A provider retry came after the last progress line: the CLI was last seen waiting on its provider. */
+  retryPending: boolean;
+  /** The last time to come back that was said; one placed in time wins over a bare delay. */
+  retryAfter: RetryAfter | null;
   retries: number;
   lines: number;
   lastDescribe: string | null;
@@ -21,8 +35,13 @@ export function emptySummary(): StreamSummary {
     costUsd: null,
     reply: null,
     final: null,
-    limitSeen: false,
+    finalError: null,
     lastError: null,
+    lastKnownError: null,
+    providerWords: {},
+    lastRetry: null,
+    retryPending: false,
+    retryAfter: null,
     retries: 0,
     lines: 0,
     lastDescribe: null,
@@ -36,6 +55,39 @@ function capReply(text: string): string {
   return text.length > MAX_REPLY_CHARS ? `${text.slice(0, MAX_REPLY_CHARS)}\n[reply cut by catherd]` : text;
 }
 
+/** The reply after one line's answer text (see LineFacts.reply for the modes). */
+function nextReply(reply: string | null, text: string, mode: NonNullable<LineFacts["reply"]>["mode"]) {
+  switch (mode) {
+    case "replace":
+      return capReply(text);
+    case "result":
+      return text !== "" && reply?.endsWith(text) ? reply : capReply(text);
+    case "append":
+    case "message": {
+      // A reply already cut stays as it is: appending to it would copy a megabyte per line for nothing.
+      if ((reply?.length ?? 0) > MAX_REPLY_CHARS) return reply;
+      const gap = mode === "message" && reply !== null && reply !== "" && text !== "" ? "\n\n" : "";
+      return capReply((reply ?? "") + gap + text);
+    }
+  }
+}
+
+function isPlaced(retryAfter: RetryAfter): boolean {
+  return "atMs" in retryAfter || retryAfter.fromMs !== null;
+}
+
+function addError(summary: StreamSummary, error: ErrorFact): void {
+  summary.lastError = error;
+  if (error.kind !== null) {
+    summary.lastKnownError = error;
+    if (error.words === "provider") summary.providerWords[error.kind] = error.message;
+  }
+  const said = error.retryAfter;
+  if (said !== null && (isPlaced(said) || summary.retryAfter === null || !isPlaced(summary.retryAfter))) {
+    summary.retryAfter = said;
+  }
+}
+
 /** Folds one line's facts into the summary (mutates and returns it: this runs once per line). */
 export function addFacts(summary: StreamSummary, facts: LineFacts): StreamSummary {
   summary.lines += 1;
@@ -46,16 +98,23 @@ export function addFacts(summary: StreamSummary, facts: LineFacts): StreamSummar
     summary.tokens.output += facts.usage.output;
   }
   if (facts.costUsd !== undefined) summary.costUsd = (summary.costUsd ?? 0) + facts.costUsd;
-  if (facts.reply !== undefined) {
-    if (facts.reply.mode === "replace") summary.reply = capReply(facts.reply.text);
-    // A reply already cut stays as it is: appending to it would copy a megabyte per line for nothing.
-    else if ((summary.reply?.length ?? 0) <= MAX_REPLY_CHARS)
-      summary.reply = capReply((summary.reply ?? "") + facts.reply.text);
+  if (facts.reply !== undefined) summary.reply = nextReply(summary.reply, facts.reply.text, facts.reply.mode);
+  if (facts.error !== undefined) addError(summary, facts.error);
+  if (facts.continues === true) {
+    summary.final = null;
+    summary.finalError = null;
   }
-  if (facts.final !== undefined) summary.final = facts.final;
-  if (facts.limit === true) summary.limitSeen = true;
-  if (facts.error !== undefined) summary.lastError = facts.error;
-  if (facts.retry !== undefined) summary.retries += 1;
+  if (facts.final !== undefined) {
+    summary.final = facts.final;
+    summary.finalError = facts.final.isError ? (facts.error ?? null) : null;
+  }
+  if (facts.retry !== undefined) {
+    summary.retries += 1;
+    summary.lastRetry = facts.retry;
+    summary.retryPending = true;
+  } else if (facts.progress) {
+    summary.retryPending = false;
+  }
   if (facts.describe !== undefined) summary.lastDescribe = facts.describe;
   return summary;
 }

@@ -18,6 +18,29 @@ export type ExitReason = (typeof EXIT_REASONS)[number];
 export const STATUSES = ["ok", "failed", "timeout", "cancelled", "limit", "lost"] as const;
 export type Status = (typeof STATUSES)[number];
 
+/**
+ * Why a dispatch did not end well, in words an orchestrator can act on (specs/record.md). The first nine are
+ * what the provider or the CLI said; the last five are how catherd ended or lost the dispatch.
+ */
+export const ERROR_KINDS = [
+  "auth",
+  "quota",
+  "rate-limit",
+  "provider-down",
+  "model",
+  "context",
+  "request",
+  "resume",
+  "cli",
+  "timeout",
+  "cancelled",
+  "spawn",
+  "supervisor",
+  "lost",
+  "oom",
+] as const;
+export type ErrorKind = (typeof ERROR_KINDS)[number];
+
 /** The agent CLIs catherd knows, plus `exec` for any command. */
 export const BACKEND_IDS = ["codex", "claude-code", "opencode", "gemini", "exec"] as const;
 export type BackendId = (typeof BACKEND_IDS)[number];
@@ -29,6 +52,7 @@ export const SPEC_DEFAULT_BACKEND: BackendId = "exec";
  * state "exit.json written, record.json not yet", whatever the exit reason: not the ExitReason `exited`.
  */
 export const DISPATCH_STATES = [
+  "queued",
   "starting",
   "running",
   "stopping",
@@ -39,9 +63,23 @@ export const DISPATCH_STATES = [
 ] as const;
 export type DispatchState = (typeof DISPATCH_STATES)[number];
 
+/**
+ * Why a queued dispatch waits (queued.json `blockedBy`): the run's cap, its backend's cap within the run,
+ * an overlapping `--owns` of a live dispatch, or a time before which it must not start.
+ */
+export const QUEUE_BLOCKERS = ["capacity", "backend-cap", "overlap", "not-before"] as const;
+export type QueueBlocker = (typeof QUEUE_BLOCKERS)[number];
+
 /** Access levels a dispatch may ask of its CLI. */
 export const ACCESS_LEVELS = ["read-only", "workspace-write", "full"] as const;
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];
+
+/**
+ * How a dispatch's processes were held (specs/supervisor.md, "Containment"): a cgroup of its own, or its
+ * process group plus the sweep by parent chain and CATHERD_DISPATCH.
+ */
+export const CONTAINMENTS = ["cgroup", "group+sweep"] as const;
+export type Containment = (typeof CONTAINMENTS)[number];
 
 /**
  * Every error code catherd reports, on the command line and in exit.json / record.json. Each is raised
@@ -53,6 +91,8 @@ export const ERROR_CODES = [
   "E_ADMIT_OVERLAP",
   "E_ADMIT_CAPACITY",
   "E_BACKEND_MISSING",
+  "E_BACKEND_BROKEN",
+  "E_BACKEND_TOO_OLD",
   "E_DISPATCH_NOT_FOUND",
   "E_NOT_RECORDED",
   "E_SPEC_INVALID",
@@ -65,6 +105,7 @@ export const ERROR_CODES = [
   "E_SUPERVISOR_START",
   "E_SUPERVISOR_SIGNALLED",
   "E_SUPERVISOR_LOST",
+  "E_AGENT_OOM",
   "E_TIMEOUT",
   "E_INTERRUPTED",
   "E_INTERNAL",

@@ -1,5 +1,6 @@
 import type { LineFacts } from "./facts.js";
-import type { ExitReason } from "./vocab.js";
+import { REFUSAL_KINDS } from "./failure.js";
+import type { ErrorKind, ExitReason } from "./vocab.js";
 
 // The supervisor's rules (design.md §4, specs/supervisor.md) as pure functions of (state, facts, now).
 // Times are milliseconds on a monotonic clock; nothing here reads a clock or touches the world.
@@ -29,6 +30,14 @@ export interface WatchState {
   consecutiveRetries: number;
   totalRetries: number;
   retryingSince: number | null;
+  /** What the last provider retry said (`rate-limit`, `provider-down`, …); null before any retry. */
+  retryKind: ErrorKind | null;
+  /** A kind that will not heal, proven by a line: the dispatch ends now with it (rule 5). */
+  refusal: ErrorKind | null;
+  /** The message of the last context overflow, to tell the same one coming again. */
+  lastOverflow: string | null;
+  /** The CLI went on (a progress line) since that overflow: the same one again is a loop. */
+  overflowAgain: boolean;
   finalAt: number | null;
   stalled: boolean;
   thread: string | null;
@@ -43,13 +52,21 @@ export function initialWatch(now: number): WatchState {
     consecutiveRetries: 0,
     totalRetries: 0,
     retryingSince: null,
+    retryKind: null,
+    refusal: null,
+    lastOverflow: null,
+    overflowAgain: false,
     finalAt: null,
     stalled: false,
     thread: null,
   };
 }
 
-/** Applies one line's facts. A retry is never progress; any progress ends a retry streak. */
+/**
+ * Applies one line's facts. A retry is never progress; any progress ends a retry streak. A retry whose
+ * status says auth or quota, or the same context overflow again after the CLI went on, is a refusal that
+ * will not heal.
+ */
 export function observe(state: WatchState, facts: LineFacts, now: number): WatchState {
   const next: WatchState = { ...state, lastEventAt: now };
   if (facts.thread !== undefined) next.thread = facts.thread;
@@ -57,6 +74,8 @@ export function observe(state: WatchState, facts: LineFacts, now: number): Watch
     next.consecutiveRetries = state.consecutiveRetries + 1;
     next.totalRetries = state.totalRetries + 1;
     next.retryingSince = state.retryingSince ?? now;
+    next.retryKind = facts.retry.kind;
+    if (REFUSAL_KINDS.has(facts.retry.kind)) next.refusal ??= facts.retry.kind;
   } else if (facts.progress) {
     next.quietSince = now;
     next.consecutiveRetries = 0;
@@ -71,7 +90,17 @@ export function observe(state: WatchState, facts: LineFacts, now: number): Watch
     const closed = new Set(facts.toolsClosed);
     next.openTools = next.openTools.filter((t) => !closed.has(t.id));
   }
-  if (facts.final !== undefined && state.finalAt === null) next.finalAt = now;
+  if (facts.error?.kind === "context") {
+    // The same overflow again after the CLI went on (compacted, started a step): it loops on it. Printed
+    // twice in a row (an error line, then the turn's failure) it is one overflow.
+    if (state.overflowAgain && facts.error.message === state.lastOverflow) next.refusal ??= "context";
+    next.lastOverflow = facts.error.message;
+    next.overflowAgain = false;
+  } else if (facts.progress && state.lastOverflow !== null) {
+    next.overflowAgain = true;
+  }
+  if (facts.continues === true) next.finalAt = null;
+  if (facts.final !== undefined && next.finalAt === null) next.finalAt = now;
   return next;
 }
 
@@ -81,10 +110,15 @@ export interface PollSignals {
   cancelRequested: boolean;
 }
 
+/**
+ * What to do. A stop names its exit reason and, when the provider's words decided it, the error kind:
+ * `provider-unavailable` with `auth`, `quota`, `context` (a refusal) or the last retry's kind;
+ * `idle-timeout` or `exited` with the last retry's kind when a retry was the last sign of life; else null.
+ */
 export type Verdict =
   | { kind: "continue" }
   | { kind: "stall"; quietMs: number }
-  | { kind: "stop"; reason: ExitReason };
+  | { kind: "stop"; reason: ExitReason; errorKind: ErrorKind | null };
 
 /** Applies the rules in order; the first match wins. Returns the state to keep and what to do. */
 export function decide(
@@ -93,8 +127,12 @@ export function decide(
   limits: WatchLimits,
   now: number,
 ): { state: WatchState; verdict: Verdict } {
-  const stop = (reason: ExitReason) => ({ state, verdict: { kind: "stop", reason } as const });
-  if (signals.exited) return stop("exited");
+  const stop = (reason: ExitReason, errorKind: ErrorKind | null = null) => ({
+    state,
+    verdict: { kind: "stop", reason, errorKind } as const,
+  });
+  // Exited while a provider retry was the last sign of life: the retry's kind is the best account of it.
+  if (signals.exited) return stop("exited", state.retryingSince === null ? null : state.retryKind);
   if (signals.cancelRequested) return stop("cancelled");
   if (now - state.startedAt >= limits.wallMs) return stop("wall-timeout");
   if (
@@ -104,16 +142,18 @@ export function decide(
   ) {
     return stop("after-final");
   }
+  if (state.refusal !== null) return stop("provider-unavailable", state.refusal);
   if (
     state.consecutiveRetries >= limits.retryAttempts ||
     (state.retryingSince !== null && now - state.retryingSince >= limits.retryWindowMs)
   ) {
-    return stop("provider-unavailable");
+    return stop("provider-unavailable", state.retryKind ?? "provider-down");
   }
   const busy = state.openTools.length > 0;
   const quietMs = now - state.quietSince;
   if (quietMs >= limits.idleMs) {
-    if (!busy) return stop("idle-timeout");
+    // Quiet since a provider retry: the silence was the provider's, and it may heal later.
+    if (!busy) return stop("idle-timeout", state.retryingSince === null ? null : state.retryKind);
     return { state: { ...state, quietSince: now }, verdict: { kind: "continue" } };
   }
   if (quietMs >= limits.stallMs && !busy && !state.stalled) {
@@ -125,9 +165,14 @@ export function decide(
 /**
  * The earliest time at which `decide` can change its mind without news — no line, no exit, no cancel:
  * the wall limit, the grace after a final answer, the retry window, the idle limit (which restarts the
- * quiet stretch of a busy agent) and the stall notice. The loop may sleep until then when nothing moves.
+ * quiet stretch of a busy agent) and the stall notice; the time of the line that made a stop due (a
+ * refusal, a full retry count). The loop may sleep until then when nothing moves.
  */
 export function nextDeadline(state: WatchState, limits: WatchLimits): number {
+  // A refusal or a full retry count ends the dispatch at the next decision, whatever the time.
+  if (state.refusal !== null || state.consecutiveRetries >= limits.retryAttempts) {
+    return state.lastEventAt ?? state.startedAt;
+  }
   let at = state.startedAt + limits.wallMs;
   if (state.finalAt !== null && limits.graceAfterFinalMs !== null) {
     at = Math.min(at, state.finalAt + limits.graceAfterFinalMs);

@@ -1,5 +1,5 @@
 import type { ExitFile } from "../domain/schemas.js";
-import type { ErrorCode, ExitReason } from "../domain/vocab.js";
+import type { EndingErrorCode, ExitReason } from "../domain/vocab.js";
 import { FILES } from "./layout.js";
 import {
   atomicWriter,
@@ -27,10 +27,11 @@ export function writeEndedExit(
   dir: string,
   facts: {
     reason: ExitReason;
-    error: { code: ErrorCode; message: string };
+    error: { code: EndingErrorCode; message: string };
     stop?: ExitFile["stop"];
     pid?: number | null;
     startedAt?: string | null;
+    adoptions?: number;
   },
 ): boolean {
   return createFolderJson(dir, FILES.exit, {
@@ -49,5 +50,12 @@ export function writeEndedExit(
     stalled: false,
     stop: facts.stop ?? { term: false, kill: false, swept: 0 },
     error: facts.error,
+    adoptions: facts.adoptions ?? 0,
+    containment: null,
+    cpuSeconds: null,
+    peakMemoryBytes: null,
+    oomKills: null,
+    // The reason (lost, cancelled…) is the whole story: no provider's words made anything of it.
+    kind: null,
   });
 }

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
-import { loose } from "../domain/schemas.js";
+import { backendIdSchema, loose } from "../domain/schemas.js";
 import { writeJsonAtomic } from "../infra/atomic.js";
 import { parseJsonText } from "../infra/json-file.js";
 import { FILES, fileIn, placeOf } from "./layout.js";
@@ -9,7 +9,9 @@ import { FILES, fileIn, placeOf } from "./layout.js";
 // Two markers about a dispatch that are not part of its story, only shortcuts for readers:
 // - live: <run>/live/<dispatchId>.json marks an admitted dispatch that has no record yet, so that
 //   admission looks at the live dispatches only, however many are recorded. The folders stay the truth: a
-//   marker whose dispatch has a record is stale and is removed by whoever sees it.
+//   marker whose dispatch has a record is stale and is removed by whoever sees it. A dispatch admitted
+//   queued carries `queued` (when it was queued, and not before when) until it is promoted; a marker that
+//   still says queued for a promoted dispatch is only a hint that makes a reader look at its folder.
 // - seen: <dir>/seen, left by `result` and `wait` once they delivered the record; `status` marks a record
 //   without it as unread.
 
@@ -19,6 +21,8 @@ const liveMarkerSchema = loose({
   name: z.string(),
   dir: z.string(),
   owns: z.array(z.string()),
+  backend: backendIdSchema.optional(),
+  queued: z.object({ since: z.string(), notBefore: z.string().nullable() }).optional(),
 });
 export type LiveMarker = z.infer<typeof liveMarkerSchema>;
 

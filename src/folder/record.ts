@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { Backend } from "../backends/types.js";
+import type { Backend, Outcome } from "../backends/types.js";
+import { cleanMessage, recordTail } from "../domain/redact.js";
 import {
   type AdmitFile,
   type ExitFile,
@@ -9,6 +10,7 @@ import {
   type SpecFile,
 } from "../domain/schemas.js";
 import { okValue } from "../infra/json-file.js";
+import { tailLines } from "../infra/tail.js";
 import { backendOf } from "./backend.js";
 import { dispatchChanges } from "./changes.js";
 import { dispatchIdOf } from "./ids.js";
@@ -62,7 +64,15 @@ async function buildRecord(
   dispatchId: string,
 ): Promise<RecordFile> {
   const summary = summarizeDispatch(dir, backend);
-  const outcome = backend.finalize(summary, { reason: exit.reason, code: exit.code, signal: exit.signal });
+  const endedAtMs = Date.parse(exit.endedAt);
+  const outcome = backend.finalize(summary, {
+    reason: exit.reason,
+    code: exit.code,
+    signal: exit.signal,
+    // The supervisor's account, when its exit.json has one; a reader's or an older one leaves it to the stream.
+    ...(exit.kind === undefined ? {} : { kind: exit.kind }),
+    endedAtMs: Number.isFinite(endedAtMs) ? endedAtMs : null,
+  });
   const status = exit.reason === "lost" ? "lost" : outcome.status;
   const reply = outcome.reply;
   const { changedFiles, patch, worktree, commits } = await dispatchChanges(dir, admit, spec);
@@ -86,10 +96,38 @@ async function buildRecord(
     reply,
     replyPath: reply === null ? null : path.join(dir, FILES.reply),
     changedFiles,
-    error: exit.error ?? (status === "ok" ? null : outcome.error),
+    error: recordError(dir, exit, status, outcome),
     patch,
     worktree,
     commits,
     tmp: settlePrivateTemp(dir, spec?.keepTmp ?? false),
   };
 }
+
+/**
+ * record.error for anything but `ok` (specs/record.md): the code (exit.json's error code, else the exit
+ * reason), the kind, the most specific message (exit.json's own error message wins: catherd's words about
+ * how it ended), when to come back, and the tail of stderr.log.
+ */
+function recordError(
+  dir: string,
+  exit: ExitFile,
+  status: RecordFile["status"],
+  outcome: Outcome,
+): RecordFile["error"] {
+  if (status === "ok") return null;
+  const failure = outcome.failure;
+  const tail = recordTail(tailLines(fileIn(dir, FILES.stderr), TAIL_SCAN_LINES, TAIL_SCAN_BYTES));
+  return {
+    code: exit.error?.code ?? exit.reason,
+    kind: failure?.kind ?? (status === "lost" ? "lost" : "cli"),
+    // exit.json's words are catherd's, but they can quote a path or a spec: cleaned like any other.
+    message: cleanMessage(exit.error?.message ?? failure?.message ?? exit.reason),
+    retryAfter: failure?.retryAfter ?? null,
+    tail,
+  };
+}
+
+/** How much of stderr.log is read for its tail: enough lines to find 20 non-empty ones. */
+const TAIL_SCAN_LINES = 200;
+const TAIL_SCAN_BYTES = 64 * 1024;

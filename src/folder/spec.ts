@@ -48,6 +48,8 @@ export function resolveSpec(file: SpecFile, backend: Backend, dir: string): Spec
       attempts: file.providerRetry?.attempts ?? SPEC_DEFAULTS.providerRetry.attempts,
       windowMs: file.providerRetry?.windowMs ?? SPEC_DEFAULTS.providerRetry.windowMs,
     },
+    memoryBytes: file.memoryBytes ?? null,
+    maxProcs: file.maxProcs ?? null,
     worktree: file.worktree ?? null,
     passEnv: file.passEnv ?? [],
     keepTmp: file.keepTmp ?? false,

@@ -2,13 +2,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
-// catherd starts two programs of its own in separate node processes: the supervisor and the demo's
-// simulated agent. Where their files are depends on how catherd was built: bundled, each is a file in
+// catherd starts programs of its own in separate node processes: the supervisor, the promoter (a supervisor
+// starts it after its record when the run has a queue) and the demo's simulated agent. Where their files are depends on how catherd was built: bundled, each is a file in
 // dist/bin/ beside every chunk; compiled by tsc alone, each sits at its place in dist/ (or is reached
 // from src/ when the code runs from source under vitest).
 
 const PROGRAMS = {
   supervisor: { bundled: "supervisor.js", compiled: "supervisor/main.js" },
+  promoter: { bundled: "promoter.js", compiled: "src/dispatch/promoter-main.js" },
   "simulated-agent": { bundled: "simulated-agent.js", compiled: "src/demo/simulated-agent.js" },
 } as const;
 

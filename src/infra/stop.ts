@@ -1,3 +1,6 @@
+import * as fs from "node:fs";
+import { type DispatchCgroup, membersOf } from "./cgroup/dispatch-cgroup.js";
+import { killCgroup } from "./cgroup/kill.js";
 import type { Clock } from "./clock.js";
 import { groupAlive, isSameProcess, signalGroup, signalIdentified } from "./process-identity.js";
 import { findByDispatchVariable, findDescendants, type ProcessRef } from "./sweep.js";
@@ -17,6 +20,8 @@ export interface StopTarget {
   /** The agent itself, while it may still be alive. */
   leader: ProcessRef | null;
   killGraceMs: number;
+  /** The dispatch's cgroup, when it has one: everything in it is killed, wherever it went. */
+  cgroup?: DispatchCgroup | null;
   /** Called right after SIGTERM reached the group (the supervisor's test pause hook). */
   onTermSent?: () => void;
 }
@@ -26,8 +31,10 @@ const SWEEP_ROUNDS = 5;
 
 /**
  * Stops everything a dispatch started: SIGTERM to the group, up to killGraceMs for it to go, SIGKILL to
- * the group unconditionally, then SIGKILL to every escaped descendant (by parent chain and by the
- * CATHERD_DISPATCH variable), each only if its pid and start time read back exactly.
+ * the group unconditionally, then everything left in the dispatch's cgroup (cgroup.kill: no fork, setsid
+ * or cleared environment escapes it), then SIGKILL to every escaped descendant found by parent chain and
+ * by the CATHERD_DISPATCH variable, each only if its pid and start time read back exactly. `swept` counts
+ * the processes killed outside the group, by the cgroup or by the sweep.
  */
 export async function stopDispatch(target: StopTarget, clock: Clock): Promise<StopReport> {
   const report: StopReport = { term: false, kill: false, swept: 0 };
@@ -46,8 +53,26 @@ export async function stopDispatch(target: StopTarget, clock: Clock): Promise<St
   }
   // Unconditional: members may be stopped (SIGSTOP ignores SIGTERM) or may have just forked.
   report.kill = group !== null && signalGroup(group, "SIGKILL");
-  report.swept = sweep(target.dispatchId, escaped);
+  let killedInCgroup = 0;
+  if (target.cgroup !== undefined && target.cgroup !== null) {
+    // Members outside the group escaped it (setsid): they count as swept, as the sweep would count them.
+    const outside = membersOf(target.cgroup).filter((pid) => processGroupOf(pid) !== group);
+    await killCgroup(target.cgroup, clock);
+    killedInCgroup = outside.length;
+  }
+  report.swept = killedInCgroup + sweep(target.dispatchId, escaped);
   return report;
+}
+
+/** The process group of a pid (field 5 of /proc/<pid>/stat), or null when it cannot be read. */
+function processGroupOf(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(fields[2]);
+  } catch {
+    return null;
+  }
 }
 
 async function snapshotDescendants(target: StopTarget): Promise<ProcessRef[]> {

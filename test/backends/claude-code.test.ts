@@ -13,68 +13,204 @@ import {
   summarize,
 } from "./recorded.js";
 
-const ZERO = { input: 0, cached: 0, output: 0 };
-const SERVER_ERROR =
-  "This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:PORT).";
-
 describeRecordings(claude, "claude", {
-  text: {
-    status: "ok",
-    tokens: { input: 19000, cached: 0, output: 12 },
-    costUsd: 0.0953,
-    reply: "Hello from mockllm.",
-    error: null,
+  always429: {
+    ends: "provider-unavailable",
+    at: 5.3,
+    status: "limit",
+    kind: "rate-limit",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: 0,
+    reply: null,
+    error: "API Error: Request rejected (429) · mockllm: rate limited",
   },
-  tool2: {
-    status: "ok",
-    tokens: { input: 38073, cached: 0, output: 29 },
-    costUsd: 0.19109,
-    reply: "Done. The command printed: hi",
-    error: null,
+  always500: {
+    ends: "provider-unavailable",
+    at: 5.6,
+    status: "limit",
+    kind: "provider-down",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: 0,
+    reply: null,
+    error:
+      "API Error: 500 mockllm: internal error. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:PORT).",
   },
-  "retry-then-ok": {
-    status: "ok",
-    tokens: { input: 19005, cached: 0, output: 14 },
-    costUsd: 0.095375,
-    reply: "Recovered after 2 errors.",
-    error: null,
+  always529: {
+    ends: "provider-unavailable",
+    at: 5.3,
+    status: "limit",
+    kind: "provider-down",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: 0,
+    reply: null,
+    error:
+      "API Error: 529 mockllm: overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:PORT).",
+  },
+  auth401: {
+    ends: "provider-unavailable",
+    at: 0.7,
+    status: "failed",
+    kind: "auth",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "HTTP 401 authentication_failed",
+  },
+  "auth401-retries2": {
+    ends: "provider-unavailable",
+    at: 0.7,
+    status: "failed",
+    kind: "auth",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: 0,
+    reply: null,
+    error: "Invalid API key · Fix external API key",
+  },
+  badrequest400: {
+    ends: "exited",
+    at: 0.6,
+    status: "failed",
+    kind: "request",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: 0,
+    reply: null,
+    error: "API Error: 400 messages: text content blocks must be non-empty (mockllm-badreq-1a8)",
+  },
+  context400: {
+    ends: "exited",
+    at: 0.6,
+    status: "failed",
+    kind: "context",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: 0,
+    reply: null,
+    error:
+      "Prompt is too long · the request is ~215000 tokens (limit 200000) but this conversation is only ~1544 tokens — the rest is system prompt, tool definitions, and attachment content. A single-exchange conversation cannot be compacted; reduce attached files/tools or start with less context.",
+  },
+  forbidden403: {
+    ends: "exited",
+    at: 0.6,
+    status: "failed",
+    kind: "auth",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: 0,
+    reply: null,
+    error:
+      "Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource. (mockllm-forbidden-2c9)",
+  },
+  hang: {
+    ends: "provider-unavailable",
+    at: 483.4,
+    status: "limit",
+    kind: "provider-down",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "request failed: unknown",
+  },
+  model404: {
+    ends: "exited",
+    at: 0.6,
+    status: "failed",
+    kind: "model",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: 0,
+    reply: null,
+    error:
+      "There's an issue with the selected model (claude-opus-4-8[1m]). It may not exist or you may not have access to it. Run --model to pick a different model.",
   },
   orphan: {
+    ends: "exited",
+    at: 0.9,
     status: "ok",
+    kind: null,
     tokens: { input: 38083, cached: 0, output: 36 },
     costUsd: 0.191315,
     reply: "Left a background sleep: started-bg",
     error: null,
   },
   "orphan-check": {
+    ends: "exited",
+    at: 1.4,
     status: "ok",
+    kind: null,
     tokens: { input: 57277, cached: 0, output: 61 },
     costUsd: 0.28791,
     reply: "Second command saw: 13913     1 13911 13911 sleep 1000",
     error: null,
   },
-  always429: {
+  quota: {
+    ends: "exited",
+    at: 0.6,
     status: "limit",
-    tokens: ZERO,
+    kind: "quota",
+    tokens: { input: 0, cached: 0, output: 0 },
     costUsd: 0,
     reply: null,
-    error: "API Error: Request rejected (429) · mockllm: rate limited",
+    error: "Credit balance is too low",
   },
-  always500: {
+  "ratelimit-long": {
+    ends: "exited",
+    at: 0.6,
+    status: "limit",
+    kind: "rate-limit",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: 0,
+    reply: null,
+    error:
+      "API Error: Request rejected (429) · This request would exceed your organization's rate limit of 50 requests per minute (model: claude-opus-4-8). The limit resets at 2026-11-30T16:18:40Z. For details, refer to: https://docs.claude.com/en/api/rate-limits. (mockllm-ratelimit-9b4)",
+    retryAfter: "2026-11-30T16:18:40.000Z",
+  },
+  "resume-bogus": {
+    ends: "exited",
+    at: 0.6,
     status: "failed",
-    tokens: ZERO,
+    kind: "resume",
+    tokens: { input: 0, cached: 0, output: 0 },
     costUsd: 0,
     reply: null,
-    error: `API Error: 500 mockllm: internal error. ${SERVER_ERROR}`,
+    error: "No conversation found with session ID: 7d4e1c2a-0b3f-4a5e-9c8d-2f1e0a9b8c7d",
   },
-  always529: {
+  "retry-then-ok": {
+    ends: "exited",
+    at: 2.5,
+    status: "ok",
+    kind: null,
+    tokens: { input: 19005, cached: 0, output: 14 },
+    costUsd: 0.095375,
+    reply: "Recovered after 2 errors.",
+    error: null,
+  },
+  text: {
+    ends: "exited",
+    at: 0.8,
+    status: "ok",
+    kind: null,
+    tokens: { input: 19000, cached: 0, output: 12 },
+    costUsd: 0.0953,
+    reply: "Hello from mockllm.",
+    error: null,
+  },
+  tool2: {
+    ends: "exited",
+    at: 4,
+    status: "ok",
+    kind: null,
+    tokens: { input: 38073, cached: 0, output: 29 },
+    costUsd: 0.19109,
+    reply: "Done. The command printed: hi",
+    error: null,
+  },
+  "unknown-flag": {
+    ends: "exited",
+    at: 0.4,
     status: "failed",
-    tokens: ZERO,
-    costUsd: 0,
+    kind: "cli",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
     reply: null,
-    error: `API Error: 529 mockllm: overloaded. ${SERVER_ERROR}`,
+    error: "error: unknown option '--no-such-flag'",
   },
-  hang: { status: "failed", tokens: ZERO, costUsd: null, reply: null, error: "exited: exit code 143" },
 });
 
 describe("claude-code line facts", () => {
@@ -109,7 +245,19 @@ describe("claude-code line facts", () => {
       retry: { attempt: 2, max: 10 },
       describe: expect.stringMatching(/^retrying 2\/10/),
     });
-    expect(facts.limit).toBeUndefined();
+    expect(facts.error).toBeUndefined();
+  });
+
+  it.each([
+    ["auth401", { status: 401, kind: "auth", message: "HTTP 401 authentication_failed" }],
+    ["always429", { status: 429, kind: "rate-limit", message: "HTTP 429 rate_limit" }],
+    ["always500", { status: 500, kind: "provider-down", message: "HTTP 500 server_error" }],
+    ["always529", { status: 529, kind: "provider-down", message: "HTTP 529 overloaded" }],
+    ["hang", { status: null, kind: "provider-down", message: "request failed: unknown" }],
+  ] as const)("reads the status and category of the %s stream's retries as their kind", (scenario, retry) => {
+    expect(
+      firstFacts(claude, recording("claude", scenario), (f) => f.retry !== undefined).retry,
+    ).toMatchObject(retry);
   });
 
   it("counts every api_retry of a stream as a retry", () => {
@@ -124,29 +272,49 @@ describe("claude-code line facts", () => {
       final: { isError: false, message: null },
       usage: { input: 38073, cached: 0, output: 29 },
       costUsd: 0.19109,
-      reply: { text: "Done. The command printed: hi", mode: "replace" },
+      reply: { text: "Done. The command printed: hi", mode: "result" },
     });
   });
 
-  it("lets is_error win over a result's subtype success, and marks a 429 as a limit", () => {
+  it("lets is_error win over a result's subtype success, and reads its api_error_status", () => {
     const facts = firstFacts(claude, recording("claude", "always429"), (f) => f.final !== undefined);
     expect(facts.final).toEqual({
       isError: true,
       message: "API Error: Request rejected (429) · mockllm: rate limited",
     });
-    expect(facts.limit).toBe(true);
+    expect(facts.error).toMatchObject({ status: 429, kind: "rate-limit", words: "provider" });
     expect(facts.reply).toBeUndefined();
   });
 
-  it("does not mark an overloaded 529 as a limit", () => {
-    const facts = firstFacts(claude, recording("claude", "always529"), (f) => f.final !== undefined);
-    expect(facts.limit).toBe(false);
+  it.each([
+    ["auth401-retries2", 401, "auth", "cli"],
+    ["forbidden403", 403, "auth", "provider"],
+    ["quota", 400, "quota", "cli"],
+    ["model404", 404, "model", "cli"],
+    ["context400", 400, "context", "cli"],
+    ["badrequest400", 400, "request", "provider"],
+    ["resume-bogus", null, "resume", "cli"],
+    ["always529", 529, "provider-down", "provider"],
+  ] as const)("reads the %s stream's failed result as proving its kind", (scenario, status, kind, words) => {
+    const facts = firstFacts(claude, recording("claude", scenario), (f) => f.final !== undefined);
+    expect(facts.error).toMatchObject({ status, kind, words });
+  });
+
+  it("reads the category of the synthetic message before a failed result", () => {
+    const facts = firstFacts(claude, recording("claude", "quota"), (f) => f.error !== undefined);
+    expect(facts.final).toBeUndefined();
+    expect(facts.error).toMatchObject({ kind: "quota", message: "Credit balance is too low" });
+  });
+
+  it("reads the reset time a rate limit's message names", () => {
+    const facts = firstFacts(claude, recording("claude", "ratelimit-long"), (f) => f.final !== undefined);
+    expect(facts.error?.retryAfter).toEqual({ atMs: Date.parse("2026-11-30T16:18:40Z") });
   });
 
   it("takes the synthetic assistant message before a failed result as an error, not an answer", () => {
     const facts = claude.parse(recording("claude", "always500").stdout[11] ?? "");
     expect(facts.reply).toBeUndefined();
-    expect(facts.error).toMatch(/^API Error: 500/);
+    expect(facts.error?.message).toMatch(/^API Error: 500/);
   });
 
   it("adds cache reads and writes to input tokens, since Claude's input_tokens leaves them out", () => {
@@ -175,10 +343,57 @@ describe("claude-code line facts", () => {
     expect(claude.parse(line).reply).toBeUndefined();
   });
 
+  it("gives as the reply every message after the last tool call, in order, when the result is the last of them", () => {
+    const text = (t: string) =>
+      JSON.stringify({
+        type: "assistant",
+        parent_tool_use_id: null,
+        message: { content: [{ type: "text", text: t }] },
+      });
+    const tool = JSON.stringify({
+      type: "assistant",
+      parent_tool_use_id: null,
+      message: {
+        content: [
+          { type: "text", text: "Running the tests." },
+          { type: "tool_use", id: "t1", name: "Bash", input: { command: "npm test" } },
+        ],
+      },
+    });
+    const result = (t: string) =>
+      JSON.stringify({ type: "result", subtype: "success", is_error: false, result: t });
+    const rec = { ...recording("claude", "text"), stderr: [] };
+    const report = [tool, text("## Report\n\nAll 12 tests pass."), text("Done.")];
+    expect(summarize(claude, { ...rec, stdout: [...report, result("Done.")] }).reply).toBe(
+      "## Report\n\nAll 12 tests pass.\n\nDone.",
+    );
+    // A result that is not what the messages said is Claude's own account: it wins.
+    expect(summarize(claude, { ...rec, stdout: [...report, result("Summary.")] }).reply).toBe("Summary.");
+    expect(summarize(claude, { ...rec, stdout: [tool, result("Only the result.")] }).reply).toBe(
+      "Only the result.",
+    );
+  });
+
   it("records a run stopped at its wall limit as timeout even though Claude then printed a successful result", () => {
     const got = outcome(claude, recording("claude", "tool2"), "wall-timeout");
     expect(got.status).toBe("timeout");
     expect(got.reply).toBe("Done. The command printed: hi");
+  });
+});
+
+describe("claude-code stderr and threads", () => {
+  it.each([
+    ["unknown-flag", "cli"],
+    ["resume-bogus", "resume"],
+  ] as const)("reads the %s stream's stderr line as a %s failure, still progress", (scenario, kind) => {
+    const [line] = recording("claude", scenario).stderr;
+    expect(claude.parseStderr?.(line ?? "")).toMatchObject({ progress: true, error: { kind } });
+    expect(claude.parseStderr?.("some diagnostic")).toEqual({ progress: true });
+  });
+
+  it("accepts a session UUID as a thread and refuses anything else", () => {
+    expect(claude.checkThread?.("a3a8eeed-ad4a-4d14-94ae-610dc038b311")).toBeNull();
+    expect(claude.checkThread?.("latest")).toMatch(/a Claude Code thread is a UUID/);
   });
 });
 

@@ -13,36 +13,105 @@ import {
   summarize,
 } from "./recorded.js";
 
-const ZERO = { input: 0, cached: 0, output: 0 };
-const HIGH_DEMAND = "We’re currently experiencing high demand, which may cause temporary errors.";
-const OVERLOADED =
-  "unexpected status 529 <unknown status code>: mockllm: overloaded, url: http://127.0.0.1:PORT/s/always529@codex-mx1jp974/v1/responses";
-
 describeRecordings(codex, "codex", {
-  text: {
-    status: "ok",
-    tokens: { input: 10079, cached: 0, output: 12 },
+  always429: {
+    ends: "exited",
+    at: 1.2,
+    status: "limit",
+    kind: "rate-limit",
+    tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
-    reply: "Hello from mockllm.",
-    error: null,
+    reply: null,
+    error: "exceeded retry limit, last status: 429 Too Many Requests",
   },
-  tool2: {
-    status: "ok",
-    tokens: { input: 20263, cached: 0, output: 29 },
+  always500: {
+    ends: "provider-unavailable",
+    at: 10.6,
+    status: "limit",
+    kind: "provider-down",
+    tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
-    reply:
-      "Done. The command printed: Chunk ID: 27e3e2\nWall time: 3.0096 seconds\nProcess exited with code 0\nOriginal token count: 1\nOutput:\nhi\n",
-    error: null,
+    reply: null,
+    error: "We’re currently experiencing high demand, which may cause temporary errors.",
   },
-  "retry-then-ok": {
-    status: "ok",
-    tokens: { input: 10084, cached: 0, output: 14 },
+  always529: {
+    ends: "provider-unavailable",
+    at: 10.7,
+    status: "limit",
+    kind: "provider-down",
+    tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
-    reply: "Recovered after 2 errors.",
-    error: null,
+    reply: null,
+    error: "unexpected status 529 <unknown status code>: mockllm: overloaded",
+  },
+  auth401: {
+    ends: "provider-unavailable",
+    at: 0.3,
+    status: "failed",
+    kind: "auth",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error:
+      "unexpected status 401 Unauthorized: Incorrect API key provided: dummy. You can find your API key at https://platform.openai.com/account/api-keys. (mockllm-auth-7f3)",
+  },
+  badrequest400: {
+    ends: "exited",
+    at: 0.4,
+    status: "failed",
+    kind: "request",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "Unsupported parameter: 'temperature' is not supported with this model. (mockllm-badreq-1a8)",
+  },
+  context400: {
+    ends: "exited",
+    at: 0.4,
+    status: "failed",
+    kind: "context",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error:
+      "Codex ran out of room in the model's context window. Start a new thread or clear earlier history before retrying.",
+  },
+  forbidden403: {
+    ends: "provider-unavailable",
+    at: 0.2,
+    status: "failed",
+    kind: "auth",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error:
+      "unexpected status 403 Forbidden: You are not allowed to sample from this model (mockllm-forbidden-2c9)",
+  },
+  hang: {
+    ends: "idle-timeout",
+    at: 900.7,
+    status: "timeout",
+    kind: "timeout",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "idle-timeout: ended by SIGTERM",
+  },
+  model404: {
+    ends: "exited",
+    at: 0.3,
+    status: "failed",
+    kind: "model",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "The model `mock-model` does not exist or you do not have access to it. (mockllm-model-4e2)",
   },
   orphan: {
+    ends: "exited",
+    at: 0.7,
     status: "ok",
+    kind: null,
     tokens: { input: 20273, cached: 0, output: 36 },
     costUsd: null,
     reply:
@@ -50,23 +119,88 @@ describeRecordings(codex, "codex", {
     error: null,
   },
   "orphan-check": {
+    ends: "exited",
+    at: 2.9,
     status: "ok",
+    kind: null,
     tokens: { input: 30604, cached: 0, output: 61 },
     costUsd: null,
     reply:
       "Second command saw: Chunk ID: e79650\nWall time: 0.0553 seconds\nProcess exited with code 0\nOriginal token count: 4\nOutput:\nno-sleep-left\n",
     error: null,
   },
-  always500: { status: "failed", tokens: ZERO, costUsd: null, reply: null, error: HIGH_DEMAND },
-  always529: { status: "failed", tokens: ZERO, costUsd: null, reply: null, error: OVERLOADED },
-  always429: {
+  quota: {
+    ends: "exited",
+    at: 0.3,
     status: "limit",
-    tokens: ZERO,
+    kind: "quota",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "Quota exceeded. Check your plan and billing details.",
+  },
+  "ratelimit-long": {
+    ends: "provider-unavailable",
+    at: 180.3,
+    status: "limit",
+    kind: "rate-limit",
+    tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
     reply: null,
     error: "exceeded retry limit, last status: 429 Too Many Requests",
   },
-  hang: { status: "failed", tokens: ZERO, costUsd: null, reply: null, error: "exited: ended by SIGTERM" },
+  "resume-bogus": {
+    ends: "exited",
+    at: 0.2,
+    status: "failed",
+    kind: "resume",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error:
+      "thread/resume: thread/resume failed: no rollout found for thread id 7d4e1c2a-0b3f-4a5e-9c8d-2f1e0a9b8c7d (code -32600)",
+  },
+  "retry-then-ok": {
+    ends: "exited",
+    at: 1,
+    status: "ok",
+    kind: null,
+    tokens: { input: 10084, cached: 0, output: 14 },
+    costUsd: null,
+    reply: "Recovered after 2 errors.",
+    error: null,
+  },
+  text: {
+    ends: "exited",
+    at: 0.4,
+    status: "ok",
+    kind: null,
+    tokens: { input: 10079, cached: 0, output: 12 },
+    costUsd: null,
+    reply: "Hello from mockllm.",
+    error: null,
+  },
+  tool2: {
+    ends: "exited",
+    at: 3.8,
+    status: "ok",
+    kind: null,
+    tokens: { input: 20263, cached: 0, output: 29 },
+    costUsd: null,
+    reply:
+      "Done. The command printed: Chunk ID: 27e3e2\nWall time: 3.0096 seconds\nProcess exited with code 0\nOriginal token count: 1\nOutput:\nhi\n",
+    error: null,
+  },
+  "unknown-flag": {
+    ends: "exited",
+    at: 0.1,
+    status: "failed",
+    kind: "cli",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "error: unexpected argument '--no-such-flag' found",
+  },
 });
 
 describe("codex line facts", () => {
@@ -108,15 +242,88 @@ describe("codex line facts", () => {
     });
   });
 
-  it("reads turn.failed as a failed final event, a limit when it names a 429", () => {
-    const limited = firstFacts(codex, recording("codex", "always429"), (f) => f.final !== undefined);
-    expect(limited).toMatchObject({ final: { isError: true }, limit: true });
-    const failed = firstFacts(codex, recording("codex", "always529"), (f) => f.final !== undefined);
-    expect(failed).toMatchObject({ final: { isError: true }, limit: false });
+  it.each([
+    ["auth401", { attempt: 1, max: 5, status: 401, kind: "auth" }],
+    ["forbidden403", { attempt: 1, max: 5, status: 403, kind: "auth" }],
+    ["ratelimit-long", { attempt: 1, max: 5, status: 429, kind: "rate-limit" }],
+    ["always529", { attempt: 1, max: 5, status: 529, kind: "provider-down" }],
+    ["always500", { attempt: 1, max: 5, status: null, kind: "provider-down" }],
+  ] as const)("reads the status and kind of the %s stream's first retry", (scenario, retry) => {
+    expect(firstFacts(codex, recording("codex", scenario), (f) => f.retry !== undefined).retry).toMatchObject(
+      retry,
+    );
   });
 
-  it("never marks a retry line as a limit", () => {
-    expect(stdoutFacts(codex, recording("codex", "always500")).filter((f) => f.retry && f.limit)).toEqual([]);
+  it("keeps the provider's words of a retry, without the request URL", () => {
+    const facts = firstFacts(codex, recording("codex", "auth401"), (f) => f.retry !== undefined);
+    expect(facts.retry?.message).toBe(
+      "unexpected status 401 Unauthorized: Incorrect API key provided: dummy. You can find your API key at https://platform.openai.com/account/api-keys. (mockllm-auth-7f3)",
+    );
+  });
+
+  it.each([
+    ["auth401", 401, "auth", "provider"],
+    ["always429", 429, "rate-limit", "provider"],
+    ["always529", 529, "provider-down", "provider"],
+    ["quota", null, "quota", "cli"],
+    ["model404", null, "model", "cli"],
+    ["context400", null, "context", "cli"],
+    ["badrequest400", null, "request", "provider"],
+  ] as const)(
+    "reads the %s stream's turn.failed as a failed final event proving its kind",
+    (scenario, status, kind, words) => {
+      const facts = firstFacts(codex, recording("codex", scenario), (f) => f.final !== undefined);
+      expect(facts).toMatchObject({ final: { isError: true }, error: { status, kind, words } });
+    },
+  );
+
+  it("reads the provider's message out of a raw JSON error body", () => {
+    const facts = firstFacts(codex, recording("codex", "badrequest400"), (f) => f.final !== undefined);
+    expect(facts.final?.message).toBe(
+      "Unsupported parameter: 'temperature' is not supported with this model. (mockllm-badreq-1a8)",
+    );
+  });
+
+  it("never reads a retry line as an error", () => {
+    expect(stdoutFacts(codex, recording("codex", "always500")).filter((f) => f.retry && f.error)).toEqual([]);
+  });
+
+  it("gives as the reply every agent message after the last command, in order", () => {
+    const lines = [
+      '{"type":"item.completed","item":{"id":"i0","type":"agent_message","text":"I will run the tests."}}',
+      '{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"npm test"}}',
+      '{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"npm test"}}',
+      '{"type":"item.completed","item":{"id":"i2","type":"agent_message","text":"## Report\\n\\nAll 12 tests pass."}}',
+      '{"type":"item.completed","item":{"id":"i3","type":"reasoning","text":"wrap up"}}',
+      '{"type":"item.completed","item":{"id":"i4","type":"agent_message","text":"Done."}}',
+      '{"type":"turn.completed","usage":{}}',
+    ];
+    const summary = summarize(codex, { ...recording("codex", "text"), stdout: lines, stderr: [] });
+    expect(summary.reply).toBe("## Report\n\nAll 12 tests pass.\n\nDone.");
+  });
+});
+
+describe("codex stderr", () => {
+  it.each([
+    ["resume-bogus", "resume"],
+    ["unknown-flag", "cli"],
+  ] as const)("reads the %s stream's error line as a %s failure, still progress", (scenario, kind) => {
+    const facts = recording("codex", scenario).stderr.map((line) => codex.parseStderr?.(line));
+    const errors = facts.filter((f) => f?.error !== undefined);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ progress: true, error: { kind } });
+  });
+
+  it("takes its other lines as progress", () => {
+    expect(codex.parseStderr?.("Reading additional input from stdin...")).toEqual({ progress: true });
+  });
+});
+
+describe("codex threads", () => {
+  it("accepts the UUID of thread.started and refuses anything else, naming the form", () => {
+    expect(codex.checkThread?.("01a22d07-1915-73e1-aea5-ac3876195192")).toBeNull();
+    expect(codex.checkThread?.("ses_dd2f8c1b9ffe61TIhHsywNFVw1")).toMatch(/a codex thread is a UUID/);
+    expect(codex.checkThread?.("01a22d07-1915-73e1-aea5")).not.toBeNull();
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeToolCall, LIMIT_WORDING, oneLine, parseObject } from "../../src/backends/common.js";
+import { describeToolCall, oneLine, parseObject } from "../../src/backends/common.js";
 
 describe("describeToolCall", () => {
   it.each([
@@ -26,26 +26,6 @@ describe("describeToolCall", () => {
     expect(describeToolCall("Bash", { command: `echo ${"x".repeat(100)}\necho done` })).toBe(
       `$ ${oneLine(`echo ${"x".repeat(100)} echo done`)}`,
     );
-  });
-});
-
-describe("LIMIT_WORDING", () => {
-  it.each([
-    "API Error: Request rejected (429) · mockllm: rate limited",
-    "exceeded retry limit, last status: 429 Too Many Requests",
-    "Claude AI usage limit reached",
-    "request a quota increase through AI Studio",
-    '{"status":"RESOURCE_EXHAUSTED"}',
-  ])("recognises %j as a limit", (text) => {
-    expect(LIMIT_WORDING.test(text)).toBe(true);
-  });
-
-  it.each([
-    "API Error: 500 mockllm: internal error",
-    "unexpected status 529: mockllm: overloaded",
-    "port 4290",
-  ])("does not take %j for a limit", (text) => {
-    expect(LIMIT_WORDING.test(text)).toBe(false);
   });
 });
 

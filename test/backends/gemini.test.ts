@@ -15,61 +15,196 @@ import {
   summarize,
 } from "./recorded.js";
 
-const ZERO = { input: 0, cached: 0, output: 0 };
 const parseStderr = gemini.parseStderr ?? (() => PROGRESS);
 
 describeRecordings(gemini, "gemini", {
-  text: {
-    status: "ok",
-    tokens: { input: 11739, cached: 0, output: 12 },
+  always429: {
+    ends: "provider-unavailable",
+    at: 18.6,
+    status: "limit",
+    kind: "rate-limit",
+    tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
-    reply: "Hello from mockllm.",
-    error: null,
+    reply: null,
+    error: "mockllm: rate limited",
   },
-  tool2: {
-    status: "ok",
-    tokens: { input: 23597, cached: 0, output: 29 },
+  always500: {
+    ends: "provider-unavailable",
+    at: 19.2,
+    status: "limit",
+    kind: "provider-down",
+    tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
-    reply:
-      "Done. The command printed: <untrusted_context>\nOutput: hi\nProcess Group PGID: 14504\n</untrusted_context>",
-    error: null,
+    reply: null,
+    error: "mockllm: internal error",
   },
-  "retry-then-ok": {
-    status: "ok",
-    tokens: { input: 11748, cached: 0, output: 14 },
+  auth400key: {
+    ends: "exited",
+    at: 1.4,
+    status: "failed",
+    kind: "auth",
+    tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
-    reply: "Recovered after 2 errors.",
-    error: null,
+    reply: null,
+    error: "API key not valid. Please pass a valid API key. (mockllm-auth-7f3)",
+  },
+  auth401: {
+    ends: "exited",
+    at: 1.2,
+    status: "failed",
+    kind: "auth",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error:
+      "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project. (mockllm-auth-7f3)",
+  },
+  badrequest400: {
+    ends: "exited",
+    at: 1.4,
+    status: "failed",
+    kind: "request",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "Request contains an invalid argument. (mockllm-badreq-1a8)",
+  },
+  context400: {
+    ends: "exited",
+    at: 1.3,
+    status: "failed",
+    kind: "context",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error:
+      "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576). (mockllm-context-8a6)",
+  },
+  forbidden403: {
+    ends: "exited",
+    at: 1.2,
+    status: "failed",
+    kind: "auth",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "The caller does not have permission (mockllm-forbidden-2c9)",
+  },
+  hang: {
+    ends: "provider-unavailable",
+    at: 201,
+    status: "limit",
+    kind: "provider-down",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error:
+      "Attempt 5 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request",
+  },
+  model404: {
+    ends: "exited",
+    at: 1.2,
+    status: "failed",
+    kind: "model",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error:
+      "models/gemini-2.5-flash is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods. (mockllm-model-4e2)",
   },
   "orphan-check": {
+    ends: "exited",
+    at: 2.6,
     status: "ok",
+    kind: null,
     tokens: { input: 35654, cached: 0, output: 61 },
     costUsd: null,
     reply:
       "Second command saw: <untrusted_context>\nOutput: 15906     1 15904 15904 sleep 1000\nProcess Group PGID: 15907\n</untrusted_context>",
     error: null,
   },
-  always500: {
-    status: "failed",
-    tokens: ZERO,
-    costUsd: null,
-    reply: null,
-    error: '[API Error: {"error":{"code":500,"message":"mockllm: internal error","status":"INTERNAL"}}]',
-  },
-  always429: {
+  quota: {
+    ends: "exited",
+    at: 1.2,
     status: "limit",
-    tokens: ZERO,
+    kind: "quota",
+    tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
     reply: null,
     error:
-      "[API Error: mockllm: rate limited]\nPlease wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method",
+      "You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: https://ai.dev/usage?tab=rate-limit. (mockllm-quota-5d1)",
   },
-  hang: {
-    status: "failed",
-    tokens: ZERO,
+  "ratelimit-long": {
+    ends: "exited",
+    at: 1.3,
+    status: "limit",
+    kind: "rate-limit",
+    tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
     reply: null,
-    error: "gemini exited without a result event (exit code 0)",
+    error: "Resource has been exhausted (e.g. check quota). Please retry in 3600s. (mockllm-ratelimit-9b4)",
+    retryAfter: "2026-11-30T16:18:42.090Z",
+  },
+  "resume-bogus": {
+    ends: "exited",
+    at: 1.3,
+    status: "failed",
+    kind: "resume",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "Error resuming session: No previous sessions found for this project.",
+  },
+  "resume-bogus-sessions": {
+    ends: "exited",
+    at: 1.2,
+    status: "failed",
+    kind: "resume",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: 'Error resuming session: Invalid session identifier "7d4e1c2a-0b3f-4a5e-9c8d-2f1e0a9b8c7d".',
+  },
+  "retry-then-ok": {
+    ends: "exited",
+    at: 16.5,
+    status: "ok",
+    kind: null,
+    tokens: { input: 11748, cached: 0, output: 14 },
+    costUsd: null,
+    reply: "Recovered after 2 errors.",
+    error: null,
+  },
+  text: {
+    ends: "exited",
+    at: 1.7,
+    status: "ok",
+    kind: null,
+    tokens: { input: 11739, cached: 0, output: 12 },
+    costUsd: null,
+    reply: "Hello from mockllm.",
+    error: null,
+  },
+  tool2: {
+    ends: "exited",
+    at: 4.7,
+    status: "ok",
+    kind: null,
+    tokens: { input: 23597, cached: 0, output: 29 },
+    costUsd: null,
+    reply:
+      "Done. The command printed: <untrusted_context>\nOutput: hi\nProcess Group PGID: 14504\n</untrusted_context>",
+    error: null,
+  },
+  "unknown-flag": {
+    ends: "exited",
+    at: 1,
+    status: "failed",
+    kind: "cli",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "Unknown arguments: such-flag, suchFlag",
   },
 });
 
@@ -107,7 +242,7 @@ describe("gemini line facts", () => {
       '{"type":"result","status":"success","stats":{"input_tokens":5,"output_tokens":2,"cached":1}}',
     ];
     const got = gemini.finalize(
-      summarize(gemini, { stdout: lines, stderr: [], meta: { scenario: "x", exit_code: 0, signal: null } }),
+      summarize(gemini, { ...recording("gemini", "text"), stdout: lines, stderr: [] }),
       {
         reason: "exited",
         code: 0,
@@ -121,12 +256,11 @@ describe("gemini line facts", () => {
     });
   });
 
-  it("reads an error event of severity error as an error, a limit when it names a quota, and a warning as progress", () => {
+  it("reads an error event of severity error as an error with its kind, and a warning as progress", () => {
     const quota = '{"type":"error","severity":"error","message":"Quota exceeded for gemini-2.5-pro"}';
     expect(gemini.parse(quota)).toMatchObject({
       progress: true,
-      error: "Quota exceeded for gemini-2.5-pro",
-      limit: true,
+      error: { message: "Quota exceeded for gemini-2.5-pro", kind: "quota" },
     });
     const warning = gemini.parse(
       '{"type":"error","severity":"warning","message":"Loop detected, stopping execution"}',
@@ -145,15 +279,57 @@ describe("gemini line facts", () => {
   it("lets result.status decide over the exit codes 244 and 173", () => {
     const failed = firstFacts(gemini, recording("gemini", "always500"), (f) => f.final !== undefined);
     expect(failed.final?.isError).toBe(true);
-    expect(failed.limit).toBe(false);
+    expect(failed.error).toMatchObject({ status: 500, kind: "provider-down" });
     const limited = firstFacts(gemini, recording("gemini", "always429"), (f) => f.final !== undefined);
-    expect(limited.limit).toBe(true);
+    expect(limited.error).toMatchObject({ kind: "rate-limit", message: "mockllm: rate limited" });
     const ok = gemini.finalize(summarize(gemini, recording("gemini", "text")), {
       reason: "exited",
       code: 244,
       signal: null,
     });
     expect(ok.status).toBe("ok");
+  });
+
+  it.each([
+    ["auth401", 401, "auth", "provider"],
+    ["auth400key", 400, "auth", "provider"],
+    ["forbidden403", 403, "auth", "provider"],
+    ["quota", null, "quota", "cli"],
+    ["ratelimit-long", null, "rate-limit", "cli"],
+    ["model404", null, "model", "cli"],
+    ["context400", 400, "context", "provider"],
+    ["badrequest400", 400, "request", "provider"],
+  ] as const)("reads the %s stream's failed result as proving its kind", (scenario, status, kind, words) => {
+    const facts = firstFacts(gemini, recording("gemini", scenario), (f) => f.final !== undefined);
+    expect(facts.error).toMatchObject({ status, kind, words });
+  });
+
+  it("reads the provider's message out of the raw JSON body inside [API Error: …]", () => {
+    const facts = firstFacts(gemini, recording("gemini", "forbidden403"), (f) => f.final !== undefined);
+    expect(facts.final?.message).toBe("The caller does not have permission (mockllm-forbidden-2c9)");
+  });
+
+  it("places a retry delay the result names at the result's own time", () => {
+    const facts = firstFacts(gemini, recording("gemini", "ratelimit-long"), (f) => f.final !== undefined);
+    expect(facts.error?.retryAfter).toEqual({
+      delayMs: 3_600_000,
+      fromMs: Date.parse("2026-11-30T15:18:42.090Z"),
+    });
+  });
+
+  it.each([
+    [145, "auth"],
+    [147, "auth"],
+    [173, "rate-limit"],
+    [144, "request"],
+    [244, "provider-down"],
+    [41, "auth"],
+    [1, "cli"],
+    [42, "cli"],
+  ] as const)("takes exit code %i, with nothing else to go by, as evidence of %s", (code, kind) => {
+    const got = gemini.finalize(emptySummary(), { reason: "exited", code, signal: null });
+    expect(got.failure?.kind).toBe(kind);
+    expect(got.failure?.message).toBe(`exited: exit code ${code}`);
   });
 
   it("records a gemini that exited 0 without a result event as failed, but one that lingered after it as ok", () => {
@@ -189,7 +365,6 @@ describe("gemini stderr", () => {
     "    at throwErrorIfNotOK (file:///opt/agents/node_modules/@google/gemini-cli/bundle/chunk-JDPZ4CE3.js:267833:24)",
     "    at async Turn.run (file:///opt/agents/node_modules/@google/gemini-cli/bundle/chunk-JDPZ4CE3.js:333001:24) {",
     "  status: 429",
-    "  cause: { code: 429, message: 'mockllm: rate limited', details: [] },",
     "  retryDelayMs: undefined,",
     "}",
     "",
@@ -216,14 +391,55 @@ describe("gemini stderr", () => {
     expect(facts.filter((f) => f.retry !== undefined)).toHaveLength(3);
   });
 
-  it("reads the give-up line as an error, a limit when its wording says so", () => {
+  it("reads the give-up line as an error with the kind its words say", () => {
     expect(parseStderr("Attempt 10 failed: mockllm: rate limited. Max attempts reached")).toMatchObject({
       progress: true,
-      error: "mockllm: rate limited",
-      limit: true,
+      error: { message: "mockllm: rate limited", kind: "rate-limit" },
     });
     const last = lines.find((l) => l.includes("Max attempts reached")) ?? "";
-    expect(parseStderr(last)).toMatchObject({ progress: true, limit: false });
+    expect(parseStderr(last)).toMatchObject({
+      progress: true,
+      error: { kind: "provider-down", status: 500 },
+    });
+  });
+
+  it("reads the status of each retry as its kind", () => {
+    const retry = (scenario: string) =>
+      recording("gemini", scenario)
+        .stderr.map(parseStderr)
+        .find((f) => f.retry !== undefined)?.retry;
+    expect(retry("always429")).toMatchObject({ status: 429, kind: "rate-limit" });
+    expect(retry("always500")).toMatchObject({ status: 500, kind: "provider-down" });
+    expect(retry("hang")).toMatchObject({ status: null, kind: "provider-down" });
+  });
+
+  it.each([
+    ["  cause: { code: 429, message: 'mockllm: rate limited', details: [] },", 429, "mockllm: rate limited"],
+    [
+      "    message: 'You exceeded your current quota, please check your plan. (mockllm-quota-5d1)\\n' +",
+      null,
+      "You exceeded your current quota, please check your plan. (mockllm-quota-5d1)",
+    ],
+  ])("reads the provider's words in the error dump line %j, not as progress", (line, status, message) => {
+    expect(parseStderr(line)).toMatchObject({
+      progress: false,
+      error: { status, message, words: "provider" },
+    });
+  });
+
+  it.each([
+    ["resume-bogus", "resume"],
+    ["resume-bogus-sessions", "resume"],
+    ["unknown-flag", "cli"],
+  ] as const)("reads the first error line of the %s stream as a %s failure", (scenario, kind) => {
+    const facts = recording("gemini", scenario).stderr.map(parseStderr);
+    expect(facts.find((f) => f.error !== undefined)?.error?.kind).toBe(kind);
+  });
+
+  it("accepts a session UUID as a thread, not 'latest' or an index", () => {
+    expect(gemini.checkThread?.("9cc73193-c0e5-4878-8694-f0ebcf73a3d6")).toBeNull();
+    expect(gemini.checkThread?.("latest")).toMatch(/a gemini thread is a UUID/);
+    expect(gemini.checkThread?.("3")).not.toBeNull();
   });
 
   it("keeps the consecutive retry count through the traces between retries", () => {

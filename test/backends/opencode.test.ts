@@ -10,52 +10,181 @@ import {
   summarize,
 } from "./recorded.js";
 
-const ZERO = { input: 0, cached: 0, output: 0 };
-
 describeRecordings(opencode, "opencode", {
-  text: {
+  always429: {
+    ends: "exited",
+    at: 85.8,
+    status: "limit",
+    kind: "rate-limit",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "mockllm: rate limited",
+  },
+  always500: {
+    ends: "exited",
+    at: 81.6,
+    status: "limit",
+    kind: "provider-down",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "mockllm: internal error",
+  },
+  auth401: {
+    ends: "exited",
+    at: 3.3,
+    status: "failed",
+    kind: "auth",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error:
+      "Incorrect API key provided: dummy. You can find your API key at https://platform.openai.com/account/api-keys. (mockllm-auth-7f3)",
+  },
+  badrequest400: {
+    ends: "exited",
+    at: 4.2,
+    status: "failed",
+    kind: "request",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "Unsupported parameter: 'temperature' is not supported with this model. (mockllm-badreq-1a8)",
+  },
+  context400: {
+    ends: "exited",
+    at: 4,
+    status: "failed",
+    kind: "context",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error:
+      "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages. (mockllm-context-8a6)",
+  },
+  "context400-compactok": {
+    ends: "provider-unavailable",
+    at: 4.8,
+    status: "failed",
+    kind: "context",
+    tokens: { input: 43227, cached: 0, output: 392 },
+    costUsd: 0,
+    reply: null,
+    error:
+      "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages. (mockllm-context-8a6)",
+  },
+  forbidden403: {
+    ends: "exited",
+    at: 3.2,
+    status: "failed",
+    kind: "auth",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "You are not allowed to sample from this model (mockllm-forbidden-2c9)",
+  },
+  hang: {
+    ends: "idle-timeout",
+    at: 900,
+    status: "timeout",
+    kind: "timeout",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "idle-timeout: ended by SIGTERM",
+  },
+  model404: {
+    ends: "exited",
+    at: 3.1,
+    status: "failed",
+    kind: "model",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "The model `mock-model` does not exist or you do not have access to it. (mockllm-model-4e2)",
+  },
+  "orphan-check": {
+    ends: "exited",
+    at: 5.6,
     status: "ok",
+    kind: null,
+    tokens: { input: 23322, cached: 0, output: 61 },
+    costUsd: 0,
+    reply: "Second command saw: 15970     1 15969 15969 sleep 1000\n",
+    error: null,
+  },
+  quota: {
+    ends: "exited",
+    at: 73.4,
+    status: "limit",
+    kind: "quota",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error:
+      "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors. (mockllm-quota-5d1)",
+  },
+  "ratelimit-long": {
+    ends: "idle-timeout",
+    at: 900,
+    status: "timeout",
+    kind: "timeout",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "idle-timeout: ended by SIGTERM",
+  },
+  "resume-bogus": {
+    ends: "exited",
+    at: 2.2,
+    status: "failed",
+    kind: "resume",
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    reply: null,
+    error: "Session not found",
+  },
+  "retry-then-ok": {
+    ends: "exited",
+    at: 11.7,
+    status: "ok",
+    kind: null,
+    tokens: { input: 7688, cached: 0, output: 14 },
+    costUsd: 0,
+    reply: "Recovered after 2 errors.",
+    error: null,
+  },
+  text: {
+    ends: "exited",
+    at: 5.1,
+    status: "ok",
+    kind: null,
     tokens: { input: 7688, cached: 0, output: 12 },
     costUsd: 0,
     reply: "Hello from mockllm.",
     error: null,
   },
   tool2: {
+    ends: "exited",
+    at: 10.5,
     status: "ok",
-    tokens: { input: 7688 + 7757, cached: 0, output: 11 + 18 },
+    kind: null,
+    tokens: { input: 15445, cached: 0, output: 29 },
     costUsd: 0,
     reply: "Done. The command printed: hi\n",
     error: null,
   },
-  "retry-then-ok": {
-    status: "ok",
-    tokens: { input: 7688, cached: 0, output: 14 },
-    costUsd: 0,
-    reply: "Recovered after 2 errors.",
-    error: null,
-  },
-  "orphan-check": {
-    status: "ok",
-    tokens: { input: 7688 + 7771 + 7863, cached: 0, output: 20 + 25 + 16 },
-    costUsd: 0,
-    reply: "Second command saw: 15970     1 15969 15969 sleep 1000\n",
-    error: null,
-  },
-  always500: {
+  "unknown-flag": {
+    ends: "exited",
+    at: 0.8,
     status: "failed",
-    tokens: ZERO,
+    kind: "cli",
+    tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
     reply: null,
-    error: "APIError 500: mockllm: internal error",
+    error: "exited: exit code 1",
   },
-  always429: {
-    status: "limit",
-    tokens: ZERO,
-    costUsd: null,
-    reply: null,
-    error: "APIError 429: mockllm: rate limited",
-  },
-  hang: { status: "failed", tokens: ZERO, costUsd: null, reply: null, error: "exited: ended by SIGTERM" },
 });
 
 describe("opencode line facts", () => {
@@ -112,28 +241,96 @@ describe("opencode line facts", () => {
     const step = (cost: number) =>
       JSON.stringify({ type: "step_finish", part: { reason: "tool-calls", tokens: {}, cost } });
     const got = summarize(opencode, {
+      ...recording("opencode", "text"),
       stdout: [step(0.5), step(0.25)],
       stderr: [],
-      meta: { scenario: "x", exit_code: 0, signal: null },
     });
     expect(got.costUsd).toBe(0.75);
   });
 
-  it("reads the error line as a failed final event, a limit when it is a 429", () => {
+  it("reads the error line as a failed final event in the provider's words", () => {
     const limited = opencode.parse(recording("opencode", "always429").stdout[0] ?? "");
     expect(limited).toMatchObject({
-      final: { isError: true, message: "APIError 429: mockllm: rate limited" },
-      limit: true,
+      final: { isError: true, message: "mockllm: rate limited" },
+      error: { status: 429, kind: "rate-limit", words: "provider" },
     });
-    const failed = opencode.parse(recording("opencode", "always500").stdout[0] ?? "");
-    expect(failed).toMatchObject({ final: { isError: true }, limit: false });
   });
 
-  it("takes the last text part as the reply", () => {
+  it.each([
+    ["auth401", 401, "auth"],
+    ["forbidden403", 403, "auth"],
+    ["quota", 429, "quota"],
+    ["model404", 404, "model"],
+    ["context400", null, "context"],
+    ["badrequest400", 400, "request"],
+    ["always500", 500, "provider-down"],
+  ] as const)("reads the %s stream's error line as proving its kind", (scenario, status, kind) => {
+    expect(opencode.parse(recording("opencode", scenario).stdout[0] ?? "").error).toMatchObject({
+      status,
+      kind,
+    });
+  });
+
+  it("reads a Retry-After header of the error as a delay from the line's time", () => {
+    const line = JSON.stringify({
+      type: "error",
+      timestamp: 1_796_051_780_985,
+      error: {
+        name: "APIError",
+        data: { message: "slow down", statusCode: 429, responseHeaders: { "retry-after": "3600" } },
+      },
+    });
+    expect(opencode.parse(line).error?.retryAfter).toEqual({ delayMs: 3_600_000, fromMs: 1_796_051_780_985 });
+  });
+
+  it("reads a compaction's synthetic text as the session going on, not an answer", () => {
+    const facts = stdoutFacts(opencode, recording("opencode", "context400-compactok"));
+    const goingOn = facts.filter((f) => f.continues === true);
+    expect(goingOn.length).toBeGreaterThan(10);
+    expect(goingOn.every((f) => f.reply?.text === "")).toBe(true);
+  });
+
+  it("takes the text part after the last tool call as the reply", () => {
     const replies = stdoutFacts(opencode, recording("opencode", "tool2")).flatMap((f) =>
       f.reply ? [f.reply] : [],
     );
-    expect(replies).toEqual([{ text: "Done. The command printed: hi\n", mode: "replace" }]);
+    expect(replies).toEqual([
+      { text: "", mode: "replace" },
+      { text: "Done. The command printed: hi\n", mode: "message" },
+    ]);
+  });
+
+  it("gives as the reply every text part after the last tool call, in order", () => {
+    const text = (t: string) => JSON.stringify({ type: "text", part: { type: "text", text: t } });
+    const tool = JSON.stringify({
+      type: "tool_use",
+      part: { tool: "bash", state: { status: "completed", input: { command: "ls" } } },
+    });
+    const got = summarize(opencode, {
+      ...recording("opencode", "text"),
+      stdout: [text("Looking."), tool, text("## Report"), text("Done.")],
+      stderr: [],
+    });
+    expect(got.reply).toBe("## Report\n\nDone.");
+  });
+});
+
+describe("opencode stderr and threads", () => {
+  it("reads a coloured 'Error: Session not found' as a resume failure, still progress", () => {
+    const [line] = recording("opencode", "resume-bogus").stderr;
+    expect(opencode.parseStderr?.(line ?? "")).toMatchObject({
+      progress: true,
+      error: { kind: "resume", message: "Session not found" },
+    });
+    expect(opencode.parseStderr?.("opencode run [message..]")).toEqual({ progress: true });
+  });
+
+  it("accepts an opencode session id as a thread and refuses anything else", () => {
+    expect(opencode.checkThread?.("ses_dd2f8c1b9ffe61TIhHsywNFVw1")).toBeNull();
+    expect(opencode.checkThread?.("a3a8eeed-ad4a-4d14-94ae-610dc038b311")).toMatch(
+      /an opencode thread is a session id/,
+    );
+    expect(opencode.checkThread?.("ses_")).not.toBeNull();
   });
 });
 

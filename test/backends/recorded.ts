@@ -3,9 +3,12 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { Backend, Outcome, PlanRequest } from "../../src/backends/types.js";
+import { defaultStallMs, SPEC_DEFAULTS } from "../../src/domain/defaults.js";
 import { type LineFacts, PROGRESS } from "../../src/domain/facts.js";
+import type { ExitFacts } from "../../src/domain/status.js";
 import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/summary.js";
-import type { ExitReason } from "../../src/domain/vocab.js";
+import type { ErrorKind, ExitReason } from "../../src/domain/vocab.js";
+import { decide, initialWatch, nextDeadline, observe, type WatchLimits } from "../../src/domain/watch.js";
 
 // Recorded streams of the real CLIs (copied from shared/fixtures into test/fixtures/recorded) and the
 // folds the record makes of them: stdout through parse, then stderr through parseStderr.
@@ -15,7 +18,16 @@ const ROOT = fileURLToPath(new URL("../fixtures/recorded/", import.meta.url));
 export interface Recording {
   stdout: string[];
   stderr: string[];
-  meta: { scenario: string; exit_code: number | null; signal: string | null };
+  /** When each line appeared (ms since the spawn), stdout and stderr interleaved as they were printed. */
+  timing: { ms: number; stream: "stdout" | "stderr" }[];
+  meta: {
+    scenario: string;
+    exit_code: number | null;
+    signal: string | null;
+    /** Set when the recording run ended the CLI from outside (it would have gone on). */
+    killed_by_runner: string | null;
+    wall_ms: number | null;
+  };
 }
 
 function lines(text: string): string[] {
@@ -30,6 +42,9 @@ export function recording(cli: string, scenario: string): Recording {
   return {
     stdout: lines(read(".jsonl")),
     stderr: lines(read(".stderr")),
+    timing: lines(read(".timing.jsonl"))
+      .filter((l) => l.trim() !== "")
+      .map((l) => JSON.parse(l)),
     meta: JSON.parse(read(".meta.json")),
   };
 }
@@ -69,6 +84,91 @@ export function outcome(backend: Backend, rec: Recording, reason: ExitReason = "
     code: rec.meta.exit_code,
     signal: rec.meta.signal,
   });
+}
+
+/** The limits a supervisor watches a backend's run with, by default. */
+export function defaultLimits(backend: Backend): WatchLimits {
+  return {
+    idleMs: backend.defaults.idleMs,
+    wallMs: backend.defaults.wallMs,
+    stallMs: defaultStallMs(backend.defaults.idleMs),
+    graceAfterFinalMs: backend.defaults.graceAfterFinalMs,
+    retryAttempts: SPEC_DEFAULTS.providerRetry.attempts,
+    retryWindowMs: SPEC_DEFAULTS.providerRetry.windowMs,
+  };
+}
+
+/** How a supervisor would have ended a recorded run: its exit reason, kind, and when (ms since spawn). */
+export interface SupervisedEnd {
+  reason: ExitReason;
+  errorKind: ErrorKind | null;
+  atMs: number;
+}
+
+/**
+ * Replays a recording through the supervisor's pure rules, each line at the time it was printed (stdout
+ * and stderr interleaved by the timing file), deciding after every line and at every deadline between, as
+ * the loop does. A run the recorder ended from outside goes on silently until the rules end it.
+ */
+export function superviseRecording(backend: Backend, rec: Recording, limits = defaultLimits(backend)) {
+  const quiet = { exited: false, cancelRequested: false };
+  const events: { ms: number; facts: LineFacts }[] = [];
+  const next = { stdout: 0, stderr: 0 };
+  const parseStderr = backend.parseStderr ?? (() => PROGRESS);
+  const endMs = rec.meta.wall_ms ?? rec.timing.at(-1)?.ms ?? 0;
+  for (const { ms, stream } of rec.timing) {
+    const line = rec[stream][next[stream]++];
+    if (line !== undefined)
+      events.push({ ms, facts: stream === "stdout" ? backend.parse(line) : parseStderr(line) });
+  }
+  // A last line without a newline has no timing of its own: it came at the end.
+  for (const stream of ["stdout", "stderr"] as const) {
+    for (const line of rec[stream].slice(next[stream])) {
+      events.push({ ms: endMs, facts: stream === "stdout" ? backend.parse(line) : parseStderr(line) });
+    }
+  }
+  let state = initialWatch(0);
+  const until = (ms: number): SupervisedEnd | null => {
+    for (let due = nextDeadline(state, limits); due <= ms; due = nextDeadline(state, limits)) {
+      const judged = decide(state, quiet, limits, due);
+      if (judged.verdict.kind === "stop") return { ...judged.verdict, atMs: due };
+      state = judged.state;
+    }
+    return null;
+  };
+  for (const { ms, facts } of events) {
+    const early = until(ms);
+    if (early !== null) return early;
+    state = observe(state, facts, ms);
+    const judged = decide(state, quiet, limits, ms);
+    if (judged.verdict.kind === "stop") return { ...judged.verdict, atMs: ms };
+    state = judged.state;
+  }
+  if (rec.meta.killed_by_runner === null) {
+    const early = until(endMs);
+    if (early !== null) return early;
+    const exited = decide(state, { exited: true, cancelRequested: false }, limits, endMs).verdict;
+    if (exited.kind === "stop") return { ...exited, atMs: endMs };
+  }
+  const late = until(limits.wallMs);
+  if (late === null) throw new Error("the rules never ended the dispatch");
+  return late;
+}
+
+/**
+ * The record of a recorded run as the supervisor would have made it: ended by the rules, with the
+ * recorded exit code when the CLI exited by itself, SIGTERM when catherd stopped it.
+ */
+export function supervisedOutcome(
+  backend: Backend,
+  rec: Recording,
+): { end: SupervisedEnd; outcome: Outcome } {
+  const end = superviseRecording(backend, rec);
+  const exit: ExitFacts =
+    end.reason === "exited"
+      ? { reason: end.reason, code: rec.meta.exit_code, signal: rec.meta.signal, kind: end.errorKind }
+      : { reason: end.reason, code: null, signal: "SIGTERM", kind: end.errorKind };
+  return { end, outcome: backend.finalize(summarize(backend, rec), exit) };
 }
 
 /** Tool calls still open after the whole stream, by opening and closing ids as the supervisor does. */
@@ -119,19 +219,27 @@ export const ODD_LINES = [
   '{"type":"item.completed","item":7}',
 ] as const;
 
-/** What the record of one recorded stream must say. */
+/** What the record of one recorded stream must say, once the supervisor's rules have ended it. */
 export interface Expected {
+  /** How the supervisor ends the dispatch, and about when (seconds since the spawn, to 0.1 s). */
+  ends: ExitReason;
+  at: number;
   status: Outcome["status"];
+  /** The error kind, or null when the dispatch succeeded. */
+  kind: ErrorKind | null;
   tokens: Outcome["tokens"];
   costUsd: number | null;
   reply: string | null;
-  /** The error message, or null when the run succeeded. */
+  /** The error message, or null when the dispatch succeeded. */
   error: string | null;
+  /** When to come back (ISO), or null. */
+  retryAfter?: string | null;
 }
 
 /**
  * The behaviour every backend shares over its recordings: one expected record per recorded stream (and
- * no stream without one), the exit reason deciding before anything the CLI printed, odd lines as progress.
+ * no stream without one), replayed through the supervisor's rules with its timing; the exit reason
+ * deciding before anything the CLI printed; odd lines as progress.
  */
 export function describeRecordings(backend: Backend, cli: string, expected: Record<string, Expected>): void {
   describe(`${backend.id} over every stream recorded from ${cli}`, () => {
@@ -140,24 +248,45 @@ export function describeRecordings(backend: Backend, cli: string, expected: Reco
     });
 
     it.each(Object.entries(expected))(
-      "records the %s stream with its status, tokens, cost, reply and error",
+      "ends the %s stream as the supervisor would, with its status, kind, message, retry time, tokens and reply",
       (scenario, want) => {
-        const got = outcome(backend, recording(cli, scenario));
-        expect({ ...got, error: got.error?.message ?? null }).toEqual(want);
-        if (want.status !== "ok") expect(got.error?.code).toBe("exited");
+        const { end, outcome: got } = supervisedOutcome(backend, recording(cli, scenario));
+        expect({
+          ends: end.reason,
+          at: Math.round(end.atMs / 100) / 10,
+          status: got.status,
+          kind: got.failure?.kind ?? null,
+          tokens: got.tokens,
+          costUsd: got.costUsd,
+          reply: got.reply,
+          error: got.failure?.message ?? null,
+          retryAfter: got.failure?.retryAfter ?? null,
+        }).toEqual({ retryAfter: null, ...want });
+        expect(got.error).toEqual(
+          got.failure === null ? null : { code: end.reason, message: got.failure.message },
+        );
       },
     );
 
     it.each(scenarios(cli))("records the %s stream as timeout when the wall limit ended it", (scenario) => {
       const got = outcome(backend, recording(cli, scenario), "wall-timeout");
       expect(got.status).toBe("timeout");
+      expect(got.failure?.kind).toBe("timeout");
       expect(got.error?.code).toBe("wall-timeout");
     });
 
     it.each(scenarios(cli))(
-      "records the %s stream as limit when the provider was unavailable",
+      "records the %s stream, ended as provider-unavailable by a supervisor that named no kind, with its last retry's kind, else its last error's, else provider-down",
       (scenario) => {
-        expect(outcome(backend, recording(cli, scenario), "provider-unavailable").status).toBe("limit");
+        const summary = summarize(backend, recording(cli, scenario));
+        const got = backend.finalize(summary, {
+          reason: "provider-unavailable",
+          code: null,
+          signal: "SIGTERM",
+        });
+        expect(got.failure?.kind).toBe(
+          summary.lastRetry?.kind ?? summary.lastKnownError?.kind ?? "provider-down",
+        );
       },
     );
 

@@ -109,6 +109,7 @@ describe("status, show, logs, result, wait", () => {
     expect((await runCli(["logs", d.dir, "--raw"], { env })).stdout).toBe(whole);
     expect((await json(env, ["logs", "worker"])).data).toEqual({
       lines: ["compiling", COMPILER_LINE, "all done"],
+      cursor: Buffer.byteLength(whole),
     });
   });
 
@@ -175,20 +176,24 @@ describe("cancel, orphans and lost dispatches", () => {
     expect(readJson(path.join(d.dir, "exit.json"))).toMatchObject({ reason: "cancelled" });
   });
 
-  it("reports an orphan when the supervisor is SIGKILLed, and cancel stops the agent and records it", async () => {
+  it("has an orphan adopted when its supervisor is SIGKILLed: running again, and cancel ends it", async () => {
     const { env } = isolatedHome();
     const d = await dispatch(env, "orphan", [{ out: "x" }, { hang: true }]);
     const proc = await waitForJson<{ pid: number }>(path.join(d.dir, "proc.json"));
     killPid(d.supervisorPid);
     await waitFor("supervisor gone", () => (isAlive(d.supervisorPid) ? undefined : true));
     const status = statusSchema.parse((await json(env, ["status"])).data);
-    expect(status.dispatches[0]).toMatchObject({ state: "orphaned" });
+    expect(status.dispatches[0]).toMatchObject({ state: "running" });
+    const adopter = readJson(path.join(d.dir, "supervisor.json"));
+    expect(adopter).toMatchObject({ adoptions: 1 });
+    expect(adopter.pid).not.toBe(d.supervisorPid);
     expect(isAlive(proc.pid)).toBe(true);
-    const cancelled = await json(env, ["cancel", "orphan"]);
+    const cancelled = await json(env, ["cancel", "orphan", "--wait"]);
     expect(cancelled.data).toMatchObject({ cancelled: { state: "recorded", status: "cancelled" } });
     expect(isAlive(proc.pid)).toBe(false);
     expect(readJson(path.join(d.dir, "exit.json"))).toMatchObject({
       reason: "cancelled",
+      adoptions: 1,
       stop: { term: true },
     });
   });

@@ -1,21 +1,21 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { isolatedHome, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/folders.js";
 
-function fakeCli(output: string): string {
+/** A stand-in CLI: a shell script that prints `output` for --version (and exits `code`). */
+function fakeCli(output: string, code = 0): string {
   const bin = path.join(tempDir(), "fake-cli");
-  fs.writeFileSync(bin, `#!/bin/sh\necho '${output}'\n`, { mode: 0o755 });
+  fs.writeFileSync(bin, `#!/bin/sh\necho '${output}'\nexit ${code}\n`, { mode: 0o755 });
   return bin;
 }
 
 describe("catherd doctor", () => {
-  it("finds a CLI through its CATHERD_<B>_BIN variable and reports its version", async () => {
+  it("finds a CLI through its CATHERD_<B>_BIN variable and reports its version, ready", async () => {
     const bin = fakeCli("codex-cli 0.171.0");
-    const result = await runCli(["doctor", "codex", "--json"], {
-      env: { ...process.env, CATHERD_CODEX_BIN: bin },
-    });
+    const { env } = isolatedHome();
+    const result = await runCli(["doctor", "codex", "--json"], { env: { ...env, CATHERD_CODEX_BIN: bin } });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({
       backends: [
@@ -24,7 +24,10 @@ describe("catherd doctor", () => {
           found: true,
           path: bin,
           via: "CATHERD_CODEX_BIN",
-          version: "codex-cli 0.171.0",
+          version: "0.171.0",
+          minVersion: "0.171.0",
+          ready: true,
+          problem: null,
           fix: null,
         },
       ],
@@ -32,15 +35,50 @@ describe("catherd doctor", () => {
   });
 
   it("exits 3 with the install command when a named backend is missing", async () => {
-    const env = { ...process.env, PATH: tempDir(), CATHERD_GEMINI_BIN: "" };
-    const result = await runCli(["doctor", "gemini"], { env: { ...env, NO_COLOR: "1" } });
+    const { env } = isolatedHome();
+    const result = await runCli(["doctor", "gemini"], {
+      env: { ...env, PATH: tempDir(), CATHERD_GEMINI_BIN: "", NO_COLOR: "1" },
+    });
     expect(result.code).toBe(3);
     expect(result.stdout).toContain("missing gemini");
     expect(result.stdout).toContain("fix: npm install -g @google/gemini-cli");
   });
 
+  it("shows a CLI older than catherd reads as too old, with both versions and the install command", async () => {
+    const { env } = isolatedHome();
+    const bin = fakeCli("2.0.3 (Claude Code)");
+    const result = await runCli(["doctor", "claude-code"], {
+      env: { ...env, CATHERD_CLAUDE_BIN: bin, NO_COLOR: "1" },
+    });
+    expect(result.code).toBe(3);
+    expect(result.stdout).toContain("too old claude-code 2.0.3");
+    expect(result.stdout).toContain("is version 2.0.3; catherd reads the stream format of 2.1.197 and later");
+    expect(result.stdout).toContain("fix: npm install -g @anthropic-ai/claude-code@latest");
+  });
+
+  it("shows a CLI whose --version fails as broken, in its own words", async () => {
+    const { env } = isolatedHome();
+    const bin = fakeCli('Error: Cannot find module "undici"', 1);
+    const result = await runCli(["doctor", "opencode", "--json"], {
+      env: { ...env, CATHERD_OPENCODE_BIN: bin },
+    });
+    expect(result.code).toBe(3);
+    const [check] = (JSON.parse(result.stdout) as { backends: Record<string, unknown>[] }).backends;
+    expect(check).toMatchObject({
+      ready: false,
+      version: null,
+      problem: {
+        code: "E_BACKEND_BROKEN",
+        message: expect.stringContaining(
+          '--version failed (exit code 1): Error: Cannot find module "undici"',
+        ),
+      },
+    });
+  });
+
   it("reports every agent backend without failing when none is named", async () => {
-    const result = await runCli(["doctor", "--json"], { env: { ...process.env, PATH: tempDir() } });
+    const { env } = isolatedHome();
+    const result = await runCli(["doctor", "--json"], { env: { ...env, PATH: tempDir() } });
     expect(result.code).toBe(0);
     const names = (JSON.parse(result.stdout) as { backends: { backend: string }[] }).backends.map(
       (b) => b.backend,

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { comeBackAt, shortWhy, whyLine } from "../../src/cli/render.js";
 import { renderStatus } from "../../src/cli/status-command.js";
 import type { DispatchRow } from "../../src/dispatch/overview.js";
 
@@ -22,7 +23,9 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
     openToolCalls: [],
     tokens: { input: 20_263, cached: 0, output: 29 },
     unread: false,
+    queue: null,
     problems: [],
+    error: null,
     ...overrides,
   };
 }
@@ -33,6 +36,8 @@ afterEach(() => {
 
 describe("status as people read it (NO_COLOR, 80 columns)", () => {
   it("renders the golden table: live first, open tools with their age, states apart from results, unread marked, a recorded one's age from its start", () => {
+    // Retry times are shown in local time: the expectations are written for UTC.
+    vi.stubEnv("TZ", "UTC");
     vi.stubEnv("NO_COLOR", "1");
     const text = renderStatus(
       [
@@ -73,6 +78,27 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
           startedAt: "2026-11-28T10:00:00Z",
           status: "timeout",
           reason: "idle-timeout",
+          error: { kind: "timeout", message: "idle-timeout: ended by SIGTERM", retryAfter: null },
+        }),
+        row({
+          name: "limited",
+          dispatchId: "20261129T070000Z-eeeeee",
+          state: "recorded",
+          status: "limit",
+          reason: "exited",
+          error: {
+            kind: "rate-limit",
+            message: "This request would exceed your organization's rate limit",
+            retryAfter: "2026-11-29T14:05:00.000Z",
+          },
+        }),
+        row({
+          name: "no-key",
+          dispatchId: "20261129T060000Z-ffffff",
+          state: "recorded",
+          status: "failed",
+          reason: "provider-unavailable",
+          error: { kind: "auth", message: "invalid x-api-key", retryAfter: null },
         }),
       ],
       "default",
@@ -87,11 +113,30 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
         "  orphan-one     bbbbbb codex    orphaned  3m12s  20k",
         "* done           cccccc codex    recorded  1h00m  1.5M   ok (exited)",
         "  a-very-long-d… dddddd codex    recorded  24h00m 20k    timeout (idle-timeout)",
+        "  limited        eeeeee codex    recorded  3m12s  20k    rate-limit, retry 14:05",
+        "  no-key         ffffff codex    recorded  3m12s  20k    auth: invalid x-api-key",
         "(3 older recorded: catherd status --all)",
         "",
       ].join("\n"),
     );
     for (const line of text.split("\n")) expect(line.length).toBeLessThanOrEqual(80);
+  });
+
+  it("says why in one line: the kind, when to come back, the message", () => {
+    vi.stubEnv("TZ", "UTC");
+    expect(whyLine({ kind: "quota", message: "Credit balance is too low", retryAfter: null }, NOW)).toBe(
+      "quota — Credit balance is too low",
+    );
+    expect(whyLine({ message: "an old record's message" }, NOW)).toBe("an old record's message");
+    expect(
+      whyLine({ kind: "rate-limit", message: "slow down", retryAfter: "2026-11-29T14:05:00Z" }, NOW),
+    ).toBe("rate-limit, retry after 14:05 — slow down");
+    expect(shortWhy({ kind: "quota", message: "x", retryAfter: "2026-12-01T08:00:00Z" }, NOW)).toBe(
+      "quota, retry Dec 1",
+    );
+    expect(comeBackAt("2026-11-29T14:05:00Z", NOW)).toBe("14:05");
+    expect(comeBackAt("2026-12-01T08:00:00Z", NOW)).toBe("2026-12-01 08:00");
+    expect(comeBackAt("not a time", NOW)).toBe("not a time");
   });
 
   it("says so when a run is empty", () => {

@@ -147,6 +147,42 @@ const refusals: {
     code: "E_BACKEND_MISSING",
     mentions: "codex",
   },
+  {
+    title: "--base without --worktree",
+    input: { base: "main" },
+    code: "E_INPUT_INVALID",
+    mentions: "--base",
+  },
+  {
+    title: "a --base that looks like a flag",
+    input: { worktree: true, base: "--force" },
+    code: "E_INPUT_INVALID",
+    mentions: "--base",
+  },
+  {
+    title: "--pass-env with a bad name",
+    input: { passEnv: ["1A"] },
+    code: "E_INPUT_INVALID",
+    mentions: "--pass-env",
+  },
+  {
+    title: "--pass-env CATHERD_RUN",
+    input: { passEnv: ["CATHERD_RUN"], environment: { ...process.env, CATHERD_RUN: "r" } },
+    code: "E_INPUT_INVALID",
+    mentions: "CATHERD_RUN",
+  },
+  {
+    title: "--pass-env of a name also given to --env",
+    input: { env: ["TOKEN=x"], passEnv: ["TOKEN"], environment: { ...process.env, TOKEN: "y" } },
+    code: "E_INPUT_INVALID",
+    mentions: "also given to --env",
+  },
+  {
+    title: "--pass-env of a variable not set",
+    input: { passEnv: ["SURELY_NOT_SET_ANYWHERE"] },
+    code: "E_INPUT_INVALID",
+    mentions: "not set",
+  },
   { title: "exec without a command", input: { rest: [] }, code: "E_INPUT_INVALID", mentions: "command" },
   {
     title: "exec of a command that is not on PATH",
@@ -187,8 +223,13 @@ describe("dispatch validation refuses bad input, naming the flag, with a fix", (
       owns: "src/, README.md",
       maxParallel: "10000",
       brief: Buffer.alloc(MAX_BRIEF_BYTES, 0x61),
+      worktree: true,
+      passEnv: ["PASSED", "PASSED"],
+      keepTmp: true,
+      environment: { ...process.env, PASSED: "" },
     });
     expect(request).toMatchObject({
+      isolation: { worktree: { base: "HEAD" }, passEnv: ["PASSED"], keepTmp: true },
       idleMs: 250,
       wallMs: 720 * 3_600_000,
       killGraceMs: 0,

@@ -144,7 +144,16 @@ describe("catherd dispatch", () => {
     const { env } = isolatedHome();
     const dump = path.join(tempDir(), "dump.json");
     const result = await runCli(
-      ["dispatch", "--backend", "codex", "--json", "--thread", "t-7", "--brief", "go on"],
+      [
+        "dispatch",
+        "--backend",
+        "codex",
+        "--json",
+        "--thread",
+        "01a22d07-1915-73e1-aea5-ac3876195192",
+        "--brief",
+        "go on",
+      ],
       {
         env: {
           ...env,
@@ -156,7 +165,14 @@ describe("catherd dispatch", () => {
     const d = dispatchedOf(result);
     dispatched.push(d.dispatchId);
     const seen = JSON.parse(await waitForFile(dump)) as { argv: string[] };
-    expect(seen.argv.slice(2)).toEqual(["exec", "resume", "--json", "--skip-git-repo-check", "t-7", "-"]);
+    expect(seen.argv.slice(2)).toEqual([
+      "exec",
+      "resume",
+      "--json",
+      "--skip-git-repo-check",
+      "01a22d07-1915-73e1-aea5-ac3876195192",
+      "-",
+    ]);
     await waitForJson(path.join(d.dir, "record.json"));
   });
 

@@ -10,6 +10,7 @@ const base: DispatchObservation = {
   cancelRequested: false,
   dispatcherAlive: false,
   ageMs: 0,
+  queue: "no",
 };
 
 describe("dispatchState", () => {
@@ -39,6 +40,30 @@ describe("dispatchState", () => {
       "supervisor gone within the grace: still lost, not starting",
       { hasSupervisor: true, ageMs: 10 },
       "lost",
+    ],
+    ["admitted queued, long ago, never promoted", { queue: "waiting", ageMs: 60_000 }, "queued"],
+    ["queued, with a cancel requested", { queue: "waiting", cancelRequested: true }, "queued"],
+    [
+      "promoted, its promoter starting the supervisor",
+      { queue: "promoted", dispatcherAlive: true, ageMs: 60_000 },
+      "starting",
+    ],
+    ["promoted a moment ago, the promoter gone", { queue: "promoted", ageMs: 100 }, "starting"],
+    [
+      "promoted, the promoter died before any supervisor came",
+      { queue: "promoted", ageMs: 60_000 },
+      "queued",
+    ],
+    [
+      "promoted and supervised, the supervisor gone",
+      { queue: "promoted", hasSupervisor: true, ageMs: 60_000 },
+      "lost",
+    ],
+    ["promoted and running", { queue: "promoted", hasSupervisor: true, supervisorAlive: true }, "running"],
+    [
+      "queued and cancelled before it started: exit.json written",
+      { queue: "waiting", hasExit: true },
+      "exited",
     ],
   ];
   for (const [title, observation, state] of cases) {

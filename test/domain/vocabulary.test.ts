@@ -3,8 +3,6 @@ import { formatDuration, parseDuration } from "../../src/domain/duration.js";
 import { agentEnvironment, isScrubbed, isSecretName } from "../../src/domain/env.js";
 import { CatherdError, exitCodeFor } from "../../src/domain/errors.js";
 import { isValidId, makeDispatchId, requireId } from "../../src/domain/ids.js";
-import { statusByPrecedence } from "../../src/domain/status.js";
-import { emptySummary } from "../../src/domain/summary.js";
 
 describe("durations", () => {
   it.each([
@@ -141,35 +139,5 @@ describe("errors", () => {
       fix: "retry",
     });
     expect(new CatherdError("E_IO_LOCK", "held").toJSON().fix).toBeNull();
-  });
-});
-
-describe("status precedence", () => {
-  const summary = (patch: Partial<ReturnType<typeof emptySummary>>) => ({ ...emptySummary(), ...patch });
-  const success = { isError: false, message: null };
-  const failure = { isError: true, message: "boom" };
-  it.each([
-    ["cancelled", 0, summary({ final: success }), "cancelled"],
-    ["idle-timeout", 0, summary({ final: success }), "timeout"],
-    ["wall-timeout", 0, summary({ final: success }), "timeout"],
-    ["provider-unavailable", 1, summary({}), "limit"],
-    ["spawn-failed", null, summary({}), "failed"],
-    ["supervisor-error", null, summary({}), "failed"],
-    ["lost", null, summary({}), "lost"],
-    ["exited", 1, summary({ limitSeen: true, final: failure }), "limit"],
-    ["exited", 0, summary({ limitSeen: true, final: success }), "ok"],
-    ["exited", 0, summary({ final: failure }), "failed"],
-    ["exited", 1, summary({ final: success }), "ok"],
-    ["exited", 0, summary({}), "ok"],
-    ["exited", 2, summary({}), "failed"],
-    ["after-final", null, summary({}), "ok"],
-  ] as const)("%s (code %s) → %s", (reason, code, s, status) => {
-    expect(statusByPrecedence({ reason, code, signal: null }, s)).toBe(status);
-  });
-
-  it("fails an exit by a signal nobody sent", () => {
-    expect(statusByPrecedence({ reason: "exited", code: null, signal: "SIGSEGV" }, emptySummary())).toBe(
-      "failed",
-    );
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LineFacts } from "../../src/domain/facts.js";
+import type { ErrorKind } from "../../src/domain/vocab.js";
 import {
   decide,
   initialWatch,
@@ -19,7 +20,17 @@ const LIMITS: WatchLimits = {
 };
 
 const progress: LineFacts = { progress: true };
-const retry: LineFacts = { progress: false, retry: { attempt: 1, max: 5, message: "Reconnecting... 1/5" } };
+const retryOf = (kind: ErrorKind, status: number | null = null): LineFacts => ({
+  progress: false,
+  retry: { attempt: 1, max: 5, message: `Reconnecting... 1/5 (${kind})`, status, kind },
+});
+const retry = retryOf("provider-down", 500);
+const overflow = (message = "prompt is too long"): LineFacts => ({
+  progress: true,
+  final: { isError: true, message },
+  error: { message, kind: "context", status: 400, words: "provider", retryAfter: null },
+});
+const goesOn: LineFacts = { progress: true, continues: true };
 const neutral: LineFacts = { progress: false };
 const open = (id: string): LineFacts => ({ progress: true, toolsOpened: [{ id, label: `$ ${id}` }] });
 const close = (id: string): LineFacts => ({ progress: true, toolsClosed: [id] });
@@ -27,7 +38,7 @@ const final: LineFacts = { progress: true, final: { isError: false, message: nul
 
 type Event = [at: number, facts: LineFacts];
 
-/** Replays lines at their times from a run started at 0, then judges at `now`. */
+/** Replays lines at their times from a dispatch started at 0, then judges at `now`. */
 function judge(
   events: Event[],
   now: number,
@@ -162,6 +173,120 @@ describe("decide: the first matching rule wins", () => {
   }
 });
 
+describe("decide: end early what will not recover", () => {
+  const cases: {
+    title: string;
+    events: Event[];
+    now: number;
+    signals?: { exited: boolean; cancelRequested: boolean };
+    verdict: object;
+  }[] = [
+    {
+      title: "the first retry whose status says auth ends the dispatch at once, with that kind",
+      events: [[40, retryOf("auth", 401)]],
+      now: 40,
+      verdict: { kind: "stop", reason: "provider-unavailable", errorKind: "auth" },
+    },
+    {
+      title: "the first retry that says the quota is spent ends it too",
+      events: [[40, retryOf("quota", 429)]],
+      now: 40,
+      verdict: { kind: "stop", reason: "provider-unavailable", errorKind: "quota" },
+    },
+    {
+      title: "a rate-limit retry may heal: the dispatch goes on",
+      events: [[40, retryOf("rate-limit", 429)]],
+      now: 41,
+      verdict: { kind: "continue" },
+    },
+    {
+      title: "the same context overflow again after the CLI went on ends the dispatch with context",
+      events: [
+        [10, overflow()],
+        [20, progress],
+        [30, overflow()],
+      ],
+      now: 30,
+      verdict: { kind: "stop", reason: "provider-unavailable", errorKind: "context" },
+    },
+    {
+      title: "an overflow printed twice in a row (the error, then the turn's failure) is one overflow",
+      events: [
+        [10, overflow()],
+        [11, overflow()],
+      ],
+      now: 12,
+      verdict: { kind: "continue" },
+    },
+    {
+      title: "a different overflow is not the same one coming again",
+      events: [
+        [10, overflow("too long: 200001 tokens")],
+        [20, progress],
+        [30, overflow("too long: 200002 tokens")],
+      ],
+      now: 31,
+      verdict: { kind: "continue" },
+    },
+    {
+      title: "retries in a row end the dispatch with the last retry's kind",
+      events: [
+        [10, retryOf("rate-limit", 429)],
+        [20, retryOf("rate-limit", 429)],
+        [30, retryOf("rate-limit", 429)],
+      ],
+      now: 30,
+      verdict: { kind: "stop", reason: "provider-unavailable", errorKind: "rate-limit" },
+    },
+    {
+      title: "idle after a retry was the last sign of life carries the retry's kind",
+      events: [
+        [0, progress],
+        [100, retryOf("rate-limit", 429)],
+      ],
+      now: 1000,
+      verdict: { kind: "stop", reason: "idle-timeout", errorKind: "rate-limit" },
+    },
+    {
+      title: "idle after progress that followed a retry carries no kind",
+      events: [
+        [0, retryOf("rate-limit", 429)],
+        [100, progress],
+      ],
+      now: 1100,
+      verdict: { kind: "stop", reason: "idle-timeout", errorKind: null },
+    },
+    {
+      title: "an exit while a retry was the last sign of life carries the retry's kind",
+      events: [[100, retryOf("provider-down")]],
+      now: 150,
+      signals: { exited: true, cancelRequested: false },
+      verdict: { kind: "stop", reason: "exited", errorKind: "provider-down" },
+    },
+    {
+      title: "a cancel carries no kind, even while retrying",
+      events: [[100, retryOf("provider-down")]],
+      now: 150,
+      signals: { exited: false, cancelRequested: true },
+      verdict: { kind: "stop", reason: "cancelled", errorKind: null },
+    },
+    {
+      title: "a CLI that goes on after its final event is not stopped for lingering",
+      events: [
+        [0, final],
+        [100, goesOn],
+      ],
+      now: 250,
+      verdict: { kind: "continue" },
+    },
+  ];
+  for (const c of cases) {
+    it(c.title, () => {
+      expect(judge(c.events, c.now, c.signals).verdict).toEqual(c.verdict);
+    });
+  }
+});
+
 describe("decide: quiet stretches", () => {
   it("restarts the quiet stretch when idle is reached while a tool call is open", () => {
     const first = judge([[0, open("build")]], 1000);
@@ -241,6 +366,28 @@ describe("nextDeadline: when decide can next change its mind without news", () =
       expected: 10_000,
     },
     { title: "neutral lines do not move it", events: [[400, neutral]], expected: 500 },
+    {
+      title: "a final answer the CLI went on from no longer has a grace",
+      events: [
+        [100, final],
+        [150, goesOn],
+      ],
+      expected: 650,
+    },
+    {
+      title: "a refusal is due at the line that proved it",
+      events: [[70, retryOf("auth", 401)]],
+      expected: 70,
+    },
+    {
+      title: "a full retry count is due at its last retry",
+      events: [
+        [10, retry],
+        [20, retry],
+        [30, retry],
+      ],
+      expected: 30,
+    },
   ];
   for (const c of cases) {
     it(c.title, () => {
@@ -250,6 +397,19 @@ describe("nextDeadline: when decide can next change its mind without news", () =
       expect(nextDeadline(state, LIMITS)).toBe(c.expected);
     });
   }
+
+  it("is due at once for a refusal: decide stops at the time of the line that proved it", () => {
+    let state: WatchState = initialWatch(0);
+    state = observe(state, overflow(), 10);
+    state = observe(state, progress, 20);
+    state = observe(state, overflow(), 30);
+    expect(nextDeadline(state, LIMITS)).toBe(30);
+    expect(decide(state, { exited: false, cancelRequested: false }, LIMITS, 30).verdict).toEqual({
+      kind: "stop",
+      reason: "provider-unavailable",
+      errorKind: "context",
+    });
+  });
 
   it("is exact: decide says nothing new a millisecond before it, and acts at it", () => {
     const limits = [LIMITS, { ...LIMITS, retryWindowMs: 400 }, { ...LIMITS, graceAfterFinalMs: null }];
@@ -267,6 +427,18 @@ describe("nextDeadline: when decide can next change its mind without news", () =
         [10, open("a")],
         [20, close("a")],
         [30, retry],
+      ],
+      [
+        [0, progress],
+        [60, retryOf("rate-limit", 429)],
+      ],
+      [
+        [100, final],
+        [150, goesOn],
+      ],
+      [
+        [10, overflow()],
+        [20, progress],
       ],
     ];
     const quiet = { exited: false, cancelRequested: false };

@@ -2,13 +2,12 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { allBackends } from "../../src/backends/registry.js";
-import type { LineFacts } from "../../src/domain/facts.js";
 import { addFacts, emptySummary } from "../../src/domain/summary.js";
 import { EXIT_REASONS, STATUSES } from "../../src/domain/vocab.js";
 import { initialWatch, observe } from "../../src/domain/watch.js";
 import { type FakeScenario, fakeAgentFolder, readJson, startSupervisor } from "../helpers/folders.js";
 import { waitForFile } from "../helpers/wait.js";
-import { Fuzzer } from "./fuzz.js";
+import { Fuzzer, soundOutcome, wellFormed } from "./fuzz.js";
 import { heavy, superviseMeasured, trial, useFaultKit } from "./kit.js";
 
 // Row 4: the event stream. Fuzzed lines through every backend's parse and through real supervisors; the
@@ -31,26 +30,6 @@ const TAIL: Record<string, string> = {
   opencode: '{"type":"step_start","sessionID":"fuzz-tail","part":{"type":"step-start"}}',
   exec: "the last line, without a newline",
 };
-
-function wellFormed(facts: LineFacts): string | null {
-  if (typeof facts !== "object" || facts === null) return "not an object";
-  if (typeof facts.progress !== "boolean") return "progress is not a boolean";
-  const count = (n: unknown) => typeof n === "number" && Number.isInteger(n) && n >= 0;
-  if (
-    facts.usage !== undefined &&
-    !(count(facts.usage.input) && count(facts.usage.cached) && count(facts.usage.output))
-  )
-    return `bad usage ${JSON.stringify(facts.usage)}`;
-  if (facts.costUsd !== undefined && !(Number.isFinite(facts.costUsd) && facts.costUsd >= 0))
-    return `bad cost ${facts.costUsd}`;
-  if (facts.thread !== undefined && (typeof facts.thread !== "string" || facts.thread === ""))
-    return "bad thread";
-  for (const tool of facts.toolsOpened ?? [])
-    if (typeof tool.id !== "string" || typeof tool.label !== "string") return "bad tool";
-  if (facts.reply !== undefined && typeof facts.reply.text !== "string") return "bad reply";
-  if (facts.describe !== undefined && typeof facts.describe !== "string") return "bad describe";
-  return null;
-}
 
 /** A fuzz stream of `lines` hostile lines, two 20 MB lines, CRLF, and an unterminated last line. */
 function writeFuzzStream(file: string, seed: number, lines: number, tail: string): number {
@@ -110,6 +89,7 @@ describe("row 4: the event stream", () => {
           signal: null,
         });
         expect(STATUSES).toContain(outcome.status);
+        expect(soundOutcome(outcome)).toBeNull();
         expect(Number.isFinite(outcome.tokens.input + outcome.tokens.cached + outcome.tokens.output)).toBe(
           true,
         );

@@ -1,5 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { Outcome } from "../../src/backends/types.js";
+import type { LineFacts } from "../../src/domain/facts.js";
+import type { ErrorFact } from "../../src/domain/failure.js";
+import { MAX_MESSAGE_CHARS } from "../../src/domain/redact.js";
+import { ERROR_KINDS, STATUSES } from "../../src/domain/vocab.js";
 import { ROOT } from "../helpers/folders.js";
 
 // A seeded generator of hostile event-stream lines for the fault matrix (row 4): recorded events of every
@@ -60,7 +65,91 @@ const WORDS = [
   "Reconnecting... 1/5",
   "429",
   "",
+  // The shapes of failures (shared/fixtures/*/auth401, quota, ratelimit-long, context400, …).
+  "api_error_status",
+  "error_status",
+  "terminal_reason",
+  "prompt_too_long",
+  "authentication_failed",
+  "billing_error",
+  "statusCode",
+  "responseBody",
+  "responseHeaders",
+  "retry-after",
+  "ContextOverflowError",
+  "APIError",
+  "compaction_continue",
+  "synthetic",
+  "severity",
+  "timestamp",
+  "[API Error: ",
+  '[API Error: {"error":{"code":401,"message":"x","status":"UNAUTHENTICATED"}}]',
+  "[API Error: You have exhausted your daily quota.]\nPlease wait",
+  "insufficient_quota",
+  "Please retry in 3600s.",
+  "The limit resets at 2026-11-30T16:18:40Z.",
+  "try again in 99999999999 days",
+  "resets at 9999-99-99T99:99Z",
+  "Reconnecting... 1/5 (unexpected status 401 Unauthorized: bad key sk-abcdefgh12345678, url: http://h/?key=AIzaSyA1234567890abcdefghij)",
+  "Attempt 1 failed with status 429. Retrying with backoff... _ApiError: {}",
+  "Error when talking to Gemini API Full report available at: /tmp/r.json _ApiError: {}",
+  "  cause: { code: 429, message: 'x', details: [] },",
+  "Error resuming session: Invalid session identifier",
+  "\u001b[91mError: \u001b[0mSession not found",
+  "error: unexpected argument '--x' found",
 ];
+
+const isIsoTime = (value: unknown) =>
+  typeof value === "string" && !Number.isNaN(Date.parse(value)) && new Date(value).toISOString() === value;
+
+function badError(error: ErrorFact): string | null {
+  if (typeof error.message !== "string") return "error message is not a string";
+  if (error.kind !== null && !ERROR_KINDS.includes(error.kind)) return `unknown error kind ${error.kind}`;
+  if (error.status !== null && !Number.isInteger(error.status)) return `bad error status ${error.status}`;
+  if (error.words !== "provider" && error.words !== "cli") return "bad words";
+  const after = error.retryAfter;
+  if (after !== null && !("atMs" in after ? Number.isFinite(after.atMs) : Number.isFinite(after.delayMs)))
+    return `bad retryAfter ${JSON.stringify(after)}`;
+  return null;
+}
+
+/** What is wrong with the facts a backend read from a line, or null when they are sound. */
+export function wellFormed(facts: LineFacts): string | null {
+  if (typeof facts !== "object" || facts === null) return "not an object";
+  if (typeof facts.progress !== "boolean") return "progress is not a boolean";
+  const count = (n: unknown) => typeof n === "number" && Number.isInteger(n) && n >= 0;
+  if (
+    facts.usage !== undefined &&
+    !(count(facts.usage.input) && count(facts.usage.cached) && count(facts.usage.output))
+  )
+    return `bad usage ${JSON.stringify(facts.usage)}`;
+  if (facts.costUsd !== undefined && !(Number.isFinite(facts.costUsd) && facts.costUsd >= 0))
+    return `bad cost ${facts.costUsd}`;
+  if (facts.thread !== undefined && (typeof facts.thread !== "string" || facts.thread === ""))
+    return "bad thread";
+  for (const tool of facts.toolsOpened ?? [])
+    if (typeof tool.id !== "string" || typeof tool.label !== "string") return "bad tool";
+  if (facts.reply !== undefined && typeof facts.reply.text !== "string") return "bad reply";
+  if (facts.describe !== undefined && typeof facts.describe !== "string") return "bad describe";
+  if (facts.retry !== undefined && !ERROR_KINDS.includes(facts.retry.kind))
+    return `bad retry kind ${facts.retry.kind}`;
+  if (facts.error !== undefined) return badError(facts.error);
+  return null;
+}
+
+/** What is wrong with a finalized outcome, or null when it is sound. */
+export function soundOutcome(outcome: Outcome): string | null {
+  if (!STATUSES.includes(outcome.status)) return `bad status ${outcome.status}`;
+  if ((outcome.status === "ok") !== (outcome.failure === null))
+    return "a failure on ok, or none on a failure";
+  const failure = outcome.failure;
+  if (failure === null) return null;
+  if (!ERROR_KINDS.includes(failure.kind)) return `bad kind ${failure.kind}`;
+  if (failure.message.length > MAX_MESSAGE_CHARS) return `message of ${failure.message.length} characters`;
+  if (failure.retryAfter !== null && !isIsoTime(failure.retryAfter))
+    return `bad retryAfter ${failure.retryAfter}`;
+  return null;
+}
 
 export class Fuzzer {
   private readonly random: () => number;

@@ -8,8 +8,9 @@ import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 import { dispatchFake, homeFor, jsonOf, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
 
 // Row 1: the supervisor SIGKILLed at each phase of its life (frozen there by CATHERD_TEST_ONLY_PAUSE_AT), then
-// readers: the dispatch is recorded exactly once, and its agent is stopped only by `cancel`, only if its pid
-// and start time read back exactly.
+// readers: the dispatch is recorded exactly once. An agent named in proc.json is adopted by a new
+// supervisor at the first read (row 13 tests adoption itself); one that is not is an orphan, stopped only
+// by `cancel`, only if its pid and start time read back exactly.
 
 useFaultKit();
 
@@ -19,6 +20,8 @@ interface Phase {
   extra?: string[];
   /** Whether the agent is still alive once the supervisor is killed there. */
   agentAlive: boolean;
+  /** Whether the first reader has it adopted (the agent is named in proc.json). */
+  adopted?: boolean;
   /** What the first reader finds, and the record at the end. */
   state: string;
   record: { status: string; reason: string };
@@ -45,17 +48,20 @@ const PHASES: Phase[] = [
     phase: "running",
     steps: hang,
     agentAlive: true,
-    state: "orphaned",
+    adopted: true,
+    state: "running",
     record: { status: "cancelled", reason: "cancelled" },
   },
   {
-    // The agent ignores SIGTERM, so it is alive when the supervisor dies between SIGTERM and SIGKILL.
+    // The agent ignores SIGTERM, so it is alive when the supervisor dies between SIGTERM and SIGKILL; the
+    // adopter finds it quiet past its idle time as well, and stops it again, to the end.
     phase: "stopping",
     steps: (marker) => [{ ignoreTerm: true }, { out: "working" }, { touch: marker }, { hang: true }],
     extra: ["--idle", "400ms"],
     agentAlive: true,
-    state: "orphaned",
-    record: { status: "cancelled", reason: "cancelled" },
+    adopted: true,
+    state: "running",
+    record: { status: "timeout", reason: "idle-timeout" },
   },
   {
     phase: "after-exit",
@@ -98,10 +104,27 @@ async function killedAt(t: Trial, p: Phase) {
     dispatches: { state: string; status: string | null }[];
   };
   const first = status.dispatches[0];
-  expect(first?.state === "recorded" ? `recorded ${first.status}` : first?.state).toBe(
-    p.state === "lost" || p.state === "exited" ? `recorded ${p.record.status}` : p.state,
-  );
-  if (p.agentAlive) {
+  const seen = first?.state === "recorded" ? `recorded ${first.status}` : first?.state;
+  if (p.adopted === true) {
+    // Adopted at this read: running again (or, for a stop already due, stopping or recorded by now).
+    expect(["running", "stopping", `recorded ${p.record.status}`]).toContain(seen);
+    const agentPid = Number(fs.readFileSync(marker, "utf8"));
+    const adopter = readJson(path.join(d.dir, "supervisor.json"));
+    t.pid(adopter.pid as number);
+    expect(adopter).toMatchObject({ adoptions: 1 });
+    if (p.record.status === "cancelled") {
+      expect(isAlive(agentPid)).toBe(true);
+      await raceReaders(readerEnv, name);
+      expect(recordFiles(d.dir)).toEqual([]);
+      const cancelled = await runCli(["cancel", name, "--wait", "--json"], {
+        env: readerEnv,
+        timeoutMs: 30_000,
+      });
+      expect(cancelled.code, cancelled.stderr).toBe(0);
+    }
+    await waitForJson(path.join(d.dir, "record.json"), 30_000);
+    await waitGone(agentPid);
+  } else if (p.agentAlive) {
     // A reader never signals: the agent is still there, and it is an orphan until someone cancels it.
     const agentPid = Number(fs.readFileSync(marker, "utf8"));
     expect(isAlive(agentPid)).toBe(true);
@@ -114,7 +137,7 @@ async function killedAt(t: Trial, p: Phase) {
   await raceReaders(readerEnv, name);
   expect(recordFiles(d.dir)).toEqual(["record.json"]);
   expect(readJson(path.join(d.dir, "record.json"))).toMatchObject(p.record);
-  expect(fs.existsSync(path.join(d.dir, "exit.json"))).toBe(true);
+  expect(readJson(path.join(d.dir, "exit.json"))).toMatchObject({ adoptions: p.adopted === true ? 1 : 0 });
   return d;
 }
 
@@ -150,22 +173,32 @@ describe("row 1: the supervisor SIGKILLed at each phase", () => {
     t.pass();
   });
 
-  it("does not run the agent twice when a supervisor is started again on a killed one's folder", async () => {
+  it("adopts, without running the agent twice, when a supervisor is started again on a killed one's folder", async () => {
     const t = trial("1 supervisor SIGKILLed running, supervise again");
     const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const d = await dispatchFake(t, env, [{ out: "once" }, { hang: true }], ["--name", "again"]);
     await waitForFile(path.join(d.dir, "test-paused-running"));
     const proc = await waitForJson<{ pid: number }>(path.join(d.dir, "proc.json"));
+    t.pid(proc.pid);
     killPid(d.supervisorPid);
     await waitGone(d.supervisorPid);
-    const again = await runCli(["supervise", d.dir], { env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" } });
-    expect(again.code).toBe(0);
+    const readerEnv = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
+    // `catherd supervise` adopts the dispatch and supervises it to its end.
+    const again = runCli(["supervise", d.dir], { env: readerEnv, timeoutMs: 60_000 });
+    await waitFor("the adoption", () =>
+      fs.readFileSync(path.join(d.dir, "supervisor.log"), "utf8").includes('"event":"adopted"')
+        ? true
+        : undefined,
+    );
+    t.pid((readJson(path.join(d.dir, "supervisor.json")) as { pid: number }).pid);
     expect(fs.readFileSync(path.join(d.dir, "events.jsonl"), "utf8")).toBe("once\n");
-    expect(fs.readFileSync(path.join(d.dir, "supervisor.log"), "utf8")).toContain("already-supervised");
     expect(isAlive(proc.pid)).toBe(true);
-    await runCli(["cancel", "again"], { env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" } });
-    await waitFor("the record", () => (fs.existsSync(path.join(d.dir, "record.json")) ? true : undefined));
+    await runCli(["cancel", "again"], { env: readerEnv });
+    expect((await again).code).toBe(0);
+    expect(readJson(path.join(d.dir, "record.json"))).toMatchObject({ status: "cancelled" });
     expect(isAlive(proc.pid)).toBe(false);
+    const log = fs.readFileSync(path.join(d.dir, "supervisor.log"), "utf8");
+    expect(log.match(/"event":"spawned"/g)).toHaveLength(1);
     t.pass();
   });
 });

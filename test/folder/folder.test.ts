@@ -3,8 +3,9 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { backendFor } from "../../src/backends/registry.js";
 import { SPEC_DEFAULTS } from "../../src/domain/defaults.js";
+import { ERROR_KINDS, type ErrorCode, type ErrorKind, type ExitReason } from "../../src/domain/vocab.js";
 import { backendIdOf, backendOf } from "../../src/folder/backend.js";
-import { writeEndedExit } from "../../src/folder/exit.js";
+import { writeEndedExit, writeExit } from "../../src/folder/exit.js";
 import { humanLine } from "../../src/folder/human-line.js";
 import { agentDispatchId, dispatchIdOf } from "../../src/folder/ids.js";
 import { FILES, fileIn, isDispatchFolder, placeOf } from "../../src/folder/layout.js";
@@ -16,6 +17,7 @@ import {
   writeLiveMarker,
 } from "../../src/folder/markers.js";
 import { readFolderJson } from "../../src/folder/read.js";
+import { writeRecord } from "../../src/folder/record.js";
 import { absolutePaths, readSpecFile, resolveSpec } from "../../src/folder/spec.js";
 import { requestCancel, writeFolderJson } from "../../src/folder/write.js";
 import { tempDir } from "../helpers/folders.js";
@@ -53,6 +55,8 @@ describe("resolveSpec, the one place a spec's defaults are applied", () => {
       graceAfterFinalMs: null,
       pollMs: SPEC_DEFAULTS.pollMs,
       providerRetry: SPEC_DEFAULTS.providerRetry,
+      memoryBytes: null,
+      maxProcs: null,
       worktree: null,
       passEnv: [],
       keepTmp: false,
@@ -206,5 +210,171 @@ describe("the folder's files and markers", () => {
     expect(readLiveMarkers(live)).toEqual([{ schema: 1, dispatchId: "d-1", name: "n", dir, owns: ["src/"] }]);
     removeLiveMarkerOf(dir);
     expect(readLiveMarkers(live)).toEqual([]);
+  });
+});
+
+describe("record.error, for every status but ok", () => {
+  const KEY = "sk-proj-abcdefghijklmnop1234";
+  const codexLine = (event: object) => JSON.stringify(event);
+  const retry429 = codexLine({
+    type: "error",
+    message: "Reconnecting... 1/5 (exceeded retry limit, last status: 429 Too Many Requests)",
+  });
+
+  /** A codex folder ended as `ending` says, with 30 stderr lines (a key among them) and `events`. */
+  function ended(
+    ending: {
+      reason: ExitReason;
+      code?: number | null;
+      kind?: ErrorKind | null;
+      error?: { code: ErrorCode; message: string } | null;
+    },
+    events: string[] = [],
+  ): string {
+    const dir = scratch();
+    fs.writeFileSync(fileIn(dir, FILES.spec), JSON.stringify({ schema: 1, backend: "codex", cmd: "codex" }));
+    fs.writeFileSync(fileIn(dir, FILES.events), events.map((line) => `${line}\n`).join(""));
+    const stderr = Array.from({ length: 30 }, (_, i) =>
+      i === 28 ? `\u001b[31mcalling with api_key=${KEY}\u001b[0m` : `line ${i}${"x".repeat(100)}`,
+    );
+    fs.writeFileSync(fileIn(dir, FILES.stderr), `${stderr.join("\n\n")}\n`);
+    writeExit(dir, {
+      reason: ending.reason,
+      code: ending.code ?? null,
+      signal: ending.code === undefined ? "SIGTERM" : null,
+      startedAt: "2026-11-30T10:00:00.000Z",
+      endedAt: "2026-11-30T10:05:00.000Z",
+      durationMs: 300_000,
+      pid: 4242,
+      sawFinal: false,
+      thread: null,
+      openToolCalls: [],
+      retries: 0,
+      lastEventAt: null,
+      stalled: false,
+      stop: { term: true, kill: false, swept: 0 },
+      error: ending.error ?? null,
+      kind: ending.kind ?? null,
+      adoptions: 0,
+      containment: null,
+      cpuSeconds: null,
+      peakMemoryBytes: null,
+      oomKills: null,
+    });
+    return dir;
+  }
+
+  it.each([
+    [
+      "a CLI that exited 2 with nothing to say",
+      { reason: "exited", code: 2 },
+      [],
+      "failed",
+      "cli",
+      "exited",
+      "exited: exit code 2",
+    ],
+    [
+      "a cancel by a signal",
+      {
+        reason: "cancelled",
+        error: { code: "E_SUPERVISOR_SIGNALLED", message: "the supervisor got SIGTERM" },
+      },
+      [],
+      "cancelled",
+      "cancelled",
+      "E_SUPERVISOR_SIGNALLED",
+      "the supervisor got SIGTERM",
+    ],
+    [
+      "the wall limit",
+      { reason: "wall-timeout" },
+      [],
+      "timeout",
+      "timeout",
+      "wall-timeout",
+      "wall-timeout: ended by SIGTERM",
+    ],
+    [
+      "silence after a 429 retry",
+      { reason: "idle-timeout", kind: "rate-limit" },
+      [retry429],
+      "limit",
+      "rate-limit",
+      "idle-timeout",
+      "exceeded retry limit, last status: 429 Too Many Requests",
+    ],
+    [
+      "silence with no retry",
+      { reason: "idle-timeout" },
+      [],
+      "timeout",
+      "timeout",
+      "idle-timeout",
+      "idle-timeout: ended by SIGTERM",
+    ],
+    [
+      "a command that cannot start",
+      { reason: "spawn-failed", error: { code: "E_SPAWN_FAILED", message: "spawn codex ENOENT" } },
+      [],
+      "failed",
+      "spawn",
+      "E_SPAWN_FAILED",
+      "spawn codex ENOENT",
+    ],
+    [
+      "a supervisor bug",
+      { reason: "supervisor-error", error: { code: "E_INTERNAL", message: "x is not a function" } },
+      [],
+      "failed",
+      "supervisor",
+      "E_INTERNAL",
+      "x is not a function",
+    ],
+    [
+      "a supervisor that died",
+      { reason: "lost", error: { code: "E_SUPERVISOR_LOST", message: "the supervisor is gone" } },
+      [],
+      "lost",
+      "lost",
+      "E_SUPERVISOR_LOST",
+      "the supervisor is gone",
+    ],
+  ] as const)(
+    "records %s with its kind, code, message and stderr tail",
+    async (_what, ending, events, status, kind, code, message) => {
+      const dir = ended(ending, [...events]);
+      const record = await writeRecord(dir);
+      expect(record).toMatchObject({ status, error: { code, kind, message, retryAfter: null } });
+      const tail = record?.error?.tail ?? [];
+      expect(tail).toHaveLength(20);
+      expect(tail[0]).toBe(`line 10${"x".repeat(100)}`);
+      expect(tail.at(-1)).toBe(`line 29${"x".repeat(100)}`);
+      expect(tail.at(-2)).toBe("calling with api_key=[redacted]");
+      expect(Buffer.byteLength(tail.map((line) => `${line}\n`).join(""))).toBeLessThanOrEqual(4096);
+      expect(ERROR_KINDS).toContain(record?.error?.kind);
+    },
+  );
+
+  it("redacts and caps a message catherd wrote into exit.json", async () => {
+    const dir = ended({
+      reason: "spawn-failed",
+      error: {
+        code: "E_SPAWN_FAILED",
+        message: `cannot start with OPENAI_API_KEY=${KEY} ${"y".repeat(5000)}`,
+      },
+    });
+    const message = (await writeRecord(dir))?.error?.message ?? "";
+    expect(message).not.toContain(KEY);
+    expect(message).toContain("OPENAI_API_KEY=[redacted]");
+    expect(message.length).toBeLessThanOrEqual(2000);
+  });
+
+  it("has no error for ok", async () => {
+    const dir = ended({ reason: "exited", code: 0 }, [
+      codexLine({ type: "item.completed", item: { id: "i", type: "agent_message", text: "done" } }),
+      codexLine({ type: "turn.completed", usage: { input_tokens: 1, output_tokens: 1 } }),
+    ]);
+    expect(await writeRecord(dir)).toMatchObject({ status: "ok", error: null, reply: "done" });
   });
 });

@@ -16,6 +16,22 @@ export function waitForFile(file: string, timeoutMs = 10_000): Promise<string> {
   return waitFor(file, () => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined), timeoutMs);
 }
 
+/**
+ * Waits until a file holds a complete first line and returns it (a shell's `echo $! > file` creates the
+ * file before it writes: its mere existence says nothing of its content).
+ */
+export function waitForLine(file: string, timeoutMs = 10_000): Promise<string> {
+  return waitFor(
+    `a line in ${file}`,
+    () => {
+      const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+      const end = text.indexOf("\n");
+      return end === -1 ? undefined : text.slice(0, end);
+    },
+    timeoutMs,
+  );
+}
+
 /** Waits until a JSON file exists and parses. */
 export function waitForJson<T = Record<string, unknown>>(file: string, timeoutMs = 10_000): Promise<T> {
   return waitFor(

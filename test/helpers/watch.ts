@@ -28,6 +28,8 @@ export function loopSpec(dir: string, backend: BackendId, overrides: Partial<Spe
     graceAfterFinalMs: null,
     pollMs: 100,
     providerRetry: { attempts: 3, windowMs: 180_000 },
+    memoryBytes: null,
+    maxProcs: null,
     worktree: null,
     passEnv: [],
     keepTmp: false,

@@ -26,7 +26,7 @@ import { startTimeOf } from "../../src/infra/process-identity.js";
 import { findByDispatchVariable, findDescendants } from "../../src/infra/sweep.js";
 import { ROOT, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid } from "../helpers/processes.js";
-import { waitFor, waitForFile } from "../helpers/wait.js";
+import { waitFor, waitForLine } from "../helpers/wait.js";
 
 // Containment with real processes in real cgroups. These run wherever this process may create cgroups
 // (root, as in CI, or a delegated v2 subtree); elsewhere they are skipped, and the first test says why.
@@ -155,7 +155,7 @@ describe.skipIf(unavailable !== null)("a dispatch's cgroup", () => {
         CATHERD_DISPATCH: dispatchId,
       });
       expect(agent.joined).toBe(true);
-      const escapee = Number((await waitForFile(pidFile)).trim());
+      const escapee = Number(await waitForLine(pidFile));
       const escapeeStart = startTimeOf(escapee);
       expect(escapeeStart).not.toBeNull();
       strays.push({ pid: escapee, startTime: escapeeStart as string });

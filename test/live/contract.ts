@@ -14,28 +14,111 @@ import { FINAL_MARKER, startMockModelServer } from "./mock-model-server.js";
 // verdicts follow specs/record.md's status precedence and design.md §4's stop rules; where a CLI's own
 // behaviour makes them differ, CLI_EXPECTATIONS says so and why.
 
+/** How a failure scenario must end: exit.json's reason, record.json's kind and status, within how long. */
+interface FailureEnd {
+  reason: "exited" | "provider-unavailable" | "idle-timeout";
+  kind: string;
+  status: "failed" | "limit" | "timeout";
+  /** The record's `secs` is at most this. */
+  withinS: number;
+  /** The record names when to come back (about an hour on). */
+  retryAfter?: boolean;
+}
+
+/** The failure scenarios: the mock's refusals (mock-model-server.ts) and a resume of a thread that does not exist. */
+type Failure = "auth401" | "ratelimit-long" | "model404" | "context400" | "bogus-thread";
+
 interface Expectations {
   /** What persistent HTTP 500s give: exit.json's reason and record.json's status. */
   always500: { reason: "provider-unavailable" | "exited"; status: "limit" | "failed" };
   /** Whether `sleep 1000 &` from a tool outlives the CLI, so that the supervisor's sweep must kill it. */
   orphanOutlivesCli: boolean;
+  failures: Record<Failure, FailureEnd>;
+  /** A thread id in the CLI's form that names no session. */
+  bogusThread: string;
 }
+
+const UUID_NOBODY_HAS = "7d4e1c2a-0b3f-4a5e-9c8d-2f1e0a9b8c7d";
 
 export const CLI_EXPECTATIONS: Record<LiveCli, Expectations> = {
   // codex prints each retry round on stdout ({"type":"error","message":"Reconnecting... n/5"}): the
   // supervisor counts 3 in a row (rule 5) → provider-unavailable → limit, before codex gives up itself.
   // codex kills what its tools left running when it exits.
-  codex: { always500: { reason: "provider-unavailable", status: "limit" }, orphanOutlivesCli: false },
+  codex: {
+    always500: { reason: "provider-unavailable", status: "limit" },
+    orphanOutlivesCli: false,
+    failures: {
+      // Its first retry names the 401: the supervisor ends it at once (codex would retry 5 times).
+      auth401: { reason: "provider-unavailable", kind: "auth", status: "failed", withinS: 15 },
+      // One retry line for the 429, then codex waits out the Retry-After in silence: the retry was the
+      // last sign of life when the idle limit comes.
+      "ratelimit-long": { reason: "idle-timeout", kind: "rate-limit", status: "limit", withinS: 40 },
+      model404: { reason: "exited", kind: "model", status: "failed", withinS: 15 },
+      context400: { reason: "exited", kind: "context", status: "failed", withinS: 15 },
+      "bogus-thread": { reason: "exited", kind: "resume", status: "failed", withinS: 15 },
+    },
+    bogusThread: UUID_NOBODY_HAS,
+  },
   // claude prints each retry as system/api_retry: 3 in a row → provider-unavailable → limit.
   // claude leaves a tool's background process behind (reparented to init).
-  claude: { always500: { reason: "provider-unavailable", status: "limit" }, orphanOutlivesCli: true },
+  claude: {
+    always500: { reason: "provider-unavailable", status: "limit" },
+    orphanOutlivesCli: true,
+    failures: {
+      // Its first system/api_retry names the 401: ended at once (claude would retry for minutes).
+      auth401: { reason: "provider-unavailable", kind: "auth", status: "failed", withinS: 15 },
+      // A 429 with a long Retry-After is not retried: the result says it, with the reset time.
+      "ratelimit-long": {
+        reason: "exited",
+        kind: "rate-limit",
+        status: "limit",
+        withinS: 15,
+        retryAfter: true,
+      },
+      model404: { reason: "exited", kind: "model", status: "failed", withinS: 15 },
+      context400: { reason: "exited", kind: "context", status: "failed", withinS: 15 },
+      "bogus-thread": { reason: "exited", kind: "resume", status: "failed", withinS: 15 },
+    },
+    bogusThread: UUID_NOBODY_HAS,
+  },
   // gemini prints its retries on stderr only ("Attempt n failed with status 500. Retrying with backoff…",
   // parsed by parseStderr): 3 in a row (about 20 s) → provider-unavailable → limit.
-  gemini: { always500: { reason: "provider-unavailable", status: "limit" }, orphanOutlivesCli: true },
+  gemini: {
+    always500: { reason: "provider-unavailable", status: "limit" },
+    orphanOutlivesCli: true,
+    failures: {
+      auth401: { reason: "exited", kind: "auth", status: "failed", withinS: 20 },
+      // A retry delay over 300 s is terminal for gemini: it says "retry in 3600s".
+      "ratelimit-long": {
+        reason: "exited",
+        kind: "rate-limit",
+        status: "limit",
+        withinS: 20,
+        retryAfter: true,
+      },
+      model404: { reason: "exited", kind: "model", status: "failed", withinS: 20 },
+      context400: { reason: "exited", kind: "context", status: "failed", withinS: 20 },
+      "bogus-thread": { reason: "exited", kind: "resume", status: "failed", withinS: 20 },
+    },
+    bogusThread: UUID_NOBODY_HAS,
+  },
   // opencode retries silently (nothing on stdout or stderr), then prints one `error` line (APIError 500)
   // and exits 1. The supervisor cannot see a retry, so rule 5 never fires; the record follows the exit:
-  // exited → no limit wording (a 500 is not a 429/quota) → the terminal error event → failed.
-  opencode: { always500: { reason: "exited", status: "failed" }, orphanOutlivesCli: true },
+  // exited → the terminal error's statusCode 500 proves provider-down → limit.
+  opencode: {
+    always500: { reason: "exited", status: "limit" },
+    orphanOutlivesCli: true,
+    failures: {
+      auth401: { reason: "exited", kind: "auth", status: "failed", withinS: 30 },
+      // opencode waits out any Retry-After without a word on stdout or stderr: nothing tells the
+      // supervisor it is the provider's silence, so the idle limit ends it as a plain timeout.
+      "ratelimit-long": { reason: "idle-timeout", kind: "timeout", status: "timeout", withinS: 40 },
+      model404: { reason: "exited", kind: "model", status: "failed", withinS: 30 },
+      context400: { reason: "exited", kind: "context", status: "failed", withinS: 30 },
+      "bogus-thread": { reason: "exited", kind: "resume", status: "failed", withinS: 30 },
+    },
+    bogusThread: "ses_dd2f8c1b9ffe61TIhHsywNFVw1",
+  },
 };
 
 export function defineContract(cli: LiveCli): void {
@@ -112,6 +195,34 @@ export function defineContract(cli: LiveCli): void {
       ).toBe(true);
       expect(leftovers(d), why).toEqual([]);
     });
+
+    for (const [failure, end] of Object.entries(expectations.failures) as [Failure, FailureEnd][]) {
+      it(`${failure} → ${end.status}: ${end.kind} (${end.reason}) within ${end.withinS} s, nothing left`, async () => {
+        const scenario = failure === "bogus-thread" ? "text" : failure;
+        const thread = failure === "bogus-thread" ? expectations.bogusThread : undefined;
+        // The idle limit ends only the scenarios whose CLI goes quiet (a long Retry-After waited out);
+        // the others end by the CLI's own exit or the retry rule, and a CLI slow to start on a loaded
+        // machine must not turn them into a timeout first. Each must still end within its bound.
+        const d = await run.dispatch(cli, scenario, {
+          idle: end.reason === "idle-timeout" ? "20s" : "60s",
+          killGrace: "3s",
+          ...(thread === undefined ? {} : { thread }),
+        });
+        const { record, exit } = await waitForRecord(d, 90_000);
+        const why = diagnostics(d, run.server);
+        expect(exit.reason, why).toBe(end.reason);
+        expect(record.status, why).toBe(end.status);
+        expect(record.error?.kind, why).toBe(end.kind);
+        expect(record.error?.message ?? "", why).not.toBe("");
+        expect(record.secs, why).toBeLessThanOrEqual(end.withinS);
+        if (end.retryAfter === true) {
+          const back = Date.parse(record.error?.retryAfter ?? "") - Date.now();
+          expect(back, `${why}\nretryAfter ${record.error?.retryAfter}`).toBeGreaterThan(50 * 60_000);
+          expect(back, why).toBeLessThan(61 * 60_000);
+        }
+        expect(leftovers(d), why).toEqual([]);
+      });
+    }
 
     it("a tool that leaves `sleep 1000 &` behind → ok, and nothing left running", async () => {
       const d = await run.dispatch(cli, "orphan", { idle: "60s" });

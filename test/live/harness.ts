@@ -172,7 +172,7 @@ export const CLIS: Record<LiveCli, CliSetup> = {
  * (provider keys and endpoints, a user's CLI homes, proxies), plus the isolated CATHERD_HOME and the
  * dummy keys.
  */
-function dispatcherEnv(catherdHome: string): NodeJS.ProcessEnv {
+export function dispatcherEnv(catherdHome: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   const dropped =
     /^(ANTHROPIC_|CLAUDE|GEMINI_|GOOGLE_|OPENAI_|CODEX_|OPENCODE|CATHERD_|XDG_)|^(https?|all)_proxy$/i;
@@ -209,7 +209,7 @@ export class LiveRun {
   async dispatch(
     cli: LiveCli,
     scenario: Scenario,
-    options: { idle: string; wall?: string; killGrace?: string },
+    options: { idle: string; wall?: string; killGrace?: string; thread?: string },
   ): Promise<LiveDispatch> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), `catherd-live-${cli}-${scenario}-`));
     this.roots.push(root);
@@ -244,10 +244,13 @@ export class LiveRun {
       "--json",
     ];
     if (setup.model !== null) args.push("--model", setup.model);
+    if (options.thread !== undefined) args.push("--thread", options.thread);
     for (const [key, value] of Object.entries(env)) args.push("--env", `${key}=${value}`);
     const extra = setup.extraArgs(input);
     if (extra.length > 0) args.push("--", ...extra);
-    const result = await runCli(args, { env: dispatcherEnv(catherdHome), cwd: work });
+    // Each test has a home of its own, so each dispatch asks its CLI for --version (readiness): node CLIs
+    // take seconds to start on a loaded machine.
+    const result = await runCli(args, { env: dispatcherEnv(catherdHome), cwd: work, timeoutMs: 60_000 });
     if (result.code !== 0) {
       throw new Error(`catherd dispatch exited ${result.code}: ${result.stdout}${result.stderr}`);
     }
@@ -317,7 +320,7 @@ export interface RecordJson {
   costUsd: number | null;
   reply: string | null;
   replyPath: string | null;
-  error: { code: string; message: string } | null;
+  error: { code: string; kind?: string; message: string; retryAfter?: string | null; tail?: string[] } | null;
   secs: number;
 }
 

@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FINAL_MARKER, type MockModelServer, startMockModelServer } from "./mock-model-server.js";
+import {
+  FINAL_MARKER,
+  type MockModelServer,
+  SCRIPTED_MARKER,
+  startMockModelServer,
+} from "./mock-model-server.js";
 
 // The mock model server on its own (no CLI): each wire protocol's scripted turns, the failure
 // scenarios, and the log of unexpected requests. When a CLI's live test fails, this says whether the
@@ -115,6 +120,51 @@ describe("mock model server", () => {
     expect(second.text).toContain(`${FINAL_MARKER}: the command printed: hi`);
   });
 
+  it("a tool script: MCP calls in order (codex: namespaced function_call; claude: mcp__ tool_use), then the last result", async () => {
+    const base = server.script("orch", {
+      server: "catherd",
+      calls: [
+        { tool: "dispatch", input: { backend: "exec" } },
+        { tool: "result", input: { name: "w" } },
+      ],
+    });
+    const responses = `${base}/v1/responses`;
+    const tools = [
+      { type: "namespace", name: "mcp__catherd", tools: [{ type: "function", name: "dispatch" }] },
+    ];
+    const first = sseData(
+      (await post(responses, { input: [{ type: "message" }], tools, stream: true })).text,
+    );
+    const call = first.find((e) => e.type === "response.output_item.done")?.item as Record<string, unknown>;
+    expect(call).toMatchObject({ type: "function_call", name: "dispatch", namespace: "mcp__catherd" });
+    expect(JSON.parse(String(call.arguments))).toEqual({ backend: "exec" });
+    const input = [
+      call,
+      { type: "function_call_output", call_id: call.call_id, output: "dispatched" },
+      { type: "function_call", name: "result", namespace: "mcp__catherd" },
+      { type: "function_call_output", call_id: "c2", output: [{ type: "input_text", text: "the reply" }] },
+    ];
+    const last = sseData((await post(responses, { input, tools, stream: true })).text);
+    expect(JSON.stringify(last)).toContain(`${SCRIPTED_MARKER}: the reply`);
+
+    const messages = `${base}/v1/messages`;
+    const claudeTools = [{ name: "mcp__catherd__dispatch" }, { name: "mcp__catherd__result" }];
+    const side = await post(messages, { messages: [{ role: "user" }], stream: true });
+    expect(side.text).toContain("Live test");
+    const useTurn = sseData(
+      (await post(messages, { messages: [{ role: "user" }], tools: claudeTools, stream: true })).text,
+    );
+    expect(useTurn[1]?.content_block).toMatchObject({ type: "tool_use", name: "mcp__catherd__dispatch" });
+    const afterOne = [
+      { role: "user" },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "dispatched" }] },
+    ];
+    const second = sseData(
+      (await post(messages, { messages: afterOne, tools: claudeTools, stream: true })).text,
+    );
+    expect(second[1]?.content_block).toMatchObject({ type: "tool_use", name: "mcp__catherd__result" });
+  });
+
   it("always500 answers 500 in each API's error shape; hang never answers; unknown paths are logged", async () => {
     const failed = await post(`${server.baseUrl("always500")}/v1/messages`, { stream: true });
     expect(failed.status).toBe(500);
@@ -134,5 +184,52 @@ describe("mock model server", () => {
     const unknown = await post(`${server.origin}/nowhere`, {});
     expect(unknown.status).toBe(404);
     expect(server.unexpected.map((r) => r.url)).toEqual(["/nowhere"]);
+  });
+
+  it.each([
+    ["auth401", "/v1/responses", 401, { error: { code: "invalid_api_key" } }],
+    [
+      "auth401",
+      "/v1/messages",
+      401,
+      { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } },
+    ],
+    [
+      "auth401",
+      "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+      401,
+      { error: { status: "UNAUTHENTICATED" } },
+    ],
+    ["model404", "/v1/chat/completions", 404, { error: { code: "model_not_found" } }],
+    ["context400", "/v1/chat/completions", 400, { error: { code: "context_length_exceeded" } }],
+    [
+      "context400",
+      "/v1/messages",
+      400,
+      { error: { message: "prompt is too long: 215000 tokens > 200000 maximum" } },
+    ],
+    [
+      "ratelimit-long",
+      "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+      429,
+      { error: { status: "RESOURCE_EXHAUSTED" } },
+    ],
+  ] as const)("%s answers %s with %i in the provider's own shape", async (scenario, route, status, shape) => {
+    const url = `${server.baseUrl(scenario)}${route}`;
+    const answer = await post(url, { stream: true });
+    expect(answer.status).toBe(status);
+    expect(JSON.parse(answer.text)).toMatchObject(shape);
+  });
+
+  it("ratelimit-long says when to come back: Retry-After 3600 and, for Anthropic, the reset time", async () => {
+    const res = await fetch(`${server.baseUrl("ratelimit-long")}/v1/messages`, {
+      method: "POST",
+      body: "{}",
+    });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBe("3600");
+    const reset = res.headers.get("anthropic-ratelimit-requests-reset") ?? "";
+    expect(Date.parse(reset) - Date.now()).toBeGreaterThan(59 * 60_000);
+    expect(await res.text()).toContain(`The limit resets at ${reset}.`);
   });
 });

@@ -25,8 +25,27 @@ import * as path from "node:path";
 // never shift the script: a request that ends with a tool result gets the final text; one that offers
 // a shell tool gets the scripted call; one that offers no tool gets a short text.
 
-export type Scenario = "tool" | "text" | "always500" | "hang" | "orphan";
-export const SCENARIOS: readonly Scenario[] = ["tool", "text", "always500", "hang", "orphan"];
+export type Scenario =
+  | "tool"
+  | "text"
+  | "always500"
+  | "hang"
+  | "orphan"
+  | "auth401"
+  | "ratelimit-long"
+  | "model404"
+  | "context400";
+export const SCENARIOS: readonly Scenario[] = [
+  "tool",
+  "text",
+  "always500",
+  "hang",
+  "orphan",
+  "auth401",
+  "ratelimit-long",
+  "model404",
+  "context400",
+];
 
 /** The shell command each tool scenario asks the CLI to run. */
 export const SCENARIO_COMMANDS: Partial<Record<Scenario, string>> = {
@@ -60,11 +79,27 @@ export interface LoggedRequest {
   note?: string;
 }
 
+/**
+ * A scripted conversation with one MCP server's tools: the calls in order, one per turn, then a final
+ * text holding the last call's result (`SCRIPTED_MARKER: <result>`). For claude the tool is named
+ * `mcp__<server>__<tool>`; for codex it is a function call `<tool>` in the namespace `mcp__<server>`
+ * (fixtures README, "MCP servers, headless").
+ */
+export interface ToolScript {
+  server: string;
+  calls: { tool: string; input: Record<string, unknown> }[];
+}
+
+/** The final text of a tool script starts with this marker; the last call's result follows. */
+export const SCRIPTED_MARKER = "SCRIPT-DONE";
+
 export interface MockModelServer {
   /** http://127.0.0.1:PORT */
   origin: string;
   /** http://127.0.0.1:PORT/s/<scenario> */
   baseUrl(scenario: Scenario): string;
+  /** Registers a tool script; returns its base URL (http://127.0.0.1:PORT/s/script-<name>). */
+  script(name: string, script: ToolScript): string;
   requests: LoggedRequest[];
   /** Requests to paths the server does not know (also printed to stderr). */
   unexpected: LoggedRequest[];
@@ -84,6 +119,138 @@ const ERROR_BODIES: Record<Api, unknown> = {
   models: { error: { message: "mock: internal error" } },
 };
 
+/** A provider's refusal of a request: its status, body and headers, in one API's own shape. */
+interface Refusal {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** The time a long rate limit resets: an hour after the request. */
+const resetIn = () => new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+const openai = (
+  status: number,
+  message: string,
+  type: string,
+  code: string,
+  param: string | null = null,
+) => ({
+  status,
+  body: { error: { message, type, param, code } },
+});
+const anthropic = (status: number, type: string, message: string) => ({
+  status,
+  body: { type: "error", error: { type, message } },
+});
+const google = (code: number, status: string, message: string, details?: unknown[]) => ({
+  status: code,
+  body: { error: { code, message, status, ...(details === undefined ? {} : { details }) } },
+});
+
+/**
+ * The failure scenarios (specs/live-suite.md): every request of the run gets the refusal, in the shape
+ * and with the words the real providers use (shared/fixtures/README.md, "Failures"). Each is a function:
+ * a rate limit's reset time is an hour after the request.
+ */
+const REFUSALS: Partial<Record<Scenario, (api: Api) => Refusal>> = {
+  auth401: (api) =>
+    api === "anthropic" || api === "anthropic-count"
+      ? anthropic(401, "authentication_error", "invalid x-api-key")
+      : api === "gemini" || api === "gemini-count"
+        ? google(
+            401,
+            "UNAUTHENTICATED",
+            "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+            [
+              {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                reason: "ACCESS_TOKEN_EXPIRED",
+                domain: "googleapis.com",
+              },
+            ],
+          )
+        : openai(
+            401,
+            "Incorrect API key provided: live-dummy. You can find your API key at https://platform.openai.com/account/api-keys.",
+            "invalid_request_error",
+            "invalid_api_key",
+          ),
+  "ratelimit-long": (api) => {
+    const headers = { "retry-after": "3600" };
+    if (api === "anthropic" || api === "anthropic-count") {
+      const reset = resetIn();
+      return {
+        ...anthropic(
+          429,
+          "rate_limit_error",
+          `This request would exceed your organization's rate limit of 50 requests per minute. The limit resets at ${reset}.`,
+        ),
+        headers: { ...headers, "anthropic-ratelimit-requests-reset": reset },
+      };
+    }
+    if (api === "gemini" || api === "gemini-count") {
+      return {
+        ...google(
+          429,
+          "RESOURCE_EXHAUSTED",
+          "Resource has been exhausted (e.g. check quota). Please retry in 3600s.",
+          [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "3600s" }],
+        ),
+        headers,
+      };
+    }
+    return {
+      ...openai(
+        429,
+        "Rate limit reached for mock-model on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 1h0m0s.",
+        "requests",
+        "rate_limit_exceeded",
+      ),
+      headers: { ...headers, "x-ratelimit-reset-requests": "1h0m0s" },
+    };
+  },
+  model404: (api) =>
+    api === "anthropic" || api === "anthropic-count"
+      ? anthropic(404, "not_found_error", "model: mock-model")
+      : api === "gemini" || api === "gemini-count"
+        ? google(
+            404,
+            "NOT_FOUND",
+            "models/gemini-2.5-flash is not found for API version v1beta, or is not supported for generateContent.",
+          )
+        : openai(
+            404,
+            "The model `mock-model` does not exist or you do not have access to it.",
+            "invalid_request_error",
+            "model_not_found",
+          ),
+  context400: (api) =>
+    api === "anthropic" || api === "anthropic-count"
+      ? anthropic(400, "invalid_request_error", "prompt is too long: 215000 tokens > 200000 maximum")
+      : api === "gemini" || api === "gemini-count"
+        ? google(
+            400,
+            "INVALID_ARGUMENT",
+            "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+          )
+        : api === "chat"
+          ? openai(
+              400,
+              "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.",
+              "invalid_request_error",
+              "context_length_exceeded",
+              "messages",
+            )
+          : openai(
+              400,
+              "Your input exceeds the context window of this model. Please adjust your input and try again.",
+              "invalid_request_error",
+              "context_length_exceeded",
+              "input",
+            ),
+};
+
 const USAGE = { input: 1200, output: 34 };
 
 export interface MockOptions {
@@ -96,6 +263,7 @@ export interface MockOptions {
 export async function startMockModelServer(options: MockOptions = {}): Promise<MockModelServer> {
   const requests: LoggedRequest[] = [];
   const unexpected: LoggedRequest[] = [];
+  const scripts = new Map<string, ToolScript>();
   let counter = 0;
   const nextId = (prefix: string) => `${prefix}_mock${Date.now().toString(36)}${(counter++).toString(36)}`;
 
@@ -145,6 +313,19 @@ export async function startMockModelServer(options: MockOptions = {}): Promise<M
         res.end();
         return;
       }
+      const toolScript = scenario === null ? undefined : scripts.get(scenario);
+      if (toolScript !== undefined && api !== null) {
+        try {
+          scriptedAnswer(api, toolScript, body, res, entry, nextId);
+        } catch (error) {
+          entry.answer = "unexpected";
+          entry.note = String(error);
+          unexpected.push(entry);
+          if (!res.headersSent) sendJson(res, 500, ERROR_BODIES[api]);
+          else res.end();
+        }
+        return;
+      }
       if (scenario === null || api === null || !SCENARIOS.includes(scenario as Scenario)) {
         entry.answer = "unexpected";
         unexpected.push(entry);
@@ -157,6 +338,12 @@ export async function startMockModelServer(options: MockOptions = {}): Promise<M
       if (script === "hang") {
         // Accept and never answer: the socket stays open until the client gives up or the server closes.
         entry.answer = "hang";
+        return;
+      }
+      const refusal = REFUSALS[script]?.(api);
+      if (refusal !== undefined && api !== "models") {
+        entry.answer = String(refusal.status);
+        sendJson(res, refusal.status, refusal.body, refusal.headers ?? {});
         return;
       }
       if (script === "always500") {
@@ -188,6 +375,10 @@ export async function startMockModelServer(options: MockOptions = {}): Promise<M
   return {
     origin,
     baseUrl: (scenario) => `${origin}/s/${scenario}`,
+    script: (name, script) => {
+      scripts.set(`script-${name}`, script);
+      return `${origin}/s/script-${name}`;
+    },
     requests,
     unexpected,
     close: () =>
@@ -614,6 +805,162 @@ function geminiAnswer(
     `data: ${JSON.stringify({ candidates: [candidate([part], "STOP")], usageMetadata, modelVersion })}\r\n\r\n`,
   );
   res.end();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tool scripts (an orchestrator calling an MCP server's tools): the Responses API (codex) and the
+// Messages API (claude). The turn is the number of tool results the conversation holds so far, so that
+// side requests and retries never shift the script; a request that does not offer the server's tools
+// (claude's side requests) gets a short text.
+
+function scriptedAnswer(
+  api: Api,
+  script: ToolScript,
+  body: Record<string, unknown>,
+  res: http.ServerResponse,
+  entry: LoggedRequest,
+  nextId: (prefix: string) => string,
+): void {
+  if (api === "anthropic-count") {
+    entry.answer = "count";
+    sendJson(res, 200, { input_tokens: USAGE.input });
+    return;
+  }
+  if (api === "models") {
+    entry.answer = "models";
+    sendJson(res, 200, { object: "list", data: [{ id: "mock-model", object: "model" }], models: [] });
+    return;
+  }
+  if (api !== "responses" && api !== "anthropic")
+    throw new Error(`tool scripts speak responses and anthropic, not ${api}`);
+  const namespace = `mcp__${script.server}`;
+  let results: string[];
+  let offered: boolean;
+  if (api === "responses") {
+    const input = arrayOf(body.input);
+    results = input.filter((i) => /_call_output$/.test(String(i.type))).map((i) => outputText(i.output));
+    offered = arrayOf(body.tools).some((t) => t.name === namespace);
+  } else {
+    results = arrayOf(body.messages).flatMap((m) =>
+      m.role === "user"
+        ? arrayOf(m.content)
+            .filter((b) => b.type === "tool_result")
+            .map((b) => outputText(b.content))
+        : [],
+    );
+    offered = arrayOf(body.tools).some((t) => String(t.name ?? "").startsWith(`${namespace}__`));
+  }
+  const call = script.calls[results.length];
+  let turn: { kind: "call"; tool: string; input: Record<string, unknown> } | { kind: "text"; text: string };
+  if (!offered) {
+    entry.answer = "text";
+    entry.note = `the ${namespace} tools are not offered`;
+    turn = { kind: "text", text: "Live test" };
+  } else if (call !== undefined) {
+    entry.answer = "tool-call";
+    entry.note = `${namespace}.${call.tool}`;
+    turn = { kind: "call", tool: call.tool, input: call.input };
+  } else {
+    entry.answer = "final";
+    turn = { kind: "text", text: `${SCRIPTED_MARKER}: ${results.at(-1)?.trim() ?? ""}` };
+  }
+  if (api === "responses") {
+    const responseId = nextId("resp");
+    const item =
+      turn.kind === "call"
+        ? {
+            type: "function_call",
+            id: nextId("fc"),
+            call_id: nextId("call"),
+            name: turn.tool,
+            namespace,
+            arguments: JSON.stringify(turn.input),
+            status: "completed",
+          }
+        : {
+            type: "message",
+            id: nextId("msg"),
+            role: "assistant",
+            status: "completed",
+            content: [{ type: "output_text", text: turn.text, annotations: [] }],
+          };
+    sendNamedEvents(res, [
+      { type: "response.created", response: { id: responseId, object: "response", status: "in_progress" } },
+      { type: "response.output_item.added", output_index: 0, item: { ...item, status: "in_progress" } },
+      { type: "response.output_item.done", output_index: 0, item },
+      {
+        type: "response.completed",
+        response: {
+          id: responseId,
+          object: "response",
+          status: "completed",
+          usage: {
+            input_tokens: USAGE.input,
+            input_tokens_details: { cached_tokens: 0 },
+            output_tokens: USAGE.output,
+            output_tokens_details: { reasoning_tokens: 0 },
+            total_tokens: USAGE.input + USAGE.output,
+          },
+        },
+      },
+    ]);
+    return;
+  }
+  const block =
+    turn.kind === "call"
+      ? { type: "tool_use", id: nextId("toolu"), name: `${namespace}__${turn.tool}`, input: turn.input }
+      : { type: "text", text: turn.text };
+  const stopReason = turn.kind === "call" ? "tool_use" : "end_turn";
+  const model = typeof body.model === "string" ? body.model : "claude-mock";
+  const messageId = nextId("msg");
+  if (body.stream !== true) {
+    sendJson(res, 200, {
+      id: messageId,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [block],
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: { input_tokens: USAGE.input, output_tokens: USAGE.output },
+    });
+    return;
+  }
+  sendNamedEvents(res, [
+    {
+      type: "message_start",
+      message: {
+        id: messageId,
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: USAGE.input, output_tokens: 1 },
+      },
+    },
+    {
+      type: "content_block_start",
+      index: 0,
+      content_block: block.type === "tool_use" ? { ...block, input: {} } : { type: "text", text: "" },
+    },
+    {
+      type: "content_block_delta",
+      index: 0,
+      delta:
+        block.type === "tool_use"
+          ? { type: "input_json_delta", partial_json: JSON.stringify(block.input) }
+          : { type: "text_delta", text: block.text },
+    },
+    { type: "content_block_stop", index: 0 },
+    {
+      type: "message_delta",
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: USAGE.output },
+    },
+    { type: "message_stop" },
+  ]);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -125,8 +125,74 @@ describe("catherd supervise: every way a dispatch ends", () => {
       { backend: "codex" },
     );
     await supervise(dir);
-    expect(exitOf(dir)).toMatchObject({ reason: "provider-unavailable", retries: 3 });
-    expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "limit" });
+    expect(exitOf(dir)).toMatchObject({ reason: "provider-unavailable", retries: 3, kind: "provider-down" });
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({
+      status: "limit",
+      error: { code: "provider-unavailable", kind: "provider-down", message: "overloaded" },
+    });
+  });
+
+  it("ends at once at the first retry that names a 401, and records why: auth, the provider's words, the stderr tail", async () => {
+    const unauthorized =
+      "unexpected status 401 Unauthorized: Incorrect API key provided: sk-proj-abcdefghijklmnop1234. You can find your API key at https://platform.openai.com/account/api-keys., url: http://127.0.0.1:9/v1/responses";
+    const { dir } = folder(
+      {
+        steps: [
+          { err: "WARNING: proceeding, even though we could not create PATH aliases" },
+          { err: "" },
+          { err: "Reading additional input from stdin..." },
+          codexLine({ type: "error", message: `Reconnecting... 1/5 (${unauthorized})` }),
+          { hang: true },
+        ],
+      },
+      { backend: "codex", idleMs: 60_000 },
+    );
+    await supervise(dir);
+    const exit = exitOf(dir);
+    expect(exit).toMatchObject({ reason: "provider-unavailable", kind: "auth", retries: 1 });
+    expect(exit.durationMs as number).toBeLessThan(30_000);
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({
+      status: "failed",
+      error: {
+        code: "provider-unavailable",
+        kind: "auth",
+        message:
+          "unexpected status 401 Unauthorized: Incorrect API key provided: [redacted]. You can find your API key at https://platform.openai.com/account/api-keys.",
+        retryAfter: null,
+        tail: [
+          "WARNING: proceeding, even though we could not create PATH aliases",
+          "Reading additional input from stdin...",
+        ],
+      },
+    });
+  });
+
+  it("records the rate limit a quiet agent was last seen retrying as limit, not a plain timeout", async () => {
+    const { dir } = folder(
+      {
+        steps: [
+          codexLine({ type: "thread.started", thread_id: "01a22d07-1915-73e1-aea5-ac3876195192" }),
+          codexLine({
+            type: "error",
+            message: "Reconnecting... 1/5 (exceeded retry limit, last status: 429 Too Many Requests)",
+          }),
+          { hang: true },
+        ],
+      },
+      { backend: "codex", idleMs: 1500 },
+    );
+    await supervise(dir);
+    expect(exitOf(dir)).toMatchObject({ reason: "idle-timeout", kind: "rate-limit" });
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({
+      status: "limit",
+      error: {
+        code: "idle-timeout",
+        kind: "rate-limit",
+        message: "exceeded retry limit, last status: 429 Too Many Requests",
+        retryAfter: null,
+        tail: [],
+      },
+    });
   });
 
   it("stops the agent and records cancelled when a cancel file appears", async () => {

@@ -1,0 +1,63 @@
+import type { Command } from "./kit.js";
+
+/**
+ * How an orchestrating agent uses catherd well: printed by `catherd guide` for agents on the shell, and
+ * served as the MCP prompt `catherd-guide` (src/cli/mcp/server.ts). Verbs are named as both see them: the
+ * shell's `catherd wait` is the MCP tool `wait`, a flag `--max-parallel` is the argument `maxParallel`.
+ */
+export const GUIDE = `# catherd: a guide for orchestrating agents
+
+catherd runs coding-agent CLIs (codex, claude-code, opencode, gemini) and any command (exec) under a
+detached supervisor. Each dispatch is a folder on disk, and its record is written there before anyone is
+told: nothing is lost when your tool call times out, you restart, or you forget.
+
+## The loop
+1. dispatch: backend, name (short; unique among live dispatches), brief (the whole task: the worker sees
+   nothing else), cwd, and owns (the paths it will change, so that two workers never edit one file).
+   It returns at once; the work goes on without you.
+2. wait: names (none: every live dispatch), any (return at the first record), timeoutS (MCP: default 50,
+   at most 300). It returns the records that are done and, for each dispatch still running, what it is
+   doing: state, its open tool call and for how long, tokens so far. Call it again: it never blocks past
+   its timeout, and nothing is lost between calls.
+3. result <name>: the record and the reply. Check the work itself before you build on it.
+Between calls, status shows every dispatch of the run; logs <name> with since=<cursor> (the cursor of
+the previous logs call) shows only what is new; cancel <name> stops one you no longer need.
+
+## Reading a record
+- status ok: the CLI ended and said it succeeded. Still check changedFiles and run the tests.
+- failed: the CLI or its command failed; error.message says why, logs <name> shows the last events.
+- timeout: reason idle-timeout (no output for idle; an open tool call is not idle) or wall-timeout (wall
+  passed). Dispatch again with a larger idle or wall only if it was making progress.
+- limit: a provider quota, rate limit or outage (reason provider-unavailable, or the CLI's own words).
+- cancelled: someone cancelled it. lost: its supervisor died; the folder shows how far it got.
+- Also: secs, tokens, costUsd (when the CLI reports it), thread (give it as thread to continue that
+  session), reply (the agent's final answer, also in the file replyPath).
+
+## When to queue
+A dispatch is refused, never half-started: E_ADMIT_CAPACITY (the run is at maxParallel), E_ADMIT_OVERLAP
+(a live dispatch owns an overlapping path), E_ADMIT_DUPLICATE (a live dispatch has that name). Queue it
+yourself: wait with any=true for a slot or for the owner to finish, then dispatch it again. Do not retry
+in a loop without waiting.
+
+## When to fall back
+A record with status limit will not get better by dispatching the same brief to the same backend at
+once: dispatch it to another backend (another provider does not share the quota or the outage), or wait
+and try later. Do not fall back on failed or timeout: another provider would not fix the brief or the
+work tree; read the record and the logs first.
+
+## Errors
+Every error has a code (E_...) and a fix line: do what the fix says. E_INPUT_INVALID names the argument
+and the values it takes.
+`;
+
+export const guideCommand: Command<{ guide: string }> = {
+  name: "guide",
+  usage: `usage: catherd guide [--json]
+
+How an orchestrating agent uses catherd well: the loop, reading a record, when to queue, when to fall
+back. The MCP server serves the same text as its prompt catherd-guide.`,
+  options: {},
+  async handler() {
+    return { data: { guide: GUIDE }, text: GUIDE };
+  },
+};

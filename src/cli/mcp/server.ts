@@ -1,0 +1,215 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import { dismiss, type StandbySupervisor, startStandbySupervisor } from "../../dispatch/standby.js";
+import { asCatherdError, CatherdError } from "../../domain/errors.js";
+import { catherdHome } from "../../infra/paths.js";
+import { catherdVersion } from "../../infra/version.js";
+import { GUIDE } from "../guide-command.js";
+import { inputSchemaOf, parsedInputOf } from "./input.js";
+import { type RecordedNotice, RecordNotifier } from "./notifier.js";
+import { TOOLS, type ToolSpec } from "./tools.js";
+
+// `catherd mcp`: the verbs of the command line as MCP tools on stdio (specs/mcp.md). The SDK's low-level
+// Server is used rather than McpServer so that arguments are checked here: a bad argument is a tool
+// result with isError and the E_… code and fix the command line gives, never a protocol error.
+
+export const GUIDE_PROMPT = "catherd-guide";
+
+/** How long shutting down waits for dispatch calls in flight, so that none is left half-admitted. */
+const DISPATCH_DRAIN_MS = 700;
+
+const INSTRUCTIONS =
+  "catherd runs coding-agent CLIs and commands under a detached supervisor and keeps each one's record " +
+  "on disk. dispatch returns at once; wait (at most timeoutS, call it again) returns the records that are " +
+  `done and snapshots of the rest; result gives the reply. The prompt ${GUIDE_PROMPT} has the whole guide.`;
+
+/** A server session: the SDK server, and how to close it without losing a dispatch in flight. */
+export interface CatherdMcp {
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** A catherd MCP server, not yet connected to a transport (tests connect it in memory). */
+export function createCatherdServer(): CatherdMcp {
+  const server = new Server(
+    { name: "catherd", version: catherdVersion(import.meta.url) ?? "0.0.0" },
+    { capabilities: { tools: {}, prompts: {}, logging: {} }, instructions: INSTRUCTIONS },
+  );
+  const notifier = new RecordNotifier((notice) => {
+    server.sendLoggingMessage(loggingOf(notice)).catch(() => {
+      // The client is gone: the record is on disk, which is what counts.
+    });
+  });
+  const dispatching = new Set<Promise<unknown>>();
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: TOOLS.map((tool) => ({
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: inputSchemaOf(tool) as { type: "object" },
+      annotations: {
+        title: tool.title,
+        readOnlyHint: tool.readOnly,
+        destructiveHint: tool.name === "cancel",
+        openWorldHint: false,
+      },
+    })),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const tool = TOOLS.find((t) => t.name === request.params.name);
+    if (tool === undefined) {
+      return errorResult(
+        new CatherdError("E_INPUT_INVALID", `no tool ${JSON.stringify(request.params.name)}`, {
+          fix: `use one of ${TOOLS.map((t) => t.name).join(", ")}`,
+        }),
+      );
+    }
+    if (tool.madeDispatch === undefined) {
+      return untilAborted(callTool(tool, request.params.arguments, null), extra.signal);
+    }
+    // A dispatch runs to its end even when the client goes: admitted and started, or not admitted at all.
+    const call = callTool(tool, request.params.arguments, notifier);
+    dispatching.add(call);
+    try {
+      return await call;
+    } finally {
+      dispatching.delete(call);
+    }
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({
+    prompts: [
+      {
+        name: GUIDE_PROMPT,
+        title: "How to use catherd well",
+        description: "When to queue, when to fall back, how to read a record: the guide for orchestrators.",
+      },
+    ],
+  }));
+
+  server.setRequestHandler(GetPromptRequestSchema, (request) => {
+    if (request.params.name !== GUIDE_PROMPT) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `no prompt ${request.params.name}; there is ${GUIDE_PROMPT}`,
+      );
+    }
+    return {
+      description: "How to use catherd well",
+      messages: [{ role: "user" as const, content: { type: "text" as const, text: GUIDE } }],
+    };
+  });
+
+  return {
+    server,
+    async close() {
+      notifier.close();
+      await Promise.race([
+        Promise.allSettled([...dispatching]),
+        new Promise((resolve) => setTimeout(resolve, DISPATCH_DRAIN_MS).unref()),
+      ]);
+      await server.close();
+    },
+  };
+}
+
+/** Runs one tool: its arguments become the command's input, its data the structured result. */
+async function callTool(
+  tool: ToolSpec,
+  args: unknown,
+  notifier: RecordNotifier | null,
+): Promise<CallToolResult> {
+  let standby: StandbySupervisor | null = null;
+  try {
+    const input = parsedInputOf(tool, args);
+    // As on the command line: the supervisor loads while this process admits (src/dispatch/standby.ts).
+    if (tool.madeDispatch !== undefined) standby = startStandbySupervisor(catherdHome());
+    const result = await tool.command.handler(input, { standby, stdinIsOurs: false });
+    if (tool.madeDispatch !== undefined) notifier?.watch(tool.madeDispatch(result.data));
+    return {
+      content: [{ type: "text", text: tool.line(result.data) }],
+      structuredContent: result.data as Record<string, unknown>,
+    };
+  } catch (error) {
+    return errorResult(asCatherdError(error));
+  } finally {
+    if (standby !== null) dismiss(standby);
+  }
+}
+
+/** A tool error as the command line prints it: the code and message, then the fix. */
+function errorResult(error: CatherdError): CallToolResult {
+  const fix = error.fix === undefined ? "" : `\nfix: ${error.fix}`;
+  return {
+    isError: true,
+    content: [{ type: "text", text: `error ${error.code}: ${error.message}${fix}` }],
+    structuredContent: { error: error.toJSON() },
+  };
+}
+
+/** A read that the client gave up on ends at once; what it was reading is left as it is. */
+function untilAborted(call: Promise<CallToolResult>, signal: AbortSignal): Promise<CallToolResult> {
+  if (signal.aborted) return Promise.resolve(errorResult(interrupted()));
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(errorResult(interrupted()));
+    signal.addEventListener("abort", onAbort, { once: true });
+    call
+      .then(resolve, (error: unknown) => resolve(errorResult(asCatherdError(error))))
+      .finally(() => {
+        signal.removeEventListener("abort", onAbort);
+      });
+  });
+}
+
+function interrupted(): CatherdError {
+  return new CatherdError("E_INTERRUPTED", "the client cancelled the call", { fix: "call it again" });
+}
+
+function loggingOf(notice: RecordedNotice) {
+  return {
+    level: notice.status === "ok" || notice.status === "cancelled" ? ("info" as const) : ("warning" as const),
+    logger: "catherd",
+    data: notice,
+  };
+}
+
+/**
+ * Serves on stdin/stdout until stdin closes, the client goes, or SIGTERM/SIGINT/SIGHUP; then exits within
+ * a second — dispatch calls in flight finish admitting first (bounded), reads in flight are dropped.
+ * Every dispatch keeps running under its own supervisor and is recorded as usual.
+ */
+export async function serveStdio(): Promise<never> {
+  const mcp = createCatherdServer();
+  const transport = new StdioServerTransport();
+  let stopping = false;
+  const stop = (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    // Whatever hangs, the process is gone within a second.
+    setTimeout(() => process.exit(code), 950);
+    mcp.close().then(
+      () => process.exit(code),
+      () => process.exit(code),
+    );
+  };
+  process.stdin.on("end", () => stop(0));
+  process.stdin.on("close", () => stop(0));
+  process.stdout.on("error", () => stop(0)); // EPIPE: the client is gone
+  process.on("SIGTERM", () => stop(143));
+  process.on("SIGINT", () => stop(130));
+  process.on("SIGHUP", () => stop(129));
+  mcp.server.onclose = () => stop(0);
+  await mcp.server.connect(transport);
+  return new Promise<never>(() => {});
+}

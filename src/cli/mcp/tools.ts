@@ -1,0 +1,225 @@
+import { z } from "zod";
+import type { DispatchRow } from "../../dispatch/overview.js";
+import type { RecordFile } from "../../domain/schemas.js";
+import { cancelCommand } from "../cancel-command.js";
+import { type Dispatched, dispatchCommand } from "../dispatch-command.js";
+import { type BackendCheck, doctorCommand } from "../doctor-command.js";
+import type { Command, ParsedInput } from "../kit.js";
+import { type Logs, logsCommand } from "../logs-command.js";
+import { recordLine, resultCommand } from "../result-command.js";
+import { type ShownDispatch, showCommand } from "../show-command.js";
+import { statusCommand } from "../status-command.js";
+import { type Waited, waitCommand } from "../wait-command.js";
+import type { JsonSchema } from "./input.js";
+
+// The MCP tools: one per verb of the command line, each calling that verb's command (src/cli/*-command.ts)
+// with the ParsedInput its arguments stand for. The tool's structuredContent is the verb's --json output.
+
+/** The default and the cap of `wait`'s timeoutS: under the tool-call ceilings of the clients (codex: 60 s). */
+export const WAIT_DEFAULT_S = 50;
+export const WAIT_MAX_S = 300;
+
+/** An argument a tool adds to its command's flags. */
+export interface ToolExtra {
+  schema: JsonSchema;
+  check: z.ZodTypeAny;
+  apply(value: unknown, input: ParsedInput): void;
+  /** Applied when the argument is not given. */
+  fallback?: unknown;
+}
+
+/** One tool: its command, how its arguments map onto the command's input, and its one line of text. */
+export interface ToolSpec<T = unknown> {
+  name: string;
+  title: string;
+  description: string;
+  command: Command<T>;
+  /** The command's positionals, as one argument. */
+  positionals?: { name: string; description: string; multiple?: boolean; required?: boolean };
+  /** The command's arguments after `--`, as one argument. */
+  rest?: { name: string; description: string };
+  /** Flags not offered: each would block past any client's tool-call ceiling (wait is the tool for that). */
+  omit?: readonly string[];
+  extra?: Record<string, ToolExtra>;
+  /**
+   * For a tool that admits a dispatch: the folder it made. Such a call starts a standby supervisor, runs
+   * to its end even when the client goes, and its record is notified to the client.
+   */
+  madeDispatch?(data: T): string;
+  /** Reads only (MCP's readOnlyHint: codex runs such a tool without asking). */
+  readOnly: boolean;
+  /** One short line about the result, for clients that show text. */
+  line(data: T): string;
+}
+
+const ref = (verb: string) => ({
+  name: "name",
+  description: `the dispatch to ${verb}: its name, its dispatch id, or its folder`,
+  required: true,
+});
+
+const dispatchTool: ToolSpec<Dispatched> = {
+  name: "dispatch",
+  title: "Dispatch a brief to a coding agent",
+  description:
+    "Start a coding-agent CLI (codex, claude-code, opencode, gemini) on a brief, or any command (exec), under " +
+    "catherd's detached supervisor. Returns at once with the dispatch's name and id; the work goes on " +
+    "without this call, and its record is kept on disk. Collect it with wait, then result. " +
+    "As `catherd dispatch`.",
+  command: dispatchCommand,
+  rest: {
+    name: "args",
+    description: "for exec: the command and its arguments; otherwise extra arguments for the CLI",
+  },
+  madeDispatch: ({ dispatched }) => dispatched.dir,
+  readOnly: false,
+  line: ({ dispatched: d }) => `dispatched ${d.name} (${d.dispatchId}, ${d.backend})`,
+};
+
+const statusTool: ToolSpec<{ dispatches: DispatchRow[] }> = {
+  name: "status",
+  title: "Every dispatch of the run",
+  description:
+    "Every dispatch of the run, live ones first: its state, what it is doing (open tool call, last event), " +
+    "tokens; for a finished one its status and reason, and whether its result was read. As `catherd status`.",
+  command: statusCommand,
+  readOnly: true,
+  line: ({ dispatches }) => {
+    if (dispatches.length === 0) return "no dispatches in the run";
+    const counts = new Map<string, number>();
+    for (const d of dispatches) {
+      const key = d.state === "recorded" ? (d.status ?? "recorded") : d.state;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    const parts = [...counts].map(([key, n]) => `${n} ${key}`);
+    return `${dispatches.length} dispatches: ${parts.join(", ")}`;
+  },
+};
+
+const showTool: ToolSpec<ShownDispatch> = {
+  name: "show",
+  title: "Everything about one dispatch",
+  description:
+    "Everything about one dispatch: admission, spec (secrets redacted), processes, exit, record, its last " +
+    "events as human lines and its last stderr lines. As `catherd show`.",
+  command: showCommand,
+  positionals: ref("show"),
+  readOnly: true,
+  line: ({ dispatch: d }) =>
+    `${d.admit?.name ?? "(by hand)"} ${d.dispatchId} ${d.state}${d.record === null ? "" : ` ${d.record.status} (${d.record.reason})`}`,
+};
+
+const resultTool: ToolSpec<RecordFile> = {
+  name: "result",
+  title: "The record and reply of a finished dispatch",
+  description:
+    "The record of a finished dispatch: status, reason, secs, tokens, error, changed files, and the " +
+    "agent's reply. E_NOT_RECORDED while it still runs: call wait. As `catherd result`.",
+  command: resultCommand,
+  positionals: ref("read"),
+  readOnly: true,
+  line: (record) => `${recordLine(record)}: ${firstLine(record.reply) ?? "(no reply)"}`,
+};
+
+const logsTool: ToolSpec<Logs | null> = {
+  name: "logs",
+  title: "A dispatch's events as human lines",
+  description:
+    "A dispatch's event stream as human lines (raw: as the CLI wrote them). tail: only the last n lines; " +
+    "since: only what came after the cursor a previous call returned. As `catherd logs`.",
+  command: logsCommand,
+  positionals: ref("read"),
+  omit: ["follow"],
+  readOnly: true,
+  line: (logs) => (logs === null ? "" : `${logs.lines.length} lines; cursor ${logs.cursor}`),
+};
+
+const cancelTool: ToolSpec<{ cancelled: { dispatchId: string; state: string; status: string | null } }> = {
+  name: "cancel",
+  title: "Stop a dispatch",
+  description:
+    "Stop a dispatch: its supervisor stops the agent and everything it started, and records it cancelled. " +
+    "Returns at once; wait returns the record. As `catherd cancel`.",
+  command: cancelCommand,
+  positionals: ref("cancel"),
+  omit: ["wait"],
+  readOnly: false,
+  line: ({ cancelled: c }) =>
+    c.status === null
+      ? `${c.dispatchId}: cancel requested (${c.state})`
+      : `${c.dispatchId}: recorded ${c.status}`,
+};
+
+const doctorTool: ToolSpec<{ backends: BackendCheck[] }> = {
+  name: "doctor",
+  title: "Which agent CLIs can run here",
+  description:
+    "Which agent CLIs catherd can run on this machine: found or not and where, their versions, and the " +
+    "fix for what is missing. As `catherd doctor`.",
+  command: doctorCommand,
+  positionals: {
+    name: "backends",
+    description: "the backends to check (default: all)",
+    multiple: true,
+  },
+  readOnly: true,
+  line: ({ backends }) =>
+    backends.map((b) => `${b.backend} ${b.found ? (b.version ?? "found") : "missing"}`).join(", "),
+};
+
+const waitTool: ToolSpec<Waited> = {
+  name: "wait",
+  title: "Wait for dispatches to be recorded",
+  description:
+    `Wait up to timeoutS seconds (default ${WAIT_DEFAULT_S}, at most ${WAIT_MAX_S}) until the named ` +
+    "dispatches (default: every live one of the run) are recorded, or with any the first of them. Returns " +
+    "the records that are done and, for each one still running, what it is doing: state, its open tool " +
+    "call and for how long, tokens so far. It never blocks past timeoutS: call it again to keep waiting; " +
+    "nothing is lost between calls. As `catherd wait`.",
+  command: waitCommand,
+  positionals: { name: "names", description: "the dispatches to wait for (names or ids)", multiple: true },
+  omit: ["timeout"],
+  extra: {
+    timeoutS: {
+      schema: {
+        type: "integer",
+        minimum: 1,
+        maximum: WAIT_MAX_S,
+        default: WAIT_DEFAULT_S,
+        description: `seconds to wait at most (default ${WAIT_DEFAULT_S}); call again to wait longer`,
+      },
+      check: z.number().int().min(1).max(WAIT_MAX_S),
+      apply(value, input) {
+        input.values.timeout = `${value as number}s`;
+      },
+      fallback: WAIT_DEFAULT_S,
+    },
+  },
+  readOnly: true,
+  line: ({ records, running }) => {
+    const done = records.map((r) => `${r.name ?? r.dispatchId} ${r.status}`);
+    const live = running.map((r) => `${r.name ?? r.dispatchId} ${r.state}`);
+    return [
+      done.length === 0 ? "none recorded" : `recorded: ${done.join(", ")}`,
+      ...(live.length === 0 ? [] : [`still running: ${live.join(", ")}`]),
+    ].join("; ");
+  },
+};
+
+/** Every tool, in the order tools/list gives them. */
+export const TOOLS: readonly ToolSpec[] = [
+  dispatchTool,
+  waitTool,
+  resultTool,
+  statusTool,
+  showTool,
+  logsTool,
+  cancelTool,
+  doctorTool,
+] as unknown as readonly ToolSpec[];
+
+function firstLine(text: string | null): string | null {
+  if (text === null) return null;
+  const line = text.trim().split("\n")[0] ?? "";
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}

@@ -1,0 +1,49 @@
+import type { DispatchState } from "../domain/vocab.js";
+import type { RunPaths } from "../infra/paths.js";
+import { inspectDispatch } from "./inspect.js";
+import { liveRow } from "./overview.js";
+import { queuePositions } from "./queue.js";
+
+/** What a dispatch that has no record yet is doing: what `wait` tells a caller it returns to early. */
+export interface RunningSnapshot {
+  name: string | null;
+  dispatchId: string;
+  dir: string;
+  backend: string | null;
+  state: DispatchState;
+  /** Its open tool call, else its last event, as a human line; null before its first event. */
+  doing: string | null;
+  lastEventAt: string | null;
+  /** The oldest tool call still open, and for how long it has been open. */
+  openToolCall: { label: string; openedAt: string; openSecs: number } | null;
+  /** Tokens so far (activity.json), null before the CLI reported any. */
+  tokens: { input: number; cached: number; output: number } | null;
+  /** Seconds since it was admitted. */
+  secs: number | null;
+}
+
+/** A snapshot of one dispatch folder now (activity.json is rewritten by its supervisor at most once a second). */
+export function runningSnapshot(run: RunPaths, dir: string, now = Date.now()): RunningSnapshot {
+  const view = inspectDispatch(dir);
+  const row = liveRow(run, view, view.state === "queued" ? queuePositions(run) : undefined);
+  const secsSince = (iso: string | null) => {
+    const at = iso === null ? Number.NaN : Date.parse(iso);
+    return Number.isNaN(at) ? null : Math.max(0, Math.round((now - at) / 1000));
+  };
+  const open = row.openToolCalls[0];
+  return {
+    name: row.name,
+    dispatchId: row.dispatchId,
+    dir: row.dir,
+    backend: row.backend,
+    state: row.state,
+    doing: open?.label ?? row.lastEvent,
+    lastEventAt: row.lastEventAt,
+    openToolCall:
+      open === undefined
+        ? null
+        : { label: open.label, openedAt: open.openedAt, openSecs: secsSince(open.openedAt) ?? 0 },
+    tokens: row.tokens,
+    secs: secsSince(row.admittedAt),
+  };
+}

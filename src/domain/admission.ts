@@ -1,0 +1,101 @@
+import type { BackendId, QueueBlocker } from "./vocab.js";
+
+// Whether a dispatch may start now, and which queued dispatches start when slots free (specs/dispatch.md,
+// "Admission" and "The queue"). Pure: the callers read the run's live dispatches under its admission lock
+// and act on the answer.
+
+/** A dispatch that holds a slot of the run: admitted and not recorded, and not waiting in the queue. */
+export interface Slot {
+  name: string;
+  dispatchId: string;
+  backend: BackendId | null;
+  owns: string[];
+}
+
+/** A dispatch asking to start: a new one at admission, or a queued one at promotion. */
+export interface Candidate {
+  backend: BackendId;
+  owns: string[];
+  /** Not to start before this time (ms since the epoch), or null. */
+  notBefore: number | null;
+}
+
+/** The run's caps: live dispatches in all, and per backend (run.json). */
+export interface Caps {
+  maxParallel: number | null;
+  perBackend: Partial<Record<BackendId, number>>;
+}
+
+/** What holds a dispatch back, as queued.json names it. */
+export interface Blocked {
+  blockedBy: QueueBlocker;
+  blocker: {
+    name?: string;
+    dispatchId?: string;
+    owns?: string;
+    backend?: BackendId;
+    cap?: number;
+  } | null;
+}
+
+/** The path of `candidate` that `slot` also owns, or null: how overlapping `--owns` is judged. */
+export type OwnsConflict = (candidate: Candidate, slot: Slot) => string | null;
+
+/**
+ * Whether `candidate` may start beside the `live` slots: null when it may, else what blocks it — first a
+ * time not yet come, then an overlapping `--owns`, then the run's cap, then its backend's cap.
+ */
+export function blockerOf(
+  candidate: Candidate,
+  live: readonly Slot[],
+  caps: Caps,
+  nowMs: number,
+  conflict: OwnsConflict,
+): Blocked | null {
+  if (candidate.notBefore !== null && nowMs < candidate.notBefore) {
+    return { blockedBy: "not-before", blocker: null };
+  }
+  for (const slot of live) {
+    const owns = conflict(candidate, slot);
+    if (owns !== null) {
+      return { blockedBy: "overlap", blocker: { name: slot.name, dispatchId: slot.dispatchId, owns } };
+    }
+  }
+  if (caps.maxParallel !== null && live.length >= caps.maxParallel) {
+    return { blockedBy: "capacity", blocker: { cap: caps.maxParallel } };
+  }
+  const backendCap = caps.perBackend[candidate.backend];
+  if (backendCap !== undefined && live.filter((s) => s.backend === candidate.backend).length >= backendCap) {
+    return { blockedBy: "backend-cap", blocker: { backend: candidate.backend, cap: backendCap } };
+  }
+  return null;
+}
+
+/** A queued dispatch, as promotion sees it. */
+export interface Queued extends Candidate, Slot {
+  backend: BackendId;
+}
+
+/**
+ * Which queued dispatches start now, in the order given (oldest first): each in turn starts if nothing
+ * blocks it beside the live slots and those chosen before it. One that is blocked does not hold back a
+ * later one that is free (a different backend, paths nobody holds); once the run is full, nothing more
+ * can start and the walk stops — so its cost is bounded by the slots free, not by the queue's length.
+ */
+export function choosePromotions<Q extends Queued>(
+  queued: Iterable<Q>,
+  live: readonly Slot[],
+  caps: Caps,
+  nowMs: number,
+  conflict: OwnsConflict,
+): Q[] {
+  const taken: Slot[] = [...live];
+  const chosen: Q[] = [];
+  for (const q of queued) {
+    if (caps.maxParallel !== null && taken.length >= caps.maxParallel) break;
+    if (blockerOf(q, taken, caps, nowMs, conflict) !== null) continue;
+    chosen.push(q);
+    taken.push(q);
+  }
+  return chosen;
+}

@@ -1,0 +1,79 @@
+import * as fs from "node:fs";
+import { MAX_LINE_BYTES } from "./line-reader.js";
+
+const CHUNK_BYTES = 1024 * 1024;
+const NEWLINE = 0x0a;
+
+export interface LinesFrom {
+  /** The byte offset just after the last line handed over: where the next read starts (a cursor). */
+  next: number;
+  /** The file is shorter than the offset asked for (replaced or truncated): reading started at 0. */
+  restarted: boolean;
+}
+
+/**
+ * Hands each complete line of `file` from byte offset `from` to `onLine`, as far as the file reached when
+ * the call began. Offsets are exact bytes, so the returned `next` resumes on a line boundary. An
+ * unterminated last line is held back (its writer may still be writing it) unless `final` says the file
+ * will not grow. A line over `maxLineBytes` (default MAX_LINE_BYTES) is skipped. A missing or non-regular file (a FIFO is never
+ * opened for a blocking read) yields nothing.
+ */
+export function readLinesFrom(
+  file: string,
+  from: number,
+  onLine: (line: string) => void,
+  { final = false, maxLineBytes = MAX_LINE_BYTES }: { final?: boolean; maxLineBytes?: number } = {},
+): LinesFrom {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch {
+    return { next: from, restarted: false };
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) return { next: from, restarted: false };
+    const restarted = stat.size < from;
+    let next = restarted ? 0 : from;
+    let carry: Buffer[] = [];
+    let carryBytes = 0;
+    let skipping = false;
+    const emit = (piece: Buffer) => {
+      const text = (carry.length === 0 ? piece : Buffer.concat([...carry, piece])).toString("utf8");
+      onLine(text.endsWith("\r") ? text.slice(0, -1) : text);
+    };
+    const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(stat.size - next, 1)));
+    for (let position = next; position < stat.size; ) {
+      const n = fs.readSync(fd, buffer, 0, Math.min(buffer.length, stat.size - position), position);
+      if (n <= 0) break;
+      const chunk = buffer.subarray(0, n);
+      let start = 0;
+      for (let nl = chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
+        if (!skipping && carryBytes + (nl - start) <= maxLineBytes) emit(chunk.subarray(start, nl));
+        skipping = false;
+        carry = [];
+        carryBytes = 0;
+        start = nl + 1;
+        next = position + start;
+      }
+      if (start < n && !skipping) {
+        carryBytes += n - start;
+        if (carryBytes > maxLineBytes) {
+          skipping = true;
+          carry = [];
+          carryBytes = 0;
+        } else {
+          carry.push(Buffer.from(chunk.subarray(start, n)));
+        }
+      }
+      position += n;
+    }
+    if (final) {
+      if (carryBytes > 0) emit(Buffer.alloc(0));
+      next = stat.size;
+    }
+    return { next, restarted };
+  } finally {
+    fs.closeSync(fd);
+  }
+}

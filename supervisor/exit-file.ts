@@ -1,0 +1,102 @@
+import { formatSize } from "../src/domain/size.js";
+import type { Containment, EndingErrorCode, ErrorKind, ExitReason } from "../src/domain/vocab.js";
+import type { WatchState } from "../src/domain/watch.js";
+import { writeExit } from "../src/folder/exit.js";
+import type { FILES } from "../src/folder/layout.js";
+import type { FolderJsonBody } from "../src/folder/write.js";
+import type { CgroupUsage } from "../src/infra/cgroup/usage.js";
+import type { StopReport } from "../src/infra/stop.js";
+import type { ChildExit, RunningChild } from "./child.js";
+import type { SupervisorDeps } from "./deps.js";
+import { failure, type SupervisorLog } from "./log.js";
+
+/** How a supervised run ended: the reason, the watch state it ended in, and the error if any. */
+export interface Ending {
+  reason: ExitReason;
+  /** What the provider's words made of the end (decide's verdict), or `oom`; null when nothing. */
+  kind: ErrorKind | null;
+  state: WatchState | null;
+  error: { code: EndingErrorCode; message: string } | null;
+}
+
+/**
+ * An agent that ended by SIGKILL (or, adopted, by a signal nobody can know) while its cgroup counted an
+ * OOM kill was killed by the kernel for memory: the ending says so (E_AGENT_OOM), not a mystery SIGKILL.
+ */
+export function oomEnding(
+  ending: Ending,
+  exit: ChildExit | null,
+  usage: CgroupUsage | null,
+  memoryBytes: number | null,
+): Ending {
+  if (ending.reason !== "exited" || ending.error !== null || (usage?.oomKills ?? 0) === 0) return ending;
+  const killed = exit === null || exit.signal === "SIGKILL" || (exit.code === null && exit.signal === null);
+  if (!killed) return ending;
+  const limit = memoryBytes === null ? "" : ` of ${formatSize(memoryBytes)}`;
+  return {
+    ...ending,
+    kind: "oom",
+    error: {
+      code: "E_AGENT_OOM",
+      message: `the agent was killed by the OOM killer: its dispatch reached its memory limit${limit}`,
+    },
+  };
+}
+
+/** exit.json from what the supervisor knows; false (logged) when it cannot be written. */
+export function writeExitFile(
+  dir: string,
+  deps: SupervisorDeps,
+  log: SupervisorLog,
+  facts: {
+    ending: Ending;
+    stop: StopReport;
+    child: RunningChild | null;
+    startedAt: Date;
+    startedMono: number;
+    durationMs: number;
+    adoptions: number;
+    containment: Containment | null;
+    usage: CgroupUsage | null;
+  },
+): boolean {
+  const { ending, child, usage } = facts;
+  const state = ending.state;
+  const toIso = (mono: number | null) =>
+    mono === null ? null : new Date(facts.startedAt.getTime() + (mono - facts.startedMono)).toISOString();
+  const exit: FolderJsonBody<typeof FILES.exit> = {
+    reason: ending.reason,
+    kind: ending.kind,
+    code: child?.exit?.code ?? null,
+    signal: child?.exit?.signal ?? null,
+    startedAt: facts.startedAt.toISOString(),
+    endedAt: deps.clock.wallNow().toISOString(),
+    durationMs: Math.max(0, facts.durationMs),
+    pid: child?.pid ?? null,
+    sawFinal: state?.finalAt !== null && state?.finalAt !== undefined,
+    thread: state?.thread ?? null,
+    openToolCalls: (state?.openTools ?? []).map((t) => ({
+      id: t.id,
+      label: t.label,
+      openedAt: toIso(t.openedAt) ?? "",
+    })),
+    retries: state?.totalRetries ?? 0,
+    lastEventAt: toIso(state?.lastEventAt ?? null),
+    stalled: state?.stalled ?? false,
+    stop: facts.stop,
+    error: ending.error,
+    adoptions: facts.adoptions,
+    containment: facts.containment,
+    cpuSeconds:
+      usage?.cpuSeconds === null || usage === null ? null : Math.round(usage.cpuSeconds * 1000) / 1000,
+    peakMemoryBytes: usage?.peakMemoryBytes ?? null,
+    oomKills: usage?.oomKills ?? null,
+  };
+  try {
+    writeExit(dir, exit, deps.files);
+    return true;
+  } catch (error) {
+    log("exit-write-failed", failure(error));
+    return false;
+  }
+}

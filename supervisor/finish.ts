@@ -1,0 +1,111 @@
+import type { Spec } from "../src/domain/schemas.js";
+import type { CgroupUsage } from "../src/infra/cgroup/usage.js";
+import { type StopReport, stopDispatch } from "../src/infra/stop.js";
+import { promoteAfterRecord } from "./after-record.js";
+import type { RunningChild } from "./child.js";
+import { type Contained, closeContainment } from "./containment.js";
+import type { SupervisorDeps } from "./deps.js";
+import { type Ending, oomEnding, writeExitFile } from "./exit-file.js";
+import { failure, type SupervisorLog } from "./log.js";
+import { pauseAt } from "./test-hooks.js";
+
+// The end of every supervision, a first supervisor's or an adopter's: the stop sequence, the cgroup's
+// figures, exit.json, then record.json (specs/supervisor.md, "The stop sequence" and "The end").
+
+/** The agent under supervision, however it came to be: spawned here, or adopted. */
+export interface Watched {
+  /** What the stop and the ending need of the spec. */
+  limits: Pick<Spec, "dispatchId" | "killGraceMs" | "memoryBytes">;
+  child: RunningChild;
+  /** The agent's start time as read right after the spawn (or from proc.json when adopted): the stop trusts this. */
+  startTime: string | null;
+  contained: Contained;
+}
+
+/** Where exit.json's startedAt and durationMs count from: the dispatch's first supervisor's start. */
+export interface Origin {
+  wall: Date;
+  mono: number;
+}
+
+/** Stops what runs, reads and removes the cgroup, writes exit.json, then record.json. */
+export async function finish(
+  dir: string,
+  deps: SupervisorDeps,
+  log: SupervisorLog,
+  run: { ending: Ending; watched: Watched | null; origin: Origin; adoptions: number; pgid: number | null },
+) {
+  const { clock } = deps;
+  const { watched } = run;
+  let stop: StopReport = { term: false, kill: false, swept: 0 };
+  let usage: CgroupUsage | null = null;
+  if (watched !== null) {
+    stop = await stopAgent(dir, watched, run.pgid, deps, log);
+    // A spawned leader is reaped by now or soon: its own code and signal belong in exit.json.
+    if (watched.child.exit === null && run.adoptions === 0) {
+      await Promise.race([watched.child.exited, clock.sleep(1000)]);
+    }
+    usage = closeContainment(watched.contained, log);
+  }
+  const ending = oomEnding(
+    run.ending,
+    watched?.child.exit ?? null,
+    usage,
+    watched?.limits.memoryBytes ?? null,
+  );
+  const exitWritten = writeExitFile(dir, deps, log, {
+    ending,
+    stop,
+    child: watched?.child ?? null,
+    startedAt: run.origin.wall,
+    startedMono: run.origin.mono,
+    durationMs: Math.round(clock.now() - run.origin.mono),
+    adoptions: run.adoptions,
+    containment: watched?.contained.kind ?? null,
+    usage,
+  });
+  if (exitWritten) {
+    pauseAt("after-exit", dir);
+    await record(dir, deps, log);
+  }
+}
+
+/** record.json right after exit.json; loaded only now, so the start path stays light. */
+async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog) {
+  try {
+    const { writeRecord } = await import("../src/folder/record.js");
+    const written = await writeRecord(dir, deps.files);
+    log("recorded", { status: written?.status ?? "already recorded" });
+  } catch (error) {
+    log("record-write-failed", failure(error));
+  }
+  await promoteAfterRecord(dir, log).catch((error: unknown) => log("promoter-failed", failure(error)));
+}
+
+async function stopAgent(
+  dir: string,
+  watched: Watched,
+  pgid: number | null,
+  deps: SupervisorDeps,
+  log: SupervisorLog,
+): Promise<StopReport> {
+  const { limits: spec, child, startTime } = watched;
+  try {
+    const report = await stopDispatch(
+      {
+        dispatchId: spec.dispatchId,
+        pgid,
+        leader: child.exit === null && startTime !== null ? { pid: child.pid, startTime } : null,
+        killGraceMs: spec.killGraceMs,
+        cgroup: watched.contained.cgroup,
+        onTermSent: () => pauseAt("stopping", dir),
+      },
+      deps.clock,
+    );
+    log("stopped", { ...report });
+    return report;
+  } catch (error) {
+    log("stop-error", failure(error));
+    return { term: false, kill: false, swept: 0 };
+  }
+}

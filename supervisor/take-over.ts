@@ -1,0 +1,118 @@
+import * as fs from "node:fs";
+import type { ProcFile, SupervisorFile } from "../src/domain/schemas.js";
+import { FILES, fileIn } from "../src/folder/layout.js";
+import { readFolderJson } from "../src/folder/read.js";
+import { writeFolderJson } from "../src/folder/write.js";
+import type { Clock } from "../src/infra/clock.js";
+import { type Release, tryLock } from "../src/infra/lock.js";
+import { isSameProcess, startTimeOf } from "../src/infra/process-identity.js";
+import type { SupervisorDeps } from "./deps.js";
+import type { SupervisorLog } from "./log.js";
+
+// Adoption (specs/supervisor.md, "Adoption"): a supervisor started on a folder whose agent was already
+// started takes the dispatch over when the supervisor before it died and the agent runs on. However many
+// supervisors race for it (every reader that finds the orphan starts one), adopt.lock lets one decide at a
+// time, and supervisor.json, written before adopt.lock is let go, names the winner to all the others.
+
+/** adopt.lock is held only for the take-over itself: a holder that died loses it this soon. */
+export const ADOPT_LOCK_STALE_MS = 5000;
+const LOCK_RETRIES = 20;
+const LOCK_RETRY_MS = 50;
+
+/** A dispatch this supervisor took over. */
+export interface Adoption {
+  /** supervisor.lock, now ours. */
+  release: Release;
+  /** The agent the supervisor before us started, known by its pid and start time. */
+  proc: ProcFile & { startTime: string };
+  /** How many supervisors took the dispatch over, this one included. */
+  adoptions: number;
+  /** When the dispatch's first supervisor started. */
+  firstStartedAt: string;
+}
+
+/**
+ * Takes over the folder when its supervisor is dead (by pid and start time), its agent alive (the same)
+ * and it has no exit.json; else logs why not (`already-supervised`) and returns null. `lockStaleMs` is
+ * the stale time of supervisor.lock, which the dead supervisor may still hold: it is removed and taken.
+ */
+export async function takeOver(
+  dir: string,
+  deps: SupervisorDeps,
+  log: SupervisorLog,
+  lockStaleMs: number,
+): Promise<Adoption | null> {
+  const bowOut = (why: string) => {
+    log("already-supervised", { pid: process.pid, why });
+    return null;
+  };
+  const adoptLock = await tryLock(dir, {
+    lockPath: fileIn(dir, FILES.adoptLock),
+    staleMs: ADOPT_LOCK_STALE_MS,
+  });
+  if (adoptLock === null) return bowOut("another supervisor is adopting the dispatch");
+  try {
+    if (fs.existsSync(fileIn(dir, FILES.exit))) return bowOut("exit.json exists");
+    const previous = readFolderJson(dir, FILES.supervisor);
+    const before: SupervisorFile | null = previous.kind === "ok" ? previous.value : null;
+    if (before !== null && before.pid !== process.pid && isSameProcess(before.pid, before.startTime)) {
+      return bowOut(`supervisor ${before.pid} is alive`);
+    }
+    const procRead = readFolderJson(dir, FILES.proc);
+    if (procRead.kind !== "ok") return bowOut(`proc.json is ${procRead.kind}`);
+    const proc = procRead.value;
+    // An agent whose start time could not be read cannot be told from a process that took its pid: it is
+    // never signalled, so nobody may adopt it to stop it later.
+    if (proc.startTime === null) return bowOut(`agent ${proc.pid} has no known start time`);
+    if (!isSameProcess(proc.pid, proc.startTime)) return bowOut(`agent ${proc.pid} is gone`);
+    const release = await takeSupervisorLock(dir, log, lockStaleMs, deps.clock);
+    if (release === null) return bowOut("supervisor.lock is held");
+    const adoptions = (before?.adoptions ?? 0) + 1;
+    const firstStartedAt = before?.firstStartedAt ?? before?.startedAt ?? proc.startedAt;
+    try {
+      writeFolderJson(
+        dir,
+        FILES.supervisor,
+        {
+          pid: process.pid,
+          startTime: startTimeOf(process.pid),
+          startedAt: deps.clock.wallNow().toISOString(),
+          adoptions,
+          firstStartedAt,
+        },
+        deps.files,
+      );
+    } catch (error) {
+      await release().catch(() => {});
+      throw error;
+    }
+    log("adopted", { pid: process.pid, agent: proc.pid, adoptions, previous: before?.pid ?? null });
+    return { release, proc: { ...proc, startTime: proc.startTime }, adoptions, firstStartedAt };
+  } finally {
+    await adoptLock().catch(() => {});
+  }
+}
+
+/**
+ * supervisor.lock of a dead supervisor stays fresh-looking for up to its stale time: it is removed, then
+ * taken. A fresh supervisor may take it in between; it gives it back at once on seeing proc.json.
+ */
+async function takeSupervisorLock(
+  dir: string,
+  log: SupervisorLog,
+  staleMs: number,
+  clock: Clock,
+): Promise<Release | null> {
+  const lockPath = fileIn(dir, FILES.supervisorLock);
+  for (let attempt = 0; attempt < LOCK_RETRIES; attempt++) {
+    fs.rmSync(lockPath, { recursive: true, force: true });
+    const release = await tryLock(dir, {
+      lockPath,
+      staleMs,
+      onCompromised: (error) => log("lock-compromised", { message: error.message }),
+    });
+    if (release !== null) return release;
+    await clock.sleep(LOCK_RETRY_MS);
+  }
+  return null;
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { allBackends } from "../../src/backends/registry.js";
+import { PROGRESS } from "../../src/domain/facts.js";
+import { addFacts, emptySummary } from "../../src/domain/summary.js";
+import { EXIT_REASONS } from "../../src/domain/vocab.js";
+import { initialWatch, observe } from "../../src/domain/watch.js";
+import { Fuzzer, soundOutcome, wellFormed } from "../faults/fuzz.js";
+
+// The fault suite's fuzzer, a few thousand lines, in the unit gate: every recorded line of every CLI
+// (failures included) mutated, torn and mixed with the failure shapes, through parse, parseStderr,
+// the summary, the watch and finalize.
+
+const LINES = 4000;
+
+describe("fuzzed lines through every backend", () => {
+  for (const backend of allBackends()) {
+    it(`${backend.id}: parse and parseStderr never throw and say only sound facts; finalize stays sound`, () => {
+      const fuzz = new Fuzzer(20_261_130 + backend.id.length);
+      const summary = emptySummary();
+      let watch = initialWatch(0);
+      const problems: string[] = [];
+      for (let i = 0; i < LINES; i++) {
+        const line = fuzz.lineText();
+        for (const facts of [backend.parse(line), (backend.parseStderr ?? (() => PROGRESS))(line)]) {
+          const problem = wellFormed(facts);
+          if (problem !== null) problems.push(`${problem}: ${line.slice(0, 120)}`);
+          addFacts(summary, facts);
+          watch = observe(watch, facts, i);
+        }
+      }
+      expect(problems.slice(0, 5)).toEqual([]);
+      for (const reason of EXIT_REASONS) {
+        for (const code of [0, 1, 145, 173, null]) {
+          const outcome = backend.finalize(summary, { reason, code, signal: null, endedAtMs: 0 });
+          expect(soundOutcome(outcome)).toBeNull();
+        }
+      }
+    });
+  }
+});

@@ -1,0 +1,64 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "../helpers/folders.js";
+
+// The MCP SDK is loaded by `catherd mcp` only (specs/mcp.md): the programs as they ship (dist/bin, one
+// chunk per verb) are read, and every chunk `catherd dispatch` or the supervisor can load — by a static
+// import or a dynamic one, at any depth — must be free of it. The SDK's chunk must be reachable from
+// `catherd mcp`, so that the check cannot pass by not finding the SDK at all.
+
+const BIN = path.join(ROOT, "dist", "bin");
+/** A string of the SDK's protocol code that no catherd module holds. */
+const SDK_MARK = "notifications/initialized";
+
+function source(chunk: string): string {
+  return fs.readFileSync(path.join(BIN, chunk), "utf8");
+}
+
+/** The chunks a chunk imports, statically and dynamically. */
+function importsOf(chunk: string): string[] {
+  const found = source(chunk).matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)"\.\/([^"]+\.js)"/g);
+  return [...new Set([...found].map((m) => m[1] as string))];
+}
+
+/** Every chunk reachable from `start`. */
+function reachable(start: string): Set<string> {
+  const seen = new Set<string>();
+  const queue = [start];
+  for (let chunk = queue.pop(); chunk !== undefined; chunk = queue.pop()) {
+    if (seen.has(chunk)) continue;
+    seen.add(chunk);
+    queue.push(...importsOf(chunk));
+  }
+  return seen;
+}
+
+/** The chunk of a verb, as the CLI's verb table in catherd.js loads it. */
+function verbChunk(verb: string): string {
+  const found = new RegExp(`\\b${verb}: async \\(\\) => \\(await import\\("\\./([^"]+)"\\)\\)`).exec(
+    source("catherd.js"),
+  );
+  if (found === null) throw new Error(`no chunk for ${verb} in catherd.js`);
+  return found[1] as string;
+}
+
+/** What the CLI loads for a verb: catherd.js and its static imports, then the verb's chunk and all it loads. */
+function loadedFor(verb: string): Set<string> {
+  const entry = source("catherd.js");
+  const statics = [...entry.matchAll(/\bfrom\s*"\.\/([^"]+\.js)"/g)].map((m) => m[1] as string);
+  return new Set(["catherd.js", ...statics.flatMap((c) => [...reachable(c)]), ...reachable(verbChunk(verb))]);
+}
+
+const holdsSdk = (chunks: Set<string>) => [...chunks].filter((c) => source(c).includes(SDK_MARK));
+
+describe("the MCP SDK's place in the programs", () => {
+  it("is loaded by catherd mcp and by nothing dispatch or the supervisor loads", () => {
+    expect(holdsSdk(loadedFor("mcp")).length).toBeGreaterThan(0);
+    expect(holdsSdk(loadedFor("dispatch"))).toEqual([]);
+    expect(holdsSdk(reachable("supervisor.js"))).toEqual([]);
+    for (const verb of ["status", "wait", "result", "logs", "show", "cancel", "clean", "doctor", "guide"]) {
+      expect(holdsSdk(loadedFor(verb)), verb).toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,150 @@
+import { describe, expect, it } from "vitest";
+import {
+  blockerOf,
+  type Candidate,
+  type Caps,
+  choosePromotions,
+  type OwnsConflict,
+  type Queued,
+  type Slot,
+} from "../../src/domain/admission.js";
+
+// The same judgement of --owns as the run's: a folder (trailing /) covers what is under it.
+const conflict: OwnsConflict = (c, s) =>
+  c.owns.find((a) =>
+    s.owns.some(
+      (b) => a === b || (b.endsWith("/") && a.startsWith(b)) || (a.endsWith("/") && b.startsWith(a)),
+    ),
+  ) ?? null;
+const none: Caps = { maxParallel: null, perBackend: {} };
+const slot = (name: string, backend: Slot["backend"] = "codex", owns: string[] = []): Slot => ({
+  name,
+  dispatchId: `id-${name}`,
+  backend,
+  owns,
+});
+const want = (
+  backend: Candidate["backend"] = "codex",
+  owns: string[] = [],
+  notBefore: number | null = null,
+) => ({
+  backend,
+  owns,
+  notBefore,
+});
+const queued = (
+  name: string,
+  backend: Queued["backend"] = "codex",
+  owns: string[] = [],
+  notBefore: number | null = null,
+): Queued => ({
+  ...slot(name, backend, owns),
+  backend,
+  notBefore,
+});
+const NOW = 1_000_000;
+
+describe("blockerOf: whether a dispatch may start beside the live ones", () => {
+  const cases: [string, Candidate, Slot[], Caps, ReturnType<typeof blockerOf>][] = [
+    ["an empty run without caps", want(), [], none, null],
+    ["a run below its cap", want(), [slot("a"), slot("b")], { ...none, maxParallel: 3 }, null],
+    [
+      "a run at its cap",
+      want(),
+      [slot("a"), slot("b"), slot("c")],
+      { ...none, maxParallel: 3 },
+      { blockedBy: "capacity", blocker: { cap: 3 } },
+    ],
+    [
+      "its backend at its cap, the run not",
+      want("codex"),
+      [slot("a", "codex"), slot("b", "gemini")],
+      { maxParallel: 5, perBackend: { codex: 1 } },
+      { blockedBy: "backend-cap", blocker: { backend: "codex", cap: 1 } },
+    ],
+    [
+      "another backend at its cap",
+      want("gemini"),
+      [slot("a", "codex")],
+      { maxParallel: 5, perBackend: { codex: 1 } },
+      null,
+    ],
+    [
+      "a live dispatch owning a folder over its file",
+      want("codex", ["/w/src/a.ts"]),
+      [slot("a", "codex", ["/w/src/"])],
+      none,
+      { blockedBy: "overlap", blocker: { name: "a", dispatchId: "id-a", owns: "/w/src/a.ts" } },
+    ],
+    ["paths nobody holds", want("codex", ["/w/docs/"]), [slot("a", "codex", ["/w/src/"])], none, null],
+    [
+      "a time not yet come, before anything else",
+      want("codex", ["/w/src/"], NOW + 1),
+      [slot("a", "codex", ["/w/src/"])],
+      { ...none, maxParallel: 1 },
+      { blockedBy: "not-before", blocker: null },
+    ],
+    ["a time come to the millisecond", want("codex", [], NOW), [], none, null],
+    [
+      "an overlap before a full run",
+      want("codex", ["/w/x"]),
+      [slot("a", "codex", ["/w/x"])],
+      { ...none, maxParallel: 1 },
+      { blockedBy: "overlap", blocker: { name: "a", dispatchId: "id-a", owns: "/w/x" } },
+    ],
+  ];
+  for (const [title, candidate, live, caps, expected] of cases) {
+    it(`answers ${expected === null ? "start" : expected.blockedBy} for ${title}`, () => {
+      expect(blockerOf(candidate, live, caps, NOW, conflict)).toEqual(expected);
+    });
+  }
+});
+
+describe("choosePromotions: which queued dispatches start when slots free", () => {
+  const names = (chosen: Queued[]) => chosen.map((q) => q.name);
+
+  it("starts the oldest first, as many as the run's cap leaves free", () => {
+    const queue = ["q1", "q2", "q3", "q4"].map((n) => queued(n));
+    expect(names(choosePromotions(queue, [slot("a")], { ...none, maxParallel: 3 }, NOW, conflict))).toEqual([
+      "q1",
+      "q2",
+    ]);
+  });
+
+  it("lets one blocked by an overlap not hold back a later one that is free", () => {
+    const queue = [queued("q1", "codex", ["/w/src/"]), queued("q2", "codex", ["/w/docs/"])];
+    const live = [slot("a", "codex", ["/w/src/x.ts"])];
+    expect(names(choosePromotions(queue, live, { ...none, maxParallel: 3 }, NOW, conflict))).toEqual(["q2"]);
+  });
+
+  it("judges each against those chosen before it: two overlapping queued ones do not start together", () => {
+    const queue = [queued("q1", "codex", ["/w/src/"]), queued("q2", "codex", ["/w/src/a.ts"])];
+    expect(names(choosePromotions(queue, [], none, NOW, conflict))).toEqual(["q1"]);
+  });
+
+  it("honours the per-backend cap and lets another backend through", () => {
+    const queue = [queued("q1", "codex"), queued("q2", "codex"), queued("q3", "gemini")];
+    const caps: Caps = { maxParallel: 10, perBackend: { codex: 2 } };
+    expect(names(choosePromotions(queue, [slot("a", "codex")], caps, NOW, conflict))).toEqual(["q1", "q3"]);
+  });
+
+  it("skips one whose time has not come and starts it once it has", () => {
+    const queue = [queued("q1", "codex", [], NOW + 5000), queued("q2")];
+    expect(names(choosePromotions(queue, [], { ...none, maxParallel: 1 }, NOW, conflict))).toEqual(["q2"]);
+    expect(names(choosePromotions(queue, [], { ...none, maxParallel: 1 }, NOW + 5000, conflict))).toEqual([
+      "q1",
+    ]);
+  });
+
+  it("starts nothing in a full run, and stops walking the queue there", () => {
+    let looked = 0;
+    const queue = (function* () {
+      for (let i = 0; i < 100; i++) {
+        looked += 1;
+        yield queued(`q${i}`);
+      }
+    })();
+    expect(choosePromotions(queue, [slot("a")], { ...none, maxParallel: 1 }, NOW, conflict)).toEqual([]);
+    expect(looked).toBe(1);
+  });
+});

@@ -1,0 +1,50 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { readLinesFrom } from "../../src/infra/lines-from.js";
+import { tempDir } from "../helpers/folders.js";
+
+function read(file: string, from: number, options: { final?: boolean; maxLineBytes?: number } = {}) {
+  const lines: string[] = [];
+  const result = readLinesFrom(file, from, (line) => lines.push(line), options);
+  return { lines, ...result };
+}
+
+describe("readLinesFrom", () => {
+  it("returns complete lines and a cursor that resumes exactly after them", () => {
+    const file = path.join(tempDir(), "events.jsonl");
+    fs.writeFileSync(file, "one\r\ntwo\nthr");
+    const first = read(file, 0);
+    expect(first).toEqual({ lines: ["one", "two"], next: 9, restarted: false });
+    fs.appendFileSync(file, "ee\n€uro\n");
+    expect(read(file, first.next)).toEqual({ lines: ["three", "€uro"], next: 22, restarted: false });
+    expect(read(file, 22)).toEqual({ lines: [], next: 22, restarted: false });
+  });
+
+  it("holds back an unterminated last line unless the file is final", () => {
+    const file = path.join(tempDir(), "events.jsonl");
+    fs.writeFileSync(file, "a\nhalf");
+    expect(read(file, 0)).toMatchObject({ lines: ["a"], next: 2 });
+    expect(read(file, 2, { final: true })).toMatchObject({ lines: ["half"], next: 6 });
+  });
+
+  it("skips a line longer than the cap, within one chunk or across chunks, and goes on after it", () => {
+    const file = path.join(tempDir(), "events.jsonl");
+    fs.writeFileSync(file, `short\n${"x".repeat(50)}\nafter\n${"y".repeat(3 * 1024 * 1024)}\nlast\n`);
+    expect(read(file, 0, { maxLineBytes: 10 }).lines).toEqual(["short", "after", "last"]);
+  });
+
+  it("keeps multibyte characters whole across its 1 MiB reads", () => {
+    const file = path.join(tempDir(), "events.jsonl");
+    const line = "é".repeat(300_001); // 600,002 bytes: the second line straddles the first read
+    fs.writeFileSync(file, `${line}\n${line}\n`);
+    expect(read(file, 0).lines).toEqual([line, line]);
+  });
+
+  it("starts again at 0 when the file is shorter than the cursor, and yields nothing for a missing file", () => {
+    const file = path.join(tempDir(), "events.jsonl");
+    fs.writeFileSync(file, "new\n");
+    expect(read(file, 100)).toEqual({ lines: ["new"], next: 4, restarted: true });
+    expect(read(path.join(tempDir(), "missing"), 7)).toEqual({ lines: [], next: 7, restarted: false });
+  });
+});
