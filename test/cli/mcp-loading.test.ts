@@ -34,20 +34,46 @@ function reachable(start: string): Set<string> {
   return seen;
 }
 
-/** The chunk of a verb, as the CLI's verb table in catherd.js loads it. */
+/** Every chunk reachable from `start` by static imports alone. */
+function staticallyReachable(start: string): Set<string> {
+  const seen = new Set<string>();
+  const queue = [start];
+  for (let chunk = queue.pop(); chunk !== undefined; chunk = queue.pop()) {
+    if (seen.has(chunk)) continue;
+    seen.add(chunk);
+    queue.push(...[...source(chunk).matchAll(/\bfrom\s*"\.\/([^"]+\.js)"/g)].map((m) => m[1] as string));
+  }
+  return seen;
+}
+
+/** The chunk holding the CLI's verb table: catherd.js loads it (after the compile cache is on). */
+function cliChunk(): string {
+  const found = [...reachable("catherd.js")].find((c) =>
+    /\bdispatch: async \(\) => \(await import\(/.test(source(c)),
+  );
+  if (found === undefined) throw new Error("no chunk holds the CLI's verb table");
+  return found;
+}
+
+/** The chunk of a verb, as the CLI's verb table loads it. */
 function verbChunk(verb: string): string {
   const found = new RegExp(`\\b${verb}: async \\(\\) => \\(await import\\("\\./([^"]+)"\\)\\)`).exec(
-    source("catherd.js"),
+    source(cliChunk()),
   );
-  if (found === null) throw new Error(`no chunk for ${verb} in catherd.js`);
+  if (found === null) throw new Error(`no chunk for ${verb} in the CLI's verb table`);
   return found[1] as string;
 }
 
-/** What the CLI loads for a verb: catherd.js and its static imports, then the verb's chunk and all it loads. */
+/**
+ * What the CLI loads for a verb: catherd.js and its static imports, the verb table's chunk and its static
+ * imports, then the verb's chunk and all it loads.
+ */
 function loadedFor(verb: string): Set<string> {
-  const entry = source("catherd.js");
-  const statics = [...entry.matchAll(/\bfrom\s*"\.\/([^"]+\.js)"/g)].map((m) => m[1] as string);
-  return new Set(["catherd.js", ...statics.flatMap((c) => [...reachable(c)]), ...reachable(verbChunk(verb))]);
+  return new Set([
+    ...staticallyReachable("catherd.js"),
+    ...staticallyReachable(cliChunk()),
+    ...reachable(verbChunk(verb)),
+  ]);
 }
 
 const holdsSdk = (chunks: Set<string>) => [...chunks].filter((c) => source(c).includes(SDK_MARK));
