@@ -24,7 +24,7 @@ export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): void {
   if (enable === undefined || env.CATHERD_COMPILE_CACHE === "0" || env.NODE_COMPILE_CACHE !== undefined)
     return;
   // Code read from the cache carries no coverage counters: a process measured for coverage compiles.
-  if (env.NODE_V8_COVERAGE !== undefined) return;
+  if (env.NODE_V8_COVERAGE !== undefined && env.NODE_V8_COVERAGE !== "") return;
   try {
     const home = catherdHome(env);
     if (!fs.statSync(home, { throwIfNoEntry: false })?.isDirectory()) return;

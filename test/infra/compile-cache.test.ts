@@ -14,8 +14,8 @@ const hasCompileCache = typeof (module as { enableCompileCache?: unknown }).enab
 
 /** The environment of a user's shell: no coverage collection (which turns the cache off). */
 function userEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, CATHERD_HOME: home, ...extra };
-  delete env.NODE_V8_COVERAGE;
+  // Empty, not deleted: node hands its own NODE_V8_COVERAGE to a child whose env leaves the name out.
+  const env: NodeJS.ProcessEnv = { ...process.env, CATHERD_HOME: home, NODE_V8_COVERAGE: "", ...extra };
   delete env.NODE_COMPILE_CACHE;
   return env;
 }
