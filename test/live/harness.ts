@@ -83,6 +83,13 @@ export const CLIS: Record<LiveCli, CliSetup> = {
           "request_max_retries = 0",
           "stream_max_retries = 5",
           "",
+          // Codex's start-up snapshot of the login shell runs the machine's profile in the background
+          // (pyenv rehash, which holds a lock file); the sweep at the end of a dispatch ends it where it
+          // stands and the lock stays behind, so every later login shell on the machine waits 60 s for
+          // it. The snapshot is codex's own, not what a test checks.
+          "[features]",
+          "shell_snapshot = false",
+          "",
         ].join("\n"),
       );
       return { CODEX_HOME: codexHome };
