@@ -6,10 +6,16 @@
 // The supervisor turns the stamp into activity.json's lastEvent ("says t=<ms>"), so a reader can tell how
 // far behind the writer the supervisor's last read was. Final and error lines are left out of the cycle
 // (they would end the dispatch or count as provider retries); tool calls open and close in their order.
-// It ignores its argv and stdin, and runs until it is stopped.
+// It ignores its stdin, and runs until it is stopped; `--version` alone, as catherd's readiness check asks
+// a Codex, it answers as the Codex version the backend needs at least.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+
+if (process.argv.length === 3 && process.argv[2] === "--version") {
+  process.stdout.write("codex-cli 0.171.0\n");
+  process.exit(0);
+}
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const recorded = path.resolve(here, "../../test/fixtures/recorded/codex");

@@ -50,7 +50,7 @@ export function sideBySideMarkdown(columns) {
   const out = [`| ${head.join(" | ")} |`, `|${head.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`];
   for (const key of rowKeys(columns)) {
     const cells = columns.flatMap((c) => {
-      const r = c.rows.find((row) => row.key === key);
+      const r = rowOf(c, key);
       if (r === undefined) return ["", "", "", ""];
       return [
         `${fmt(r.median, r.decimals)} ${r.unit}`,
@@ -59,8 +59,7 @@ export function sideBySideMarkdown(columns) {
         r.met === null ? "" : r.met ? "met" : "**missed**",
       ];
     });
-    const what = columns.map((c) => c.rows.find((row) => row.key === key)?.what).find((w) => w !== undefined);
-    out.push(`| ${esc(what ?? key)} | ${cells.join(" | ")} |`);
+    out.push(`| ${esc(whatOf(columns, key))} | ${cells.join(" | ")} |`);
   }
   return out.join("\n");
 }
@@ -72,11 +71,10 @@ export function sideBySideMarkdown(columns) {
 export function sideBySideText(columns) {
   const head = ["what", ...columns.flatMap((c) => [c.version, "ratio", "met"])];
   const body = rowKeys(columns).map((key) => {
-    const what = columns.map((c) => c.rows.find((row) => row.key === key)?.what).find((w) => w !== undefined);
     return [
-      what ?? key,
+      whatOf(columns, key),
       ...columns.flatMap((c) => {
-        const r = c.rows.find((row) => row.key === key);
+        const r = rowOf(c, key);
         if (r === undefined) return ["", "", ""];
         return [
           `${fmt(r.median, r.decimals)} ${r.unit}`,
@@ -101,4 +99,22 @@ function rowKeys(columns) {
   const keys = [];
   for (const c of columns) for (const r of c.rows) if (!keys.includes(r.key)) keys.push(r.key);
   return keys;
+}
+
+/**
+ * A column's row of `key`, if that runtime measured it.
+ * @param {Column} column
+ * @param {string} key
+ */
+function rowOf(column, key) {
+  return column.rows.find((row) => row.key === key);
+}
+
+/**
+ * What a row measures, from the first column that has it.
+ * @param {Column[]} columns
+ * @param {string} key
+ */
+function whatOf(columns, key) {
+  return columns.map((c) => rowOf(c, key)?.what).find((w) => w !== undefined) ?? key;
 }

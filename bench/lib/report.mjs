@@ -1,6 +1,6 @@
 // @ts-check
-// The rows of one bench run, their raw samples and the figures that are not rows (`extra`), printed as a
-// text table and as the markdown table of specs/performance.md.
+// The rows of one section on one runtime, their raw samples and the figures that are not rows (`extra`);
+// each row is printed as it is added (bench/lib/columns.mjs puts the runtimes' rows side by side).
 import { fmt, stats } from "./stats.mjs";
 
 /** @typedef {import("./stats.mjs").Stats} Stats */
@@ -47,45 +47,6 @@ export class Report {
     this.rows.push(row);
     console.log(`  ${formatRowText(row)}`);
     return row;
-  }
-
-  /** The rows as an aligned plain-text table. */
-  textTable() {
-    const head = ["what", "median", "p95", "n", "baseline (median)", "ratio", "target", "met"];
-    const body = this.rows.map((r) => [
-      r.what,
-      `${fmt(r.median, r.decimals)} ${r.unit}`,
-      `${fmt(r.p95, r.decimals)} ${r.unit}`,
-      String(r.n),
-      r.baseline === null ? "" : `${r.baseline.name}: ${fmt(r.baseline.value, r.decimals)}`,
-      r.ratio === null ? "" : `×${fmt(r.ratio, 2)}`,
-      r.target ?? "",
-      r.met === null ? "" : r.met ? "met" : "MISSED",
-    ]);
-    const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? "").length)));
-    /** @param {string[]} cells */
-    const line = (cells) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ");
-    return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
-  }
-
-  /** The rows as the markdown table of specs/performance.md. */
-  markdownTable() {
-    /** @param {string} s */
-    const esc = (s) => String(s).replaceAll("|", "\\|");
-    const out = [
-      "| what | median | p95 | n | baseline (median, same run) | ratio | target | met | note |",
-      "|---|---:|---:|---:|---|---:|---|---|---|",
-    ];
-    for (const r of this.rows) {
-      out.push(
-        `| ${esc(r.what)} | ${fmt(r.median, r.decimals)} ${r.unit} | ${fmt(r.p95, r.decimals)} ${r.unit} | ${r.n} | ${esc(
-          r.baseline === null
-            ? ""
-            : `${r.baseline.name}: ${fmt(r.baseline.value, r.decimals)} ${r.baseline.unit ?? r.unit}`,
-        )} | ${r.ratio === null ? "" : `×${fmt(r.ratio, 2)}`} | ${esc(r.target ?? "")} | ${r.met === null ? "" : r.met ? "met" : "**missed**"} | ${esc(r.note)} |`,
-      );
-    }
-    return out.join("\n");
   }
 }
 

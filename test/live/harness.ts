@@ -63,35 +63,10 @@ export const CLIS: Record<LiveCli, CliSetup> = {
     backend: "codex",
     model: "mock-model",
     configure({ home, baseUrl }) {
-      // CODEX_HOME with a config.toml: a model provider at the mock, Responses wire API. request_max_retries
-      // = 0 makes each "Reconnecting… n/5" round a single HTTP try (default 4 tries per round), so persistent
-      // 500s print their first three retry lines within about a second; stream_max_retries keeps its
-      // default 5, more than the supervisor's 3.
+      // CODEX_HOME with a config.toml: a model provider at the mock (codexConfigToml says why its retries).
       const codexHome = path.join(home, "codex-home");
       fs.mkdirSync(codexHome, { recursive: true });
-      fs.writeFileSync(
-        path.join(codexHome, "config.toml"),
-        [
-          'model_provider = "mock"',
-          'model = "mock-model"',
-          "",
-          "[model_providers.mock]",
-          'name = "catherd live mock"',
-          `base_url = ${JSON.stringify(`${baseUrl}/v1`)}`,
-          'wire_api = "responses"',
-          'env_key = "MOCK_API_KEY"',
-          "request_max_retries = 0",
-          "stream_max_retries = 5",
-          "",
-          // Codex's start-up snapshot of the login shell runs the machine's profile in the background
-          // (pyenv rehash, which holds a lock file); the sweep at the end of a dispatch ends it where it
-          // stands and the lock stays behind, so every later login shell on the machine waits 60 s for
-          // it. The snapshot is codex's own, not what a test checks.
-          "[features]",
-          "shell_snapshot = false",
-          "",
-        ].join("\n"),
-      );
+      fs.writeFileSync(path.join(codexHome, "config.toml"), codexConfigToml(baseUrl));
       return { CODEX_HOME: codexHome };
     },
     extraArgs: () => [],
@@ -408,4 +383,34 @@ export function diagnostics(d: LiveDispatch, server?: MockModelServer): string {
     parts.push(`--- mock server requests\n${requests.join("\n")}`);
   }
   return parts.join("\n");
+}
+
+/**
+ * A codex config.toml that talks to the mock at `baseUrl` (Responses wire API), with `tables` (more TOML
+ * tables, e.g. an MCP server) after the provider's. request_max_retries = 0 makes each "Reconnecting… n/5"
+ * round a single HTTP try (default 4 tries per round), so persistent 500s print their first three retry
+ * lines within about a second; stream_max_retries keeps its default 5, more than the supervisor's 3.
+ */
+export function codexConfigToml(baseUrl: string, tables: readonly string[] = []): string {
+  return [
+    'model_provider = "mock"',
+    'model = "mock-model"',
+    "",
+    "[model_providers.mock]",
+    'name = "catherd live mock"',
+    `base_url = ${JSON.stringify(`${baseUrl}/v1`)}`,
+    'wire_api = "responses"',
+    'env_key = "MOCK_API_KEY"',
+    "request_max_retries = 0",
+    "stream_max_retries = 5",
+    "",
+    ...tables,
+    // Codex's start-up snapshot of the login shell runs the machine's profile in the background (pyenv
+    // rehash, which holds a lock file); the sweep at the end of a dispatch ends it where it stands and the
+    // lock stays behind, so every later login shell on the machine waits 60 s for it. The snapshot is
+    // codex's own, not what a test checks.
+    "[features]",
+    "shell_snapshot = false",
+    "",
+  ].join("\n");
 }

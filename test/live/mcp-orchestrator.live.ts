@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CLI_MAIN, readJson } from "../helpers/folders.js";
 import { waitFor } from "../helpers/wait.js";
-import { binOf, CLIS, checkPrerequisites, dispatcherEnv, type LiveCli } from "./harness.js";
+import { binOf, CLIS, checkPrerequisites, codexConfigToml, dispatcherEnv, type LiveCli } from "./harness.js";
 import {
   FINAL_MARKER,
   type MockModelServer,
@@ -129,17 +129,7 @@ function orchestratorSetup(
   fs.mkdirSync(codexHome, { recursive: true });
   fs.writeFileSync(
     path.join(codexHome, "config.toml"),
-    [
-      'model_provider = "mock"',
-      'model = "mock-model"',
-      "",
-      "[model_providers.mock]",
-      'name = "catherd live mock"',
-      `base_url = ${JSON.stringify(`${baseUrl}/v1`)}`,
-      'wire_api = "responses"',
-      'env_key = "MOCK_API_KEY"',
-      "request_max_retries = 0",
-      "",
+    codexConfigToml(baseUrl, [
       "[mcp_servers.catherd]",
       `command = ${JSON.stringify(MCP_COMMAND.command)}`,
       `args = ${JSON.stringify(MCP_COMMAND.args)}`,
@@ -149,13 +139,7 @@ function orchestratorSetup(
       "tool_timeout_sec = 330",
       'default_tools_approval_mode = "approve"',
       "",
-      // Codex's start-up snapshot of the user's login shell runs the machine's profile (pyenv rehash,
-      // waiting on a lock other users hold) and can outlive codex (fixtures README, "Processes left
-      // behind"): it is codex's, not the loop's, and this orchestrator runs no shell command.
-      "[features]",
-      "shell_snapshot = false",
-      "",
-    ].join("\n"),
+    ]),
   );
   return {
     args: ["exec", "--json", "--skip-git-repo-check", PROMPT],
