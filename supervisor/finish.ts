@@ -79,7 +79,10 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog) {
   } catch (error) {
     log("record-write-failed", failure(error));
   }
-  await promoteAfterRecord(dir, log).catch((error: unknown) => log("promoter-failed", failure(error)));
+  pauseAt("after-record", dir);
+  await promoteAfterRecord(dir, log, deps.clock).catch((error: unknown) =>
+    log("promoter-failed", failure(error)),
+  );
 }
 
 async function stopAgent(

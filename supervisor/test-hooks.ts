@@ -15,6 +15,7 @@ export const PAUSE_PHASES = [
   "adopted",
   "stopping",
   "after-exit",
+  "after-record",
 ] as const;
 export type PausePhase = (typeof PAUSE_PHASES)[number];
 

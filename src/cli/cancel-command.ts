@@ -1,10 +1,12 @@
 import { adoptIfOrphaned, isAdoptable } from "../dispatch/adopt.js";
 import { awaitRecords } from "../dispatch/await-records.js";
+import { stopChain } from "../dispatch/hand-over.js";
 import { inspectDispatch } from "../dispatch/inspect.js";
 import { cancelQueued, runPathsOfPlace } from "../dispatch/queue.js";
 import { settleIfDead, stopOrphan } from "../dispatch/settle.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
 import type { DispatchState } from "../domain/vocab.js";
+import { handOverPending, lastAttemptDir } from "../folder/chain.js";
 import { placeOf } from "../folder/layout.js";
 import { requestCancel } from "../folder/write.js";
 import type { Command } from "./kit.js";
@@ -22,16 +24,24 @@ Asks the supervisor to stop the dispatch (it wakes on the cancel file at once; s
 "When it polls", for a home shared between machines). If the supervisor is gone but the agent still runs
 (orphaned), a new supervisor adopts it and acts on the request; an orphan that cannot be adopted (its
 supervisor died before naming the agent) is stopped here — each process only if its pid and start time
-read back exactly — and recorded cancelled. --wait returns once the dispatch is recorded.`,
+read back exactly — and recorded cancelled. A chain of attempts (--fallback) is cancelled at its last
+attempt, and goes on to no other. --wait returns once the dispatch is recorded.`,
   options: {
     run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
     wait: { type: "boolean", description: "return once the dispatch is recorded" },
   },
   async handler(input) {
     const ref = refOf(input, "cancel");
-    const dir = dispatchDirOf(input, ref);
+    // A chain is cancelled at its last attempt; a cancel file in each attempt it passes stops its
+    // hand-over, should that attempt end on its own meanwhile.
+    const dir = lastAttemptDir(dispatchDirOf(input, ref));
     let view = inspectDispatch(dir);
     const place = placeOf(dir);
+    if (view.state === "recorded" && handOverPending(dir, view.record) && place !== null) {
+      requestCancel(dir);
+      await stopChain(runPathsOfPlace(place), dir);
+      view = inspectDispatch(dir);
+    }
     // Queued: recorded cancelled under the run's lock, never started — unless a promotion got there first,
     // and then it is cancelled as the live dispatch it has become.
     if (view.state === "queued" && place !== null) {

@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import { backendNamed } from "../backends/registry.js";
+import { backendFor, backendNamed } from "../backends/registry.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
 import { launchPromoted, queuePositions } from "../dispatch/queue.js";
@@ -43,6 +43,9 @@ const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [opt
                         cap of live dispatches of one backend in the run (repeatable; remembered)
   --queue               where a cap or an overlapping --owns would refuse it, wait in the run's queue:
                         it starts, oldest first, as soon as nothing blocks it (exit 0 at once)
+  --fallback <backend[:model]>[,…]
+                        when it ends on a quota, rate limit, outage, login or model, try these next
+  --retry-within <d>    a rate limit that names a time within this retries the same CLI then (≤ 24h)
   --idle 15m  --wall 90m  --kill-grace 10s
   --memory <size>       cap on the memory of all its processes, e.g. 2G (where cgroups are available)
   --max-procs <n>       cap on how many processes it runs at once (where cgroups are available)
@@ -88,6 +91,17 @@ export const dispatchCommand: Command<Dispatched> = {
       type: "boolean",
       description:
         "where a cap or an overlapping owns would refuse it, wait in the run's queue (it starts as soon as nothing blocks it)",
+    },
+    fallback: {
+      type: "string",
+      multiple: true,
+      description:
+        "backend[:model],…: when an attempt ends on a quota, rate limit, outage, login or model, the next attempt runs on the next of these",
+    },
+    "retry-within": {
+      type: "string",
+      description:
+        "when a rate limit names a time within this (e.g. 10m, at most 24h), retry the same CLI then, before falling back",
     },
     env: {
       type: "string",
@@ -156,12 +170,18 @@ export const dispatchCommand: Command<Dispatched> = {
       base: stringOption(input, "base"),
       passEnv: listOption(input, "pass-env"),
       keepTmp: input.values["keep-tmp"] === true,
+      fallback: listOption(input, "fallback"),
+      retryWithin: stringOption(input, "retry-within"),
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });
     // Readiness before admission: a CLI that cannot start, or is too old, fails here, before any write.
     const ready = await checkReadiness(request.backend, request.bin, catherdHome());
     if (ready.problem !== null) throw ready.problem;
+    for (const rung of request.chain?.rungs ?? []) {
+      const rungReady = await checkReadiness(backendFor(rung.backend), rung.bin, catherdHome());
+      if (rungReady.problem !== null) throw rungReady.problem;
+    }
     const admitted = await admit(request, catherdHome(), () => new Date());
     // Queued ones promoted on the way start too; a queued newcomer leaves the standby to the first of them.
     const [first, ...others] = admitted.promoted;

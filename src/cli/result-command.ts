@@ -4,6 +4,7 @@ import { settleIfDead } from "../dispatch/settle.js";
 import { formatDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
+import { attemptDirs, handOverPending, lastAttemptDir, readNext } from "../folder/chain.js";
 import { FILES } from "../folder/layout.js";
 import { markSeen } from "../folder/markers.js";
 import type { Command } from "./kit.js";
@@ -11,43 +12,101 @@ import { leftBehindLines } from "./left-behind.js";
 import { count, whyLine } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
-export const resultCommand: Command<RecordFile> = {
+/** One attempt of a chain, as `result --json` lists them. */
+export interface AttemptSummary {
+  attempt: number;
+  dispatchId: string;
+  dir: string;
+  backend: string | null;
+  model: string | null;
+  status: RecordFile["status"] | null;
+  kind: string | null;
+}
+
+/** `result --json`: record.json as written, and every attempt of its chain (one for a plain dispatch). */
+export type ResultData = RecordFile & { attempts: AttemptSummary[] };
+
+export const resultCommand: Command<ResultData> = {
   name: "result",
   usage: `usage: catherd result <name|id|dir> [--run <r>] [--json]
 
-The record of a finished dispatch and its reply. With --json, record.json as written (it holds the reply).`,
+The record of a finished dispatch and its reply; for a chain of attempts (--fallback), the record of its
+last attempt once the chain has ended. With --json, record.json as written (it holds the reply) and
+\`attempts\`: every attempt of the chain with how it ended.`,
   options: {
     run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
   },
   async handler(input) {
     const ref = refOf(input, "result");
-    const dir = dispatchDirOf(input, ref);
-    await promoteRunOf(dir);
-    let view = inspectDispatch(dir);
-    view = await settleIfDead(view);
+    const asked = dispatchDirOf(input, ref);
+    await promoteRunOf(asked);
+    // A chain answers with its last attempt; one whose hand-over nobody did yet is handed over first.
+    let dir = lastAttemptDir(asked);
+    let view = await settleIfDead(inspectDispatch(dir));
+    if (handOverPending(dir, view.record)) {
+      await promoteRunOf(dir, { force: true });
+      dir = lastAttemptDir(dir);
+      view = await settleIfDead(inspectDispatch(dir));
+    }
     const problem = problemOf(view, FILES.record);
     if (problem !== undefined) throw problem;
-    if (view.record === null) {
+    const name = view.admit?.name ?? view.dispatchId;
+    if (view.record === null || handOverPending(dir, view.record)) {
+      const attempt = view.admit?.attempt ?? 1;
+      const which =
+        attempt > 1
+          ? `its attempt ${attempt} (${view.admit?.backend ?? "?"}) is ${view.state}`
+          : `it is ${view.state}`;
       throw new CatherdError(
         "E_NOT_RECORDED",
-        `${view.admit?.name ?? view.dispatchId} has no record yet (it is ${view.state})`,
-        {
-          fix: `catherd wait ${view.admit?.name ?? view.dispatchId}`,
-        },
+        view.record === null
+          ? `${name} has no record yet (${which})`
+          : `${name} has not ended: its chain goes on to ${view.record.next?.backend ?? "?"}`,
+        { fix: `catherd wait ${name}` },
       );
     }
     markSeen(dir);
     const record = view.record;
+    const attempts = attemptDirs(dir).map(attemptSummary);
     const text = [
       recordLine(record),
+      ...(attempts.length > 1 ? [`attempts: ${attempts.map(attemptWords).join(" → ")}`] : []),
+      ...chainStopLines(dir),
       ...errorLines(record),
       ...leftBehindLines(record, view.spec),
       "",
       record.reply ?? "(no reply)",
     ];
-    return { data: record, text: `${text.join("\n")}\n` };
+    return { data: { ...record, attempts }, text: `${text.join("\n")}\n` };
   },
 };
+
+/** How one attempt of a chain ended, from its folder (record.json, else admit.json). */
+function attemptSummary(dir: string): AttemptSummary {
+  const view = inspectDispatch(dir);
+  const record = view.record;
+  return {
+    attempt: view.admit?.attempt ?? record?.attempt ?? 1,
+    dispatchId: view.dispatchId,
+    dir,
+    backend: record?.backend ?? view.admit?.backend ?? null,
+    model: record?.model ?? view.admit?.model ?? null,
+    status: record?.status ?? null,
+    kind: record?.error?.kind ?? null,
+  };
+}
+
+/** "codex quota", "claude-code ok". */
+function attemptWords(a: AttemptSummary): string {
+  return `${a.backend ?? "?"} ${a.status === "ok" ? "ok" : (a.kind ?? a.status ?? "?")}`;
+}
+
+/** Why a chain stopped before the rung its last record named (next.json): cancelled, or refused. */
+function chainStopLines(dir: string): string[] {
+  const next = readNext(dir);
+  if (next === null || next.stopped === null) return [];
+  return [`chain stopped: ${next.stopped}${next.message === null ? "" : ` — ${next.message}`}`];
+}
 
 /**
  * Why a record is not ok, for people: "error: rate-limit, retry after 14:05 — ‹message›" (the retry time

@@ -73,7 +73,7 @@ export function renderStatus(rows: DispatchRow[], run: string, hidden: number, n
     const mark = r.unread ? "* " : "  ";
     const stateStyle = STATE_STYLE[r.state];
     const tokens = r.tokens === null ? "-" : count(r.tokens.input + r.tokens.output);
-    const last = doingOrResult(r, now);
+    const last = chainText(r, doingOrResult(r, now));
     const lastStyle = last.status === null ? undefined : STATUS_STYLE[last.status];
     const line = [
       mark + cell(r.name ?? "(by hand)", 14),
@@ -90,6 +90,22 @@ export function renderStatus(rows: DispatchRow[], run: string, hidden: number, n
   }
   if (hidden > 0) lines.push(paint(`(${hidden} older recorded: catherd status --all)`, "dim"));
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * A chain's row says how its earlier attempts ended and where it goes next:
+ * "codex quota → claude-code rate-limit → claude-code running: …", "codex quota → claude-code next".
+ */
+function chainText(
+  r: DispatchRow,
+  last: { text: string; status: DispatchRow["status"] },
+): { text: string; status: DispatchRow["status"] } {
+  const label = (backend: DispatchRow["backend"]) => (backend === null ? "?" : backendFor(backend).label);
+  const earlier = r.earlier.map((e) => `${label(e.backend)} ${e.kind ?? e.status ?? "?"}`);
+  const own = r.earlier.length === 0 ? last.text : `${label(r.backend)} ${last.text}`;
+  const next = r.next === null ? [] : [`${label(r.next.backend)} next`];
+  if (earlier.length === 0 && next.length === 0) return last;
+  return { text: [...earlier, own, ...next].join(" → "), status: last.status };
 }
 
 /** "#2 capacity (cap 3)", "#1 overlap: src/ (fix-tests)", "#1 not before 14:05". */

@@ -20,8 +20,9 @@ export const waitCommand: Command<Waited> = {
   usage: `usage: catherd wait [<name|id>…] [--any] [--timeout <d>] [--run <r>] [--json]
 
 Blocks until every named dispatch (default: every live one of the run) has a record, or with --any until
-the first does, and prints the records — and, for each one still running, what it is doing. Exit 0 when
-all printed records are ok, 1 otherwise, 124 on timeout.`,
+the first does — for a chain of attempts (--fallback), its last attempt — and prints the records and,
+for each one still running, what it is doing. Exit 0 when all printed records are ok, 1 otherwise, 124
+on timeout.`,
   options: {
     run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
     any: { type: "boolean", description: "return when the first of them is recorded" },
@@ -33,7 +34,9 @@ all printed records are ok, 1 otherwise, 124 on timeout.`,
     const dirs =
       input.positionals.length > 0
         ? [...new Set(input.positionals.map((ref) => dispatchDirOf(input, ref)))]
-        : (await overview(runPathsOf(input))).filter((r) => r.state !== "recorded").map((r) => r.dir);
+        : (await overview(runPathsOf(input)))
+            .filter((r) => r.state !== "recorded" || r.next !== null)
+            .map((r) => r.dir);
     if (dirs.length === 0) {
       throw new CatherdError("E_DISPATCH_NOT_FOUND", "nothing to wait for: no live dispatch in the run", {
         fix: "name the dispatches to wait for, or see catherd status --all",
@@ -68,5 +71,6 @@ function snapshotLine(s: RunningSnapshot): string {
       : s.doing === null
         ? ""
         : `: ${s.doing}`;
-  return `  ${s.name ?? s.dispatchId} ${s.state}${age}${doing}`;
+  const attempt = s.attempt > 1 ? ` (attempt ${s.attempt}, ${s.backend ?? "?"})` : "";
+  return `  ${s.name ?? s.dispatchId} ${s.state}${attempt}${age}${doing}`;
 }

@@ -1,10 +1,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type Blocked, blockerOf, type Slot } from "../domain/admission.js";
+import { type Blocked, blockerOf, type Caps, type Slot } from "../domain/admission.js";
 import { CatherdError } from "../domain/errors.js";
 import { makeDispatchId } from "../domain/ids.js";
 import {
   type AdmitFile,
+  type LadderFile,
   type QueuedFile,
   type RunFile,
   runFileSchema,
@@ -25,7 +26,7 @@ import { underAdmissionLock } from "./admission-lock.js";
 import { LiveSet } from "./live-set.js";
 import { ownsOverlap } from "./owns.js";
 import { capsOf, ownsConflict, promoteUnderLock } from "./queue.js";
-import type { DispatchRequest } from "./request.js";
+import type { ChainRequest, DispatchRequest } from "./request.js";
 import { type Placed, placeDispatch, planWorkplace, type Workplace } from "./workplace.js";
 
 export { ADMISSION_LOCK_STALE_MS, ADMISSION_LOCK_WAIT_MS } from "./admission-lock.js";
@@ -76,17 +77,7 @@ export async function admit(request: DispatchRequest, home: string, now: () => D
         ownsConflict,
       );
       if (blocked !== null && !request.queue) throw refusal(request, blocked, slots);
-      const queued: QueuedFile | null =
-        blocked === null
-          ? null
-          : {
-              schema: SCHEMA_VERSION,
-              since: now().toISOString(),
-              ...blocked,
-              blocker: blocked.blocker,
-              notBefore: null,
-            };
-      const result = commitDispatch(run, staged, ownsAbsolute, queued, now());
+      const result = commitDispatch(run, staged, ownsAbsolute, queuedFile(blocked, null, now()), now());
       committed = true;
       return { ...result, promoted: toLaunch };
     });
@@ -95,6 +86,49 @@ export async function admit(request: DispatchRequest, home: string, now: () => D
     // Refused, or the lock never came: nothing of this dispatch remains.
     if (!committed) fs.rmSync(staged.staging, { recursive: true, force: true });
   }
+}
+
+/**
+ * The next attempt of a chain, admitted by its hand-over (dispatch/hand-over.ts) under the run's lock,
+ * which the caller holds: queued when something blocks it (a cap, an overlap, or its `notBefore`), else
+ * admitted to start now — the caller launches its supervisor once the lock is released. Refusals are
+ * thrown as for `dispatch` (a --worktree git refuses, a folder that cannot be written).
+ */
+export async function admitAttemptUnderLock(
+  run: RunPaths,
+  request: DispatchRequest,
+  slots: readonly Slot[],
+  caps: Caps,
+  now: Date,
+): Promise<{ dir: string; dispatchId: string; queued: boolean }> {
+  const workplace = await planWorkplace(request);
+  const staged = stageDispatch(request, run, workplace, now);
+  try {
+    const ownsAbsolute = request.owns.map((p) => absoluteOwn(staged.admit.cwd, p));
+    const notBefore = request.chain?.notBefore ?? null;
+    const blocked = blockerOf(
+      {
+        backend: request.backend.id,
+        owns: ownsAbsolute,
+        notBefore: notBefore === null ? null : Date.parse(notBefore),
+      },
+      slots,
+      caps,
+      now.getTime(),
+      ownsConflict,
+    );
+    const result = commitDispatch(run, staged, ownsAbsolute, queuedFile(blocked, notBefore, now), now);
+    return { dir: result.dir, dispatchId: result.dispatchId, queued: result.queued !== null };
+  } catch (error) {
+    fs.rmSync(staged.staging, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** queued.json for a dispatch `blocked` at admission (with --queue, or a chain's next attempt); else null. */
+function queuedFile(blocked: Blocked | null, notBefore: string | null, at: Date): QueuedFile | null {
+  if (blocked === null) return null;
+  return { schema: SCHEMA_VERSION, since: at.toISOString(), ...blocked, blocker: blocked.blocker, notBefore };
 }
 
 /** run.json, created on the first admission; the caps a dispatch gives are remembered for the next. */
@@ -305,8 +339,37 @@ function writeFolder(
     admittedAt: at.toISOString(),
     dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid) },
     git: placed.git,
+    attempt: request.chain?.attempt ?? 1,
+    failoverFrom: request.chain?.failoverFrom ?? null,
+    ...(request.chain === null ? {} : { ladder: ladderOf(request, request.chain) }),
   };
   return { admit, spec };
+}
+
+/** admit.json's `ladder`: the chain's future, and what its next attempts repeat of this request. */
+function ladderOf(request: DispatchRequest, chain: ChainRequest): LadderFile {
+  return {
+    rungs: chain.rungs,
+    retryWithinMs: chain.retryWithinMs,
+    retries: chain.retries,
+    rung: { backend: request.backend.id, model: request.model, bin: request.bin },
+    request: {
+      cwd: request.cwd,
+      effort: request.effort,
+      access: request.access,
+      thread: chain.thread,
+      envNames: Object.keys(request.env),
+      idleMs: request.idleMs,
+      wallMs: request.wallMs,
+      killGraceMs: request.killGraceMs,
+      memoryBytes: request.memoryBytes,
+      maxProcs: request.maxProcs,
+      worktree: request.isolation.worktree,
+      passEnv: request.isolation.passEnv,
+      keepTmp: request.isolation.keepTmp,
+      extraArgs: request.extraArgs,
+    },
+  };
 }
 
 /**

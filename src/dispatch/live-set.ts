@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import type { Queued, Slot } from "../domain/admission.js";
 import { isValidId } from "../domain/ids.js";
 import { SPEC_DEFAULT_BACKEND } from "../domain/vocab.js";
+import { handOverPending } from "../folder/chain.js";
 import { FILES, fileIn } from "../folder/layout.js";
 import { type LiveMarker, readLiveMarkers, removeLiveMarkerOf } from "../folder/markers.js";
 import { dispatchDir, type RunPaths } from "../infra/paths.js";
@@ -27,7 +28,7 @@ export class LiveSet {
   readonly runLive: string;
   private readonly views = new Map<string, DispatchView>();
 
-  constructor(run: RunPaths) {
+  constructor(readonly run: RunPaths) {
     this.runLive = run.live;
     for (const marker of readLiveMarkers(run.live)) {
       // The folder is derived from the marker's ids, never taken from its `dir`: a hand-edited marker must
@@ -42,14 +43,30 @@ export class LiveSet {
     const known = this.views.get(marker.dir);
     if (known !== undefined) return known;
     const view = await settleIfDead(inspectDispatch(marker.dir));
-    if (view.state === "recorded") removeLiveMarkerOf(marker.dir);
+    if (view.state === "recorded" && !handOverPending(marker.dir, view.record))
+      removeLiveMarkerOf(marker.dir);
     this.views.set(marker.dir, view);
     return view;
   }
 
-  /** Not recorded yet: queued, starting or running. What a duplicate name is judged by. */
+  /**
+   * Not recorded yet (queued, starting or running), or recorded with its chain still to be handed over.
+   * What a duplicate name is judged by.
+   */
   async isLive(marker: LiveMarker): Promise<boolean> {
-    return (await this.view(marker)).state !== "recorded";
+    const view = await this.view(marker);
+    return view.state !== "recorded" || handOverPending(marker.dir, view.record);
+  }
+
+  /** Recorded attempts whose chain still has to be handed over (their markers say `handover`). */
+  async pendingHandOvers(): Promise<string[]> {
+    const dirs: string[] = [];
+    for (const marker of this.markers) {
+      if (marker.handover !== true) continue;
+      const view = await this.view(marker);
+      if (view.state === "recorded" && handOverPending(marker.dir, view.record)) dirs.push(marker.dir);
+    }
+    return dirs;
   }
 
   /** Whether this marker's dispatch waits in the queue, never promoted: judged by one stat, not a read. */
@@ -61,9 +78,9 @@ export class LiveSet {
     );
   }
 
-  /** Whether the run has anything queued at all (by the markers; no folder is read). */
+  /** Whether the run has anything queued, or a chain to hand over (by the markers; no folder is read). */
   get hasQueue(): boolean {
-    return this.markers.some((m) => m.queued !== undefined);
+    return this.markers.some((m) => m.queued !== undefined || m.handover === true);
   }
 
   /**

@@ -52,6 +52,21 @@ export interface DispatchRow {
   /** For a queued dispatch: its place (1 = next; null once its promoter died, it is promoted next) and why. */
   queue: QueueInfo | null;
   problems: { code: string; message: string }[];
+  /** Its attempt in its chain (specs/dispatch.md, "The failover ladder"); 1 for a dispatch as given. */
+  attempt: number;
+  /** The attempts of its chain before it, first to last: one row stands for the whole chain. */
+  earlier: EarlierAttempt[];
+  /** For a recorded attempt whose chain goes on: the attempt it hands over to (record.json `next`). */
+  next: { backend: BackendId; model: string | null; notBefore: string | null } | null;
+}
+
+/** An attempt of a chain before the row's own: how it ended. */
+export interface EarlierAttempt {
+  dispatchId: string;
+  attempt: number;
+  backend: BackendId | null;
+  status: RecordFile["status"] | null;
+  kind: string | null;
 }
 
 /** A queued dispatch's place in the run's queue and what holds it back (queued.json). */
@@ -80,17 +95,48 @@ export async function overview(run: RunPaths): Promise<DispatchRow[]> {
   await promoteRun(run).catch(() => 0);
   const positions = queuePositions(run);
   const rows: DispatchRow[] = [];
+  const failoverFrom = new Map<string, string>();
   for (const dir of listDispatchDirs(run)) {
     const record = readFolderJson(dir, FILES.record);
     if (record.kind === "ok") {
       rows.push(recordedRow(run, dir, record.value));
+      if (record.value.failoverFrom != null)
+        failoverFrom.set(record.value.dispatchId, record.value.failoverFrom);
       continue;
     }
     const view = await settleIfDead(inspectDispatch(dir));
     rows.push(liveRow(run, view, positions));
+    if (view.admit?.failoverFrom != null) failoverFrom.set(view.dispatchId, view.admit.failoverFrom);
   }
   const live = (r: DispatchRow) => (r.state === "recorded" ? 1 : 0);
-  return rows.sort((a, b) => live(a) - live(b));
+  return foldChains(rows, failoverFrom).sort((a, b) => live(a) - live(b));
+}
+
+/**
+ * One row per chain: an attempt that a later attempt in the rows followed is folded into that row's
+ * `earlier`, oldest first. `from` says which attempt each row followed.
+ */
+function foldChains(rows: DispatchRow[], from: Map<string, string>): DispatchRow[] {
+  if (from.size === 0) return rows;
+  const byId = new Map(rows.map((r) => [r.dispatchId, r]));
+  const folded = new Set<string>();
+  // Oldest first, so that an attempt's own earlier ones are in place before it is folded on.
+  for (const row of [...rows].sort((a, b) => (a.dispatchId < b.dispatchId ? -1 : 1))) {
+    const before = byId.get(from.get(row.dispatchId) ?? "");
+    if (before === undefined) continue;
+    row.earlier = [
+      ...before.earlier,
+      {
+        dispatchId: before.dispatchId,
+        attempt: before.attempt,
+        backend: before.backend,
+        status: before.status,
+        kind: before.error?.kind ?? null,
+      },
+    ];
+    folded.add(before.dispatchId);
+  }
+  return rows.filter((r) => !folded.has(r.dispatchId));
 }
 
 function recordedRow(run: RunPaths, dir: string, record: RecordFile): DispatchRow {
@@ -114,7 +160,15 @@ function recordedRow(run: RunPaths, dir: string, record: RecordFile): DispatchRo
     unread: !isSeen(dir),
     queue: null,
     problems: [],
+    attempt: record.attempt ?? 1,
+    earlier: [],
+    next: nextOf(record),
   };
+}
+
+function nextOf(record: RecordFile | null): DispatchRow["next"] {
+  const next = record?.next;
+  return next == null ? null : { backend: next.backend, model: next.model, notBefore: next.notBefore };
 }
 
 /** The row of a dispatch without a record; `positions` (queuePositions) places a queued one in its queue. */
@@ -145,5 +199,8 @@ export function liveRow(
     unread: view.state === "recorded" && !isSeen(view.dir),
     queue: queueInfo(view, positions),
     problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
+    attempt: view.admit?.attempt ?? 1,
+    earlier: [],
+    next: nextOf(view.record),
   };
 }

@@ -11,6 +11,7 @@ import { readJsonFile } from "../infra/json-file.js";
 import { type RunPaths, runPaths } from "../infra/paths.js";
 import { startTimeOf } from "../infra/process-identity.js";
 import { underAdmissionLock } from "./admission-lock.js";
+import { handOverUnderLock } from "./hand-over.js";
 import { type DispatchView, inspectDispatch } from "./inspect.js";
 import { launchSupervisor } from "./launch.js";
 import { LiveSet, queueOrder } from "./live-set.js";
@@ -43,16 +44,17 @@ export function readRunFile(run: RunPaths): RunFile | null {
  * exists is recorded cancelled instead of started.
  */
 export async function promoteUnderLock(
-  live: LiveSet,
+  given: LiveSet,
   caps: Caps,
   now: Date,
 ): Promise<{ slots: Slot[]; toLaunch: string[] }> {
+  const { live, started } = await handOverChains(given, caps, now);
   const { slots, stranded } = await live.slotsAndStranded();
-  if (!live.hasQueue && stranded.length === 0) return { slots, toLaunch: [] };
+  if (!live.hasQueue && stranded.length === 0) return { slots, toLaunch: started };
   const queue = [...live.waiting(), ...stranded].sort(queueOrder);
   const strandedDirs = new Set(stranded.map((q) => q.marker.dir));
   const held = [...slots];
-  const toLaunch: string[] = [];
+  const toLaunch: string[] = [...started];
   for (const q of choosePromotions(queue, slots, caps, now.getTime(), ownsConflict)) {
     const dir = q.marker.dir;
     if (fs.existsSync(fileIn(dir, FILES.cancel))) {
@@ -70,6 +72,29 @@ export async function promoteUnderLock(
     toLaunch.push(dir);
   }
   return { slots: held, toLaunch };
+}
+
+/**
+ * First in every promotion: the chains whose last attempt was recorded with a `next` are handed over
+ * (dispatch/hand-over.ts), so that a next attempt takes its place in the queue before anything is chosen.
+ * Returns the live set as it is afterwards and the attempts admitted to start now.
+ */
+async function handOverChains(
+  live: LiveSet,
+  caps: Caps,
+  now: Date,
+): Promise<{ live: LiveSet; started: string[] }> {
+  const pending = await live.pendingHandOvers();
+  if (pending.length === 0) return { live, started: [] };
+  const started: string[] = [];
+  let current = live;
+  for (const dir of pending) {
+    const { slots } = await current.slotsAndStranded();
+    const handed = await handOverUnderLock(current.run, dir, slots, caps, now);
+    if (handed?.toLaunch != null) started.push(handed.toLaunch);
+    current = new LiveSet(current.run);
+  }
+  return { live: current, started };
 }
 
 /**
@@ -91,9 +116,13 @@ export async function launchPromoted(
  */
 export async function promoteRun(
   run: RunPaths,
-  { now = () => new Date(), standby = null }: { now?: () => Date; standby?: StandbySupervisor | null } = {},
+  {
+    now = () => new Date(),
+    standby = null,
+    force = false,
+  }: { now?: () => Date; standby?: StandbySupervisor | null; force?: boolean } = {},
 ): Promise<number> {
-  if (!new LiveSet(run).hasQueue) return 0;
+  if (!force && !new LiveSet(run).hasQueue) return 0;
   const { toLaunch } = await underAdmissionLock(run, () =>
     promoteUnderLock(new LiveSet(run), capsOf(readRunFile(run)), now()),
   );
@@ -106,10 +135,10 @@ export async function promoteRun(
  * reader reports what it reads even when the lock is busy past its wait or a launch fails; the next one
  * promotes again.
  */
-export async function promoteRunOf(dir: string): Promise<void> {
+export async function promoteRunOf(dir: string, { force = false }: { force?: boolean } = {}): Promise<void> {
   const place = placeOf(dir);
   if (place === null) return;
-  await promoteRun(runPathsOfPlace(place)).catch(() => 0);
+  await promoteRun(runPathsOfPlace(place), { force }).catch(() => 0);
 }
 
 /**

@@ -6,6 +6,7 @@ import type { Backend } from "../backends/types.js";
 import { parseDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import { ID_PATTERN } from "../domain/ids.js";
+import type { Rung } from "../domain/ladder.js";
 import { accessSchema, backendIdSchema } from "../domain/schemas.js";
 import { parseSize } from "../domain/size.js";
 import { type AccessLevel, BACKEND_IDS, type BackendId } from "../domain/vocab.js";
@@ -14,6 +15,9 @@ import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 
 /** The largest brief accepted: larger ones belong in a file in the work tree that the brief names. */
 export const MAX_BRIEF_BYTES = 4 * 1024 * 1024;
+
+/** `--retry-within` at most: the supervisor of a rate-limited attempt stays that long for its retry. */
+export const MAX_RETRY_WITHIN_MS = 24 * 3600_000;
 
 /** A dispatch request, every field validated; nothing has touched the disk yet. */
 export interface DispatchRequest {
@@ -43,6 +47,26 @@ export interface DispatchRequest {
   bin: string;
   extraArgs: string[];
   isolation: IsolationRequest;
+  /**
+   * `--fallback` and `--retry-within`, and where this attempt stands in its chain (specs/dispatch.md, "The
+   * failover ladder"); null for a dispatch given neither (it is attempt 1 of a chain of one).
+   */
+  chain: ChainRequest | null;
+}
+
+/** The chain a dispatch belongs to, as admission writes it into admit.json. */
+export interface ChainRequest {
+  /** The rungs not yet tried, in order. */
+  rungs: Rung[];
+  retryWithinMs: number | null;
+  /** Timed retries of this attempt's rung before it. */
+  retries: number;
+  attempt: number;
+  failoverFrom: string | null;
+  /** Not to start before this time (a timed retry): it is admitted queued until then. */
+  notBefore: string | null;
+  /** `--thread` as the chain was given it: repeated only on the same backend. */
+  thread: string | null;
 }
 
 /** The flags as the command line gave them. */
@@ -71,6 +95,8 @@ export interface RawDispatchInput {
   base?: string | undefined;
   passEnv?: string[] | undefined;
   keepTmp?: boolean | undefined;
+  fallback?: string[] | undefined;
+  retryWithin?: string | undefined;
   rest: string[];
   environment: NodeJS.ProcessEnv;
 }
@@ -147,6 +173,16 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     envNames: Object.keys(env),
     environment: raw.environment,
   });
+  const rungs = parseFallback(raw.fallback ?? [], raw.environment);
+  const retryWithinMs =
+    raw.retryWithin === undefined ? null : parseDuration("--retry-within", raw.retryWithin);
+  if (retryWithinMs !== null && retryWithinMs > MAX_RETRY_WITHIN_MS) {
+    throw invalid("--retry-within", `${raw.retryWithin} is over a day`, "give at most 24h");
+  }
+  const chain: ChainRequest | null =
+    rungs.length === 0 && retryWithinMs === null
+      ? null
+      : { rungs, retryWithinMs, retries: 0, attempt: 1, failoverFrom: null, notBefore: null, thread };
   return {
     backend,
     name,
@@ -170,7 +206,47 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     bin,
     extraArgs,
     isolation,
+    chain,
   };
+}
+
+/**
+ * `--fallback claude-code:claude-sonnet-4-5,gemini` (repeatable, comma-separated): the rungs of the
+ * ladder, each a CLI backend with an optional model, its executable found now (CATHERD_<B>_BIN, else
+ * PATH) so that a rung that could never start is refused before anything is written. `exec` is no rung:
+ * its command is the dispatch's own.
+ */
+function parseFallback(values: readonly string[], environment: NodeJS.ProcessEnv): Rung[] {
+  const fix = `give --fallback <backend>[:<model>][,…], backend one of ${BACKEND_IDS.filter((b) => b !== "exec").join(", ")}`;
+  const rungs: Rung[] = [];
+  for (const item of values.flatMap((v) => v.split(","))) {
+    const text = item.trim();
+    const colon = text.indexOf(":");
+    const id = colon === -1 ? text : text.slice(0, colon);
+    const model = colon === -1 ? null : text.slice(colon + 1);
+    const parsed = backendIdSchema.safeParse(id);
+    if (!parsed.success || parsed.data === "exec") {
+      throw invalid("--fallback", `${JSON.stringify(text.slice(0, 80))} is not a CLI backend`, fix);
+    }
+    if (model !== null && !freeText.safeParse(model).success) {
+      throw invalid("--fallback", `${JSON.stringify(text.slice(0, 80))} has no model after the colon`, fix);
+    }
+    const backend = backendFor(parsed.data);
+    const wanted = environment[backend.binEnv] ?? backend.defaultBin;
+    const bin = resolveExecutable(wanted, environment.PATH ?? "");
+    if (bin === null) {
+      throw new CatherdError(
+        "E_BACKEND_MISSING",
+        `--fallback ${backend.id}: cannot find the executable ${JSON.stringify(wanted)}`,
+        {
+          fix: `install it, or point ${backend.binEnv} at it (catherd doctor), or leave it out of --fallback`,
+        },
+      );
+    }
+    rungs.push({ backend: backend.id, model, bin });
+  }
+  if (rungs.length > 8) throw invalid("--fallback", `has ${rungs.length} rungs`, "give at most 8");
+  return rungs;
 }
 
 /** `--thread`: one short line in the form of the backend's thread ids (backends.md), else E_INPUT_INVALID. */

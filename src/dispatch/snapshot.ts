@@ -20,6 +20,8 @@ export interface RunningSnapshot {
   tokens: { input: number; cached: number; output: number } | null;
   /** Seconds since it was admitted. */
   secs: number | null;
+  /** Its attempt in its chain (1 for a dispatch as given: see `dispatch --fallback`). */
+  attempt: number;
 }
 
 /** A snapshot of one dispatch folder now (activity.json is rewritten by its supervisor at most once a second). */
@@ -45,5 +47,6 @@ export function runningSnapshot(run: RunPaths, dir: string, now = Date.now()): R
         : { label: open.label, openedAt: open.openedAt, openSecs: secsSince(open.openedAt) ?? 0 },
     tokens: row.tokens,
     secs: secsSince(row.admittedAt),
+    attempt: row.attempt,
   };
 }

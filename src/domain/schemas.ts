@@ -209,6 +209,44 @@ export const gitSnapshotSchema = loose({
 });
 export type GitSnapshot = z.infer<typeof gitSnapshotSchema>;
 
+/** A rung of `--fallback`, as admit.json carries the rungs not yet tried. */
+const rungSchema = z.object({
+  backend: backendIdSchema,
+  model: z.string().nullable(),
+  bin: z.string().min(1),
+});
+
+/**
+ * admit.json's `ladder` (specs/dispatch.md, "The failover ladder"): the chain's future as this attempt
+ * carries it, and what each next attempt repeats of the request. Values of `--env` are not repeated here:
+ * `envNames` names them, and the hand-over takes them from this attempt's spec.json.
+ */
+export const ladderSchema = loose({
+  rungs: z.array(rungSchema),
+  retryWithinMs: positiveMs.nullable(),
+  retries: ms,
+  /** This attempt's own rung: what a timed retry runs again. */
+  rung: rungSchema,
+  request: loose({
+    cwd: z.string().min(1),
+    effort: z.string().nullable(),
+    access: accessSchema.nullable(),
+    thread: z.string().nullable(),
+    envNames: z.array(envName),
+    idleMs: positiveMs.nullable(),
+    wallMs: positiveMs.nullable(),
+    killGraceMs: ms.nullable(),
+    memoryBytes: positiveCount.nullable(),
+    maxProcs: positiveCount.nullable(),
+    worktree: z.object({ base: z.string().min(1) }).nullable(),
+    passEnv: z.array(envName),
+    keepTmp: z.boolean(),
+    /** Arguments after `--`: given again only to the same backend. */
+    extraArgs: z.array(z.string()),
+  }),
+});
+export type LadderFile = z.infer<typeof ladderSchema>;
+
 export const admitFileSchema = loose({
   schema: schemaField,
   dispatchId: z.string().min(1),
@@ -221,6 +259,12 @@ export const admitFileSchema = loose({
   admittedAt: isoTime,
   dispatcher: processIdentity,
   git: gitSnapshotSchema.nullable(),
+  /** The attempt of its chain (1 for a dispatch as given; absent from older folders: 1). */
+  attempt: positiveCount.optional(),
+  /** The attempt before this one, which failed over (or was retried) to it; null for the first. */
+  failoverFrom: z.string().min(1).nullable().optional(),
+  /** Present when the dispatch was given `--fallback` or `--retry-within`. */
+  ladder: ladderSchema.optional(),
 });
 export type AdmitFile = z.infer<typeof admitFileSchema>;
 
@@ -263,6 +307,20 @@ export const recordFileSchema = loose({
     .nullable()
     .optional(),
   tmp: z.object({ path: z.string(), bytes: ms, kept: z.boolean() }).nullable().optional(),
+  attempt: positiveCount.optional(),
+  failoverFrom: z.string().min(1).nullable().optional(),
+  /**
+   * The attempt its chain goes on to (specs/dispatch.md, "The failover ladder"), null when the chain ends
+   * with this record. The hand-over admits it and writes next.json.
+   */
+  next: loose({
+    backend: backendIdSchema,
+    model: z.string().nullable(),
+    notBefore: isoTime.nullable(),
+    why: z.enum(["retry", "failover"]),
+  })
+    .nullable()
+    .optional(),
 });
 export type RecordFile = z.infer<typeof recordFileSchema>;
 
@@ -308,6 +366,20 @@ export type QueuedFile = z.infer<typeof queuedFileSchema>;
 export const promotedFileSchema = loose({ schema: schemaField, at: isoTime, by: processIdentity });
 export type PromotedFile = z.infer<typeof promotedFileSchema>;
 
+/**
+ * next.json: the hand-over of a chain is done. Created exclusively under the run's admission lock, in the
+ * folder of the attempt whose record names a `next`: the attempt admitted after it, or why none was (the
+ * chain was cancelled, or the next attempt could not be admitted: `message` says why).
+ */
+export const nextFileSchema = loose({
+  schema: schemaField,
+  at: isoTime,
+  dispatchId: z.string().min(1).nullable(),
+  stopped: z.enum(["cancelled", "refused"]).nullable(),
+  message: z.string().nullable(),
+});
+export type NextFile = z.infer<typeof nextFileSchema>;
+
 export const runFileSchema = loose({
   schema: schemaField,
   id: z.string().min(1),
@@ -331,5 +403,6 @@ export const FILE_SCHEMAS = {
   "activity.json": activityFileSchema,
   "queued.json": queuedFileSchema,
   "promoted.json": promotedFileSchema,
+  "next.json": nextFileSchema,
   "run.json": runFileSchema,
 } as const;

@@ -11,6 +11,8 @@ export const FILES = {
   admit: "admit.json",
   queued: "queued.json",
   promoted: "promoted.json",
+  /** The hand-over of a chain to its next attempt is done (specs/dispatch.md, "The failover ladder"). */
+  next: "next.json",
   supervisor: "supervisor.json",
   supervisorLock: "supervisor.lock",
   adoptLock: "adopt.lock",

@@ -23,6 +23,8 @@ const liveMarkerSchema = loose({
   owns: z.array(z.string()),
   backend: backendIdSchema.optional(),
   queued: z.object({ since: z.string(), notBefore: z.string().nullable() }).optional(),
+  /** Recorded, and its chain goes on: the next reader that promotes the run does the hand-over. */
+  handover: z.boolean().optional(),
 });
 export type LiveMarker = z.infer<typeof liveMarkerSchema>;
 
@@ -59,6 +61,29 @@ export function removeLiveMarkerOf(dir: string): void {
   const place = placeOf(dir);
   if (place === null) return;
   fs.rmSync(path.join(place.runDir, "live", `${place.dispatchId}.json`), { force: true });
+}
+
+/**
+ * Marks a recorded attempt whose chain goes on (see folder/chain.ts) live: its marker stays until the
+ * hand-over is done, holds no slot and no paths, keeps the name, and tells every reader that promotes the
+ * run that there is a hand-over to do. Best effort: without it, the chain's readers still hand over as
+ * they follow it (dispatch/await-records.ts).
+ */
+export function markHandOver(dir: string, name: string, backend: LiveMarker["backend"]): void {
+  const place = placeOf(dir);
+  if (place === null) return;
+  try {
+    writeLiveMarker(path.join(place.runDir, "live"), {
+      dispatchId: place.dispatchId,
+      name,
+      dir,
+      owns: [],
+      ...(backend === undefined ? {} : { backend }),
+      handover: true,
+    });
+  } catch {
+    // see above
+  }
 }
 
 /** Marks a record as delivered to its reader, so that `status` stops showing it as unread. */

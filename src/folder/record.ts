@@ -12,10 +12,11 @@ import {
 import { okValue } from "../infra/json-file.js";
 import { tailLines } from "../infra/tail.js";
 import { backendOf } from "./backend.js";
+import { nextStepOf } from "./chain.js";
 import { dispatchChanges } from "./changes.js";
 import { dispatchIdOf } from "./ids.js";
 import { FILES, fileIn } from "./layout.js";
-import { removeLiveMarkerOf } from "./markers.js";
+import { markHandOver, removeLiveMarkerOf } from "./markers.js";
 import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
 import { summarizeDispatch } from "./replay.js";
@@ -51,7 +52,9 @@ export async function writeRecord(
   if (record.reply !== null) writeReply(dir, record.reply);
   const { schema: _schema, ...body } = record;
   const created = createFolderJson(dir, FILES.record, body, writer);
-  removeLiveMarkerOf(dir);
+  // A chain that goes on stays live (its name, its marker) until the hand-over is done.
+  if (record.next == null) removeLiveMarkerOf(dir);
+  else markHandOver(dir, record.name ?? "", record.backend);
   return created ? record : null;
 }
 
@@ -76,7 +79,7 @@ async function buildRecord(
   const status = exit.reason === "lost" ? "lost" : outcome.status;
   const reply = outcome.reply;
   const { changedFiles, patch, worktree, commits } = await dispatchChanges(dir, admit, spec);
-  return {
+  const ended: RecordFile = {
     schema: SCHEMA_VERSION,
     dispatchId,
     run: admit?.run ?? null,
@@ -101,6 +104,17 @@ async function buildRecord(
     worktree,
     commits,
     tmp: settlePrivateTemp(dir, spec?.keepTmp ?? false),
+  };
+  if (admit?.attempt === undefined && admit?.ladder === undefined) return ended;
+  const next = nextStepOf(admit, ended);
+  return {
+    ...ended,
+    attempt: admit.attempt ?? 1,
+    failoverFrom: admit.failoverFrom ?? null,
+    next:
+      next === null
+        ? null
+        : { backend: next.backend, model: next.model, notBefore: next.notBefore, why: next.why },
   };
 }
 

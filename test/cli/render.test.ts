@@ -26,6 +26,9 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
     queue: null,
     problems: [],
     error: null,
+    attempt: 1,
+    earlier: [],
+    next: null,
     ...overrides,
   };
 }
@@ -137,6 +140,42 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
     expect(comeBackAt("2026-11-29T14:05:00Z", NOW)).toBe("14:05");
     expect(comeBackAt("2026-12-01T08:00:00Z", NOW)).toBe("2026-12-01 08:00");
     expect(comeBackAt("not a time", NOW)).toBe("not a time");
+  });
+
+  it("shows a chain as one row: how each earlier attempt ended, then the last one, then where it goes next", () => {
+    const text = renderStatus(
+      [
+        row({
+          name: "ladder",
+          backend: "claude-code",
+          state: "running",
+          lastEvent: "thinking",
+          openToolCalls: [],
+          attempt: 3,
+          earlier: [
+            { dispatchId: "a", attempt: 1, backend: "codex", status: "limit", kind: "quota" },
+            { dispatchId: "b", attempt: 2, backend: "claude-code", status: "limit", kind: "rate-limit" },
+          ],
+        }),
+        row({
+          name: "handing-on",
+          dispatchId: "20261129T060000Z-gggggg",
+          state: "recorded",
+          status: "limit",
+          reason: "provider-unavailable",
+          error: { kind: "quota", message: "Quota exceeded", retryAfter: null },
+          next: { backend: "gemini", model: null, notBefore: null },
+        }),
+      ],
+      "default",
+      0,
+      NOW,
+    );
+    // The table cuts the column at 80; --json and `show` carry the whole chain.
+    expect(text.split("\n").slice(1, 3)).toEqual([
+      "  ladder         k3x9qa claude   running   3m12s  20k    codex quota → claude r…",
+      "  handing-on     gggggg codex    recorded  3m12s  20k    quota: Quota exceeded …",
+    ]);
   });
 
   it("says so when a run is empty", () => {

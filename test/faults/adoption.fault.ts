@@ -8,6 +8,7 @@ import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 import {
   type Dispatched,
   dispatchFake,
+  heavy,
   homeFor,
   jsonOf,
   type Trial,
@@ -122,6 +123,7 @@ async function dispatchCodex(
 describe("row 13: a supervisor that dies is replaced", () => {
   it("adopts at the next status and ends a hung agent on its idle time, counted from its last line", async () => {
     const t = trial("13a supervisor SIGKILLed mid-run, hung agent");
+    await heavy(t);
     const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const quiet = path.join(t.dir(), "quiet");
     const d = await dispatchFake(
@@ -155,6 +157,7 @@ describe("row 13: a supervisor that dies is replaced", () => {
 
   it("enforces the wall from the original start on an agent that keeps working", async () => {
     const t = trial("13b supervisor SIGKILLed mid-run, wall from the original start");
+    await heavy(t);
     const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const d = await dispatchFake(
       t,
@@ -181,6 +184,7 @@ describe("row 13: a supervisor that dies is replaced", () => {
 
   it("rebuilds the same stream state as an unbroken run: open calls, retries, thread, tokens", async () => {
     const t = trial("13c adopted stream state equals an unbroken run's");
+    await heavy(t);
     const steps = (ready: string, go: string) => [
       out(codex.thread),
       out(codex.open("item_1", "ls")),
@@ -229,6 +233,7 @@ describe("row 13: a supervisor that dies is replaced", () => {
 
   it("lets a working agent run to completion, and wait returns its record", async () => {
     const t = trial("13d supervisor SIGKILLed mid-run, agent then finishes");
+    await heavy(t);
     const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const ready = path.join(t.dir(), "ready");
     const go = path.join(t.dir(), "go");
@@ -276,6 +281,7 @@ describe("row 13: a supervisor that dies is replaced", () => {
 
   it("lets one supervisor adopt when ten readers race", async () => {
     const t = trial("13e ten readers race to adopt");
+    await heavy(t);
     const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const d = await dispatchFake(t, env, [{ out: "x" }, { hang: true }], ["--name", "raced"]);
     await killSupervisor(t, d);
@@ -314,6 +320,7 @@ describe("row 13: a supervisor that dies is replaced", () => {
 
   it("adopts again when the adopter is SIGKILLed too", async () => {
     const t = trial("13f adopter SIGKILLed too");
+    await heavy(t);
     const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
     const d = await dispatchFake(t, env, [{ out: "x" }, { hang: true }], ["--name", "twice"]);
     const agent = await killSupervisor(t, d);

@@ -1,0 +1,379 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type CliResult, isolatedHome, runCli } from "../helpers/cli.js";
+import { ROOT, reapAll, tempDir } from "../helpers/folders.js";
+import { waitFor } from "../helpers/wait.js";
+
+// The failover ladder with real processes (specs/dispatch.md, "The failover ladder"): fake CLIs that
+// print what the real ones printed on a quota, a rate limit and a success (test/fixtures/recorded),
+// dispatched through the real CLI, supervised by real supervisors, handed over by the real promoter.
+
+const dispatched: string[] = [];
+
+afterEach(() => {
+  expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
+});
+
+const RECORDED = path.join(ROOT, "test/fixtures/recorded");
+
+function recordedLines(cli: string, scenario: string): string[] {
+  return fs
+    .readFileSync(path.join(RECORDED, cli, `${scenario}.jsonl`), "utf8")
+    .trim()
+    .split("\n");
+}
+
+/**
+ * A fake CLI that plays one scripted run per invocation, in order (the last one again once they run out):
+ * its stdout lines, then its exit code. `{RESET+3}` in a line becomes the time three seconds from now, as
+ * a provider names when its limit resets. Answers `--version` as readiness asks it. Each run appends its
+ * argv to `<dir>/<name>.calls`.
+ */
+function fakeCli(dir: string, name: string, runs: { lines: string[]; exit: number }[]): string {
+  const script = path.join(dir, name);
+  const runsFile = path.join(dir, `${name}.runs.json`);
+  const countFile = path.join(dir, `${name}.count`);
+  const callsFile = path.join(dir, `${name}.calls`);
+  fs.writeFileSync(runsFile, JSON.stringify(runs));
+  fs.writeFileSync(
+    script,
+    `#!${process.execPath}
+const fs = require("node:fs");
+if (process.argv[2] === "--version") { console.log("fake-cli 99.0.0"); process.exit(0); }
+const runs = JSON.parse(fs.readFileSync(${JSON.stringify(runsFile)}, "utf8"));
+let n = 0;
+try { n = Number(fs.readFileSync(${JSON.stringify(countFile)}, "utf8")); } catch {}
+fs.writeFileSync(${JSON.stringify(countFile)}, String(n + 1));
+fs.appendFileSync(${JSON.stringify(callsFile)}, JSON.stringify(process.argv.slice(2)) + "\\n");
+const run = runs[Math.min(n, runs.length - 1)];
+const reset = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3000).toISOString().replace(".000Z", "Z");
+for (const line of run.lines) process.stdout.write(line.replace("{RESET+3}", reset) + "\\n");
+process.exitCode = run.exit;
+`,
+    { mode: 0o755 },
+  );
+  fs.renameSync(script, `${script}.cjs`);
+  fs.symlinkSync(`${script}.cjs`, script);
+  return script;
+}
+
+function calls(dir: string, name: string): string[][] {
+  const file = path.join(dir, `${name}.calls`);
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as string[]);
+}
+
+function json<T>(result: CliResult): T {
+  try {
+    return JSON.parse(result.stdout) as T;
+  } catch {
+    throw new Error(`not JSON (exit ${result.code}): ${result.stdout}${result.stderr}`);
+  }
+}
+
+/** The claude rate-limit recording, its reset time made three seconds from the run. */
+function claudeRateLimited(): string[] {
+  return recordedLines("claude", "ratelimit-long").map((l) =>
+    l.replace(/resets at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/, "resets at {RESET+3}"),
+  );
+}
+
+interface Attempt {
+  attempt: number;
+  dispatchId: string;
+  dir: string;
+  backend: string;
+  status: string;
+  kind: string | null;
+}
+
+describe("the failover ladder, with real processes", () => {
+  it("climbs a quota to the next CLI, retries a rate limit at its reset time, and wait returns the last attempt's record", async () => {
+    const { env: base } = isolatedHome();
+    const bins = tempDir();
+    const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "quota"), exit: 1 }]);
+    const claude = fakeCli(bins, "claude", [
+      { lines: claudeRateLimited(), exit: 1 },
+      { lines: recordedLines("claude", "text"), exit: 0 },
+    ]);
+    const env = { ...base, CATHERD_CODEX_BIN: codex, CATHERD_CLAUDE_BIN: claude };
+    const started = await runCli(
+      [
+        "dispatch",
+        "--backend",
+        "codex",
+        "--name",
+        "ladder",
+        "--brief",
+        "say hello",
+        "--fallback",
+        "claude-code:claude-sonnet-4-5",
+        "--retry-within",
+        "1m",
+        "--json",
+      ],
+      { env },
+    );
+    const first = json<{ dispatched: { dispatchId: string; dir: string } }>(started).dispatched;
+    dispatched.push(first.dispatchId);
+    const admit = JSON.parse(fs.readFileSync(path.join(first.dir, "admit.json"), "utf8"));
+    expect(admit).toMatchObject({
+      attempt: 1,
+      failoverFrom: null,
+      ladder: {
+        rungs: [{ backend: "claude-code", model: "claude-sonnet-4-5", bin: claude }],
+        retryWithinMs: 60_000,
+      },
+    });
+
+    const waited = await runCli(["wait", "ladder", "--json", "--timeout", "60s"], { env, timeoutMs: 90_000 });
+    const result = json<{ records: Record<string, unknown>[] }>(waited);
+    expect(waited.code, waited.stdout + waited.stderr).toBe(0);
+    expect(result.records).toHaveLength(1);
+    expect(result.records[0]).toMatchObject({
+      name: "ladder",
+      backend: "claude-code",
+      model: "claude-sonnet-4-5",
+      status: "ok",
+      attempt: 3,
+      next: null,
+      reply: "Hello from mockllm.",
+    });
+
+    const full = json<{ attempts: Attempt[]; dispatchId: string }>(
+      await runCli(["result", "ladder", "--json"], { env }),
+    );
+    for (const a of full.attempts) dispatched.push(a.dispatchId);
+    expect(full.attempts.map((a) => [a.attempt, a.backend, a.status, a.kind])).toEqual([
+      [1, "codex", "limit", "quota"],
+      [2, "claude-code", "limit", "rate-limit"],
+      [3, "claude-code", "ok", null],
+    ]);
+    const [one, two, three] = full.attempts as [Attempt, Attempt, Attempt];
+    const record1 = JSON.parse(fs.readFileSync(path.join(one.dir, "record.json"), "utf8"));
+    expect(record1.next).toEqual({
+      backend: "claude-code",
+      model: "claude-sonnet-4-5",
+      notBefore: null,
+      why: "failover",
+    });
+    expect(JSON.parse(fs.readFileSync(path.join(one.dir, "next.json"), "utf8"))).toMatchObject({
+      dispatchId: two.dispatchId,
+      stopped: null,
+    });
+    // The rate limit named its reset: the third attempt, the same CLI, waited in the queue until then.
+    const record2 = JSON.parse(fs.readFileSync(path.join(two.dir, "record.json"), "utf8"));
+    expect(record2.next).toMatchObject({ backend: "claude-code", why: "retry" });
+    expect(record2.next.notBefore).toBe(record2.error.retryAfter);
+    const queued3 = JSON.parse(fs.readFileSync(path.join(three.dir, "queued.json"), "utf8"));
+    expect(queued3).toMatchObject({ blockedBy: "not-before", notBefore: record2.error.retryAfter });
+    const supervisor3 = JSON.parse(fs.readFileSync(path.join(three.dir, "supervisor.json"), "utf8"));
+    expect(Date.parse(supervisor3.startedAt)).toBeGreaterThanOrEqual(Date.parse(record2.next.notBefore));
+    const admit3 = JSON.parse(fs.readFileSync(path.join(three.dir, "admit.json"), "utf8"));
+    expect(admit3).toMatchObject({
+      attempt: 3,
+      failoverFrom: two.dispatchId,
+      ladder: { rungs: [], retries: 1 },
+    });
+    // Each CLI ran as often as the ladder says, claude with the rung's model.
+    expect(calls(bins, "codex")).toHaveLength(1);
+    expect(calls(bins, "claude")).toHaveLength(2);
+    expect(calls(bins, "claude")[0]).toEqual(expect.arrayContaining(["--model", "claude-sonnet-4-5"]));
+
+    // status shows the chain as one row.
+    const status = json<{ dispatches: Record<string, unknown>[] }>(
+      await runCli(["status", "--json"], { env }),
+    );
+    expect(status.dispatches).toHaveLength(1);
+    expect(status.dispatches[0]).toMatchObject({
+      dispatchId: three.dispatchId,
+      attempt: 3,
+      earlier: [
+        { attempt: 1, backend: "codex", kind: "quota" },
+        { attempt: 2, backend: "claude-code", kind: "rate-limit" },
+      ],
+    });
+  });
+
+  it("ends the chain on a failure another CLI would not fix, and on the last rung", async () => {
+    const { env: base } = isolatedHome();
+    const bins = tempDir();
+    const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "context400"), exit: 1 }]);
+    const claude = fakeCli(bins, "claude", [{ lines: recordedLines("claude", "text"), exit: 0 }]);
+    const env = { ...base, CATHERD_CODEX_BIN: codex, CATHERD_CLAUDE_BIN: claude };
+    const started = await runCli(
+      [
+        "dispatch",
+        "--backend",
+        "codex",
+        "--name",
+        "ctx",
+        "--brief",
+        "b",
+        "--fallback",
+        "claude-code",
+        "--json",
+      ],
+      { env },
+    );
+    dispatched.push(json<{ dispatched: { dispatchId: string } }>(started).dispatched.dispatchId);
+    const waited = await runCli(["wait", "ctx", "--json", "--timeout", "30s"], { env, timeoutMs: 60_000 });
+    expect(waited.code).toBe(1);
+    expect(json<{ records: Record<string, unknown>[] }>(waited).records[0]).toMatchObject({
+      backend: "codex",
+      status: "failed",
+      error: expect.objectContaining({ kind: "context" }),
+      attempt: 1,
+      next: null,
+    });
+    expect(calls(bins, "claude")).toHaveLength(0);
+  });
+
+  it("refuses a ladder it could never climb before writing anything", async () => {
+    const { home, env } = isolatedHome();
+    const bins = tempDir();
+    const codex = fakeCli(bins, "codex", [{ lines: [], exit: 0 }]);
+    const cases: [string[], string, RegExp][] = [
+      [["--fallback", "exec"], "E_INPUT_INVALID", /not a CLI backend/],
+      [["--fallback", "nope:model"], "E_INPUT_INVALID", /not a CLI backend/],
+      [["--fallback", "gemini:"], "E_INPUT_INVALID", /no model/],
+      [["--retry-within", "2d"], "E_INPUT_INVALID", /over a day/],
+    ];
+    for (const [flags, code, message] of cases) {
+      const r = await runCli(["dispatch", "--backend", "codex", "--brief", "b", "--json", ...flags], {
+        env: { ...env, CATHERD_CODEX_BIN: codex },
+      });
+      expect(r.code, flags.join(" ")).toBe(2);
+      const error = json<{ error: { code: string; message: string } }>(r).error;
+      expect(error.code).toBe(code);
+      expect(error.message).toMatch(message);
+    }
+    const missing = await runCli(
+      ["dispatch", "--backend", "codex", "--brief", "b", "--json", "--fallback", "gemini"],
+      { env: { ...env, CATHERD_CODEX_BIN: codex, CATHERD_GEMINI_BIN: path.join(bins, "no-such-gemini") } },
+    );
+    expect(missing.code).toBe(3);
+    expect(json<{ error: { code: string } }>(missing).error.code).toBe("E_BACKEND_MISSING");
+    expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
+  });
+
+  it("cancel stops a chain whose hand-over is still to come, and wait then returns its last record", async () => {
+    const { env: base } = isolatedHome();
+    const bins = tempDir();
+    const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "quota"), exit: 1 }]);
+    const claude = fakeCli(bins, "claude", [{ lines: recordedLines("claude", "text"), exit: 0 }]);
+    // The supervisor stops right after its record, before it starts the promoter: the hand-over waits.
+    const env = {
+      ...base,
+      CATHERD_CODEX_BIN: codex,
+      CATHERD_CLAUDE_BIN: claude,
+      CATHERD_TEST_ONLY_PAUSE_AT: "after-record",
+    };
+    const started = await runCli(
+      [
+        "dispatch",
+        "--backend",
+        "codex",
+        "--name",
+        "stopme",
+        "--brief",
+        "b",
+        "--fallback",
+        "claude-code",
+        "--json",
+      ],
+      { env },
+    );
+    const first = json<{ dispatched: { dispatchId: string; dir: string } }>(started).dispatched;
+    dispatched.push(first.dispatchId);
+    await pausedAfterRecord(first.dir);
+    const plain = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
+    const cancelled = await runCli(["cancel", "stopme", "--json"], { env: plain });
+    expect(cancelled.code, cancelled.stdout + cancelled.stderr).toBe(0);
+    expect(JSON.parse(fs.readFileSync(path.join(first.dir, "next.json"), "utf8"))).toMatchObject({
+      dispatchId: null,
+      stopped: "cancelled",
+    });
+    const waited = await runCli(["wait", "stopme", "--json", "--timeout", "10s"], { env: plain });
+    expect(json<{ records: Record<string, unknown>[] }>(waited).records[0]).toMatchObject({
+      dispatchId: first.dispatchId,
+      status: "limit",
+    });
+    expect(calls(bins, "claude")).toHaveLength(0);
+    const shown = await runCli(["result", "stopme"], { env: plain });
+    expect(shown.stdout).toContain("chain stopped: cancelled");
+  });
+
+  it("a supervisor SIGKILLed between its record and the hand-over: racing readers hand over once", async () => {
+    const { env: base } = isolatedHome();
+    const bins = tempDir();
+    const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "quota"), exit: 1 }]);
+    const claude = fakeCli(bins, "claude", [{ lines: recordedLines("claude", "text"), exit: 0 }]);
+    const env = {
+      ...base,
+      CATHERD_CODEX_BIN: codex,
+      CATHERD_CLAUDE_BIN: claude,
+      CATHERD_TEST_ONLY_PAUSE_AT: "after-record",
+    };
+    const started = await runCli(
+      [
+        "dispatch",
+        "--backend",
+        "codex",
+        "--name",
+        "crash",
+        "--brief",
+        "b",
+        "--fallback",
+        "claude-code",
+        "--json",
+      ],
+      { env },
+    );
+    const first = json<{ dispatched: { dispatchId: string; dir: string } }>(started).dispatched;
+    dispatched.push(first.dispatchId);
+    await pausedAfterRecord(first.dir);
+    const plain = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
+    // The chain holds its name while the hand-over is due.
+    const same = await runCli(
+      ["dispatch", "--backend", "codex", "--name", "crash", "--brief", "b", "--json"],
+      {
+        env: plain,
+      },
+    );
+    expect(json<{ error: { code: string } }>(same).error.code).toBe("E_ADMIT_DUPLICATE");
+    const readers = await Promise.all(
+      ["status", "status", "show crash", "result crash", "wait crash --timeout 30s"].map((cmd) =>
+        runCli([...cmd.split(" "), "--json"], { env: plain, timeoutMs: 60_000 }),
+      ),
+    );
+    const waited = json<{ records: Record<string, unknown>[] }>(readers[4] as CliResult);
+    expect(waited.records[0]).toMatchObject({ backend: "claude-code", status: "ok", attempt: 2 });
+    dispatched.push(String(waited.records[0]?.dispatchId));
+    const folders = fs.readdirSync(path.dirname(first.dir)).filter((f) => f !== "latest");
+    expect(folders).toHaveLength(2);
+    expect(calls(bins, "claude")).toHaveLength(1);
+  });
+});
+
+/** Waits for the supervisor of `dir` to stop itself after its record, then SIGKILLs it (a crash there). */
+async function pausedAfterRecord(dir: string): Promise<void> {
+  const marker = path.join(dir, "test-paused-after-record");
+  const pid = await waitFor("the supervisor paused after its record", () =>
+    fs.existsSync(marker) ? Number(fs.readFileSync(marker, "utf8")) : undefined,
+  );
+  process.kill(pid, "SIGKILL");
+  await waitFor("the paused supervisor gone", () => {
+    try {
+      process.kill(pid, 0);
+      return undefined;
+    } catch {
+      return true;
+    }
+  });
+}

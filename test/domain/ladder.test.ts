@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import {
+  type Ended,
+  MAX_RETRIES_PER_RUNG,
+  type NextStep,
+  nextStep,
+  type Rung,
+} from "../../src/domain/ladder.js";
+
+// The failover ladder's rule (specs/dispatch.md, "The failover ladder"), as a table.
+
+const codex: Rung = { backend: "codex", model: null, bin: "/bin/codex" };
+const claude: Rung = { backend: "claude-code", model: "sonnet", bin: "/bin/claude" };
+const gemini: Rung = { backend: "gemini", model: null, bin: "/bin/gemini" };
+const END = "2026-11-30T10:00:00Z";
+
+function ended(overrides: Partial<Ended>): Ended {
+  return {
+    rung: codex,
+    ladder: { rungs: [claude, gemini], retryWithinMs: 600_000, retries: 0 },
+    status: "limit",
+    kind: "quota",
+    retryAfter: null,
+    endedAt: END,
+    ...overrides,
+  };
+}
+
+describe("nextStep", () => {
+  const cases: [string, Partial<Ended>, Partial<NextStep> | null][] = [
+    ["ok ends the chain", { status: "ok", kind: null }, null],
+    ["no ladder: a plain dispatch", { ladder: null }, null],
+    ["quota climbs", {}, { backend: "claude-code", model: "sonnet", why: "failover", notBefore: null }],
+    ["provider-down climbs", { kind: "provider-down" }, { backend: "claude-code", why: "failover" }],
+    ["auth climbs (status failed)", { status: "failed", kind: "auth" }, { backend: "claude-code" }],
+    ["model climbs", { status: "failed", kind: "model" }, { backend: "claude-code" }],
+    ["context does not", { status: "failed", kind: "context" }, null],
+    ["request does not", { status: "failed", kind: "request" }, null],
+    ["cli does not", { status: "failed", kind: "cli" }, null],
+    ["timeout does not", { status: "timeout", kind: "timeout" }, null],
+    ["cancelled does not", { status: "cancelled", kind: "cancelled" }, null],
+    ["lost does not", { status: "lost", kind: "lost" }, null],
+    ["no kind does not", { status: "failed", kind: null }, null],
+    [
+      "a rate limit naming a time within the horizon retries the same rung then",
+      { kind: "rate-limit", retryAfter: "2026-11-30T10:05:00Z" },
+      { backend: "codex", why: "retry", notBefore: "2026-11-30T10:05:00Z" },
+    ],
+    [
+      "a rate limit at the horizon's edge still retries",
+      { kind: "rate-limit", retryAfter: "2026-11-30T10:10:00Z" },
+      { backend: "codex", why: "retry" },
+    ],
+    [
+      "a rate limit past the horizon climbs",
+      { kind: "rate-limit", retryAfter: "2026-11-30T10:10:01Z" },
+      { backend: "claude-code", why: "failover" },
+    ],
+    [
+      "a rate limit already past retries at once",
+      { kind: "rate-limit", retryAfter: "2026-11-30T09:59:00Z" },
+      { backend: "codex", why: "retry", notBefore: null },
+    ],
+    [
+      "without --retry-within a rate limit climbs",
+      {
+        kind: "rate-limit",
+        retryAfter: "2026-11-30T10:01:00Z",
+        ladder: { rungs: [claude], retryWithinMs: null, retries: 0 },
+      },
+      { backend: "claude-code", why: "failover" },
+    ],
+    [
+      "a rung retried its most times climbs",
+      {
+        kind: "rate-limit",
+        retryAfter: "2026-11-30T10:01:00Z",
+        ladder: { rungs: [claude], retryWithinMs: 600_000, retries: MAX_RETRIES_PER_RUNG },
+      },
+      { backend: "claude-code", why: "failover" },
+    ],
+    ["a quota without a rung left ends", { ladder: { rungs: [], retryWithinMs: null, retries: 0 } }, null],
+    [
+      "a quota naming a time does not wait for it: it climbs",
+      { kind: "quota", retryAfter: "2026-11-30T10:01:00Z" },
+      { backend: "claude-code", why: "failover" },
+    ],
+  ];
+  for (const [what, given, expected] of cases) {
+    it(what, () => {
+      const step = nextStep(ended(given));
+      if (expected === null) expect(step).toBeNull();
+      else expect(step).toMatchObject(expected);
+    });
+  }
+
+  it("carries the ladder on: the rest of the rungs after a climb, one more retry after a retry", () => {
+    expect(nextStep(ended({}))?.ladder).toEqual({ rungs: [gemini], retryWithinMs: 600_000, retries: 0 });
+    expect(nextStep(ended({ kind: "rate-limit", retryAfter: "2026-11-30T10:01:00Z" }))?.ladder).toEqual({
+      rungs: [claude, gemini],
+      retryWithinMs: 600_000,
+      retries: 1,
+    });
+  });
+});
