@@ -26,8 +26,8 @@ function recordedLines(cli: string, scenario: string): string[] {
 
 /**
  * A fake CLI that plays one scripted run per invocation, in order (the last one again once they run out):
- * its stdout lines, then its exit code. `{RESET+3}` in a line becomes the time three seconds from now, as
- * a provider names when its limit resets. Answers `--version` as readiness asks it. Each run appends its
+ * its stdout lines, then its exit code. `{RESET+6}` in a line becomes the time six seconds from now (time
+ * enough for the attempt to be recorded before it on a loaded machine), as a provider names when its limit resets. Answers `--version` as readiness asks it. Each run appends its
  * argv to `<dir>/<name>.calls`.
  */
 function fakeCli(dir: string, name: string, runs: { lines: string[]; exit: number }[]): string {
@@ -47,8 +47,8 @@ try { n = Number(fs.readFileSync(${JSON.stringify(countFile)}, "utf8")); } catch
 fs.writeFileSync(${JSON.stringify(countFile)}, String(n + 1));
 fs.appendFileSync(${JSON.stringify(callsFile)}, JSON.stringify(process.argv.slice(2)) + "\\n");
 const run = runs[Math.min(n, runs.length - 1)];
-const reset = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3000).toISOString().replace(".000Z", "Z");
-for (const line of run.lines) process.stdout.write(line.replace("{RESET+3}", reset) + "\\n");
+const reset = new Date(Math.ceil(Date.now() / 1000) * 1000 + 6000).toISOString().replace(".000Z", "Z");
+for (const line of run.lines) process.stdout.write(line.replace("{RESET+6}", reset) + "\\n");
 process.exitCode = run.exit;
 `,
     { mode: 0o755 },
@@ -76,10 +76,10 @@ function json<T>(result: CliResult): T {
   }
 }
 
-/** The claude rate-limit recording, its reset time made three seconds from the run. */
+/** The claude rate-limit recording, its reset time made six seconds from the run. */
 function claudeRateLimited(): string[] {
   return recordedLines("claude", "ratelimit-long").map((l) =>
-    l.replace(/resets at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/, "resets at {RESET+3}"),
+    l.replace(/resets at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/, "resets at {RESET+6}"),
   );
 }
 
