@@ -26,9 +26,10 @@ function recordedLines(cli: string, scenario: string): string[] {
 
 /**
  * A fake CLI that plays one scripted run per invocation, in order (the last one again once they run out):
- * its stdout lines, then its exit code. `{RESET+6}` in a line becomes the time six seconds from now (time
- * enough for the attempt to be recorded before it on a loaded machine), as a provider names when its limit resets. Answers `--version` as readiness asks it. Each run appends its
- * argv to `<dir>/<name>.calls`.
+ * its stdout lines, then its exit code. `{RESET+6}` in a line becomes the time six seconds from now, as a
+ * provider names when its limit resets (time enough for the attempt to be recorded before it, even on a
+ * loaded machine). Answers `--version` as readiness asks it. Each run appends its argv to
+ * `<dir>/<name>.calls`.
  */
 function fakeCli(dir: string, name: string, runs: { lines: string[]; exit: number }[]): string {
   const script = path.join(dir, name);
