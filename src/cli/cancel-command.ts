@@ -32,13 +32,13 @@ attempt, and goes on to no other. --wait returns once the dispatch is recorded.`
   },
   async handler(input) {
     const ref = refOf(input, "cancel");
-    // A chain is cancelled at its last attempt; a cancel file in each attempt it passes stops its
-    // hand-over, should that attempt end on its own meanwhile.
+    // A chain is cancelled at its last attempt: one still running is cancelled as any dispatch (the
+    // hand-over of an attempt that ends by itself meanwhile finds its cancel file and stops the chain);
+    // one recorded with its hand-over still due is stopped there.
     const dir = lastAttemptDir(dispatchDirOf(input, ref));
     let view = inspectDispatch(dir);
     const place = placeOf(dir);
     if (view.state === "recorded" && handOverPending(dir, view.record) && place !== null) {
-      requestCancel(dir);
       await stopChain(runPathsOfPlace(place), dir);
       view = inspectDispatch(dir);
     }

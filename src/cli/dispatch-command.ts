@@ -176,12 +176,14 @@ export const dispatchCommand: Command<Dispatched> = {
       environment: process.env,
     });
     // Readiness before admission: a CLI that cannot start, or is too old, fails here, before any write.
-    const ready = await checkReadiness(request.backend, request.bin, catherdHome());
-    if (ready.problem !== null) throw ready.problem;
-    for (const rung of request.chain?.rungs ?? []) {
-      const rungReady = await checkReadiness(backendFor(rung.backend), rung.bin, catherdHome());
-      if (rungReady.problem !== null) throw rungReady.problem;
-    }
+    // The CLI and every rung of its --fallback ladder, checked at once.
+    const checks = [
+      { backend: request.backend, bin: request.bin },
+      ...(request.chain?.rungs ?? []).map((rung) => ({ backend: backendFor(rung.backend), bin: rung.bin })),
+    ];
+    const ready = await Promise.all(checks.map((c) => checkReadiness(c.backend, c.bin, catherdHome())));
+    const problem = ready.find((r) => r.problem !== null)?.problem;
+    if (problem != null) throw problem;
     const admitted = await admit(request, catherdHome(), () => new Date());
     // Queued ones promoted on the way start too; a queued newcomer leaves the standby to the first of them.
     const [first, ...others] = admitted.promoted;

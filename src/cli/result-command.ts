@@ -1,3 +1,4 @@
+import * as path from "node:path";
 import { inspectDispatch, problemOf } from "../dispatch/inspect.js";
 import { promoteRunOf } from "../dispatch/queue.js";
 import { settleIfDead } from "../dispatch/settle.js";
@@ -7,6 +8,8 @@ import type { RecordFile } from "../domain/schemas.js";
 import { attemptDirs, handOverPending, lastAttemptDir, readNext } from "../folder/chain.js";
 import { FILES } from "../folder/layout.js";
 import { markSeen } from "../folder/markers.js";
+import { readFolderJson } from "../folder/read.js";
+import { okValue } from "../infra/json-file.js";
 import type { Command } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
 import { count, whyLine } from "./render.js";
@@ -81,16 +84,16 @@ last attempt once the chain has ended. With --json, record.json as written (it h
   },
 };
 
-/** How one attempt of a chain ended, from its folder (record.json, else admit.json). */
+/** How one attempt of a chain ended, from its folder: its admit.json and record.json, nothing more. */
 function attemptSummary(dir: string): AttemptSummary {
-  const view = inspectDispatch(dir);
-  const record = view.record;
+  const admit = okValue(readFolderJson(dir, FILES.admit));
+  const record = okValue(readFolderJson(dir, FILES.record));
   return {
-    attempt: view.admit?.attempt ?? record?.attempt ?? 1,
-    dispatchId: view.dispatchId,
+    attempt: admit?.attempt ?? record?.attempt ?? 1,
+    dispatchId: admit?.dispatchId ?? record?.dispatchId ?? path.basename(dir),
     dir,
-    backend: record?.backend ?? view.admit?.backend ?? null,
-    model: record?.model ?? view.admit?.model ?? null,
+    backend: record?.backend ?? admit?.backend ?? null,
+    model: record?.model ?? admit?.model ?? null,
     status: record?.status ?? null,
     kind: record?.error?.kind ?? null,
   };

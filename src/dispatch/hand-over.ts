@@ -25,19 +25,13 @@ import type { DispatchRequest } from "./request.js";
 // idempotent: an attempt already admitted (a hand-over that died before next.json) is found by its
 // `failoverFrom` and named, never admitted twice.
 
-/** What one hand-over did: the attempt admitted to start now (its supervisor is the caller's to launch). */
-export interface HandedOver {
-  from: string;
-  next: NextFile;
-  /** The next attempt's folder when it was admitted to start now; null when queued, stopped or refused. */
-  toLaunch: string | null;
-}
-
 /**
  * Under the run's admission lock (held by the caller): hands over the chain of the recorded attempt
- * `dir` when its record names a `next` and next.json is not written yet; null when there is nothing to do.
- * A `cancel` file in the folder stops the chain there; an attempt that cannot be admitted ends it with
- * the refusal's words in next.json (never a chain stuck half-way).
+ * `dir` when its record names a `next` and next.json is not written yet. Returns the next attempt's folder
+ * when it was admitted to start now (its supervisor is the caller's to launch), else null: nothing to do,
+ * or the next attempt queued, or the chain stopped. A `cancel` file in the folder stops the chain there;
+ * an attempt that cannot be admitted ends it with the refusal's words in next.json (never a chain stuck
+ * half-way).
  */
 export async function handOverUnderLock(
   run: RunPaths,
@@ -45,39 +39,41 @@ export async function handOverUnderLock(
   slots: readonly Slot[],
   caps: Caps,
   now: Date,
-): Promise<HandedOver | null> {
+): Promise<string | null> {
   const view = inspectDispatch(dir);
   const record = view.record;
   if (record === null || !handOverPending(dir, record)) return null;
   const at = now.toISOString();
-  const write = (next: Omit<NextFile, "schema">, toLaunch: string | null): HandedOver | null => {
-    createFolderJson(dir, FILES.next, next);
-    removeLiveMarkerOf(dir);
-    const written = okValue(readFolderJson(dir, FILES.next));
-    return written === null ? null : { from: dir, next: written, toLaunch };
-  };
   if (fs.existsSync(fileIn(dir, FILES.cancel))) {
-    return write({ at, dispatchId: null, stopped: "cancelled", message: "the chain was cancelled" }, null);
+    writeNext(dir, { at, dispatchId: null, stopped: "cancelled", message: "the chain was cancelled" });
+    return null;
   }
   const existing = admittedAfter(dir, view.dispatchId);
   if (existing !== null) {
-    return write({ at, dispatchId: existing, stopped: null, message: null }, null);
+    writeNext(dir, { at, dispatchId: existing, stopped: null, message: null });
+    return null;
   }
   const step = view.admit === null ? null : nextStepOf(view.admit, record);
   if (step === null || view.admit === null) {
-    return write({ at, dispatchId: null, stopped: "refused", message: "admit.json names no ladder" }, null);
+    writeNext(dir, { at, dispatchId: null, stopped: "refused", message: "admit.json names no ladder" });
+    return null;
   }
   try {
     const request = nextRequest(dir, view.admit, okValue(readFolderJson(dir, FILES.spec)), step);
     const admitted = await admitAttemptUnderLock(run, request, slots, caps, now);
-    return write(
-      { at, dispatchId: admitted.dispatchId, stopped: null, message: null },
-      admitted.queued ? null : admitted.dir,
-    );
+    writeNext(dir, { at, dispatchId: admitted.dispatchId, stopped: null, message: null });
+    return admitted.queued ? null : admitted.dir;
   } catch (error) {
     const message = error instanceof CatherdError ? `${error.code}: ${error.message}` : String(error);
-    return write({ at, dispatchId: null, stopped: "refused", message }, null);
+    writeNext(dir, { at, dispatchId: null, stopped: "refused", message });
+    return null;
   }
+}
+
+/** The hand-over is done: next.json, created once, and the live marker the chain kept goes. */
+function writeNext(dir: string, next: Omit<NextFile, "schema">): void {
+  createFolderJson(dir, FILES.next, next);
+  removeLiveMarkerOf(dir);
 }
 
 /** An attempt already admitted after `dispatchId` (a hand-over that died before next.json), or null. */
@@ -161,12 +157,11 @@ export async function stopChain(run: RunPaths, dir: string): Promise<void> {
   await underAdmissionLock(run, async () => {
     const view = inspectDispatch(dir);
     if (!handOverPending(dir, view.record)) return;
-    createFolderJson(dir, FILES.next, {
+    writeNext(dir, {
       at: new Date().toISOString(),
       dispatchId: null,
       stopped: "cancelled",
       message: "the chain was cancelled",
     });
-    removeLiveMarkerOf(dir);
   });
 }

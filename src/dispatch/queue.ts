@@ -90,8 +90,8 @@ async function handOverChains(
   let current = live;
   for (const dir of pending) {
     const { slots } = await current.slotsAndStranded();
-    const handed = await handOverUnderLock(current.run, dir, slots, caps, now);
-    if (handed?.toLaunch != null) started.push(handed.toLaunch);
+    const toLaunch = await handOverUnderLock(current.run, dir, slots, caps, now);
+    if (toLaunch !== null) started.push(toLaunch);
     current = new LiveSet(current.run);
   }
   return { live: current, started };

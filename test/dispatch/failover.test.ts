@@ -264,36 +264,7 @@ describe("the failover ladder, with real processes", () => {
   });
 
   it("cancel stops a chain whose hand-over is still to come, and wait then returns its last record", async () => {
-    const { env: base } = isolatedHome();
-    const bins = tempDir();
-    const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "quota"), exit: 1 }]);
-    const claude = fakeCli(bins, "claude", [{ lines: recordedLines("claude", "text"), exit: 0 }]);
-    // The supervisor stops right after its record, before it starts the promoter: the hand-over waits.
-    const env = {
-      ...base,
-      CATHERD_CODEX_BIN: codex,
-      CATHERD_CLAUDE_BIN: claude,
-      CATHERD_TEST_ONLY_PAUSE_AT: "after-record",
-    };
-    const started = await runCli(
-      [
-        "dispatch",
-        "--backend",
-        "codex",
-        "--name",
-        "stopme",
-        "--brief",
-        "b",
-        "--fallback",
-        "claude-code",
-        "--json",
-      ],
-      { env },
-    );
-    const first = json<{ dispatched: { dispatchId: string; dir: string } }>(started).dispatched;
-    dispatched.push(first.dispatchId);
-    await pausedAfterRecord(first.dir);
-    const plain = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
+    const { bins, first, env: plain } = await quotaChainPausedAfterRecord("stopme");
     const cancelled = await runCli(["cancel", "stopme", "--json"], { env: plain });
     expect(cancelled.code, cancelled.stdout + cancelled.stderr).toBe(0);
     expect(JSON.parse(fs.readFileSync(path.join(first.dir, "next.json"), "utf8"))).toMatchObject({
@@ -311,35 +282,7 @@ describe("the failover ladder, with real processes", () => {
   });
 
   it("a supervisor SIGKILLed between its record and the hand-over: racing readers hand over once", async () => {
-    const { env: base } = isolatedHome();
-    const bins = tempDir();
-    const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "quota"), exit: 1 }]);
-    const claude = fakeCli(bins, "claude", [{ lines: recordedLines("claude", "text"), exit: 0 }]);
-    const env = {
-      ...base,
-      CATHERD_CODEX_BIN: codex,
-      CATHERD_CLAUDE_BIN: claude,
-      CATHERD_TEST_ONLY_PAUSE_AT: "after-record",
-    };
-    const started = await runCli(
-      [
-        "dispatch",
-        "--backend",
-        "codex",
-        "--name",
-        "crash",
-        "--brief",
-        "b",
-        "--fallback",
-        "claude-code",
-        "--json",
-      ],
-      { env },
-    );
-    const first = json<{ dispatched: { dispatchId: string; dir: string } }>(started).dispatched;
-    dispatched.push(first.dispatchId);
-    await pausedAfterRecord(first.dir);
-    const plain = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
+    const { bins, first, env: plain } = await quotaChainPausedAfterRecord("crash");
     // The chain holds its name while the hand-over is due.
     const same = await runCli(
       ["dispatch", "--backend", "codex", "--name", "crash", "--brief", "b", "--json"],
@@ -361,6 +304,27 @@ describe("the failover ladder, with real processes", () => {
     expect(calls(bins, "claude")).toHaveLength(1);
   });
 });
+
+/**
+ * A chain `name` of a fake codex that hits its quota, falling back to a fake claude that answers; its
+ * first supervisor SIGKILLed right after the record, before it starts the promoter: the hand-over is
+ * due and nobody is doing it. Returns the environment for the readers (without the pause).
+ */
+async function quotaChainPausedAfterRecord(name: string) {
+  const { env: base } = isolatedHome();
+  const bins = tempDir();
+  const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "quota"), exit: 1 }]);
+  const claude = fakeCli(bins, "claude", [{ lines: recordedLines("claude", "text"), exit: 0 }]);
+  const env = { ...base, CATHERD_CODEX_BIN: codex, CATHERD_CLAUDE_BIN: claude };
+  const started = await runCli(
+    ["dispatch", "--backend", "codex", "--name", name, "--brief", "b", "--fallback", "claude-code", "--json"],
+    { env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "after-record" } },
+  );
+  const first = json<{ dispatched: { dispatchId: string; dir: string } }>(started).dispatched;
+  dispatched.push(first.dispatchId);
+  await pausedAfterRecord(first.dir);
+  return { bins, first, env };
+}
 
 /** Waits for the supervisor of `dir` to stop itself after its record, then SIGKILLs it (a crash there). */
 async function pausedAfterRecord(dir: string): Promise<void> {
