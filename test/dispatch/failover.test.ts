@@ -11,9 +11,34 @@ import { waitFor } from "../helpers/wait.js";
 
 const dispatched: string[] = [];
 
+/** Folders whose supervisor may stop itself after its record (CATHERD_TEST_ONLY_PAUSE_AT): it carries no
+ * CATHERD_DISPATCH for reapAll to find, so a test that fails before it is killed must not leave it. */
+const pausable: string[] = [];
+
 afterEach(() => {
+  for (const dir of pausable.splice(0)) {
+    const pid = Number(readOr(path.join(dir, "test-paused-after-record")));
+    // Only while that pid is still a catherd supervisor: never a process that took the number since.
+    if (pid > 0 && readOr(`/proc/${pid}/cmdline`).includes("supervisor.js")) killQuietly(pid);
+  }
   expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
 });
+
+function readOr(file: string): string {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
 
 const RECORDED = path.join(ROOT, "test/fixtures/recorded");
 
@@ -322,6 +347,7 @@ async function quotaChainPausedAfterRecord(name: string) {
   );
   const first = json<{ dispatched: { dispatchId: string; dir: string } }>(started).dispatched;
   dispatched.push(first.dispatchId);
+  pausable.push(first.dir);
   await pausedAfterRecord(first.dir);
   return { bins, first, env };
 }
