@@ -129,6 +129,11 @@ export function classify(evidence: Evidence): ErrorKind | null {
   return null;
 }
 
+/** A JSON value as an HTTP status: an integer from 100 to 599, else null (a CLI's field may hold anything). */
+export function httpStatus(value: unknown): number | null {
+  return typeof value === "number" && Number.isInteger(value) && value >= 100 && value <= 599 ? value : null;
+}
+
 /** An HTTP status named in a CLI's text: "unexpected status 401", "last status: 429", "API Error: 400", "(429)". */
 export function statusInText(text: string): number | null {
   const m =
@@ -204,7 +209,7 @@ export function providerBody(text: string): ProviderBody | null {
   const codes = [asString(error.code), ...reasons, asString(error.type), asString(error.status)].filter(
     (c): c is string => c !== null,
   );
-  return { message, status: typeof error.code === "number" ? error.code : null, codes };
+  return { message, status: httpStatus(error.code), codes };
 }
 
 /** An error fact from its parts, the kind classified from the same evidence. */

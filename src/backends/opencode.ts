@@ -2,7 +2,7 @@ import type { LineFacts } from "../domain/facts.js";
 import { PROGRESS } from "../domain/facts.js";
 import type { ErrorFact } from "../domain/failure.js";
 import { stripAnsi } from "../domain/redact.js";
-import { errorFact, providerBody } from "./classify.js";
+import { errorFact, httpStatus, providerBody } from "./classify.js";
 import {
   AGENT_DEFAULTS,
   asCount,
@@ -78,7 +78,7 @@ function opencodeError(error: Record<string, unknown> | null, atMs: number | nul
   const data = asRecord(error?.data);
   const name = asString(error?.name) ?? "error";
   const message = asString(data?.message);
-  const status = typeof data?.statusCode === "number" ? data.statusCode : null;
+  const status = httpStatus(data?.statusCode);
   const body = providerBody(asString(data?.responseBody) ?? "");
   const fact = errorFact({
     text: message ?? name,

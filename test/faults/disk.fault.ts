@@ -39,16 +39,28 @@ function failing(names: Record<string, string>): FileWriter {
   };
 }
 
+/** Limits for an agent that ends by itself: idle far beyond any start-up delay of a loaded machine. */
+const EXITS_ITSELF = { idleMs: 60_000 };
+
 const logOf = (dir: string) => fs.readFileSync(path.join(dir, "supervisor.log"), "utf8");
 
 function recordFiles(dir: string): string[] {
   return fs.readdirSync(dir).filter((f) => f.includes("record.json"));
 }
 
-/** The supervisor in this process, with a faulty file writer, on a fake agent that hangs until stopped. */
-async function inProcess(t: Trial, faults: Record<string, string>, steps: Record<string, unknown>[]) {
+/**
+ * The supervisor in this process, with a faulty file writer, on a fake agent following `steps`. An agent
+ * that hangs is ended by the 400 ms idle limit; one that exits on its own gets a limit no loaded machine
+ * reaches before it does, so its exit is what the test sees.
+ */
+async function inProcess(
+  t: Trial,
+  faults: Record<string, string>,
+  steps: Record<string, unknown>[],
+  spec: Record<string, unknown> = { idleMs: 400 },
+) {
   const parent = t.dir();
-  const { dir, id } = fakeAgentFolder({ steps }, { idleMs: 400 }, parent);
+  const { dir, id } = fakeAgentFolder({ steps }, spec, parent);
   t.dispatch(id);
   const code = await superviseDispatch(
     dir,
@@ -79,7 +91,7 @@ describe("row 5: the disk, through the supervisor's file port (in process)", () 
 
     it(`keeps exit.json and logs the failure when record.json cannot be written (${code})`, async () => {
       const t = trial(`5 record.json unwritable (${code}), in process`);
-      const { dir } = await inProcess(t, { "record.json": code }, [{ out: "x" }, { exit: 0 }]);
+      const { dir } = await inProcess(t, { "record.json": code }, [{ out: "x" }, { exit: 0 }], EXITS_ITSELF);
       expect(readJson(path.join(dir, "exit.json"))).toMatchObject({ reason: "exited", code: 0 });
       expect(logOf(dir)).toContain('"event":"record-write-failed"');
       expect(recordFiles(dir)).toEqual([]);
@@ -106,6 +118,7 @@ describe("row 5: the disk, through the supervisor's file port (in process)", () 
       t,
       { "thread.json": "ENOSPC", "stall.json": "ENOSPC", "activity.json": "ENOSPC" },
       [{ out: '{"type":"thread.started","thread_id":"t1"}' }, { sleep: 300 }, { out: "more" }, { exit: 0 }],
+      { ...EXITS_ITSELF, stallMs: 100 },
     );
     expect(readJson(path.join(dir, "exit.json"))).toMatchObject({ reason: "exited", code: 0 });
     expect(logOf(dir)).toContain('"event":"write-failed"');

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { allBackends } from "../../src/backends/registry.js";
+import type { Backend } from "../../src/backends/types.js";
 import { addFacts, emptySummary } from "../../src/domain/summary.js";
 import { EXIT_REASONS, STATUSES } from "../../src/domain/vocab.js";
 import { initialWatch, observe } from "../../src/domain/watch.js";
@@ -31,8 +32,19 @@ const TAIL: Record<string, string> = {
   exec: "the last line, without a newline",
 };
 
+/**
+ * Whether a line leaves the run's ending to the agent's exit: no provider retry or error (a refusal or a
+ * retry streak stops the agent by rule 5, which `watch.test.ts` tables) and no final result (rule 4). A
+ * stream holding one would end as `provider-unavailable` or `after-final` whenever the supervisor reads it
+ * before the agent has exited, which is a matter of machine speed.
+ */
+function leavesEndingToExit(backend: Backend, line: Buffer): boolean {
+  const facts = backend.parse(line.toString("utf8"));
+  return facts.retry === undefined && facts.error === undefined && facts.final === undefined;
+}
+
 /** A fuzz stream of `lines` hostile lines, two 20 MB lines, CRLF, and an unterminated last line. */
-function writeFuzzStream(file: string, seed: number, lines: number, tail: string): number {
+function writeFuzzStream(backend: Backend, file: string, seed: number, lines: number, tail: string): number {
   const fuzz = new Fuzzer(seed);
   const fd = fs.openSync(file, "w");
   let bytes = 0;
@@ -41,7 +53,9 @@ function writeFuzzStream(file: string, seed: number, lines: number, tail: string
     bytes += b.length;
   };
   for (let i = 0; i < lines; i++) {
-    put(fuzz.lineBytes());
+    let line = fuzz.lineBytes();
+    while (!leavesEndingToExit(backend, line)) line = fuzz.lineBytes();
+    put(line);
     put(Buffer.from(i % 97 === 0 ? "\r\n" : "\n"));
     if (i === Math.floor(lines / 3) || i === Math.floor((2 * lines) / 3)) {
       put(Buffer.alloc(20 * 1024 * 1024, i % 2 === 0 ? 0x61 : 0xff));
@@ -105,7 +119,7 @@ describe("row 4: the event stream", () => {
       const parent = t.dir();
       const stream = path.join(parent, "fuzz.bin");
       const tail = TAIL[backend.id] ?? "tail";
-      const bytes = writeFuzzStream(stream, 7 + backend.id.length, FUZZ_LINES, tail);
+      const bytes = writeFuzzStream(backend, stream, 7 + backend.id.length, FUZZ_LINES, tail);
       const { dir, id } = fakeAgentFolder(
         { steps: [] },
         { backend: backend.id, cmd: "/bin/cat", args: [stream], idleMs: 120_000, pollMs: 50 },
