@@ -116,12 +116,13 @@ export async function overview(run: RunPaths): Promise<DispatchRow[]> {
  * One row per chain: an attempt that a later attempt in the rows followed is folded into that row's
  * `earlier`, oldest first. `from` says which attempt each row followed.
  */
-function foldChains(rows: DispatchRow[], from: Map<string, string>): DispatchRow[] {
+export function foldChains(rows: DispatchRow[], from: Map<string, string>): DispatchRow[] {
   if (from.size === 0) return rows;
   const byId = new Map(rows.map((r) => [r.dispatchId, r]));
   const folded = new Set<string>();
-  // Oldest first, so that an attempt's own earlier ones are in place before it is folded on.
-  for (const row of [...rows].sort((a, b) => (a.dispatchId < b.dispatchId ? -1 : 1))) {
+  // Lowest attempt first, so that an attempt's own earlier ones are in place before it is folded on (ids
+  // do not order a chain: two attempts admitted in one second sort by their random suffix).
+  for (const row of [...rows].sort((a, b) => a.attempt - b.attempt)) {
     const before = byId.get(from.get(row.dispatchId) ?? "");
     if (before === undefined) continue;
     row.earlier = [
