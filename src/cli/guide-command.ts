@@ -34,16 +34,22 @@ the previous logs call) shows only what is new; cancel <name> stops one you no l
   session), reply (the agent's final answer, also in the file replyPath).
 
 ## When to queue
-A dispatch is refused, never half-started: E_ADMIT_CAPACITY (the run is at maxParallel), E_ADMIT_OVERLAP
-(a live dispatch owns an overlapping path), E_ADMIT_DUPLICATE (a live dispatch has that name). Queue it
-yourself: wait with any=true for a slot or for the owner to finish, then dispatch it again. Do not retry
-in a loop without waiting.
+Without queue, a dispatch that cannot start now is refused, never half-started: E_ADMIT_CAPACITY (the
+run is at maxParallel), E_ADMIT_OVERLAP (a live dispatch owns an overlapping path), or a per-backend cap.
+With queue=true it is admitted as queued instead and starts by itself, oldest first, as soon as a slot or
+its paths free up: fire every brief with queue, then wait. status shows each queued one with its place
+and what holds it; cancel removes one from the queue. A duplicate name is refused either way
+(E_ADMIT_DUPLICATE). Never retry a refused dispatch in a loop.
 
 ## When to fall back
-A record with status limit will not get better by dispatching the same brief to the same backend at
-once: dispatch it to another backend (another provider does not share the quota or the outage), or wait
-and try later. Do not fall back on failed or timeout: another provider would not fix the brief or the
-work tree; read the record and the logs first.
+Give fallback (e.g. "claude-code,gemini", a model after a colon) when the brief could run on another
+CLI: if an attempt ends limit (quota, rate-limit, provider-down) or failed with kind auth or model, the
+next CLI takes the same brief as a new attempt, by itself. retryWithin (e.g. "10m") first retries the
+same CLI when a rate limit says it resets within that time. wait and result follow the chain to its last
+attempt; result lists every attempt with its kind. Without fallback, a limit record will not get better
+by dispatching the same brief to the same CLI at once: pick another backend or come back after
+error.retryAfter. Never fall back on failed (other kinds) or timeout: another provider would not fix the
+brief or the work tree; read the record and the logs first.
 
 ## Errors
 Every error has a code (E_...) and a fix line: do what the fix says. E_INPUT_INVALID names the argument

@@ -7,6 +7,7 @@ import { GUIDE } from "../../src/cli/guide-command.js";
 import { argumentName } from "../../src/cli/mcp/input.js";
 import { BACKEND_IDS } from "../../src/domain/vocab.js";
 import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
+import { calls, fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { FAKE_AGENT, reapAll, tempDir } from "../helpers/folders.js";
 import { codexLine, fakeDispatch, inProcessSession, type McpSession, scenarioFile } from "../helpers/mcp.js";
 import { watchesInode } from "../helpers/mcp-stdio.js";
@@ -223,6 +224,60 @@ describe("catherd mcp, in process", () => {
       records: [{ name: "builder", status: "ok", reply: "built" }],
       running: [],
     });
+  });
+
+  it("dispatches a failover ladder: wait's snapshot names the running attempt, then returns the last attempt's record", async () => {
+    const bins = tempDir();
+    const go = path.join(bins, "go");
+    const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "quota"), exit: 1 }]);
+    // Claude prints its init line, then holds until `go` before it answers.
+    const claude = fakeCli(bins, "claude", [
+      { lines: recordedLines("claude", "text"), exit: 0, holdAt: { line: 1, until: go } },
+    ]);
+    const savedBin = process.env.CATHERD_CLAUDE_BIN;
+    process.env.CATHERD_CLAUDE_BIN = claude;
+    try {
+      await dispatch({
+        backend: "codex",
+        bin: codex,
+        name: "ladder",
+        brief: "say hello",
+        fallback: ["claude-code"],
+      });
+    } finally {
+      if (savedBin === undefined) delete process.env.CATHERD_CLAUDE_BIN;
+      else process.env.CATHERD_CLAUDE_BIN = savedBin;
+    }
+    // The hand-over starts claude as attempt 2: its supervisor sets the dispatch variable reapAll looks for.
+    await waitForFile(path.join(bins, "claude.count"), 30_000);
+    const result = await session.call("result", { name: "ladder" });
+    expect(result).toMatchObject({ isError: true, data: { error: { code: "E_NOT_RECORDED" } } });
+    const second = (await cliJson(["status"])) as { dispatches: { dispatchId: string }[] };
+    dispatched.push(...second.dispatches.map((d) => d.dispatchId));
+
+    const early = await session.call("wait", { names: ["ladder"], timeoutS: 1 });
+    expect(early.data).toMatchObject({
+      records: [],
+      running: [{ name: "ladder", state: "running", attempt: 2, backend: "claude-code" }],
+    });
+    expect(early.text).toMatch(/^none recorded; still running: ladder running \(attempt 2, claude-code\)/);
+
+    fs.writeFileSync(go, "");
+    const later = await session.call("wait", { names: ["ladder"], timeoutS: 30 });
+    expect(later.isError).toBe(false);
+    expect(later.data).toMatchObject({
+      records: [{ name: "ladder", backend: "claude-code", status: "ok", attempt: 2, next: null }],
+      running: [],
+    });
+    const full = await session.call("result", { name: "ladder" });
+    expect(full.data).toEqual(await cliJson(["result", "ladder"]));
+    const attempts = (full.data as { attempts: { backend: string; status: string; kind: string | null }[] })
+      .attempts;
+    expect(attempts.map((a) => [a.backend, a.status, a.kind])).toEqual([
+      ["codex", "limit", "quota"],
+      ["claude-code", "ok", null],
+    ]);
+    expect(calls(bins, "claude")).toHaveLength(1);
   });
 
   it("cancels a dispatch and reports the CLIs, as cancel and doctor do", async () => {

@@ -2,7 +2,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CliResult, isolatedHome, runCli } from "../helpers/cli.js";
-import { ROOT, reapAll, tempDir } from "../helpers/folders.js";
+import { calls, fakeCli, recordedLines } from "../helpers/fake-cli.js";
+import { reapAll, tempDir } from "../helpers/folders.js";
 import { waitFor } from "../helpers/wait.js";
 
 // The failover ladder with real processes (specs/dispatch.md, "The failover ladder"): fake CLIs that
@@ -38,60 +39,6 @@ function killQuietly(pid: number): void {
   } catch {
     // already gone
   }
-}
-
-const RECORDED = path.join(ROOT, "test/fixtures/recorded");
-
-function recordedLines(cli: string, scenario: string): string[] {
-  return fs
-    .readFileSync(path.join(RECORDED, cli, `${scenario}.jsonl`), "utf8")
-    .trim()
-    .split("\n");
-}
-
-/**
- * A fake CLI that plays one scripted run per invocation, in order (the last one again once they run out):
- * its stdout lines, then its exit code. `{RESET+6}` in a line becomes the time six seconds from now, as a
- * provider names when its limit resets (time enough for the attempt to be recorded before it, even on a
- * loaded machine). Answers `--version` as readiness asks it. Each run appends its argv to
- * `<dir>/<name>.calls`.
- */
-function fakeCli(dir: string, name: string, runs: { lines: string[]; exit: number }[]): string {
-  const script = path.join(dir, name);
-  const runsFile = path.join(dir, `${name}.runs.json`);
-  const countFile = path.join(dir, `${name}.count`);
-  const callsFile = path.join(dir, `${name}.calls`);
-  fs.writeFileSync(runsFile, JSON.stringify(runs));
-  fs.writeFileSync(
-    script,
-    `#!${process.execPath}
-const fs = require("node:fs");
-if (process.argv[2] === "--version") { console.log("fake-cli 99.0.0"); process.exit(0); }
-const runs = JSON.parse(fs.readFileSync(${JSON.stringify(runsFile)}, "utf8"));
-let n = 0;
-try { n = Number(fs.readFileSync(${JSON.stringify(countFile)}, "utf8")); } catch {}
-fs.writeFileSync(${JSON.stringify(countFile)}, String(n + 1));
-fs.appendFileSync(${JSON.stringify(callsFile)}, JSON.stringify(process.argv.slice(2)) + "\\n");
-const run = runs[Math.min(n, runs.length - 1)];
-const reset = new Date(Math.ceil(Date.now() / 1000) * 1000 + 6000).toISOString().replace(".000Z", "Z");
-for (const line of run.lines) process.stdout.write(line.replace("{RESET+6}", reset) + "\\n");
-process.exitCode = run.exit;
-`,
-    { mode: 0o755 },
-  );
-  fs.renameSync(script, `${script}.cjs`);
-  fs.symlinkSync(`${script}.cjs`, script);
-  return script;
-}
-
-function calls(dir: string, name: string): string[][] {
-  const file = path.join(dir, `${name}.calls`);
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l) as string[]);
 }
 
 function json<T>(result: CliResult): T {

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { backendFor } from "../../src/backends/registry.js";
 import { findByDispatchVariable } from "../../src/infra/sweep.js";
 import { dispatchedOf, dispatchFolders, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, readJson, SUPERVISOR_MAIN } from "../helpers/folders.js";
@@ -191,7 +192,17 @@ export class LiveRun {
   async dispatch(
     cli: LiveCli,
     scenario: Scenario,
-    options: { idle: string; wall?: string; killGrace?: string; thread?: string },
+    options: {
+      idle: string;
+      wall?: string;
+      killGrace?: string;
+      thread?: string;
+      /**
+       * A second CLI on a scenario of its own, given as `--fallback`: its configuration joins the --env
+       * values (the ladder repeats them for every attempt) and its executable is named by its CATHERD_<B>_BIN.
+       */
+      fallback?: { cli: LiveCli; scenario: Scenario };
+    },
   ): Promise<LiveDispatch> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), `catherd-live-${cli}-${scenario}-`));
     this.roots.push(root);
@@ -202,7 +213,12 @@ export class LiveRun {
     fs.mkdirSync(cliHome, { recursive: true });
     const setup = CLIS[cli];
     const input = { home: cliHome, baseUrl: this.server.baseUrl(scenario) };
-    const env = setup.configure(input);
+    const fallback = options.fallback;
+    const fallbackEnv =
+      fallback === undefined
+        ? {}
+        : CLIS[fallback.cli].configure({ home: cliHome, baseUrl: this.server.baseUrl(fallback.scenario) });
+    const env = { ...fallbackEnv, ...setup.configure(input) };
     const args = [
       "dispatch",
       "--backend",
@@ -227,12 +243,19 @@ export class LiveRun {
     ];
     if (setup.model !== null) args.push("--model", setup.model);
     if (options.thread !== undefined) args.push("--thread", options.thread);
+    if (fallback !== undefined) args.push("--fallback", CLIS[fallback.cli].backend);
     for (const [key, value] of Object.entries(env)) args.push("--env", `${key}=${value}`);
     const extra = setup.extraArgs(input);
     if (extra.length > 0) args.push("--", ...extra);
     // Each test has a home of its own, so each dispatch asks its CLI for --version (readiness): node CLIs
     // take seconds to start on a loaded machine.
-    const result = await runCli(args, { env: dispatcherEnv(catherdHome), cwd: work, timeoutMs: 60_000 });
+    const dispatcher = {
+      ...dispatcherEnv(catherdHome),
+      ...(fallback === undefined
+        ? {}
+        : { [backendFor(CLIS[fallback.cli].backend).binEnv]: binOf(fallback.cli) }),
+    };
+    const result = await runCli(args, { env: dispatcher, cwd: work, timeoutMs: 60_000 });
     if (result.code !== 0) {
       throw new Error(`catherd dispatch exited ${result.code}: ${result.stdout}${result.stderr}`);
     }

@@ -200,6 +200,7 @@ describe("mock model server", () => {
       401,
       { error: { status: "UNAUTHENTICATED" } },
     ],
+    ["always429", "/v1/responses", 429, { error: { code: "rate_limit_exceeded" } }],
     ["model404", "/v1/chat/completions", 404, { error: { code: "model_not_found" } }],
     ["context400", "/v1/chat/completions", 400, { error: { code: "context_length_exceeded" } }],
     [
@@ -219,6 +220,13 @@ describe("mock model server", () => {
     const answer = await post(url, { stream: true });
     expect(answer.status).toBe(status);
     expect(JSON.parse(answer.text)).toMatchObject(shape);
+  });
+
+  it("always429 names no time to come back", async () => {
+    const res = await fetch(`${server.baseUrl("always429")}/v1/responses`, { method: "POST", body: "{}" });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBeNull();
+    expect(await res.text()).not.toMatch(/try again in|resets at/i);
   });
 
   it("ratelimit-long says when to come back: Retry-After 3600 and, for Anthropic, the reset time", async () => {

@@ -29,6 +29,7 @@ export type Scenario =
   | "tool"
   | "text"
   | "always500"
+  | "always429"
   | "hang"
   | "orphan"
   | "auth401"
@@ -39,6 +40,7 @@ export const SCENARIOS: readonly Scenario[] = [
   "tool",
   "text",
   "always500",
+  "always429",
   "hang",
   "orphan",
   "auth401",
@@ -175,6 +177,22 @@ const REFUSALS: Partial<Record<Scenario, (api: Api) => Refusal>> = {
             "Incorrect API key provided: live-dummy. You can find your API key at https://platform.openai.com/account/api-keys.",
             "invalid_request_error",
             "invalid_api_key",
+          ),
+  // A rate limit that names no time to come back: the CLI gives up after its own retries, if any.
+  always429: (api) =>
+    api === "anthropic" || api === "anthropic-count"
+      ? anthropic(
+          429,
+          "rate_limit_error",
+          "This request would exceed your organization's rate limit of 50 requests per minute.",
+        )
+      : api === "gemini" || api === "gemini-count"
+        ? google(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).")
+        : openai(
+            429,
+            "Rate limit reached for mock-model on requests per min (RPM): Limit 3, Used 3, Requested 1.",
+            "requests",
+            "rate_limit_exceeded",
           ),
   "ratelimit-long": (api) => {
     const headers = { "retry-after": "3600" };

@@ -198,7 +198,10 @@ const waitTool: ToolSpec<Waited> = {
   readOnly: true,
   line: ({ records, running }) => {
     const done = records.map((r) => `${r.name ?? r.dispatchId} ${r.status}`);
-    const live = running.map((r) => `${r.name ?? r.dispatchId} ${r.state}`);
+    const live = running.map(
+      (r) =>
+        `${r.name ?? r.dispatchId} ${r.state}${r.attempt > 1 ? ` (attempt ${r.attempt}, ${r.backend ?? "?"})` : ""}`,
+    );
     return [
       done.length === 0 ? "none recorded" : `recorded: ${done.join(", ")}`,
       ...(live.length === 0 ? [] : [`still running: ${live.join(", ")}`]),
