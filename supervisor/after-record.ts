@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { nextAttemptDir } from "../src/folder/chain.js";
@@ -8,30 +8,77 @@ import { readFolderJson } from "../src/folder/read.js";
 import { FILE_MODE } from "../src/infra/atomic.js";
 import { type Clock, systemClock } from "../src/infra/clock.js";
 import { okValue } from "../src/infra/json-file.js";
-import { programFile } from "../src/infra/programs.js";
+import { programFile, WHEN_RELEASED_FLAG } from "../src/infra/programs.js";
 import type { SupervisorLog } from "./log.js";
 
 /** However long the promoter takes, the supervisor waits no longer than this before it exits. */
 export const PROMOTER_WAIT_MS = 60_000;
 
+/** A promoter started as the stop begins, waiting for its release (`startPromoterEarly`). */
+export interface EarlyPromoter {
+  /** Lets it promote: a byte on its stdin, then the end of it. Idempotent. */
+  release(): void;
+  started: StartedPromoter;
+}
+
+interface StartedPromoter {
+  child: ChildProcess;
+  pid: number | null;
+  /** Resolves with how it ended: "exit code 0", a signal, or "error: …". */
+  ended: Promise<string>;
+}
+
+/**
+ * As the stop begins, a supervisor whose run has queued dispatches starts the promoter waiting for its
+ * release (`--when-released`), so that the promoter's node start-up, its standby supervisor's and the
+ * loading of promotion's modules overlap the stop and the record instead of following them; the record
+ * releases it. A supervisor that dies before closes the pipe, which releases it too. Null when nothing is
+ * queued: a hand-over is known only from the record, and its promoter starts after it.
+ */
+export function startPromoterEarly(dir: string, log: SupervisorLog): EarlyPromoter | null {
+  const place = placeOf(dir);
+  if (place === null) return null;
+  const markers = readLiveMarkers(path.join(place.runDir, "live"));
+  if (!markers.some((m) => m.queued !== undefined)) return null;
+  const started = spawnPromoter(dir, place.runDir, log, true);
+  if (started === null) return null;
+  log("promoter-started", { pid: started.pid, released: "after the record" });
+  const { child } = started;
+  let released = false;
+  return {
+    started,
+    release() {
+      if (released) return;
+      released = true;
+      child.stdin?.end("\n");
+    },
+  };
+}
+
 /**
  * Right after its record, a supervisor whose run has queued dispatches, or whose chain goes on (its record
- * names a `next`), starts the promoter program (src/dispatch/promoter-main.ts) on the run, so that the slot
- * it frees is taken at once and the hand-over done, and waits for it (bounded). A run without either
- * costs one read of its live markers. The promoter is detached: a
- * supervisor killed meanwhile leaves it running; a promoter that fails leaves the queue to the next
- * reader, which promotes too.
+ * names a `next`), has the promoter work on the run, so that the slot it frees is taken at once and the
+ * hand-over done, and waits for it (bounded): the one it started early, released now, else one started
+ * now. A run without either costs one read of its live markers. The promoter is detached: a supervisor
+ * killed meanwhile leaves it running; a promoter that fails leaves the queue to the next reader, which
+ * promotes too.
  */
 export async function promoteAfterRecord(
   dir: string,
   log: SupervisorLog,
   clock: Pick<Clock, "wallNow" | "sleep"> = systemClock,
+  early: EarlyPromoter | null = null,
 ): Promise<void> {
   const place = placeOf(dir);
   if (place === null) return;
-  const markers = readLiveMarkers(path.join(place.runDir, "live"));
-  if (!markers.some((m) => m.queued !== undefined || m.handover === true)) return;
-  await runPromoter(dir, place.runDir, log);
+  if (early !== null) {
+    early.release();
+    await awaitPromoter(early.started, log);
+  } else {
+    const markers = readLiveMarkers(path.join(place.runDir, "live"));
+    if (!markers.some((m) => m.queued !== undefined || m.handover === true)) return;
+    await runPromoter(dir, place.runDir, log);
+  }
   // A timed retry of this chain waits in the queue until its time: this supervisor, holding nothing but a
   // timer, stays to promote it then (readers that come after that time promote it too).
   const notBefore = timedRetryOf(dir);
@@ -55,25 +102,59 @@ function timedRetryOf(dir: string): string | null {
 
 /** Starts the promoter program on the run and waits for it, at most PROMOTER_WAIT_MS. */
 async function runPromoter(dir: string, runDir: string, log: SupervisorLog): Promise<void> {
+  const started = spawnPromoter(dir, runDir, log, false);
+  if (started !== null) await awaitPromoter(started, log);
+}
+
+/**
+ * Starts the promoter program, detached, its output appended to the folder's supervisor.out; with
+ * `whenReleased` its stdin is a pipe it waits on. Null (logged) when the output file cannot be opened.
+ */
+function spawnPromoter(
+  dir: string,
+  runDir: string,
+  log: SupervisorLog,
+  whenReleased: boolean,
+): StartedPromoter | null {
   let outFd: number;
   try {
     outFd = fs.openSync(fileIn(dir, FILES.supervisorOut), "a", FILE_MODE);
   } catch (error) {
     log("promoter-failed", { message: (error as Error).message });
-    return;
+    return null;
   }
-  const child = spawn(process.execPath, [programFile("promoter", import.meta.url), runDir], {
+  const args = [
+    programFile("promoter", import.meta.url),
+    runDir,
+    ...(whenReleased ? [WHEN_RELEASED_FLAG] : []),
+  ];
+  const child = spawn(process.execPath, args, {
     detached: true,
-    stdio: ["ignore", outFd, outFd],
+    stdio: [whenReleased ? "pipe" : "ignore", outFd, outFd],
     cwd: dir,
   });
   fs.closeSync(outFd);
-  const ended = await new Promise<string>((resolve) => {
-    const timer = setTimeout(() => resolve("still running"), PROMOTER_WAIT_MS);
-    timer.unref();
+  // A promoter that exits before its release must not make the supervisor's write to its pipe throw.
+  child.stdin?.on("error", () => {});
+  const ended = new Promise<string>((resolve) => {
     child.once("error", (error) => resolve(`error: ${error.message}`));
     child.once("exit", (code, signal) => resolve(signal ?? `exit code ${code}`));
   });
-  child.unref();
-  log("promoter", { pid: child.pid ?? null, ended });
+  return { child, pid: child.pid ?? null, ended };
+}
+
+/** Waits for a promoter to end, at most PROMOTER_WAIT_MS, and logs how it ended. */
+async function awaitPromoter(started: StartedPromoter, log: SupervisorLog): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const ended = await Promise.race([
+    started.ended,
+    new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve("still running"), PROMOTER_WAIT_MS);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
+  // Still running past the wait: it must not keep this supervisor from exiting.
+  started.child.unref();
+  log("promoter", { pid: started.pid, ended });
 }

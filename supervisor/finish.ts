@@ -1,7 +1,7 @@
 import type { Spec } from "../src/domain/schemas.js";
 import type { CgroupUsage } from "../src/infra/cgroup/usage.js";
 import { type StopReport, stopDispatch } from "../src/infra/stop.js";
-import { promoteAfterRecord } from "./after-record.js";
+import { type EarlyPromoter, promoteAfterRecord, startPromoterEarly } from "./after-record.js";
 import type { RunningChild } from "./child.js";
 import { type Contained, closeContainment } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
@@ -37,6 +37,24 @@ export async function finish(
 ) {
   const { clock } = deps;
   const { watched } = run;
+  // Started now to overlap the stop and the record; released by the record, or here whatever happens.
+  const early = watched === null ? null : startPromoterEarly(dir, log);
+  try {
+    await stopAndRecord(dir, deps, log, run, early);
+  } finally {
+    early?.release();
+  }
+}
+
+async function stopAndRecord(
+  dir: string,
+  deps: SupervisorDeps,
+  log: SupervisorLog,
+  run: { ending: Ending; watched: Watched | null; origin: Origin; adoptions: number; pgid: number | null },
+  early: EarlyPromoter | null,
+) {
+  const { clock } = deps;
+  const { watched } = run;
   let stop: StopReport = { term: false, kill: false, swept: 0 };
   let usage: CgroupUsage | null = null;
   if (watched !== null) {
@@ -66,12 +84,12 @@ export async function finish(
   });
   if (exitWritten) {
     pauseAt("after-exit", dir);
-    await record(dir, deps, log);
+    await record(dir, deps, log, early);
   }
 }
 
 /** record.json right after exit.json; loaded only now, so the start path stays light. */
-async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog) {
+async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog, early: EarlyPromoter | null) {
   try {
     const { writeRecord } = await import("../src/folder/record.js");
     const written = await writeRecord(dir, deps.files);
@@ -80,7 +98,7 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog) {
     log("record-write-failed", failure(error));
   }
   pauseAt("after-record", dir);
-  await promoteAfterRecord(dir, log, deps.clock).catch((error: unknown) =>
+  await promoteAfterRecord(dir, log, deps.clock, early).catch((error: unknown) =>
     log("promoter-failed", failure(error)),
   );
 }

@@ -22,6 +22,12 @@ export type ProgramName = keyof typeof PROGRAMS;
 export const STANDBY_FLAG = "--standby";
 
 /**
+ * The argument that makes the promoter program (src/dispatch/promoter-main.ts) wait, once ready, until its
+ * stdin gives a byte or ends before it promotes. Shared by the supervisor that starts it and the promoter.
+ */
+export const WHEN_RELEASED_FLAG = "--when-released";
+
+/**
  * The file to run with node for `name`, found from `fromUrl` (the caller's import.meta.url): the bundled
  * program beside it, else the compiled one under the nearest dist/ above it.
  */

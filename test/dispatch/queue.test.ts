@@ -63,6 +63,15 @@ describe("dispatch --queue, with real processes", () => {
     expect(
       JSON.parse(fs.readFileSync(path.join(second.dir, "promoted.json"), "utf8")).by.pid,
     ).toBeGreaterThan(1);
+    // The first one's supervisor started the promoter as its stop began, and released it after its record.
+    const events = fs
+      .readFileSync(path.join(first.dir, "supervisor.log"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).event as string);
+    expect(events.indexOf("promoter-started")).toBeGreaterThan(events.indexOf("decided"));
+    expect(events.indexOf("promoter-started")).toBeLessThan(events.indexOf("recorded"));
+    expect(events.indexOf("promoter")).toBeGreaterThan(events.indexOf("recorded"));
   }, 90_000);
 
   it("records a cancelled queued dispatch cancelled without ever starting it", async () => {
