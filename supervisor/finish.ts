@@ -35,7 +35,6 @@ export async function finish(
   log: SupervisorLog,
   run: { ending: Ending; watched: Watched | null; origin: Origin; adoptions: number; pgid: number | null },
 ) {
-  const { clock } = deps;
   const { watched } = run;
   // Started now to overlap the stop and the record; released by the record, or here whatever happens.
   const early = watched === null ? null : startPromoterEarly(dir, log);
