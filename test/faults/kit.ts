@@ -7,7 +7,7 @@ import { readProcStat } from "../../src/infra/proc-stat.js";
 import { type CliResult, dispatchedOf, fakeDispatchArgs, runCli } from "../helpers/cli.js";
 import { reapAll, SUPERVISOR_MAIN, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid } from "../helpers/processes.js";
-import { waitFor } from "../helpers/wait.js";
+import { waitDeadlineMs, waitFor } from "../helpers/wait.js";
 
 // The fault matrix's shared kit (specs/reliability.md): each test tallies its trials into a row of the
 // matrix — tried, passed, lost, left running — and leaves nothing behind, even when it fails.
@@ -47,7 +47,20 @@ let current: Current | null = null;
  * Registers the kit's afterEach in a fault file: it kills every pid the test started, reaps every process
  * of its dispatches, counts those as left running, removes its temp folders, and appends the row's figures.
  */
+/**
+ * How many dispatchers the crowd rows fire at once (row 6's simultaneous admissions, row 11's chatty
+ * dispatches): 100, or CATHERD_FAULT_CROWD (CI runs 50 to stay within its time). The figure is in the row.
+ */
+export const CROWD = Number(process.env.CATHERD_FAULT_CROWD ?? 100);
+
+/**
+ * A wait in the fault matrix gives up after this when it names no deadline: its trials run beside heavy
+ * ones (a hundred dispatches, 20 MB lines) on two cores, where a node start alone can take seconds.
+ */
+const FAULT_WAIT_MS = 60_000;
+
 export function useFaultKit(): void {
+  waitDeadlineMs(FAULT_WAIT_MS);
   afterEach(async () => {
     const c = current;
     current = null;

@@ -5,7 +5,7 @@ import { type CliResult, dispatchedOf, runCli } from "../helpers/cli.js";
 import { fakeAgentFolder, readJson, startSupervisor } from "../helpers/folders.js";
 import { isAlive } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait.js";
-import { fdCount, heavy, homeFor, jsonOf, statusKb, type Trial, trial, useFaultKit } from "./kit.js";
+import { CROWD, fdCount, heavy, homeFor, jsonOf, statusKb, type Trial, trial, useFaultKit } from "./kit.js";
 
 // Row 11: load and soak on this two-core machine. Many chatty dispatches at once, a long run of short
 // ones, and one supervisor watched for descriptor and memory growth over a long chatty run.
@@ -50,12 +50,12 @@ function recordOf(dir: string): Record<string, unknown> | null {
 }
 
 describe("row 11: load and soak", () => {
-  it("records all of 100 concurrent chatty dispatches, loses none, and leaves nothing running", async () => {
-    const t = trial("11 100 concurrent chatty dispatches", { many: true });
+  it(`records all of ${CROWD} concurrent chatty dispatches, loses none, and leaves nothing running`, async () => {
+    const t = trial(`11 ${CROWD} concurrent chatty dispatches`, { many: true });
     await heavy(t);
     const { env } = homeFor(t);
     const started = Date.now();
-    const { dispatched, refused } = await dispatchMany(t, env, 100, (i) => [
+    const { dispatched, refused } = await dispatchMany(t, env, CROWD, (i) => [
       "--backend",
       "exec",
       "--name",
@@ -65,10 +65,10 @@ describe("row 11: load and soak", () => {
       ...perlChatter(250, 20),
     ]);
     const admitted = (Date.now() - started) / 1000;
-    t.tally.tried = 100;
+    t.tally.tried = CROWD;
     expect(refused.map((r) => r.stdout + r.stderr)).toEqual([]);
     await waitFor(
-      "100 records",
+      `${CROWD} records`,
       () => (dispatched.every((d) => fs.existsSync(path.join(d.dir, "record.json"))) ? true : undefined),
       180_000,
     );

@@ -1,7 +1,22 @@
 import * as fs from "node:fs";
 
+/**
+ * How long a wait gives up after unless told: 10 s. A deadline only decides how soon a failure is reported,
+ * never whether something passes; a suite that runs beside heavy load raises it (`waitDeadlineMs`).
+ */
+let defaultTimeoutMs = 10_000;
+
+/** Sets the deadline of every wait of this test process that names none (the fault matrix: 60 s). */
+export function waitDeadlineMs(ms: number): void {
+  defaultTimeoutMs = ms;
+}
+
 /** Polls `check` until it returns a value other than undefined, or throws after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined,
+  timeoutMs = defaultTimeoutMs,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = check();
@@ -12,7 +27,7 @@ export async function waitFor<T>(what: string, check: () => T | undefined, timeo
 }
 
 /** Waits until a file exists and returns its text. */
-export function waitForFile(file: string, timeoutMs = 10_000): Promise<string> {
+export function waitForFile(file: string, timeoutMs = defaultTimeoutMs): Promise<string> {
   return waitFor(file, () => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined), timeoutMs);
 }
 
@@ -20,7 +35,7 @@ export function waitForFile(file: string, timeoutMs = 10_000): Promise<string> {
  * Waits until a file holds a complete first line and returns it (a shell's `echo $! > file` creates the
  * file before it writes: its mere existence says nothing of its content).
  */
-export function waitForLine(file: string, timeoutMs = 10_000): Promise<string> {
+export function waitForLine(file: string, timeoutMs = defaultTimeoutMs): Promise<string> {
   return waitFor(
     `a line in ${file}`,
     () => {
@@ -33,7 +48,10 @@ export function waitForLine(file: string, timeoutMs = 10_000): Promise<string> {
 }
 
 /** Waits until a JSON file exists and parses. */
-export function waitForJson<T = Record<string, unknown>>(file: string, timeoutMs = 10_000): Promise<T> {
+export function waitForJson<T = Record<string, unknown>>(
+  file: string,
+  timeoutMs = defaultTimeoutMs,
+): Promise<T> {
   return waitFor(
     file,
     () => {
