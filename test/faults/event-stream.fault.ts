@@ -242,9 +242,12 @@ describe("row 4: the event stream", () => {
       const wrote = path.join(parent, "wrote");
       const go = path.join(parent, "go");
       const scenario: FakeScenario = {
+        // The thread line comes last before the pause: once thread.json names it, the supervisor has read
+        // everything written so far, so the file it then loses is shorter than what it had read (a
+        // truncation followed by more bytes than were read looks like an append, to anyone).
         steps: [
-          { out: '{"type":"thread.started","thread_id":"before"}' },
           { chatter: { lines: 50, everyMs: 0 } },
+          { out: '{"type":"thread.started","thread_id":"before"}' },
           { touch: wrote },
           { waitFor: go },
           { out: '{"type":"thread.started","thread_id":"after-truncate"}' },

@@ -194,7 +194,12 @@ const timer = setInterval(() => {
     t.note(
       `fds ${Math.min(...fds)}-${Math.max(...fds)}, RSS ${Math.round(early / 1024)} MB early, ${Math.round(late / 1024)} MB late, ${samples.length} samples`,
     );
-    expect(Math.max(...fds) - Math.min(...fds)).toBeLessThanOrEqual(2);
+    // A leak grows with the run (one descriptor a poll would be hundreds); a sample may catch a file the
+    // supervisor has open for a moment (an activity write, a lock refresh, a read of /proc) on a loaded
+    // machine: the late third's median against the early third's, and a small bound on the spread.
+    const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+    expect(medianOf(fds.slice(-third))).toBeLessThanOrEqual(medianOf(fds.slice(0, third)) + 1);
+    expect(Math.max(...fds) - Math.min(...fds)).toBeLessThanOrEqual(6);
     expect(late).toBeLessThan(early + 30 * 1024);
     expect(readJson(path.join(dir, "record.json"))).toMatchObject({ status: "ok" });
     t.pass();
