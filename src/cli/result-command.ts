@@ -1,5 +1,6 @@
 import * as path from "node:path";
 import { inspectDispatch, problemOf } from "../dispatch/inspect.js";
+import type { EarlierAttempt } from "../dispatch/overview.js";
 import { promoteRunOf } from "../dispatch/queue.js";
 import { settleIfDead } from "../dispatch/settle.js";
 import { formatDuration } from "../domain/duration.js";
@@ -15,15 +16,10 @@ import { leftBehindLines } from "./left-behind.js";
 import { count, whyLine } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
-/** One attempt of a chain, as `result --json` lists them. */
-export interface AttemptSummary {
-  attempt: number;
-  dispatchId: string;
+/** One attempt of a chain, as `result --json` lists them: how it ended (as `status` shows it), where, on what model. */
+export interface AttemptSummary extends EarlierAttempt {
   dir: string;
-  backend: string | null;
   model: string | null;
-  status: RecordFile["status"] | null;
-  kind: string | null;
 }
 
 /** `result --json`: record.json as written, and every attempt of its chain (one for a plain dispatch). */

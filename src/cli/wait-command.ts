@@ -71,6 +71,10 @@ function snapshotLine(s: RunningSnapshot): string {
       : s.doing === null
         ? ""
         : `: ${s.doing}`;
-  const attempt = s.attempt > 1 ? ` (attempt ${s.attempt}, ${s.backend ?? "?"})` : "";
-  return `  ${s.name ?? s.dispatchId} ${s.state}${attempt}${age}${doing}`;
+  return `  ${s.name ?? s.dispatchId} ${s.state}${attemptSuffix(s)}${age}${doing}`;
+}
+
+/** " (attempt 2, claude-code)" for a chain's later attempt, "" for a first one. */
+export function attemptSuffix(s: Pick<RunningSnapshot, "attempt" | "backend">): string {
+  return s.attempt > 1 ? ` (attempt ${s.attempt}, ${s.backend ?? "?"})` : "";
 }

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { dispatchCommand } from "../../src/cli/dispatch-command.js";
 import { GUIDE } from "../../src/cli/guide-command.js";
 import { argumentName } from "../../src/cli/mcp/input.js";
+import type { ResultData } from "../../src/cli/result-command.js";
 import { BACKEND_IDS } from "../../src/domain/vocab.js";
 import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { calls, fakeCli, recordedLines } from "../helpers/fake-cli.js";
@@ -271,8 +272,7 @@ describe("catherd mcp, in process", () => {
     });
     const full = await session.call("result", { name: "ladder" });
     expect(full.data).toEqual(await cliJson(["result", "ladder"]));
-    const attempts = (full.data as { attempts: { backend: string; status: string; kind: string | null }[] })
-      .attempts;
+    const attempts = (full.data as ResultData).attempts;
     expect(attempts.map((a) => [a.backend, a.status, a.kind])).toEqual([
       ["codex", "limit", "quota"],
       ["claude-code", "ok", null],

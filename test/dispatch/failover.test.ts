@@ -1,8 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { AttemptSummary } from "../../src/cli/result-command.js";
 import { type CliResult, isolatedHome, runCli } from "../helpers/cli.js";
-import { calls, fakeCli, recordedLines } from "../helpers/fake-cli.js";
+import { calls, type FakeRun, fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -56,25 +57,27 @@ function claudeRateLimited(): string[] {
   );
 }
 
-interface Attempt {
-  attempt: number;
-  dispatchId: string;
-  dir: string;
-  backend: string;
-  status: string;
-  kind: string | null;
+/**
+ * An isolated home with a fake codex and a fake claude playing their runs, named to catherd as the
+ * ladder's rungs are found (CATHERD_<B>_BIN).
+ */
+function codexThenClaude(codexRuns: FakeRun[], claudeRuns: FakeRun[]) {
+  const { env: base } = isolatedHome();
+  const bins = tempDir();
+  const codex = fakeCli(bins, "codex", codexRuns);
+  const claude = fakeCli(bins, "claude", claudeRuns);
+  return { bins, claude, env: { ...base, CATHERD_CODEX_BIN: codex, CATHERD_CLAUDE_BIN: claude } };
 }
 
 describe("the failover ladder, with real processes", () => {
   it("climbs a quota to the next CLI, retries a rate limit at its reset time, and wait returns the last attempt's record", async () => {
-    const { env: base } = isolatedHome();
-    const bins = tempDir();
-    const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "quota"), exit: 1 }]);
-    const claude = fakeCli(bins, "claude", [
-      { lines: claudeRateLimited(), exit: 1 },
-      { lines: recordedLines("claude", "text"), exit: 0 },
-    ]);
-    const env = { ...base, CATHERD_CODEX_BIN: codex, CATHERD_CLAUDE_BIN: claude };
+    const { bins, claude, env } = codexThenClaude(
+      [{ lines: recordedLines("codex", "quota"), exit: 1 }],
+      [
+        { lines: claudeRateLimited(), exit: 1 },
+        { lines: recordedLines("claude", "text"), exit: 0 },
+      ],
+    );
     const started = await runCli(
       [
         "dispatch",
@@ -118,7 +121,7 @@ describe("the failover ladder, with real processes", () => {
       reply: "Hello from mockllm.",
     });
 
-    const full = json<{ attempts: Attempt[]; dispatchId: string }>(
+    const full = json<{ attempts: AttemptSummary[]; dispatchId: string }>(
       await runCli(["result", "ladder", "--json"], { env }),
     );
     for (const a of full.attempts) dispatched.push(a.dispatchId);
@@ -127,7 +130,7 @@ describe("the failover ladder, with real processes", () => {
       [2, "claude-code", "limit", "rate-limit"],
       [3, "claude-code", "ok", null],
     ]);
-    const [one, two, three] = full.attempts as [Attempt, Attempt, Attempt];
+    const [one, two, three] = full.attempts as [AttemptSummary, AttemptSummary, AttemptSummary];
     const record1 = JSON.parse(fs.readFileSync(path.join(one.dir, "record.json"), "utf8"));
     expect(record1.next).toEqual({
       backend: "claude-code",
@@ -174,11 +177,10 @@ describe("the failover ladder, with real processes", () => {
   });
 
   it("ends the chain on a failure another CLI would not fix, and on the last rung", async () => {
-    const { env: base } = isolatedHome();
-    const bins = tempDir();
-    const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "context400"), exit: 1 }]);
-    const claude = fakeCli(bins, "claude", [{ lines: recordedLines("claude", "text"), exit: 0 }]);
-    const env = { ...base, CATHERD_CODEX_BIN: codex, CATHERD_CLAUDE_BIN: claude };
+    const { bins, env } = codexThenClaude(
+      [{ lines: recordedLines("codex", "context400"), exit: 1 }],
+      [{ lines: recordedLines("claude", "text"), exit: 0 }],
+    );
     const started = await runCli(
       [
         "dispatch",
@@ -283,11 +285,10 @@ describe("the failover ladder, with real processes", () => {
  * due and nobody is doing it. Returns the environment for the readers (without the pause).
  */
 async function quotaChainPausedAfterRecord(name: string) {
-  const { env: base } = isolatedHome();
-  const bins = tempDir();
-  const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "quota"), exit: 1 }]);
-  const claude = fakeCli(bins, "claude", [{ lines: recordedLines("claude", "text"), exit: 0 }]);
-  const env = { ...base, CATHERD_CODEX_BIN: codex, CATHERD_CLAUDE_BIN: claude };
+  const { bins, env } = codexThenClaude(
+    [{ lines: recordedLines("codex", "quota"), exit: 1 }],
+    [{ lines: recordedLines("claude", "text"), exit: 0 }],
+  );
   const started = await runCli(
     ["dispatch", "--backend", "codex", "--name", name, "--brief", "b", "--fallback", "claude-code", "--json"],
     { env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "after-record" } },

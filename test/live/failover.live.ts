@@ -1,5 +1,6 @@
 import * as path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { AttemptSummary } from "../../src/cli/result-command.js";
 import { runCli } from "../helpers/cli.js";
 import { checkPrerequisites, diagnostics, dispatcherEnv, LiveRun, leftovers } from "./harness.js";
 import { FINAL_MARKER, startMockModelServer } from "./mock-model-server.js";
@@ -7,15 +8,6 @@ import { FINAL_MARKER, startMockModelServer } from "./mock-model-server.js";
 // The failover ladder (specs/dispatch.md, "The failover ladder") between two real CLIs: a Codex whose
 // provider answers every request with a 429 falls back to a Claude Code whose provider works, and the
 // orchestrator sees one chain that ends ok through `catherd wait`.
-
-interface Attempt {
-  attempt: number;
-  dispatchId: string;
-  dir: string;
-  backend: string;
-  status: string;
-  kind: string | null;
-}
 
 describe("failover ladder (real codex, then real claude, through catherd dispatch and wait)", () => {
   let run: LiveRun;
@@ -58,7 +50,7 @@ describe("failover ladder (real codex, then real claude, through catherd dispatc
     expect(String(records[0]?.reply ?? ""), why).toContain(FINAL_MARKER);
 
     const result = await runCli(["result", name, "--json"], { env });
-    const attempts = (JSON.parse(result.stdout) as { attempts: Attempt[] }).attempts;
+    const attempts = (JSON.parse(result.stdout) as { attempts: AttemptSummary[] }).attempts;
     expect(
       attempts.map((a) => [a.attempt, a.backend, a.status, a.kind]),
       why,
@@ -70,7 +62,7 @@ describe("failover ladder (real codex, then real claude, through catherd dispatc
     const answers = run.server.requests.map((r) => r.answer);
     expect(answers, why).toContain("429");
     expect(answers, why).toEqual(expect.arrayContaining(["tool-call", "final"]));
-    const second = attempts[1] as Attempt;
+    const second = attempts[1] as AttemptSummary;
     expect(leftovers(first), why).toEqual([]);
     expect(leftovers({ ...first, dispatchId: second.dispatchId, dir: second.dir }), why).toEqual([]);
   });

@@ -9,7 +9,7 @@ import { type Logs, logsCommand } from "../logs-command.js";
 import { recordLine, resultCommand } from "../result-command.js";
 import { type ShownDispatch, showCommand } from "../show-command.js";
 import { statusCommand } from "../status-command.js";
-import { type Waited, waitCommand } from "../wait-command.js";
+import { attemptSuffix, type Waited, waitCommand } from "../wait-command.js";
 import type { JsonSchema } from "./input.js";
 
 // The MCP tools: one per verb of the command line, each calling that verb's command (src/cli/*-command.ts)
@@ -198,10 +198,7 @@ const waitTool: ToolSpec<Waited> = {
   readOnly: true,
   line: ({ records, running }) => {
     const done = records.map((r) => `${r.name ?? r.dispatchId} ${r.status}`);
-    const live = running.map(
-      (r) =>
-        `${r.name ?? r.dispatchId} ${r.state}${r.attempt > 1 ? ` (attempt ${r.attempt}, ${r.backend ?? "?"})` : ""}`,
-    );
+    const live = running.map((r) => `${r.name ?? r.dispatchId} ${r.state}${attemptSuffix(r)}`);
     return [
       done.length === 0 ? "none recorded" : `recorded: ${done.join(", ")}`,
       ...(live.length === 0 ? [] : [`still running: ${live.join(", ")}`]),
