@@ -2,15 +2,20 @@
 // @ts-check
 // `npm run build`: dist/ from scratch — tsc (tsconfig.build.json), then the bundles of scripts/bundle.mjs —
 // and last the digest of the inputs it read (scripts/source-digest.mjs), taken before the build started so
-// that a source edited during the build reads as stale.
+// that a source edited during the build reads as stale. With `--if-stale` it builds only when dist/ does
+// not hold the current sources (the suites run after `npm test` in CI need no second build).
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { DIGEST_FILE, sourceDigest } from "./source-digest.mjs";
+import { DIGEST_FILE, sourceDigest, staleBuild } from "./source-digest.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+if (process.argv.includes("--if-stale") && staleBuild(root) === null) {
+  console.log("dist/ holds the current sources: not rebuilt");
+  process.exit(0);
+}
 const digest = sourceDigest(root);
 fs.rmSync(path.join(root, "dist"), { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");

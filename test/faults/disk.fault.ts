@@ -39,8 +39,11 @@ function failing(names: Record<string, string>): FileWriter {
   };
 }
 
-/** Limits for an agent that ends by itself: idle far beyond any start-up delay of a loaded machine. */
-const EXITS_ITSELF = { idleMs: 60_000 };
+/**
+ * An idle limit far beyond any start-up delay of a loaded machine: the agent's own exit, or the test's
+ * interrupt, ends the run.
+ */
+const LATE_IDLE = { idleMs: 60_000 };
 
 const logOf = (dir: string) => fs.readFileSync(path.join(dir, "supervisor.log"), "utf8");
 
@@ -51,23 +54,41 @@ function recordFiles(dir: string): string[] {
 /**
  * The supervisor in this process, with a faulty file writer, on a fake agent following `steps`. An agent
  * that hangs is ended by the 400 ms idle limit; one that exits on its own gets a limit no loaded machine
- * reaches before it does, so its exit is what the test sees.
+ * reaches before it does, so its exit is what the test sees. `interrupt` is the supervisor's SIGTERM.
  */
 async function inProcess(
   t: Trial,
   faults: Record<string, string>,
   steps: Record<string, unknown>[],
   spec: Record<string, unknown> = { idleMs: 400 },
+  interrupt: AbortSignal = new AbortController().signal,
 ) {
   const parent = t.dir();
   const { dir, id } = fakeAgentFolder({ steps }, spec, parent);
   t.dispatch(id);
-  const code = await superviseDispatch(
-    dir,
-    { clock: systemClock, files: failing(faults) },
-    new AbortController().signal,
-  );
+  const code = await superviseDispatch(dir, { clock: systemClock, files: failing(faults) }, interrupt);
   return { dir, code };
+}
+
+/**
+ * A hung agent stopped once it has written its pid: the supervisor is interrupted (its SIGTERM) only
+ * then, where an idle limit could fire before a loaded machine has even started the fake agent.
+ */
+async function stoppedOnceStarted(t: Trial, faults: Record<string, string>, pidFile: string) {
+  const interrupt = new AbortController();
+  const supervised = inProcess(
+    t,
+    faults,
+    [{ touch: pidFile }, { out: "x" }, { hang: true }],
+    LATE_IDLE,
+    interrupt.signal,
+  );
+  try {
+    await waitForFile(pidFile);
+  } finally {
+    interrupt.abort("SIGTERM");
+  }
+  return await supervised;
 }
 
 describe("row 5: the disk, through the supervisor's file port (in process)", () => {
@@ -75,11 +96,7 @@ describe("row 5: the disk, through the supervisor's file port (in process)", () 
     it(`stops the agent and logs the failure when exit.json cannot be written (${code})`, async () => {
       const t = trial(`5 exit.json unwritable (${code}), in process`);
       const pidFile = path.join(t.dir(), "pid");
-      const { dir, code: exitCode } = await inProcess(t, { "exit.json": code }, [
-        { touch: pidFile },
-        { out: "x" },
-        { hang: true },
-      ]);
+      const { dir, code: exitCode } = await stoppedOnceStarted(t, { "exit.json": code }, pidFile);
       expect(exitCode).toBe(0);
       expect(isAlive(Number(fs.readFileSync(pidFile, "utf8")))).toBe(false);
       expect(fs.existsSync(path.join(dir, "exit.json"))).toBe(false);
@@ -91,7 +108,7 @@ describe("row 5: the disk, through the supervisor's file port (in process)", () 
 
     it(`keeps exit.json and logs the failure when record.json cannot be written (${code})`, async () => {
       const t = trial(`5 record.json unwritable (${code}), in process`);
-      const { dir } = await inProcess(t, { "record.json": code }, [{ out: "x" }, { exit: 0 }], EXITS_ITSELF);
+      const { dir } = await inProcess(t, { "record.json": code }, [{ out: "x" }, { exit: 0 }], LATE_IDLE);
       expect(readJson(path.join(dir, "exit.json"))).toMatchObject({ reason: "exited", code: 0 });
       expect(logOf(dir)).toContain('"event":"record-write-failed"');
       expect(recordFiles(dir)).toEqual([]);
@@ -118,7 +135,7 @@ describe("row 5: the disk, through the supervisor's file port (in process)", () 
       t,
       { "thread.json": "ENOSPC", "stall.json": "ENOSPC", "activity.json": "ENOSPC" },
       [{ out: '{"type":"thread.started","thread_id":"t1"}' }, { sleep: 300 }, { out: "more" }, { exit: 0 }],
-      { ...EXITS_ITSELF, stallMs: 100 },
+      { ...LATE_IDLE, stallMs: 100 },
     );
     expect(readJson(path.join(dir, "exit.json"))).toMatchObject({ reason: "exited", code: 0 });
     expect(logOf(dir)).toContain('"event":"write-failed"');

@@ -54,10 +54,11 @@ const PHASES: Phase[] = [
   },
   {
     // The agent ignores SIGTERM, so it is alive when the supervisor dies between SIGTERM and SIGKILL; the
-    // adopter finds it quiet past its idle time as well, and stops it again, to the end.
+    // adopter finds it quiet past its idle time as well, and stops it again, to the end. The idle limit
+    // outlasts the fake agent's start on a loaded machine: a SIGTERM before it ignores SIGTERM ends it.
     phase: "stopping",
     steps: (marker) => [{ ignoreTerm: true }, { out: "working" }, { touch: marker }, { hang: true }],
-    extra: ["--idle", "400ms"],
+    extra: ["--idle", "5s"],
     agentAlive: true,
     adopted: true,
     state: "running",
