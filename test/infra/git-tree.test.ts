@@ -2,8 +2,10 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { runGit } from "../../src/infra/git-command.js";
 import {
   changedPaths,
+  mayBeInRepository,
   ownsPathspecs,
   snapshotWorkTree,
   type TreeSnapshot,
@@ -238,12 +240,46 @@ describe("snapshotWorkTree and writePatch", () => {
     const plain = scratch();
     const taken = await snapshotWorkTree(plain);
     expect(taken.ok).toBe(false);
-    if (!taken.ok) expect(taken.reason).toMatch(/not a git repository/);
+    if (!taken.ok) expect(taken.reason).toMatch(/not in a git repository/);
     const patch = path.join(plain, "changes.patch");
     const written = await writePatch(plain, "0".repeat(40), "1".repeat(40), [], patch);
     expect(written.ok).toBe(false);
     expect(fs.readdirSync(plain)).toEqual([]);
     expect(await changedPaths(plain, "0".repeat(40), "1".repeat(40))).toBeNull();
+  });
+});
+
+describe("mayBeInRepository", () => {
+  it("says no only where git's walk up finds neither .git nor HEAD, along the real path", () => {
+    const plain = scratch();
+    fs.mkdirSync(path.join(plain, "a/b"), { recursive: true });
+    expect(mayBeInRepository(path.join(plain, "a/b"))).toBe(false);
+
+    const repo = makeRepo(path.join(scratch(), "repo"), { "src/x.ts": "x\n" });
+    expect(mayBeInRepository(path.join(repo, "src"))).toBe(true);
+    // A symlink from outside into the repository: git walks the real path.
+    fs.symlinkSync(path.join(repo, "src"), path.join(plain, "into-repo"));
+    expect(mayBeInRepository(path.join(plain, "into-repo"))).toBe(true);
+
+    const worktree = path.join(scratch(), "linked");
+    git(repo, "worktree", "add", "-q", "--detach", worktree);
+    expect(fs.statSync(path.join(worktree, ".git")).isFile()).toBe(true);
+    expect(mayBeInRepository(worktree)).toBe(true);
+
+    const bare = path.join(scratch(), "bare.git");
+    git(repo, "clone", "-q", "--bare", repo, bare);
+    expect(mayBeInRepository(bare)).toBe(true);
+    // A folder that cannot be resolved is left to git.
+    expect(mayBeInRepository(path.join(plain, "gone"))).toBe(true);
+  });
+
+  it("agrees with git on every folder it says no to", async () => {
+    const plain = scratch();
+    expect(mayBeInRepository(plain)).toBe(false);
+    const taken = await snapshotWorkTree(plain);
+    expect(taken.ok).toBe(false);
+    const asked = await runGit(plain, ["rev-parse", "--show-toplevel"]);
+    expect(asked.ok).toBe(false);
   });
 });
 
