@@ -173,6 +173,15 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     envNames: Object.keys(env),
     environment: raw.environment,
   });
+  if (raw.queue === true && isolation.passEnv.length > 0) {
+    // A queued dispatch is started by whichever catherd process promotes it — most often another
+    // dispatch's supervisor, with that dispatcher's environment — and values are never written down.
+    throw invalid(
+      "--pass-env",
+      "cannot wait in the queue: a queued dispatch is started by whichever catherd process promotes it, whose environment is not this one",
+      "dispatch without --queue (and again on E_ADMIT_CAPACITY or E_ADMIT_OVERLAP), or drop --pass-env",
+    );
+  }
   const rungs = parseFallback(raw.fallback ?? [], raw.environment);
   const retryWithinMs =
     raw.retryWithin === undefined ? null : parseDuration("--retry-within", raw.retryWithin);

@@ -183,6 +183,12 @@ const refusals: {
     code: "E_INPUT_INVALID",
     mentions: "not set",
   },
+  {
+    title: "--pass-env with --queue (its promoter has another environment)",
+    input: { queue: true, passEnv: ["HOME"] },
+    code: "E_INPUT_INVALID",
+    mentions: "cannot wait in the queue",
+  },
   { title: "exec without a command", input: { rest: [] }, code: "E_INPUT_INVALID", mentions: "command" },
   {
     title: "exec of a command that is not on PATH",
