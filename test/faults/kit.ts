@@ -44,10 +44,6 @@ interface Current {
 let current: Current | null = null;
 
 /**
- * Registers the kit's afterEach in a fault file: it kills every pid the test started, reaps every process
- * of its dispatches, counts those as left running, removes its temp folders, and appends the row's figures.
- */
-/**
  * How many dispatchers the crowd rows fire at once (row 6's simultaneous admissions, row 11's chatty
  * dispatches): 100, or CATHERD_FAULT_CROWD (CI runs 50 to stay within its time). The figure is in the row.
  */
@@ -59,6 +55,10 @@ export const CROWD = Number(process.env.CATHERD_FAULT_CROWD ?? 100);
  */
 const FAULT_WAIT_MS = 60_000;
 
+/**
+ * Registers the kit's afterEach in a fault file: it kills every pid the test started, reaps every process
+ * of its dispatches, counts those as left running, removes its temp folders, and appends the row's figures.
+ */
 export function useFaultKit(): void {
   waitDeadlineMs(FAULT_WAIT_MS);
   afterEach(async () => {
