@@ -128,7 +128,7 @@ async function profileDispatch() {
 
 async function profileSupervisor() {
   console.log(
-    "\n=== supervisor start to record: node --cpu-prof dist/supervisor/main.js <dir> (agent exits at once)",
+    "\n=== supervisor start to record: node --cpu-prof dist/bin/supervisor.js <dir> (agent exits at once)",
   );
   const dir = handFolder("sup-start", { cmd: MARK_EXIT, args: ["/dev/null"] });
   const prof = path.join(out, "supervisor-start");

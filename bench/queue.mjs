@@ -51,8 +51,11 @@ function cli(home, args) {
 }
 
 async function admission() {
-  const { validateDispatch } = await import(pathToFileURL(path.join(DIST, "src/dispatch/request.js")).href);
-  const { admit } = await import(pathToFileURL(path.join(DIST, "src/dispatch/admit.js")).href);
+  const { validateDispatch } = await import(
+    pathToFileURL(path.join(DIST, "src/dispatch/request/request.js")).href
+  );
+  const { admit } = await import(pathToFileURL(path.join(DIST, "src/dispatch/admission.js")).href);
+  const { systemClock } = await import(pathToFileURL(path.join(DIST, "src/infra/clock.js")).href);
   const home = path.join(tmp, "admission");
   const work = path.join(tmp, "work");
   fs.mkdirSync(work, { recursive: true });
@@ -72,18 +75,18 @@ async function admission() {
       environment: process.env,
     });
   // The holder: admitted, never launched, its dispatcher (this process) alive — it stays `starting`.
-  await admit(request("holder"), home, () => new Date());
+  await admit(request("holder"), home, systemClock);
   // The baseline, interleaved: the same admission into an empty run, undone after each.
   const empty = path.join(tmp, "admission-empty");
   const times = [];
   const base = [];
   for (let i = 0; i < 100 + REPS * 5; i++) {
     let t = performance.now();
-    const admitted = await admit(request(`q-${i}`), home, () => new Date());
+    const admitted = await admit(request(`q-${i}`), home, systemClock);
     const ms = performance.now() - t;
     if (admitted.queued === null) throw new Error("not queued");
     t = performance.now();
-    const alone = await admit(request(`e-${i}`), empty, () => new Date());
+    const alone = await admit(request(`e-${i}`), empty, systemClock);
     const baseMs = performance.now() - t;
     fs.rmSync(path.join(empty, "runs/default"), { recursive: true, force: true });
     if (alone.queued !== null) throw new Error("queued in an empty run");

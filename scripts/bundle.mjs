@@ -1,6 +1,6 @@
-// Bundles the compiled programs (dist/, from tsc) into dist/bin/: catherd.js (the CLI, the package's bin),
-// supervisor.js, promoter.js and simulated-agent.js, sharing chunks, with each CLI command in a chunk of its own that
-// loads only when used. One file per program instead of ~40 ES modules plus zod's: node's module loader
+// Bundles the compiled programs (dist/src/bin/, from tsc) into dist/bin/, one per file of src/bin/:
+// catherd.js (the CLI, the package's bin), supervisor.js, promoter.js and simulated-agent.js, sharing
+// chunks, with each CLI command in a chunk of its own that loads only when used. One file per program instead of ~40 ES modules plus zod's: node's module loader
 // was the largest item of every start-up profile, and the supervisor's resident memory shrinks with it
 // (specs/performance.md). Not minified: stack traces keep their names. graceful-fs is replaced by
 // node:fs (scripts/bundle-shims/graceful-fs.cjs says why). Each output has a source map (without the
@@ -34,15 +34,16 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(root, "dist");
 const out = path.join(dist, "bin");
 
+/** The programs: one per file of src/bin/ (src/infra/programs.ts). */
+const programs = fs
+  .readdirSync(path.join(root, "src/bin"))
+  .filter((file) => file.endsWith(".ts"))
+  .map((file) => file.slice(0, -".ts".length));
+
 fs.rmSync(out, { recursive: true, force: true });
 await build({
   cwd: root,
-  input: {
-    catherd: path.join(dist, "src/main.js"),
-    supervisor: path.join(dist, "supervisor/main.js"),
-    promoter: path.join(dist, "src/dispatch/promoter-main.js"),
-    "simulated-agent": path.join(dist, "src/demo/simulated-agent.js"),
-  },
+  input: Object.fromEntries(programs.map((name) => [name, path.join(dist, "src/bin", `${name}.js`)])),
   platform: "node",
   logLevel: "warn",
   plugins: [withTscSourceMaps()],
@@ -56,6 +57,4 @@ await build({
     sourcemapExcludeSources: true,
   },
 });
-for (const program of ["catherd.js", "supervisor.js", "promoter.js", "simulated-agent.js"]) {
-  fs.chmodSync(path.join(out, program), 0o755);
-}
+for (const program of programs) fs.chmodSync(path.join(out, `${program}.js`), 0o755);

@@ -1,14 +1,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { nextAttemptDir } from "../src/folder/chain.js";
-import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
+import { FILES, fileIn, runOf } from "../src/folder/layout.js";
 import { readLiveMarkers } from "../src/folder/markers.js";
+import { waitsUnpromotedOnDisk } from "../src/folder/queue-state.js";
 import { readFolderJson } from "../src/folder/read.js";
 import { FILE_MODE } from "../src/infra/atomic.js";
 import { type Clock, systemClock } from "../src/infra/clock.js";
 import { okValue } from "../src/infra/json-file.js";
 import { programFile, WHEN_RELEASED_FLAG } from "../src/infra/programs.js";
+import { waitUntil, wakeWhenSettled } from "../src/infra/wait-until.js";
 import type { SupervisorLog } from "./log.js";
 
 /** However long the promoter takes, the supervisor waits no longer than this before it exits. */
@@ -36,11 +37,11 @@ interface StartedPromoter {
  * queued: a hand-over is known only from the record, and its promoter starts after it.
  */
 export function startPromoterEarly(dir: string, log: SupervisorLog): EarlyPromoter | null {
-  const place = placeOf(dir);
-  if (place === null) return null;
-  const markers = readLiveMarkers(path.join(place.runDir, "live"));
+  const run = runOf(dir);
+  if (run === null) return null;
+  const markers = readLiveMarkers(run);
   if (!markers.some((m) => m.queued !== undefined)) return null;
-  const started = spawnPromoter(dir, place.runDir, log, true);
+  const started = spawnPromoter(dir, run.dir, log, true);
   if (started === null) return null;
   log("promoter-started", { pid: started.pid, released: "after the record" });
   const { child } = started;
@@ -66,18 +67,18 @@ export function startPromoterEarly(dir: string, log: SupervisorLog): EarlyPromot
 export async function promoteAfterRecord(
   dir: string,
   log: SupervisorLog,
-  clock: Pick<Clock, "wallNow" | "sleep"> = systemClock,
+  clock: Clock = systemClock,
   early: EarlyPromoter | null = null,
 ): Promise<void> {
-  const place = placeOf(dir);
-  if (place === null) return;
+  const run = runOf(dir);
+  if (run === null) return;
   if (early !== null) {
     early.release();
-    await awaitPromoter(early.started, log);
+    await awaitPromoter(early.started, log, clock);
   } else {
-    const markers = readLiveMarkers(path.join(place.runDir, "live"));
+    const markers = readLiveMarkers(run);
     if (!markers.some((m) => m.queued !== undefined || m.handover === true)) return;
-    await runPromoter(dir, place.runDir, log);
+    await runPromoter(dir, run.dir, log, clock);
   }
   // A timed retry of this chain waits in the queue until its time: this supervisor, holding nothing but a
   // timer, stays to promote it then (readers that come after that time promote it too).
@@ -86,7 +87,7 @@ export async function promoteAfterRecord(
   const waitMs = Math.min(Date.parse(notBefore) - clock.wallNow().getTime(), MAX_TIMED_RETRY_WAIT_MS);
   log("waiting-for-retry", { notBefore, waitMs: Math.max(0, Math.round(waitMs)) });
   if (waitMs > 0) await clock.sleep(waitMs);
-  await runPromoter(dir, place.runDir, log);
+  await runPromoter(dir, run.dir, log, clock);
 }
 
 /** The longest a supervisor stays for a timed retry: a chain's `--retry-within` is at most a day. */
@@ -95,15 +96,14 @@ export const MAX_TIMED_RETRY_WAIT_MS = 24 * 3600_000;
 /** notBefore of the attempt this folder handed over to, while it still waits in the queue; else null. */
 function timedRetryOf(dir: string): string | null {
   const next = nextAttemptDir(dir);
-  if (next === null) return null;
-  if (fs.existsSync(fileIn(next, FILES.promoted)) || fs.existsSync(fileIn(next, FILES.exit))) return null;
+  if (next === null || !waitsUnpromotedOnDisk(next)) return null;
   return okValue(readFolderJson(next, FILES.queued))?.notBefore ?? null;
 }
 
 /** Starts the promoter program on the run and waits for it, at most PROMOTER_WAIT_MS. */
-async function runPromoter(dir: string, runDir: string, log: SupervisorLog): Promise<void> {
+async function runPromoter(dir: string, runDir: string, log: SupervisorLog, clock: Clock): Promise<void> {
   const started = spawnPromoter(dir, runDir, log, false);
-  if (started !== null) await awaitPromoter(started, log);
+  if (started !== null) await awaitPromoter(started, log, clock);
 }
 
 /**
@@ -144,17 +144,18 @@ function spawnPromoter(
 }
 
 /** Waits for a promoter to end, at most PROMOTER_WAIT_MS, and logs how it ended. */
-async function awaitPromoter(started: StartedPromoter, log: SupervisorLog): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const ended = await Promise.race([
-    started.ended,
-    new Promise<string>((resolve) => {
-      timer = setTimeout(() => resolve("still running"), PROMOTER_WAIT_MS);
-      timer.unref();
-    }),
-  ]);
-  clearTimeout(timer);
+async function awaitPromoter(started: StartedPromoter, log: SupervisorLog, clock: Clock): Promise<void> {
+  let ended: string | null = null;
+  void started.ended.then((how) => {
+    ended = how;
+  });
+  await waitUntil(() => ended ?? undefined, {
+    clock,
+    deadline: clock.now() + PROMOTER_WAIT_MS,
+    pollMs: PROMOTER_WAIT_MS,
+    watch: wakeWhenSettled(started.ended),
+  });
   // Still running past the wait: it must not keep this supervisor from exiting.
   started.child.unref();
-  log("promoter", { pid: started.pid, ended });
+  log("promoter", { pid: started.pid, ended: ended ?? "still running" });
 }

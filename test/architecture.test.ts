@@ -15,8 +15,10 @@ function sourceFiles(dir: string): string[] {
     );
 }
 
-function importsOf(file: string): string[] {
-  const text = fs.readFileSync(path.join(ROOT, file), "utf8");
+/** What a module imports; with `runtimeOnly`, not its `import type` and `export type` statements (erased). */
+function importsOf(file: string, { runtimeOnly = false } = {}): string[] {
+  const source = fs.readFileSync(path.join(ROOT, file), "utf8");
+  const text = runtimeOnly ? source.replace(/^(?:import|export) type [^;]*;/gm, "") : source;
   const found: string[] = [];
   // `import … from "x"`, `export … from "x"`, a bare `import "x"`, and `import("x")`.
   const imports = /(?:import|export)\s[^;]*?from\s+"([^"]+)"|import\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g;
@@ -31,6 +33,35 @@ function target(file: string, spec: string): string {
   return spec.startsWith(".")
     ? path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, file)), spec))
     : spec;
+}
+
+/** Every circle of run-time imports among our modules, each as the files along it (none is allowed). */
+function importCircles(): string[][] {
+  const files = [...sourceFiles("src"), ...sourceFiles("supervisor")];
+  const edges = new Map(
+    files.map((file) => [
+      file,
+      importsOf(file, { runtimeOnly: true })
+        .filter((spec) => spec.startsWith("."))
+        .map((spec) => target(file, spec).replace(/\.js$/, ".ts"))
+        .filter((to) => files.includes(to)),
+    ]),
+  );
+  const circles: string[][] = [];
+  const state = new Map<string, "open" | "done">();
+  const stack: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, "open");
+    stack.push(file);
+    for (const to of edges.get(file) ?? []) {
+      if (state.get(to) === "open") circles.push([...stack.slice(stack.indexOf(to)), to]);
+      else if (state.get(to) === undefined) visit(to);
+    }
+    stack.pop();
+    state.set(file, "done");
+  };
+  for (const file of files) if (state.get(file) === undefined) visit(file);
+  return circles;
 }
 
 function violations(dir: string, forbidden: (to: string) => boolean): string[] {
@@ -58,9 +89,9 @@ function packageOf(to: string): string | null {
 }
 
 /**
- * Each layer and the layers of ours it may import besides itself (style.md, "The layout says the
- * architecture"): cli → dispatch → folder → backends, infra → domain; the supervisor → folder, backends,
- * infra, domain. Only src/main.ts, the program's entry, sees both the CLI and the supervisor.
+ * Each layer and the layers of ours it may import besides itself (README, "Layout"): cli → dispatch →
+ * folder → backends, infra → domain; the supervisor → folder, backends, infra, domain. src/bin holds the
+ * programs' entries, the only files that see both the CLI and the supervisor.
  */
 const LAYERS: Record<string, readonly string[]> = {
   "src/domain": [],
@@ -71,6 +102,38 @@ const LAYERS: Record<string, readonly string[]> = {
   "src/demo": ["src/domain"],
   "src/cli": ["src/domain", "src/backends", "src/infra", "src/folder", "src/dispatch", "src/demo"],
   supervisor: ["src/domain", "src/backends", "src/infra", "src/folder"],
+  "src/bin": [
+    "src/domain",
+    "src/backends",
+    "src/infra",
+    "src/folder",
+    "src/dispatch",
+    "src/demo",
+    "src/cli",
+    "supervisor",
+  ],
+};
+
+/**
+ * The rooms of src/dispatch and those each may import besides itself (specs/dispatch.md, "The dispatch
+ * room"): reading a dispatch and validating a request need nothing else of dispatch; recording and
+ * starting a supervisor read; admitting validates and reads; the queue and ladder admit, start and record.
+ * The files at the top of src/dispatch are the use cases (the reader gate, dispatch, cancel, wait, result,
+ * status, clean): they may import every room, and no room imports them.
+ */
+const DISPATCH_ROOMS: Record<string, readonly string[]> = {
+  "src/dispatch/request": [],
+  "src/dispatch/read": [],
+  "src/dispatch/settle": ["src/dispatch/read"],
+  "src/dispatch/start": ["src/dispatch/read", "src/dispatch/settle"],
+  "src/dispatch/admit": ["src/dispatch/request", "src/dispatch/read"],
+  "src/dispatch/queue": [
+    "src/dispatch/request",
+    "src/dispatch/read",
+    "src/dispatch/settle",
+    "src/dispatch/start",
+    "src/dispatch/admit",
+  ],
 };
 
 /** The layer of ours an import lands in, or null for node: and npm modules. */
@@ -96,6 +159,30 @@ describe("architecture", () => {
       ).toEqual([]);
     });
   }
+
+  for (const [room, below] of Object.entries(DISPATCH_ROOMS)) {
+    it(`lets ${room} import only ${below.length === 0 ? "itself" : below.join(", ")} of src/dispatch`, () => {
+      expect(
+        violations(room, (to) => {
+          if (!to.startsWith("src/dispatch/")) return false;
+          const lands = Object.keys(DISPATCH_ROOMS).find((r) => to.startsWith(`${r}/`)) ?? "src/dispatch";
+          return lands !== room && !below.includes(lands);
+        }),
+      ).toEqual([]);
+    });
+  }
+
+  it("has a room for every folder of src/dispatch", () => {
+    const folders = fs
+      .readdirSync(path.join(ROOT, "src/dispatch"), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => `src/dispatch/${entry.name}`);
+    expect(folders.filter((folder) => DISPATCH_ROOMS[folder] === undefined)).toEqual([]);
+  });
+
+  it("has no import circle in src/ or the supervisor", () => {
+    expect(importCircles()).toEqual([]);
+  });
 
   it("has a layer for every folder of src/ and for the supervisor", () => {
     const folders = fs
@@ -139,7 +226,7 @@ describe("architecture", () => {
     expect(violations("src/dispatch", (to) => to.startsWith("supervisor"))).toEqual([]);
   });
 
-  it("lets nothing but the entry import the CLI, and the CLI never import the supervisor", () => {
+  it("lets nothing but the programs' entries import the CLI, and the CLI never import the supervisor", () => {
     const below = [
       "src/dispatch",
       "src/folder",
@@ -153,9 +240,10 @@ describe("architecture", () => {
     expect(violations("src/cli", (to) => to.startsWith("supervisor"))).toEqual([]);
   });
 
-  it("finds static and dynamic imports: only the entry, src/main.ts, loads the supervisor", () => {
+  it("finds static and dynamic imports: only the programs' entries in src/bin load the supervisor", () => {
     expect(violations("src", (to) => to.startsWith("supervisor/"))).toEqual([
-      "src/main.ts imports supervisor/start.js",
+      "src/bin/catherd.ts imports supervisor/start.js",
+      "src/bin/supervisor.ts imports supervisor/start.js",
     ]);
     expect(layerOf("zod")).toBeNull();
     expect(layerOf("node:fs")).toBeNull();

@@ -15,11 +15,14 @@ const LIVE_COUNT = 100;
 /** @param {import("../lib/context.mjs").BenchContext} ctx */
 export async function benchAdmission(ctx) {
   console.log("\n[admission] admit() with 0 vs 1000 recorded dispatches in the run");
-  const { validateDispatch } = /** @type {typeof import("../../src/dispatch/request.js")} */ (
-    await import(pathToFileURL(path.join(DIST, "src/dispatch/request.js")).href)
+  const { validateDispatch } = /** @type {typeof import("../../src/dispatch/request/request.js")} */ (
+    await import(pathToFileURL(path.join(DIST, "src/dispatch/request/request.js")).href)
   );
-  const { admit } = /** @type {typeof import("../../src/dispatch/admit.js")} */ (
-    await import(pathToFileURL(path.join(DIST, "src/dispatch/admit.js")).href)
+  const { admit } = /** @type {typeof import("../../src/dispatch/admission.js")} */ (
+    await import(pathToFileURL(path.join(DIST, "src/dispatch/admission.js")).href)
+  );
+  const { systemClock } = /** @type {typeof import("../../src/infra/clock.js")} */ (
+    await import(pathToFileURL(path.join(DIST, "src/infra/clock.js")).href)
   );
   const { report, scratch } = ctx;
   const home0 = scratch.home("admission-empty");
@@ -42,7 +45,7 @@ export async function benchAdmission(ctx) {
       environment: BASE_ENV,
     });
     const t = performance.now();
-    const admitted = await admit(request, home, () => new Date());
+    const admitted = await admit(request, home, systemClock);
     const ms = performance.now() - t;
     fs.rmSync(path.join(home, "runs/default/live", `${admitted.dispatchId}.json`), { force: true });
     fs.rmSync(path.dirname(admitted.dir), { recursive: true, force: true });

@@ -1,10 +1,9 @@
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { type CleanReport, cleanRuns } from "../dispatch/clean.js";
 import { DEFAULT_CLEAN_AGE } from "../domain/clean.js";
 import { parseDuration } from "../domain/duration.js";
 import { isValidId } from "../domain/ids.js";
-import { catherdHome, type RunPaths, runName, runPaths } from "../infra/paths.js";
+import { catherdHome, type RunPaths, runName, runPaths, runsDir } from "../infra/paths.js";
 import { type Command, stringOption } from "./kit.js";
 import { bytes, paint } from "./render.js";
 
@@ -13,17 +12,20 @@ const MAX_AGE_MS = 3650 * 86_400_000;
 
 export const cleanCommand: Command<{ clean: CleanReport }> = {
   name: "clean",
-  usage: `usage: catherd clean [--older-than 7d] [--run <r>] [--dry-run] [--force] [--json]
-
-Removes recorded dispatch folders that ended longer ago than --older-than (default ${DEFAULT_CLEAN_AGE}; 0 for all),
-in every run or only in --run, with their worktrees. Never a live or queued dispatch. A worktree with
-uncommitted changes, or commits that no other branch contains, is kept with its folder and listed with
-why, unless --force; no branch is ever deleted. --dry-run says what it would do and changes nothing.`,
+  synopsis: "",
+  summary:
+    "Removes recorded dispatch folders that ended longer ago than --older-than, in every run or only in " +
+    "--run, with their worktrees. Never a live or queued dispatch. A worktree with uncommitted changes, or " +
+    "commits that no other branch contains, is kept with its folder and listed with why, unless --force; " +
+    "no branch is ever deleted. --dry-run says what it would do and changes nothing.",
+  json: "{clean: {dryRun, olderThanMs, removed, kept, freedBytes}}",
   options: {
-    run: { type: "string", description: "only this run (default: every run of the home)" },
+    run: { type: "string", value: "<r>", description: "only this run", default: "every run of the home" },
     "older-than": {
       type: "string",
-      description: `remove records that ended longer ago than this, e.g. 7d (default ${DEFAULT_CLEAN_AGE}; 0 for all)`,
+      value: "<d>",
+      description: "remove records that ended longer ago than this, e.g. 7d; 0 for all",
+      default: DEFAULT_CLEAN_AGE,
     },
     "dry-run": { type: "boolean", description: "say what would be removed, change nothing" },
     force: { type: "boolean", description: "also remove worktrees with uncommitted or unmerged work" },
@@ -38,7 +40,6 @@ why, unless --force; no branch is ever deleted. --dry-run says what it would do 
       olderThanMs,
       force: input.values.force === true,
       dryRun: input.values["dry-run"] === true,
-      now: Date.now(),
     });
     return { data: { clean: report }, text: renderClean(report) };
   },
@@ -48,7 +49,7 @@ why, unless --force; no branch is ever deleted. --dry-run says what it would do 
 function allRuns(home: string): RunPaths[] {
   let names: string[];
   try {
-    names = fs.readdirSync(path.join(home, "runs"));
+    names = fs.readdirSync(runsDir(home));
   } catch {
     return [];
   }

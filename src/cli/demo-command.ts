@@ -3,9 +3,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { DEMO_DISPATCHES_ENV } from "../demo/dispatches-env.js";
 import { SIMULATED_AGENT_FORMAT } from "../demo/wire-format.js";
-import { admit } from "../dispatch/admit.js";
-import { launchSupervisor } from "../dispatch/launch.js";
-import { validateDispatch } from "../dispatch/request.js";
+import { validateDispatch } from "../dispatch/request/request.js";
+import { startDispatch } from "../dispatch/start-dispatch.js";
 import { formatDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
@@ -24,10 +23,12 @@ const DEMO_TIMEOUT_MS = 60_000;
 
 export const demoCommand: Command<{ record: RecordFile; home: string }> = {
   name: "demo",
-  usage: `usage: catherd demo [--json]
-
-Dispatches an embedded simulated agent (it speaks ${SIMULATED_AGENT_FORMAT}'s event format) into a temporary CATHERD_HOME,
-shows its progress live — tool calls, a stall notice it recovers from, its answer — then its record.`,
+  synopsis: "",
+  summary:
+    `Dispatches an embedded simulated agent (it speaks ${SIMULATED_AGENT_FORMAT}'s event format) into a ` +
+    "temporary CATHERD_HOME, shows its progress live — tool calls, a stall notice it recovers from, its " +
+    "answer — then its record.",
+  json: "{record, home}",
   options: {},
   async handler(input) {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "catherd-demo-"));
@@ -55,8 +56,7 @@ shows its progress live — tool calls, a stall notice it recovers from, its ans
       ),
     );
     out(`brief: ${brief}`);
-    const admitted = await admit(request, home, () => new Date());
-    const supervisorPid = await launchSupervisor(admitted.dir);
+    const { admitted, supervisorPid } = await startDispatch(request, { home, clock: systemClock });
     out(
       `dispatched ${admitted.name} (${admitted.dispatchId}), supervisor pid ${supervisorPid}, idle limit ${formatDuration(admitted.spec.idleMs)}\n`,
     );

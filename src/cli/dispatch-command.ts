@@ -1,10 +1,11 @@
 import * as fs from "node:fs";
-import { backendFor, backendNamed } from "../backends/registry.js";
-import { admit } from "../dispatch/admit.js";
-import { launchSupervisor } from "../dispatch/launch.js";
-import { launchPromoted, queuePositions } from "../dispatch/queue.js";
-import { checkReadiness } from "../dispatch/readiness.js";
-import { MAX_BRIEF_BYTES, validateDispatch } from "../dispatch/request.js";
+import { AGENT_DEFAULTS } from "../backends/common.js";
+import { execBackend } from "../backends/exec.js";
+import { backendNamed } from "../backends/registry.js";
+import { MAX_BRIEF_BYTES, validateDispatch } from "../dispatch/request/request.js";
+import { startDispatch } from "../dispatch/start-dispatch.js";
+import { SPEC_DEFAULTS } from "../domain/defaults.js";
+import { compactDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import { ACCESS_LEVELS, BACKEND_IDS, type QueueBlocker } from "../domain/vocab.js";
 import { catherdHome, runName } from "../infra/paths.js";
@@ -30,121 +31,160 @@ export interface Dispatched {
   };
 }
 
-const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [options] [-- extra args]
-
-  --name <n>            name of the dispatch (default: <backend>-<suffix>)
-  --run <r>             run to admit it into (default: $CATHERD_RUN, else default)
-  --cwd <dir>           working folder of the agent (default: here)
-  --brief <text> | --brief-file <path|-> | brief on stdin
-  --model <m>  --effort <e>  --access read-only|workspace-write|full  --thread <id>
-  --owns <a/,b.ts>      paths this dispatch owns; a live dispatch owning an overlapping path is refused
-  --max-parallel <n>    cap of live dispatches in the run (remembered in run.json)
-  --max-parallel-backend <backend>=<n>
-                        cap of live dispatches of one backend in the run (repeatable; remembered)
-  --queue               where a cap or an overlapping --owns would refuse it, wait in the run's queue:
-                        it starts, oldest first, as soon as nothing blocks it (exit 0 at once)
-  --fallback <backend[:model]>[,…]
-                        when it ends on a quota, rate limit, outage, login or model, try these next
-  --retry-within <d>    a rate limit that names a time within this retries the same CLI then (≤ 24h)
-  --idle 15m  --wall 90m  --kill-grace 10s
-  --memory <size>       cap on the memory of all its processes, e.g. 2G (where cgroups are available)
-  --max-procs <n>       cap on how many processes it runs at once (where cgroups are available)
-  --env K=V             an explicit override for the agent (repeatable; written to spec.json)
-  --pass-env NAME       the agent gets this variable's value from here (repeatable; only the name is
-                        written, never the value)
-  --worktree            run in a new git worktree of --cwd's repository, on branch catherd/<name>-<suffix>
-  --base <ref>          the worktree's starting point (default: HEAD)
-  --keep-tmp            keep the agent's private temp folder (<dir>/tmp) after it ends
-  --bin <path>          the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)
-  --json                print {dispatched: {…}}`;
-
 export const dispatchCommand: Command<Dispatched> = {
   name: "dispatch",
-  usage: USAGE,
+  synopsis: `--backend <${BACKEND_IDS.join("|")}>`,
+  summary:
+    "Admits a brief (or, for exec, a command after --) into a run and starts its detached supervisor; " +
+    "returns once the supervisor is up, or at once when the dispatch waits in the run's queue. The brief " +
+    "comes from --brief, --brief-file, or stdin. Arguments after -- go to the CLI (for exec: the command). " +
+    "Rules and outcomes: specs/dispatch.md.",
+  json: "{dispatched: {run, name, dispatchId, dir, backend, admittedAt, supervisorPid, queued, position, blockedBy, worktree}}",
   options: {
     backend: {
       type: "string",
+      value: "<backend>",
       description: "the agent CLI to run, or exec for any command (required)",
       choices: BACKEND_IDS,
     },
-    name: { type: "string", description: "name of the dispatch (default: <backend>-<suffix>)" },
-    run: { type: "string", description: "run to admit it into (default: $CATHERD_RUN, else default)" },
-    cwd: { type: "string", description: "working folder of the agent (default: the current folder)" },
-    model: { type: "string", description: "the model the CLI should use" },
-    effort: { type: "string", description: "reasoning effort, for CLIs that take one" },
+    name: {
+      type: "string",
+      value: "<n>",
+      description: "name of the dispatch",
+      default: "<backend>-<suffix>",
+    },
+    run: {
+      type: "string",
+      value: "<r>",
+      description: "run to admit it into",
+      default: "$CATHERD_RUN, else default",
+    },
+    cwd: {
+      type: "string",
+      value: "<dir>",
+      description: "working folder of the agent",
+      default: "the current folder",
+    },
+    brief: { type: "string", value: "<text>", description: "the brief (prompt) as text" },
+    "brief-file": {
+      type: "string",
+      value: "<path|->",
+      description: "a file holding the brief; - reads it from stdin",
+    },
+    model: {
+      type: "string",
+      value: "<m>",
+      description: "the model the CLI should use",
+      default: "the CLI's own",
+    },
+    effort: { type: "string", value: "<e>", description: "reasoning effort, for CLIs that take one" },
     access: {
       type: "string",
-      description: "what the CLI may do: read-only, workspace-write or full",
+      value: "<level>",
+      description: "what the CLI may do",
       choices: ACCESS_LEVELS,
+      default: "the CLI's own",
+    },
+    thread: { type: "string", value: "<id>", description: "continue this thread (session) id of the CLI" },
+    owns: {
+      type: "string",
+      value: "<a/,b.ts>",
+      description:
+        "paths this dispatch owns, comma separated; a live dispatch owning an overlapping one refuses it",
+    },
+    idle: {
+      type: "string",
+      value: "<d>",
+      description: "stop after this long without output, e.g. 15m",
+      default: `${compactDuration(AGENT_DEFAULTS.idleMs)} for an agent CLI, ${compactDuration(execBackend.defaults.idleMs)} for exec`,
+    },
+    wall: {
+      type: "string",
+      value: "<d>",
+      description: "stop after this long in all, e.g. 90m",
+      default: `${compactDuration(AGENT_DEFAULTS.wallMs)} for an agent CLI, ${compactDuration(execBackend.defaults.wallMs)} for exec`,
+    },
+    "kill-grace": {
+      type: "string",
+      value: "<d>",
+      description: "between SIGTERM and SIGKILL at the stop",
+      default: compactDuration(SPEC_DEFAULTS.killGraceMs),
     },
     "max-parallel": {
       type: "string",
+      value: "<n>",
       description: "cap of live dispatches in the run (remembered in run.json)",
       integer: true,
+      default: "the run's, else none",
     },
     "max-parallel-backend": {
       type: "string",
+      value: "<backend>=<n>",
       multiple: true,
-      description: "<backend>=<n>: cap of live dispatches of one backend in the run (remembered in run.json)",
+      description: "cap of live dispatches of one backend in the run (remembered in run.json)",
     },
     queue: {
       type: "boolean",
       description:
-        "where a cap or an overlapping owns would refuse it, wait in the run's queue (it starts as soon as nothing blocks it)",
+        "where a cap or an overlapping --owns would refuse it, wait in the run's queue: it starts, oldest first, as soon as nothing blocks it",
     },
     fallback: {
       type: "string",
+      value: "<backend[:model]>[,…]",
       multiple: true,
       description:
-        "backend[:model],…: when an attempt ends on a quota, rate limit, outage, login or model, the next attempt runs on the next of these",
+        "when an attempt ends on a quota, rate limit, outage, login or model, the next attempt runs on the next of these",
     },
     "retry-within": {
       type: "string",
+      value: "<d>",
       description:
-        "when a rate limit names a time within this (e.g. 10m, at most 24h), retry the same CLI then, before falling back",
+        "when a rate limit names a time within this (at most 24h), retry the same CLI then, before falling back",
     },
-    env: {
-      type: "string",
-      multiple: true,
-      description: "NAME=value, an explicit override for the agent (written to spec.json; no secrets)",
-    },
-    brief: { type: "string", description: "the brief (prompt) as text" },
-    "brief-file": { type: "string", description: "a file holding the brief (- for stdin)" },
-    thread: { type: "string", description: "continue this thread/session id of the CLI" },
-    owns: {
-      type: "string",
-      description: "paths this dispatch owns, comma separated (a/,b.ts); a live overlapping owner is refused",
-    },
-    idle: { type: "string", description: "stop after this long without output, e.g. 15m" },
-    wall: { type: "string", description: "stop after this long in all, e.g. 90m" },
-    "kill-grace": { type: "string", description: "between SIGTERM and SIGKILL, e.g. 10s" },
     memory: {
       type: "string",
+      value: "<size>",
       description: "cap on the memory of the agent and all it starts, e.g. 2G (where catherd gets a cgroup)",
+      default: "none",
     },
     "max-procs": {
       type: "string",
+      value: "<n>",
       description: "cap on the processes of the agent and all it starts (where catherd gets a cgroup)",
       integer: true,
+      default: "none",
     },
-    bin: { type: "string", description: "the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)" },
+    env: {
+      type: "string",
+      value: "<NAME=value>",
+      multiple: true,
+      description: "an explicit override for the agent (written to spec.json: no secrets)",
+    },
     "pass-env": {
       type: "string",
+      value: "<NAME>",
       multiple: true,
       description:
-        "NAME: the agent gets this variable's value from here (only the name is written, never the value)",
+        "the agent gets this variable's value from here (only the name is written, never the value)",
     },
     worktree: {
       type: "boolean",
-      description: "run in a new git worktree of cwd's repository, on branch catherd/<name>-<suffix>",
+      description: "run in a new git worktree of --cwd's repository, on branch catherd/<name>-<suffix>",
     },
-    base: { type: "string", description: "the worktree's starting point (default: HEAD)" },
+    base: { type: "string", value: "<ref>", description: "the worktree's starting point", default: "HEAD" },
     "keep-tmp": {
       type: "boolean",
       description: "keep the agent's private temp folder (<dir>/tmp) after it ends",
     },
+    bin: {
+      type: "string",
+      value: "<path>",
+      description: "the CLI's executable",
+      default:
+        "$CATHERD_<BACKEND>_BIN (CATHERD_CODEX_BIN, CATHERD_CLAUDE_BIN, CATHERD_OPENCODE_BIN, CATHERD_GEMINI_BIN), else the CLI on PATH",
+    },
   },
-  async handler(input, { standby, stdinIsOurs }) {
+  async handler(input, { early, stdinIsOurs }) {
     const request = validateDispatch({
       backend: stringOption(input, "backend"),
       name: stringOption(input, "name"),
@@ -175,27 +215,10 @@ export const dispatchCommand: Command<Dispatched> = {
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });
-    // Readiness before admission: a CLI that cannot start, or is too old, fails here, before any write.
-    // The CLI and every rung of its --fallback ladder, checked at once.
-    const checks = [
-      { backend: request.backend, bin: request.bin },
-      ...(request.chain?.rungs ?? []).map((rung) => ({ backend: backendFor(rung.backend), bin: rung.bin })),
-    ];
-    const ready = await Promise.all(checks.map((c) => checkReadiness(c.backend, c.bin, catherdHome())));
-    const problem = ready.find((r) => r.problem !== null)?.problem;
-    if (problem != null) throw problem;
-    const admitted = await admit(request, catherdHome(), () => new Date());
-    // Queued ones promoted on the way start too; a queued newcomer leaves the standby to the first of them.
-    const [first, ...others] = admitted.promoted;
-    const promotions = launchPromoted(others);
-    let supervisorPid: number | null = null;
-    if (admitted.queued === null) supervisorPid = await launchSupervisor(admitted.dir, { standby });
-    if (first !== undefined) {
-      await launchSupervisor(first, { standby: admitted.queued === null ? null : standby }).catch(() => null);
-    }
-    await promotions;
-    const position =
-      admitted.queued === null ? null : (queuePositions(admitted.run).get(admitted.dispatchId) ?? null);
+    const { admitted, supervisorPid, position } = await startDispatch(request, {
+      home: catherdHome(),
+      ...(early === undefined ? {} : { early }),
+    });
     const plan = admitted.spec.worktree;
     const data: Dispatched = {
       dispatched: {

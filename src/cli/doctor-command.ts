@@ -1,8 +1,9 @@
 import { allBackends, backendNamed } from "../backends/registry.js";
 import type { Backend } from "../backends/types.js";
-import { checkReadiness } from "../dispatch/readiness.js";
+import { checkReadiness } from "../dispatch/request/readiness.js";
 import { CatherdError } from "../domain/errors.js";
 import { BACKEND_IDS, type BackendId } from "../domain/vocab.js";
+import { systemClock } from "../infra/clock.js";
 import { catherdHome } from "../infra/paths.js";
 import { resolveExecutable } from "../infra/which.js";
 import type { Command } from "./kit.js";
@@ -26,11 +27,12 @@ export interface BackendCheck {
 
 export const doctorCommand: Command<{ backends: BackendCheck[] }> = {
   name: "doctor",
-  usage: `usage: catherd doctor [<backend>…] [--json]
-
-Which agent CLIs catherd can run here: found or not (and where), their versions, whether each is ready as
-a dispatch checks it (answers --version within 5 s, not older than catherd reads), and how to fix what
-is not. Exit 3 when a backend you name is missing or not ready.`,
+  synopsis: "[<backend>…]",
+  summary:
+    "Which agent CLIs catherd can run here: found or not (and where), their versions, whether each is " +
+    "ready as a dispatch checks it (answers --version within 5 s, not older than catherd reads), and how to " +
+    "fix what is not. Exit 3 when a backend you name is missing or not ready.",
+  json: "{backends: [{backend, found, path, via, version, minVersion, ready, problem, fix}…]}",
   options: {},
   async handler(input) {
     const named = input.positionals.map((name) => {
@@ -73,7 +75,7 @@ async function check(backend: Backend, env: NodeJS.ProcessEnv): Promise<BackendC
       fix,
     };
   }
-  const ready = await checkReadiness(backend, found, catherdHome(env));
+  const ready = await checkReadiness(backend, found, catherdHome(env), systemClock);
   return {
     backend: backend.id,
     found: true,

@@ -58,10 +58,11 @@ and the values it takes.
 
 export const guideCommand: Command<{ guide: string }> = {
   name: "guide",
-  usage: `usage: catherd guide [--json]
-
-How an orchestrating agent uses catherd well: the loop, reading a record, when to queue, when to fall
-back. The MCP server serves the same text as its prompt catherd-guide.`,
+  synopsis: "",
+  summary:
+    "How an orchestrating agent uses catherd well: the loop, reading a record, when to queue, when to fall " +
+    "back. The MCP server serves the same text as its prompt catherd-guide.",
+  json: "{guide: the text}",
   options: {},
   async handler() {
     return { data: { guide: GUIDE }, text: GUIDE };

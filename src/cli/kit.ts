@@ -1,9 +1,10 @@
 import { parseArgs } from "node:util";
-import type { StandbySupervisor } from "../dispatch/standby.js";
+import type { StandbySupervisor } from "../dispatch/start/standby.js";
 import { CatherdError } from "../domain/errors.js";
 import { reportError } from "../infra/report-error.js";
 
-// The one place that turns a command's data or error into output and an exit code (design.md §6).
+// The one place that turns a command's data or error into output and an exit code (specs/cli.md, "Output
+// and errors"), and a command's option table into its usage text.
 
 /**
  * One flag of a command: how the command line parses it and what it means. The same table gives the
@@ -13,8 +14,12 @@ export interface OptionDef {
   type: "string" | "boolean";
   multiple?: boolean;
   short?: string;
-  /** What the flag does and the form of its value, in one line. */
+  /** What the flag does, in one line. */
   description: string;
+  /** The form of its value in the usage text (`<d>`, `<backend>=<n>`); `<value>` when not given. */
+  value?: string;
+  /** What applies when the flag is not given, in words (`10m`, `$CATHERD_RUN, else default`). */
+  default?: string;
   /** The values it takes when they are a closed set (an enum for MCP clients; the command checks them). */
   choices?: readonly string[];
   /** A whole number written as text (an integer for MCP clients; the command checks it). */
@@ -23,18 +28,35 @@ export interface OptionDef {
 
 export type OptionSpec = Record<string, OptionDef>;
 
+/** `--run`, as every command that reads a run takes it. */
+export const RUN_OPTION: OptionDef = {
+  type: "string",
+  value: "<r>",
+  description: "the run to look in",
+  default: "$CATHERD_RUN, else default",
+};
+
 /** A command: parses its own flags, its handler does one thing and returns data; `text` renders it for people. */
 export interface Command<T> {
   name: string;
-  usage: string;
+  /** What follows `catherd <name>` in the usage line, before the flags: its positionals (`<name|id|dir>`). */
+  synopsis: string;
+  /** What the command does, for `--help`: a paragraph. */
+  summary: string;
+  /** What `--json` prints, in a few words (`{dispatched: {…}}`); by default the result as JSON. */
+  json?: string;
   options: OptionSpec;
   handler(input: ParsedInput, context: CommandContext): Promise<CommandResult<T>>;
 }
 
 /** What main prepared for a command before loading it. */
 export interface CommandContext {
-  /** For `dispatch`: a supervisor started early, loading itself while the dispatcher admits. */
-  standby: StandbySupervisor | null;
+  /**
+   * For a verb that starts a supervisor (the verb table says so): one started as the process's first act,
+   * loading itself while the command loads and admits (dispatch/start/standby.ts). Undefined: none was
+   * started, and the use case starts its own.
+   */
+  early?: StandbySupervisor | null;
   /** Whether stdin is the command's to read (a brief); false under `catherd mcp`, whose stdin is the protocol. */
   stdinIsOurs: boolean;
 }
@@ -91,13 +113,13 @@ function parserOptions(options: OptionSpec): Record<string, Pick<OptionDef, "typ
 export async function executeCommand(
   command: Command<unknown>,
   argv: readonly string[],
-  context: CommandContext = { standby: null, stdinIsOurs: true },
+  context: CommandContext = { stdinIsOurs: true },
 ): Promise<number> {
   const wantsJson = argv.includes("--json");
   try {
     const input = parseInput(command, argv);
     if (input.values.help === true) {
-      process.stdout.write(`${command.usage}\n`);
+      process.stdout.write(`${usageOf(command)}\n`);
       return 0;
     }
     const result = await command.handler(input, context);
@@ -123,4 +145,57 @@ export function stringOption(input: ParsedInput, name: string): string | undefin
 export function listOption(input: ParsedInput, name: string): string[] {
   const value = input.values[name];
   return Array.isArray(value) ? value : typeof value === "string" ? [value] : [];
+}
+
+/** The column the flags' descriptions start in, and the width they are wrapped to. */
+const FLAG_COLUMN = 26;
+const HELP_WIDTH = 100;
+
+/**
+ * A command's `--help`, generated from its option table, so that a flag is described once: the usage
+ * line, the summary, then each flag with the form of its value, what it does and its default.
+ */
+export function usageOf(command: Command<unknown>): string {
+  const flags = Object.entries(command.options).map(([name, def]) => {
+    const head = `  --${name}${def.type === "string" ? ` ${def.value ?? "<value>"}` : ""}`;
+    const choices = def.choices === undefined ? "" : ` (${def.choices.join(", ")})`;
+    const fallback = def.default === undefined ? "" : ` (default: ${def.default})`;
+    const repeat = def.multiple === true ? " (repeatable)" : "";
+    return helpEntry(head, `${def.description}${choices}${repeat}${fallback}`);
+  });
+  flags.push(
+    helpEntry("  --json", command.json === undefined ? "print the result as JSON" : `print ${command.json}`),
+  );
+  const line = ["usage: catherd", command.name, command.synopsis, "[options]"]
+    .filter((p) => p !== "")
+    .join(" ");
+  return [line, "", wrap(command.summary, HELP_WIDTH).join("\n"), "", "options:", ...flags].join("\n");
+}
+
+/** One flag of the help: its name and value, then its description from FLAG_COLUMN on, wrapped. */
+function helpEntry(head: string, description: string): string {
+  const lines = wrap(description, HELP_WIDTH - FLAG_COLUMN);
+  const indent = " ".repeat(FLAG_COLUMN);
+  const first =
+    head.length < FLAG_COLUMN - 1
+      ? `${head.padEnd(FLAG_COLUMN)}${lines[0] ?? ""}`
+      : `${head}\n${indent}${lines[0] ?? ""}`;
+  return [first, ...lines.slice(1).map((l) => `${indent}${l}`)].join("\n");
+}
+
+/** Words wrapped to `width` columns; paragraphs (blank lines) kept. */
+function wrap(text: string, width: number): string[] {
+  const out: string[] = [];
+  for (const paragraph of text.split(/\n\s*\n/)) {
+    if (out.length > 0) out.push("");
+    let line = "";
+    for (const word of paragraph.split(/\s+/).filter((w) => w !== "")) {
+      if (line !== "" && line.length + 1 + word.length > width) {
+        out.push(line);
+        line = word;
+      } else line = line === "" ? word : `${line} ${word}`;
+    }
+    if (line !== "") out.push(line);
+  }
+  return out;
 }

@@ -1,6 +1,5 @@
 import * as fs from "node:fs";
-import { inspectDispatch } from "../dispatch/inspect.js";
-import { settleIfDead } from "../dispatch/settle.js";
+import { readDispatch } from "../dispatch/reader.js";
 import { CatherdError } from "../domain/errors.js";
 import { backendOf } from "../folder/backend.js";
 import { humanLine } from "../folder/human-line.js";
@@ -8,7 +7,7 @@ import { FILES, fileIn } from "../folder/layout.js";
 import { systemClock } from "../infra/clock.js";
 import { readLinesFrom } from "../infra/lines-from.js";
 import { waitUntil } from "../infra/wait-until.js";
-import { type Command, type ParsedInput, stringOption } from "./kit.js";
+import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
 const FOLLOW_POLL_MS = 200;
@@ -21,17 +20,18 @@ export interface Logs {
 
 export const logsCommand: Command<Logs | null> = {
   name: "logs",
-  usage: `usage: catherd logs <name|id|dir> [--tail <n>] [--since <cursor>] [--follow] [--raw] [--run <r>] [--json]
-
-The event stream as human lines (the backend's reading of each event; an exec command's own lines as
-they are), or --raw as the CLI wrote it.
---tail gives only the last n lines; --since starts after a cursor an earlier --json call returned.
---follow keeps printing until the dispatch is recorded. With --json, {lines: [...], cursor}.`,
+  synopsis: "<name|id|dir>",
+  summary:
+    "The event stream as human lines (the backend's reading of each event; an exec command's own lines as " +
+    "they are), or --raw as the CLI wrote it. --tail gives only the last n lines; --since starts after a " +
+    "cursor an earlier --json call returned. --follow keeps printing until the dispatch is recorded.",
+  json: "{lines: [...], cursor}",
   options: {
-    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
-    tail: { type: "string", description: "only the last n lines", integer: true },
+    run: RUN_OPTION,
+    tail: { type: "string", value: "<n>", description: "only the last n lines", integer: true },
     since: {
       type: "string",
+      value: "<cursor>",
       description: "start after this cursor (the cursor of an earlier call's result)",
       integer: true,
     },
@@ -43,7 +43,7 @@ they are), or --raw as the CLI wrote it.
     const tail = wholeNumber(input, "tail", 1);
     const since = wholeNumber(input, "since", 0);
     const dir = dispatchDirOf(input, ref);
-    const backend = backendOf(inspectDispatch(dir));
+    const backend = backendOf(await readDispatch(dir, { promote: false }));
     // exec's output is whatever the command prints: its lines as they are (specs/cli.md, logs).
     const render = (line: string): string | null =>
       input.values.raw === true || backend.plainText ? line : humanLine(backend, line);
@@ -77,7 +77,7 @@ they are), or --raw as the CLI wrote it.
       await waitUntil(
         async () => {
           if (recorded()) return true;
-          await settleIfDead(inspectDispatch(dir));
+          await readDispatch(dir, { promote: false });
           cursor = drain(cursor, emit);
           return undefined;
         },

@@ -1,26 +1,37 @@
 // catherd's command line: one verb, one lazily loaded module, so that each command pays only for itself.
 // `catherd supervise` is not among them: src/main.ts runs the supervisor program for it.
-import { dismiss, startStandbySupervisor } from "../dispatch/standby.js";
+import { dismiss, startStandbySupervisor } from "../dispatch/start/standby.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome } from "../infra/paths.js";
 import { reportError } from "../infra/report-error.js";
 import { type Command, executeCommand } from "./kit.js";
 
-type Loader = () => Promise<Command<unknown>>;
+/**
+ * A verb: how its module is loaded, and whether it starts a supervisor — then one is started as this
+ * process's first act, before the module loads, so that the two node start-ups overlap
+ * (dispatch/start/standby.ts); the use case decides what it supervises.
+ */
+interface Verb {
+  load(): Promise<Command<unknown>>;
+  startsSupervisor?: true;
+}
 
-const VERBS: Record<string, Loader> = {
-  dispatch: async () => (await import("./dispatch-command.js")).dispatchCommand as Command<unknown>,
-  status: async () => (await import("./status-command.js")).statusCommand as Command<unknown>,
-  show: async () => (await import("./show-command.js")).showCommand as Command<unknown>,
-  logs: async () => (await import("./logs-command.js")).logsCommand as Command<unknown>,
-  wait: async () => (await import("./wait-command.js")).waitCommand as Command<unknown>,
-  result: async () => (await import("./result-command.js")).resultCommand as Command<unknown>,
-  cancel: async () => (await import("./cancel-command.js")).cancelCommand as Command<unknown>,
-  clean: async () => (await import("./clean-command.js")).cleanCommand as Command<unknown>,
-  doctor: async () => (await import("./doctor-command.js")).doctorCommand as Command<unknown>,
-  demo: async () => (await import("./demo-command.js")).demoCommand as Command<unknown>,
-  guide: async () => (await import("./guide-command.js")).guideCommand as Command<unknown>,
-  mcp: async () => (await import("./mcp-command.js")).mcpCommand as Command<unknown>,
+const VERBS: Record<string, Verb> = {
+  dispatch: {
+    load: async () => (await import("./dispatch-command.js")).dispatchCommand as Command<unknown>,
+    startsSupervisor: true,
+  },
+  status: { load: async () => (await import("./status-command.js")).statusCommand as Command<unknown> },
+  show: { load: async () => (await import("./show-command.js")).showCommand as Command<unknown> },
+  logs: { load: async () => (await import("./logs-command.js")).logsCommand as Command<unknown> },
+  wait: { load: async () => (await import("./wait-command.js")).waitCommand as Command<unknown> },
+  result: { load: async () => (await import("./result-command.js")).resultCommand as Command<unknown> },
+  cancel: { load: async () => (await import("./cancel-command.js")).cancelCommand as Command<unknown> },
+  clean: { load: async () => (await import("./clean-command.js")).cleanCommand as Command<unknown> },
+  doctor: { load: async () => (await import("./doctor-command.js")).doctorCommand as Command<unknown> },
+  demo: { load: async () => (await import("./demo-command.js")).demoCommand as Command<unknown> },
+  guide: { load: async () => (await import("./guide-command.js")).guideCommand as Command<unknown> },
+  mcp: { load: async () => (await import("./mcp-command.js")).mcpCommand as Command<unknown> },
 };
 
 const USAGE = `catherd: a supervisor for coding-agent CLIs
@@ -53,21 +64,25 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
   }
   if (verb === "--version") return printVersion(argv.includes("--json"));
   exitOnInterrupt(argv.includes("--json"));
-  const load = VERBS[verb];
-  if (load === undefined) {
+  const found = VERBS[verb];
+  if (found === undefined) {
     return reportError(
       new CatherdError("E_INPUT_INVALID", `unknown command ${JSON.stringify(verb)}`, { fix: "catherd help" }),
       argv.includes("--json"),
     );
   }
-  // dispatch: the supervisor's node start-up and loading overlap this process's own (src/dispatch/standby.ts).
   const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
-  const wantsStandby = verb === "dispatch" && !own.includes("--help") && !own.includes("-h");
-  const standby = wantsStandby ? startStandbySupervisor(catherdHome()) : null;
+  const early =
+    found.startsSupervisor === true && !own.includes("--help") && !own.includes("-h")
+      ? startStandbySupervisor(catherdHome())
+      : undefined;
   try {
-    return await executeCommand(await load(), rest, { standby, stdinIsOurs: true });
+    return await executeCommand(await found.load(), rest, {
+      stdinIsOurs: true,
+      ...(early === undefined ? {} : { early }),
+    });
   } finally {
-    if (standby !== null) dismiss(standby);
+    if (early != null) dismiss(early);
   }
 }
 

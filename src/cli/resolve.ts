@@ -1,4 +1,4 @@
-import { locateDispatch } from "../dispatch/locate.js";
+import { locateDispatch } from "../dispatch/read/locate.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome, type RunPaths, runName, runPaths } from "../infra/paths.js";
 import { type ParsedInput, stringOption } from "./kit.js";

@@ -1,76 +1,33 @@
-import * as path from "node:path";
-import { inspectDispatch, problemOf } from "../dispatch/inspect.js";
-import type { EarlierAttempt } from "../dispatch/overview.js";
-import { promoteRunOf } from "../dispatch/queue.js";
-import { settleIfDead } from "../dispatch/settle.js";
+import type { AttemptSummary } from "../dispatch/read/attempts.js";
+import { resultOf } from "../dispatch/result.js";
 import { formatDuration } from "../domain/duration.js";
-import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
-import { attemptDirs, handOverPending, lastAttemptDir, readNext } from "../folder/chain.js";
-import { FILES } from "../folder/layout.js";
-import { markSeen } from "../folder/markers.js";
-import { readFolderJson } from "../folder/read.js";
-import { okValue } from "../infra/json-file.js";
-import type { Command } from "./kit.js";
+import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
 import { count, whyLine } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
-
-/** One attempt of a chain, as `result --json` lists them: how it ended (as `status` shows it), where, on what model. */
-export interface AttemptSummary extends EarlierAttempt {
-  dir: string;
-  model: string | null;
-}
 
 /** `result --json`: record.json as written, and every attempt of its chain (one for a plain dispatch). */
 export type ResultData = RecordFile & { attempts: AttemptSummary[] };
 
 export const resultCommand: Command<ResultData> = {
   name: "result",
-  usage: `usage: catherd result <name|id|dir> [--run <r>] [--json]
-
-The record of a finished dispatch and its reply; for a chain of attempts (--fallback), the record of its
-last attempt once the chain has ended. With --json, record.json as written (it holds the reply) and
-\`attempts\`: every attempt of the chain with how it ended.`,
+  synopsis: "<name|id|dir>",
+  summary:
+    "The record of a finished dispatch and its reply; for a chain of attempts (--fallback), the record of " +
+    "its last attempt once the chain has ended (E_NOT_RECORDED while it goes on).",
+  json: "record.json as written (it holds the reply) and `attempts`: every attempt of the chain with how it ended",
   options: {
-    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+    run: RUN_OPTION,
   },
   async handler(input) {
-    const ref = refOf(input, "result");
-    const asked = dispatchDirOf(input, ref);
-    await promoteRunOf(asked);
-    // A chain answers with its last attempt; one whose hand-over nobody did yet is handed over first.
-    let dir = lastAttemptDir(asked);
-    let view = await settleIfDead(inspectDispatch(dir));
-    if (handOverPending(dir, view.record)) {
-      await promoteRunOf(dir, { force: true });
-      dir = lastAttemptDir(dir);
-      view = await settleIfDead(inspectDispatch(dir));
-    }
-    const problem = problemOf(view, FILES.record);
-    if (problem !== undefined) throw problem;
-    const name = view.admit?.name ?? view.dispatchId;
-    if (view.record === null || handOverPending(dir, view.record)) {
-      const attempt = view.admit?.attempt ?? 1;
-      const which =
-        attempt > 1
-          ? `its attempt ${attempt} (${view.admit?.backend ?? "?"}) is ${view.state}`
-          : `it is ${view.state}`;
-      throw new CatherdError(
-        "E_NOT_RECORDED",
-        view.record === null
-          ? `${name} has no record yet (${which})`
-          : `${name} has not ended: its chain goes on to ${view.record.next?.backend ?? "?"}`,
-        { fix: `catherd wait ${name}` },
-      );
-    }
-    markSeen(dir);
-    const record = view.record;
-    const attempts = attemptDirs(dir).map(attemptSummary);
+    const { view, record, attempts, stopped } = await resultOf(dispatchDirOf(input, refOf(input, "result")));
     const text = [
       recordLine(record),
       ...(attempts.length > 1 ? [`attempts: ${attempts.map(attemptWords).join(" → ")}`] : []),
-      ...chainStopLines(dir),
+      ...(stopped === null
+        ? []
+        : [`chain stopped: ${stopped.stopped}${stopped.message === null ? "" : ` — ${stopped.message}`}`]),
       ...errorLines(record),
       ...leftBehindLines(record, view.spec),
       "",
@@ -80,31 +37,9 @@ last attempt once the chain has ended. With --json, record.json as written (it h
   },
 };
 
-/** How one attempt of a chain ended, from its folder: its admit.json and record.json, nothing more. */
-function attemptSummary(dir: string): AttemptSummary {
-  const admit = okValue(readFolderJson(dir, FILES.admit));
-  const record = okValue(readFolderJson(dir, FILES.record));
-  return {
-    attempt: admit?.attempt ?? record?.attempt ?? 1,
-    dispatchId: admit?.dispatchId ?? record?.dispatchId ?? path.basename(dir),
-    dir,
-    backend: record?.backend ?? admit?.backend ?? null,
-    model: record?.model ?? admit?.model ?? null,
-    status: record?.status ?? null,
-    kind: record?.error?.kind ?? null,
-  };
-}
-
 /** "codex quota", "claude-code ok". */
 function attemptWords(a: AttemptSummary): string {
   return `${a.backend ?? "?"} ${a.status === "ok" ? "ok" : (a.kind ?? a.status ?? "?")}`;
-}
-
-/** Why a chain stopped before the rung its last record named (next.json): cancelled, or refused. */
-function chainStopLines(dir: string): string[] {
-  const next = readNext(dir);
-  if (next === null || next.stopped === null) return [];
-  return [`chain stopped: ${next.stopped}${next.message === null ? "" : ` — ${next.message}`}`];
 }
 
 /**

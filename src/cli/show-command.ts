@@ -1,15 +1,15 @@
-import { type DispatchView, inspectDispatch } from "../dispatch/inspect.js";
-import { type QueueInfo, queueInfo } from "../dispatch/overview.js";
-import { promoteRunOf, queuePositionsOf } from "../dispatch/queue.js";
-import { settleIfDead } from "../dispatch/settle.js";
+import type { DispatchView } from "../dispatch/read/inspect.js";
+import { queuePositions } from "../dispatch/read/queued.js";
+import { type QueueInfo, queueInfo } from "../dispatch/read/rows.js";
+import { readDispatch } from "../dispatch/reader.js";
 import { isSecretName } from "../domain/env.js";
 import type { ExitFile } from "../domain/schemas.js";
 import { formatSize } from "../domain/size.js";
 import { backendOf } from "../folder/backend.js";
 import { humanLine } from "../folder/human-line.js";
-import { FILES, fileIn, placeOf } from "../folder/layout.js";
+import { FILES, fileIn, runOf } from "../folder/layout.js";
 import { tailLines } from "../infra/tail.js";
-import type { Command } from "./kit.js";
+import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
 import { paint } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
@@ -30,20 +30,18 @@ export interface ShownDispatch {
 
 export const showCommand: Command<ShownDispatch> = {
   name: "show",
-  usage: `usage: catherd show <name|id|dir> [--run <r>] [--json]
-
-Everything about one dispatch: admit, spec (secrets redacted), supervisor, process, exit, record, and the
-tail of its events (as human lines) and of its stderr.`,
+  synopsis: "<name|id|dir>",
+  summary:
+    "Everything about one dispatch: admit, spec (secrets redacted), supervisor, process, exit, record, " +
+    "and the tail of its events (as human lines) and of its stderr.",
+  json: "{dispatch: {…every file of the folder, read, with its queue place, events and stderr}}",
   options: {
-    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+    run: RUN_OPTION,
   },
   async handler(input) {
     const ref = refOf(input, "show");
-    const dir = dispatchDirOf(input, ref);
-    await promoteRunOf(dir);
-    let view = inspectDispatch(dir);
-    view = await settleIfDead(view);
-    const place = placeOf(dir);
+    const view = await readDispatch(dispatchDirOf(input, ref));
+    const run = runOf(view.dir);
     const backend = backendOf(view);
     const events = tailLines(fileIn(view.dir, FILES.events), 400)
       .flatMap((line) => humanLine(backend, line) ?? [])
@@ -53,7 +51,7 @@ tail of its events (as human lines) and of its stderr.`,
       ...view,
       spec: view.spec === null ? null : { ...view.spec, env: redact(view.spec.env) },
       problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
-      queue: queueInfo(view, place === null ? new Map() : queuePositionsOf(place)),
+      queue: queueInfo(view, run === null ? new Map() : queuePositions(run)),
       events,
       stderr,
     };

@@ -1,10 +1,11 @@
 import { backendFor } from "../backends/registry.js";
-import { cleanableBytes } from "../dispatch/cleanable.js";
-import { type DispatchRow, overview } from "../dispatch/overview.js";
+import { overview } from "../dispatch/overview.js";
+import { cleanableBytes } from "../dispatch/read/cleanable.js";
+import type { DispatchRow } from "../dispatch/read/rows.js";
 import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean.js";
 import type { DispatchState, Status } from "../domain/vocab.js";
 import { catherdHome, runName, runPaths } from "../infra/paths.js";
-import { type Command, stringOption } from "./kit.js";
+import { type Command, RUN_OPTION, stringOption } from "./kit.js";
 import { age, bytes, cell, count, paint, type Style, shortWhy, WIDTH } from "./render.js";
 
 const RECENT_MS = 24 * 3_600_000;
@@ -30,13 +31,14 @@ const STATUS_STYLE: Partial<Record<Status, Style>> = {
 
 export const statusCommand: Command<{ dispatches: DispatchRow[]; cleanableBytes: number }> = {
   name: "status",
-  usage: `usage: catherd status [--run <r>] [--all] [--json]
-
-One row per dispatch of the run, live ones first. Without --all, recorded dispatches older than a day
-are left out unless their result is unread. A '*' marks a result not yet read with 'catherd result'.
-A run whose dispatches recorded more than ${DEFAULT_CLEAN_AGE} ago hold over 1 GiB gets a line saying so.`,
+  synopsis: "",
+  summary:
+    "One row per dispatch of the run, live ones first. Without --all, recorded dispatches older than a day " +
+    "are left out unless their result is unread. A '*' marks a result not yet read with 'catherd result'. " +
+    `A run whose dispatches recorded more than ${DEFAULT_CLEAN_AGE} ago hold over 1 GiB gets a line saying so.`,
+  json: "{dispatches: [a row per dispatch], cleanableBytes}",
   options: {
-    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+    run: RUN_OPTION,
     all: { type: "boolean", description: "also records older than a day that were read" },
   },
   async handler(input) {

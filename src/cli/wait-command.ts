@@ -1,11 +1,12 @@
 import { awaitRecords } from "../dispatch/await-records.js";
 import { overview } from "../dispatch/overview.js";
-import { type RunningSnapshot, runningSnapshot } from "../dispatch/snapshot.js";
+import { type RunningSnapshot, runningSnapshot } from "../dispatch/read/snapshot.js";
 import { formatDuration, parseDuration } from "../domain/duration.js";
 import { CatherdError, WAIT_TIMEOUT_EXIT } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { markSeen } from "../folder/markers.js";
-import { type Command, stringOption } from "./kit.js";
+import { systemClock } from "../infra/clock.js";
+import { type Command, RUN_OPTION, stringOption } from "./kit.js";
 import { dispatchDirOf, runPathsOf } from "./resolve.js";
 import { errorLines, recordLine } from "./result-command.js";
 
@@ -17,16 +18,22 @@ export interface Waited {
 
 export const waitCommand: Command<Waited> = {
   name: "wait",
-  usage: `usage: catherd wait [<name|id>…] [--any] [--timeout <d>] [--run <r>] [--json]
-
-Blocks until every named dispatch (default: every live one of the run) has a record, or with --any until
-the first does — for a chain of attempts (--fallback), its last attempt — and prints the records and,
-for each one still running, what it is doing. Exit 0 when all printed records are ok, 1 otherwise, 124
-on timeout.`,
+  synopsis: "[<name|id>…]",
+  summary:
+    "Blocks until every named dispatch (default: every live one of the run) has a record, or with --any " +
+    "until the first does — for a chain of attempts (--fallback), its last attempt — and prints the records " +
+    "and, for each one still running, what it is doing. Exit 0 when all printed records are ok, 1 otherwise, " +
+    "124 on timeout.",
+  json: "{records: [record.json…], running: [a snapshot of each still running]}",
   options: {
-    run: { type: "string", description: "the run to look in (default: $CATHERD_RUN, else default)" },
+    run: RUN_OPTION,
     any: { type: "boolean", description: "return when the first of them is recorded" },
-    timeout: { type: "string", description: "give up after this long (exit 124), e.g. 50s" },
+    timeout: {
+      type: "string",
+      value: "<d>",
+      description: "give up after this long (exit 124), e.g. 50s",
+      default: "wait as long as it takes",
+    },
   },
   async handler(input) {
     const timeoutText = stringOption(input, "timeout");
@@ -43,10 +50,10 @@ on timeout.`,
       });
     }
     const result = await awaitRecords(dirs, { any: input.values.any === true, timeoutMs });
-    for (const { dir } of result.records) markSeen(dir);
+    for (const { dir } of result.records) markSeen(dir, systemClock.wallNow());
     const records = result.records.map((r) => r.record);
     const run = runPathsOf(input);
-    const running = result.pending.map((dir) => runningSnapshot(run, dir));
+    const running = result.pending.map((view) => runningSnapshot(run, view, systemClock));
     const allOk = records.length > 0 && records.every((r) => r.status === "ok");
     const lines = records.flatMap((r) => [
       recordLine(r),

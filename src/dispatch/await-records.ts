@@ -1,12 +1,11 @@
 import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
-import { handOverPending, lastAttemptDir } from "../folder/chain.js";
-import { FILES, fileIn, placeOf } from "../folder/layout.js";
+import { handOverPending } from "../folder/chain.js";
+import { FILES, fileIn } from "../folder/layout.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { waitUntil, watchFolders } from "../infra/wait-until.js";
-import { type DispatchView, inspectDispatch, problemOf } from "./inspect.js";
-import { promoteRunOf } from "./queue.js";
-import { settleIfDead } from "./settle.js";
+import { type DispatchView, problemOf } from "./read/inspect.js";
+import { readDispatches } from "./reader.js";
 
 /**
  * How often waiting looks again when no record.json event came: fs.watch can miss events on some file
@@ -17,14 +16,17 @@ export const WAIT_FALLBACK_POLL_MS = 500;
 export interface AwaitResult {
   /** For each folder waited for that is done, the last attempt of its chain: its folder and record. */
   records: { dir: string; record: RecordFile }[];
-  /** The last attempt so far of each chain not done yet. */
-  pending: string[];
+  /** The last attempt so far of each chain not done yet, as the last look saw it. */
+  pending: DispatchView[];
   timedOut: boolean;
 }
 
 /**
- * Waits until every folder (or, with `any`, the first) has a record. Woken when a folder's record.json
- * appears (fs.watch), with a slow poll as a fallback; a dispatch found dead meanwhile is recorded `lost`.
+ * Waits until every folder (or, with `any`, the first) has ended: for a chain, its last attempt has a
+ * record that hands over to nothing. Each look goes through the reader gate — it promotes the runs (so a
+ * queue whose supervisors all died still moves while someone waits on it), follows each chain to its last
+ * attempt (doing a due hand-over), and records a dispatch found dead. Woken when a record.json or
+ * next.json appears (fs.watch), with a slow poll as a fallback.
  */
 export async function awaitRecords(
   dirs: readonly string[],
@@ -32,27 +34,20 @@ export async function awaitRecords(
 ): Promise<AwaitResult> {
   const clock = options.clock ?? systemClock;
   const done = new Map<string, { dir: string; record: RecordFile }>();
-  // Each folder waited for stands for its chain: followed to its last attempt at every look.
-  const last = new Map<string, string>(dirs.map((d) => [d, d]));
-  const lastOf = (dir: string) => last.get(dir) ?? dir;
+  const pending = new Map<string, DispatchView>();
   const finished = await waitUntil(
     async () => {
-      // Waiting through the queue: each look promotes what can start, so a queue whose supervisors all died
-      // still moves while someone waits on it.
-      for (const dir of oneDirPerRun(dirs.filter((d) => !done.has(d)).map(lastOf))) await promoteRunOf(dir);
-      for (const dir of dirs) {
-        if (done.has(dir)) continue;
-        const current = lastAttemptDir(lastOf(dir));
-        last.set(dir, current);
-        let view = inspectDispatch(current);
-        view = await settleIfDead(view);
-        if (view.record !== null) {
-          // Its chain goes on: the hand-over is promotion's work, done here if nobody has done it yet.
-          if (handOverPending(current, view.record)) await promoteRunOf(current, { force: true });
-          else done.set(dir, { dir: current, record: view.record });
+      const waiting = dirs.filter((d) => !done.has(d));
+      const views = await readDispatches(waiting, { clock, chain: "last" });
+      for (const [i, view] of views.entries()) {
+        const dir = waiting[i] as string;
+        if (view.record !== null && !handOverPending(view.dir, view.record)) {
+          done.set(dir, { dir: view.dir, record: view.record });
+          pending.delete(dir);
         }
         // Recorded, but record.json is torn or newer: it will never become readable by waiting.
-        else if (view.state === "recorded") throw recordProblem(view);
+        else if (view.record === null && view.state === "recorded") throw recordProblem(view);
+        else pending.set(dir, view);
       }
       return (options.any ? done.size > 0 : done.size === dirs.length) ? true : undefined;
     },
@@ -65,15 +60,9 @@ export async function awaitRecords(
   );
   return {
     records: dirs.flatMap((d) => done.get(d) ?? []),
-    pending: dirs.filter((d) => !done.has(d)).map(lastOf),
+    pending: dirs.flatMap((d) => pending.get(d) ?? []),
     timedOut: finished === undefined,
   };
-}
-
-function oneDirPerRun(dirs: readonly string[]): string[] {
-  const byRun = new Map<string, string>();
-  for (const dir of dirs) byRun.set(placeOf(dir)?.runDir ?? dir, dir);
-  return [...byRun.values()];
 }
 
 function recordProblem(view: DispatchView): CatherdError {

@@ -5,15 +5,14 @@ import { isValidId } from "../domain/ids.js";
 import type { WorktreePlan } from "../domain/schemas.js";
 import { FILES, fileIn, placeOf } from "../folder/layout.js";
 import { readFolderJson } from "../folder/read.js";
+import { type Clock, systemClock } from "../infra/clock.js";
 import { bytesUnder, removeMeasured } from "../infra/disk-usage.js";
 import { inspectWorktree, removeWorktree } from "../infra/git-worktree.js";
 import { okValue } from "../infra/json-file.js";
-import { lockWithin } from "../infra/lock.js";
-import type { RunPaths } from "../infra/paths.js";
-import { ADMISSION_LOCK_STALE_MS, ADMISSION_LOCK_WAIT_MS } from "./admit.js";
-import { inspectDispatch } from "./inspect.js";
-import { listDispatchDirs } from "./locate.js";
-import { settleIfDead } from "./settle.js";
+import { latestFile, type RunPaths } from "../infra/paths.js";
+import { underAdmissionLock } from "./admit/lock.js";
+import { listDispatchDirs } from "./read/locate.js";
+import { readDispatch } from "./reader.js";
 
 // `catherd clean`: removes recorded dispatch folders older than an age, with their worktrees, and never
 // loses work — a live dispatch is never touched, a worktree holding uncommitted changes or commits no
@@ -23,7 +22,7 @@ export interface CleanOptions {
   olderThanMs: number;
   force: boolean;
   dryRun: boolean;
-  now: number;
+  clock?: Clock;
 }
 
 export interface CleanedDispatch {
@@ -56,6 +55,8 @@ export interface CleanReport {
 
 /** Cleans the given runs. */
 export async function cleanRuns(runs: readonly RunPaths[], options: CleanOptions): Promise<CleanReport> {
+  const clock = options.clock ?? systemClock;
+  const now = clock.wallNow().getTime();
   const report: CleanReport = {
     dryRun: options.dryRun,
     olderThanMs: options.olderThanMs,
@@ -65,7 +66,7 @@ export async function cleanRuns(runs: readonly RunPaths[], options: CleanOptions
   };
   for (const run of runs) {
     for (const dir of listDispatchDirs(run)) {
-      const outcome = await cleanDispatch(run, dir, options);
+      const outcome = await cleanDispatch(run, dir, options, clock, now);
       if (outcome === null) continue;
       if ("why" in outcome) report.kept.push(outcome);
       else {
@@ -73,7 +74,7 @@ export async function cleanRuns(runs: readonly RunPaths[], options: CleanOptions
         report.freedBytes += outcome.bytes;
       }
     }
-    for (const leftover of leftoversOf(run, options)) {
+    for (const leftover of leftoversOf(run, options, now)) {
       const bytes = options.dryRun ? bytesUnder(leftover.dir) : removeMeasured(leftover.dir);
       report.removed.push({ ...leftover, bytes, worktree: null });
       report.freedBytes += bytes;
@@ -94,6 +95,7 @@ export const ABANDONED_STAGING_MS = 3_600_000;
 function leftoversOf(
   run: RunPaths,
   options: CleanOptions,
+  now: number,
 ): { run: string; name: string; dispatchId: string; dir: string }[] {
   const found: { run: string; name: string; dispatchId: string; dir: string }[] = [];
   for (const name of readdir(run.dispatches)) {
@@ -105,7 +107,7 @@ function leftoversOf(
       const dir = path.join(run.dispatches, name, entry);
       const stat = fs.lstatSync(dir, { throwIfNoEntry: false });
       if (stat === undefined || !stat.isDirectory()) continue;
-      const ageMs = options.now - stat.mtimeMs;
+      const ageMs = now - stat.mtimeMs;
       if (hidden[2] === "admitting" && ageMs < Math.max(options.olderThanMs, ABANDONED_STAGING_MS)) continue;
       found.push({ run: run.run, name, dispatchId, dir });
     }
@@ -117,10 +119,12 @@ async function cleanDispatch(
   run: RunPaths,
   dir: string,
   options: CleanOptions,
+  clock: Clock,
+  now: number,
 ): Promise<CleanedDispatch | KeptDispatch | null> {
   // A dead dispatch nobody recorded yet is recorded first (as any reader would), then judged as recorded.
   if (!options.dryRun && !fs.existsSync(fileIn(dir, FILES.record))) {
-    await settleIfDead(inspectDispatch(dir));
+    await readDispatch(dir, { clock, promote: false });
   }
   const record = okValue(readFolderJson(dir, FILES.record));
   const admit = okValue(readFolderJson(dir, FILES.admit));
@@ -132,7 +136,7 @@ async function cleanDispatch(
     worktree: plan === null ? null : await worktreeFacts(run, plan),
   };
   const verdict = judgeForClean(facts, {
-    now: options.now,
+    now,
     olderThanMs: options.olderThanMs,
     force: options.force,
   });
@@ -201,28 +205,19 @@ function removeFolder(dir: string): number {
  * an empty worktrees folder go too. Best effort: leftovers are a few empty folders, never a wrong removal.
  */
 async function tidyRun(run: RunPaths): Promise<void> {
-  let release: (() => Promise<void>) | null = null;
-  try {
-    release = await lockWithin(run.dir, {
-      lockPath: run.admissionLock,
-      staleMs: ADMISSION_LOCK_STALE_MS,
-      waitMs: ADMISSION_LOCK_WAIT_MS,
-    });
+  await underAdmissionLock(run, async () => {
     for (const name of readdir(run.dispatches)) {
       if (!isValidId(name)) continue;
-      const nameDir = path.join(run.dispatches, name);
-      const latest = path.join(nameDir, "latest");
+      const latest = latestFile(run, name);
       const id = readText(latest);
-      if (id !== null && isValidId(id) && !fs.existsSync(path.join(nameDir, id)))
+      if (id !== null && isValidId(id) && !fs.existsSync(path.join(run.dispatches, name, id)))
         fs.rmSync(latest, { force: true });
-      removeIfEmpty(nameDir);
+      removeIfEmpty(path.join(run.dispatches, name));
     }
     removeIfEmpty(run.worktrees);
-  } catch {
+  }).catch(() => {
     // No lock, or a folder that changed meanwhile: it stays for the next clean.
-  } finally {
-    await release?.().catch(() => {});
-  }
+  });
 }
 
 function removeIfEmpty(dir: string): void {

@@ -1,3 +1,5 @@
+import { firstOverlap } from "./owns.js";
+import type { RunFile } from "./schemas.js";
 import type { BackendId, QueueBlocker } from "./vocab.js";
 
 // Whether a dispatch may start now, and which queued dispatches start when slots free (specs/dispatch.md,
@@ -38,8 +40,18 @@ export interface Blocked {
   } | null;
 }
 
-/** The path of `candidate` that `slot` also owns, or null: how overlapping `--owns` is judged. */
-export type OwnsConflict = (candidate: Candidate, slot: Slot) => string | null;
+/** The caps remembered for the run in run.json; none when it is missing or unreadable. */
+export function capsOf(runFile: RunFile | null): Caps {
+  return { maxParallel: runFile?.maxParallel ?? null, perBackend: runFile?.maxParallelBackend ?? {} };
+}
+
+/** The path of `candidate` that `slot` also owns (owns.ts), or null: how overlapping `--owns` is judged. */
+export function ownsConflict(
+  candidate: { readonly owns: readonly string[] },
+  slot: { readonly owns: readonly string[] },
+): string | null {
+  return firstOverlap(candidate.owns, slot.owns);
+}
 
 /**
  * Whether `candidate` may start beside the `live` slots: null when it may, else what blocks it — first a
@@ -50,13 +62,12 @@ export function blockerOf(
   live: readonly Slot[],
   caps: Caps,
   nowMs: number,
-  conflict: OwnsConflict,
 ): Blocked | null {
   if (candidate.notBefore !== null && nowMs < candidate.notBefore) {
     return { blockedBy: "not-before", blocker: null };
   }
   for (const slot of live) {
-    const owns = conflict(candidate, slot);
+    const owns = ownsConflict(candidate, slot);
     if (owns !== null) {
       return { blockedBy: "overlap", blocker: { name: slot.name, dispatchId: slot.dispatchId, owns } };
     }
@@ -87,13 +98,12 @@ export function choosePromotions<Q extends Queued>(
   live: readonly Slot[],
   caps: Caps,
   nowMs: number,
-  conflict: OwnsConflict,
 ): Q[] {
   const taken: Slot[] = [...live];
   const chosen: Q[] = [];
   for (const q of queued) {
     if (caps.maxParallel !== null && taken.length >= caps.maxParallel) break;
-    if (blockerOf(q, taken, caps, nowMs, conflict) !== null) continue;
+    if (blockerOf(q, taken, caps, nowMs) !== null) continue;
     chosen.push(q);
     taken.push(q);
   }

@@ -41,3 +41,28 @@ export function formatDuration(ms: number): string {
   if (h < 48) return `${h}h${String(m % 60).padStart(2, "0")}m`;
   return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, "0")}h`;
 }
+
+/**
+ * A duration as a person would give it to `--idle`: the largest units, no zero parts — `10m`, `1h30m`,
+ * `2h`, `750ms`, `1d6h`. parseDuration reads it back to the same milliseconds.
+ */
+export function compactDuration(ms: number): string {
+  const whole = Math.max(0, Math.round(ms));
+  if (whole === 0) return "0s";
+  const units: [string, number][] = [
+    ["d", 86_400_000],
+    ["h", 3_600_000],
+    ["m", 60_000],
+    ["s", 1000],
+    ["ms", 1],
+  ];
+  let rest = whole;
+  let text = "";
+  for (const [unit, size] of units) {
+    const n = Math.floor(rest / size);
+    if (n === 0) continue;
+    text += `${n}${unit}`;
+    rest -= n * size;
+  }
+  return text;
+}

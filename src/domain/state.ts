@@ -41,3 +41,37 @@ export function dispatchState(o: DispatchObservation, startGraceMs = START_GRACE
   if (o.queue === "promoted" && !o.hasSupervisor) return "queued";
   return o.agentAlive ? "orphaned" : "lost";
 }
+
+/** Which of a dispatch's queue files exist: queued.json, promoted.json, exit.json. */
+export interface QueueFiles {
+  queued: boolean;
+  promoted: boolean;
+  ended: boolean;
+}
+
+/**
+ * Whether a dispatch waits in its run's queue, never promoted: admitted queued, with no promoted.json and
+ * no exit.json (one cancelled while queued has ended without a promotion). The one rule for the readers,
+ * admission and the supervisor's timed retry.
+ */
+export function waitsUnpromoted(files: QueueFiles): boolean {
+  return files.queued && !files.promoted && !files.ended;
+}
+
+/**
+ * What a reader that finds a dispatch in `state` must do for it (specs/cli.md, "Readers' duties"): have
+ * an orphan whose agent is named and alive adopted by a new supervisor; record a dispatch whose
+ * supervisor is gone — lost, or ended (exit.json) without its record; nothing otherwise. An orphan whose
+ * agent cannot be named (its supervisor died before proc.json) can only be cancelled.
+ */
+export type ReaderDuty = "adopt" | "record" | null;
+
+export function readerDuty(
+  state: DispatchState,
+  alive: { supervisorAlive: boolean; agentNamedAlive: boolean },
+): ReaderDuty {
+  if (state === "orphaned") return alive.agentNamedAlive ? "adopt" : null;
+  if (state === "lost") return "record";
+  if (state === "exited" && !alive.supervisorAlive) return "record";
+  return null;
+}

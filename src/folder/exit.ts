@@ -33,13 +33,14 @@ export function writeEndedExit(
     startedAt?: string | null;
     adoptions?: number;
   },
+  endedAt: Date,
 ): boolean {
   return createFolderJson(dir, FILES.exit, {
     reason: facts.reason,
     code: null,
     signal: null,
     startedAt: facts.startedAt ?? null,
-    endedAt: new Date().toISOString(),
+    endedAt: endedAt.toISOString(),
     durationMs: null,
     pid: facts.pid ?? null,
     sawFinal: false,

@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { type RunPaths, runPathsOfRunDir } from "../infra/paths.js";
 
 // The files of one dispatch folder (specs/dispatch-folder.md) and where a folder sits in a home. Every
 // module that touches a dispatch folder names its files through here.
@@ -65,4 +66,10 @@ export function placeOf(dir: string): FolderPlace | null {
     name: parts[at + 1] as string,
     dispatchId: parts[at + 2] as string,
   };
+}
+
+/** The run a folder is laid out in, or null for a folder anywhere else. */
+export function runOf(dir: string): RunPaths | null {
+  const place = placeOf(dir);
+  return place === null ? null : runPathsOfRunDir(place.runDir);
 }

@@ -4,7 +4,8 @@ import { z } from "zod";
 import { backendIdSchema, loose } from "../domain/schemas.js";
 import { writeJsonAtomic } from "../infra/atomic.js";
 import { parseJsonText } from "../infra/json-file.js";
-import { FILES, fileIn, placeOf } from "./layout.js";
+import { liveMarkerFile, type RunPaths } from "../infra/paths.js";
+import { FILES, fileIn, placeOf, runOf } from "./layout.js";
 
 // Two markers about a dispatch that are not part of its story, only shortcuts for readers:
 // - live: <run>/live/<dispatchId>.json marks an admitted dispatch that has no record yet, so that
@@ -28,22 +29,22 @@ const liveMarkerSchema = loose({
 });
 export type LiveMarker = z.infer<typeof liveMarkerSchema>;
 
-export function writeLiveMarker(liveDir: string, marker: Omit<LiveMarker, "schema">): void {
-  writeJsonAtomic(path.join(liveDir, `${marker.dispatchId}.json`), { schema: 1, ...marker });
+export function writeLiveMarker(run: RunPaths, marker: Omit<LiveMarker, "schema">): void {
+  writeJsonAtomic(liveMarkerFile(run, marker.dispatchId), { schema: 1, ...marker });
 }
 
 /** The markers of a run's live dispatches; unreadable ones are skipped (the folders remain the truth). */
-export function readLiveMarkers(liveDir: string): LiveMarker[] {
+export function readLiveMarkers(run: RunPaths): LiveMarker[] {
   let names: string[];
   try {
-    names = fs.readdirSync(liveDir);
+    names = fs.readdirSync(run.live);
   } catch {
     return [];
   }
   const markers: LiveMarker[] = [];
   for (const name of names) {
     if (!name.endsWith(".json") || name.startsWith(".")) continue;
-    const file = path.join(liveDir, name);
+    const file = path.join(run.live, name);
     let text: string;
     try {
       text = fs.readFileSync(file, "utf8");
@@ -59,8 +60,9 @@ export function readLiveMarkers(liveDir: string): LiveMarker[] {
 /** Removes the live marker of a dispatch folder laid out in a run; best effort, nothing for other folders. */
 export function removeLiveMarkerOf(dir: string): void {
   const place = placeOf(dir);
-  if (place === null) return;
-  fs.rmSync(path.join(place.runDir, "live", `${place.dispatchId}.json`), { force: true });
+  const run = runOf(dir);
+  if (place === null || run === null) return;
+  fs.rmSync(liveMarkerFile(run, place.dispatchId), { force: true });
 }
 
 /**
@@ -71,9 +73,10 @@ export function removeLiveMarkerOf(dir: string): void {
  */
 export function markHandOver(dir: string, name: string, backend: LiveMarker["backend"]): void {
   const place = placeOf(dir);
-  if (place === null) return;
+  const run = runOf(dir);
+  if (place === null || run === null) return;
   try {
-    writeLiveMarker(path.join(place.runDir, "live"), {
+    writeLiveMarker(run, {
       dispatchId: place.dispatchId,
       name,
       dir,
@@ -87,7 +90,7 @@ export function markHandOver(dir: string, name: string, backend: LiveMarker["bac
 }
 
 /** Marks a record as delivered to its reader, so that `status` stops showing it as unread. */
-export function markSeen(dir: string, at: Date = new Date()): void {
+export function markSeen(dir: string, at: Date): void {
   try {
     fs.writeFileSync(fileIn(dir, FILES.seen), `${at.toISOString()}\n`, { mode: 0o600, flag: "w" });
   } catch {

@@ -49,6 +49,6 @@ export function writeReply(dir: string, reply: string): void {
 }
 
 /** `cancel`: its existence is the request; it holds the request time for people. */
-export function requestCancel(dir: string, at: Date = new Date()): void {
+export function requestCancel(dir: string, at: Date): void {
   writeFileAtomic(fileIn(dir, FILES.cancel), `${at.toISOString()}\n`);
 }

@@ -1,9 +1,11 @@
 import * as os from "node:os";
 import * as path from "node:path";
-import { requireId } from "../domain/ids.js";
+import { isValidId, requireId } from "../domain/ids.js";
 
-// Where things live (design.md §2). Every path below a run is built from validated ids, so no name or id
-// can reach outside its run.
+// Where things live (specs/dispatch-folder.md, "Where folders live"): the one place that knows the layout of
+// a home and of a run — `<home>/runs/<run>/{run.json, admission.lock, live/, dispatches/<name>/<id>/,
+// dispatches/<name>/latest, worktrees/<id>/}`. Every path below a run is built from validated ids, so no
+// name or id can reach outside its run.
 
 /** `$CATHERD_HOME`, else `$XDG_DATA_HOME/catherd`, else `~/.local/share/catherd`. */
 export function catherdHome(env: NodeJS.ProcessEnv = process.env): string {
@@ -23,6 +25,8 @@ export function runName(flag: string | undefined, env: NodeJS.ProcessEnv = proce
 
 export interface RunPaths {
   run: string;
+  /** The home the run is in. */
+  home: string;
   dir: string;
   runFile: string;
   admissionLock: string;
@@ -33,10 +37,19 @@ export interface RunPaths {
   worktrees: string;
 }
 
+/** The file beside a name's dispatch folders that names its newest one. Not a dispatch id. */
+export const LATEST_FILE = "latest";
+
+/** `<home>/runs`: every run of the home. */
+export function runsDir(home: string): string {
+  return path.join(home, "runs");
+}
+
 export function runPaths(home: string, run: string): RunPaths {
-  const dir = path.join(home, "runs", requireId("--run", run));
+  const dir = path.join(runsDir(home), requireId("--run", run));
   return {
     run,
+    home,
     dir,
     runFile: path.join(dir, "run.json"),
     admissionLock: path.join(dir, "admission.lock"),
@@ -57,4 +70,26 @@ export function nameDir(run: RunPaths, name: string): string {
 
 export function dispatchDir(run: RunPaths, name: string, dispatchId: string): string {
   return path.join(nameDir(run, name), requireId("dispatch id", dispatchId));
+}
+
+/**
+ * The run whose folder is `runDir` (`<home>/runs/<run>`), or null when the path is not laid out so (its
+ * parent is not `runs`, or its name is not a valid run id).
+ */
+export function runPathsOfRunDir(runDir: string): RunPaths | null {
+  const resolved = path.resolve(runDir);
+  const run = path.basename(resolved);
+  const runs = path.dirname(resolved);
+  if (path.basename(runs) !== "runs" || !isValidId(run)) return null;
+  return runPaths(path.dirname(runs), run);
+}
+
+/** `<name>/latest`: the id of the name's newest dispatch. */
+export function latestFile(run: RunPaths, name: string): string {
+  return path.join(nameDir(run, name), LATEST_FILE);
+}
+
+/** The live marker of a dispatch (src/folder/markers.ts). */
+export function liveMarkerFile(run: RunPaths, dispatchId: string): string {
+  return path.join(run.live, `${requireId("dispatch id", dispatchId)}.json`);
 }

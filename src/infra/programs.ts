@@ -2,27 +2,23 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
-// catherd starts programs of its own in separate node processes: the supervisor, the promoter (a supervisor
-// starts it after its record when the run has a queue) and the demo's simulated agent. Where their files are depends on how catherd was built: bundled, each is a file in
-// dist/bin/ beside every chunk; compiled by tsc alone, each sits at its place in dist/ (or is reached
-// from src/ when the code runs from source under vitest).
+// catherd's programs are the files of src/bin/, one each: `catherd` (the package's bin), and those it starts
+// in separate node processes — the supervisor, the promoter (a supervisor starts it when its run has a
+// queue or its chain goes on) and the demo's simulated agent. Where their files are depends on how
+// catherd was built: bundled, `<name>.js` in dist/bin/ beside every chunk (scripts/bundle.mjs bundles
+// each file of src/bin/); compiled by tsc alone, `dist/src/bin/<name>.js`.
 
-const PROGRAMS = {
-  supervisor: { bundled: "supervisor.js", compiled: "supervisor/main.js" },
-  promoter: { bundled: "promoter.js", compiled: "src/dispatch/promoter-main.js" },
-  "simulated-agent": { bundled: "simulated-agent.js", compiled: "src/demo/simulated-agent.js" },
-} as const;
-
-export type ProgramName = keyof typeof PROGRAMS;
+/** The programs catherd starts by itself (the bin is started by the user). */
+export type ProgramName = "supervisor" | "promoter" | "simulated-agent";
 
 /**
- * The argument that starts the supervisor program in standby (src/dispatch/standby.ts); the next one names
+ * The argument that starts the supervisor program in standby (src/dispatch/start/standby.ts); the next one names
  * the file its output goes to. Shared by the dispatcher that starts it and the program that obeys it.
  */
 export const STANDBY_FLAG = "--standby";
 
 /**
- * The argument that makes the promoter program (src/dispatch/promoter-main.ts) wait, once ready, until its
+ * The argument that makes the promoter program (src/bin/promoter.ts) wait, once ready, until its
  * stdin gives a byte or ends before it promotes. Shared by the supervisor that starts it and the promoter.
  */
 export const WHEN_RELEASED_FLAG = "--when-released";
@@ -32,7 +28,8 @@ export const WHEN_RELEASED_FLAG = "--when-released";
  * program beside it, else the compiled one under the nearest dist/ above it.
  */
 export function programFile(name: ProgramName, fromUrl: string): string {
-  const { bundled, compiled } = PROGRAMS[name];
+  const bundled = `${name}.js`;
+  const compiled = `src/bin/${name}.js`;
   const here = path.dirname(fileURLToPath(fromUrl));
   const beside = path.join(here, bundled);
   if (fs.existsSync(beside)) return beside;

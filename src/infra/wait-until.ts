@@ -22,6 +22,8 @@ export interface WaitOptions {
    * where the watch cannot be set up (no inotify, its limit reached) or misses a change (NFS, FUSE).
    */
   watch?: WakeSource;
+  /** Abandons the wait: once it aborts, the wait resolves to undefined at once (its sleep cut short). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -29,7 +31,7 @@ export interface WaitOptions {
  * undefined once the deadline has passed with no answer. The check runs at least once, and once more at
  * the deadline, so that a wait never gives up on an answer that came during its last sleep. A change
  * reported while the check runs makes the next check come at once. A throw from the check ends the wait
- * with that throw; the watch is closed on every path.
+ * with that throw; an aborted `signal` ends it with undefined; the watch is closed on every path.
  */
 export async function waitUntil<T>(
   check: () => T | undefined | Promise<T | undefined>,
@@ -42,13 +44,17 @@ export async function waitUntil<T>(
     changed = true;
     cutSleep?.abort();
   });
+  const abandon = () => cutSleep?.abort();
+  const abandoned = () => options.signal?.aborted === true;
+  options.signal?.addEventListener("abort", abandon);
   try {
     for (let sleeps = 0; ; ) {
+      if (abandoned()) return undefined;
       changed = false;
       const answer = await check();
       if (answer !== undefined) return answer;
       const now = clock.now();
-      if (now >= deadline) return undefined;
+      if (now >= deadline || abandoned()) return undefined;
       if (changed) continue;
       const poll = typeof pollMs === "number" ? pollMs : pollMs(sleeps);
       cutSleep = new AbortController();
@@ -57,6 +63,7 @@ export async function waitUntil<T>(
       sleeps += 1;
     }
   } finally {
+    options.signal?.removeEventListener("abort", abandon);
     stopWatching?.();
   }
 }
@@ -82,6 +89,30 @@ export function watchFolders(dirs: readonly string[], names?: readonly string[])
     }
     return () => {
       for (const watcher of watchers) watcher.close();
+    };
+  };
+}
+
+/** Wakes a wait when `emitter` emits any of `events` (a stream's data or end, a child's exit). */
+export function wakeOnEvents(emitter: NodeJS.EventEmitter, events: readonly string[]): WakeSource {
+  return (wake) => {
+    for (const event of events) emitter.on(event, wake);
+    return () => {
+      for (const event of events) emitter.off(event, wake);
+    };
+  };
+}
+
+/** Wakes a wait when `promise` settles, either way. */
+export function wakeWhenSettled(promise: Promise<unknown>): WakeSource {
+  return (wake) => {
+    let listening = true;
+    promise.then(
+      () => listening && wake(),
+      () => listening && wake(),
+    );
+    return () => {
+      listening = false;
     };
   };
 }

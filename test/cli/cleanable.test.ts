@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { renderClean } from "../../src/cli/clean-command.js";
 import { bytes } from "../../src/cli/render.js";
 import { cleanableNote } from "../../src/cli/status-command.js";
-import { cleanableBytes } from "../../src/dispatch/cleanable.js";
+import { cleanableBytes } from "../../src/dispatch/read/cleanable.js";
 import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE_MS } from "../../src/domain/clean.js";
 import { tempDir } from "../helpers/folders.js";
 

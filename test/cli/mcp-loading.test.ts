@@ -49,7 +49,7 @@ function staticallyReachable(start: string): Set<string> {
 /** The chunk holding the CLI's verb table: catherd.js loads it (after the compile cache is on). */
 function cliChunk(): string {
   const found = [...reachable("catherd.js")].find((c) =>
-    /\bdispatch: async \(\) => \(await import\(/.test(source(c)),
+    /\bdispatch: \{\s*load: async \(\) => \(await import\(/.test(source(c)),
   );
   if (found === undefined) throw new Error("no chunk holds the CLI's verb table");
   return found;
@@ -57,9 +57,9 @@ function cliChunk(): string {
 
 /** The chunk of a verb, as the CLI's verb table loads it. */
 function verbChunk(verb: string): string {
-  const found = new RegExp(`\\b${verb}: async \\(\\) => \\(await import\\("\\./([^"]+)"\\)\\)`).exec(
-    source(cliChunk()),
-  );
+  const found = new RegExp(
+    `\\b${verb}: \\{\\s*load: async \\(\\) => \\(await import\\("\\./([^"]+)"\\)\\)`,
+  ).exec(source(cliChunk()));
   if (found === null) throw new Error(`no chunk for ${verb} in the CLI's verb table`);
   return found[1] as string;
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { comeBackAt, shortWhy, whyLine } from "../../src/cli/render.js";
 import { renderStatus } from "../../src/cli/status-command.js";
-import type { DispatchRow } from "../../src/dispatch/overview.js";
+import type { DispatchRow } from "../../src/dispatch/read/rows.js";
 
 const NOW = Date.parse("2026-11-29T10:00:00Z");
 

@@ -1,7 +1,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { MAX_BRIEF_BYTES, type RawDispatchInput, validateDispatch } from "../../src/dispatch/request.js";
+import {
+  MAX_BRIEF_BYTES,
+  type RawDispatchInput,
+  validateDispatch,
+} from "../../src/dispatch/request/request.js";
 import { exitCodeFor, isCatherdError } from "../../src/domain/errors.js";
 import { dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/folders.js";

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ABANDONED_STAGING_MS, cleanRuns } from "../../src/dispatch/clean.js";
 import { runPaths } from "../../src/infra/paths.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 import { tempDir } from "../helpers/folders.js";
 
 // What no reader lists, clean removes: staging folders of dispatchers that died mid-admission, and the
@@ -36,7 +37,7 @@ describe("clean removes what admission and clean left half done", () => {
     const notOurs = hiddenFolder(run.dispatches, ".a..b.admitting", now, 8 * DAY);
     fs.symlinkSync(home, path.join(run.dispatches, "n", ".20261101T000000Z-dddddd.removing"));
 
-    const options = { olderThanMs: 0, force: false, now };
+    const options = { olderThanMs: 0, force: false, clock: new FakeClock({ wall: now }) };
     const dry = await cleanRuns([run], { ...options, dryRun: true });
     expect(dry.removed.map((d) => d.dispatchId).sort()).toEqual([
       "20261101T000000Z-aaaaaa",
@@ -61,7 +62,7 @@ describe("clean removes what admission and clean left half done", () => {
       ...options,
       olderThanMs: 7 * DAY,
       dryRun: true,
-      now: now + 2 * ABANDONED_STAGING_MS,
+      clock: new FakeClock({ wall: now + 2 * ABANDONED_STAGING_MS }),
     });
     expect(week.removed).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AttemptSummary } from "../../src/cli/result-command.js";
+import type { AttemptSummary } from "../../src/dispatch/read/attempts.js";
 import { type CliResult, isolatedHome, runCli } from "../helpers/cli.js";
 import { calls, type FakeRun, fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";

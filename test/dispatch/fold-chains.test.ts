@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type DispatchRow, foldChains } from "../../src/dispatch/overview.js";
+import { type DispatchRow, foldChains } from "../../src/dispatch/read/rows.js";
 
 function row(dispatchId: string, attempt: number, backend: DispatchRow["backend"]): DispatchRow {
   return {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { type FolderProbe, inspectDispatch } from "../../src/dispatch/inspect.js";
+import { type FolderProbe, inspectDispatch } from "../../src/dispatch/read/inspect.js";
 import type { FolderJson, FolderJsonFile } from "../../src/folder/read.js";
 import type { FileRead } from "../../src/infra/json-file.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 
 // A reader looks at a folder while the dispatch moves on. These tests script a normal hand-over (the
 // world changes from one moment to the next) and let it happen after each single observation the reader
@@ -10,6 +11,7 @@ import type { FileRead } from "../../src/infra/json-file.js";
 const NOW = Date.parse("2026-11-29T12:00:00.000Z");
 /** Admitted long ago, so the start grace no longer covers a missing supervisor.json. */
 const ADMITTED = new Date(NOW - 60_000).toISOString();
+const clock = new FakeClock({ wall: NOW });
 
 interface World {
   files: Record<string, unknown>;
@@ -55,7 +57,9 @@ function scriptedProbe(before: World, after: World, switchAfter: number): Folder
 function statesAcross(before: World, after: World): Set<string> {
   const states = new Set<string>();
   for (let k = 0; k <= 20; k++) {
-    states.add(inspectDispatch("/nonexistent/d-order", NOW, scriptedProbe(before, after, k)).state);
+    states.add(
+      inspectDispatch("/nonexistent/d-order", { clock, probe: scriptedProbe(before, after, k) }).state,
+    );
   }
   return states;
 }

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { launchSupervisor } from "../../src/dispatch/launch.js";
+import { launchSupervisor } from "../../src/dispatch/start/launch.js";
 import { ROOT, tempDir } from "../helpers/folders.js";
 
 // launchSupervisor with stand-in supervisor programs: what `dispatch` concludes from how its supervisor

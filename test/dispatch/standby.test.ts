@@ -2,14 +2,14 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { launchSupervisor } from "../../src/dispatch/launch.js";
-import { removeLeftovers, startStandbySupervisor } from "../../src/dispatch/standby.js";
+import { launchSupervisor } from "../../src/dispatch/start/launch.js";
+import { removeLeftovers, startStandbySupervisor } from "../../src/dispatch/start/standby.js";
 import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, FAKE_AGENT, reapAll, SUPERVISOR_MAIN, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid, standbysOf } from "../helpers/processes.js";
 import { waitFor, waitForJson } from "../helpers/wait.js";
 
-// The standby supervisor (src/dispatch/standby.ts): started by `dispatch` before it admits, handed the
+// The standby supervisor (src/dispatch/start/standby.ts): started by `dispatch` before it admits, given the
 // folder once admitted, and gone without a trace whenever it gets none.
 
 const dispatched: string[] = [];
@@ -70,7 +70,7 @@ describe("the standby supervisor", () => {
     expect(fs.existsSync(path.join(h, "runs"))).toBe(false);
   }, 30_000);
 
-  it("exits without a trace when its dispatcher is killed before hand-over", async () => {
+  it("exits without a trace when its dispatcher is killed before it was given a folder", async () => {
     const { home: h, env } = home();
     // The dispatcher blocks reading the brief from stdin, after it started its standby.
     const dispatcher = spawn(
@@ -84,11 +84,11 @@ describe("the standby supervisor", () => {
     await waitFor("standby gone", () => (isAlive(standby) || standbyFiles(h).length > 0 ? undefined : true));
   }, 30_000);
 
-  it("is replaced by a fresh supervisor when it ended before hand-over", async () => {
+  it("is replaced by a fresh supervisor when it ended before it was given a folder", async () => {
     const h = tempDir();
     const quitter = path.join(tempDir(), "quitter.mjs");
     fs.writeFileSync(quitter, "process.exit(0);\n");
-    const standby = startStandbySupervisor(h, quitter);
+    const standby = startStandbySupervisor(h, { program: quitter });
     expect(standby).not.toBeNull();
     if (standby === null) return;
     await waitFor("the standby ended", () => standby.ended() ?? undefined);

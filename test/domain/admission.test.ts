@@ -4,18 +4,10 @@ import {
   type Candidate,
   type Caps,
   choosePromotions,
-  type OwnsConflict,
   type Queued,
   type Slot,
 } from "../../src/domain/admission.js";
 
-// The same judgement of --owns as the run's: a folder (trailing /) covers what is under it.
-const conflict: OwnsConflict = (c, s) =>
-  c.owns.find((a) =>
-    s.owns.some(
-      (b) => a === b || (b.endsWith("/") && a.startsWith(b)) || (a.endsWith("/") && b.startsWith(a)),
-    ),
-  ) ?? null;
 const none: Caps = { maxParallel: null, perBackend: {} };
 const slot = (name: string, backend: Slot["backend"] = "codex", owns: string[] = []): Slot => ({
   name,
@@ -76,6 +68,13 @@ describe("blockerOf: whether a dispatch may start beside the live ones", () => {
       none,
       { blockedBy: "overlap", blocker: { name: "a", dispatchId: "id-a", owns: "/w/src/a.ts" } },
     ],
+    [
+      "a live dispatch owning a folder named without its slash, the newcomer with it",
+      want("codex", ["/w/src/"]),
+      [slot("a", "codex", ["/w/src"])],
+      none,
+      { blockedBy: "overlap", blocker: { name: "a", dispatchId: "id-a", owns: "/w/src/" } },
+    ],
     ["paths nobody holds", want("codex", ["/w/docs/"]), [slot("a", "codex", ["/w/src/"])], none, null],
     [
       "a time not yet come, before anything else",
@@ -95,7 +94,7 @@ describe("blockerOf: whether a dispatch may start beside the live ones", () => {
   ];
   for (const [title, candidate, live, caps, expected] of cases) {
     it(`answers ${expected === null ? "start" : expected.blockedBy} for ${title}`, () => {
-      expect(blockerOf(candidate, live, caps, NOW, conflict)).toEqual(expected);
+      expect(blockerOf(candidate, live, caps, NOW)).toEqual(expected);
     });
   }
 });
@@ -105,7 +104,7 @@ describe("choosePromotions: which queued dispatches start when slots free", () =
 
   it("starts the oldest first, as many as the run's cap leaves free", () => {
     const queue = ["q1", "q2", "q3", "q4"].map((n) => queued(n));
-    expect(names(choosePromotions(queue, [slot("a")], { ...none, maxParallel: 3 }, NOW, conflict))).toEqual([
+    expect(names(choosePromotions(queue, [slot("a")], { ...none, maxParallel: 3 }, NOW))).toEqual([
       "q1",
       "q2",
     ]);
@@ -114,26 +113,24 @@ describe("choosePromotions: which queued dispatches start when slots free", () =
   it("lets one blocked by an overlap not hold back a later one that is free", () => {
     const queue = [queued("q1", "codex", ["/w/src/"]), queued("q2", "codex", ["/w/docs/"])];
     const live = [slot("a", "codex", ["/w/src/x.ts"])];
-    expect(names(choosePromotions(queue, live, { ...none, maxParallel: 3 }, NOW, conflict))).toEqual(["q2"]);
+    expect(names(choosePromotions(queue, live, { ...none, maxParallel: 3 }, NOW))).toEqual(["q2"]);
   });
 
   it("judges each against those chosen before it: two overlapping queued ones do not start together", () => {
     const queue = [queued("q1", "codex", ["/w/src/"]), queued("q2", "codex", ["/w/src/a.ts"])];
-    expect(names(choosePromotions(queue, [], none, NOW, conflict))).toEqual(["q1"]);
+    expect(names(choosePromotions(queue, [], none, NOW))).toEqual(["q1"]);
   });
 
   it("honours the per-backend cap and lets another backend through", () => {
     const queue = [queued("q1", "codex"), queued("q2", "codex"), queued("q3", "gemini")];
     const caps: Caps = { maxParallel: 10, perBackend: { codex: 2 } };
-    expect(names(choosePromotions(queue, [slot("a", "codex")], caps, NOW, conflict))).toEqual(["q1", "q3"]);
+    expect(names(choosePromotions(queue, [slot("a", "codex")], caps, NOW))).toEqual(["q1", "q3"]);
   });
 
   it("skips one whose time has not come and starts it once it has", () => {
     const queue = [queued("q1", "codex", [], NOW + 5000), queued("q2")];
-    expect(names(choosePromotions(queue, [], { ...none, maxParallel: 1 }, NOW, conflict))).toEqual(["q2"]);
-    expect(names(choosePromotions(queue, [], { ...none, maxParallel: 1 }, NOW + 5000, conflict))).toEqual([
-      "q1",
-    ]);
+    expect(names(choosePromotions(queue, [], { ...none, maxParallel: 1 }, NOW))).toEqual(["q2"]);
+    expect(names(choosePromotions(queue, [], { ...none, maxParallel: 1 }, NOW + 5000))).toEqual(["q1"]);
   });
 
   it("starts nothing in a full run, and stops walking the queue there", () => {
@@ -144,7 +141,7 @@ describe("choosePromotions: which queued dispatches start when slots free", () =
         yield queued(`q${i}`);
       }
     })();
-    expect(choosePromotions(queue, [slot("a")], { ...none, maxParallel: 1 }, NOW, conflict)).toEqual([]);
+    expect(choosePromotions(queue, [slot("a")], { ...none, maxParallel: 1 }, NOW)).toEqual([]);
     expect(looked).toBe(1);
   });
 });

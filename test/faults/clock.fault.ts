@@ -2,9 +2,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Spec } from "../../src/domain/schemas.js";
-import type { Clock } from "../../src/infra/clock.js";
 import { systemFiles } from "../../supervisor/deps.js";
 import { superviseDispatch } from "../../supervisor/supervise.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 import { fakeAgentFolder, readJson } from "../helpers/folders.js";
 import { loopSpec, watchUntilStopped } from "../helpers/watch.js";
 import { trial, useFaultKit } from "./kit.js";
@@ -16,33 +16,12 @@ import { trial, useFaultKit } from "./kit.js";
 useFaultKit();
 
 /** A clock whose monotonic and wall faces advance by their own rules on every sleep. */
-class SplitClock implements Clock {
-  mono = 0;
-  wall = Date.parse("2026-11-29T08:00:00Z");
-  sleeps = 0;
-
-  constructor(
-    private readonly monoStep: (ms: number) => number,
-    private readonly wallStep: (ms: number) => number,
-  ) {}
-
-  now(): number {
-    return this.mono;
-  }
-
-  wallNow(): Date {
-    return new Date(this.wall);
-  }
-
-  async sleep(ms: number): Promise<void> {
-    this.sleeps += 1;
-    this.mono += this.monoStep(ms);
-    this.wall += this.wallStep(ms);
-  }
+function splitClock(monoStep: (ms: number) => number, wallStep: (ms: number) => number): FakeClock {
+  return new FakeClock({ monoStep, wallStep });
 }
 
 const DAY = 86_400_000;
-async function watch(clock: SplitClock, dir: string, overrides: Partial<Spec> = {}) {
+async function watch(clock: FakeClock, dir: string, overrides: Partial<Spec> = {}) {
   const reason = await watchUntilStopped(dir, clock, loopSpec(dir, "codex", overrides));
   return { reason, at: clock.mono };
 }
@@ -112,7 +91,7 @@ describe("row 7: time", () => {
           `${JSON.stringify({ type: "item.started", item: { id: "i1", type: "command_execution", command: "make" } })}\n`,
         );
       }
-      const clock = new SplitClock(c.monoStep, c.wallStep);
+      const clock = splitClock(c.monoStep, c.wallStep);
       const { reason, at } = await watch(clock, dir, c.overrides);
       expect(reason).toBe(c.reason);
       expect(at).toBeGreaterThanOrEqual(c.at[0]);
@@ -127,7 +106,7 @@ describe("row 7: time", () => {
     t.dispatch(id);
     // Real sleeps keep the agent's spawn honest; each one adds its own length to monotonic time and a day
     // to the wall clock.
-    const clock = new SplitClock(
+    const clock = splitClock(
       (ms) => ms,
       () => DAY,
     );

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ADMISSION_LOCK_STALE_MS } from "../../src/dispatch/admit.js";
+import { ADMISSION_LOCK_STALE_MS } from "../../src/dispatch/admission.js";
 import { SUPERVISOR_LOCK_STALE_MS } from "../../supervisor/supervise.js";
 import { type CliResult, dispatchFolders, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, readJson } from "../helpers/folders.js";

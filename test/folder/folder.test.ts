@@ -20,6 +20,7 @@ import { readFolderJson } from "../../src/folder/read.js";
 import { writeRecord } from "../../src/folder/record.js";
 import { absolutePaths, readSpecFile, resolveSpec } from "../../src/folder/spec.js";
 import { requestCancel, writeFolderJson } from "../../src/folder/write.js";
+import { runPaths } from "../../src/infra/paths.js";
 import { tempDir } from "../helpers/folders.js";
 
 const made: string[] = [];
@@ -186,8 +187,8 @@ describe("the folder's files and markers", () => {
   it("creates an ended exit.json once: a second writer loses and changes nothing", () => {
     const dir = scratch();
     const lost = { reason: "lost" as const, error: { code: "E_SUPERVISOR_LOST" as const, message: "gone" } };
-    expect(writeEndedExit(dir, lost)).toBe(true);
-    expect(writeEndedExit(dir, { ...lost, reason: "cancelled" })).toBe(false);
+    expect(writeEndedExit(dir, lost, new Date())).toBe(true);
+    expect(writeEndedExit(dir, { ...lost, reason: "cancelled" }, new Date())).toBe(false);
     const exit = readFolderJson(dir, FILES.exit);
     expect(exit.kind === "ok" && exit.value).toMatchObject({
       reason: "lost",
@@ -198,18 +199,19 @@ describe("the folder's files and markers", () => {
 
   it("marks a record seen, and finds and removes a run's live markers", () => {
     const home = scratch();
-    const dir = path.join(home, "runs/r/dispatches/n/d-1");
-    const live = path.join(home, "runs/r/live");
+    const run = runPaths(home, "r");
+    const dir = path.join(run.dispatches, "n/d-1");
+    const live = run.live;
     fs.mkdirSync(dir, { recursive: true });
     fs.mkdirSync(live);
     expect(isSeen(dir)).toBe(false);
-    markSeen(dir);
+    markSeen(dir, new Date());
     expect(isSeen(dir)).toBe(true);
-    writeLiveMarker(live, { dispatchId: "d-1", name: "n", dir, owns: ["src/"] });
+    writeLiveMarker(run, { dispatchId: "d-1", name: "n", dir, owns: ["src/"] });
     fs.writeFileSync(path.join(live, "torn.json"), "{");
-    expect(readLiveMarkers(live)).toEqual([{ schema: 1, dispatchId: "d-1", name: "n", dir, owns: ["src/"] }]);
+    expect(readLiveMarkers(run)).toEqual([{ schema: 1, dispatchId: "d-1", name: "n", dir, owns: ["src/"] }]);
     removeLiveMarkerOf(dir);
-    expect(readLiveMarkers(live)).toEqual([]);
+    expect(readLiveMarkers(run)).toEqual([]);
   });
 });
 

@@ -1,16 +1,40 @@
 import type { Clock } from "../../src/infra/clock.js";
 
+/** Where every FakeClock's wall face starts unless told otherwise. */
+export const FAKE_WALL_ZERO = Date.parse("2026-11-29T08:00:00Z");
+
+export interface FakeClockOptions {
+  /** The monotonic face at the start (ms). */
+  mono?: number;
+  /** The wall face at the start (ms since the epoch); FAKE_WALL_ZERO + mono by default. */
+  wall?: number;
+  /** Things that happen at monotonic times, run in time order while a sleep passes them. */
+  events?: { at: number; happen: () => void }[];
+  /** How far each face moves for a sleep of `ms` (a clock whose faces disagree); both `ms` by default. */
+  monoStep?: (ms: number) => number;
+  wallStep?: (ms: number) => number;
+}
+
 /**
- * A clock whose sleeps jump time forward at once, running the events due on the way (in time order); an
- * aborted signal cuts a sleep at the event that aborted it. It records every sleep asked of it.
+ * The tests' one clock. Its sleeps jump time forward at once, running the events due on the way (in time
+ * order); an aborted signal cuts a sleep at the event that aborted it. It records every sleep asked of
+ * it. Its two faces move together unless steps say otherwise.
  */
 export class FakeClock implements Clock {
-  mono = 0;
+  mono: number;
+  wall: number;
   readonly sleeps: number[] = [];
   private readonly events: { at: number; happen: () => void }[];
+  private readonly monoStep: (ms: number) => number;
+  private readonly wallStep: (ms: number) => number;
 
-  constructor(events: { at: number; happen: () => void }[] = []) {
-    this.events = [...events];
+  constructor(options: FakeClockOptions | { at: number; happen: () => void }[] = {}) {
+    const o: FakeClockOptions = Array.isArray(options) ? { events: options } : options;
+    this.mono = o.mono ?? 0;
+    this.wall = o.wall ?? FAKE_WALL_ZERO + this.mono;
+    this.events = [...(o.events ?? [])];
+    this.monoStep = o.monoStep ?? ((ms) => ms);
+    this.wallStep = o.wallStep ?? ((ms) => ms);
   }
 
   now(): number {
@@ -18,12 +42,13 @@ export class FakeClock implements Clock {
   }
 
   wallNow(): Date {
-    return new Date(Date.parse("2026-11-29T08:00:00Z") + this.mono);
+    return new Date(this.wall);
   }
 
   async sleep(ms: number, signal?: AbortSignal): Promise<void> {
     this.sleeps.push(ms);
-    const until = this.mono + ms;
+    const from = this.mono;
+    const until = this.mono + this.monoStep(ms);
     for (;;) {
       const next = this.events
         .filter((e) => e.at > this.mono && e.at <= until)
@@ -32,8 +57,12 @@ export class FakeClock implements Clock {
       this.events.splice(this.events.indexOf(next), 1);
       this.mono = next.at;
       next.happen();
-      if (signal?.aborted === true) return;
+      if (signal?.aborted === true) {
+        this.wall += this.wallStep(this.mono - from);
+        return;
+      }
     }
     this.mono = until;
+    this.wall += this.wallStep(ms);
   }
 }

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { inspectDispatch } from "../../src/dispatch/inspect.js";
+import { inspectDispatch } from "../../src/dispatch/read/inspect.js";
 import { supervisorFileSchema } from "../../src/domain/schemas.js";
 import { isSameProcess, signalIdentified, startTimeOf } from "../../src/infra/process-identity.js";
 import { tempDir } from "../helpers/folders.js";

@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { AttemptSummary } from "../../src/cli/result-command.js";
+import type { AttemptSummary } from "../../src/dispatch/read/attempts.js";
 import { runCli } from "../helpers/cli.js";
 import { checkPrerequisites, diagnostics, dispatcherEnv, LiveRun, leftovers } from "./harness.js";
 import { FINAL_MARKER, startMockModelServer } from "./mock-model-server.js";

@@ -3,34 +3,18 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { backendFor } from "../../src/backends/registry.js";
 import type { Spec } from "../../src/domain/schemas.js";
-import type { Clock } from "../../src/infra/clock.js";
 import { systemFiles } from "../../supervisor/deps.js";
 import { oomEnding } from "../../supervisor/exit-file.js";
 import { resumePoint } from "../../supervisor/resume.js";
 import { watchAgent } from "../../supervisor/watch-loop.js";
+import { FAKE_WALL_ZERO, FakeClock } from "../helpers/fake-clock.js";
 import { tempDir } from "../helpers/folders.js";
 import { loopSpec, neverExitingChild } from "../helpers/watch.js";
 
 // An adopting supervisor in process, on a fake clock: it starts from what the agent wrote while nobody
 // watched, dated when the agent last wrote, with the wall counted from the agent's start.
 
-const WALL_ZERO = Date.parse("2026-11-29T08:00:00Z");
-
-/** A clock at monotonic `mono`, whose wall time is WALL_ZERO + mono; sleeping moves it on. */
-class FakeClock implements Clock {
-  constructor(public mono: number) {}
-  now(): number {
-    return this.mono;
-  }
-  wallNow(): Date {
-    return new Date(WALL_ZERO + this.mono);
-  }
-  async sleep(ms: number): Promise<void> {
-    this.mono += ms;
-  }
-}
-
-const wallAt = (mono: number) => new Date(WALL_ZERO + mono);
+const wallAt = (mono: number) => new Date(FAKE_WALL_ZERO + mono);
 const codexLine = (event: unknown) => `${JSON.stringify(event)}\n`;
 const open = (id: string, command: string) =>
   codexLine({ type: "item.started", item: { id, type: "command_execution", command } });
@@ -73,9 +57,9 @@ describe("resumePoint", () => {
       path.join(dir, "thread.json"),
       JSON.stringify({ schema: 1, thread: "t-1", at: wallAt(1).toISOString() }),
     );
-    expect(resumePoint(dir, wallAt(50_000).toISOString(), new FakeClock(100_000))).toEqual({
+    expect(resumePoint(dir, wallAt(50_000).toISOString(), new FakeClock({ mono: 100_000 }))).toEqual({
       startedAt: 50_000,
-      startedAtWall: WALL_ZERO + 50_000,
+      startedAtWall: FAKE_WALL_ZERO + 50_000,
       linesAt: 90_000,
       stalled: true,
       thread: "t-1",
@@ -83,7 +67,7 @@ describe("resumePoint", () => {
   });
 
   it("never dates the lines before the start or after now, nor the start after now", () => {
-    const clock = new FakeClock(100_000);
+    const clock = new FakeClock({ mono: 100_000 });
     expect(resumePoint(folderWith("", 10_000), wallAt(50_000).toISOString(), clock).linesAt).toBe(50_000);
     expect(resumePoint(folderWith("", 500_000), wallAt(50_000).toISOString(), clock).linesAt).toBe(100_000);
     expect(resumePoint(folderWith("", 90_000), wallAt(900_000).toISOString(), clock)).toMatchObject({
@@ -101,7 +85,7 @@ describe("an adopted watch", () => {
   it("ends an idle agent on the idle time counted from its last line, not from the adoption", async () => {
     // Started at 50 s, last wrote at 90 s, adopted at 100 s: idle (30 s) is due at 120 s, not 130 s.
     const dir = folderWith(THREAD + open("i1", "ls") + close("i1", "ls"), 90_000);
-    const clock = new FakeClock(100_000);
+    const clock = new FakeClock({ mono: 100_000 });
     const out = await adoptAndWatch(dir, clock, 50_000, { idleMs: 30_000, stallMs: 15_000, wallMs: 600_000 });
     expect(out.reason).toBe("idle-timeout");
     expect(out.at).toBe(120_000);
@@ -115,7 +99,7 @@ describe("an adopted watch", () => {
     // Started at 50 s, wall 60 s: due at 110 s, however busy, whenever adopted.
     const events = THREAD + open("i1", "ls") + close("i1", "ls") + RETRY + open("i2", "npm test");
     const dir = folderWith(events, 90_000);
-    const clock = new FakeClock(100_000);
+    const clock = new FakeClock({ mono: 100_000 });
     const out = await adoptAndWatch(dir, clock, 50_000, { idleMs: 30_000, stallMs: 15_000, wallMs: 60_000 });
     expect(out.reason).toBe("wall-timeout");
     expect(out.at).toBe(110_000);
@@ -137,7 +121,7 @@ describe("an adopted watch", () => {
   it("does not give a stall notice a second time", async () => {
     const dir = folderWith(THREAD, 90_000);
     fs.writeFileSync(path.join(dir, "stall.json"), JSON.stringify({ schema: 1, at: "then", quietMs: 1 }));
-    const out = await adoptAndWatch(dir, new FakeClock(100_000), 50_000, {
+    const out = await adoptAndWatch(dir, new FakeClock({ mono: 100_000 }), 50_000, {
       idleMs: 30_000,
       stallMs: 15_000,
       wallMs: 600_000,

@@ -2,36 +2,17 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Spec } from "../../src/domain/schemas.js";
-import type { Clock } from "../../src/infra/clock.js";
 import { QUIET_POLL_MS } from "../../supervisor/watch-loop.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 import { tempDir } from "../helpers/folders.js";
 import { loopSpec, watchUntilStopped } from "../helpers/watch.js";
 
 // When the loop polls: with a fake clock that records every sleep and lets a test write output at given
-// times, as if the agent had. A quiet agent must cost wake-ups at deadlines and every QUIET_POLL_MS only.
-
-class RecordingClock implements Clock {
-  mono = 0;
-  readonly sleeps: number[] = [];
-  constructor(private readonly at: Map<number, () => void> = new Map()) {}
-  now(): number {
-    return this.mono;
-  }
-  wallNow(): Date {
-    return new Date(Date.parse("2026-11-29T08:00:00Z") + this.mono);
-  }
-  async sleep(ms: number): Promise<void> {
-    this.sleeps.push(ms);
-    const from = this.mono;
-    this.mono += ms;
-    // The agent's writes due during this sleep happen before the next poll.
-    for (const [t, write] of this.at) if (t > from && t <= this.mono) write();
-  }
-}
+// times, as if the agent had (test/helpers/fake-clock.ts). A quiet agent must cost wake-ups at deadlines and every QUIET_POLL_MS only.
 
 const LIMITS: Partial<Spec> = { idleMs: 20_000, wallMs: 60_000, stallMs: 10_000, pollMs: 250 };
 
-async function watch(dir: string, clock: RecordingClock, overrides: Partial<Spec> = {}) {
+async function watch(dir: string, clock: FakeClock, overrides: Partial<Spec> = {}) {
   const reason = await watchUntilStopped(dir, clock, loopSpec(dir, "exec", { ...LIMITS, ...overrides }));
   return { reason, at: clock.mono, sleeps: clock.sleeps };
 }
@@ -39,7 +20,7 @@ async function watch(dir: string, clock: RecordingClock, overrides: Partial<Spec
 describe("the watch loop's sleeps", () => {
   it("wakes a silent agent only at its deadlines and the safety poll: stall at 40 s, idle at 80 s", async () => {
     const dir = tempDir();
-    const { reason, at, sleeps } = await watch(dir, new RecordingClock(), {
+    const { reason, at, sleeps } = await watch(dir, new FakeClock(), {
       idleMs: 80_000,
       stallMs: 40_000,
       wallMs: 600_000,
@@ -52,7 +33,7 @@ describe("the watch loop's sleeps", () => {
   });
 
   it("sleeps exactly to a deadline that comes before the safety poll", async () => {
-    const { reason, at, sleeps } = await watch(tempDir(), new RecordingClock(), {
+    const { reason, at, sleeps } = await watch(tempDir(), new FakeClock(), {
       idleMs: 1200,
       stallMs: 700,
     });
@@ -66,10 +47,14 @@ describe("the watch loop's sleeps", () => {
     const events = path.join(dir, "events.jsonl");
     const writes = new Map<number, () => void>();
     for (let t = 100; t <= 1000; t += 100) writes.set(t, () => fs.appendFileSync(events, `line ${t}\n`));
-    const { reason, at, sleeps } = await watch(dir, new RecordingClock(writes), {
-      idleMs: 8000,
-      stallMs: 4000,
-    });
+    const { reason, at, sleeps } = await watch(
+      dir,
+      new FakeClock({ events: [...writes].map(([at, happen]) => ({ at, happen })) }),
+      {
+        idleMs: 8000,
+        stallMs: 4000,
+      },
+    );
     expect(reason).toBe("idle-timeout");
     // First a quiet sleep to the stall deadline (4 s) cut by nothing: the fake clock does not wake early,
     // so the writes of 100–1000 ms are all read at 4 s; then output was read: one pollMs; then quiet.

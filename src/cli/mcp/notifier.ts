@@ -1,8 +1,9 @@
-import * as fs from "node:fs";
-import { inspectDispatch } from "../../dispatch/inspect.js";
-import { settleIfDead } from "../../dispatch/settle.js";
+import { readDispatch } from "../../dispatch/reader.js";
 import type { RecordFile } from "../../domain/schemas.js";
-
+import { handOverPending } from "../../folder/chain.js";
+import { FILES } from "../../folder/layout.js";
+import { type Clock, systemClock } from "../../infra/clock.js";
+import { waitUntil, watchFolders } from "../../infra/wait-until.js";
 /** How often the folders are looked at when no file event came (fs.watch can miss events). */
 export const NOTIFY_POLL_MS = 1000;
 
@@ -22,68 +23,55 @@ export interface RecordedNotice {
 }
 
 /**
- * Watches the folders of the dispatches one server session made and calls `notify` once for each, when
- * its record exists. Wakes on file events in the folder, with a slow poll as a fallback; a dispatch found
- * dead meanwhile is recorded `lost` (as every reader does) and notified as such.
+ * Watches the dispatches one server session made and calls `notify` once for each, when it has ended —
+ * for a chain (--fallback), when its last attempt has a record that hands over to nothing: the notice names
+ * that attempt. Each is read through the reader gate (so a dispatch found dead is recorded `lost`, and a
+ * due hand-over is done, as every reader does), woken by file events in its folder, with a slow poll as
+ * a fallback.
  */
 export class RecordNotifier {
-  private readonly watched = new Map<string, fs.FSWatcher | null>();
-  private readonly checking = new Set<string>();
-  private timer: NodeJS.Timeout | null = null;
-  private closed = false;
+  private readonly watched = new Set<string>();
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly notify: (notice: RecordedNotice) => void,
     private readonly pollMs = NOTIFY_POLL_MS,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   watch(dir: string): void {
-    if (this.closed || this.watched.has(dir)) return;
-    let watcher: fs.FSWatcher | null = null;
-    try {
-      watcher = fs.watch(dir, () => void this.check(dir));
-      watcher.on("error", () => {}); // the poll covers a watch that breaks
-      watcher.unref();
-    } catch {
-      // the poll covers it
-    }
-    this.watched.set(dir, watcher);
-    if (this.timer === null) {
-      this.timer = setInterval(() => {
-        for (const d of this.watched.keys()) void this.check(d);
-      }, this.pollMs);
-      this.timer.unref();
-    }
-    void this.check(dir);
+    if (this.closing.signal.aborted || this.watched.has(dir)) return;
+    this.watched.add(dir);
+    void this.untilEnded(dir).then((record) => {
+      this.watched.delete(dir);
+      if (record !== undefined && !this.closing.signal.aborted) this.notify(noticeOf(record));
+    });
   }
 
   /** Stops watching; nothing is notified after this. */
   close(): void {
-    this.closed = true;
-    for (const watcher of this.watched.values()) watcher?.close();
-    this.watched.clear();
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
+    this.closing.abort();
   }
 
-  private async check(dir: string): Promise<void> {
-    if (this.checking.has(dir) || !this.watched.has(dir)) return;
-    this.checking.add(dir);
-    try {
-      const view = await settleIfDead(inspectDispatch(dir));
-      if (view.record === null || this.closed || !this.watched.has(dir)) return;
-      this.watched.get(dir)?.close();
-      this.watched.delete(dir);
-      if (this.watched.size === 0 && this.timer !== null) {
-        clearInterval(this.timer);
-        this.timer = null;
-      }
-      this.notify(noticeOf(view.record));
-    } catch {
-      // A folder that cannot be read now is looked at again at the next poll.
-    } finally {
-      this.checking.delete(dir);
-    }
+  private untilEnded(dir: string): Promise<RecordFile | undefined> {
+    return waitUntil(
+      async () => {
+        try {
+          const view = await readDispatch(dir, { clock: this.clock, chain: "last" });
+          return view.record !== null && !handOverPending(view.dir, view.record) ? view.record : undefined;
+        } catch {
+          // A folder that cannot be read now is looked at again at the next poll.
+          return undefined;
+        }
+      },
+      {
+        clock: this.clock,
+        deadline: Number.POSITIVE_INFINITY,
+        pollMs: this.pollMs,
+        watch: watchFolders([dir], [FILES.record, FILES.next]),
+        signal: this.closing.signal,
+      },
+    );
   }
 }
 

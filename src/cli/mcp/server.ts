@@ -9,10 +9,10 @@ import {
   ListToolsRequestSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import { dismiss, type StandbySupervisor, startStandbySupervisor } from "../../dispatch/standby.js";
 import { asCatherdError, CatherdError } from "../../domain/errors.js";
-import { catherdHome } from "../../infra/paths.js";
+import { systemClock } from "../../infra/clock.js";
 import { catherdVersion } from "../../infra/version.js";
+import { waitUntil, wakeWhenSettled } from "../../infra/wait-until.js";
 import { GUIDE } from "../guide-command.js";
 import { inputSchemaOf, parsedInputOf } from "./input.js";
 import { type RecordedNotice, RecordNotifier } from "./notifier.js";
@@ -115,10 +115,16 @@ export function createCatherdServer(): CatherdMcp {
     server,
     async close() {
       notifier.close();
-      await Promise.race([
-        Promise.allSettled([...dispatching]),
-        new Promise((resolve) => setTimeout(resolve, DISPATCH_DRAIN_MS).unref()),
-      ]);
+      let drained = false;
+      const inFlight = Promise.allSettled([...dispatching]).then(() => {
+        drained = true;
+      });
+      await waitUntil(() => (drained ? true : undefined), {
+        clock: systemClock,
+        deadline: systemClock.now() + DISPATCH_DRAIN_MS,
+        pollMs: DISPATCH_DRAIN_MS,
+        watch: wakeWhenSettled(inFlight),
+      });
       await server.close();
     },
   };
@@ -130,12 +136,9 @@ async function callTool(
   args: unknown,
   notifier: RecordNotifier | null,
 ): Promise<CallToolResult> {
-  let standby: StandbySupervisor | null = null;
   try {
     const input = parsedInputOf(tool, args);
-    // As on the command line: the supervisor loads while this process admits (src/dispatch/standby.ts).
-    if (tool.madeDispatch !== undefined) standby = startStandbySupervisor(catherdHome());
-    const result = await tool.command.handler(input, { standby, stdinIsOurs: false });
+    const result = await tool.command.handler(input, { stdinIsOurs: false });
     if (tool.madeDispatch !== undefined) notifier?.watch(tool.madeDispatch(result.data));
     return {
       content: [{ type: "text", text: tool.line(result.data) }],
@@ -143,8 +146,6 @@ async function callTool(
     };
   } catch (error) {
     return errorResult(asCatherdError(error));
-  } finally {
-    if (standby !== null) dismiss(standby);
   }
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { DispatchRow } from "../../dispatch/overview.js";
+import type { DispatchRow } from "../../dispatch/read/rows.js";
 import type { RecordFile } from "../../domain/schemas.js";
 import { cancelCommand } from "../cancel-command.js";
 import { type Dispatched, dispatchCommand } from "../dispatch-command.js";
@@ -42,8 +42,8 @@ export interface ToolSpec<T = unknown> {
   omit?: readonly string[];
   extra?: Record<string, ToolExtra>;
   /**
-   * For a tool that admits a dispatch: the folder it made. Such a call starts a standby supervisor, runs
-   * to its end even when the client goes, and its record is notified to the client.
+   * For a tool that admits a dispatch: the folder it made. Such a call runs to its end even when the
+   * client goes, and its record is notified to the client (the use case starts its supervisor early).
    */
   madeDispatch?(data: T): string;
   /** Reads only (MCP's readOnlyHint: codex runs such a tool without asking). */

@@ -1,10 +1,11 @@
 import * as os from "node:os";
-import type { Backend } from "../backends/types.js";
-import { CatherdError } from "../domain/errors.js";
-import { cleanMessage } from "../domain/redact.js";
-import { compareVersions, versionIn } from "../domain/version.js";
-import { cachedReadiness, executableKey, rememberReadiness } from "../infra/readiness-cache.js";
-import { probeVersion } from "../infra/version-probe.js";
+import type { Backend } from "../../backends/types.js";
+import { CatherdError } from "../../domain/errors.js";
+import { cleanMessage } from "../../domain/redact.js";
+import { compareVersions, versionIn } from "../../domain/version.js";
+import type { Clock } from "../../infra/clock.js";
+import { cachedReadiness, executableKey, rememberReadiness } from "../../infra/readiness-cache.js";
+import { probeVersion } from "../../infra/version-probe.js";
 
 // Readiness at admission (specs/dispatch.md): a dispatch to a CLI that cannot work fails in milliseconds,
 // not minutes later. The executable must answer `--version` within 5 s, and be no older than the oldest
@@ -47,7 +48,7 @@ export async function checkReadiness(
   backend: Backend,
   bin: string,
   home: string,
-  now: () => Date = () => new Date(),
+  clock: Clock,
 ): Promise<Readiness> {
   if (backend.versionArgs.length === 0) return { version: null, words: "", cached: false, problem: null };
   const key = executableKey(bin);
@@ -76,7 +77,8 @@ export async function checkReadiness(
     return broken(`${backend.id}: ${asked} failed (${how})${said}`, words, reinstall);
   }
   const version = versionIn(words);
-  if (key !== null) rememberReadiness(home, key, { version, words, checkedAt: now().toISOString() });
+  if (key !== null)
+    rememberReadiness(home, key, { version, words, checkedAt: clock.wallNow().toISOString() });
   return judged(backend, bin, version, words, false);
 }
 

@@ -1,16 +1,16 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
-import { backendFor } from "../backends/registry.js";
-import type { Backend } from "../backends/types.js";
-import { parseDuration } from "../domain/duration.js";
-import { CatherdError } from "../domain/errors.js";
-import { ID_PATTERN } from "../domain/ids.js";
-import type { Rung } from "../domain/ladder.js";
-import { accessSchema, backendIdSchema } from "../domain/schemas.js";
-import { parseSize } from "../domain/size.js";
-import { type AccessLevel, BACKEND_IDS, type BackendId } from "../domain/vocab.js";
-import { resolveExecutable } from "../infra/which.js";
+import { backendFor } from "../../backends/registry.js";
+import type { Backend } from "../../backends/types.js";
+import { parseDuration } from "../../domain/duration.js";
+import { CatherdError } from "../../domain/errors.js";
+import { ID_PATTERN } from "../../domain/ids.js";
+import type { Rung } from "../../domain/ladder.js";
+import { accessSchema, backendIdSchema } from "../../domain/schemas.js";
+import { parseSize } from "../../domain/size.js";
+import { type AccessLevel, BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
+import { resolveExecutable } from "../../infra/which.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 
 /** The largest brief accepted: larger ones belong in a file in the work tree that the brief names. */

@@ -1,9 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { FILES, fileIn } from "../folder/layout.js";
-import { FILE_MODE } from "../infra/atomic.js";
-import { startTimeOf } from "../infra/process-identity.js";
-import { programFile, STANDBY_FLAG } from "../infra/programs.js";
+import { FILES, fileIn } from "../../folder/layout.js";
+import { FILE_MODE } from "../../infra/atomic.js";
+import { type Clock, systemClock } from "../../infra/clock.js";
+import { startTimeOf } from "../../infra/process-identity.js";
+import { programFile, STANDBY_FLAG } from "../../infra/programs.js";
 import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-process.js";
 
 // A supervisor started before it has a folder, so that its node start-up and module loading overlap the
@@ -14,10 +15,10 @@ import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-pro
 
 /** A standby supervisor, as its dispatcher sees it. */
 export interface StandbySupervisor extends SupervisorProcess {
-  /** Its stdout and stderr, until hand-over moves the file into the dispatch folder as supervisor.out. */
+  /** Its stdout and stderr, until it is given a folder, which moves the file into the dispatch folder as supervisor.out. */
   outFile: string;
   /** It was given a folder: from then on it is that dispatch's supervisor, never dismissed. */
-  handedOver: boolean;
+  given: boolean;
 }
 
 /**
@@ -28,11 +29,14 @@ export interface StandbySupervisor extends SupervisorProcess {
  */
 export function startStandbySupervisor(
   home: string,
-  program = programFile("supervisor", import.meta.url),
+  {
+    program = programFile("supervisor", import.meta.url),
+    clock = systemClock,
+  }: { program?: string; clock?: Clock } = {},
 ): StandbySupervisor | null {
   let outFd: number;
   // Unique by pid and time; "wx" refuses a clash rather than share a file (then: no standby).
-  const outFile = path.join(home, `.standby-${process.pid}-${Date.now().toString(36)}.out`);
+  const outFile = path.join(home, `.standby-${process.pid}-${clock.wallNow().getTime().toString(36)}.out`);
   try {
     outFd = fs.openSync(outFile, "wx", FILE_MODE);
   } catch {
@@ -52,7 +56,7 @@ export function startStandbySupervisor(
   stdin?.unref?.();
   child.stdin?.on("error", () => {});
   removeLeftovers(home);
-  return { ...started, outFile, handedOver: false };
+  return { ...started, outFile, given: false };
 }
 
 const STANDBY_FILE = /^\.standby-(\d+)-[0-9a-z]+\.out$/;
@@ -77,11 +81,11 @@ export function removeLeftovers(home: string): void {
 }
 
 /**
- * Hands the admitted folder to a standby supervisor: its output file becomes `<dir>/supervisor.out` and
+ * Gives the admitted folder to a standby supervisor: its output file becomes `<dir>/supervisor.out` and
  * the folder's path goes down the pipe. False (with the standby told to go) when it cannot take it — it
  * failed to start, has ended, or its output file cannot be moved — and the caller starts a fresh one.
  */
-export async function handOver(standby: StandbySupervisor, dir: string): Promise<boolean> {
+export async function giveFolder(standby: StandbySupervisor, dir: string): Promise<boolean> {
   const startError = await standby.spawned;
   if (startError !== null || standby.ended() !== null || standby.child.stdin === null) {
     dismiss(standby);
@@ -93,17 +97,17 @@ export async function handOver(standby: StandbySupervisor, dir: string): Promise
     dismiss(standby);
     return false;
   }
-  standby.handedOver = true;
+  standby.given = true;
   standby.child.stdin.end(`${dir}\n`);
   return true;
 }
 
 /**
  * Tells a standby supervisor it will get no folder, and removes its output file now (not when it gets
- * around to it): a refused dispatch leaves nothing behind. Does nothing once it was handed a folder.
+ * around to it): a refused dispatch leaves nothing behind. Does nothing once it was given a folder.
  */
 export function dismiss(standby: StandbySupervisor): void {
-  if (standby.handedOver) return;
+  if (standby.given) return;
   standby.child.stdin?.destroy();
   fs.rmSync(standby.outFile, { force: true });
 }

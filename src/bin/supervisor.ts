@@ -4,13 +4,13 @@
 // benchmark's import probe does), it does nothing.
 import * as fs from "node:fs";
 import { fileURLToPath } from "node:url";
-import { enableCompileCache } from "../src/infra/compile-cache.js";
+import { enableCompileCache } from "../infra/compile-cache.js";
 
 const invokedDirectly =
   process.argv[1] !== undefined &&
   fs.realpathSync(process.argv[1]) === fs.realpathSync(fileURLToPath(import.meta.url));
 if (invokedDirectly) {
   enableCompileCache();
-  const { runSupervisorProgram } = await import("./start.js");
+  const { runSupervisorProgram } = await import("../../supervisor/start.js");
   runSupervisorProgram(process.argv.slice(2));
 }

@@ -1,11 +1,17 @@
 #!/usr/bin/env node
-// The embedded simulated agent of `catherd demo`: it speaks `codex exec --json` (the recorded format of
-// shared/fixtures/codex) — it reads its brief on stdin to EOF, runs a few "tool calls", goes quiet until
-// the supervisor's stall notice, recovers, and answers. Nothing to install, no network.
+// The embedded simulated agent of `catherd demo`: it speaks `codex exec --json` (the format of the recorded
+// streams in test/fixtures/recorded/codex/). It answers `--version` as codex does; else it reads its brief
+// on stdin to EOF, runs a few "tool calls", goes quiet until the supervisor's stall notice, recovers, and
+// answers. Nothing to install, no network.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { DEMO_DISPATCHES_ENV } from "./dispatches-env.js";
+import { DEMO_DISPATCHES_ENV } from "../demo/dispatches-env.js";
+import { SIMULATED_AGENT_VERSION } from "../demo/wire-format.js";
 
+if (process.argv.includes("--version")) {
+  process.stdout.write(`${SIMULATED_AGENT_VERSION}\n`);
+  process.exit(0);
+}
 const brief = fs.readFileSync(0, "utf8").trim();
 const say = (event: unknown) => fs.writeSync(1, `${JSON.stringify(event)}\n`);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,5 +1,5 @@
-import { CatherdError } from "../domain/errors.js";
-import { envName } from "../domain/schemas.js";
+import { CatherdError } from "../../domain/errors.js";
+import { envName } from "../../domain/schemas.js";
 
 // The dispatch flags about where and with what the agent works: --worktree [--base], --pass-env, --keep-tmp.
 

@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CatherdError } from "../domain/errors.js";
-import { isValidId } from "../domain/ids.js";
-import { isDispatchFolder } from "../folder/layout.js";
-import { nameDir, type RunPaths } from "../infra/paths.js";
+import { CatherdError } from "../../domain/errors.js";
+import { isValidId } from "../../domain/ids.js";
+import { isDispatchFolder } from "../../folder/layout.js";
+import { LATEST_FILE, nameDir, type RunPaths } from "../../infra/paths.js";
 
 // Finding dispatch folders. Names and ids are validated before they become paths, so nothing a user
 // types can resolve outside its run; a folder path given explicitly is taken as is.
@@ -14,7 +14,7 @@ export function listDispatchDirs(run: RunPaths): string[] {
   for (const name of readdir(run.dispatches)) {
     if (!isValidId(name) || !isRealDir(path.join(run.dispatches, name))) continue;
     for (const id of readdir(path.join(run.dispatches, name))) {
-      if (id === "latest" || !isValidId(id)) continue;
+      if (id === LATEST_FILE || !isValidId(id)) continue;
       const dir = path.join(run.dispatches, name, id);
       if (isRealDir(dir)) dirs.push({ id, dir });
     }
@@ -51,12 +51,14 @@ export function locateDispatch(run: RunPaths, ref: string): string {
 
 function readLatest(dir: string): string | null {
   try {
-    const id = fs.readFileSync(path.join(dir, "latest"), "utf8").trim();
+    const id = fs.readFileSync(path.join(dir, LATEST_FILE), "utf8").trim();
     if (isValidId(id) && isRealDir(path.join(dir, id))) return id;
   } catch {
     // no latest: fall back to the newest folder of the name
   }
-  const ids = readdir(dir).filter((id) => id !== "latest" && isValidId(id) && isRealDir(path.join(dir, id)));
+  const ids = readdir(dir).filter(
+    (id) => id !== LATEST_FILE && isValidId(id) && isRealDir(path.join(dir, id)),
+  );
   return ids.sort().at(-1) ?? null;
 }
 

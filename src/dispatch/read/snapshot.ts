@@ -1,8 +1,9 @@
-import type { DispatchState } from "../domain/vocab.js";
-import type { RunPaths } from "../infra/paths.js";
-import { inspectDispatch } from "./inspect.js";
-import { liveRow } from "./overview.js";
-import { queuePositions } from "./queue.js";
+import type { DispatchState } from "../../domain/vocab.js";
+import type { Clock } from "../../infra/clock.js";
+import type { RunPaths } from "../../infra/paths.js";
+import type { DispatchView } from "./inspect.js";
+import { queuePositions } from "./queued.js";
+import { liveRow } from "./rows.js";
 
 /** What a dispatch that has no record yet is doing: what `wait` tells a caller it returns to early. */
 export interface RunningSnapshot {
@@ -24,9 +25,12 @@ export interface RunningSnapshot {
   attempt: number;
 }
 
-/** A snapshot of one dispatch folder now (activity.json is rewritten by its supervisor at most once a second). */
-export function runningSnapshot(run: RunPaths, dir: string, now = Date.now()): RunningSnapshot {
-  const view = inspectDispatch(dir);
+/**
+ * A snapshot of a dispatch a reader just looked at (activity.json, which its supervisor rewrites at most
+ * once a second, is read now).
+ */
+export function runningSnapshot(run: RunPaths, view: DispatchView, clock: Clock): RunningSnapshot {
+  const now = clock.wallNow().getTime();
   const row = liveRow(run, view, view.state === "queued" ? queuePositions(run) : undefined);
   const secsSince = (iso: string | null) => {
     const at = iso === null ? Number.NaN : Date.parse(iso);

@@ -1,5 +1,5 @@
-import { lockWithin } from "../infra/lock.js";
-import type { RunPaths } from "../infra/paths.js";
+import { lockWithin } from "../../infra/lock.js";
+import type { RunPaths } from "../../infra/paths.js";
 
 /** A held admission lock older than this is taken over: its holder died. */
 export const ADMISSION_LOCK_STALE_MS = 5000;

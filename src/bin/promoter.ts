@@ -10,29 +10,31 @@
 // until its stdin gives a byte or ends: a supervisor starts it that way as soon as its stop begins, and
 // releases it right after its record (or dies, which closes the pipe too), so that both start-ups are
 // done by the time the slot is free (specs/performance.md, "The queue").
-import * as path from "node:path";
-import { runPaths } from "../infra/paths.js";
+import { dismiss, startStandbySupervisor } from "../dispatch/start/standby.js";
+import { type Clock, systemClock } from "../infra/clock.js";
+import { runPathsOfRunDir } from "../infra/paths.js";
 import { WHEN_RELEASED_FLAG } from "../infra/programs.js";
 import { reportError } from "../infra/report-error.js";
-import { dismiss, startStandbySupervisor } from "./standby.js";
+import { waitUntil, wakeOnEvents } from "../infra/wait-until.js";
 
 /** However long the stop takes, a promoter waits no longer than this for its release. */
 const RELEASE_WAIT_MAX_MS = 15 * 60_000;
 
-async function promoterMain(args: readonly string[]): Promise<number> {
+async function promoterMain(args: readonly string[], clock: Clock): Promise<number> {
   const [runDir, flag] = args;
   if (runDir === undefined || (flag !== undefined && flag !== WHEN_RELEASED_FLAG))
     throw new TypeError(`usage: promoter <run-dir> [${WHEN_RELEASED_FLAG}]`);
-  const resolved = path.resolve(runDir);
-  if (path.basename(path.dirname(resolved)) !== "runs")
-    throw new TypeError(`${resolved} is not a run folder`);
-  const home = path.dirname(path.dirname(resolved));
-  const run = runPaths(home, path.basename(resolved));
-  const standby = startStandbySupervisor(home);
+  const run = runPathsOfRunDir(runDir);
+  if (run === null) throw new TypeError(`${runDir} is not a run folder (<home>/runs/<run>)`);
+  const standby = startStandbySupervisor(run.home, { clock });
   try {
-    const { promoteRun } = await import("./queue.js");
-    if (flag === WHEN_RELEASED_FLAG) await released();
-    await promoteRun(run, { standby });
+    const [{ promoteRun }, { doDutiesIn }] = await Promise.all([
+      import("../dispatch/queue/promote.js"),
+      import("../dispatch/reader.js"),
+    ]);
+    if (flag === WHEN_RELEASED_FLAG) await released(clock);
+    const { withDuties } = await promoteRun(run, { clock, standby });
+    await doDutiesIn(withDuties, clock);
   } finally {
     if (standby !== null) dismiss(standby);
   }
@@ -40,19 +42,24 @@ async function promoterMain(args: readonly string[]): Promise<number> {
 }
 
 /** Resolves at the first byte on stdin, its end or error, or after RELEASE_WAIT_MAX_MS. */
-function released(): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, RELEASE_WAIT_MAX_MS);
-    function done() {
-      clearTimeout(timer);
-      process.stdin.pause();
-      resolve();
-    }
-    process.stdin.once("data", done).once("end", done).once("error", done).resume();
+async function released(clock: Clock): Promise<void> {
+  const events = ["data", "end", "error"] as const;
+  let released = false;
+  const release = () => {
+    released = true;
+  };
+  for (const event of events) process.stdin.once(event, release);
+  process.stdin.resume();
+  await waitUntil(() => (released ? true : undefined), {
+    clock,
+    deadline: clock.now() + RELEASE_WAIT_MAX_MS,
+    pollMs: RELEASE_WAIT_MAX_MS,
+    watch: wakeOnEvents(process.stdin, events),
   });
+  process.stdin.pause();
 }
 
-promoterMain(process.argv.slice(2)).then(
+promoterMain(process.argv.slice(2), systemClock).then(
   (code) => process.exit(code),
   (error: unknown) => process.exit(reportError(error, false)),
 );

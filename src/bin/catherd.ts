@@ -3,20 +3,20 @@
 // process, loaded only then; every other verb is the command line. Only this entry knows both: the CLI
 // never imports the supervisor, nor the supervisor the CLI. Everything is imported after the compile
 // cache is on, so that it serves every module of the program (src/infra/compile-cache.ts).
-import { enableCompileCache } from "./infra/compile-cache.js";
+import { enableCompileCache } from "../infra/compile-cache.js";
 
 enableCompileCache();
 const argv = process.argv.slice(2);
 const main =
   argv[0] === "supervise"
-    ? import("../supervisor/start.js").then(({ superviseMain }) => superviseMain(argv.slice(1)))
-    : import("./cli/main.js").then(({ cliMain }) => cliMain(argv));
+    ? import("../../supervisor/start.js").then(({ superviseMain }) => superviseMain(argv.slice(1)))
+    : import("../cli/main.js").then(({ cliMain }) => cliMain(argv));
 main.then(
   (code) => {
     process.exitCode = code;
   },
   async (error: unknown) => {
-    const { reportError } = await import("./infra/report-error.js");
+    const { reportError } = await import("../infra/report-error.js");
     process.exitCode = reportError(error, argv.includes("--json"));
   },
 );

@@ -1,16 +1,15 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CatherdError } from "../domain/errors.js";
-import { writeEndedExit } from "../folder/exit.js";
-import { FILES, fileIn } from "../folder/layout.js";
-import { readFolderJson } from "../folder/read.js";
-import { writeRecord } from "../folder/record.js";
-import { FILE_MODE } from "../infra/atomic.js";
-import { type Clock, systemClock } from "../infra/clock.js";
-import { cpuTicksOf } from "../infra/process-identity.js";
-import { programFile } from "../infra/programs.js";
-import { waitUntil, watchFolders } from "../infra/wait-until.js";
-import { handOver, type StandbySupervisor } from "./standby.js";
+import { CatherdError } from "../../domain/errors.js";
+import { FILES, fileIn } from "../../folder/layout.js";
+import { readFolderJson } from "../../folder/read.js";
+import { FILE_MODE } from "../../infra/atomic.js";
+import { type Clock, systemClock } from "../../infra/clock.js";
+import { cpuTicksOf } from "../../infra/process-identity.js";
+import { programFile } from "../../infra/programs.js";
+import { waitUntil, watchFolders } from "../../infra/wait-until.js";
+import { recordStartFailure } from "../settle/settle.js";
+import { giveFolder, type StandbySupervisor } from "./standby.js";
 import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-process.js";
 
 /**
@@ -43,7 +42,7 @@ export async function launchSupervisor(
     clock = systemClock,
   }: { program?: string; standby?: StandbySupervisor | null; clock?: Clock } = {},
 ): Promise<number> {
-  const started = standby !== null && (await handOver(standby, dir)) ? standby : startFresh(program, dir);
+  const started = standby !== null && (await giveFolder(standby, dir)) ? standby : startFresh(program, dir);
   const { child, ended } = started;
   const spawnError = await started.spawned;
   const pid = child.pid;
@@ -63,7 +62,7 @@ export async function launchSupervisor(
         : `the supervisor did not come up (no progress for ${SUPERVISOR_START_TIMEOUT_MS} ms, or not up within ${SUPERVISOR_START_CAP_MS} ms)`;
   if (pid !== undefined && exited === null) child.kill("SIGKILL");
   child.unref();
-  await recordStartFailure(dir, why);
+  await recordStartFailure(dir, why, clock);
   throw new CatherdError("E_SUPERVISOR_START", `${why} (dispatch ${path.basename(dir)} recorded as lost)`, {
     fix: `see ${fileIn(dir, FILES.supervisorOut)} and ${fileIn(dir, FILES.supervisorLog)}, then dispatch again`,
   });
@@ -127,9 +126,4 @@ function tail(file: string): string {
   } catch {
     return "it printed nothing";
   }
-}
-
-async function recordStartFailure(dir: string, message: string): Promise<void> {
-  writeEndedExit(dir, { reason: "lost", error: { code: "E_SUPERVISOR_START", message } });
-  await writeRecord(dir).catch(() => null);
 }

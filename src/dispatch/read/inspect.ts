@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import type { CatherdError } from "../domain/errors.js";
+import type { CatherdError } from "../../domain/errors.js";
 import type {
   AdmitFile,
   ExitFile,
@@ -9,21 +9,27 @@ import type {
   RecordFile,
   SpecFile,
   SupervisorFile,
-} from "../domain/schemas.js";
-import { dispatchState } from "../domain/state.js";
-import type { DispatchState } from "../domain/vocab.js";
-import { agentDispatchId, dispatchIdOf } from "../folder/ids.js";
-import { FILES, type FolderFile, fileIn } from "../folder/layout.js";
-import { type FolderJson, type FolderJsonFile, readFolderJson } from "../folder/read.js";
-import type { FileRead } from "../infra/json-file.js";
-import { isSameProcess } from "../infra/process-identity.js";
-import { findByDispatchVariable } from "../infra/sweep.js";
+} from "../../domain/schemas.js";
+import { dispatchState, type ReaderDuty, readerDuty, waitsUnpromoted } from "../../domain/state.js";
+import type { DispatchState } from "../../domain/vocab.js";
+import { agentDispatchId, dispatchIdOf } from "../../folder/ids.js";
+import { FILES, type FolderFile, fileIn } from "../../folder/layout.js";
+import { type FolderJson, type FolderJsonFile, readFolderJson } from "../../folder/read.js";
+import { type Clock, systemClock } from "../../infra/clock.js";
+import type { FileRead } from "../../infra/json-file.js";
+import { isSameProcess } from "../../infra/process-identity.js";
+import { findByDispatchVariable } from "../../infra/sweep.js";
 
 /** Everything a reader knows about one dispatch folder. Reading never writes and never signals. */
 export interface DispatchView {
   dir: string;
   dispatchId: string;
   state: DispatchState;
+  /**
+   * What a reader that finds it so must do (domain/state.ts, `readerDuty`): adopt an orphan, record a
+   * dead dispatch, or nothing. Only the reader gate (dispatch/reader.ts) acts on it.
+   */
+  duty: ReaderDuty;
   admit: AdmitFile | null;
   spec: SpecFile | null;
   /** queued.json: admitted queued (it stays after the dispatch is promoted). */
@@ -72,7 +78,10 @@ export function diskProbe(dir: string): FolderProbe {
  * the reverse order could see "no file yet" and then "process gone" across a normal hand-over. Last, and
  * only for a dispatch that looks lost, the probe looks for any process still carrying its CATHERD_DISPATCH.
  */
-export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskProbe(dir)): DispatchView {
+export function inspectDispatch(
+  dir: string,
+  { clock = systemClock, probe = diskProbe(dir) }: { clock?: Clock; probe?: FolderProbe } = {},
+): DispatchView {
   const problems: CatherdError[] = [];
   const take = <T>(read: FileRead<T>): T | null => {
     if (read.kind === "ok") return read.value;
@@ -118,8 +127,15 @@ export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskPro
     agentAlive,
     cancelRequested,
     dispatcherAlive,
-    ageMs: Number.isFinite(startAskedMs) ? nowMs - startAskedMs : Number.POSITIVE_INFINITY,
-    queue: queued === null ? "no" : promoted === null ? "waiting" : "promoted",
+    ageMs: Number.isFinite(startAskedMs)
+      ? clock.wallNow().getTime() - startAskedMs
+      : Number.POSITIVE_INFINITY,
+    queue:
+      queued === null
+        ? "no"
+        : waitsUnpromoted({ queued: true, promoted: promoted !== null, ended: exitRead.kind !== "missing" })
+          ? "waiting"
+          : "promoted",
   });
   // The supervisor may have died after spawning the agent but before naming it in proc.json, or the agent
   // may have ended and left a process behind: anything still carrying the dispatch's variable is an orphan
@@ -131,6 +147,10 @@ export function inspectDispatch(dir: string, nowMs = Date.now(), probe = diskPro
     dir,
     dispatchId: dispatchIdOf({ dir, admit, spec }),
     state,
+    duty: readerDuty(state, {
+      supervisorAlive,
+      agentNamedAlive: exit === null && proc !== null && proc.startTime !== null && agentAlive,
+    }),
     admit,
     spec,
     queued,

@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
-import { FILES } from "../folder/layout.js";
-import { readFolderJson } from "../folder/read.js";
-import { bytesUnder } from "../infra/disk-usage.js";
-import { okValue } from "../infra/json-file.js";
+import { FILES } from "../../folder/layout.js";
+import { readFolderJson } from "../../folder/read.js";
+import { bytesUnder } from "../../infra/disk-usage.js";
+import { okValue } from "../../infra/json-file.js";
 
 /**
  * Roughly what `clean` with `olderThanMs` could free in these rows' folders: the bytes of each recorded

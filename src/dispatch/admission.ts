@@ -1,0 +1,116 @@
+import { type Blocked, blockerOf, capsOf, type Slot } from "../domain/admission.js";
+import { CatherdError } from "../domain/errors.js";
+import { ownsOverlap } from "../domain/owns.js";
+import type { Clock } from "../infra/clock.js";
+import { type RunPaths, runPaths } from "../infra/paths.js";
+import { LiveSet } from "./admit/live-set.js";
+import { underAdmissionLock } from "./admit/lock.js";
+import { ensureRunFile } from "./admit/run-file.js";
+import { type Committed, commitDispatch, discardStaged, queuedFile, stageDispatch } from "./admit/stage.js";
+import { planWorkplace } from "./admit/workplace.js";
+import { discardPlans, planHandOvers } from "./queue/hand-over.js";
+import { promoteUnderLock } from "./queue/promote.js";
+import { liveMarkersOf } from "./read/queued.js";
+import type { DispatchRequest } from "./request/request.js";
+
+export { ADMISSION_LOCK_STALE_MS, ADMISSION_LOCK_WAIT_MS } from "./admit/lock.js";
+
+/** A dispatch admitted into its run, and what its admission left for the dispatcher to do. */
+export interface Admitted extends Committed {
+  /** Queued dispatches of the run promoted on the way: the dispatcher launches their supervisors too. */
+  promoted: string[];
+  /** Folders found dead or orphaned under the lock: a reader's duties, done once the lock is released. */
+  withDuties: string[];
+}
+
+/**
+ * Admission (specs/dispatch.md §2). Before the lock, and before anything is written, the workplace is
+ * planned (git can take a while in a big tree; it describes the work tree, not the run; a --worktree git
+ * refuses leaves nothing); then brief.md and spec.json are staged under a hidden name, and the chains due
+ * for a hand-over are planned the same way. Under the run's lock, admission only judges and decides:
+ * promote what the queue can start (oldest first, so that a newcomer never jumps the queue), refuse a
+ * live duplicate name, and refuse — or with `--queue`, admit queued — a dispatch blocked by an
+ * overlapping --owns, the run's cap or its backend's cap; else commit the folder. It never adopts and
+ * never records: the dead and orphaned dispatches it finds are returned for the reader's duties.
+ */
+export async function admit(request: DispatchRequest, home: string, clock: Clock): Promise<Admitted> {
+  const run = runPaths(home, request.run);
+  const workplace = await planWorkplace(request);
+  const staged = stageDispatch(request, run, workplace, clock.wallNow());
+  const planned = await planHandOvers(handOversMarked(run), clock);
+  let committed = false;
+  try {
+    const admitted = await underAdmissionLock(run, async () => {
+      const at = clock.wallNow();
+      const caps = capsOf(ensureRunFile(run, request, at));
+      const live = new LiveSet(run, clock);
+      refuseDuplicate(request, live);
+      const asking = { backend: request.backend.id, owns: staged.ownsAbsolute };
+      const promotion = await promoteUnderLock(live, caps, clock, planned, asking);
+      const blocked = blockerOf({ ...asking, notBefore: null }, promotion.slots, caps, at.getTime());
+      if (blocked !== null && !request.queue) throw refusal(request, blocked, promotion.slots);
+      const result = commitDispatch(run, staged, queuedFile(blocked, null, at), at);
+      committed = true;
+      return { ...result, promoted: promotion.toLaunch, withDuties: promotion.withDuties };
+    });
+    return admitted;
+  } finally {
+    discardPlans(run, planned);
+    // Refused, or the lock never came: nothing of this dispatch remains.
+    if (!committed) discardStaged(run, staged);
+  }
+}
+
+/** The recorded attempts whose markers say a hand-over is due (checked again under the lock). */
+function handOversMarked(run: RunPaths): string[] {
+  return liveMarkersOf(run)
+    .filter((m) => m.handover === true)
+    .map((m) => m.dir);
+}
+
+/** A live dispatch — queued ones too — with the same name: E_ADMIT_DUPLICATE, with or without --queue. */
+function refuseDuplicate(request: DispatchRequest, live: LiveSet): void {
+  if (request.name === null) return;
+  for (const same of live.markers.filter((m) => m.name === request.name)) {
+    if (!live.isLive(same)) continue;
+    throw new CatherdError(
+      "E_ADMIT_DUPLICATE",
+      `a dispatch named ${request.name} is still live (${same.dispatchId})`,
+      {
+        fix: `wait for it (catherd wait ${request.name}), cancel it (catherd cancel ${request.name}), or pick another --name`,
+      },
+    );
+  }
+}
+
+/** The error for a dispatch blocked without --queue: it names the blocker and the way around it. */
+function refusal(request: DispatchRequest, blocked: Blocked, slots: readonly Slot[]): CatherdError {
+  const b = blocked.blocker ?? {};
+  const queue = "add --queue to wait in the run's queue";
+  if (blocked.blockedBy === "overlap") {
+    const theirs = slots
+      .find((s) => s.dispatchId === b.dispatchId)
+      ?.owns.find((o) => ownsOverlap(o, b.owns ?? ""));
+    return new CatherdError(
+      "E_ADMIT_OVERLAP",
+      `--owns ${b.owns} overlaps ${theirs ?? b.owns}, owned by live dispatch ${b.name} (${b.dispatchId})`,
+      { fix: `wait for ${b.name} (catherd wait ${b.name}), narrow --owns, or ${queue}` },
+    );
+  }
+  if (blocked.blockedBy === "backend-cap") {
+    return new CatherdError(
+      "E_ADMIT_CAPACITY",
+      `run ${request.run} is at its cap of ${b.cap} live ${b.backend} dispatches`,
+      {
+        fix: `wait for one to finish (catherd wait --any --run ${request.run}), raise --max-parallel-backend ${b.backend}=<n>, or ${queue}`,
+      },
+    );
+  }
+  return new CatherdError(
+    "E_ADMIT_CAPACITY",
+    `run ${request.run} is at its cap of ${b.cap} live dispatches`,
+    {
+      fix: `wait for one to finish (catherd wait --any --run ${request.run}), raise --max-parallel, or ${queue}`,
+    },
+  );
+}

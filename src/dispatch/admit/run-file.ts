@@ -1,0 +1,41 @@
+import { type RunFile, runFileSchema, SCHEMA_VERSION } from "../../domain/schemas.js";
+import type { BackendId } from "../../domain/vocab.js";
+import { writeJsonAtomic } from "../../infra/atomic.js";
+import { readJsonFile } from "../../infra/json-file.js";
+import type { RunPaths } from "../../infra/paths.js";
+import type { DispatchRequest } from "../request/request.js";
+
+// run.json: the run's own file (specs/dispatch.md §2, step 1), created by its first admission; the caps a
+// dispatch gives are remembered in it for the next.
+
+/** run.json as it is, or null when it is missing or cannot be read. */
+export function readRunFile(run: RunPaths): RunFile | null {
+  const read = readJsonFile(run.runFile, runFileSchema);
+  return read.kind === "ok" ? read.value : null;
+}
+
+/**
+ * run.json, created on the first admission, with the caps `request` gives merged in and written when they
+ * change. Under the run's admission lock. A run.json of a newer catherd is E_SCHEMA_NEWER: never rewritten.
+ */
+export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date): RunFile {
+  const read = readJsonFile(run.runFile, runFileSchema);
+  let file: RunFile =
+    read.kind === "ok" ? read.value : { schema: SCHEMA_VERSION, id: run.run, createdAt: at.toISOString() };
+  if (read.kind === "invalid" && read.error.code === "E_SCHEMA_NEWER") throw read.error;
+  const perBackend = { ...(file.maxParallelBackend ?? {}), ...request.maxParallelBackend };
+  const capsChanged =
+    (request.maxParallel !== null && file.maxParallel !== request.maxParallel) ||
+    Object.entries(request.maxParallelBackend).some(
+      ([backend, cap]) => file.maxParallelBackend?.[backend as BackendId] !== cap,
+    );
+  if (read.kind !== "ok" || capsChanged) {
+    file = {
+      ...file,
+      maxParallel: request.maxParallel ?? file.maxParallel ?? null,
+      ...(Object.keys(perBackend).length > 0 ? { maxParallelBackend: perBackend } : {}),
+    };
+    writeJsonAtomic(run.runFile, file);
+  }
+  return file;
+}

@@ -1,0 +1,280 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { Blocked } from "../../domain/admission.js";
+import { CatherdError } from "../../domain/errors.js";
+import { makeDispatchId } from "../../domain/ids.js";
+import {
+  type AdmitFile,
+  type LadderFile,
+  type QueuedFile,
+  SCHEMA_VERSION,
+  type Spec,
+  type SpecFile,
+} from "../../domain/schemas.js";
+import { FILES } from "../../folder/layout.js";
+import { writeLiveMarker } from "../../folder/markers.js";
+import { resolveSpec } from "../../folder/spec.js";
+import { writeBrief, writeFolderJson } from "../../folder/write.js";
+import { makeDir, writeFileAtomic } from "../../infra/atomic.js";
+import { dispatchDir, latestFile, nameDir, type RunPaths } from "../../infra/paths.js";
+import { startTimeOf } from "../../infra/process-identity.js";
+import type { ChainRequest, DispatchRequest } from "../request/request.js";
+import { type Placed, placeDispatch, type Workplace } from "./workplace.js";
+
+// A dispatch folder written in two steps (specs/dispatch.md §2, step 5), shared by admission and by a
+// chain's hand-over: staged before the run's lock — brief.md and spec.json under a hidden name, the slow
+// fsyncs — then committed under it: queued.json if it waits, admit.json last, the rename into place,
+// `latest` and the live marker.
+
+/** A folder written under its hidden staging name, waiting to be committed or removed. */
+export interface Staged {
+  dispatchId: string;
+  name: string;
+  /** Where it goes once committed. */
+  dir: string;
+  /** `<name>/.<id>.admitting`. */
+  staging: string;
+  /** admit.json as it will be written (`admittedAt` is stamped at the commit). */
+  admit: AdmitFile;
+  /** spec.json as written: every default resolved. */
+  spec: Spec;
+  /** Its `--owns`, absolute in the agent's own folder: dispatches in different worktrees never overlap. */
+  ownsAbsolute: string[];
+}
+
+/** A dispatch folder committed into its run. */
+export interface Committed {
+  run: RunPaths;
+  name: string;
+  dispatchId: string;
+  dir: string;
+  admit: AdmitFile;
+  spec: Spec;
+  /** queued.json when it was admitted to wait in the queue; its supervisor is started by a promotion. */
+  queued: QueuedFile | null;
+}
+
+/**
+ * Writes brief.md and spec.json under the folder's hidden staging name (admit.json comes at the commit);
+ * E_IO_WRITE, and nothing left, when it cannot.
+ */
+export function stageDispatch(
+  request: DispatchRequest,
+  run: RunPaths,
+  workplace: Workplace,
+  at: Date,
+): Staged {
+  makeDir(run.dispatches);
+  makeDir(run.live);
+  const { dispatchId, dir, staging, name } = createFolder(request, run, at);
+  try {
+    const placed = placeDispatch(workplace, request, run, name, dispatchId);
+    const written = writeFolder(request, staging, dir, dispatchId, name, placed, at);
+    const ownsAbsolute = request.owns.map((p) => absoluteOwn(written.admit.cwd, p));
+    return { dispatchId, name, dir, staging, ownsAbsolute, ...written };
+  } catch (error) {
+    fs.rmSync(staging, { recursive: true, force: true });
+    removeNameDirIfEmpty(run, name);
+    throw writeFailed(dir, error);
+  }
+}
+
+/**
+ * Removes a staged folder that is not committed (refused, or the lock never came), and its name's folder
+ * when that leaves it empty: a refused dispatch leaves nothing behind.
+ */
+export function discardStaged(run: RunPaths, staged: Pick<Staged, "staging" | "name">): void {
+  fs.rmSync(staged.staging, { recursive: true, force: true });
+  removeNameDirIfEmpty(run, staged.name);
+}
+
+/** queued.json for a dispatch `blocked` at admission (with --queue, or a chain's next attempt); else null. */
+export function queuedFile(blocked: Blocked | null, notBefore: string | null, at: Date): QueuedFile | null {
+  if (blocked === null) return null;
+  return { schema: SCHEMA_VERSION, since: at.toISOString(), ...blocked, blocker: blocked.blocker, notBefore };
+}
+
+/**
+ * Writes admit.json and renames the staged folder into place — it appears whole or not at all: a
+ * dispatcher killed halfway leaves only a hidden staging folder — then writes `latest` and the live marker.
+ * Under the run's admission lock, held by the caller.
+ */
+export function commitDispatch(
+  run: RunPaths,
+  staged: Staged,
+  queued: QueuedFile | null,
+  at: Date,
+): Committed {
+  const { dispatchId, name, dir } = staged;
+  let renamed = false;
+  try {
+    // queued.json before admit.json: a folder is never seen admitted to start at once and then queued.
+    if (queued !== null) {
+      const { schema: _schema, ...body } = queued;
+      writeFolderJson(staged.staging, FILES.queued, body);
+    }
+    // admit.json last, stamped now: a dispatch is admitted when the decision is made, not when it waited
+    // for the lock.
+    const admitFile: AdmitFile = { ...staged.admit, admittedAt: at.toISOString() };
+    writeFolderJson(staged.staging, FILES.admit, admitFile);
+    fs.renameSync(staged.staging, dir);
+    renamed = true;
+    writeFileAtomic(latestFile(run, name), `${dispatchId}\n`);
+    writeLiveMarker(run, {
+      dispatchId,
+      name,
+      dir,
+      owns: staged.ownsAbsolute,
+      backend: staged.admit.backend,
+      ...(queued === null ? {} : { queued: { since: queued.since, notBefore: queued.notBefore } }),
+    });
+    return { run, name, dispatchId, dir, admit: admitFile, spec: staged.spec, queued };
+  } catch (error) {
+    // Nothing was started yet: no trace of a dispatch that failed to be written.
+    if (renamed) fs.rmSync(dir, { recursive: true, force: true });
+    throw writeFailed(dir, error);
+  }
+}
+
+function absoluteOwn(cwd: string, own: string): string {
+  const resolved = path.resolve(cwd, own);
+  return own.endsWith("/") ? `${resolved}/` : resolved;
+}
+
+function writeFailed(dir: string, error: unknown): CatherdError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new CatherdError("E_IO_WRITE", `cannot write the dispatch folder ${dir}: ${message}`, {
+    fix: "free disk space (or fix the permissions of CATHERD_HOME), then dispatch again",
+    cause: error,
+  });
+}
+
+/**
+ * brief.md and spec.json into the staging folder; returns the admit.json to write last and the spec
+ * written. Paths name the final folder. spec.json holds the spec resolved (every default applied), so
+ * that it says what will run.
+ */
+function writeFolder(
+  request: DispatchRequest,
+  staging: string,
+  dir: string,
+  dispatchId: string,
+  name: string,
+  placed: Placed,
+  at: Date,
+): { admit: AdmitFile; spec: Spec } {
+  if (request.brief !== null) writeBrief(staging, request.brief);
+  const plan = request.backend.plan({
+    bin: request.bin,
+    briefPath: request.brief === null ? null : path.join(dir, FILES.brief),
+    model: request.model,
+    effort: request.effort,
+    access: request.access,
+    thread: request.thread,
+    extraArgs: request.extraArgs,
+  });
+  // What the request says, in spec.json's order; resolveSpec fills in the rest.
+  const asked: SpecFile = {
+    schema: SCHEMA_VERSION,
+    dispatchId,
+    backend: request.backend.id,
+    cmd: plan.cmd,
+    args: plan.args,
+    env: { ...plan.env, ...request.env },
+    cwd: placed.cwd,
+    stdinPath: plan.stdin === "brief" && request.brief !== null ? FILES.brief : null,
+    idleMs: request.idleMs ?? undefined,
+    wallMs: request.wallMs ?? undefined,
+    stallMs: undefined,
+    killGraceMs: request.killGraceMs ?? undefined,
+    memoryBytes: request.memoryBytes,
+    maxProcs: request.maxProcs,
+    worktree: placed.worktree,
+    passEnv: request.isolation.passEnv,
+    keepTmp: request.isolation.keepTmp,
+  };
+  const spec = resolveSpec(asked, request.backend, dir);
+  writeFolderJson(staging, FILES.spec, spec);
+  const admit: AdmitFile = {
+    schema: SCHEMA_VERSION,
+    dispatchId,
+    run: request.run,
+    name,
+    backend: request.backend.id,
+    model: request.model,
+    cwd: placed.cwd,
+    owns: request.owns,
+    admittedAt: at.toISOString(),
+    dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid) },
+    git: placed.git,
+    attempt: request.chain?.attempt ?? 1,
+    failoverFrom: request.chain?.failoverFrom ?? null,
+    ...(request.chain === null ? {} : { ladder: ladderOf(request, request.chain) }),
+  };
+  return { admit, spec };
+}
+
+/** admit.json's `ladder`: the chain's future, and what its next attempts repeat of this request. */
+function ladderOf(request: DispatchRequest, chain: ChainRequest): LadderFile {
+  return {
+    rungs: chain.rungs,
+    retryWithinMs: chain.retryWithinMs,
+    retries: chain.retries,
+    rung: { backend: request.backend.id, model: request.model, bin: request.bin },
+    request: {
+      cwd: request.cwd,
+      effort: request.effort,
+      access: request.access,
+      thread: chain.thread,
+      envNames: Object.keys(request.env),
+      idleMs: request.idleMs,
+      wallMs: request.wallMs,
+      killGraceMs: request.killGraceMs,
+      memoryBytes: request.memoryBytes,
+      maxProcs: request.maxProcs,
+      worktree: request.isolation.worktree,
+      passEnv: request.isolation.passEnv,
+      keepTmp: request.isolation.keepTmp,
+      extraArgs: request.extraArgs,
+    },
+  };
+}
+
+/**
+ * Picks a fresh id and creates its hidden staging folder `<name>/.<id>.admitting` exclusively (readers skip
+ * it: not a valid id); a colliding id (same second, same suffix) draws again.
+ */
+function createFolder(request: DispatchRequest, run: RunPaths, at: Date) {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const dispatchId = makeDispatchId(at, Math.random);
+    const name = request.name ?? `${request.backend.id}-${dispatchId.slice(-6)}`;
+    makeDir(nameDir(run, name));
+    const dir = dispatchDir(run, name, dispatchId);
+    const staging = path.join(nameDir(run, name), `.${dispatchId}.admitting`);
+    if (fs.existsSync(dir)) continue;
+    try {
+      fs.mkdirSync(staging, { mode: 0o700 });
+      fs.chmodSync(staging, 0o700);
+      return { dispatchId, dir, staging, name };
+    } catch (error) {
+      // EEXIST: the id is taken; ENOENT: a refused dispatch of the same name removed the empty name folder
+      // between our makeDir and our mkdir. Either way: again.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "EEXIST" && code !== "ENOENT") throw error;
+    }
+  }
+  throw new CatherdError("E_IO_WRITE", `could not create a unique dispatch folder under ${run.dispatches}`);
+}
+
+/**
+ * A name's folder made for a dispatch that was then refused is removed when nothing else is in it. rmdir
+ * removes only an empty folder: a dispatcher staging into it at the same time has either put its staging
+ * folder in it first, or finds it gone and makes it again (createFolder).
+ */
+function removeNameDirIfEmpty(run: RunPaths, name: string): void {
+  try {
+    fs.rmdirSync(nameDir(run, name));
+  } catch {
+    // not empty (another dispatch of the name), or gone
+  }
+}

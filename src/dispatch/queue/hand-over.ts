@@ -1,0 +1,243 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { backendFor } from "../../backends/registry.js";
+import { blockerOf, type Caps, type Slot } from "../../domain/admission.js";
+import { CatherdError } from "../../domain/errors.js";
+import { isValidId } from "../../domain/ids.js";
+import type { NextStep } from "../../domain/ladder.js";
+import type { AdmitFile, NextFile, SpecFile } from "../../domain/schemas.js";
+import { handOverPending, nextStepOf } from "../../folder/chain.js";
+import { FILES, fileIn, runOf } from "../../folder/layout.js";
+import { removeLiveMarkerOf } from "../../folder/markers.js";
+import { readFolderJson } from "../../folder/read.js";
+import { createFolderJson } from "../../folder/write.js";
+import type { Clock } from "../../infra/clock.js";
+import { okValue } from "../../infra/json-file.js";
+import type { RunPaths } from "../../infra/paths.js";
+import { underAdmissionLock } from "../admit/lock.js";
+import { commitDispatch, discardStaged, queuedFile, type Staged, stageDispatch } from "../admit/stage.js";
+import { planWorkplace } from "../admit/workplace.js";
+import { inspectDispatch } from "../read/inspect.js";
+import type { DispatchRequest } from "../request/request.js";
+
+// The hand-over of a chain (specs/dispatch.md §8): once an attempt's record names a `next`, the next
+// attempt is admitted and next.json is written in the recorded attempt's folder. It runs under the run's
+// admission lock, inside promotion, so that whoever promotes the run — the supervisor's promoter right
+// after the record, or any reader after a crash — finishes it, and only one does. The next attempt is
+// planned before the lock, as a new dispatch is: its request, its workplace (git) and its staged folder.
+// It is idempotent: an attempt already admitted (a hand-over that died before next.json) is found by its
+// `failoverFrom` and named, never admitted twice.
+
+/** A due hand-over, prepared outside the lock. */
+export interface PlannedHandOver {
+  /** The recorded attempt. */
+  dir: string;
+  /** The next attempt, staged; null when it could not be planned (then `refusal` says why). */
+  staged: Staged | null;
+  /** Not to start before this time (a timed retry), or null. */
+  notBefore: string | null;
+  /** Why the next attempt cannot be admitted: its words go into next.json `message`. */
+  refusal: string | null;
+  /** Set once its staged folder is committed: it must not be discarded then. */
+  committed: boolean;
+}
+
+/**
+ * Plans the hand-overs of these recorded attempts, outside the run's lock: for each whose chain is still
+ * due, the next attempt's request from the recorded one, its workplace, and its folder staged.
+ */
+export async function planHandOvers(
+  dirs: readonly string[],
+  clock: Clock,
+): Promise<Map<string, PlannedHandOver>> {
+  const planned = new Map<string, PlannedHandOver>();
+  for (const dir of dirs) {
+    const view = inspectDispatch(dir, { clock });
+    if (view.record === null || !handOverPending(dir, view.record)) continue;
+    const step = view.admit === null ? null : nextStepOf(view.admit, view.record);
+    const plan: PlannedHandOver = { dir, staged: null, notBefore: null, refusal: null, committed: false };
+    planned.set(dir, plan);
+    if (step === null || view.admit === null) {
+      plan.refusal = "admit.json names no ladder";
+      continue;
+    }
+    try {
+      const request = nextRequest(dir, view.admit, okValue(readFolderJson(dir, FILES.spec)), step);
+      const workplace = await planWorkplace(request);
+      const run = runOfRequest(dir, request);
+      plan.staged = stageDispatch(request, run, workplace, clock.wallNow());
+      plan.notBefore = step.notBefore;
+    } catch (error) {
+      plan.refusal = error instanceof CatherdError ? `${error.code}: ${error.message}` : String(error);
+    }
+  }
+  return planned;
+}
+
+/** Removes the staged folders of plans that were not committed (no longer due, or done by another). */
+export function discardPlans(run: RunPaths, planned: ReadonlyMap<string, PlannedHandOver>): void {
+  for (const plan of planned.values()) {
+    if (plan.staged !== null && !plan.committed) discardStaged(run, plan.staged);
+  }
+}
+
+/**
+ * Under the run's admission lock (held by the caller): hands over the chain of the recorded attempt
+ * `plan.dir` when its record names a `next` and next.json is not written yet. Returns the next attempt's
+ * folder when it was admitted to start now (its supervisor is the caller's to launch), else null: nothing
+ * to do, or the next attempt queued, or the chain stopped. A `cancel` file in the folder stops the chain
+ * there; an attempt that cannot be admitted ends it with the refusal's words in next.json (never a chain
+ * stuck half-way).
+ */
+export async function handOverUnderLock(
+  run: RunPaths,
+  plan: PlannedHandOver,
+  slots: readonly Slot[],
+  caps: Caps,
+  clock: Clock,
+): Promise<string | null> {
+  const { dir } = plan;
+  const view = inspectDispatch(dir, { clock });
+  if (view.record === null || !handOverPending(dir, view.record)) return null;
+  const at = clock.wallNow();
+  const stamp = at.toISOString();
+  if (fs.existsSync(fileIn(dir, FILES.cancel))) {
+    writeNext(dir, { at: stamp, dispatchId: null, stopped: "cancelled", message: "the chain was cancelled" });
+    return null;
+  }
+  const existing = admittedAfter(dir, view.dispatchId);
+  if (existing !== null) {
+    writeNext(dir, { at: stamp, dispatchId: existing, stopped: null, message: null });
+    return null;
+  }
+  if (plan.staged === null) {
+    writeNext(dir, { at: stamp, dispatchId: null, stopped: "refused", message: plan.refusal });
+    return null;
+  }
+  try {
+    const staged = plan.staged;
+    const notBefore = plan.notBefore;
+    const blocked = blockerOf(
+      {
+        backend: staged.admit.backend,
+        owns: staged.ownsAbsolute,
+        notBefore: notBefore === null ? null : Date.parse(notBefore),
+      },
+      slots,
+      caps,
+      at.getTime(),
+    );
+    const committed = commitDispatch(run, staged, queuedFile(blocked, notBefore, at), at);
+    plan.committed = true;
+    writeNext(dir, { at: stamp, dispatchId: committed.dispatchId, stopped: null, message: null });
+    return committed.queued === null ? committed.dir : null;
+  } catch (error) {
+    const message = error instanceof CatherdError ? `${error.code}: ${error.message}` : String(error);
+    writeNext(dir, { at: stamp, dispatchId: null, stopped: "refused", message });
+    return null;
+  }
+}
+
+/** The hand-over is done: next.json, created once, and the live marker the chain kept goes. */
+function writeNext(dir: string, next: Omit<NextFile, "schema">): void {
+  createFolderJson(dir, FILES.next, next);
+  removeLiveMarkerOf(dir);
+}
+
+/** An attempt already admitted after `dispatchId` (a hand-over that died before next.json), or null. */
+function admittedAfter(dir: string, dispatchId: string): string | null {
+  const nameDir = path.dirname(dir);
+  let ids: string[];
+  try {
+    ids = fs.readdirSync(nameDir);
+  } catch {
+    return null;
+  }
+  // Ids sort by creation time: only folders made after this attempt can follow it.
+  for (const id of ids.filter((i) => isValidId(i) && i > dispatchId).sort()) {
+    const admit = okValue(readFolderJson(path.join(nameDir, id), FILES.admit));
+    if (admit?.failoverFrom === dispatchId) return id;
+  }
+  return null;
+}
+
+/** The run an attempt's folder is in: its name's folder's run, where the next attempt is admitted. */
+function runOfRequest(dir: string, request: DispatchRequest): RunPaths {
+  const run = runOf(dir);
+  if (run === null || run.run !== request.run)
+    throw new CatherdError("E_INPUT_INVALID", `${dir} is not a dispatch folder of run ${request.run}`);
+  return run;
+}
+
+/**
+ * The request of the next attempt: the recorded one's name, brief, cwd, owns, access, timeouts, caps and
+ * isolation, on the step's backend and model. On another backend, what only means something to the
+ * first — `--effort`, `--thread`, the arguments after `--` — is left out.
+ */
+function nextRequest(dir: string, admit: AdmitFile, spec: SpecFile | null, step: NextStep): DispatchRequest {
+  const ladder = admit.ladder;
+  if (ladder === undefined) throw new Error("admit.json names no ladder");
+  const asked = ladder.request;
+  const sameBackend = step.backend === ladder.rung.backend;
+  let brief: Buffer | null = null;
+  try {
+    brief = fs.readFileSync(fileIn(dir, FILES.brief));
+  } catch {
+    // a backend that runs without a brief (exec) has none
+  }
+  const env: Record<string, string> = {};
+  for (const name of asked.envNames) {
+    const value = spec?.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return {
+    backend: backendFor(step.backend),
+    name: admit.name,
+    run: admit.run,
+    cwd: asked.cwd,
+    model: step.model,
+    effort: sameBackend ? asked.effort : null,
+    access: asked.access,
+    maxParallel: null,
+    maxParallelBackend: {},
+    queue: true,
+    env,
+    brief,
+    thread: sameBackend ? asked.thread : null,
+    owns: admit.owns,
+    idleMs: asked.idleMs,
+    wallMs: asked.wallMs,
+    killGraceMs: asked.killGraceMs,
+    memoryBytes: asked.memoryBytes,
+    maxProcs: asked.maxProcs,
+    bin: step.bin,
+    extraArgs: sameBackend ? asked.extraArgs : [],
+    isolation: { worktree: asked.worktree, passEnv: asked.passEnv, keepTmp: asked.keepTmp },
+    chain: {
+      rungs: step.ladder.rungs,
+      retryWithinMs: step.ladder.retryWithinMs,
+      retries: step.ladder.retries,
+      attempt: (admit.attempt ?? 1) + 1,
+      failoverFrom: admit.dispatchId,
+      notBefore: step.notBefore,
+      thread: asked.thread,
+    },
+  };
+}
+
+/**
+ * `cancel` of a chain whose last attempt is recorded and not yet handed over: under the run's lock, the
+ * hand-over is written as stopped (`cancelled`), so that no later promotion starts another attempt.
+ */
+export async function stopChain(run: RunPaths, dir: string, clock: Clock): Promise<void> {
+  await underAdmissionLock(run, async () => {
+    const view = inspectDispatch(dir, { clock });
+    if (!handOverPending(dir, view.record)) return;
+    writeNext(dir, {
+      at: clock.wallNow().toISOString(),
+      dispatchId: null,
+      stopped: "cancelled",
+      message: "the chain was cancelled",
+    });
+  });
+}

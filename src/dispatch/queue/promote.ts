@@ -1,0 +1,197 @@
+import * as fs from "node:fs";
+import { type Caps, capsOf, choosePromotions, type Slot } from "../../domain/admission.js";
+import { handOverPending } from "../../folder/chain.js";
+import { FILES, fileIn } from "../../folder/layout.js";
+import { writeLiveMarker } from "../../folder/markers.js";
+import { readFolderJson } from "../../folder/read.js";
+import { createFolderJson, writeFolderJson } from "../../folder/write.js";
+import type { Clock } from "../../infra/clock.js";
+import { okValue } from "../../infra/json-file.js";
+import type { RunPaths } from "../../infra/paths.js";
+import { startTimeOf } from "../../infra/process-identity.js";
+import { type Asking, LiveSet } from "../admit/live-set.js";
+import { underAdmissionLock } from "../admit/lock.js";
+import { readRunFile } from "../admit/run-file.js";
+import { type DispatchView, inspectDispatch } from "../read/inspect.js";
+import { queueOrder } from "../read/queued.js";
+import { recordCancelledWhileQueued } from "../settle/settle.js";
+import { launchSupervisor } from "../start/launch.js";
+import type { StandbySupervisor } from "../start/standby.js";
+import { discardPlans, handOverUnderLock, type PlannedHandOver, planHandOvers } from "./hand-over.js";
+
+// The queue of a run (specs/dispatch.md §7). No daemon keeps it: whoever touches the run — a dispatcher, a
+// supervisor that has just written its record (through the promoter program), any command that reads the
+// run — takes the admission lock, starts the oldest queued dispatches that nothing blocks, and lets the
+// lock go. A queued dispatch is started once: it is chosen under the lock and marked by promoted.json,
+// created exclusively, before its supervisor is launched; its supervisor's own lock is the last guard.
+
+/** What a promotion did under the lock, for its caller to finish once the lock is released. */
+export interface Promoted {
+  /** The slots held afterwards, judged for who asked (an admission that follows decides by them). */
+  slots: Slot[];
+  /** Folders whose supervisors the caller launches, once the lock is released. */
+  toLaunch: string[];
+  /** Folders found dead or orphaned on the way: the reader's duties, done after the lock. */
+  withDuties: string[];
+  /** Due hand-overs that were not planned before the lock: planned, then promoted, again. */
+  unplanned: string[];
+}
+
+/**
+ * Under the admission lock (held by the caller): hands over the chains that are due (those `planned`
+ * outside the lock), then chooses the queued dispatches that start now and marks each promoted. A queued
+ * dispatch whose `cancel` file exists is recorded cancelled instead of started. `asking` says who will
+ * decide by the slots returned (an admission), so that only the markers that could refuse it are read.
+ */
+export async function promoteUnderLock(
+  given: LiveSet,
+  caps: Caps,
+  clock: Clock,
+  planned: ReadonlyMap<string, PlannedHandOver>,
+  asking: Asking = "all",
+): Promise<Promoted> {
+  const handedOver = await handOverChains(given, caps, clock, planned);
+  const live = handedOver.live;
+  const withDuties = new Set(given.withDuties());
+  const queueSlots = () => live.slotsAndStranded("all", caps);
+  if (!live.hasQueue) {
+    const { slots, stranded } = live.slotsAndStranded(asking, caps);
+    if (stranded.length === 0) return finish(slots, handedOver.started);
+  }
+  const { slots, stranded } = queueSlots();
+  const queue = [...live.waiting(), ...stranded].sort(queueOrder);
+  const strandedDirs = new Set(stranded.map((q) => q.marker.dir));
+  const held = [...slots];
+  const toLaunch: string[] = [...handedOver.started];
+  const at = clock.wallNow();
+  for (const q of choosePromotions(queue, slots, caps, at.getTime())) {
+    const dir = q.marker.dir;
+    if (fs.existsSync(fileIn(dir, FILES.cancel))) {
+      await recordCancelledWhileQueued(dir, clock);
+      continue;
+    }
+    const promoted = { at: at.toISOString(), by: { pid: process.pid, startTime: startTimeOf(process.pid) } };
+    // A stranded promotion (its promoter died before the supervisor came) is taken over; a fresh one is
+    // created exclusively, so a promoter that somehow raced past the lock cannot promote it twice.
+    if (strandedDirs.has(dir)) writeFolderJson(dir, FILES.promoted, promoted);
+    else if (!createFolderJson(dir, FILES.promoted, promoted)) continue;
+    const { queued: _queued, schema: _schema, ...rest } = q.marker;
+    writeLiveMarker(live.run, rest);
+    held.push(q);
+    toLaunch.push(dir);
+  }
+  return finish(held, toLaunch);
+
+  function finish(slots: Slot[], launch: string[]): Promoted {
+    for (const dir of live.withDuties()) withDuties.add(dir);
+    return { slots, toLaunch: launch, withDuties: [...withDuties], unplanned: handedOver.unplanned };
+  }
+}
+
+/**
+ * First in every promotion: the chains whose last attempt was recorded with a `next` are handed over
+ * (queue/hand-over.ts), so that a next attempt takes its place in the queue before anything is chosen.
+ * Returns the live set as it is afterwards, the attempts admitted to start now, and the due hand-overs
+ * not planned.
+ */
+async function handOverChains(
+  live: LiveSet,
+  caps: Caps,
+  clock: Clock,
+  planned: ReadonlyMap<string, PlannedHandOver>,
+): Promise<{ live: LiveSet; started: string[]; unplanned: string[] }> {
+  const due = [...new Set([...live.pendingHandOvers(), ...planned.keys()])];
+  if (due.length === 0) return { live, started: [], unplanned: [] };
+  const started: string[] = [];
+  const unplanned: string[] = [];
+  let current = live;
+  for (const dir of due) {
+    const plan = planned.get(dir);
+    if (plan === undefined) {
+      unplanned.push(dir);
+      continue;
+    }
+    const { slots } = current.slotsAndStranded("all", caps);
+    const toLaunch = await handOverUnderLock(current.run, plan, slots, caps, clock);
+    if (toLaunch !== null) started.push(toLaunch);
+    current = new LiveSet(current.run, clock);
+  }
+  return { live: current, started, unplanned };
+}
+
+/**
+ * Starts the supervisors of promoted dispatches, at once. One that does not come up is recorded `lost` by
+ * launchSupervisor; the others go on.
+ */
+export async function launchPromoted(
+  dirs: readonly string[],
+  standby: StandbySupervisor | null,
+  clock: Clock,
+): Promise<void> {
+  await Promise.all(
+    dirs.map((dir, i) =>
+      launchSupervisor(dir, { standby: i === 0 ? standby : null, clock }).catch(() => null),
+    ),
+  );
+}
+
+/** How many times a promotion plans hand-overs it found due under the lock, and promotes again. */
+const PLANNING_ROUNDS = 3;
+
+/**
+ * Promotion as any process that touches a run does it: nothing when the run has nothing queued and no
+ * chain due (its live markers say so, and `due` names the recorded attempts the caller found due by their
+ * folders: the `handover` mark on a marker is best effort); else the due hand-overs are planned outside the
+ * lock (git, the staging writes), then promoted under it, then the launches. Returns the folders that
+ * need a reader's duty (dispatch/reader.ts does them).
+ */
+export async function promoteRun(
+  run: RunPaths,
+  {
+    clock,
+    standby = null,
+    due = [],
+  }: { clock: Clock; standby?: StandbySupervisor | null; due?: readonly string[] },
+): Promise<{ launched: number; withDuties: string[] }> {
+  let launched = 0;
+  const withDuties = new Set<string>();
+  let dueNow = [...due];
+  for (let round = 0; round < PLANNING_ROUNDS; round++) {
+    const live = new LiveSet(run, clock);
+    const chains = [...new Set([...live.pendingHandOvers(), ...dueNow.filter(isHandOverDue)])];
+    if (!live.hasQueue && chains.length === 0) break;
+    const planned = await planHandOvers(chains, clock);
+    let promoted: Promoted;
+    try {
+      promoted = await underAdmissionLock(run, () =>
+        promoteUnderLock(new LiveSet(run, clock), capsOf(readRunFile(run)), clock, planned),
+      );
+    } finally {
+      discardPlans(run, planned);
+    }
+    await launchPromoted(promoted.toLaunch, round === 0 ? standby : null, clock);
+    launched += promoted.toLaunch.length;
+    for (const dir of promoted.withDuties) withDuties.add(dir);
+    if (promoted.unplanned.length === 0) break;
+    dueNow = promoted.unplanned;
+  }
+  return { launched, withDuties: [...withDuties] };
+}
+
+/** Whether the attempt recorded in `dir` still has its chain's hand-over to do (its folder says so). */
+function isHandOverDue(dir: string): boolean {
+  return handOverPending(dir, okValue(readFolderJson(dir, FILES.record)));
+}
+
+/**
+ * `cancel` of a queued dispatch: under the admission lock, so that it is either still queued and recorded
+ * cancelled here — never started — or already promoted, and then cancelled as any live dispatch is. Returns
+ * the view after, or null when it was no longer queued.
+ */
+export async function cancelQueued(run: RunPaths, dir: string, clock: Clock): Promise<DispatchView | null> {
+  return underAdmissionLock(run, async () => {
+    if (inspectDispatch(dir, { clock }).state !== "queued") return null;
+    await recordCancelledWhileQueued(dir, clock);
+    return inspectDispatch(dir, { clock });
+  });
+}

@@ -1,0 +1,179 @@
+// status's rows (specs/cli.md, `status`): one dispatch as a row, from its record alone once it has one,
+// from its view and activity.json while it lives; a chain's attempts folded into one row. Reading only.
+import type { ActivityFile, QueuedFile, RecordFile } from "../../domain/schemas.js";
+import type { BackendId, DispatchState } from "../../domain/vocab.js";
+import { backendIdOf } from "../../folder/backend.js";
+import { FILES } from "../../folder/layout.js";
+import { isSeen } from "../../folder/markers.js";
+import { readFolderJson } from "../../folder/read.js";
+import type { RunPaths } from "../../infra/paths.js";
+import type { DispatchView } from "./inspect.js";
+
+/** The part of record.error that `status` shows. */
+export interface RowError {
+  kind: string | null;
+  message: string;
+  retryAfter: string | null;
+}
+
+function rowError(record: RecordFile | null): RowError | null {
+  const error = record?.error;
+  if (error === null || error === undefined || record?.status === "ok") return null;
+  return { kind: error.kind ?? null, message: error.message, retryAfter: error.retryAfter ?? null };
+}
+
+/** One dispatch as `status` shows it. */
+export interface DispatchRow {
+  run: string;
+  name: string | null;
+  dispatchId: string;
+  dir: string;
+  backend: BackendId | null;
+  state: DispatchState;
+  /**
+   * When it was admitted (admit.json), for the rows that read admit.json: live ones. Null for a recorded
+   * row, which costs one file read (record.json), and for a folder without admit.json.
+   */
+  admittedAt: string | null;
+  /** When its supervisor started (supervisor.json, exit.json or the record); null while starting. */
+  startedAt: string | null;
+  endedAt: string | null;
+  status: RecordFile["status"] | null;
+  reason: string | null;
+  /** Why a recorded dispatch did not end ok: its kind, message and when to come back (record.json). */
+  error: RowError | null;
+  lastEvent: string | null;
+  lastEventAt: string | null;
+  openToolCalls: ActivityFile["openToolCalls"];
+  tokens: { input: number; cached: number; output: number } | null;
+  /** Recorded, and its result not yet read with `result` or `wait`. */
+  unread: boolean;
+  /** For a queued dispatch: its place (1 = next; null once its promoter died, it is promoted next) and why. */
+  queue: QueueInfo | null;
+  problems: { code: string; message: string }[];
+  /** Its attempt in its chain (specs/dispatch.md, "The failover ladder"); 1 for a dispatch as given. */
+  attempt: number;
+  /** The attempts of its chain before it, first to last: one row stands for the whole chain. */
+  earlier: EarlierAttempt[];
+  /** For a recorded attempt whose chain goes on: the attempt it hands over to (record.json `next`). */
+  next: { backend: BackendId; model: string | null; notBefore: string | null } | null;
+}
+
+/** An attempt of a chain before the row's own: how it ended. */
+export interface EarlierAttempt {
+  dispatchId: string;
+  attempt: number;
+  backend: BackendId | null;
+  status: RecordFile["status"] | null;
+  kind: string | null;
+}
+
+/** A queued dispatch's place in the run's queue and what holds it back (queued.json). */
+export interface QueueInfo {
+  position: number | null;
+  since: string;
+  blockedBy: QueuedFile["blockedBy"];
+  blocker: QueuedFile["blocker"];
+  notBefore: string | null;
+}
+
+/** The queue facts of a dispatch found queued; null for any other state. */
+export function queueInfo(view: DispatchView, positions: Map<string, number>): QueueInfo | null {
+  if (view.state !== "queued" || view.queued === null) return null;
+  const { since, blockedBy, blocker, notBefore } = view.queued;
+  return { position: positions.get(view.dispatchId) ?? null, since, blockedBy, blocker, notBefore };
+}
+
+/**
+ * One row per chain: an attempt that a later attempt in the rows followed is folded into that row's
+ * `earlier`, oldest first. `from` says which attempt each row followed.
+ */
+export function foldChains(rows: DispatchRow[], from: Map<string, string>): DispatchRow[] {
+  if (from.size === 0) return rows;
+  const byId = new Map(rows.map((r) => [r.dispatchId, r]));
+  const folded = new Set<string>();
+  // Lowest attempt first, so that an attempt's own earlier ones are in place before it is folded on (ids
+  // do not order a chain: two attempts admitted in one second sort by their random suffix).
+  for (const row of [...rows].sort((a, b) => a.attempt - b.attempt)) {
+    const before = byId.get(from.get(row.dispatchId) ?? "");
+    if (before === undefined) continue;
+    row.earlier = [
+      ...before.earlier,
+      {
+        dispatchId: before.dispatchId,
+        attempt: before.attempt,
+        backend: before.backend,
+        status: before.status,
+        kind: before.error?.kind ?? null,
+      },
+    ];
+    folded.add(before.dispatchId);
+  }
+  return rows.filter((r) => !folded.has(r.dispatchId));
+}
+
+export function recordedRow(run: RunPaths, dir: string, record: RecordFile): DispatchRow {
+  return {
+    run: run.run,
+    name: record.name,
+    dispatchId: record.dispatchId,
+    dir,
+    backend: record.backend,
+    state: "recorded",
+    admittedAt: null,
+    startedAt: record.startedAt,
+    endedAt: record.endedAt,
+    status: record.status,
+    reason: record.reason,
+    error: rowError(record),
+    lastEvent: null,
+    lastEventAt: null,
+    openToolCalls: [],
+    tokens: record.tokens,
+    unread: !isSeen(dir),
+    queue: null,
+    problems: [],
+    attempt: record.attempt ?? 1,
+    earlier: [],
+    next: nextOf(record),
+  };
+}
+
+function nextOf(record: RecordFile | null): DispatchRow["next"] {
+  const next = record?.next;
+  return next == null ? null : { backend: next.backend, model: next.model, notBefore: next.notBefore };
+}
+
+/** The row of a dispatch without a record; `positions` (queuePositions) places a queued one in its queue. */
+export function liveRow(
+  run: RunPaths,
+  view: DispatchView,
+  positions: Map<string, number> = new Map(),
+): DispatchRow {
+  const activity = readFolderJson(view.dir, FILES.activity);
+  const now = activity.kind === "ok" ? activity.value : null;
+  return {
+    run: run.run,
+    name: view.admit?.name ?? null,
+    dispatchId: view.dispatchId,
+    dir: view.dir,
+    backend: backendIdOf(view),
+    state: view.state,
+    admittedAt: view.admit?.admittedAt ?? null,
+    startedAt: view.record?.startedAt ?? view.exit?.startedAt ?? view.supervisor?.startedAt ?? null,
+    endedAt: view.record?.endedAt ?? view.exit?.endedAt ?? null,
+    status: view.record?.status ?? null,
+    reason: view.record?.reason ?? view.exit?.reason ?? null,
+    error: rowError(view.record),
+    lastEvent: now?.lastEvent ?? null,
+    lastEventAt: now?.lastEventAt ?? null,
+    openToolCalls: now?.openToolCalls ?? [],
+    tokens: view.record?.tokens ?? now?.tokens ?? null,
+    unread: view.state === "recorded" && !isSeen(view.dir),
+    queue: queueInfo(view, positions),
+    problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
+    attempt: view.admit?.attempt ?? 1,
+    earlier: [],
+    next: nextOf(view.record),
+  };
+}

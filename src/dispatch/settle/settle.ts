@@ -1,0 +1,140 @@
+import { CatherdError, isCatherdError } from "../../domain/errors.js";
+import { writeEndedExit } from "../../folder/exit.js";
+import { agentDispatchId } from "../../folder/ids.js";
+import { writeRecord } from "../../folder/record.js";
+import type { Clock } from "../../infra/clock.js";
+import { isSameProcess } from "../../infra/process-identity.js";
+import { stopDispatch } from "../../infra/stop.js";
+import { type DispatchView, inspectDispatch } from "../read/inspect.js";
+
+// Recording a dispatch that its supervisor cannot record any more (specs/cli.md, "Readers' duties"): exit.json
+// (created exclusively, so that racing writers agree on one) and then record.json (exclusive too). Exactly
+// one record, always. Called by the reader gate (dispatch/reader.ts) and by cancel, never under the run's
+// admission lock: writing a record snapshots git, writes the patch and measures the folder.
+
+/**
+ * Records a dispatch whose duty is `record` (inspect.ts): `lost`, or ended (exit.json) by a supervisor
+ * that died before its record. Returns the folder read again; any other view is returned as it is.
+ */
+export async function recordDead(view: DispatchView, clock: Clock): Promise<DispatchView> {
+  if (view.duty !== "record") return view;
+  if (view.state === "lost") {
+    const why =
+      view.supervisor === null
+        ? "the supervisor never started"
+        : `supervisor ${view.supervisor.pid} is gone and left no exit.json`;
+    return recordEnding(view.dir, clock, () =>
+      writeEndedExit(
+        view.dir,
+        {
+          reason: "lost",
+          error: { code: "E_SUPERVISOR_LOST", message: why },
+          pid: view.proc?.pid ?? null,
+          startedAt: firstStartedAt(view),
+          adoptions: view.supervisor?.adoptions ?? 0,
+        },
+        clock.wallNow(),
+      ),
+    );
+  }
+  return recordEnding(view.dir, clock, null);
+}
+
+/**
+ * Stops an orphaned agent (its supervisor is gone) — only if its pid and start time read back exactly —
+ * and records the dispatch `cancelled`.
+ */
+export async function stopOrphan(
+  view: DispatchView,
+  killGraceMs: number,
+  clock: Clock,
+): Promise<DispatchView> {
+  const proc = view.proc;
+  // Without a named agent (the supervisor died before proc.json, the agent is gone and left processes
+  // behind, or its start time could not be read), only the sweep runs: it kills what carries the
+  // dispatch's variable, each identified exactly.
+  const leader =
+    proc !== null && proc.startTime !== null && isSameProcess(proc.pid, proc.startTime)
+      ? { pid: proc.pid, startTime: proc.startTime, pgid: proc.pgid }
+      : null;
+  const stop = await stopDispatch(
+    {
+      dispatchId: agentDispatchId(view),
+      pgid: leader?.pgid ?? null,
+      leader: leader === null ? null : { pid: leader.pid, startTime: leader.startTime },
+      killGraceMs,
+    },
+    clock,
+  );
+  return recordEnding(view.dir, clock, () =>
+    writeEndedExit(
+      view.dir,
+      {
+        reason: "cancelled",
+        error: {
+          code: "E_SUPERVISOR_LOST",
+          message: "cancelled while orphaned: the supervisor was gone, catherd cancel stopped the agent",
+        },
+        stop,
+        pid: proc?.pid ?? null,
+        startedAt: firstStartedAt(view),
+        adoptions: view.supervisor?.adoptions ?? 0,
+      },
+      clock.wallNow(),
+    ),
+  );
+}
+
+/** Records a queued dispatch cancelled before it was ever started (the caller holds the run's lock). */
+export async function recordCancelledWhileQueued(dir: string, clock: Clock): Promise<void> {
+  writeEndedExit(
+    dir,
+    {
+      reason: "cancelled",
+      error: { code: "cancelled", message: "cancelled while queued: it never started" },
+    },
+    clock.wallNow(),
+  );
+  await writeRecord(dir);
+}
+
+/** Records a dispatch whose supervisor did not come up (dispatch/start/launch.ts): `lost`, with why. */
+export async function recordStartFailure(dir: string, message: string, clock: Clock): Promise<void> {
+  writeEndedExit(dir, { reason: "lost", error: { code: "E_SUPERVISOR_START", message } }, clock.wallNow());
+  await writeRecord(dir).catch(() => null);
+}
+
+/**
+ * Writes exit.json (when given) and record.json, then reads the folder again. A disk that refuses the
+ * write (full, read-only) is a problem on the view — the next reader tries again — never a crash.
+ */
+async function recordEnding(
+  dir: string,
+  clock: Clock,
+  writeExit: (() => void) | null,
+): Promise<DispatchView> {
+  let failure: unknown = null;
+  try {
+    writeExit?.();
+    await writeRecord(dir);
+  } catch (error) {
+    failure = error;
+  }
+  const view = inspectDispatch(dir, { clock });
+  // A torn or newer exit.json is already among the problems; a refused write is not.
+  if (failure !== null && !isCatherdError(failure)) {
+    const message = failure instanceof Error ? failure.message : String(failure);
+    view.problems.push(
+      new CatherdError("E_IO_WRITE", `cannot record ${dir}: ${message}`, {
+        fix: "free disk space (or fix the folder's permissions), then run catherd status again",
+        cause: failure,
+      }),
+    );
+  }
+  return view;
+}
+
+/** When the dispatch's first supervisor started (an adopter's supervisor.json carries it along). */
+function firstStartedAt(view: DispatchView): string | null {
+  return view.supervisor?.firstStartedAt ?? view.supervisor?.startedAt ?? null;
+}
