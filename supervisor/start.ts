@@ -54,7 +54,7 @@ export async function superviseMain(args: readonly string[]): Promise<number> {
 }
 
 /**
- * Standby (src/dispatch/standby.ts): everything above is loaded already; wait for the one line naming the
+ * Standby (src/dispatch/start/standby.ts): everything above is loaded already; wait for the one line naming the
  * folder. Nothing on stdin means the dispatcher refused, failed or died: leave no trace and exit 0.
  */
 async function standbyMain(outFile: string | undefined): Promise<number> {
@@ -74,7 +74,7 @@ async function standbyMain(outFile: string | undefined): Promise<number> {
 }
 
 /**
- * The supervisor program (supervisor/main.ts runs it): `<dir> [--json]`, or standby with `--standby
+ * The supervisor program (src/bin/supervisor.ts runs it): `<dir> [--json]`, or standby with `--standby
  * <outFile>`. Exits the process with the code.
  */
 export function runSupervisorProgram(args: readonly string[]): void {

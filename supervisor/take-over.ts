@@ -6,6 +6,7 @@ import { writeFolderJson } from "../src/folder/write.js";
 import type { Clock } from "../src/infra/clock.js";
 import { type Release, tryLock } from "../src/infra/lock.js";
 import { isSameProcess, startTimeOf } from "../src/infra/process-identity.js";
+import { waitUntil } from "../src/infra/wait-until.js";
 import type { SupervisorDeps } from "./deps.js";
 import type { SupervisorLog } from "./log.js";
 
@@ -16,7 +17,8 @@ import type { SupervisorLog } from "./log.js";
 
 /** adopt.lock is held only for the take-over itself: a holder that died loses it this soon. */
 export const ADOPT_LOCK_STALE_MS = 5000;
-const LOCK_RETRIES = 20;
+/** How long a take-over tries for supervisor.lock, and how often. */
+const LOCK_TAKE_MS = 1000;
 const LOCK_RETRY_MS = 50;
 
 /** A dispatch this supervisor took over. */
@@ -104,15 +106,17 @@ async function takeSupervisorLock(
   clock: Clock,
 ): Promise<Release | null> {
   const lockPath = fileIn(dir, FILES.supervisorLock);
-  for (let attempt = 0; attempt < LOCK_RETRIES; attempt++) {
-    fs.rmSync(lockPath, { recursive: true, force: true });
-    const release = await tryLock(dir, {
-      lockPath,
-      staleMs,
-      onCompromised: (error) => log("lock-compromised", { message: error.message }),
-    });
-    if (release !== null) return release;
-    await clock.sleep(LOCK_RETRY_MS);
-  }
-  return null;
+  const taken = await waitUntil(
+    async () => {
+      fs.rmSync(lockPath, { recursive: true, force: true });
+      const release = await tryLock(dir, {
+        lockPath,
+        staleMs,
+        onCompromised: (error) => log("lock-compromised", { message: error.message }),
+      });
+      return release ?? undefined;
+    },
+    { clock, deadline: clock.now() + LOCK_TAKE_MS, pollMs: LOCK_RETRY_MS },
+  );
+  return taken ?? null;
 }

@@ -71,7 +71,7 @@ export function limitsOf(spec: Spec): WatchLimits {
 }
 
 /**
- * The thin loop of design.md §4: read new lines, let the backend parse them, let the pure `decide` judge,
+ * The thin loop of specs/supervisor.md ("The loop"): read new lines, let the backend parse them, let the pure `decide` judge,
  * and do what it says. While output flows it reads every pollMs. When a poll finds nothing new it sleeps
  * until something happens — a watched file changes (inotify), the next deadline of `nextDeadline` comes,
  * activity.json is due, the agent exits, the supervisor is interrupted — or QUIET_POLL_MS passes: a quiet

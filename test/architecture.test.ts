@@ -3,7 +3,8 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "./helpers/folders.js";
 
-// The layering of style.md, read from the import statements themselves.
+// The layering of the README's "Layout" and specs/dispatch.md's "The dispatch room", read from the
+// import statements themselves.
 
 function sourceFiles(dir: string): string[] {
   return fs

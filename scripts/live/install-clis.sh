@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real agent CLIs the live contract suite runs, at the versions the recorded fixtures were
-# made with (shared/fixtures/README.md), into a cache folder OUTSIDE catherd's package:
+# made with (specs/live-suite.md), into a cache folder OUTSIDE catherd's package:
 # $CATHERD_LIVE_CACHE, else ~/.cache/catherd-live. Never touches catherd's package.json.
 # Idempotent: when every pinned version is already there it does nothing (and says so).
 # Prints the cache folder's path as its last line.

@@ -16,13 +16,13 @@ import {
 } from "./common.js";
 import type { Backend, PlanRequest } from "./types.js";
 
-// `claude -p --output-format stream-json --verbose` (shared/fixtures/claude, Claude Code 2.1.197).
+// `claude -p --output-format stream-json --verbose` (test/fixtures/recorded/claude, Claude Code 2.1.197).
 // system/init{session_id} → assistant{tool_use.id} → user{tool_result.tool_use_id} → assistant text →
 // result{subtype, is_error, result, usage, total_cost_usd}. Each provider retry is system/api_retry
 // {attempt, max_retries, error_status}. A final failure is a synthetic assistant message (model
 // "<synthetic>") and then a result with subtype "success" AND is_error true: is_error decides.
 //
-// Failures (shared/fixtures/claude, specs/backends.md): each retry carries `error_status` and a category
+// Failures (test/fixtures/recorded/claude, specs/backends.md): each retry carries `error_status` and a category
 // (`error`: authentication_failed, rate_limit, server_error, overloaded, unknown); the synthetic message
 // carries the category of the final failure (billing_error, model_not_found, invalid_request…) and its
 // text, which quotes the provider after "API Error: NNN" (and a rate limit's "resets at ‹ISO›"); the

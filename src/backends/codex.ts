@@ -15,11 +15,11 @@ import {
 } from "./common.js";
 import type { Backend, PlanRequest } from "./types.js";
 
-// `codex exec --json` (shared/fixtures/codex). thread.started → turn.started → item.started/item.completed
+// `codex exec --json` (test/fixtures/recorded/codex). thread.started → turn.started → item.started/item.completed
 // → turn.completed{usage} | turn.failed{error}. Top-level `error` lines "Reconnecting... n/m (…)" are
 // provider retries; other `error` lines are the failure that precedes turn.failed.
 //
-// Failures (shared/fixtures/codex, specs/backends.md): a retried status is in the retry's text
+// Failures (test/fixtures/recorded/codex, specs/backends.md): a retried status is in the retry's text
 // ("Reconnecting... 1/5 (unexpected status 401 Unauthorized: ‹provider's message›, url: ‹url›)"), a 400's
 // provider body is the whole message (raw JSON), quota and context errors are codex's own sentences with
 // no status. Codex names no retry time. On stderr: "Error: thread/resume: … no rollout found …" for a

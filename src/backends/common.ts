@@ -3,7 +3,7 @@ import { type ExitFacts, type JudgeRules, judgeEnding } from "../domain/status.j
 import type { StreamSummary } from "../domain/summary.js";
 import type { Outcome } from "./types.js";
 
-/** Default timeouts shared by the agent backends (design.md §8). */
+/** Default timeouts shared by the agent backends (specs/supervisor.md, "The loop"). */
 export const AGENT_DEFAULTS = { idleMs: 15 * 60_000, wallMs: 90 * 60_000 } as const;
 
 /** Parses a JSON object line; anything else (torn JSON, an array, a number) is null. */

@@ -19,14 +19,14 @@ import {
 } from "./common.js";
 import type { Backend, Outcome, PlanRequest } from "./types.js";
 
-// `gemini --output-format stream-json` (shared/fixtures/gemini, gemini-cli 0.61.0).
+// `gemini --output-format stream-json` (test/fixtures/recorded/gemini, gemini-cli 0.61.0).
 // init{session_id} → message{role:user} → tool_use{tool_id} → tool_result{tool_id, status} →
 // message{role:assistant, content, delta:true}… → result{status: success|error, error?, stats}.
 // Provider retries appear only on stderr ("Attempt n failed with status 500. Retrying with backoff…",
 // each followed by a stack trace). Exit codes lie (244 after 500s, 173 after 429s, 0 on SIGTERM):
 // result.status decides.
 //
-// Failures (shared/fixtures/gemini, specs/backends.md): result.error.message is "[API Error: ‹x›]" and
+// Failures (test/fixtures/recorded/gemini, specs/backends.md): result.error.message is "[API Error: ‹x›]" and
 // sometimes advice after it; ‹x› is the provider's raw JSON body (with its `code`) except for a 404 and
 // for quota errors, which gemini rewrites ("You have exhausted your daily quota…", "Suggested retry after
 // 3600s."). The provider's own words then appear only on stderr, in the dump of the error's `cause`

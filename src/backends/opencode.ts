@@ -16,13 +16,13 @@ import {
 } from "./common.js";
 import type { Backend, PlanRequest } from "./types.js";
 
-// `opencode run --format json` (shared/fixtures/opencode, opencode-ai 1.18.33). Every line has
+// `opencode run --format json` (test/fixtures/recorded/opencode, opencode-ai 1.18.33). Every line has
 // `sessionID` and a `part`. Each model step: step_start … step_finish{part.reason: tool-calls|stop,
 // part.tokens, part.cost}. A tool call is one tool_use line written once it has finished, so no call is
 // ever seen open: opencode never looks busy to the supervisor. The answer is a `text` line, written
 // whole when the text part ends. Provider retries print nothing; a final failure is one `error` line.
 //
-// Failures (shared/fixtures/opencode, specs/backends.md): the `error` line has `error.name` (APIError,
+// Failures (test/fixtures/recorded/opencode, specs/backends.md): the `error` line has `error.name` (APIError,
 // ContextOverflowError), `data.statusCode`, the provider's message (`data.message`), its raw body
 // (`data.responseBody`, with its code) and headers. A context overflow that compaction cannot fix loops:
 // error → a compaction summary → a synthetic text with `metadata.compaction_continue` → error… A session

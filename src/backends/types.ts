@@ -42,7 +42,7 @@ export interface Outcome {
   failure: Failure | null;
 }
 
-/** One agent CLI. No other module names a backend (design.md §5). */
+/** One agent CLI. No other module names a backend (specs/backends.md). */
 export interface Backend {
   id: BackendId;
   /** A short name for 80-column tables ("claude" for claude-code). */

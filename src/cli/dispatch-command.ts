@@ -95,13 +95,13 @@ export const dispatchCommand: Command<Dispatched> = {
     idle: {
       type: "string",
       value: "<d>",
-      description: "stop after this long without output, e.g. 15m",
+      description: "stop after this long without output",
       default: `${compactDuration(AGENT_DEFAULTS.idleMs)} for an agent CLI, ${compactDuration(execBackend.defaults.idleMs)} for exec`,
     },
     wall: {
       type: "string",
       value: "<d>",
-      description: "stop after this long in all, e.g. 90m",
+      description: "stop after this long in all",
       default: `${compactDuration(AGENT_DEFAULTS.wallMs)} for an agent CLI, ${compactDuration(execBackend.defaults.wallMs)} for exec`,
     },
     "kill-grace": {

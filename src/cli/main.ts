@@ -1,5 +1,5 @@
 // catherd's command line: one verb, one lazily loaded module, so that each command pays only for itself.
-// `catherd supervise` is not among them: src/main.ts runs the supervisor program for it.
+// `catherd supervise` is not among them: src/bin/catherd.ts runs the supervisor program for it.
 import { dismiss, startStandbySupervisor } from "../dispatch/start/standby.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome } from "../infra/paths.js";

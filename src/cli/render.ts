@@ -32,7 +32,7 @@ export function cell(text: string, width: number): string {
 }
 
 /** "3m12s" since an ISO time, or "-". */
-export function age(iso: string | null, nowMs = Date.now()): string {
+export function age(iso: string | null, nowMs: number): string {
   if (iso === null) return "-";
   const at = Date.parse(iso);
   return Number.isFinite(at) ? formatDuration(Math.max(0, nowMs - at)) : "-";
@@ -49,7 +49,7 @@ export function count(n: number): string {
  * When to come back, as people read it: the local time ("14:05") when it is within a day, else the local
  * date and time ("2026-12-01 14:05").
  */
-export function comeBackAt(iso: string, nowMs = Date.now()): string {
+export function comeBackAt(iso: string, nowMs: number): string {
   const at = new Date(iso);
   if (Number.isNaN(at.getTime())) return iso;
   const two = (n: number) => String(n).padStart(2, "0");
@@ -64,7 +64,7 @@ export function comeBackAt(iso: string, nowMs = Date.now()): string {
  */
 export function whyLine(
   error: { kind?: string | null | undefined; message: string; retryAfter?: string | null | undefined },
-  nowMs = Date.now(),
+  nowMs: number,
 ): string {
   const retry = error.retryAfter == null ? "" : `, retry after ${comeBackAt(error.retryAfter, nowMs)}`;
   if (error.kind == null) return error.message;
@@ -79,7 +79,7 @@ const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "
  */
 export function shortWhy(
   error: { kind?: string | null | undefined; message: string; retryAfter?: string | null | undefined },
-  nowMs = Date.now(),
+  nowMs: number,
 ): string {
   if (error.kind == null) return error.message;
   const at = error.retryAfter == null ? Number.NaN : Date.parse(error.retryAfter);

@@ -2,6 +2,7 @@ import type { AttemptSummary } from "../dispatch/read/attempts.js";
 import { resultOf } from "../dispatch/result.js";
 import { formatDuration } from "../domain/duration.js";
 import type { RecordFile } from "../domain/schemas.js";
+import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
 import { count, whyLine } from "./render.js";
@@ -28,7 +29,7 @@ export const resultCommand: Command<ResultData> = {
       ...(stopped === null
         ? []
         : [`chain stopped: ${stopped.stopped}${stopped.message === null ? "" : ` — ${stopped.message}`}`]),
-      ...errorLines(record),
+      ...errorLines(record, systemClock.wallNow().getTime()),
       ...leftBehindLines(record, view.spec),
       "",
       record.reply ?? "(no reply)",
@@ -46,9 +47,9 @@ function attemptWords(a: AttemptSummary): string {
  * Why a record is not ok, for people: "error: rate-limit, retry after 14:05 — ‹message›" (the retry time
  * also in full), then the tail of stderr.log.
  */
-export function errorLines(r: RecordFile, options: { tail?: boolean } = {}): string[] {
+export function errorLines(r: RecordFile, nowMs: number, options: { tail?: boolean } = {}): string[] {
   if (r.error === null || r.status === "ok") return [];
-  const lines = [`error: ${whyLine(r.error)}`];
+  const lines = [`error: ${whyLine(r.error, nowMs)}`];
   if (r.error.retryAfter != null) lines.push(`retry after: ${r.error.retryAfter}`);
   const tail = r.error.tail ?? [];
   if (options.tail !== false && tail.length > 0)

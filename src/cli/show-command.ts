@@ -8,6 +8,7 @@ import { formatSize } from "../domain/size.js";
 import { backendOf } from "../folder/backend.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn, runOf } from "../folder/layout.js";
+import { systemClock } from "../infra/clock.js";
 import { tailLines } from "../infra/tail.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
@@ -55,7 +56,7 @@ export const showCommand: Command<ShownDispatch> = {
       events,
       stderr,
     };
-    return { data: { dispatch }, text: renderShow(dispatch) };
+    return { data: { dispatch }, text: renderShow(dispatch, systemClock.wallNow().getTime()) };
   },
 };
 
@@ -75,7 +76,7 @@ function containmentLine(exit: ExitFile): string {
   return parts.join(", ");
 }
 
-function renderShow(d: ShownDispatch["dispatch"]): string {
+function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
   const out: string[] = [];
   const head = (title: string) => out.push("", paint(title, "bold"));
   out.push(`${paint(d.admit?.name ?? "(by hand)", "bold")} ${d.dispatchId}  ${d.state}`);
@@ -136,7 +137,7 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
     out.push(
       `${d.record.status} (${d.record.reason}), tokens in ${t.input} (cached ${t.cached}) out ${t.output}${d.record.costUsd === null ? "" : `, $${d.record.costUsd}`}`,
     );
-    out.push(...errorLines(d.record));
+    out.push(...errorLines(d.record, nowMs));
     if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
     if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);
     out.push(...leftBehindLines(d.record, d.spec));

@@ -4,6 +4,7 @@ import { cleanableBytes } from "../dispatch/read/cleanable.js";
 import type { DispatchRow } from "../dispatch/read/rows.js";
 import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean.js";
 import type { DispatchState, Status } from "../domain/vocab.js";
+import { systemClock } from "../infra/clock.js";
 import { catherdHome, runName, runPaths } from "../infra/paths.js";
 import { type Command, RUN_OPTION, stringOption } from "./kit.js";
 import { age, bytes, cell, count, paint, type Style, shortWhy, WIDTH } from "./render.js";
@@ -44,7 +45,7 @@ export const statusCommand: Command<{ dispatches: DispatchRow[]; cleanableBytes:
   async handler(input) {
     const run = runPaths(catherdHome(), runName(stringOption(input, "run")));
     const all = await overview(run);
-    const now = Date.now();
+    const now = systemClock.wallNow().getTime();
     const shown =
       input.values.all === true
         ? all
@@ -64,7 +65,7 @@ export const statusCommand: Command<{ dispatches: DispatchRow[]; cleanableBytes:
  * a record), age, tokens, and the last: what a live dispatch is doing, or the result of a recorded one —
  * its status and exit reason, as `result` prints them.
  */
-export function renderStatus(rows: DispatchRow[], run: string, hidden: number, now = Date.now()): string {
+export function renderStatus(rows: DispatchRow[], run: string, hidden: number, now: number): string {
   if (rows.length === 0) {
     return `no dispatches in run ${run}${hidden > 0 ? ` (${hidden} older: catherd status --all)` : ""}\n`;
   }

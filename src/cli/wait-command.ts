@@ -57,7 +57,7 @@ export const waitCommand: Command<Waited> = {
     const allOk = records.length > 0 && records.every((r) => r.status === "ok");
     const lines = records.flatMap((r) => [
       recordLine(r),
-      ...errorLines(r, { tail: false }).map((l) => `  ${l}`),
+      ...errorLines(r, systemClock.wallNow().getTime(), { tail: false }).map((l) => `  ${l}`),
     ]);
     if (result.timedOut) lines.push(`timed out with ${result.pending.length} still running`);
     lines.push(...running.map(snapshotLine));

@@ -1,4 +1,4 @@
-/** Spec defaults that do not depend on the backend (design.md §8). */
+/** Spec defaults that do not depend on the backend (specs/dispatch-folder.md, "spec.json"). */
 export const SPEC_DEFAULTS = {
   killGraceMs: 10_000,
   pollMs: 250,

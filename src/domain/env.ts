@@ -1,5 +1,5 @@
 // The agent's environment: the dispatcher's own (so the user's credentials and settings work), minus what
-// would make the agent take itself for the orchestrator, plus catherd's markers (design.md §7).
+// would make the agent take itself for the orchestrator, plus catherd's markers (specs/dispatch.md §4).
 
 /** Variables naming the orchestrator's own session or thread, which a dispatched agent must not inherit. */
 export const ORCHESTRATOR_VARIABLES = [

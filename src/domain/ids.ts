@@ -1,6 +1,6 @@
 import { CatherdError } from "./errors.js";
 
-/** Run names, dispatch names and dispatch ids (design.md §2). Never `..`, never a path separator. */
+/** Run names, dispatch names and dispatch ids (specs/dispatch.md §1). Never `..`, never a path separator. */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export function isValidId(value: string): boolean {

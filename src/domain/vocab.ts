@@ -1,4 +1,5 @@
-// Closed vocabularies of the contract (design.md). Each is defined once; types and zod enums derive from it.
+// Closed vocabularies of the contract (specs/dispatch-folder.md, specs/record.md, specs/cli.md). Each is
+// defined once; types and zod enums derive from it.
 
 /** How a supervised dispatch ended (exit.json `reason`). */
 export const EXIT_REASONS = [
@@ -19,8 +20,9 @@ export const STATUSES = ["ok", "failed", "timeout", "cancelled", "limit", "lost"
 export type Status = (typeof STATUSES)[number];
 
 /**
- * Why a dispatch did not end well, in words an orchestrator can act on (specs/record.md). The first nine are
- * what the provider or the CLI said; the last five are how catherd ended or lost the dispatch.
+ * Why a dispatch did not end well, in words an orchestrator can act on (specs/record.md). The first nine
+ * (auth … cli) are what the provider or the CLI said; the other six are how catherd, or the machine's
+ * memory limit (oom), ended or lost the dispatch.
  */
 export const ERROR_KINDS = [
   "auth",

@@ -2,7 +2,7 @@ import type { LineFacts } from "./facts.js";
 import { REFUSAL_KINDS } from "./failure.js";
 import type { ErrorKind, ExitReason } from "./vocab.js";
 
-// The supervisor's rules (design.md §4, specs/supervisor.md) as pure functions of (state, facts, now).
+// The supervisor's rules (specs/supervisor.md, "The loop") as pure functions of (state, facts, now).
 // Times are milliseconds on a monotonic clock; nothing here reads a clock or touches the world.
 
 /** The limits a dispatch is watched against, from spec.json. */

@@ -69,7 +69,7 @@ export function removeLiveMarkerOf(dir: string): void {
  * Marks a recorded attempt whose chain goes on (see folder/chain.ts) live: its marker stays until the
  * hand-over is done, holds no slot and no paths, keeps the name, and tells every reader that promotes the
  * run that there is a hand-over to do. Best effort: without it, the chain's readers still hand over as
- * they follow it (dispatch/await-records.ts).
+ * they follow it (dispatch/reader.ts).
  */
 export function markHandOver(dir: string, name: string, backend: LiveMarker["backend"]): void {
   const place = placeOf(dir);

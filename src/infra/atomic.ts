@@ -4,7 +4,7 @@ import * as path from "node:path";
 // Every state change is a whole file: write a temp file beside the target, fsync, rename (or link, for
 // create-once files). Readers never see a torn file written by catherd.
 
-/** Files 0600 and folders 0700 (design.md §2), whatever the umask. */
+/** Files 0600 and folders 0700 (specs/dispatch-folder.md), whatever the umask. */
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
 

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 
-/** The longest line kept (design.md §4); a longer one is dropped and reading resumes at its newline. */
+/** The longest line kept (specs/supervisor.md, "The loop"); a longer one is dropped and reading resumes at its newline. */
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 /** Read and decoded this much at a time: text this small lives and dies in V8's young generation. */
 const CHUNK_BYTES = 64 * 1024;

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import { isDeadState, readProcStat } from "./proc-stat.js";
 
-// A process is identified by pid AND start time (design.md §1): a pid alone may have been reused.
+// A process is identified by pid AND start time (specs/supervisor.md): a pid alone may have been reused.
 
 /**
  * The start time of a live process, or null when it is gone or a zombie. On Linux: field 22 of

@@ -1,7 +1,7 @@
-import * as fs from "node:fs";
 import { type DispatchCgroup, membersOf } from "./cgroup/dispatch-cgroup.js";
 import { killCgroup } from "./cgroup/kill.js";
 import type { Clock } from "./clock.js";
+import { readProcStat } from "./proc-stat.js";
 import { groupAlive, isSameProcess, signalGroup, signalIdentified } from "./process-identity.js";
 import { findByDispatchVariable, findDescendants, type ProcessRef } from "./sweep.js";
 import { waitUntil } from "./wait-until.js";
@@ -56,23 +56,12 @@ export async function stopDispatch(target: StopTarget, clock: Clock): Promise<St
   let killedInCgroup = 0;
   if (target.cgroup !== undefined && target.cgroup !== null) {
     // Members outside the group escaped it (setsid): they count as swept, as the sweep would count them.
-    const outside = membersOf(target.cgroup).filter((pid) => processGroupOf(pid) !== group);
+    const outside = membersOf(target.cgroup).filter((pid) => readProcStat(pid)?.pgid !== group);
     await killCgroup(target.cgroup, clock);
     killedInCgroup = outside.length;
   }
   report.swept = killedInCgroup + sweep(target.dispatchId, escaped);
   return report;
-}
-
-/** The process group of a pid (field 5 of /proc/<pid>/stat), or null when it cannot be read. */
-function processGroupOf(pid: number): number | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(fields[2]);
-  } catch {
-    return null;
-  }
 }
 
 async function snapshotDescendants(target: StopTarget): Promise<ProcessRef[]> {

@@ -10,7 +10,7 @@ import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/sum
 import type { ErrorKind, ExitReason } from "../../src/domain/vocab.js";
 import { decide, initialWatch, nextDeadline, observe, type WatchLimits } from "../../src/domain/watch.js";
 
-// Recorded streams of the real CLIs (copied from shared/fixtures into test/fixtures/recorded) and the
+// Recorded streams of the real CLIs (test/fixtures/recorded/<cli>/) and the
 // folds the record makes of them: stdout through parse, then stderr through parseStderr.
 
 const ROOT = fileURLToPath(new URL("../fixtures/recorded/", import.meta.url));

@@ -280,6 +280,38 @@ describe("catherd mcp, in process", () => {
     expect(calls(bins, "claude")).toHaveLength(1);
   });
 
+  it("notifies a chain once, when it has ended: its last attempt and how it ended, not the first attempt's limit", async () => {
+    const bins = tempDir();
+    const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "quota"), exit: 1 }]);
+    const claude = fakeCli(bins, "claude", [{ lines: recordedLines("claude", "text"), exit: 0 }]);
+    const savedBin = process.env.CATHERD_CLAUDE_BIN;
+    process.env.CATHERD_CLAUDE_BIN = claude;
+    try {
+      await dispatch({
+        backend: "codex",
+        bin: codex,
+        name: "chain",
+        brief: "say hello",
+        fallback: ["claude-code"],
+      });
+    } finally {
+      if (savedBin === undefined) delete process.env.CATHERD_CLAUDE_BIN;
+      else process.env.CATHERD_CLAUDE_BIN = savedBin;
+    }
+    const notice = await waitFor("the chain's notification", () => session.notices[0], 30_000);
+    // Attempt 1 is recorded `limit` first: a notifier that did not follow the chain would report it.
+    expect(notice).toMatchObject({ event: "recorded", name: "chain", status: "ok" });
+    const attempts = (await cliJson(["result", "chain"])) as ResultData;
+    dispatched.push(...attempts.attempts.map((a) => a.dispatchId));
+    expect(attempts.attempts.map((a) => [a.backend, a.status])).toEqual([
+      ["codex", "limit"],
+      ["claude-code", "ok"],
+    ]);
+    expect(notice).toMatchObject({ dispatchId: attempts.attempts[1]?.dispatchId });
+    expect(session.notices).toHaveLength(1);
+    expect(session.levels).toEqual(["info"]);
+  });
+
   it("cancels a dispatch and reports the CLIs, as cancel and doctor do", async () => {
     await dispatch(fakeDispatch("stuck", [{ out: "waiting" }, { hang: true }]));
     const cancelled = await session.call("cancel", { name: "stuck" });

@@ -65,7 +65,7 @@ const WORDS = [
   "Reconnecting... 1/5",
   "429",
   "",
-  // The shapes of failures (shared/fixtures/*/auth401, quota, ratelimit-long, context400, …).
+  // The shapes of failures (test/fixtures/recorded/*/auth401, quota, ratelimit-long, context400, …).
   "api_error_status",
   "error_status",
   "terminal_reason",

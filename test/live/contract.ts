@@ -11,7 +11,7 @@ import {
 import { FINAL_MARKER, startMockModelServer } from "./mock-model-server.js";
 
 // One contract, run against each real CLI through `catherd dispatch` (specs/live-suite.md). The expected
-// verdicts follow specs/record.md's status precedence and design.md §4's stop rules; where a CLI's own
+// verdicts follow specs/record.md's status precedence and specs/supervisor.md's stop rules; where a CLI's own
 // behaviour makes them differ, CLI_EXPECTATIONS says so and why.
 
 /** How a failure scenario must end: exit.json's reason, record.json's kind and status, within how long. */

@@ -50,7 +50,7 @@ interface CliSetup {
 }
 
 /**
- * Dummy keys go into the dispatcher's own environment, which the agent inherits (design.md §7: secrets
+ * Dummy keys go into the dispatcher's own environment, which the agent inherits (specs/dispatch.md §4: secrets
  * belong in the inherited environment, not in spec.json). The mock server ignores them.
  */
 const INHERITED_KEYS: Record<string, string> = {

@@ -152,7 +152,7 @@ const google = (code: number, status: string, message: string, details?: unknown
 
 /**
  * The failure scenarios (specs/live-suite.md): every request of the run gets the refusal, in the shape
- * and with the words the real providers use (shared/fixtures/README.md, "Failures"). Each is a function:
+ * and with the words the real providers use (specs/backends.md, "Failures"). Each is a function:
  * a rate limit's reset time is an hour after the request.
  */
 const REFUSALS: Partial<Record<Scenario, (api: Api) => Refusal>> = {

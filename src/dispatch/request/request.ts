@@ -123,7 +123,7 @@ function check<T>(field: string, schema: z.ZodType<T>, value: unknown, fix: stri
   return parsed.data;
 }
 
-/** Validates every input of `catherd dispatch` before anything is written (design.md §7). */
+/** Validates every input of `catherd dispatch` before anything is written (specs/dispatch.md §1). */
 export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
   if (raw.backend === undefined)
     throw invalid("--backend", "is required", `catherd dispatch --backend ${BACKEND_IDS.join("|")} …`);
