@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { type DispatchObservation, dispatchState } from "../../src/domain/state.js";
+import {
+  type DispatchObservation,
+  dispatchState,
+  readerDuty,
+  waitsUnpromoted,
+} from "../../src/domain/state.js";
 
 const base: DispatchObservation = {
   hasRecord: false,
@@ -71,4 +76,47 @@ describe("dispatchState", () => {
       expect(dispatchState({ ...base, ...observation })).toBe(state);
     });
   }
+});
+
+describe("readerDuty", () => {
+  const cases: [string, Parameters<typeof readerDuty>, ReturnType<typeof readerDuty>][] = [
+    [
+      "an orphan whose named agent runs: adopt it",
+      ["orphaned", { supervisorAlive: false, agentNamedAlive: true }],
+      "adopt",
+    ],
+    [
+      "an orphan known only by its dispatch variable: nothing a reader can do (cancel stops it)",
+      ["orphaned", { supervisorAlive: false, agentNamedAlive: false }],
+      null,
+    ],
+    ["a lost dispatch: record it", ["lost", { supervisorAlive: false, agentNamedAlive: false }], "record"],
+    [
+      "ended, its supervisor gone before the record: record it",
+      ["exited", { supervisorAlive: false, agentNamedAlive: false }],
+      "record",
+    ],
+    [
+      "ended, its supervisor writing the record: leave it",
+      ["exited", { supervisorAlive: true, agentNamedAlive: false }],
+      null,
+    ],
+    ["running", ["running", { supervisorAlive: true, agentNamedAlive: true }], null],
+    ["recorded", ["recorded", { supervisorAlive: false, agentNamedAlive: false }], null],
+    ["queued", ["queued", { supervisorAlive: false, agentNamedAlive: false }], null],
+  ];
+  for (const [title, args, duty] of cases) {
+    it(`is ${duty ?? "nothing"} for ${title}`, () => {
+      expect(readerDuty(...args)).toBe(duty);
+    });
+  }
+});
+
+describe("waitsUnpromoted", () => {
+  it("is true only for a dispatch admitted queued, neither promoted nor ended", () => {
+    const all = [false, true].flatMap((queued) =>
+      [false, true].flatMap((promoted) => [false, true].map((ended) => ({ queued, promoted, ended }))),
+    );
+    expect(all.filter(waitsUnpromoted)).toEqual([{ queued: true, promoted: false, ended: false }]);
+  });
 });

@@ -13,12 +13,14 @@ export interface FakeClockOptions {
   /** How far each face moves for a sleep of `ms` (a clock whose faces disagree); both `ms` by default. */
   monoStep?: (ms: number) => number;
   wallStep?: (ms: number) => number;
+  /** Time stands still: a sleep ends only when its signal aborts (a wait answered by a real change alone). */
+  frozen?: boolean;
 }
 
 /**
  * The tests' one clock. Its sleeps jump time forward at once, running the events due on the way (in time
  * order); an aborted signal cuts a sleep at the event that aborted it. It records every sleep asked of
- * it. Its two faces move together unless steps say otherwise.
+ * it. Its two faces move together unless steps say otherwise; a frozen one does not move at all.
  */
 export class FakeClock implements Clock {
   mono: number;
@@ -27,6 +29,7 @@ export class FakeClock implements Clock {
   private readonly events: { at: number; happen: () => void }[];
   private readonly monoStep: (ms: number) => number;
   private readonly wallStep: (ms: number) => number;
+  private readonly frozen: boolean;
 
   constructor(options: FakeClockOptions | { at: number; happen: () => void }[] = {}) {
     const o: FakeClockOptions = Array.isArray(options) ? { events: options } : options;
@@ -35,6 +38,7 @@ export class FakeClock implements Clock {
     this.events = [...(o.events ?? [])];
     this.monoStep = o.monoStep ?? ((ms) => ms);
     this.wallStep = o.wallStep ?? ((ms) => ms);
+    this.frozen = o.frozen === true;
   }
 
   now(): number {
@@ -47,6 +51,13 @@ export class FakeClock implements Clock {
 
   async sleep(ms: number, signal?: AbortSignal): Promise<void> {
     this.sleeps.push(ms);
+    if (this.frozen) {
+      await new Promise<void>((resolve) => {
+        if (signal?.aborted === true) resolve();
+        signal?.addEventListener("abort", () => resolve(), { once: true });
+      });
+      return;
+    }
     const from = this.mono;
     const until = this.mono + this.monoStep(ms);
     for (;;) {

@@ -1,8 +1,15 @@
+import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Clock } from "../../src/infra/clock.js";
-import { type WaitOptions, type WakeSource, waitUntil, watchFolders } from "../../src/infra/wait-until.js";
+import {
+  type WaitOptions,
+  type WakeSource,
+  waitUntil,
+  wakeOnEvents,
+  wakeWhenSettled,
+  watchFolders,
+} from "../../src/infra/wait-until.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 import { tempDir } from "../helpers/folders.js";
 
@@ -178,15 +185,7 @@ describe("waitUntil", () => {
 });
 
 /** A clock whose sleeps end only when cut short: a wait on it can only be answered by a real change. */
-const frozenClock: Clock = {
-  now: () => 0,
-  wallNow: () => new Date(0),
-  sleep: (_ms, signal) =>
-    new Promise((resolve) => {
-      if (signal?.aborted === true) resolve();
-      signal?.addEventListener("abort", () => resolve(), { once: true });
-    }),
-};
+const frozenClock = new FakeClock({ frozen: true });
 
 /** Fails a test that waits longer than a generous deadline instead of hanging it. */
 function withinDeadline<T>(what: string, waiting: Promise<T>, ms = 10_000): Promise<T> {
@@ -269,5 +268,72 @@ describe("watchFolders", () => {
     });
     expect({ answer, sleeps: clock.sleeps }).toEqual({ answer: "polled", sleeps: [100, 100] });
     fs.rmSync(parent, { recursive: true, force: true });
+  });
+});
+
+describe("what else can wake or end a wait", () => {
+  it("ends with undefined as soon as its signal aborts, mid-sleep, and closes the watch", async () => {
+    const { source, watch } = fakeWatch();
+    const abandon = new AbortController();
+    const clock = new FakeClock({ frozen: true });
+    let checks = 0;
+    const waiting = waitUntil(
+      () => {
+        checks += 1;
+        return undefined;
+      },
+      { clock, deadline: NEVER, pollMs: 60_000, watch, signal: abandon.signal },
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    abandon.abort();
+    expect(await withinDeadline("the abandoned wait", waiting)).toBeUndefined();
+    expect({ checks, closed: source.closed }).toEqual({ checks: 1, closed: 1 });
+  });
+
+  it("checks nothing when its signal has aborted already", async () => {
+    const abandon = new AbortController();
+    abandon.abort();
+    let checks = 0;
+    const answer = await waitUntil(
+      () => {
+        checks += 1;
+        return "never asked";
+      },
+      { clock: new FakeClock(), deadline: 1000, pollMs: 100, signal: abandon.signal },
+    );
+    expect({ answer, checks }).toEqual({ answer: undefined, checks: 0 });
+  });
+
+  it("wakes on an emitter's events and on a promise settling, not before", async () => {
+    const emitter = new EventEmitter();
+    let emitted = false;
+    const byEvent = waitUntil(() => (emitted ? "event" : undefined), {
+      clock: frozenClock,
+      deadline: NEVER,
+      pollMs: 60_000,
+      watch: wakeOnEvents(emitter, ["end"]),
+    });
+    emitted = true;
+    emitter.emit("end");
+    expect(await withinDeadline("the event", byEvent)).toBe("event");
+    expect(emitter.listenerCount("end")).toBe(0);
+
+    let settle: () => void = () => {};
+    const settled = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    let done = false;
+    const byPromise = waitUntil(() => (done ? "settled" : undefined), {
+      clock: frozenClock,
+      deadline: NEVER,
+      pollMs: 60_000,
+      watch: wakeWhenSettled(
+        settled.then(() => {
+          done = true;
+        }),
+      ),
+    });
+    settle();
+    expect(await withinDeadline("the promise", byPromise)).toBe("settled");
   });
 });
