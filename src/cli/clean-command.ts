@@ -65,6 +65,11 @@ export function renderClean(report: CleanReport): string {
   }
   for (const d of report.kept)
     lines.push(paint(`kept ${d.run}/${d.name}/${d.dispatchId}: ${d.why}`, "yellow"));
+  const cgroups = report.cgroupsRemoved.length;
+  if (cgroups > 0)
+    lines.push(
+      `${report.dryRun ? "would remove" : "removed"} ${cgroups} empty cgroup${cgroups === 1 ? "" : "s"} left by dispatches that are recorded or gone`,
+    );
   const n = report.removed.length;
   const total = `${report.dryRun ? "would free" : "freed"} ${bytes(report.freedBytes)} (${n} dispatch${n === 1 ? "" : "es"})`;
   lines.push(report.kept.length === 0 ? total : `${total}; kept ${report.kept.length}`);

@@ -3,8 +3,11 @@ import * as path from "node:path";
 import { type CleanFacts, judgeForClean, type WorktreeFacts } from "../domain/clean.js";
 import { isValidId } from "../domain/ids.js";
 import type { WorktreePlan } from "../domain/schemas.js";
+import { agentDispatchId } from "../folder/ids.js";
 import { FILES, fileIn, placeOf } from "../folder/layout.js";
 import { readFolderJson } from "../folder/read.js";
+import { cgroupName } from "../infra/cgroup/dispatch-cgroup.js";
+import { removeLeftoverCgroups } from "../infra/cgroup/leftovers.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { bytesUnder, removeMeasured } from "../infra/disk-usage.js";
 import { inspectWorktree, removeWorktree } from "../infra/git-worktree.js";
@@ -51,7 +54,15 @@ export interface CleanReport {
   removed: CleanedDispatch[];
   kept: KeptDispatch[];
   freedBytes: number;
+  /** Empty cgroups of dispatches that are recorded or gone, removed (or that would be, with --dry-run). */
+  cgroupsRemoved: string[];
 }
+
+/**
+ * A leftover cgroup is removed once its dispatch is older than this and the cgroup empty: a live
+ * dispatch's cgroup is empty only for moments, and another home's dispatches share catherd's cgroup.
+ */
+export const LEFTOVER_CGROUP_AGE_MS = 3_600_000;
 
 /** Cleans the given runs. */
 export async function cleanRuns(runs: readonly RunPaths[], options: CleanOptions): Promise<CleanReport> {
@@ -63,10 +74,14 @@ export async function cleanRuns(runs: readonly RunPaths[], options: CleanOptions
     removed: [],
     kept: [],
     freedBytes: 0,
+    cgroupsRemoved: [],
   };
+  const live = new Set<string>();
   for (const run of runs) {
     for (const dir of listDispatchDirs(run)) {
       const outcome = await cleanDispatch(run, dir, options, clock, now);
+      const name = liveCgroupName(dir);
+      if (name !== null) live.add(name);
       if (outcome === null) continue;
       if ("why" in outcome) report.kept.push(outcome);
       else {
@@ -81,7 +96,17 @@ export async function cleanRuns(runs: readonly RunPaths[], options: CleanOptions
     }
     if (!options.dryRun) await tidyRun(run);
   }
+  report.cgroupsRemoved = removeLeftoverCgroups(now, LEFTOVER_CGROUP_AGE_MS, (name) => live.has(name), {
+    dryRun: options.dryRun,
+  });
   return report;
+}
+
+/** The cgroup name of a dispatch that is not recorded (its cgroup may be in use), else null. */
+function liveCgroupName(dir: string): string | null {
+  if (fs.existsSync(fileIn(dir, FILES.record))) return null;
+  const spec = okValue(readFolderJson(dir, FILES.spec));
+  return spec === null ? null : cgroupName(agentDispatchId({ dir, spec }), dir);
 }
 
 /** A staging folder older than this belongs to a dispatcher that died: admission gives up within 5 min. */

@@ -9,12 +9,13 @@ import {
   SCHEMA_VERSION,
   type SpecFile,
 } from "../domain/schemas.js";
+import { removeCgroupOf } from "../infra/cgroup/leftovers.js";
 import { okValue } from "../infra/json-file.js";
 import { tailLines } from "../infra/tail.js";
 import { backendOf } from "./backend.js";
 import { nextStepOf } from "./chain.js";
 import { dispatchChanges } from "./changes.js";
-import { dispatchIdOf } from "./ids.js";
+import { agentDispatchId, dispatchIdOf } from "./ids.js";
 import { FILES, fileIn } from "./layout.js";
 import { markHandOver, removeLiveMarkerOf } from "./markers.js";
 import { settlePrivateTemp } from "./private-temp.js";
@@ -52,6 +53,9 @@ export async function writeRecord(
   if (record.reply !== null) writeReply(dir, record.reply);
   const { schema: _schema, ...body } = record;
   const created = createFolderJson(dir, FILES.record, body, writer);
+  // The supervisor removed its cgroup at its stop; one killed before that left it, and whoever records
+  // the dispatch removes it (empty only: a process stuck in it keeps it, for `clean` to find later).
+  if (spec !== null) removeCgroupOf(agentDispatchId({ dir, spec }), dir);
   // A chain that goes on stays live (its name, its marker) until the hand-over is done.
   if (record.next == null) removeLiveMarkerOf(dir);
   else markHandOver(dir, record.name ?? "", record.backend);

@@ -99,6 +99,7 @@ describe("clean's report for people", () => {
         },
       ],
       freedBytes: 1536,
+      cgroupsRemoved: [],
     });
     expect(text).toBe(
       [

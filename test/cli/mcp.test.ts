@@ -161,6 +161,10 @@ describe("catherd mcp, in process", () => {
     dispatched.push(String(made.dispatchId), String(viaCli.dispatched.dispatchId));
     expect(Object.keys(made).sort()).toEqual(Object.keys(viaCli.dispatched).sort());
     expect(made).toMatchObject({ name: "again", backend: "exec" });
+    // Both run `true` under their supervisors: done only once recorded (else the reaper races their exit).
+    for (const dir of [made.dir, viaCli.dispatched.dir]) {
+      await waitForFile(path.join(String(dir), "record.json"), 30_000);
+    }
   });
 
   it("notifies the client when a dispatch it made is recorded: name, status, the reply's first line; info when ok, warning when not", async () => {

@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { reapDispatch } from "./processes.js";
+import { reapCgroups, reapDispatch } from "./processes.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const FAKE_AGENT = path.join(ROOT, "test/fixtures/fake-agent.mjs");
@@ -92,11 +92,15 @@ export async function supervise(dir: string, timeoutMs = 20_000) {
   return result;
 }
 
-/** Kills every supervisor a test started and every process of the given dispatches; returns leftovers. */
+/**
+ * Kills every supervisor a test started and every process of the given dispatches, then removes the
+ * cgroups they left; returns how many of either a test left behind (none, when it ended cleanly).
+ */
 export function reapAll(dispatchIds: readonly string[]): number {
   for (const child of started) child.kill("SIGKILL");
   started.clear();
-  return dispatchIds.reduce((n, id) => n + reapDispatch(id), 0);
+  const processes = dispatchIds.reduce((n, id) => n + reapDispatch(id), 0);
+  return processes + dispatchIds.reduce((n, id) => n + reapCgroups(id), 0);
 }
 
 export function readJson(file: string): Record<string, unknown> {

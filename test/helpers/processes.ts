@@ -1,4 +1,6 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
+import { detectCgroups } from "../../src/infra/cgroup/detect.js";
 import { isDeadState, readProcStat } from "../../src/infra/proc-stat.js";
 import { findByDispatchVariable } from "../../src/infra/sweep.js";
 
@@ -48,4 +50,41 @@ export function standbysOf(home: string): number[] {
     }
   }
   return pids;
+}
+
+const cgroupLayout = detectCgroups();
+
+/**
+ * The cgroup folders of a dispatch still under catherd's cgroup, in every hierarchy (its name is its id
+ * and a hash of its folder: infra/cgroup/dispatch-cgroup.ts). None where the machine gives no cgroups.
+ */
+export function cgroupsOf(dispatchId: string): string[] {
+  if (cgroupLayout === null) return [];
+  const prefix = `${dispatchId
+    .replace(/[^A-Za-z0-9._-]/g, "_")
+    .replace(/^\.+/, "_")
+    .slice(0, 64)}-`;
+  return cgroupLayout.hierarchies.flatMap(({ parent }) => {
+    try {
+      return fs
+        .readdirSync(parent)
+        .filter((name) => name.startsWith(prefix) && /^[0-9a-f]{10}$/.test(name.slice(prefix.length)))
+        .map((name) => path.join(parent, name));
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Removes (once empty) the cgroups a dispatch left behind, and says how many there were. */
+export function reapCgroups(dispatchId: string): number {
+  const left = cgroupsOf(dispatchId);
+  for (const dir of left) {
+    try {
+      fs.rmdirSync(dir);
+    } catch {
+      // still busy: the process reaper got there first or a member is stuck; counted either way
+    }
+  }
+  return left.length;
 }
