@@ -56,11 +56,11 @@ export function parseKeyValues(line: string): Record<string, string> {
   return fields;
 }
 
-/** What Slurm prints for "nothing": the empty string, (null), None, N/A, Unknown, n/a. */
+/** What Slurm prints for "nothing": the empty string, (null), None, NONE, N/A, n/a, Unknown. */
 function orNull(value: string | undefined): string | null {
   if (value === undefined) return null;
   const v = value.trim();
-  return v === "" || v === "(null)" || v === "None" || v === "N/A" || v === "n/a" || v === "Unknown"
+  return v === "" || v === "(null)" || v === "None" || v === "NONE" || v === "N/A" || v === "n/a" || v === "Unknown"
     ? null
     : v;
 }
