@@ -56,13 +56,14 @@ export function parseKeyValues(line: string): Record<string, string> {
   return fields;
 }
 
-/** What Slurm prints for "nothing": the empty string, (null), None, NONE, N/A, n/a, Unknown. */
+/** What Slurm prints for "nothing". */
+const NOTHING = new Set(["", "(null)", "None", "NONE", "N/A", "n/a", "Unknown"]);
+
+/** A field's value, or null where Slurm printed one of its words for "nothing". */
 function orNull(value: string | undefined): string | null {
   if (value === undefined) return null;
   const v = value.trim();
-  return v === "" || v === "(null)" || v === "None" || v === "NONE" || v === "N/A" || v === "n/a" || v === "Unknown"
-    ? null
-    : v;
+  return NOTHING.has(v) ? null : v;
 }
 
 /** `0:15` → {code: 0, signal: 15}. */
