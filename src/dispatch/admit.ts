@@ -19,6 +19,7 @@ import { writeLiveMarker } from "../folder/markers.js";
 import { resolveSpec } from "../folder/spec.js";
 import { writeBrief, writeFolderJson } from "../folder/write.js";
 import { makeDir, writeFileAtomic, writeJsonAtomic } from "../infra/atomic.js";
+import { hostIdentity } from "../infra/host-identity.js";
 import { readJsonFile } from "../infra/json-file.js";
 import { dispatchDir, nameDir, type RunPaths, runPaths } from "../infra/paths.js";
 import { startTimeOf } from "../infra/process-identity.js";
@@ -337,7 +338,7 @@ function writeFolder(
     cwd: placed.cwd,
     owns: request.owns,
     admittedAt: at.toISOString(),
-    dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid) },
+    dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid), host: hostIdentity() },
     git: placed.git,
     attempt: request.chain?.attempt ?? 1,
     failoverFrom: request.chain?.failoverFrom ?? null,

@@ -7,6 +7,7 @@ import { FILES, type FolderPlace, fileIn, placeOf } from "../folder/layout.js";
 import { writeLiveMarker } from "../folder/markers.js";
 import { writeRecord } from "../folder/record.js";
 import { createFolderJson, writeFolderJson } from "../folder/write.js";
+import { hostIdentity } from "../infra/host-identity.js";
 import { readJsonFile } from "../infra/json-file.js";
 import { type RunPaths, runPaths } from "../infra/paths.js";
 import { startTimeOf } from "../infra/process-identity.js";
@@ -61,7 +62,10 @@ export async function promoteUnderLock(
       await recordCancelledWhileQueued(dir);
       continue;
     }
-    const promoted = { at: now.toISOString(), by: { pid: process.pid, startTime: startTimeOf(process.pid) } };
+    const promoted = {
+      at: now.toISOString(),
+      by: { pid: process.pid, startTime: startTimeOf(process.pid), host: hostIdentity() },
+    };
     // A stranded promotion (its promoter died before the supervisor came) is taken over; a fresh one is
     // created exclusively, so a promoter that somehow raced past the lock cannot promote it twice.
     if (strandedDirs.has(dir)) writeFolderJson(dir, FILES.promoted, promoted);
