@@ -6,8 +6,8 @@ import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { hostIdentity } from "../../src/infra/host-identity.js";
 import { resolveExecutable } from "../../src/infra/which.js";
-import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
-import { CLI_MAIN, FAKE_AGENT, readJson, reapAll, tempDir } from "../helpers/folders.js";
+import { dispatchedOf, fakeDispatchArgs, isolatedHome, runCli } from "../helpers/cli.js";
+import { CLI_MAIN, readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid } from "../helpers/processes.js";
 import { waitFor, waitForJson } from "../helpers/wait.js";
 
@@ -91,21 +91,7 @@ describe.skipIf(why !== null)("a reader in another PID namespace", () => {
 async function dispatch(env: NodeJS.ProcessEnv, steps: Record<string, unknown>[]) {
   const scenario = path.join(tempDir(), "scenario.json");
   fs.writeFileSync(scenario, JSON.stringify({ steps }));
-  const result = await runCli(
-    [
-      "dispatch",
-      "--backend",
-      "exec",
-      "--json",
-      "--kill-grace",
-      "300ms",
-      "--",
-      process.execPath,
-      FAKE_AGENT,
-      scenario,
-    ],
-    { env },
-  );
+  const result = await runCli(fakeDispatchArgs(scenario), { env });
   expect(result.stderr).toBe("");
   expect(result.code).toBe(0);
   const d = dispatchedOf(result);

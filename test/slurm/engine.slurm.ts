@@ -12,6 +12,7 @@ import { clusterLicenses, definesLicense } from "../../src/infra/slurm/licenses.
 import { submitJob } from "../../src/infra/slurm/submit.js";
 import { tempDir } from "../helpers/folders.js";
 import { waitForFile } from "../helpers/wait.js";
+import { eventually, inState, untilJob } from "./poll.js";
 
 // The engine wrapper (src/infra/slurm/) against a real one-node cluster (test/slurm/cluster.setup.ts):
 // jobs that wait for a file the test creates, so that each state is reached when the test says, never
@@ -49,25 +50,9 @@ function waitingJob(name: string, licenses: Record<string, number> = {}, code = 
   };
 }
 
-/** Reads the job until `check` accepts the reading; fails with the last reading after the deadline. */
-async function until(
-  jobId: string,
-  what: string,
-  check: (reading: JobReading) => boolean,
-  timeoutMs = 30_000,
-): Promise<JobReading> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const reading = await readJob(jobId, { env });
-    if (check(reading)) return reading;
-    if (Date.now() > deadline) {
-      throw new Error(`job ${jobId} not ${what} after ${timeoutMs} ms: ${JSON.stringify(reading)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-const inState = (state: string) => (r: JobReading) => r.kind === "known" && r.job.state === state;
+/** Reads the job until `accept` takes the reading. */
+const until = (jobId: string, what: string, accept: (reading: JobReading) => boolean) =>
+  untilJob(jobId, what, accept, env);
 
 describe.skipIf(cluster === null)("the Slurm engine wrapper on a real one-node cluster", () => {
   if (cluster === null) return;
@@ -142,12 +127,10 @@ describe.skipIf(cluster === null)("the Slurm engine wrapper on a real one-node c
       words: `slurm job ${jobId} CANCELLED, batch script signal 15`,
     });
     // slurmstepd writes its notice as it kills the job: wait for it rather than assume it is there.
-    const deadline = Date.now() + 15_000;
-    let notice = engineNoticeIn(job.request.outputPath);
-    while (notice === null && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      notice = engineNoticeIn(job.request.outputPath);
-    }
+    const notice = await eventually(
+      "slurmstepd's notice",
+      () => engineNoticeIn(job.request.outputPath) ?? undefined,
+    );
     expect(notice).toMatchObject({ jobId, node: cluster.node, due: null });
     expect(notice?.words).toMatch(new RegExp(`^JOB ${jobId} ON ${cluster.node} CANCELLED AT \\S+$`));
   });
@@ -203,14 +186,12 @@ describe.skipIf(cluster === null)("the Slurm engine wrapper on a real one-node c
 
 /** Returns the node to service after a test took it down: it re-registers by itself (ReturnToService=2). */
 async function nodeBackInService(scontrol: (...args: string[]) => Promise<{ stdout: string }>) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
+  await eventually(`node ${cluster?.node} back in service`, async () => {
     const { stdout } = await scontrol("show", "node", "-o", cluster?.node ?? "");
-    if (/State=IDLE(\s|$)/.test(stdout)) return;
+    if (/State=IDLE(\s|$)/.test(stdout)) return true;
     if (/State=DOWN/.test(stdout)) {
       await scontrol("update", `nodename=${cluster?.node}`, "state=resume").catch(() => {});
     }
-    if (Date.now() > deadline) throw new Error(`node not back in service: ${stdout}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+    return undefined;
+  });
 }
