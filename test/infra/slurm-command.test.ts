@@ -1,9 +1,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { cancelJob } from "../../src/infra/slurm/cancel.js";
 import { runSlurm } from "../../src/infra/slurm/command.js";
 import { readJob, readJobs } from "../../src/infra/slurm/job.js";
 import { engineNoticeIn } from "../../src/infra/slurm/job-output.js";
+import { clusterLicenses, definesLicense } from "../../src/infra/slurm/licenses.js";
 import { submitJob } from "../../src/infra/slurm/submit.js";
 import { ROOT, tempDir } from "../helpers/folders.js";
 
@@ -168,5 +170,32 @@ describe("the engine's notice in a job's output", () => {
     );
     expect(engineNoticeIn(file)).toMatchObject({ jobId: "4", due: "TIME LIMIT" });
     expect(engineNoticeIn(path.join(dir, "missing.out"))).toBeNull();
+  });
+});
+
+describe("cancelling a job and reading the cluster's licenses", () => {
+  it("runs scancel with the job id, and carries its words when it refuses", async () => {
+    const dir = tempDir();
+    await cancelJob("12", { env: standIns({ scancel: `echo "$@" > ${dir}/args` }) });
+    expect(fs.readFileSync(path.join(dir, "args"), "utf8")).toBe("12\n");
+    const refused = standIns({
+      scancel: "echo 'scancel: error: Kill job error on job id 12: Access/permission denied' >&2; exit 1",
+    });
+    await expect(cancelJob("12", { env: refused })).rejects.toMatchObject({
+      code: "E_ENGINE_REFUSED",
+      message:
+        "cannot cancel Slurm job 12: slurm says: Kill job error on job id 12: Access/permission denied",
+    });
+    await expect(cancelJob("all")).rejects.toThrow(TypeError);
+  });
+
+  it("reads the licenses the cluster defines, and says the engine is missing without scontrol", async () => {
+    const env = standIns({ scontrol: `cat ${fixture("scontrol-show-licenses.txt")}` });
+    expect(Object.keys(await clusterLicenses({ env }))).toEqual(["claude-code", "codex", "gemini"]);
+    expect(await definesLicense("codex", { env })).toBe(true);
+    expect(await definesLicense("opencode", { env })).toBe(false);
+    await expect(clusterLicenses({ env: { ...process.env, PATH: tempDir() } })).rejects.toMatchObject({
+      code: "E_ENGINE_MISSING",
+    });
   });
 });
