@@ -9,6 +9,7 @@ import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
 import { readFolderJson } from "../src/folder/read.js";
 import { absolutePaths, readSpecFile, resolveSpec } from "../src/folder/spec.js";
 import { writeFolderJson } from "../src/folder/write.js";
+import { hostIdentity } from "../src/infra/host-identity.js";
 import { tryLock } from "../src/infra/lock.js";
 import { isSameProcess, startTimeOf } from "../src/infra/process-identity.js";
 import { adoptedChild } from "./adopted-child.js";
@@ -115,6 +116,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
     {
       pid: process.pid,
       startTime: startTimeOf(process.pid),
+      host: hostIdentity(),
       startedAt: origin.wall.toISOString(),
       adoptions: 0,
       firstStartedAt: origin.wall.toISOString(),
@@ -162,6 +164,7 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
         pid: child.pid,
         pgid: child.pid,
         startTime: watched.startTime,
+        host: hostIdentity(),
         startedAt: clock.wallNow().toISOString(),
         argv0: spec.cmd,
       },

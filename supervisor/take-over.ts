@@ -4,6 +4,7 @@ import { FILES, fileIn } from "../src/folder/layout.js";
 import { readFolderJson } from "../src/folder/read.js";
 import { writeFolderJson } from "../src/folder/write.js";
 import type { Clock } from "../src/infra/clock.js";
+import { hostIdentity } from "../src/infra/host-identity.js";
 import { type Release, tryLock } from "../src/infra/lock.js";
 import { isSameProcess, startTimeOf } from "../src/infra/process-identity.js";
 import { waitUntil } from "../src/infra/wait-until.js";
@@ -78,6 +79,7 @@ export async function takeOver(
         {
           pid: process.pid,
           startTime: startTimeOf(process.pid),
+          host: hostIdentity(),
           startedAt: deps.clock.wallNow().toISOString(),
           adoptions,
           firstStartedAt,

@@ -111,8 +111,8 @@ export function stackOf(error: unknown): string | null {
 export const WAIT_TIMEOUT_EXIT = 124;
 
 /**
- * The process exit status for an error code (specs/cli.md, "Exit codes"): 2 usage, 3 not ready,
- * 130 interrupted, else 1.
+ * The process exit status for an error code (specs/cli.md, "Exit codes"): 2 usage, 3 not ready (a CLI,
+ * or the placement's engine), 130 interrupted, else 1.
  */
 export function exitCodeFor(code: ErrorCode): number {
   switch (code) {
@@ -121,6 +121,7 @@ export function exitCodeFor(code: ErrorCode): number {
     case "E_BACKEND_MISSING":
     case "E_BACKEND_BROKEN":
     case "E_BACKEND_TOO_OLD":
+    case "E_ENGINE_MISSING":
       return 3;
     case "E_INTERRUPTED":
       return 130;

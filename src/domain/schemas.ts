@@ -34,7 +34,16 @@ const positiveCount = z.number().int().positive();
  * null when it could not be read: the process was alive, its identity cannot be verified.
  */
 const startTime = z.string().min(1).nullable();
-const processIdentity = z.object({ pid: z.number().int().positive(), startTime });
+/**
+ * The host a process ran on (src/domain/host.ts): a pid and a start time mean something only there.
+ * Optional: a folder written before hosts were recorded names none, and its processes count as this host's.
+ */
+const host = loose({
+  name: z.string(),
+  bootId: z.string().min(1).nullable(),
+  pidNamespace: z.string().min(1).nullable(),
+}).optional();
+const processIdentity = z.object({ pid: z.number().int().positive(), startTime, host });
 
 export const backendIdSchema = z.enum(BACKEND_IDS);
 export const exitReasonSchema = z.enum(EXIT_REASONS);
@@ -131,6 +140,7 @@ export const supervisorFileSchema = loose({
   schema: schemaField,
   pid: z.number().int().positive(),
   startTime,
+  host,
   startedAt: isoTime,
   /** How many supervisors took this dispatch over after the one before died: 0 for the first. */
   adoptions: ms.default(0),
@@ -144,6 +154,7 @@ export const procFileSchema = loose({
   pid: z.number().int().positive(),
   pgid: z.number().int().positive(),
   startTime,
+  host,
   startedAt: isoTime,
   argv0: z.string(),
 });

@@ -109,6 +109,9 @@ export const ERROR_CODES = [
   "E_SUPERVISOR_LOST",
   "E_AGENT_OOM",
   "E_TIMEOUT",
+  "E_ENGINE_MISSING",
+  "E_ENGINE_REFUSED",
+  "E_ENGINE_TIMEOUT",
   "E_INTERRUPTED",
   "E_INTERNAL",
 ] as const;

@@ -16,6 +16,7 @@ import { writeLiveMarker } from "../../folder/markers.js";
 import { resolveSpec } from "../../folder/spec.js";
 import { writeBrief, writeFolderJson } from "../../folder/write.js";
 import { makeDir, writeFileAtomic } from "../../infra/atomic.js";
+import { hostIdentity } from "../../infra/host-identity.js";
 import { dispatchDir, latestFile, nameDir, type RunPaths } from "../../infra/paths.js";
 import { startTimeOf } from "../../infra/process-identity.js";
 import type { ChainRequest, DispatchRequest } from "../request/request.js";
@@ -205,7 +206,7 @@ function writeFolder(
     cwd: placed.cwd,
     owns: request.owns,
     admittedAt: at.toISOString(),
-    dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid) },
+    dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid), host: hostIdentity() },
     git: placed.git,
     attempt: request.chain?.attempt ?? 1,
     failoverFrom: request.chain?.failoverFrom ?? null,

@@ -6,6 +6,7 @@ import { writeLiveMarker } from "../../folder/markers.js";
 import { readFolderJson } from "../../folder/read.js";
 import { createFolderJson, writeFolderJson } from "../../folder/write.js";
 import type { Clock } from "../../infra/clock.js";
+import { hostIdentity } from "../../infra/host-identity.js";
 import { okValue } from "../../infra/json-file.js";
 import type { RunPaths } from "../../infra/paths.js";
 import { startTimeOf } from "../../infra/process-identity.js";
@@ -70,7 +71,10 @@ export async function promoteUnderLock(
       await recordCancelledWhileQueued(dir, clock);
       continue;
     }
-    const promoted = { at: at.toISOString(), by: { pid: process.pid, startTime: startTimeOf(process.pid) } };
+    const promoted = {
+      at: at.toISOString(),
+      by: { pid: process.pid, startTime: startTimeOf(process.pid), host: hostIdentity() },
+    };
     // A stranded promotion (its promoter died before the supervisor came) is taken over; a fresh one is
     // created exclusively, so a promoter that somehow raced past the lock cannot promote it twice.
     if (strandedDirs.has(dir)) writeFolderJson(dir, FILES.promoted, promoted);

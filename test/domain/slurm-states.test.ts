@@ -1,0 +1,103 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseScontrolJob, type SlurmJob } from "../../src/domain/slurm-output.js";
+import { endingWords, engineEnding, jobPhase, pendingWords } from "../../src/domain/slurm-states.js";
+import { ROOT } from "../helpers/folders.js";
+
+const captured = (name: string) =>
+  parseScontrolJob(fs.readFileSync(path.join(ROOT, "test/fixtures/slurm", name), "utf8")) as SlurmJob;
+
+describe("the phase of a Slurm job state", () => {
+  it.each([
+    ["PENDING", "pending"],
+    ["REQUEUED", "pending"],
+    ["REQUEUE_HOLD", "pending"],
+    ["RUNNING", "running"],
+    ["CONFIGURING", "running"],
+    ["COMPLETING", "running"],
+    ["SUSPENDED", "running"],
+    ["STOPPED", "running"],
+    ["SIGNALING", "running"],
+    ["A_STATE_OF_A_NEWER_SLURM", "running"],
+    ["COMPLETED", "ended"],
+    ["CANCELLED", "ended"],
+    ["FAILED", "ended"],
+    ["TIMEOUT", "ended"],
+    ["NODE_FAIL", "ended"],
+    ["PREEMPTED", "ended"],
+    ["BOOT_FAIL", "ended"],
+    ["DEADLINE", "ended"],
+    ["OUT_OF_MEMORY", "ended"],
+  ])("%s is %s", (state, phase) => {
+    expect(jobPhase(state)).toBe(phase);
+  });
+});
+
+describe("what a pending job shows", () => {
+  it("shows Slurm's reason as it is, and says the scheduler has not looked yet without one", () => {
+    expect(pendingWords(captured("scontrol-pending-licenses.txt"))).toBe("Licenses");
+    expect(pendingWords({ reason: null })).toBe("waiting for the scheduler");
+  });
+});
+
+describe("the record of a job the engine ended", () => {
+  it.each([
+    [
+      "scontrol-cancelled-running.txt",
+      {
+        reason: "cancelled",
+        status: "cancelled",
+        kind: "cancelled",
+        words: "slurm job 1 CANCELLED, batch script signal 15",
+      },
+    ],
+    [
+      "scontrol-timeout.txt",
+      {
+        reason: "wall-timeout",
+        status: "timeout",
+        kind: "timeout",
+        words: "slurm job 4 TIMEOUT (TimeLimit), batch script signal 15",
+      },
+    ],
+    [
+      "scontrol-node-fail.txt",
+      {
+        reason: "lost",
+        status: "lost",
+        kind: "lost",
+        words: "slurm job 6 NODE_FAIL (NodeDown), batch script signal 15",
+      },
+    ],
+    [
+      "scontrol-completed.txt",
+      // Completed without a record: the supervisor exited 0 and wrote nothing (a reader records it lost).
+      { reason: "lost", status: "lost", kind: "lost", words: "slurm job 2 COMPLETED" },
+    ],
+  ])("from %s", (file, ending) => {
+    expect(engineEnding(captured(file), true)).toEqual(ending);
+  });
+
+  it("says who cancelled, where the engine says", () => {
+    const job = { ...captured("scontrol-cancelled-running.txt"), cancelledBy: "1000" };
+    expect(endingWords(job)).toBe("slurm job 1 CANCELLED by 1000, batch script signal 15");
+  });
+
+  it.each([
+    ["PREEMPTED", { status: "lost", kind: "lost" }],
+    ["BOOT_FAIL", { status: "lost", kind: "lost" }],
+    ["DEADLINE", { status: "timeout", kind: "timeout" }],
+    ["OUT_OF_MEMORY", { status: "failed", kind: "oom" }],
+    ["FAILED", { status: "lost", kind: "lost" }],
+  ])("maps %s", (state, ending) => {
+    expect(engineEnding({ ...captured("scontrol-completed.txt"), state }, true)).toMatchObject(ending);
+  });
+
+  it("says the supervisor never started when the folder shows none", () => {
+    const failed = { ...captured("scontrol-completed.txt"), state: "FAILED", exit: { code: 127, signal: 0 } };
+    expect(engineEnding(failed, false).words).toBe(
+      "slurm job 2 FAILED, batch script exit 127; its supervisor never started",
+    );
+  });
+});
