@@ -1,9 +1,8 @@
-import * as fs from "node:fs";
 import { type CleanReport, cleanRuns } from "../dispatch/clean.js";
+import { existingRun, runNames } from "../dispatch/read/locate.js";
 import { DEFAULT_CLEAN_AGE } from "../domain/clean.js";
 import { parseDuration } from "../domain/duration.js";
-import { isValidId } from "../domain/ids.js";
-import { catherdHome, type RunPaths, runName, runPaths, runsDir } from "../infra/paths.js";
+import { catherdHome, runName, runPaths } from "../infra/paths.js";
 import { type Command, stringOption } from "./kit.js";
 import { bytes, paint } from "./render.js";
 
@@ -33,7 +32,10 @@ export const cleanCommand: Command<{ clean: CleanReport }> = {
   async handler(input) {
     const home = catherdHome();
     const runFlag = stringOption(input, "run");
-    const runs = runFlag === undefined ? allRuns(home) : [runPaths(home, runName(runFlag))];
+    const runs =
+      runFlag === undefined
+        ? runNames(home).map((name) => runPaths(home, name))
+        : [existingRun(runPaths(home, runName(runFlag)), true)];
     const age = stringOption(input, "older-than") ?? DEFAULT_CLEAN_AGE;
     const olderThanMs = age === "0" ? 0 : parseDuration("--older-than", age, MAX_AGE_MS);
     const report = await cleanRuns(runs, {
@@ -44,17 +46,6 @@ export const cleanCommand: Command<{ clean: CleanReport }> = {
     return { data: { clean: report }, text: renderClean(report) };
   },
 };
-
-/** Every run of the home, by its folder. */
-function allRuns(home: string): RunPaths[] {
-  let names: string[];
-  try {
-    names = fs.readdirSync(runsDir(home));
-  } catch {
-    return [];
-  }
-  return names.filter((name) => isValidId(name)).map((name) => runPaths(home, name));
-}
 
 export function renderClean(report: CleanReport): string {
   const lines: string[] = [];

@@ -1,11 +1,16 @@
-import { locateDispatch } from "../dispatch/read/locate.js";
+import { existingRun, locateDispatch } from "../dispatch/read/locate.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome, type RunPaths, runName, runPaths } from "../infra/paths.js";
 import { type ParsedInput, stringOption } from "./kit.js";
 
-/** The run a read command looks in. */
-export function runPathsOf(input: ParsedInput): RunPaths {
-  return runPaths(catherdHome(), runName(stringOption(input, "run")));
+/**
+ * The run a read command looks in: `--run`, else `$CATHERD_RUN`, else `default`. A run named by either
+ * that does not exist is E_RUN_NOT_FOUND; the default run of a fresh home is an empty run.
+ */
+export function runPathsOf(input: ParsedInput, env: NodeJS.ProcessEnv = process.env): RunPaths {
+  const flag = stringOption(input, "run");
+  const named = flag !== undefined || (env.CATHERD_RUN !== undefined && env.CATHERD_RUN !== "");
+  return existingRun(runPaths(catherdHome(env), runName(flag, env)), named);
 }
 
 /** The `<name|id|dir>` a command was given, or E_INPUT_INVALID with the usage as the fix. */

@@ -5,9 +5,9 @@ import type { DispatchRow } from "../dispatch/read/rows.js";
 import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean.js";
 import type { DispatchState, Status } from "../domain/vocab.js";
 import { systemClock } from "../infra/clock.js";
-import { catherdHome, runName, runPaths } from "../infra/paths.js";
-import { type Command, RUN_OPTION, stringOption } from "./kit.js";
+import { type Command, RUN_OPTION } from "./kit.js";
 import { age, bytes, cell, count, paint, type Style, shortWhy, WIDTH } from "./render.js";
+import { runPathsOf } from "./resolve.js";
 
 const RECENT_MS = 24 * 3_600_000;
 
@@ -43,7 +43,7 @@ export const statusCommand: Command<{ dispatches: DispatchRow[]; cleanableBytes:
     all: { type: "boolean", description: "also records older than a day that were read" },
   },
   async handler(input) {
-    const run = runPaths(catherdHome(), runName(stringOption(input, "run")));
+    const run = runPathsOf(input);
     const all = await overview(run);
     const now = systemClock.wallNow().getTime();
     const shown =

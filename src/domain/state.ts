@@ -2,6 +2,11 @@ import type { DispatchState } from "./vocab.js";
 
 /** What a reader knows about a dispatch folder: which files exist and which processes are alive. */
 export interface DispatchObservation {
+  /**
+   * A file that decides the state exists but cannot be read (permissions, a folder in its place): the
+   * state is not known, and nobody may act on the dispatch as if it were.
+   */
+  unreadable?: boolean;
   hasRecord: boolean;
   hasExit: boolean;
   /** supervisor.json exists. */
@@ -31,6 +36,7 @@ export const START_GRACE_MS = 15_000;
 /** The state of a dispatch (specs/cli.md): one pure function of what is on disk and alive. */
 export function dispatchState(o: DispatchObservation, startGraceMs = START_GRACE_MS): DispatchState {
   if (o.hasRecord) return "recorded";
+  if (o.unreadable === true) return "unknown";
   if (o.hasExit) return "exited";
   if (o.supervisorAlive) return o.cancelRequested ? "stopping" : "running";
   if (o.queue === "waiting") return "queued";

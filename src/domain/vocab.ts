@@ -62,6 +62,7 @@ export const DISPATCH_STATES = [
   "recorded",
   "orphaned",
   "lost",
+  "unknown",
 ] as const;
 export type DispatchState = (typeof DISPATCH_STATES)[number];
 
@@ -96,6 +97,7 @@ export const ERROR_CODES = [
   "E_BACKEND_BROKEN",
   "E_BACKEND_TOO_OLD",
   "E_DISPATCH_NOT_FOUND",
+  "E_RUN_NOT_FOUND",
   "E_NOT_RECORDED",
   "E_SPEC_INVALID",
   "E_SCHEMA_NEWER",

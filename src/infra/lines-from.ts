@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { CatherdError } from "../domain/errors.js";
 import { MAX_LINE_BYTES } from "./line-reader.js";
 
 const CHUNK_BYTES = 1024 * 1024;
@@ -15,8 +16,9 @@ export interface LinesFrom {
  * Hands each complete line of `file` from byte offset `from` to `onLine`, as far as the file reached when
  * the call began. Offsets are exact bytes, so the returned `next` resumes on a line boundary. An
  * unterminated last line is held back (its writer may still be writing it) unless `final` says the file
- * will not grow. A line over `maxLineBytes` (default MAX_LINE_BYTES) is skipped. A missing or non-regular file (a FIFO is never
- * opened for a blocking read) yields nothing.
+ * will not grow. A line over `maxLineBytes` (default MAX_LINE_BYTES) is skipped. A missing file yields
+ * nothing (not written yet); one that cannot be read, or is not a regular file (a FIFO is never opened
+ * for a blocking read), is E_IO_READ naming it.
  */
 export function readLinesFrom(
   file: string,
@@ -27,12 +29,13 @@ export function readLinesFrom(
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-  } catch {
-    return { next: from, restarted: false };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { next: from, restarted: false };
+    throw unreadable(file, error instanceof Error ? error.message : String(error), error);
   }
   try {
     const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) return { next: from, restarted: false };
+    if (!stat.isFile()) throw unreadable(file, "not a regular file", null);
     const restarted = stat.size < from;
     let next = restarted ? 0 : from;
     let carry: Buffer[] = [];
@@ -76,4 +79,12 @@ export function readLinesFrom(
   } finally {
     fs.closeSync(fd);
   }
+}
+
+function unreadable(file: string, why: string, cause: unknown): CatherdError {
+  return new CatherdError("E_IO_READ", `cannot read ${file}: ${why}`, {
+    fix: `inspect it with: ls -l ${file}`,
+    cause,
+    file,
+  });
 }

@@ -89,11 +89,15 @@ export function inspectDispatch(
     return null;
   };
   // A record is final: with one, no process matters and none is looked up (status over a long history).
+  // One that exists but cannot be read decides nothing: the state is unknown.
   const recordFirst = probe.read(FILES.record);
-  const settled = recordFirst.kind !== "missing";
+  const recordUnreadable = cannotRead(recordFirst);
+  const settled = recordFirst.kind !== "missing" && !recordUnreadable;
   const alive = (pid: number, startTime: string | null) => !settled && probe.isAlive(pid, startTime);
-  const admit = take(probe.read(FILES.admit));
-  const spec = take(probe.read(FILES.spec));
+  const admitRead = probe.read(FILES.admit);
+  const admit = take(admitRead);
+  const specRead = probe.read(FILES.spec);
+  const spec = take(specRead);
   const queued = take(probe.read(FILES.queued));
   // A promoted dispatch's supervisor is started by its promoter: the promoter stands where the dispatcher
   // stands for one admitted to start at once, and is checked before supervisor.json for the same reason.
@@ -109,7 +113,8 @@ export function inspectDispatch(
   // From the same read: a torn supervisor.json still means a supervisor came up.
   const hasSupervisor = supervisorRead.kind !== "missing";
   const supervisorAlive = supervisor !== null && alive(supervisor.pid, supervisor.startTime);
-  const proc = take(probe.read(FILES.proc));
+  const procRead = probe.read(FILES.proc);
+  const proc = take(procRead);
   const agentAlive = proc !== null && alive(proc.pid, proc.startTime);
   const cancelRequested = probe.exists(FILES.cancel);
   const exitRead = probe.read(FILES.exit);
@@ -118,9 +123,13 @@ export function inspectDispatch(
   const record = take(recordRead);
   const admittedAtMs = admit !== null ? Date.parse(admit.admittedAt) : probe.birthMs();
   const startAskedMs = promoted !== null ? Date.parse(promoted.at) : admittedAtMs;
+  const unreadable =
+    recordUnreadable ||
+    [admitRead, specRead, supervisorRead, procRead, exitRead, recordRead].some(cannotRead);
   let state = dispatchState({
+    unreadable,
     // A torn or newer record still means "recorded": nobody may record the dispatch again.
-    hasRecord: recordRead.kind !== "missing",
+    hasRecord: recordRead.kind !== "missing" && !cannotRead(recordRead),
     hasExit: exitRead.kind !== "missing",
     hasSupervisor,
     supervisorAlive,
@@ -162,6 +171,11 @@ export function inspectDispatch(
     problems,
     admittedAtMs,
   };
+}
+
+/** Whether a file exists but could not be read at all (not merely torn or newer). */
+function cannotRead(read: FileRead<unknown>): boolean {
+  return read.kind === "invalid" && read.error.code === "E_IO_READ";
 }
 
 /** The problem met reading one file of the folder (torn, newer, unreadable), if any. */

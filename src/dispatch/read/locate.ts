@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
 import { isDispatchFolder } from "../../folder/layout.js";
-import { LATEST_FILE, nameDir, type RunPaths } from "../../infra/paths.js";
+import { LATEST_FILE, nameDir, type RunPaths, runsDir } from "../../infra/paths.js";
 
 // Finding dispatch folders. Names and ids are validated before they become paths, so nothing a user
 // types can resolve outside its run; a folder path given explicitly is taken as is.
@@ -67,12 +67,49 @@ function isRealDir(dir: string): boolean {
   return fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === true;
 }
 
+/**
+ * A folder's entries: none when it does not exist (nothing was dispatched there yet); E_IO_READ naming
+ * it when it exists and cannot be read — an unreadable run is never reported as an empty one.
+ */
 function readdir(dir: string): string[] {
   try {
     return fs.readdirSync(dir);
-  } catch {
-    return [];
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw unreadable(dir, error);
   }
+}
+
+function unreadable(dir: string, error: unknown): CatherdError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new CatherdError("E_IO_READ", `cannot read ${dir}: ${message}`, {
+    fix: `inspect it with: ls -ld ${dir} (catherd needs to read and list it)`,
+    cause: error,
+    file: dir,
+  });
+}
+
+/** The runs of a home, by name; none when the home has none yet. */
+export function runNames(home: string): string[] {
+  return readdir(runsDir(home))
+    .filter((name) => isValidId(name))
+    .sort();
+}
+
+/**
+ * The run a command was asked to read. A run named by `--run` or `$CATHERD_RUN` that the home does not
+ * have is E_RUN_NOT_FOUND (listing those it has); the default run of a home that has none yet is an
+ * empty run.
+ */
+export function existingRun(run: RunPaths, named: boolean): RunPaths {
+  if (!named || fs.existsSync(run.dir)) return run;
+  const runs = runNames(run.home);
+  throw new CatherdError("E_RUN_NOT_FOUND", `there is no run ${run.run} in ${run.home}`, {
+    fix:
+      runs.length === 0
+        ? "nothing has been dispatched in this home yet (catherd dispatch --run <name> makes a run)"
+        : `give one of its runs: ${runs.join(", ")}`,
+  });
 }
 
 function notFound(ref: string, run: RunPaths): CatherdError {

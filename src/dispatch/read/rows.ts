@@ -3,7 +3,7 @@
 import type { ActivityFile, QueuedFile, RecordFile } from "../../domain/schemas.js";
 import type { BackendId, DispatchState } from "../../domain/vocab.js";
 import { backendIdOf } from "../../folder/backend.js";
-import { FILES } from "../../folder/layout.js";
+import { FILES, placeOf } from "../../folder/layout.js";
 import { isSeen } from "../../folder/markers.js";
 import { readFolderJson } from "../../folder/read.js";
 import type { RunPaths } from "../../infra/paths.js";
@@ -154,7 +154,8 @@ export function liveRow(
   const now = activity.kind === "ok" ? activity.value : null;
   return {
     run: run.run,
-    name: view.admit?.name ?? null,
+    // A folder whose admit.json cannot be read is still named by where it lies.
+    name: view.admit?.name ?? placeOf(view.dir)?.name ?? null,
     dispatchId: view.dispatchId,
     dir: view.dir,
     backend: backendIdOf(view),
