@@ -1,6 +1,7 @@
 import { cancelDispatch } from "../dispatch/cancel.js";
 import type { DispatchState } from "../domain/vocab.js";
 import { type Command, RUN_OPTION } from "./kit.js";
+import { statusWords } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
 interface Cancelled {
@@ -29,7 +30,7 @@ export const cancelCommand: Command<Cancelled> = {
     const status = view.record?.status ?? null;
     const text =
       view.state === "recorded"
-        ? `${name}: recorded ${status ?? "?"} (${view.record?.reason ?? view.exit?.reason ?? "?"})`
+        ? `${name}: recorded ${statusWords(status ?? "?", view.record?.reason ?? view.exit?.reason ?? null)}`
         : `${name}: cancel requested (${view.state}); catherd wait ${name} returns once it is recorded`;
     return {
       data: { cancelled: { dispatchId: view.dispatchId, dir: view.dir, state: view.state, status } },

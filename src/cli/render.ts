@@ -1,8 +1,14 @@
 import { formatDuration } from "../domain/duration.js";
 
-// Human output: fits 80 columns, and colours only for a terminal without NO_COLOR.
+// Human output: fits 80 columns — a terminal's own width where a table can use it — and colours only for
+// a terminal without NO_COLOR.
 
 export const WIDTH = 80;
+
+/** How wide a table may be: the terminal's width when stdout is one (at least 60), else WIDTH. */
+export function tableWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout): number {
+  return stream.isTTY === true && stream.columns !== undefined ? Math.max(60, stream.columns) : WIDTH;
+}
 
 const STYLES = {
   bold: [1, 22],
@@ -74,7 +80,7 @@ export function whyLine(
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 /**
- * Why, for the narrow result column of `status`: "rate-limit, retry 14:05" (the day, "Dec 1", when it is
+ * Why, for the narrow result column of `status`: "rate-limit until 14:05" (the day, "Dec 1", when it is
  * further than a day), else "auth: invalid x-api-key".
  */
 export function shortWhy(
@@ -89,7 +95,7 @@ export function shortWhy(
     Math.abs(at - nowMs) < 24 * 3_600_000
       ? comeBackAt(error.retryAfter ?? "", nowMs)
       : `${MONTHS[date.getMonth()]} ${date.getDate()}`;
-  return `${error.kind}, retry ${when}`;
+  return `${error.kind} until ${when}`;
 }
 
 /** 1536 → "1.5 KiB"; bytes below 1 KiB as they are. */
@@ -103,4 +109,13 @@ export function bytes(n: number): string {
     unit += 1;
   }
   return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/**
+ * A record's status with its exit reason where the reason adds something: "timeout (idle-timeout)",
+ * "ok (after-final)", but "cancelled", "lost", "ok" when the reason says the same or "exited".
+ */
+export function statusWords(status: string, reason: string | null): string {
+  if (reason === null || reason === status || reason === "exited") return status;
+  return `${status} (${reason})`;
 }

@@ -5,7 +5,7 @@ import type { RecordFile } from "../domain/schemas.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
-import { count, whyLine } from "./render.js";
+import { count, statusWords, whyLine } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
 /** `result --json`: record.json as written, and every attempt of its chain (one for a plain dispatch). */
@@ -63,5 +63,5 @@ export function recordLine(r: RecordFile): string {
   const tokens =
     r.tokens.input + r.tokens.output > 0 ? ` ${count(r.tokens.input + r.tokens.output)} tokens` : "";
   const cost = r.costUsd === null ? "" : ` $${r.costUsd.toFixed(4)}`;
-  return `${r.name ?? "(by hand)"} ${r.dispatchId} ${r.status} (${r.reason})${secs}${tokens}${cost}`;
+  return `${r.name ?? "(by hand)"} ${r.dispatchId} ${statusWords(r.status, r.reason)}${secs}${tokens}${cost}`;
 }

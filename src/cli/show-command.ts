@@ -12,7 +12,7 @@ import { systemClock } from "../infra/clock.js";
 import { tailLines } from "../infra/tail.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
-import { paint } from "./render.js";
+import { paint, statusWords } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 import { errorLines } from "./result-command.js";
 import { queuedText } from "./status-command.js";
@@ -135,7 +135,7 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
     head("record");
     const t = d.record.tokens;
     out.push(
-      `${d.record.status} (${d.record.reason}), tokens in ${t.input} (cached ${t.cached}) out ${t.output}${d.record.costUsd === null ? "" : `, $${d.record.costUsd}`}`,
+      `${statusWords(d.record.status, d.record.reason)}, tokens in ${t.input} (cached ${t.cached}) out ${t.output}${d.record.costUsd === null ? "" : `, $${d.record.costUsd}`}`,
     );
     out.push(...errorLines(d.record, nowMs));
     if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);

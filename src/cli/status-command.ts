@@ -1,4 +1,4 @@
-import { backendFor } from "../backends/registry.js";
+import * as path from "node:path";
 import { overview } from "../dispatch/overview.js";
 import { cleanableBytes } from "../dispatch/read/cleanable.js";
 import type { DispatchRow } from "../dispatch/read/rows.js";
@@ -6,7 +6,18 @@ import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from ".
 import type { DispatchState, Status } from "../domain/vocab.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION } from "./kit.js";
-import { age, bytes, cell, count, paint, type Style, shortWhy, WIDTH } from "./render.js";
+import {
+  age,
+  bytes,
+  cell,
+  count,
+  paint,
+  type Style,
+  shortWhy,
+  statusWords,
+  tableWidth,
+  WIDTH,
+} from "./render.js";
 import { runPathsOf } from "./resolve.js";
 
 const RECENT_MS = 24 * 3_600_000;
@@ -21,6 +32,7 @@ const STATE_STYLE: Partial<Record<DispatchState, Style>> = {
   stopping: "yellow",
   orphaned: "red",
   lost: "red",
+  unknown: "red",
 };
 const STATUS_STYLE: Partial<Record<Status, Style>> = {
   ok: "green",
@@ -55,23 +67,35 @@ export const statusCommand: Command<{ dispatches: DispatchRow[]; cleanableBytes:
     const cleanable = cleanableBytes(all, now, DEFAULT_CLEAN_AGE_MS);
     return {
       data: { dispatches: shown, cleanableBytes: cleanable },
-      text: renderStatus(shown, run.run, all.length - shown.length, now) + cleanableNote(run.run, cleanable),
+      text:
+        renderStatus(shown, run.run, all.length - shown.length, now, tableWidth()) +
+        cleanableNote(run.run, cleanable),
     };
   },
 };
 
 /**
- * The 80-column table. Columns: name, id suffix, backend, state (always a state: `recorded` once there is
- * a record), age, tokens, and the last: what a live dispatch is doing, or the result of a recorded one —
- * its status and exit reason, as `result` prints them.
+ * The table, as wide as the terminal when stdout is one (80 columns otherwise). Columns: name, id suffix,
+ * backend, state (always a state: `recorded` once there is a record), age, tokens, and the last: what a
+ * live dispatch is doing, or the result of a recorded one — its most useful words first, since a narrow
+ * terminal cuts the end.
  */
-export function renderStatus(rows: DispatchRow[], run: string, hidden: number, now: number): string {
+export function renderStatus(
+  rows: DispatchRow[],
+  run: string,
+  hidden: number,
+  now: number,
+  width = WIDTH,
+): string {
   if (rows.length === 0) {
     return `no dispatches in run ${run}${hidden > 0 ? ` (${hidden} older: catherd status --all)` : ""}\n`;
   }
-  const header = `  ${cell("NAME", 14)} ${cell("ID", 6)} ${cell("BACKEND", 8)} ${cell("STATE", 9)} ${cell("AGE", 6)} ${cell("TOKENS", 6)} DOING / RESULT`;
+  // Names and backends as wide as the longest shown (within bounds): what is left is the last column's.
+  const nameWidth = Math.min(14, Math.max(4, ...rows.map((r) => (r.name ?? "(by hand)").length)));
+  const backendWidth = Math.max(7, ...rows.map((r) => (r.backend ?? "?").length));
+  const header = `  ${cell("NAME", nameWidth)} ${cell("ID", 6)} ${cell("BACKEND", backendWidth)} ${cell("STATE", 8)} ${cell("AGE", 6)} ${cell("TOKENS", 6)} DOING / RESULT`;
   const lines = [paint(header.trimEnd(), "dim")];
-  const restWidth = WIDTH - (2 + 14 + 6 + 8 + 9 + 6 + 6) - 6;
+  const restWidth = Math.max(12, width - (2 + nameWidth + 6 + backendWidth + 8 + 6 + 6) - 6);
   for (const r of rows) {
     const mark = r.unread ? "* " : "  ";
     const stateStyle = STATE_STYLE[r.state];
@@ -79,10 +103,10 @@ export function renderStatus(rows: DispatchRow[], run: string, hidden: number, n
     const last = chainText(r, doingOrResult(r, now));
     const lastStyle = last.status === null ? undefined : STATUS_STYLE[last.status];
     const line = [
-      mark + cell(r.name ?? "(by hand)", 14),
+      mark + cell(r.name ?? "(by hand)", nameWidth),
       cell(r.dispatchId.slice(-6), 6),
-      cell(r.backend === null ? "?" : backendFor(r.backend).label, 8),
-      stateStyle === undefined ? cell(r.state, 9) : paint(cell(r.state, 9), stateStyle),
+      cell(r.backend ?? "?", backendWidth),
+      stateStyle === undefined ? cell(r.state, 8) : paint(cell(r.state, 8), stateStyle),
       cell(age(r.admittedAt ?? r.startedAt, now), 6),
       cell(tokens, 6),
       lastStyle === undefined ? cell(last.text, restWidth) : paint(cell(last.text, restWidth), lastStyle),
@@ -96,48 +120,68 @@ export function renderStatus(rows: DispatchRow[], run: string, hidden: number, n
 }
 
 /**
- * A chain's row says how its earlier attempts ended and where it goes next:
- * "codex quota → claude-code rate-limit → claude-code running: …", "codex quota → claude-code next".
+ * A chain's row says its own attempt first, then where it goes next and how the attempts before it ended,
+ * the latest first: "tool open 12s: npm test ← codex rate-limit", "rate-limit, retry 14:05 → claude-code
+ * next ← codex quota".
  */
 function chainText(
   r: DispatchRow,
   last: { text: string; status: DispatchRow["status"] },
 ): { text: string; status: DispatchRow["status"] } {
-  const label = (backend: DispatchRow["backend"]) => (backend === null ? "?" : backendFor(backend).label);
-  const earlier = r.earlier.map((e) => `${label(e.backend)} ${e.kind ?? e.status ?? "?"}`);
-  const own = r.earlier.length === 0 ? last.text : `${label(r.backend)} ${last.text}`;
-  const next = r.next === null ? [] : [`${label(r.next.backend)} next`];
-  if (earlier.length === 0 && next.length === 0) return last;
-  return { text: [...earlier, own, ...next].join(" → "), status: last.status };
+  const next = r.next === null ? "" : ` → ${r.next.backend} next`;
+  const earlier = [...r.earlier].reverse().map((e) => ` ← ${e.backend ?? "?"} ${e.kind ?? e.status ?? "?"}`);
+  return { text: `${last.text}${next}${earlier.join("")}`, status: last.status };
 }
 
-/** "#2 capacity (cap 3)", "#1 overlap: src/ (fix-tests)", "#1 not before 14:05". */
+/** "queued #2: run at cap 3", "queued #1: overlaps fix-tests (…/src/)", "queued #1: until 14:05". */
 export function queuedText(q: NonNullable<DispatchRow["queue"]>): string {
   const place = q.position === null ? "next" : `#${q.position}`;
   const b = q.blocker;
   const why =
     q.blockedBy === "overlap"
-      ? `overlap: ${b?.owns ?? "?"} (${b?.name ?? "?"})`
+      ? `overlaps ${b?.name ?? "?"} (${shortPath(b?.owns ?? "?")})`
       : q.blockedBy === "backend-cap"
-        ? `${b?.backend ?? "?"} cap ${b?.cap ?? "?"}`
+        ? `${b?.backend ?? "?"} at cap ${b?.cap ?? "?"}`
         : q.blockedBy === "capacity"
-          ? `capacity (cap ${b?.cap ?? "?"})`
-          : `not before ${q.notBefore?.slice(11, 19) ?? "?"}`;
+          ? `run at cap ${b?.cap ?? "?"}`
+          : `until ${q.notBefore?.slice(11, 16) ?? "?"}`;
   return `queued ${place}: ${why}`;
+}
+
+/** The last two parts of an absolute path, which say which file or folder it is: "…/src/sum.ts". */
+function shortPath(p: string): string {
+  const parts = p.split("/").filter((part) => part !== "");
+  if (parts.length <= 2) return p;
+  return `…/${parts.slice(-2).join("/")}${p.endsWith("/") ? "/" : ""}`;
+}
+
+/** What is wrong with the folder's files, its state first: "cannot read admit.json (state unknown)". */
+function problemText(r: DispatchRow): string {
+  const name = (p: DispatchRow["problems"][number]) => (p.file === null ? p.code : path.basename(p.file));
+  const unreadable = r.problems.filter((p) => p.code === "E_IO_READ").map(name);
+  if (r.state === "unknown") return `cannot read ${unreadable.join(", ")} (state unknown)`;
+  const first = r.problems[0];
+  if (first === undefined) return "";
+  const what =
+    first.code === "E_FILE_CORRUPT" || first.code === "E_SPEC_INVALID"
+      ? "is torn or invalid"
+      : first.code === "E_SCHEMA_NEWER"
+        ? "is from a newer catherd"
+        : "cannot be read";
+  return `! ${name(first)} ${what} (${first.code})`;
 }
 
 /**
  * The last column: a problem, the result of a recorded dispatch, or what a live one is doing. A result
  * that a provider or the CLI explained says why, in the colour of its status ("auth: invalid x-api-key",
- * "rate-limit, retry 14:05"); any other says its status and exit reason.
+ * "rate-limit, retry 14:05"); any other says its status, and its exit reason where that adds something.
  */
 function doingOrResult(r: DispatchRow, now: number): { text: string; status: DispatchRow["status"] } {
-  if (r.problems.length > 0)
-    return { text: `! ${r.problems[0]?.code}: ${r.problems[0]?.message}`, status: null };
+  if (r.problems.length > 0) return { text: problemText(r), status: null };
   if (r.state === "recorded" && r.status !== null) {
     if (r.error !== null && !CATHERD_KINDS.has(r.error.kind ?? "") && r.error.kind !== null)
       return { text: shortWhy(r.error, now), status: r.status };
-    return { text: `${r.status} (${r.reason ?? "?"})`, status: r.status };
+    return { text: statusWords(r.status, r.reason), status: r.status };
   }
   // Ended (exit.json written) but not yet recorded: the reason is known, the status not yet.
   if (r.state === "recorded" || r.state === "exited") return { text: r.reason ?? "", status: null };

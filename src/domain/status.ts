@@ -1,3 +1,4 @@
+import { compactDuration } from "./duration.js";
 import { type Failure, retryAfterTime, statusOfKind } from "./failure.js";
 import { cleanMessage } from "./redact.js";
 import type { StreamSummary } from "./summary.js";
@@ -15,6 +16,8 @@ export interface ExitFacts {
   kind?: ErrorKind | null;
   /** When the dispatch ended (ms since the epoch): where a delay said without a time of its own counts from. */
   endedAtMs?: number | null;
+  /** The limits it ran under (spec.json, defaults applied), so that a timeout names the one it hit. */
+  limits?: { idleMs: number; wallMs: number };
 }
 
 /** What a backend adds to the common judgement. */
@@ -119,10 +122,32 @@ const KIND_OF_CATHERD: ReadonlySet<ErrorKind> = new Set([
   "oom",
 ]);
 
-/** A description of the exit for a dispatch nothing else explains: "exited: exit code 2". */
+/**
+ * How a dispatch ended, in words, for one that nothing else explains — what catherd did and the limit it
+ * acted on ("no output for 2s (--idle 2s)"), else how the agent's process ended ("exit code 2", "ended by
+ * SIGSEGV"). Said next to the kind ("timeout — no output for 2s (--idle 2s)"), so it never repeats it.
+ */
 export function describeExit(exit: ExitFacts): string {
-  if (exit.signal !== null) return `${exit.reason}: ended by ${exit.signal}`;
-  if (exit.code !== null) return `${exit.reason}: exit code ${exit.code}`;
+  const idle = exit.limits?.idleMs;
+  const wall = exit.limits?.wallMs;
+  switch (exit.reason) {
+    case "idle-timeout":
+      return idle === undefined
+        ? "no output for longer than --idle"
+        : `no output for ${compactDuration(idle)} (--idle ${compactDuration(idle)})`;
+    case "wall-timeout":
+      return wall === undefined
+        ? "still running past --wall"
+        : `still running after ${compactDuration(wall)} (--wall ${compactDuration(wall)})`;
+    case "cancelled":
+      return "stopped on request (catherd cancel)";
+    case "lost":
+      return "its supervisor is gone and left no account of the end";
+    default:
+      break;
+  }
+  if (exit.signal !== null) return `ended by ${exit.signal}`;
+  if (exit.code !== null) return `exit code ${exit.code}`;
   return exit.reason;
 }
 

@@ -79,6 +79,10 @@ async function buildRecord(
     // The supervisor's account, when its exit.json has one; a reader's or an older one leaves it to the stream.
     ...(exit.kind === undefined ? {} : { kind: exit.kind }),
     endedAtMs: Number.isFinite(endedAtMs) ? endedAtMs : null,
+    limits: {
+      idleMs: spec?.idleMs ?? backend.defaults.idleMs,
+      wallMs: spec?.wallMs ?? backend.defaults.wallMs,
+    },
   });
   const status = exit.reason === "lost" ? "lost" : outcome.status;
   const reply = outcome.reply;

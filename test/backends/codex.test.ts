@@ -95,7 +95,7 @@ describeRecordings(codex, "codex", {
     tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
     reply: null,
-    error: "idle-timeout: ended by SIGTERM",
+    error: "no output for 15m (--idle 15m)",
   },
   model404: {
     ends: "exited",

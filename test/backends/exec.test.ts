@@ -23,7 +23,7 @@ describe("exec backend", () => {
     const failed = exec.finalize(emptySummary(), { reason: "exited", code: 2, signal: null });
     expect(failed).toMatchObject({
       status: "failed",
-      error: { code: "exited", message: "exited: exit code 2" },
+      error: { code: "exited", message: "exit code 2" },
     });
     expect(exec.finalize(emptySummary(), { reason: "idle-timeout", code: 0, signal: null }).status).toBe(
       "timeout",

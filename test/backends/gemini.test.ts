@@ -329,7 +329,7 @@ describe("gemini line facts", () => {
   ] as const)("takes exit code %i, with nothing else to go by, as evidence of %s", (code, kind) => {
     const got = gemini.finalize(emptySummary(), { reason: "exited", code, signal: null });
     expect(got.failure?.kind).toBe(kind);
-    expect(got.failure?.message).toBe(`exited: exit code ${code}`);
+    expect(got.failure?.message).toBe(`exit code ${code}`);
   });
 
   it("records a gemini that exited 0 without a result event as failed, but one that lingered after it as ok", () => {

@@ -92,7 +92,7 @@ describeRecordings(opencode, "opencode", {
     tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
     reply: null,
-    error: "idle-timeout: ended by SIGTERM",
+    error: "no output for 15m (--idle 15m)",
   },
   model404: {
     ends: "exited",
@@ -133,7 +133,7 @@ describeRecordings(opencode, "opencode", {
     tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
     reply: null,
-    error: "idle-timeout: ended by SIGTERM",
+    error: "no output for 15m (--idle 15m)",
   },
   "resume-bogus": {
     ends: "exited",
@@ -183,7 +183,7 @@ describeRecordings(opencode, "opencode", {
     tokens: { input: 0, cached: 0, output: 0 },
     costUsd: null,
     reply: null,
-    error: "exited: exit code 1",
+    error: "exit code 1",
   },
 });
 

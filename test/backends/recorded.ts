@@ -164,10 +164,11 @@ export function supervisedOutcome(
   rec: Recording,
 ): { end: SupervisedEnd; outcome: Outcome } {
   const end = superviseRecording(backend, rec);
+  const limits = { idleMs: backend.defaults.idleMs, wallMs: backend.defaults.wallMs };
   const exit: ExitFacts =
     end.reason === "exited"
-      ? { reason: end.reason, code: rec.meta.exit_code, signal: rec.meta.signal, kind: end.errorKind }
-      : { reason: end.reason, code: null, signal: "SIGTERM", kind: end.errorKind };
+      ? { reason: end.reason, code: rec.meta.exit_code, signal: rec.meta.signal, kind: end.errorKind, limits }
+      : { reason: end.reason, code: null, signal: "SIGTERM", kind: end.errorKind, limits };
   return { end, outcome: backend.finalize(summarize(backend, rec), exit) };
 }
 

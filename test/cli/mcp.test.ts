@@ -121,7 +121,7 @@ describe("catherd mcp, in process", () => {
 
     const result = await session.call("result", { name: "worker" });
     expect(result.data).toEqual(await cliJson(["result", "worker"]));
-    expect(result.text).toMatch(/^worker \S+ ok \(exited\)/);
+    expect(result.text).toMatch(/^worker \S+ ok /);
     const status = await session.call("status");
     expect(status.data).toEqual(await cliJson(["status"]));
     expect(status.text).toBe("1 dispatches: 1 ok");

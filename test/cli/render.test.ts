@@ -42,87 +42,100 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
     // Retry times are shown in local time: the expectations are written for UTC.
     vi.stubEnv("TZ", "UTC");
     vi.stubEnv("NO_COLOR", "1");
-    const text = renderStatus(
-      [
-        row({
-          openToolCalls: [
-            { id: "i1", label: "$ cargo build --release --all-targets", openedAt: "2026-11-29T09:56:48Z" },
-          ],
-        }),
-        row({
-          name: "docs",
-          dispatchId: "20261129T095000Z-aaaaaa",
-          backend: "claude-code",
-          lastEvent: "retrying 2/10",
-          tokens: null,
-        }),
-        row({
-          name: "orphan-one",
-          dispatchId: "20261129T094000Z-bbbbbb",
-          state: "orphaned",
-          lastEvent: null,
-        }),
-        row({
-          name: "done",
-          dispatchId: "20261129T090000Z-cccccc",
-          state: "recorded",
-          admittedAt: null,
-          startedAt: "2026-11-29T08:59:30Z",
-          status: "ok",
-          reason: "exited",
-          unread: true,
-          tokens: { input: 1_500_000, cached: 0, output: 2000 },
-        }),
-        row({
-          name: "a-very-long-dispatch-name",
-          dispatchId: "20261129T080000Z-dddddd",
-          state: "recorded",
-          admittedAt: null,
-          startedAt: "2026-11-28T10:00:00Z",
-          status: "timeout",
-          reason: "idle-timeout",
-          error: { kind: "timeout", message: "idle-timeout: ended by SIGTERM", retryAfter: null },
-        }),
-        row({
-          name: "limited",
-          dispatchId: "20261129T070000Z-eeeeee",
-          state: "recorded",
-          status: "limit",
-          reason: "exited",
-          error: {
-            kind: "rate-limit",
-            message: "This request would exceed your organization's rate limit",
-            retryAfter: "2026-11-29T14:05:00.000Z",
-          },
-        }),
-        row({
-          name: "no-key",
-          dispatchId: "20261129T060000Z-ffffff",
-          state: "recorded",
-          status: "failed",
-          reason: "provider-unavailable",
-          error: { kind: "auth", message: "invalid x-api-key", retryAfter: null },
-        }),
-      ],
-      "default",
-      3,
-      NOW,
-    );
+    const rows = [
+      row({
+        openToolCalls: [
+          { id: "i1", label: "$ cargo build --release --all-targets", openedAt: "2026-11-29T09:56:48Z" },
+        ],
+      }),
+      row({
+        name: "docs",
+        dispatchId: "20261129T095000Z-aaaaaa",
+        backend: "claude-code",
+        lastEvent: "retrying 2/10",
+        tokens: null,
+      }),
+      row({
+        name: "orphan-one",
+        dispatchId: "20261129T094000Z-bbbbbb",
+        state: "orphaned",
+        lastEvent: null,
+      }),
+      row({
+        name: "done",
+        dispatchId: "20261129T090000Z-cccccc",
+        state: "recorded",
+        admittedAt: null,
+        startedAt: "2026-11-29T08:59:30Z",
+        status: "ok",
+        reason: "exited",
+        unread: true,
+        tokens: { input: 1_500_000, cached: 0, output: 2000 },
+      }),
+      row({
+        name: "a-very-long-dispatch-name",
+        dispatchId: "20261129T080000Z-dddddd",
+        state: "recorded",
+        admittedAt: null,
+        startedAt: "2026-11-28T10:00:00Z",
+        status: "timeout",
+        reason: "idle-timeout",
+        error: { kind: "timeout", message: "no output for 15m (--idle 15m)", retryAfter: null },
+      }),
+      row({
+        name: "limited",
+        dispatchId: "20261129T070000Z-eeeeee",
+        state: "recorded",
+        status: "limit",
+        reason: "exited",
+        error: {
+          kind: "rate-limit",
+          message: "This request would exceed your organization's rate limit",
+          retryAfter: "2026-11-29T14:05:00.000Z",
+        },
+      }),
+      row({
+        name: "no-key",
+        dispatchId: "20261129T060000Z-ffffff",
+        state: "recorded",
+        status: "failed",
+        reason: "provider-unavailable",
+        error: { kind: "auth", message: "invalid x-api-key", retryAfter: null },
+      }),
+    ];
+    const text = renderStatus(rows, "default", 3, NOW);
     expect(text).toBe(
       [
-        "  NAME           ID     BACKEND  STATE     AGE    TOKENS DOING / RESULT",
-        "  fix-tests      k3x9qa codex    running   3m12s  20k    tool open 3m12s: cargo…",
-        "  docs           aaaaaa claude   running   3m12s  -      retrying 2/10",
-        "  orphan-one     bbbbbb codex    orphaned  3m12s  20k",
-        "* done           cccccc codex    recorded  1h00m  1.5M   ok (exited)",
-        "  a-very-long-d… dddddd codex    recorded  24h00m 20k    timeout (idle-timeout)",
-        "  limited        eeeeee codex    recorded  3m12s  20k    rate-limit, retry 14:05",
-        "  no-key         ffffff codex    recorded  3m12s  20k    auth: invalid x-api-key",
+        "  NAME           ID     BACKEND     STATE    AGE    TOKENS DOING / RESULT",
+        "  fix-tests      k3x9qa codex       running  3m12s  20k    tool open 3m12s: car…",
+        "  docs           aaaaaa claude-code running  3m12s  -      retrying 2/10",
+        "  orphan-one     bbbbbb codex       orphaned 3m12s  20k",
+        "* done           cccccc codex       recorded 1h00m  1.5M   ok",
+        "  a-very-long-d… dddddd codex       recorded 24h00m 20k    timeout (idle-timeou…",
+        "  limited        eeeeee codex       recorded 3m12s  20k    rate-limit until 14:…",
+        "  no-key         ffffff codex       recorded 3m12s  20k    auth: invalid x-api-…",
         "(3 older recorded: catherd status --all)",
         "",
       ].join("\n"),
     );
     for (const line of text.split("\n")) expect(line.length).toBeLessThanOrEqual(80);
+    // A terminal 120 columns wide shows the whole of each.
+    const wide = renderStatus(rows, "default", 3, NOW, 120);
+    expect(wide).toContain(" tool open 3m12s: cargo build --release --all-targets\n");
+    expect(wide).toContain(" timeout (idle-timeout)\n");
+    expect(wide).toContain(" rate-limit until 14:05\n");
+    expect(wide).toContain(" auth: invalid x-api-key\n");
+  });
+
+  it("is as narrow as its rows let it be: the last column gets the room", () => {
+    const text = renderStatus(
+      [row({ name: "t1", backend: "exec", lastEvent: "compiling" })],
+      "default",
+      0,
+      NOW,
+    );
+    expect(text.split("\n")[0]).toBe("  NAME ID     BACKEND STATE    AGE    TOKENS DOING / RESULT");
+    expect(text.split("\n")[1]).toMatch(/^ {2}t1 {3}k3x9qa exec {4}running {2}3m12s {2}20k {4}compiling$/);
   });
 
   it("says why in one line: the kind, when to come back, the message", () => {
@@ -135,14 +148,14 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
       whyLine({ kind: "rate-limit", message: "slow down", retryAfter: "2026-11-29T14:05:00Z" }, NOW),
     ).toBe("rate-limit, retry after 14:05 — slow down");
     expect(shortWhy({ kind: "quota", message: "x", retryAfter: "2026-12-01T08:00:00Z" }, NOW)).toBe(
-      "quota, retry Dec 1",
+      "quota until Dec 1",
     );
     expect(comeBackAt("2026-11-29T14:05:00Z", NOW)).toBe("14:05");
     expect(comeBackAt("2026-12-01T08:00:00Z", NOW)).toBe("2026-12-01 08:00");
     expect(comeBackAt("not a time", NOW)).toBe("not a time");
   });
 
-  it("shows a chain as one row: how each earlier attempt ended, then the last one, then where it goes next", () => {
+  it("shows a chain as one row: its own attempt first, then where it goes next, then how the earlier ones ended", () => {
     const text = renderStatus(
       [
         row({
@@ -171,11 +184,31 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
       0,
       NOW,
     );
-    // The table cuts the column at 80; --json and `show` carry the whole chain.
+    // The table cuts the column at 80 (a wider terminal shows it whole); --json and `show` carry the chain.
     expect(text.split("\n").slice(1, 3)).toEqual([
-      "  ladder         k3x9qa claude   running   3m12s  20k    codex quota → claude r…",
-      "  handing-on     gggggg codex    recorded  3m12s  20k    quota: Quota exceeded …",
+      "  ladder     k3x9qa claude-code running  3m12s  20k    thinking ← claude-code r…",
+      "  handing-on gggggg codex       recorded 3m12s  20k    quota: Quota exceeded → …",
     ]);
+    expect(renderStatus([], "x", 0, NOW)).toBe("no dispatches in run x\n");
+    const wide = renderStatus(
+      [
+        row({
+          name: "ladder",
+          backend: "claude-code",
+          lastEvent: "thinking",
+          earlier: [
+            { dispatchId: "a", attempt: 1, backend: "codex", status: "limit", kind: "quota" },
+            { dispatchId: "b", attempt: 2, backend: "claude-code", status: "limit", kind: "rate-limit" },
+          ],
+          openToolCalls: [],
+        }),
+      ],
+      "default",
+      0,
+      NOW,
+      160,
+    );
+    expect(wide.split("\n")[1]).toMatch(/ thinking ← claude-code rate-limit ← codex quota$/);
   });
 
   it("says so when a run is empty", () => {

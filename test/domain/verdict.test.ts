@@ -295,13 +295,28 @@ describe("judgeEnding: the message", () => {
     );
   });
 
-  it("describes the exit when nothing was said, and for the ends catherd made", () => {
-    expect(judgeEnding(exit("exited", 2), emptySummary()).failure?.message).toBe("exited: exit code 2");
-    const said = folded({ progress: true, error: error("quota") });
-    expect(judgeEnding(exit("idle-timeout", null, { signal: "SIGTERM" }), said).failure?.message).toBe(
-      "idle-timeout: ended by SIGTERM",
+  it("describes the exit when nothing was said, and for the ends catherd made, naming the limit it hit", () => {
+    expect(judgeEnding(exit("exited", 2), emptySummary()).failure?.message).toBe("exit code 2");
+    expect(judgeEnding(exit("exited", null, { signal: "SIGSEGV" }), emptySummary()).failure?.message).toBe(
+      "ended by SIGSEGV",
     );
-    expect(judgeEnding(exit("lost", null), said).failure?.message).toBe("lost");
+    const said = folded({ progress: true, error: error("quota") });
+    const limits = { idleMs: 2000, wallMs: 5_400_000 };
+    expect(
+      judgeEnding(exit("idle-timeout", null, { signal: "SIGTERM", limits }), said).failure?.message,
+    ).toBe("no output for 2s (--idle 2s)");
+    expect(
+      judgeEnding(exit("wall-timeout", null, { signal: "SIGTERM", limits }), said).failure?.message,
+    ).toBe("still running after 1h30m (--wall 1h30m)");
+    expect(judgeEnding(exit("idle-timeout", null), said).failure?.message).toBe(
+      "no output for longer than --idle",
+    );
+    expect(judgeEnding(exit("cancelled", null, { signal: "SIGTERM" }), said).failure?.message).toBe(
+      "stopped on request (catherd cancel)",
+    );
+    expect(judgeEnding(exit("lost", null), said).failure?.message).toBe(
+      "its supervisor is gone and left no account of the end",
+    );
   });
 
   it("redacts secrets and caps the message at 2,000 characters", () => {

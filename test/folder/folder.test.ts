@@ -274,7 +274,7 @@ describe("record.error, for every status but ok", () => {
       "failed",
       "cli",
       "exited",
-      "exited: exit code 2",
+      "exit code 2",
     ],
     [
       "a cancel by a signal",
@@ -295,7 +295,7 @@ describe("record.error, for every status but ok", () => {
       "timeout",
       "timeout",
       "wall-timeout",
-      "wall-timeout: ended by SIGTERM",
+      "still running after 1h30m (--wall 1h30m)",
     ],
     [
       "silence after a 429 retry",
@@ -313,7 +313,7 @@ describe("record.error, for every status but ok", () => {
       "timeout",
       "timeout",
       "idle-timeout",
-      "idle-timeout: ended by SIGTERM",
+      "no output for 15m (--idle 15m)",
     ],
     [
       "a command that cannot start",

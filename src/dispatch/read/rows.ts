@@ -50,7 +50,8 @@ export interface DispatchRow {
   unread: boolean;
   /** For a queued dispatch: its place (1 = next; null once its promoter died, it is promoted next) and why. */
   queue: QueueInfo | null;
-  problems: { code: string; message: string }[];
+  /** Files of the folder that could not be read (torn, newer, unreadable): each with its error. */
+  problems: { code: string; message: string; file: string | null }[];
   /** Its attempt in its chain (specs/dispatch.md, "The failover ladder"); 1 for a dispatch as given. */
   attempt: number;
   /** The attempts of its chain before it, first to last: one row stands for the whole chain. */
@@ -172,7 +173,7 @@ export function liveRow(
     tokens: view.record?.tokens ?? now?.tokens ?? null,
     unread: view.state === "recorded" && !isSeen(view.dir),
     queue: queueInfo(view, positions),
-    problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
+    problems: view.problems.map((p) => ({ code: p.code, message: p.message, file: p.file ?? null })),
     attempt: view.admit?.attempt ?? 1,
     earlier: [],
     next: nextOf(view.record),
