@@ -9,6 +9,16 @@ import { reportError } from "../src/infra/report-error.js";
 import { systemDeps } from "./deps.js";
 import { superviseDispatch } from "./supervise.js";
 
+const SUPERVISE_USAGE = `usage: catherd supervise <dispatch-dir> [--json]
+
+Supervises a dispatch folder in the foreground: runs its spec.json's command in a process group (and a
+cgroup) of its own with stdin from its stdinPath, watches it by the spec's limits, stops everything it
+started at the end, and writes exit.json and record.json. The folder needs spec.json (and the brief it
+names): specs/dispatch-folder.md. Ctrl-C stops the agent and records the dispatch cancelled.
+
+options:
+  --json                  print an error as the error object`;
+
 /**
  * Runs the supervisor on the one folder in `args`; resolves to the process exit code (specs/cli.md, "Exit
  * codes"). Anything but one dispatch folder (one holding spec.json or admit.json) is refused with exit 2
@@ -17,6 +27,10 @@ import { superviseDispatch } from "./supervise.js";
  * `catherd supervise`) the exit code is 130, as for every command.
  */
 export async function superviseMain(args: readonly string[]): Promise<number> {
+  if (args.includes("--help") || args.includes("-h")) {
+    process.stdout.write(`${SUPERVISE_USAGE}\n`);
+    return 0;
+  }
   const json = args.includes("--json");
   const [dirArg, ...extra] = args.filter((arg) => arg !== "--json");
   const refuse = (message: string, fix: string) =>

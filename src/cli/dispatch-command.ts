@@ -1,15 +1,14 @@
-import * as fs from "node:fs";
 import { AGENT_DEFAULTS } from "../backends/common.js";
 import { execBackend } from "../backends/exec.js";
-import { backendNamed } from "../backends/registry.js";
-import { MAX_BRIEF_BYTES, validateDispatch } from "../dispatch/request/request.js";
+import { validateDispatch } from "../dispatch/request/request.js";
 import { startDispatch } from "../dispatch/start-dispatch.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
 import { compactDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import { ACCESS_LEVELS, BACKEND_IDS, type QueueBlocker } from "../domain/vocab.js";
 import { catherdHome, runName } from "../infra/paths.js";
-import { type Command, listOption, type ParsedInput, stringOption } from "./kit.js";
+import { readBrief } from "./brief-input.js";
+import { type Command, listOption, stringOption } from "./kit.js";
 
 export interface Dispatched {
   dispatched: {
@@ -251,54 +250,4 @@ function unexpected(positionals: string[]): never {
   throw new CatherdError("E_INPUT_INVALID", `unexpected argument ${JSON.stringify(positionals[0])}`, {
     fix: "put the command or extra CLI arguments after --",
   });
-}
-
-/**
- * The brief from --brief, --brief-file (a path, or - for stdin), or stdin when it is not a terminal.
- * Without `stdinIsOurs` (under MCP stdin carries the protocol) stdin is never read.
- */
-async function readBrief(input: ParsedInput, stdinIsOurs: boolean): Promise<Buffer | null> {
-  const text = stringOption(input, "brief");
-  const file = stringOption(input, "brief-file");
-  if (text !== undefined && file !== undefined) {
-    throw new CatherdError("E_INPUT_INVALID", "--brief and --brief-file are both given", {
-      fix: "give one of them",
-    });
-  }
-  if (text !== undefined) return Buffer.from(text, "utf8");
-  if (file === "-") {
-    if (!stdinIsOurs) {
-      throw new CatherdError("E_INPUT_INVALID", "--brief-file - reads stdin, which is not available here", {
-        fix: "give the brief as text (brief) or the path of a file (briefFile)",
-      });
-    }
-    return readStdin();
-  }
-  if (file !== undefined) {
-    const stat = fs.statSync(file, { throwIfNoEntry: false });
-    if (stat === undefined || !stat.isFile()) {
-      throw new CatherdError("E_INPUT_INVALID", `--brief-file ${file} is not a readable file`, {
-        fix: "give the path of a text file",
-      });
-    }
-    if (stat.size > MAX_BRIEF_BYTES) return Buffer.alloc(MAX_BRIEF_BYTES + 1);
-    return fs.readFileSync(file);
-  }
-  // Where the brief is optional (exec): an open, silent stdin must not hang the dispatcher.
-  const backend = backendNamed(stringOption(input, "backend") ?? "");
-  if (!stdinIsOurs || process.stdin.isTTY === true || backend?.needsBrief === false) return null;
-  return readStdin();
-}
-
-async function readStdin(): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of process.stdin) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size <= MAX_BRIEF_BYTES) chunks.push(buffer);
-  }
-  // Over the limit: drain the rest and let validation refuse it (never a brief cut short silently).
-  if (size > MAX_BRIEF_BYTES) return Buffer.alloc(MAX_BRIEF_BYTES + 1);
-  return Buffer.concat(chunks);
 }

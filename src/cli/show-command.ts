@@ -1,13 +1,16 @@
+import type { Backend } from "../backends/types.js";
 import type { DispatchView } from "../dispatch/read/inspect.js";
 import { queuePositions } from "../dispatch/read/queued.js";
 import { type QueueInfo, queueInfo } from "../dispatch/read/rows.js";
 import { readDispatch } from "../dispatch/reader.js";
+import { compactDuration } from "../domain/duration.js";
 import { isSecretName } from "../domain/env.js";
-import type { ExitFile } from "../domain/schemas.js";
+import type { ExitFile, SpecFile } from "../domain/schemas.js";
 import { formatSize } from "../domain/size.js";
 import { backendOf } from "../folder/backend.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn, runOf } from "../folder/layout.js";
+import { resolveSpec } from "../folder/spec.js";
 import { systemClock } from "../infra/clock.js";
 import { tailLines } from "../infra/tail.js";
 import { type Command, RUN_OPTION } from "./kit.js";
@@ -76,6 +79,22 @@ function containmentLine(exit: ExitFile): string {
   return parts.join(", ");
 }
 
+/**
+ * The limits it runs under, as a person would give them, with the defaults a hand-written spec left to
+ * catherd marked: "idle 10m (default), wall 2h (default), kill grace 10s (default)".
+ */
+function limitsLine(file: SpecFile, backend: Backend, dir: string): string {
+  const spec = resolveSpec(file, backend, dir);
+  const one = (name: string, ms: number, given: number | undefined) =>
+    `${name} ${compactDuration(ms)}${given === undefined ? " (default)" : ""}`;
+  return [
+    one("idle", spec.idleMs, file.idleMs),
+    one("wall", spec.wallMs, file.wallMs),
+    one("stall notice", spec.stallMs, file.stallMs),
+    one("kill grace", spec.killGraceMs, file.killGraceMs),
+  ].join(", ");
+}
+
 function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
   const out: string[] = [];
   const head = (title: string) => out.push("", paint(title, "bold"));
@@ -100,9 +119,7 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
     const worktree = d.spec.worktree ?? null;
     if (worktree !== null)
       out.push(`worktree ${worktree.path} on ${worktree.branch} from ${worktree.base.slice(0, 12)}`);
-    out.push(
-      `idle ${d.spec.idleMs ?? "default"} ms, wall ${d.spec.wallMs ?? "default"} ms, kill grace ${d.spec.killGraceMs ?? "default"} ms`,
-    );
+    out.push(limitsLine(d.spec, backendOf(d), d.dir));
     const caps = [
       d.spec.memoryBytes == null ? null : `memory ${formatSize(d.spec.memoryBytes)}`,
       d.spec.maxProcs == null ? null : `max procs ${d.spec.maxProcs}`,
@@ -124,7 +141,7 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
   if (d.exit !== null) {
     head("exit");
     out.push(
-      `${d.exit.reason}, code ${d.exit.code ?? "-"}, signal ${d.exit.signal ?? "-"}, ${d.exit.durationMs ?? "?"} ms`,
+      `${d.exit.reason}, code ${d.exit.code ?? "-"}, signal ${d.exit.signal ?? "-"}, ${d.exit.durationMs === null ? "?" : compactDuration(d.exit.durationMs)}`,
     );
     out.push(`stop: term ${d.exit.stop.term}, kill ${d.exit.stop.kill}, swept ${d.exit.stop.swept}`);
     if (d.exit.containment !== null) out.push(`containment: ${containmentLine(d.exit)}`);

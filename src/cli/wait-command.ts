@@ -2,7 +2,7 @@ import { awaitRecords } from "../dispatch/await-records.js";
 import { overview } from "../dispatch/overview.js";
 import { type RunningSnapshot, runningSnapshot } from "../dispatch/read/snapshot.js";
 import { formatDuration, parseDuration } from "../domain/duration.js";
-import { CatherdError, WAIT_TIMEOUT_EXIT } from "../domain/errors.js";
+import { WAIT_TIMEOUT_EXIT } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { markSeen } from "../folder/markers.js";
 import { systemClock } from "../infra/clock.js";
@@ -20,7 +20,7 @@ export const waitCommand: Command<Waited> = {
   name: "wait",
   synopsis: "[<name|id>…]",
   summary:
-    "Blocks until every named dispatch (default: every live one of the run) has a record, or with --any " +
+    "Blocks until every named dispatch (default: every live one of the run, and every recorded one whose record was not read yet) has a record, or with --any " +
     "until the first does — for a chain of attempts (--fallback), its last attempt — and prints the records " +
     "and, for each one still running, what it is doing. Exit 0 when all printed records are ok, 1 otherwise, " +
     "124 on timeout.",
@@ -38,16 +38,20 @@ export const waitCommand: Command<Waited> = {
   async handler(input) {
     const timeoutText = stringOption(input, "timeout");
     const timeoutMs = timeoutText === undefined ? null : parseDuration("--timeout", timeoutText);
+    // Without names: every live dispatch of the run, and every recorded one whose record was not yet read
+    // (a script that dispatches and then waits may come after they all ended).
     const dirs =
       input.positionals.length > 0
         ? [...new Set(input.positionals.map((ref) => dispatchDirOf(input, ref)))]
         : (await overview(runPathsOf(input)))
-            .filter((r) => r.state !== "recorded" || r.next !== null)
+            .filter((r) => r.state !== "recorded" || r.next !== null || r.unread)
             .map((r) => r.dir);
     if (dirs.length === 0) {
-      throw new CatherdError("E_DISPATCH_NOT_FOUND", "nothing to wait for: no live dispatch in the run", {
-        fix: "name the dispatches to wait for, or see catherd status --all",
-      });
+      const run = runPathsOf(input).run;
+      return {
+        data: { records: [], running: [] },
+        text: `nothing to wait for: every dispatch of run ${run} is recorded and its record read (catherd status --all)\n`,
+      };
     }
     const result = await awaitRecords(dirs, { any: input.values.any === true, timeoutMs });
     for (const { dir } of result.records) markSeen(dir, systemClock.wallNow());

@@ -332,6 +332,11 @@ export const recordFileSchema = loose({
   })
     .nullable()
     .optional(),
+  /** When it was admitted (admit.json), so that a reader of the record alone can say its age. */
+  admittedAt: isoTime.nullable().optional(),
+  /** Its last event as a human line, and when it came (activity.json at the end); null without one. */
+  lastEvent: z.string().nullable().optional(),
+  lastEventAt: isoTime.nullable().optional(),
 });
 export type RecordFile = z.infer<typeof recordFileSchema>;
 

@@ -71,6 +71,7 @@ async function buildRecord(
   dispatchId: string,
 ): Promise<RecordFile> {
   const summary = summarizeDispatch(dir, backend);
+  const activity = okValue(readFolderJson(dir, FILES.activity));
   const endedAtMs = Date.parse(exit.endedAt);
   const outcome = backend.finalize(summary, {
     reason: exit.reason,
@@ -112,6 +113,9 @@ async function buildRecord(
     worktree,
     commits,
     tmp: settlePrivateTemp(dir, spec?.keepTmp ?? false),
+    admittedAt: admit?.admittedAt ?? null,
+    lastEvent: activity?.lastEvent ?? null,
+    lastEventAt: activity?.lastEventAt ?? exit.lastEventAt ?? null,
   };
   if (admit?.attempt === undefined && admit?.ladder === undefined) return ended;
   const next = nextStepOf(admit, ended);

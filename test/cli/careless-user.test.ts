@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CliResult, dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
-import { reapAll } from "../helpers/folders.js";
+import { reapAll, tempDir } from "../helpers/folders.js";
 import { waitForFile } from "../helpers/wait.js";
 
 // What a new user trips on, tried as one would: careless input, broken homes, the words of each answer.
@@ -35,12 +35,15 @@ function expectAnswer(result: CliResult, answer: Answer): void {
   }
 }
 
-/** A home with one recorded dispatch `done` in its default run; returns its folder. */
+/** A home with one recorded dispatch `done` (it printed "working") in its default run; returns its folder. */
 async function homeWithOne(): Promise<{ home: string; env: NodeJS.ProcessEnv; dir: string }> {
   const { home, env } = isolatedHome();
-  const result = await runCli(["dispatch", "--backend", "exec", "--name", "done", "--json", "--", "true"], {
-    env,
-  });
+  const result = await runCli(
+    ["dispatch", "--backend", "exec", "--name", "done", "--json", "--", "echo", "working"],
+    {
+      env,
+    },
+  );
   const d = dispatchedOf(result);
   dispatched.push(d.dispatchId);
   await waitForFile(path.join(d.dir, "record.json"), 20_000);
@@ -100,5 +103,126 @@ describe("a dispatch folder that cannot be read", () => {
       error: "E_IO_READ",
       says: [path.join(dir, "events.jsonl")],
     });
+  });
+});
+
+describe("careless input", () => {
+  it.each([
+    ["an overlapping --owns", ["--owns", "src/"], "E_ADMIT_OVERLAP"],
+    ["a run at its cap", ["--max-parallel", "1"], "E_ADMIT_CAPACITY"],
+  ])("leaves no folder behind when refused for %s", async (_title, flags, code) => {
+    const { home, env } = isolatedHome();
+    const cwd = tempDir();
+    const first = await runCli(
+      [
+        "dispatch",
+        "--backend",
+        "exec",
+        "--name",
+        "holder",
+        "--owns",
+        "src/",
+        "--cwd",
+        cwd,
+        "--json",
+        "--",
+        "sleep",
+        "30",
+      ],
+      { env },
+    );
+    dispatched.push(dispatchedOf(first).dispatchId);
+    const refused = await runCli(
+      ["dispatch", "--backend", "exec", "--name", "refused", "--cwd", cwd, "--json", ...flags, "--", "true"],
+      { env },
+    );
+    expectAnswer(refused, { code: 1, error: code });
+    expect(fs.readdirSync(path.join(home, "runs/default/dispatches"))).toEqual(["holder"]);
+    await runCli(["cancel", "holder", "--wait"], { env });
+  });
+
+  it.each([
+    ["empty", ""],
+    ["only white space", "  \n\t "],
+  ])("refuses a brief that is %s, for exec as for an agent CLI", async (_title, brief) => {
+    const { home, env } = isolatedHome();
+    for (const backend of ["exec", "codex"]) {
+      const argv = ["dispatch", "--backend", backend, "--brief", brief, "--json"];
+      const result = await runCli(
+        backend === "exec" ? [...argv, "--", "true"] : [...argv, "--bin", "/bin/true"],
+        {
+          env,
+        },
+      );
+      expectAnswer(result, {
+        code: 2,
+        error: "E_INPUT_INVALID",
+        says: [/brief is (empty|only white space)/],
+      });
+    }
+    expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
+  });
+
+  it("reads a brief piped to exec, and says at once when stdin stays open with nothing in it", async () => {
+    const { env } = isolatedHome();
+    const piped = await runCli(["dispatch", "--backend", "exec", "--json", "--", "cat"], {
+      env,
+      input: "from the pipe\n",
+    });
+    expect(piped.stderr).toBe("");
+    const d = dispatchedOf(piped);
+    dispatched.push(d.dispatchId);
+    expect(fs.readFileSync(path.join(d.dir, "brief.md"), "utf8")).toBe("from the pipe\n");
+    const held = await runCli(["dispatch", "--backend", "exec", "--json", "--", "true"], {
+      env,
+      holdStdin: true,
+    });
+    expect(held.stderr).toContain("stdin was not read");
+    const h = dispatchedOf(held);
+    dispatched.push(h.dispatchId);
+    expect(fs.existsSync(path.join(h.dir, "brief.md"))).toBe(false);
+    for (const dir of [d.dir, h.dir]) await waitForFile(path.join(dir, "record.json"), 20_000);
+  });
+});
+
+describe("what the verbs say", () => {
+  it("status --json keeps a recorded dispatch's admission time and last event", async () => {
+    const { env } = await homeWithOne();
+    const status = JSON.parse((await runCli(["status", "--json"], { env })).stdout) as {
+      dispatches: Record<string, unknown>[];
+    };
+    expect(status.dispatches[0]).toMatchObject({ state: "recorded", admittedAt: expect.any(String) });
+    expect(
+      status.dispatches[0]?.lastEventAt === null || typeof status.dispatches[0]?.lastEventAt === "string",
+    ).toBe(true);
+  });
+
+  it("wait without names returns the records not yet read, then says every one is read, exit 0", async () => {
+    const { env } = await homeWithOne();
+    const first = await runCli(["wait", "--json"], { env });
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      records: [{ name: "done", status: "ok" }],
+      running: [],
+    });
+    expectAnswer(await runCli(["wait"], { env }), { code: 0, says: ["nothing to wait for", "read"] });
+  });
+
+  it("shows a hand-written folder's limits as durations, the defaults it took marked", async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, "spec.json"), JSON.stringify({ cmd: "true", args: [] }));
+    const shown = await runCli(["show", dir]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(
+      "idle 10m (default), wall 2h (default), stall notice 5m (default), kill grace 10s (default)",
+    );
+    expect(shown.stdout).not.toMatch(/\d ms\b|default ms/);
+  });
+
+  it("answers supervise --help with its usage, writing nothing", async () => {
+    const cwd = tempDir();
+    const result = await runCli(["supervise", "--help"], { cwd });
+    expectAnswer(result, { code: 0, says: ["usage: catherd supervise <dispatch-dir>"] });
+    expect(fs.readdirSync(cwd)).toEqual([]);
   });
 });

@@ -22,6 +22,8 @@ export function runCli(
     timeoutMs?: number;
     cwd?: string;
     umask?: string;
+    /** Keep stdin open, writing nothing, until the command has exited (an orchestrator's idle pipe). */
+    holdStdin?: boolean;
   } = {},
 ): Promise<CliResult> {
   const argv = [process.execPath, CLI_MAIN, ...args];
@@ -55,7 +57,8 @@ export function runCli(
       resolve({ code, stdout, stderr });
     });
     child.stdin.on("error", () => {});
-    child.stdin.end(options.input);
+    if (options.holdStdin === true) child.on("exit", () => child.stdin.end());
+    else child.stdin.end(options.input);
   });
 }
 

@@ -31,8 +31,8 @@ export interface DispatchRow {
   backend: BackendId | null;
   state: DispatchState;
   /**
-   * When it was admitted (admit.json), for the rows that read admit.json: live ones. Null for a recorded
-   * row, which costs one file read (record.json), and for a folder without admit.json.
+   * When it was admitted: admit.json for a live one, record.json for a recorded one (which costs one file
+   * read); null for a folder without admit.json and for a record written before records carried it.
    */
   admittedAt: string | null;
   /** When its supervisor started (supervisor.json, exit.json or the record); null while starting. */
@@ -121,14 +121,14 @@ export function recordedRow(run: RunPaths, dir: string, record: RecordFile): Dis
     dir,
     backend: record.backend,
     state: "recorded",
-    admittedAt: null,
+    admittedAt: record.admittedAt ?? null,
     startedAt: record.startedAt,
     endedAt: record.endedAt,
     status: record.status,
     reason: record.reason,
     error: rowError(record),
-    lastEvent: null,
-    lastEventAt: null,
+    lastEvent: record.lastEvent ?? null,
+    lastEventAt: record.lastEventAt ?? null,
     openToolCalls: [],
     tokens: record.tokens,
     unread: !isSeen(dir),

@@ -304,17 +304,18 @@ function validateCwd(cwd: string): string {
   return resolved;
 }
 
+/**
+ * The brief: required for an agent CLI, optional for exec; given, it is non-empty and not only white space
+ * (an empty `--brief ""` is refused as `"   "` is: one rule, for every backend), UTF-8 without NUL, at
+ * most MAX_BRIEF_BYTES.
+ */
 function validateBrief(brief: Buffer | null, backend: Backend): Buffer | null {
-  if (brief === null || brief.length === 0) {
-    if (backend.needsBrief) {
-      throw invalid(
-        "brief",
-        brief === null ? "is required" : "is empty",
-        "give --brief <text>, --brief-file <path>, or the brief on stdin",
-      );
-    }
+  const fix = "give --brief <text>, --brief-file <path>, or the brief on stdin";
+  if (brief === null) {
+    if (backend.needsBrief) throw invalid("brief", "is required", fix);
     return null;
   }
+  if (brief.length === 0) throw invalid("brief", "is empty", fix);
   if (brief.length > MAX_BRIEF_BYTES) {
     throw invalid(
       "brief",
