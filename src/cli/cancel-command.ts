@@ -5,7 +5,13 @@ import { statusWords } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
 interface Cancelled {
-  cancelled: { dispatchId: string; dir: string; state: DispatchState; status: string | null };
+  cancelled: {
+    name: string | null;
+    dispatchId: string;
+    dir: string;
+    state: DispatchState;
+    status: string | null;
+  };
 }
 
 export const cancelCommand: Command<Cancelled> = {
@@ -18,7 +24,7 @@ export const cancelCommand: Command<Cancelled> = {
     "(its supervisor died before naming the agent) is stopped here — each process only if its pid and start " +
     "time read back exactly — and recorded cancelled. A queued dispatch is recorded cancelled without ever " +
     "starting. A chain of attempts (--fallback) is cancelled at its last attempt, and goes on to no other.",
-  json: "{cancelled: {dispatchId, dir, state, status}}",
+  json: "{cancelled: {name, dispatchId, dir, state, status}}",
   options: {
     run: RUN_OPTION,
     wait: { type: "boolean", description: "return once the dispatch is recorded" },
@@ -33,7 +39,15 @@ export const cancelCommand: Command<Cancelled> = {
         ? `${name}: recorded ${statusWords(status ?? "?", view.record?.reason ?? view.exit?.reason ?? null)}`
         : `${name}: cancel requested (${view.state}); catherd wait ${name} returns once it is recorded`;
     return {
-      data: { cancelled: { dispatchId: view.dispatchId, dir: view.dir, state: view.state, status } },
+      data: {
+        cancelled: {
+          name: view.admit?.name ?? null,
+          dispatchId: view.dispatchId,
+          dir: view.dir,
+          state: view.state,
+          status,
+        },
+      },
       text,
     };
   },

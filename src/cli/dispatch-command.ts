@@ -43,8 +43,9 @@ export const dispatchCommand: Command<Dispatched> = {
     backend: {
       type: "string",
       value: "<backend>",
-      description: "the agent CLI to run, or exec for any command (required)",
+      description: "the agent CLI to run, or exec for any command",
       choices: BACKEND_IDS,
+      required: true,
     },
     name: {
       type: "string",
@@ -69,6 +70,7 @@ export const dispatchCommand: Command<Dispatched> = {
       type: "string",
       value: "<path|->",
       description: "a file holding the brief; - reads it from stdin",
+      toolDescription: "the path of a file holding the brief",
     },
     model: {
       type: "string",
@@ -90,6 +92,7 @@ export const dispatchCommand: Command<Dispatched> = {
       value: "<a/,b.ts>",
       description:
         "paths this dispatch owns, comma separated; a live dispatch owning an overlapping one refuses it",
+      list: "comma",
     },
     idle: {
       type: "string",
@@ -111,9 +114,8 @@ export const dispatchCommand: Command<Dispatched> = {
     },
     "max-parallel": {
       type: "string",
-      value: "<n>",
-      description: "cap of live dispatches in the run (remembered in run.json)",
-      integer: true,
+      value: "<n|none>",
+      description: "cap of live dispatches in the run, remembered in run.json; none removes it",
       default: "the run's, else none",
     },
     "max-parallel-backend": {

@@ -20,6 +20,12 @@ export interface OptionDef {
   value?: string;
   /** What applies when the flag is not given, in words (`10m`, `$CATHERD_RUN, else default`). */
   default?: string;
+  /** The command refuses to run without it (an MCP client sees it among the tool's `required`). */
+  required?: true;
+  /** Its value is a comma-separated list (`a/,b.ts`): an MCP client may give it as an array too. */
+  list?: "comma";
+  /** What the flag does for an MCP client, when the command line's words would mislead it. */
+  toolDescription?: string;
   /** The values it takes when they are a closed set (an enum for MCP clients; the command checks them). */
   choices?: readonly string[];
   /** A whole number written as text (an integer for MCP clients; the command checks it). */
@@ -80,23 +86,82 @@ export function parseInput(command: Command<unknown>, argv: readonly string[]): 
   const cut = argv.indexOf("--");
   const own = cut === -1 ? [...argv] : argv.slice(0, cut);
   const rest = cut === -1 ? [] : argv.slice(cut + 1);
+  const options = {
+    ...parserOptions(command.options),
+    json: { type: "boolean" as const },
+    help: { type: "boolean" as const, short: "h" },
+  };
   try {
-    const { values, positionals } = parseArgs({
-      args: own,
-      options: {
-        ...parserOptions(command.options),
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-      allowPositionals: true,
-      strict: true,
-    });
+    const { values, positionals } = parseArgs({ args: own, options, allowPositionals: true, strict: true });
     return { values: values as ParsedInput["values"], positionals, rest, json: values.json === true };
   } catch (error) {
-    throw new CatherdError("E_INPUT_INVALID", (error as Error).message, {
-      fix: `catherd ${command.name} --help`,
-    });
+    throw (
+      flagProblem(command.name, options, own) ??
+      new CatherdError("E_INPUT_INVALID", (error as Error).message, {
+        fix: `catherd ${command.name} --help`,
+        cause: error,
+      })
+    );
   }
+}
+
+/**
+ * What is wrong with the flags node's parser refused, in catherd's words: an unknown flag, a flag given
+ * no value, a value that starts with `-` (node takes it for a flag: it must be joined with `=`), a value
+ * given to a flag that takes none. Null when none of these is found (then node's words stand).
+ */
+function flagProblem(
+  verb: string,
+  options: Record<string, { type: "string" | "boolean"; short?: string }>,
+  own: readonly string[],
+): CatherdError | null {
+  const help = `catherd ${verb} --help`;
+  const byShort = new Map(
+    Object.entries(options).flatMap(([name, o]) => (o.short === undefined ? [] : [[o.short, name]])),
+  );
+  for (let i = 0; i < own.length; i++) {
+    const arg = own[i] as string;
+    if (!arg.startsWith("-") || arg === "-") continue;
+    const eq = arg.indexOf("=");
+    const flag = arg.startsWith("--")
+      ? arg.slice(2, eq === -1 ? undefined : eq)
+      : byShort.get(arg.slice(1, 2));
+    const option = flag === undefined ? undefined : options[flag];
+    if (option === undefined) {
+      return new CatherdError(
+        "E_INPUT_INVALID",
+        `unknown option ${arg.slice(0, eq === -1 ? undefined : eq)}`,
+        {
+          fix: `${help} lists the options; an argument for the command itself goes after --, as in: catherd ${verb} … -- ${arg}`,
+        },
+      );
+    }
+    if (option.type === "boolean") {
+      if (eq !== -1)
+        return new CatherdError("E_INPUT_INVALID", `--${flag} takes no value`, {
+          fix: `give --${flag} alone`,
+        });
+      continue;
+    }
+    if (eq !== -1) continue;
+    const value = own[i + 1];
+    if (value === undefined) {
+      return new CatherdError("E_INPUT_INVALID", `--${flag} needs a value`, {
+        fix: `give --${flag} <value> (${help})`,
+      });
+    }
+    if (value.startsWith("-")) {
+      return new CatherdError(
+        "E_INPUT_INVALID",
+        `--${flag} ${value}: a value that starts with - is taken for an option`,
+        {
+          fix: `join it to the flag: --${flag}=${value}`,
+        },
+      );
+    }
+    i += 1;
+  }
+  return null;
 }
 
 /** What node's parseArgs reads of an option table. */
@@ -161,7 +226,8 @@ export function usageOf(command: Command<unknown>): string {
     const choices = def.choices === undefined ? "" : ` (${def.choices.join(", ")})`;
     const fallback = def.default === undefined ? "" : ` (default: ${def.default})`;
     const repeat = def.multiple === true ? " (repeatable)" : "";
-    return helpEntry(head, `${def.description}${choices}${repeat}${fallback}`);
+    const required = def.required === true ? " (required)" : "";
+    return helpEntry(head, `${def.description}${required}${choices}${repeat}${fallback}`);
   });
   flags.push(
     helpEntry("  --json", command.json === undefined ? "print the result as JSON" : `print ${command.json}`),

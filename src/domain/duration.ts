@@ -16,6 +16,7 @@ export function parseDuration(field: string, text: string, maxMs = MAX_DURATION_
       fix: `give ${field} as a duration such as 250ms, 90s, 15m or 1h30m`,
     });
   if (text.length === 0 || text.length > 32) throw invalid("is not a duration");
+  if (text.startsWith("-")) throw invalid("must be longer than zero");
   let total = 0;
   PART.lastIndex = 0;
   let consumed = 0;

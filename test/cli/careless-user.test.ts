@@ -226,3 +226,56 @@ describe("what the verbs say", () => {
     expect(fs.readdirSync(cwd)).toEqual([]);
   });
 });
+
+describe("each refusal states its rule, in catherd's words", () => {
+  const exec = ["dispatch", "--backend", "exec"];
+  const nameRule = "a name is 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit";
+  it.each([
+    ["a name with a slash", [...exec, "--name", "a/b", "--", "true"], nameRule],
+    ["a name with a space", [...exec, "--name", "my task", "--", "true"], nameRule],
+    ["a name of 300 characters", [...exec, "--name", "n".repeat(300), "--", "true"], nameRule],
+    ["a name of ..", [...exec, "--name", "..", "--", "true"], nameRule],
+    ["a name with é", [...exec, "--name", "é", "--", "true"], nameRule],
+    [
+      "an unknown backend",
+      ["dispatch", "--backend", "foo", "--", "true"],
+      'unknown --backend "foo": the backends are codex, claude-code, opencode, gemini, exec',
+    ],
+    [
+      "a cap that is no number",
+      [...exec, "--max-parallel", "abc", "--", "true"],
+      "a whole number from 1 to 10000, or none",
+    ],
+    ["a cap of 0", [...exec, "--max-parallel", "0", "--", "true"], "a whole number from 1 to 10000, or none"],
+    [
+      "a value that starts with -",
+      [...exec, "--idle", "-1s", "--", "true"],
+      "join it to the flag: --idle=-1s",
+    ],
+    ["that value joined", [...exec, "--idle=-1s", "--", "true"], "must be longer than zero"],
+    ["an unknown option", [...exec, "--bogus", "--", "true"], "unknown option --bogus"],
+    ["a flag without its value", [...exec, "--name"], "--name needs a value"],
+  ])("%s", async (_title, argv, rule) => {
+    const { home, env } = isolatedHome();
+    const result = await runCli(argv, { env });
+    expectAnswer(result, { code: 2, says: ["error E_INPUT_INVALID", rule, "fix: "] });
+    expect(result.stderr).not.toMatch(/Invalid|Expected|received|ambiguous|'-- "/);
+    expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
+  });
+
+  it("takes --max-parallel none to remove the run's remembered cap", async () => {
+    const { home, env } = isolatedHome();
+    const run = (flags: string[]) => runCli([...exec, "--json", ...flags, "--", "true"], { env });
+    for (const [flags, cap] of [
+      [["--max-parallel", "3"], 3],
+      [[], 3],
+      [["--max-parallel", "none"], null],
+    ] as const) {
+      const d = dispatchedOf(await run([...flags]));
+      dispatched.push(d.dispatchId);
+      await waitForFile(path.join(d.dir, "record.json"), 20_000);
+      const runFile = JSON.parse(fs.readFileSync(path.join(home, "runs/default/run.json"), "utf8"));
+      expect(runFile.maxParallel ?? null).toBe(cap);
+    }
+  });
+});

@@ -90,9 +90,9 @@ describe("status, show, logs, result, wait", () => {
     const result = await json(env, ["result", "worker"]);
     const record = recordFileSchema.parse(result.data);
     expect(record).toMatchObject({ status: "ok", dispatchId: d.dispatchId });
-    // A recorded row reads record.json alone: no admission time, the supervisor's start from the record.
+    // A recorded row reads record.json alone: its admission time and the supervisor's start from the record.
     expect(statusSchema.parse((await json(env, ["status"])).data).dispatches).toMatchObject([
-      { state: "recorded", admittedAt: null, startedAt: record.startedAt },
+      { state: "recorded", admittedAt: record.admittedAt, startedAt: record.startedAt },
     ]);
     const shown = (await json(env, ["show", d.dispatchId])).data as {
       dispatch: { state: string; events: string[] };
@@ -238,7 +238,8 @@ describe("hand-edited and corrupt folders", () => {
     expect(byName.torn).toMatchObject({ state: "recorded", problems: [{ code: "E_FILE_CORRUPT" }] });
     expect(byName.newer).toMatchObject({ state: "recorded", problems: [{ code: "E_SCHEMA_NEWER" }] });
     const text = await runCli(["status", "--all"], { env: { ...env, NO_COLOR: "1" } });
-    expect(text.stdout).toContain("E_FILE_CORRUPT");
+    expect(text.stdout).toContain("! record.json is torn");
+    expect(text.stdout).toContain("! record.json is from a newer");
     const result = await json(env, ["result", "newer"]);
     expect(errorSchema.parse(result.data).error).toMatchObject({
       code: "E_SCHEMA_NEWER",

@@ -98,7 +98,12 @@ describe("catherd mcp, in process", () => {
     for (const flag of Object.keys(dispatchCommand.options))
       expect(properties).toHaveProperty(argumentName(flag));
     expect(properties.backend?.enum).toEqual([...BACKEND_IDS]);
-    expect(properties.maxParallel?.type).toBe("integer");
+    // maxParallel takes `none` as the flag does; backend is required; owns takes a list; briefFile is a path.
+    expect(properties.maxParallel?.type).toBe("string");
+    expect(dispatchTool?.inputSchema.required).toEqual(["backend"]);
+    expect(properties.owns).toMatchObject({ type: "array", items: { type: "string" } });
+    expect(String(properties.briefFile?.description)).not.toMatch(/stdin|-/);
+    expect(String(properties.idle?.description)).toContain("(default: 15m for an agent CLI, 10m for exec)");
     expect(properties.args).toMatchObject({ type: "array" });
     const check = validator.getValidator((dispatchTool?.inputSchema ?? {}) as Schema);
     expect(check({ backend: "exec", args: ["true"], env: ["A=1"] }).valid).toBe(true);
@@ -350,18 +355,28 @@ describe("catherd mcp, in process", () => {
       ["dispatch", { backend: "exec", args: "true" }, "E_INPUT_INVALID", /args/],
       ["dispatch", { backend: "codex", bin: FAKE_AGENT }, "E_INPUT_INVALID", /brief is required/],
       ["dispatch", { backend: "codex", bin: FAKE_AGENT, briefFile: "-" }, "E_INPUT_INVALID", /stdin/],
-      ["dispatch", { backend: "exec", args: ["true"], maxParallel: 0 }, "E_INPUT_INVALID", /--max-parallel/],
-      ["dispatch", { backend: "exec", args: ["true"], idle: "soon" }, "E_INPUT_INVALID", /--idle/],
+      [
+        "dispatch",
+        { backend: "exec", args: ["true"], maxParallel: 0 },
+        "E_INPUT_INVALID",
+        /^error \S+: maxParallel/,
+      ],
+      [
+        "dispatch",
+        { backend: "exec", args: ["true"], idle: "soon" },
+        "E_INPUT_INVALID",
+        /idle "soon".*give idle as/s,
+      ],
       ["wait", { timeoutS: 301 }, "E_INPUT_INVALID", /timeoutS/],
       ["wait", { timeoutS: "soon" }, "E_INPUT_INVALID", /timeoutS/],
       ["wait", { names: ["nobody"] }, "E_DISPATCH_NOT_FOUND", /nobody/],
-      ["wait", {}, "E_DISPATCH_NOT_FOUND", /nothing to wait for/],
+      ["wait", { run: "typo" }, "E_RUN_NOT_FOUND", /no run typo/],
       ["result", { name: "nobody" }, "E_DISPATCH_NOT_FOUND", /nobody/],
       ["result", {}, "E_INPUT_INVALID", /needs name/],
       ["status", { all: "yes" }, "E_INPUT_INVALID", /all/],
-      ["status", { run: "../etc" }, "E_INPUT_INVALID", /--run/],
+      ["status", { run: "../etc" }, "E_INPUT_INVALID", /run "..\/etc"/],
       ["show", { name: "bad name!" }, "E_INPUT_INVALID", /not a valid name/],
-      ["logs", { name: "nobody", since: -1 }, "E_INPUT_INVALID", /--since/],
+      ["logs", { name: "nobody", since: -1 }, "E_INPUT_INVALID", /since "-1"/],
       ["logs", { name: "nobody", follow: true }, "E_INPUT_INVALID", /follow/],
       ["cancel", {}, "E_INPUT_INVALID", /needs name/],
       ["cancel", { name: "nobody", wait: true }, "E_INPUT_INVALID", /wait/],
@@ -371,6 +386,10 @@ describe("catherd mcp, in process", () => {
     for (const [tool, args, code, message] of cases) {
       const answer = await session.call(tool, args);
       const what = `${tool} ${JSON.stringify(args)}: ${answer.text}`;
+      // An agent has no shell: the tool's arguments, never the command line's flags or verbs.
+      expect(answer.text, what).not.toMatch(
+        / --[a-z]|catherd (dispatch|wait|result|status|show|logs|cancel) /,
+      );
       expect(answer.isError, what).toBe(true);
       expect(answer.data, what).toMatchObject({ error: { code } });
       expect(answer.text, what).toMatch(new RegExp(`^error ${code}: `));

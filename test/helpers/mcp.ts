@@ -10,6 +10,7 @@ import { FAKE_AGENT, tempDir } from "./folders.js";
 /** What a tool call gave back, unpacked. */
 export interface ToolAnswer {
   isError: boolean;
+  /** The first text block: the one line for people. */
   text: string;
   data: Record<string, unknown>;
 }
@@ -41,11 +42,13 @@ export async function connectClient(transport: Transport, onClose: () => Promise
     async call(name, args = {}, timeoutMs = 60_000) {
       const result = await client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs });
       const content = result.content as { type: string; text?: string }[];
-      return {
-        isError: result.isError === true,
-        text: content.map((c) => c.text ?? "").join("\n"),
-        data: (result.structuredContent ?? {}) as Record<string, unknown>,
-      };
+      const data = (result.structuredContent ?? {}) as Record<string, unknown>;
+      // Every answer carries its structured content as text too (the MCP specification's SHOULD), so a
+      // client that passes on only `content` loses nothing.
+      if (JSON.stringify(JSON.parse(content[1]?.text ?? "null")) !== JSON.stringify(data)) {
+        throw new Error(`${name}: the second text block is not the structured content: ${content[1]?.text}`);
+      }
+      return { isError: result.isError === true, text: content[0]?.text ?? "", data };
     },
     async close() {
       await client.close();

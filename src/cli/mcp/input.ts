@@ -36,22 +36,31 @@ const text = z.union([z.string(), z.number().finite()]).transform(String);
 const texts = z.union([z.array(text), text.transform((t) => [t])]);
 
 function flagArgument(flag: string, def: OptionDef): Argument {
+  const listed = def.multiple === true || def.list === "comma";
   const schema: JsonSchema =
     def.type === "boolean"
       ? { type: "boolean" }
-      : def.multiple === true
+      : listed
         ? { type: "array", items: { type: "string" } }
         : def.integer === true
           ? { type: "integer" }
           : { type: "string", ...(def.choices === undefined ? {} : { enum: [...def.choices] }) };
+  const said = def.toolDescription ?? def.description;
   return {
     name: argumentName(flag),
-    schema: { ...schema, description: def.description },
-    check: def.type === "boolean" ? z.boolean() : def.multiple === true ? texts : text,
-    apply(value, input) {
-      input.values[flag] = value as string | boolean | string[];
+    schema: {
+      ...schema,
+      description: def.default === undefined ? said : `${said} (default: ${def.default})`,
     },
-    required: false,
+    check: def.type === "boolean" ? z.boolean() : listed ? texts : text,
+    apply(value, input) {
+      // A comma-separated flag takes a list as the command line would have it written.
+      input.values[flag] =
+        def.list === "comma" && Array.isArray(value)
+          ? value.join(",")
+          : (value as string | boolean | string[]);
+    },
+    required: def.required === true,
   };
 }
 
@@ -142,7 +151,7 @@ export function parsedInputOf(spec: ToolSpec, raw: unknown): ParsedInput {
     if (!parsed.success) {
       throw new CatherdError(
         "E_INPUT_INVALID",
-        `${spec.name} argument ${arg.name} is invalid: ${parsed.error.issues[0]?.message ?? "bad value"}`,
+        `${spec.name} argument ${arg.name} must be ${describeType(arg.schema)}, not ${JSON.stringify(value).slice(0, 80)}`,
         { fix: `give ${arg.name} as ${describeType(arg.schema)}` },
       );
     }
@@ -162,4 +171,15 @@ function describeType(schema: JsonSchema): string {
     return `a whole number${range}`;
   }
   return `a ${String(schema.type)}`;
+}
+
+/**
+ * An error's words as an MCP client should read them: the command line's flags become the tools'
+ * arguments (`--max-parallel` → `maxParallel`, `--all` → `all`) and `catherd <verb>` the tool of that name,
+ * for an agent that has no shell.
+ */
+export function inToolTerms(text: string): string {
+  return text
+    .replace(/--([a-z][a-z-]*[a-z])/g, (_whole, flag: string) => argumentName(flag))
+    .replace(/\bcatherd (dispatch|wait|result|status|show|logs|cancel|doctor)\b/g, "the $1 tool");
 }

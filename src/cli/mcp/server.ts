@@ -14,7 +14,7 @@ import { systemClock } from "../../infra/clock.js";
 import { catherdVersion } from "../../infra/version.js";
 import { waitUntil, wakeWhenSettled } from "../../infra/wait-until.js";
 import { GUIDE } from "../guide-command.js";
-import { inputSchemaOf, parsedInputOf } from "./input.js";
+import { inputSchemaOf, inToolTerms, parsedInputOf } from "./input.js";
 import { type RecordedNotice, RecordNotifier } from "./notifier.js";
 import { TOOLS, type ToolSpec } from "./tools.js";
 
@@ -140,22 +140,39 @@ async function callTool(
     const input = parsedInputOf(tool, args);
     const result = await tool.command.handler(input, { stdinIsOurs: false });
     if (tool.madeDispatch !== undefined) notifier?.watch(tool.madeDispatch(result.data));
+    // The structured result also as text (the MCP specification's SHOULD): a client that passes on only
+    // `content` loses nothing.
     return {
-      content: [{ type: "text", text: tool.line(result.data) }],
+      content: [
+        { type: "text", text: tool.line(result.data) },
+        { type: "text", text: JSON.stringify(result.data) },
+      ],
       structuredContent: result.data as Record<string, unknown>,
     };
   } catch (error) {
-    return errorResult(asCatherdError(error));
+    return errorResult(asCatherdError(error), tool);
   }
 }
 
-/** A tool error as the command line prints it: the code and message, then the fix. */
-function errorResult(error: CatherdError): CallToolResult {
-  const fix = error.fix === undefined ? "" : `\nfix: ${error.fix}`;
+/**
+ * A tool error as the command line prints it — the code and message, then the fix — in the tool's terms
+ * when it came from one (its arguments, not the command line's flags), the error object as text too.
+ */
+function errorResult(error: CatherdError, tool?: ToolSpec): CallToolResult {
+  const words = (text: string) => (tool === undefined ? text : inToolTerms(text));
+  const json = {
+    ...error.toJSON(),
+    message: words(error.message),
+    ...(error.fix === undefined ? {} : { fix: words(error.fix) }),
+  };
+  const fix = json.fix === undefined ? "" : `\nfix: ${json.fix}`;
   return {
     isError: true,
-    content: [{ type: "text", text: `error ${error.code}: ${error.message}${fix}` }],
-    structuredContent: { error: error.toJSON() },
+    content: [
+      { type: "text", text: `error ${json.code}: ${json.message}${fix}` },
+      { type: "text", text: JSON.stringify({ error: json }) },
+    ],
+    structuredContent: { error: json },
   };
 }
 

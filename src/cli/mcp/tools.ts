@@ -134,7 +134,9 @@ const logsTool: ToolSpec<Logs | null> = {
   line: (logs) => (logs === null ? "" : `${logs.lines.length} lines; cursor ${logs.cursor}`),
 };
 
-const cancelTool: ToolSpec<{ cancelled: { dispatchId: string; state: string; status: string | null } }> = {
+const cancelTool: ToolSpec<{
+  cancelled: { name: string | null; dispatchId: string; state: string; status: string | null };
+}> = {
   name: "cancel",
   title: "Stop a dispatch",
   description:
@@ -146,8 +148,8 @@ const cancelTool: ToolSpec<{ cancelled: { dispatchId: string; state: string; sta
   readOnly: false,
   line: ({ cancelled: c }) =>
     c.status === null
-      ? `${c.dispatchId}: cancel requested (${c.state})`
-      : `${c.dispatchId}: recorded ${c.status}`,
+      ? `${c.name ?? c.dispatchId}: cancel requested (${c.state})`
+      : `${c.name ?? c.dispatchId}: recorded ${c.status}`,
 };
 
 const doctorTool: ToolSpec<{ backends: BackendCheck[] }> = {

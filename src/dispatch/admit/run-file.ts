@@ -24,15 +24,18 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
     read.kind === "ok" ? read.value : { schema: SCHEMA_VERSION, id: run.run, createdAt: at.toISOString() };
   if (read.kind === "invalid" && read.error.code === "E_SCHEMA_NEWER") throw read.error;
   const perBackend = { ...(file.maxParallelBackend ?? {}), ...request.maxParallelBackend };
+  // `none` removes the remembered cap; a number replaces it; not given, it stays.
+  const maxParallel =
+    request.maxParallel === "none" ? null : (request.maxParallel ?? file.maxParallel ?? null);
   const capsChanged =
-    (request.maxParallel !== null && file.maxParallel !== request.maxParallel) ||
+    (file.maxParallel ?? null) !== maxParallel ||
     Object.entries(request.maxParallelBackend).some(
       ([backend, cap]) => file.maxParallelBackend?.[backend as BackendId] !== cap,
     );
   if (read.kind !== "ok" || capsChanged) {
     file = {
       ...file,
-      maxParallel: request.maxParallel ?? file.maxParallel ?? null,
+      maxParallel,
       ...(Object.keys(perBackend).length > 0 ? { maxParallelBackend: perBackend } : {}),
     };
     writeJsonAtomic(run.runFile, file);

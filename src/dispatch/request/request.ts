@@ -9,7 +9,7 @@ import { ID_PATTERN } from "../../domain/ids.js";
 import type { Rung } from "../../domain/ladder.js";
 import { accessSchema, backendIdSchema } from "../../domain/schemas.js";
 import { parseSize } from "../../domain/size.js";
-import { type AccessLevel, BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
+import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
 import { resolveExecutable } from "../../infra/which.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 
@@ -28,7 +28,8 @@ export interface DispatchRequest {
   model: string | null;
   effort: string | null;
   access: AccessLevel | null;
-  maxParallel: number | null;
+  /** A cap of live dispatches in the run to remember; `none` removes the remembered one. */
+  maxParallel: number | "none" | null;
   /** `--max-parallel-backend codex=3`, per backend. */
   maxParallelBackend: Partial<Record<BackendId, number>>;
   /** `--queue`: wait in the run's queue where admission would refuse for a cap or an overlap. */
@@ -116,47 +117,73 @@ function invalid(field: string, message: string, fix: string): CatherdError {
   return new CatherdError("E_INPUT_INVALID", `${field} ${message}`, { fix });
 }
 
-function check<T>(field: string, schema: z.ZodType<T>, value: unknown, fix: string): T {
+/**
+ * The value when `schema` takes it, else E_INPUT_INVALID stating the rule it broke, in catherd's words
+ * (the schema library's own are for programmers): `--name "a/b" is not a name: <rule>`.
+ */
+function check<T>(field: string, schema: z.ZodType<T>, value: unknown, rule: string, fix: string): T {
   const parsed = schema.safeParse(value);
-  if (!parsed.success)
-    throw invalid(field, `is invalid: ${parsed.error.issues[0]?.message ?? "bad value"}`, fix);
+  if (!parsed.success) throw invalid(field, `${shown(value)}: ${rule}`, fix);
   return parsed.data;
 }
+
+/** A value as an error quotes it: short, one line. */
+function shown(value: unknown): string {
+  const text = String(value);
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
+}
+
+/** The rule of names and runs (specs/dispatch.md §1). */
+export const ID_RULE =
+  "a name is 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit, and never ..";
 
 /** Validates every input of `catherd dispatch` before anything is written (specs/dispatch.md §1). */
 export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
   if (raw.backend === undefined)
     throw invalid("--backend", "is required", `catherd dispatch --backend ${BACKEND_IDS.join("|")} …`);
-  const backend = backendFor(
-    check("--backend", backendIdSchema, raw.backend, `use one of ${BACKEND_IDS.join(", ")}`),
-  );
-  const idFix = "use 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit";
-  const name = raw.name === undefined ? null : check("--name", id, raw.name, idFix);
-  const run = check("--run", id, raw.run, idFix);
+  const backendId = backendIdSchema.safeParse(raw.backend);
+  if (!backendId.success) {
+    throw new CatherdError(
+      "E_INPUT_INVALID",
+      `unknown --backend ${shown(raw.backend)}: the backends are ${BACKEND_IDS.join(", ")}`,
+      { fix: `give --backend one of ${BACKEND_IDS.join(", ")}` },
+    );
+  }
+  const backend = backendFor(backendId.data);
+  const idFix = "give a name such as fix-tests or nightly.2";
+  const name = raw.name === undefined ? null : check("--name", id, raw.name, ID_RULE, idFix);
+  const run = check("--run", id, raw.run, ID_RULE.replace("a name", "a run's name"), idFix);
   const cwd = validateCwd(raw.cwd ?? process.cwd());
   const text = (field: string, value: string | undefined) =>
-    value === undefined ? null : check(field, freeText, value, `give ${field} as one short line`);
+    value === undefined
+      ? null
+      : check(
+          field,
+          freeText,
+          value,
+          "it is one line of 1-200 characters",
+          `give ${field} as one short line`,
+        );
   const access =
     raw.access === undefined
       ? null
-      : check("--access", accessSchema, raw.access, "use read-only, workspace-write or full");
-  const maxParallel =
-    raw.maxParallel === undefined
-      ? null
       : check(
-          "--max-parallel",
-          z.coerce.number().int().min(1).max(10_000),
-          raw.maxParallel,
-          "give a whole number from 1 to 10000",
+          "--access",
+          accessSchema,
+          raw.access,
+          `the levels are ${ACCESS_LEVELS.join(", ")}`,
+          `give --access ${ACCESS_LEVELS.join("|")}`,
         );
+  const maxParallel = parseMaxParallel(raw.maxParallel);
   const maxProcs =
     raw.maxProcs === undefined
       ? null
       : check(
           "--max-procs",
-          z.coerce.number().int().min(8).max(4_194_304),
+          wholeNumber(8, 4_194_304),
           raw.maxProcs,
-          "give a whole number of processes from 8 (an agent CLI and its shell need a few)",
+          "it is a whole number of processes from 8 to 4194304",
+          "give a whole number from 8 (an agent CLI and its shell need a few)",
         );
   const thread = raw.thread === undefined ? null : validateThread(backend, raw.thread);
   const brief = validateBrief(raw.brief, backend);
@@ -261,7 +288,7 @@ function parseFallback(values: readonly string[], environment: NodeJS.ProcessEnv
 /** `--thread`: one short line in the form of the backend's thread ids (backends.md), else E_INPUT_INVALID. */
 function validateThread(backend: Backend, text: string): string {
   const fix = "give the thread id the CLI printed (thread.json or `catherd show` of the dispatch to resume)";
-  const thread = check("--thread", freeText, text, fix);
+  const thread = check("--thread", freeText, text, "it is one line of 1-200 characters", fix);
   if (backend.checkThread === undefined)
     throw invalid("--thread", `is not supported by --backend ${backend.id}`, "leave --thread out");
   const problem = backend.checkThread(thread);
@@ -287,6 +314,31 @@ function parseBackendCaps(pairs: readonly string[]): Partial<Record<BackendId, n
     caps[id.data] = cap;
   }
   return caps;
+}
+
+/** A whole number from `min` to `max`, written in digits (no sign, no exponent, no fraction). */
+function wholeNumber(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^[0-9]{1,12}$/)
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+}
+
+/**
+ * `--max-parallel <n>`: a cap of live dispatches in the run, remembered in run.json; `none` removes the
+ * remembered cap (0 is refused: a run that may run nothing is a mistake, not a cap). Null: not given.
+ */
+function parseMaxParallel(text: string | undefined): number | "none" | null {
+  if (text === undefined) return null;
+  if (text === "none") return "none";
+  return check(
+    "--max-parallel",
+    wholeNumber(1, 10_000),
+    text,
+    "it is a whole number from 1 to 10000, or none",
+    "give --max-parallel <n>, or --max-parallel none to remove the run's cap",
+  );
 }
 
 function parseKillGrace(text: string): number {
