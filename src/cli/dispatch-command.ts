@@ -49,6 +49,8 @@ const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [opt
   --idle 15m  --wall 90m  --kill-grace 10s
   --memory <size>       cap on the memory of all its processes, e.g. 2G (where cgroups are available)
   --max-procs <n>       cap on how many processes it runs at once (where cgroups are available)
+  --max-tokens <n>      stop it once it has used this many tokens, cached input included (50000, 2M)
+  --max-cost <usd>      stop it once it has spent this many dollars (list prices; an estimate on a subscription)
   --env K=V             an explicit override for the agent (repeatable; written to spec.json)
   --pass-env NAME       the agent gets this variable's value from here (repeatable; only the name is
                         written, never the value)
@@ -127,6 +129,16 @@ export const dispatchCommand: Command<Dispatched> = {
       description: "cap on the processes of the agent and all it starts (where catherd gets a cgroup)",
       integer: true,
     },
+    "max-tokens": {
+      type: "string",
+      description:
+        "stop the agent once it has used this many tokens, input (cached included) plus output, e.g. 50000 or 2M",
+    },
+    "max-cost": {
+      type: "string",
+      description:
+        "stop the agent once it has spent this many US dollars at list prices (an estimate on a subscription), e.g. 5",
+    },
     bin: { type: "string", description: "the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)" },
     "pass-env": {
       type: "string",
@@ -172,6 +184,8 @@ export const dispatchCommand: Command<Dispatched> = {
       keepTmp: input.values["keep-tmp"] === true,
       fallback: listOption(input, "fallback"),
       retryWithin: stringOption(input, "retry-within"),
+      maxTokens: stringOption(input, "max-tokens"),
+      maxCost: stringOption(input, "max-cost"),
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });

@@ -2,10 +2,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { backendFor } from "../backends/registry.js";
 import type { Caps, Slot } from "../domain/admission.js";
+import { remainingCaps, type SpendCaps } from "../domain/budget.js";
 import { CatherdError } from "../domain/errors.js";
 import { isValidId } from "../domain/ids.js";
 import type { NextStep } from "../domain/ladder.js";
-import type { AdmitFile, NextFile, SpecFile } from "../domain/schemas.js";
+import type { AdmitFile, NextFile, RecordFile, SpecFile } from "../domain/schemas.js";
 import { handOverPending, nextStepOf } from "../folder/chain.js";
 import { FILES, fileIn } from "../folder/layout.js";
 import { removeLiveMarkerOf } from "../folder/markers.js";
@@ -59,7 +60,7 @@ export async function handOverUnderLock(
     return null;
   }
   try {
-    const request = nextRequest(dir, view.admit, okValue(readFolderJson(dir, FILES.spec)), step);
+    const request = nextRequest(dir, view.admit, okValue(readFolderJson(dir, FILES.spec)), step, record);
     const admitted = await admitAttemptUnderLock(run, request, slots, caps, now);
     writeNext(dir, { at, dispatchId: admitted.dispatchId, stopped: null, message: null });
     return admitted.queued ? null : admitted.dir;
@@ -98,7 +99,13 @@ function admittedAfter(dir: string, dispatchId: string): string | null {
  * isolation, on the step's backend and model. On another backend, what only means something to the
  * first — `--effort`, `--thread`, the arguments after `--` — is left out.
  */
-function nextRequest(dir: string, admit: AdmitFile, spec: SpecFile | null, step: NextStep): DispatchRequest {
+function nextRequest(
+  dir: string,
+  admit: AdmitFile,
+  spec: SpecFile | null,
+  step: NextStep,
+  record: RecordFile,
+): DispatchRequest {
   const ladder = admit.ladder;
   if (ladder === undefined) throw new Error("admit.json names no ladder");
   const asked = ladder.request;
@@ -137,6 +144,7 @@ function nextRequest(dir: string, admit: AdmitFile, spec: SpecFile | null, step:
     bin: step.bin,
     extraArgs: sameBackend ? asked.extraArgs : [],
     isolation: { worktree: asked.worktree, passEnv: asked.passEnv, keepTmp: asked.keepTmp },
+    caps: chainCaps(spec, record),
     chain: {
       rungs: step.ladder.rungs,
       retryWithinMs: step.ladder.retryWithinMs,
@@ -147,6 +155,20 @@ function nextRequest(dir: string, admit: AdmitFile, spec: SpecFile | null, step:
       thread: asked.thread,
     },
   };
+}
+
+/** The attempts of a chain share one budget: the next gets what this one's caps leave (spend.ts). */
+function chainCaps(spec: SpecFile | null, record: RecordFile): SpendCaps {
+  const caps = { maxTokens: spec?.maxTokens ?? null, maxCostUsd: spec?.maxCostUsd ?? null };
+  const left = remainingCaps(caps, {
+    tokens: record.tokens.input + record.tokens.output,
+    costUsd: record.costUsd,
+    priced: record.costSource === "priced",
+  });
+  if (typeof left === "string") {
+    throw new CatherdError("E_INPUT_INVALID", left, { fix: "dispatch again with higher caps" });
+  }
+  return left;
 }
 
 /**

@@ -11,6 +11,7 @@ export const EXIT_REASONS = [
   "spawn-failed",
   "supervisor-error",
   "lost",
+  "budget",
 ] as const;
 export type ExitReason = (typeof EXIT_REASONS)[number];
 
@@ -20,7 +21,8 @@ export type Status = (typeof STATUSES)[number];
 
 /**
  * Why a dispatch did not end well, in words an orchestrator can act on (specs/record.md). The first nine are
- * what the provider or the CLI said; the last five are how catherd ended or lost the dispatch.
+ * what the provider or the CLI said; the next six are how catherd ended or lost the dispatch; `budget` is a
+ * cap on spending reached (catherd's --max-tokens or --max-cost, or the CLI's own budget).
  */
 export const ERROR_KINDS = [
   "auth",
@@ -38,6 +40,7 @@ export const ERROR_KINDS = [
   "supervisor",
   "lost",
   "oom",
+  "budget",
 ] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 

@@ -106,9 +106,8 @@ describe("row 4: the event stream", () => {
         });
         expect(STATUSES).toContain(outcome.status);
         expect(soundOutcome(outcome)).toBeNull();
-        expect(Number.isFinite(outcome.tokens.input + outcome.tokens.cached + outcome.tokens.output)).toBe(
-          true,
-        );
+        const t = outcome.usage.total;
+        expect(Number.isFinite(t.input + t.cachedInput + t.output)).toBe(true);
       }
     }
     expect(failures.slice(0, 10)).toEqual([]);

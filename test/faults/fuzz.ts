@@ -4,6 +4,7 @@ import type { Outcome } from "../../src/backends/types.js";
 import type { LineFacts } from "../../src/domain/facts.js";
 import type { ErrorFact } from "../../src/domain/failure.js";
 import { MAX_MESSAGE_CHARS } from "../../src/domain/redact.js";
+import { MAX_REPORT_TOKENS, TOKEN_FIELDS, type UsageReport } from "../../src/domain/usage.js";
 import { ERROR_KINDS, STATUSES } from "../../src/domain/vocab.js";
 import { ROOT } from "../helpers/folders.js";
 
@@ -113,18 +114,30 @@ function badError(error: ErrorFact): string | null {
   return null;
 }
 
+/** What is wrong with a usage report, or null: counts are whole, at most the cap, parts within wholes. */
+function badUsage(report: UsageReport): string | null {
+  const count = (n: unknown) =>
+    typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= MAX_REPORT_TOKENS;
+  for (const use of report.uses) {
+    const t = use.tokens;
+    if (!TOKEN_FIELDS.every((k) => count(t[k]))) return `bad usage ${JSON.stringify(use)}`;
+    if (t.cachedInput + t.cacheWrite > t.input || t.reasoning > t.output)
+      return `inconsistent usage ${JSON.stringify(use)}`;
+    if (use.costUsd !== null && !(Number.isFinite(use.costUsd) && use.costUsd >= 0))
+      return `bad cost ${use.costUsd}`;
+  }
+  return null;
+}
+
 /** What is wrong with the facts a backend read from a line, or null when they are sound. */
 export function wellFormed(facts: LineFacts): string | null {
   if (typeof facts !== "object" || facts === null) return "not an object";
   if (typeof facts.progress !== "boolean") return "progress is not a boolean";
-  const count = (n: unknown) => typeof n === "number" && Number.isInteger(n) && n >= 0;
-  if (
-    facts.usage !== undefined &&
-    !(count(facts.usage.input) && count(facts.usage.cached) && count(facts.usage.output))
-  )
-    return `bad usage ${JSON.stringify(facts.usage)}`;
-  if (facts.costUsd !== undefined && !(Number.isFinite(facts.costUsd) && facts.costUsd >= 0))
-    return `bad cost ${facts.costUsd}`;
+  if (facts.usage !== undefined) {
+    const bad = badUsage(facts.usage);
+    if (bad !== null) return bad;
+  }
+  if (facts.usageIgnored !== undefined && typeof facts.usageIgnored !== "string") return "bad usageIgnored";
   if (facts.thread !== undefined && (typeof facts.thread !== "string" || facts.thread === ""))
     return "bad thread";
   for (const tool of facts.toolsOpened ?? [])
