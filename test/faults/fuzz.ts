@@ -100,6 +100,44 @@ const WORDS = [
   "error: unexpected argument '--x' found",
 ];
 
+/** The usage fields of the four CLIs (and of codex's rollout and gemini's session file). */
+const USAGE_KEYS = new Set([
+  "input_tokens",
+  "output_tokens",
+  "cached_input_tokens",
+  "cache_write_input_tokens",
+  "reasoning_output_tokens",
+  "cache_read_input_tokens",
+  "cache_creation_input_tokens",
+  "inputTokens",
+  "outputTokens",
+  "cacheReadInputTokens",
+  "cacheCreationInputTokens",
+  "costUSD",
+  "total_cost_usd",
+  "total_tokens",
+  "cached",
+  "input",
+  "output",
+  "reasoning",
+  "read",
+  "write",
+  "cost",
+  "thoughts",
+  "tool",
+  "total",
+]);
+
+/** What a usage field becomes: negative, not a number, absurd, fractional, of another type, or less. */
+const HOSTILE_COUNTS: readonly unknown[] = [-1, -1e9, 1e308, 1e20, 3.5, "12", "NaN", null, {}, [], true, 0];
+
+/** Lines of the CLIs' usage logs (codex's rollout, gemini's session file), whose fields are fuzzed too. */
+const USAGE_LOG_LINES = [
+  '{"timestamp":"2026-12-01T11:17:45.474Z","type":"token_usage_record","payload":{"thread_id":"t","response_id":"resp_1","usage":{"input_tokens":1200,"cached_input_tokens":100,"cache_write_input_tokens":0,"output_tokens":34,"reasoning_output_tokens":4,"total_tokens":1234}}}',
+  '{"timestamp":"2026-12-01T11:17:45.338Z","type":"turn_context","payload":{"model":"gpt-5"}}',
+  '{"id":"m1","timestamp":"2026-12-01T11:18:42.908Z","type":"gemini","content":"","tokens":{"input":1200,"output":34,"cached":0,"thoughts":5,"tool":0,"total":1239},"model":"gemini-2.5-flash"}',
+];
+
 const isIsoTime = (value: unknown) =>
   typeof value === "string" && !Number.isNaN(Date.parse(value)) && new Date(value).toISOString() === value;
 
@@ -168,9 +206,15 @@ export class Fuzzer {
   private readonly random: () => number;
   private readonly recorded: string[];
 
+  private readonly withUsage: string[];
+
   constructor(seed: number) {
     this.random = prng(seed);
     this.recorded = recordedLines();
+    this.withUsage = [
+      ...this.recorded.filter((l) => /"(?:usage|tokens|stats|modelUsage)"/.test(l)),
+      ...USAGE_LOG_LINES,
+    ];
   }
 
   int(n: number): number {
@@ -241,9 +285,30 @@ export class Fuzzer {
     return copy;
   }
 
+  /**
+   * A line that reports usage — a recorded one, or one of a CLI's usage log — with its usage fields made
+   * hostile: negative, NaN as text, absurd, fractional, of another type, or lower than they were.
+   */
+  usageMutated(): string {
+    const event: unknown = JSON.parse(this.pick(this.withUsage));
+    const walk = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(walk);
+      if (typeof value !== "object" || value === null) return value;
+      const out: Record<string, unknown> = {};
+      for (const [key, field] of Object.entries(value)) {
+        if (USAGE_KEYS.has(key) && typeof field === "number" && this.random() < 0.6) {
+          out[key] = this.random() < 0.3 ? Math.floor(field / (2 + this.int(5))) : this.pick(HOSTILE_COUNTS);
+        } else out[key] = walk(field);
+      }
+      return out;
+    };
+    return JSON.stringify(walk(event));
+  }
+
   /** One hostile line as bytes, without its newline. */
   lineBytes(): Buffer {
     const kind = this.int(100);
+    if (kind < 12) return Buffer.from(this.usageMutated());
     if (kind < 45) return Buffer.from(this.mutated());
     if (kind < 55) return Buffer.from(JSON.stringify(this.value()) ?? "null");
     if (kind < 65) {

@@ -71,6 +71,16 @@ describe("prices from the bundled table", () => {
     expect(price("anthropic", "claude-sonnet-4-5", small, AT)).toBeCloseTo(want, 9);
   });
 
+  it("prices a sum of requests at the base rates, not at the long-context tier one request would reach", async () => {
+    const price = await loadPricer();
+    const r = rates("claude-sonnet-4-5", "anthropic");
+    const summed = { ...ZERO_COUNTS, input: 1_000_000, output: 10_000 };
+    expect(price("anthropic", "claude-sonnet-4-5", summed, AT)).toBeCloseTo(
+      (1_000_000 * (r.input_mtok ?? 0) + 10_000 * (r.output_mtok ?? 0)) / 1e6,
+      9,
+    );
+  });
+
   it.each([
     ["openai", "mock-model"],
     ["mock", "gpt-5"],
