@@ -17,6 +17,7 @@ export class SpendWatch {
   readonly billing: Billing;
   private pricer: Pricer | null = null;
   private ignored = 0;
+  private warnedUnpriced = false;
 
   constructor(
     backend: Backend,
@@ -61,8 +62,6 @@ export class SpendWatch {
       priced: priced.costSource === "priced",
     });
   }
-
-  private warnedUnpriced = false;
 
   /** --max-cost cannot be watched while some tokens have no price: said once, in supervisor.log. */
   private unpriced(accounts: readonly ModelAccount[]): void {

@@ -45,7 +45,7 @@ export class UsageLogReader {
     if (this.reader === null) {
       if (thread === null || now - this.lookedAt < LOCATE_EVERY_MS) return [];
       this.lookedAt = now;
-      this.path = this.log.locate(thread, CONTEXT(this.env));
+      this.path = this.log.locate(thread, fileSystemContext(this.env));
       if (this.path === null) return [];
       this.reader = new LineReader(this.path);
     }
@@ -90,7 +90,8 @@ export class UsageLogReader {
   }
 }
 
-const CONTEXT = (env: Readonly<Record<string, string | undefined>>): UsageLogContext => ({
+/** What `locate` may look at: folder listings and a file's first line, read now. */
+const fileSystemContext = (env: Readonly<Record<string, string | undefined>>): UsageLogContext => ({
   env,
   listDir(path) {
     try {

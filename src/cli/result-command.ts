@@ -13,8 +13,9 @@ import { readFolderJson } from "../folder/read.js";
 import { okValue } from "../infra/json-file.js";
 import type { Command } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
-import { count, whyLine } from "./render.js";
+import { whyLine } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
+import { spendLines, spendWords } from "./spend-text.js";
 
 /** One attempt of a chain, as `result --json` lists them: how it ended (as `status` shows it), where, on what model. */
 export interface AttemptSummary extends EarlierAttempt {
@@ -71,6 +72,7 @@ last attempt once the chain has ended. With --json, record.json as written (it h
       recordLine(record),
       ...(attempts.length > 1 ? [`attempts: ${attempts.map(attemptWords).join(" → ")}`] : []),
       ...chainStopLines(dir),
+      ...spendLines(record, view.spec),
       ...errorLines(record),
       ...leftBehindLines(record, view.spec),
       "",
@@ -121,11 +123,11 @@ export function errorLines(r: RecordFile, options: { tail?: boolean } = {}): str
   return lines;
 }
 
-/** One line about a record: "fix-tests 20261129T081530Z-k3x9qa ok (exited) 42s 20.3k tokens". */
+/**
+ * One line about a record: "fix-tests 20261129T081530Z-k3x9qa ok (exited) 42s 20.3k tokens $0.0137
+ * (claude-code's figure)" — a cost catherd priced reads "~$0.0124 (estimate)".
+ */
 export function recordLine(r: RecordFile): string {
   const secs = r.secs === null ? "" : ` ${formatDuration(r.secs * 1000)}`;
-  const tokens =
-    r.tokens.input + r.tokens.output > 0 ? ` ${count(r.tokens.input + r.tokens.output)} tokens` : "";
-  const cost = r.costUsd === null ? "" : ` $${r.costUsd.toFixed(4)}`;
-  return `${r.name ?? "(by hand)"} ${r.dispatchId} ${r.status} (${r.reason})${secs}${tokens}${cost}`;
+  return `${r.name ?? "(by hand)"} ${r.dispatchId} ${r.status} (${r.reason})${secs}${spendWords(r)}`;
 }

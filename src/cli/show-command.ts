@@ -14,6 +14,7 @@ import { leftBehindLines } from "./left-behind.js";
 import { paint } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 import { errorLines } from "./result-command.js";
+import { spendLines } from "./spend-text.js";
 import { queuedText } from "./status-command.js";
 
 const TAIL_LINES = 20;
@@ -107,6 +108,8 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
     const caps = [
       d.spec.memoryBytes == null ? null : `memory ${formatSize(d.spec.memoryBytes)}`,
       d.spec.maxProcs == null ? null : `max procs ${d.spec.maxProcs}`,
+      d.spec.maxTokens == null ? null : `max tokens ${d.spec.maxTokens}`,
+      d.spec.maxCostUsd == null ? null : `max cost $${d.spec.maxCostUsd}`,
     ].filter((c) => c !== null);
     if (caps.length > 0) out.push(`limits: ${caps.join(", ")}`);
   }
@@ -134,10 +137,8 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
   }
   if (d.record !== null) {
     head("record");
-    const t = d.record.tokens;
-    out.push(
-      `${d.record.status} (${d.record.reason}), tokens in ${t.input} (cached ${t.cached}) out ${t.output}${d.record.costUsd === null ? "" : `, $${d.record.costUsd}`}`,
-    );
+    out.push(`${d.record.status} (${d.record.reason})`);
+    out.push(...spendLines(d.record, d.spec));
     out.push(...errorLines(d.record));
     if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
     if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);

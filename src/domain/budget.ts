@@ -60,7 +60,15 @@ export interface Crossing {
   message: string;
 }
 
-const grouped = new Intl.NumberFormat("en-US");
+/**
+ * "51,230": a whole number with its thousands grouped. Not Intl.NumberFormat: its first use loads ICU's
+ * locale data, about 7 MB of the supervisor's memory for a comma.
+ */
+export function groupDigits(n: number): string {
+  const digits = String(Math.trunc(Math.abs(n)));
+  const grouped = digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return n < 0 ? `-${grouped}` : grouped;
+}
 
 /** "$5.12": cents for amounts above a dollar, four decimals below. */
 export function formatUsd(usd: number): string {
@@ -74,7 +82,7 @@ export function crossing(caps: SpendCaps, spend: Spend): Crossing | null {
       cap: "tokens",
       limit: caps.maxTokens,
       used: spend.tokens,
-      message: `used ${grouped.format(spend.tokens)} tokens of --max-tokens ${caps.maxTokens}`,
+      message: `used ${groupDigits(spend.tokens)} tokens of --max-tokens ${caps.maxTokens}`,
     };
   }
   if (caps.maxCostUsd !== null && spend.costUsd !== null && spend.costUsd >= caps.maxCostUsd) {
@@ -96,7 +104,7 @@ export function crossing(caps: SpendCaps, spend: Spend): Crossing | null {
 export function remainingCaps(caps: SpendCaps, spent: Spend): SpendCaps | string {
   const maxTokens = caps.maxTokens === null ? null : caps.maxTokens - spent.tokens;
   if (maxTokens !== null && maxTokens < 1) {
-    return `the chain's --max-tokens is spent (used ${grouped.format(spent.tokens)} of ${caps.maxTokens})`;
+    return `the chain's --max-tokens is spent (used ${groupDigits(spent.tokens)} of ${caps.maxTokens})`;
   }
   let maxCostUsd = caps.maxCostUsd;
   if (maxCostUsd !== null && spent.costUsd !== null) {

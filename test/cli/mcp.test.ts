@@ -350,7 +350,10 @@ describe("catherd mcp, in process", () => {
 
   it("takes a dispatch's caps on spending as numbers, and writes them to its spec.json", async () => {
     const d = await dispatch({ backend: "exec", args: ["true"], maxTokens: 50_000, maxCost: 2.5 });
-    const spec = JSON.parse(fs.readFileSync(path.join(d.dir, "spec.json"), "utf8")) as Record<string, unknown>;
+    const spec = JSON.parse(fs.readFileSync(path.join(d.dir, "spec.json"), "utf8")) as Record<
+      string,
+      unknown
+    >;
     expect(spec).toMatchObject({ maxTokens: 50_000, maxCostUsd: 2.5 });
     await waitForFile(path.join(d.dir, "record.json"));
   });

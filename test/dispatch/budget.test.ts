@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { findByDispatchVariable } from "../../src/infra/sweep.js";
 import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
-import { FAKE_AGENT, readJson, reapAll, tempDir } from "../helpers/folders.js";
+import { FAKE_AGENT, fakeAgentFolder, readJson, reapAll, supervise, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid } from "../helpers/processes.js";
 import { waitFor, waitForJson } from "../helpers/wait.js";
 
@@ -46,7 +46,7 @@ async function dispatchRising(backend: "opencode" | "claude-code", line: string,
   const d = dispatchedOf(result);
   dispatched.push(d.dispatchId);
   supervisors.push(d.supervisorPid);
-  return d;
+  return { ...d, env };
 }
 
 /** The usage reports the agent printed: the crossing one and at most one more. */
@@ -85,6 +85,21 @@ describe("a dispatch's caps on spending", () => {
     expect(exit.error).toEqual({ code: "budget", message: "used 40,400 tokens of --max-tokens 35000" });
     expect(reportsPrinted(d.dir)).toBeLessThanOrEqual(5);
     expect(readJson(path.join(d.dir, "spec.json"))).toMatchObject({ maxTokens: 35_000, maxCostUsd: null });
+  });
+
+  it("holds a hand-written folder to the caps its spec.json names (catherd supervise)", async () => {
+    const { dir, id } = fakeAgentFolder(
+      { steps: [{ repeat: { times: 60, everyMs: EVERY_MS, step: { out: openStep("0") } } }] },
+      { backend: "opencode", maxTokens: 25_000 },
+    );
+    dispatched.push(id);
+    expect((await supervise(dir, 60_000)).code).toBe(0);
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({
+      status: "limit",
+      reason: "budget",
+      error: { kind: "budget", message: "used 30,300 tokens of --max-tokens 25000" },
+    });
+    expect(reportsPrinted(dir)).toBeLessThanOrEqual(4);
   });
 
   it("stops an agent whose own dollars rise past --max-cost within one report", async () => {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { crossing, parseCostCap, parseTokenCap, remainingCaps } from "../../src/domain/budget.js";
+import {
+  crossing,
+  groupDigits,
+  parseCostCap,
+  parseTokenCap,
+  remainingCaps,
+} from "../../src/domain/budget.js";
 import { decide, initialWatch, nextDeadline, observe, type WatchLimits } from "../../src/domain/watch.js";
 
 describe("--max-tokens and --max-cost as written", () => {
@@ -37,6 +43,17 @@ describe("--max-tokens and --max-cost as written", () => {
       expect(parseCostCap(text)).toMatch(/^a number of US dollars above 0/);
     },
   );
+});
+
+it.each([
+  [0, "0"],
+  [999, "999"],
+  [1000, "1,000"],
+  [51_230, "51,230"],
+  [1_000_000_000_000, "1,000,000,000,000"],
+  [-40_400, "-40,400"],
+])("groups the digits of %d as %s", (n, want) => {
+  expect(groupDigits(n)).toBe(want);
 });
 
 describe("crossing: the first cap the spend has reached", () => {
