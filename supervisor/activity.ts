@@ -1,35 +1,55 @@
 import type { LineFacts } from "../src/domain/facts.js";
 import { addFacts, emptySummary } from "../src/domain/summary.js";
+import { accounts, type ModelAccount } from "../src/domain/usage.js";
 import type { WatchState } from "../src/domain/watch.js";
 import { FILES } from "../src/folder/layout.js";
+import { type PricedUsage, pricedUsage } from "../src/folder/spend.js";
 import { writeFolderJson } from "../src/folder/write.js";
 import type { FileWriter } from "./deps.js";
+
+function ownFigures(list: readonly ModelAccount[], at: Date): PricedUsage {
+  return pricedUsage(list, { provider: null, model: null }, null, at);
+}
 
 /** activity.json is rewritten at most this often, and only when something changed. */
 export const ACTIVITY_INTERVAL_MS = 1000;
 
 /**
  * What the agent is doing now, for `status` and people: its last event as a human line, open tool calls,
- * retries and tokens so far. Readers get it without rereading events.jsonl.
+ * retries, and usage and cost so far. Readers get it without rereading events.jsonl.
  */
 export class ActivityWriter {
   private readonly summary = emptySummary();
   private changed = false;
   private writtenAt = Number.NEGATIVE_INFINITY;
+  /** Counts the usage reports folded: the spend is worked out again only when it moves. */
+  usageReports = 0;
 
   constructor(
     private readonly dir: string,
     private readonly files: FileWriter,
+    /** Usage and cost as known now, for activity.json; by default the CLI's own dollars only. */
+    private readonly price: (accounts: readonly ModelAccount[], at: Date) => PricedUsage = ownFigures,
   ) {}
 
-  note(facts: LineFacts): void {
+  /** Folds one line's facts; returns why its usage was ignored, or null. */
+  note(facts: LineFacts): string | null {
     if (facts.describe === undefined && facts.usage === undefined && facts.retry === undefined) {
-      if (facts.toolsOpened === undefined && facts.toolsClosed === undefined) return;
+      if (facts.toolsOpened === undefined && facts.toolsClosed === undefined) {
+        if (facts.usageIgnored === undefined) return null;
+      }
     }
     // activity.json shows no reply: folding streamed reply text here would only churn memory.
     const { reply: _reply, ...shown } = facts;
-    addFacts(this.summary, shown);
+    const ignored = addFacts(this.summary, shown);
+    if (facts.usage !== undefined && ignored === null) this.usageReports += 1;
     this.changed = true;
+    return ignored;
+  }
+
+  /** The usage accounts so far (usage.ts). */
+  accounts(): ModelAccount[] {
+    return accounts(this.summary.usage);
   }
 
   /** When a pending change is due to be written (monotonic ms), or null when nothing is pending. */
@@ -51,6 +71,7 @@ export class ActivityWriter {
   }
 
   private write(state: WatchState, now: number, toWall: (mono: number) => string): void {
+    const spend = this.price(this.accounts(), new Date(toWall(now)));
     writeFolderJson(
       this.dir,
       FILES.activity,
@@ -65,8 +86,11 @@ export class ActivityWriter {
         })),
         retrying: state.consecutiveRetries,
         retries: state.totalRetries,
-        tokens: this.summary.tokens,
+        tokens: spend.tokens,
         thread: state.thread,
+        usage: spend.usage,
+        costUsd: spend.costUsd,
+        costSource: spend.costSource,
       },
       this.files,
     );

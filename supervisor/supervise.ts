@@ -233,15 +233,18 @@ async function watchToEnding(input: WatchInput): Promise<Ending> {
   const watched = await watchAgent(input);
   const { interrupt, log } = input;
   const signalled = interrupt.aborted && watched.reason === "cancelled" ? String(interrupt.reason) : null;
-  log("decided", { reason: watched.reason });
+  const budget = watched.budget;
+  log("decided", { reason: watched.reason, ...(budget === null ? {} : { budget: budget.message }) });
   return {
     reason: watched.reason,
     kind: watched.errorKind,
     state: watched.state,
     error:
-      signalled === null
-        ? null
-        : { code: "E_SUPERVISOR_SIGNALLED", message: `the supervisor received ${signalled}` },
+      budget !== null
+        ? { code: "budget", message: budget.message }
+        : signalled === null
+          ? null
+          : { code: "E_SUPERVISOR_SIGNALLED", message: `the supervisor received ${signalled}` },
   };
 }
 

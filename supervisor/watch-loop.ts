@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import type { Backend } from "../src/backends/types.js";
+import type { Crossing } from "../src/domain/budget.js";
 import { type LineFacts, PROGRESS } from "../src/domain/facts.js";
 import type { Spec } from "../src/domain/schemas.js";
 import type { ErrorKind, ExitReason } from "../src/domain/vocab.js";
@@ -21,6 +22,8 @@ import type { SupervisorDeps } from "./deps.js";
 import { watchFolder } from "./folder-watch.js";
 import type { SupervisorLog } from "./log.js";
 import type { Resume } from "./resume.js";
+import { SpendWatch } from "./spend-watch.js";
+import { UsageLogReader } from "./usage-log.js";
 
 /**
  * Lines are read and judged in bites of this much input: small enough that a bite's lines die young, so
@@ -34,6 +37,8 @@ export const POLL_BUDGET_BYTES = 1024 * 1024;
  * the loop wakes at each one.
  */
 export const QUIET_POLL_MS = 30_000;
+/** A capped dispatch whose CLI keeps a usage log looks at it at least this often (it is not watched). */
+const USAGE_LOG_POLL_MS = 1000;
 /** A floor under every sleep, so that no slip in the deadline arithmetic can make the loop spin. */
 const MIN_SLEEP_MS = 5;
 /** The files whose change is news: the agent's output and a cancel request. */
@@ -57,6 +62,8 @@ export interface WatchOutcome {
   /** The kind the provider's words gave the stop (decide's verdict), or null. */
   errorKind: ErrorKind | null;
   state: WatchState;
+  /** For a `budget` stop: the cap reached and what was used of it. */
+  budget: Crossing | null;
 }
 
 export function limitsOf(spec: Spec): WatchLimits {
@@ -91,8 +98,16 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   let threadWritten: string | null = resume?.thread ?? null;
   /** The first poll of an adopted dispatch reads everything the agent wrote unwatched, dated linesAt. */
   let backlogAt: number | null = resume?.linesAt ?? null;
-  const activity = new ActivityWriter(dir, files);
+  const spend = new SpendWatch(backend, spec, spec, log);
+  const activity = new ActivityWriter(dir, files, (accounts, at) => spend.priced(accounts, at));
   const wallAtStart = resume?.startedAtWall ?? clock.wallNow().getTime();
+  const usageLog =
+    backend.usageLog === undefined
+      ? null
+      : new UsageLogReader(dir, backend.usageLog, { ...process.env, ...spec.env }, wallAtStart);
+  /** The cap reached (it stays reached), and how many usage reports the last look at the spend saw. */
+  let budget: Crossing | null = null;
+  let spendSeen = 0;
   const toWall = (mono: number) => new Date(wallAtStart + (mono - state.startedAt)).toISOString();
 
   /** thread.json and stall.json inform readers; failing to write one is logged, never fatal. */
@@ -142,8 +157,16 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
     for (const line of read.lines) {
       const facts = safeParse(parse, line);
       state = observe(state, facts, now);
-      activity.note(facts);
+      const ignored = activity.note(facts);
+      if (ignored !== null) spend.ignore(file, ignored);
       if (facts.retry !== undefined) log("retry", { attempt: facts.retry.attempt, max: facts.retry.max });
+    }
+  };
+  /** The CLI's own usage log: its reports count as the stream's do, but are not progress. */
+  const ingestUsageLog = (now: number) => {
+    for (const facts of usageLog?.read(state.thread, now) ?? []) {
+      const ignored = activity.note(facts);
+      if (ignored !== null) spend.ignore(usageLog?.path ?? "usage log", ignored);
     }
   };
 
@@ -158,6 +181,11 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       const bytes =
         ingest(FILES.events, events, (line) => backend.parse(line), exited, readAt) +
         ingest(FILES.stderr, stderr, parseStderr, exited, readAt);
+      ingestUsageLog(now);
+      if (spend.capped && budget === null && activity.usageReports !== spendSeen) {
+        spendSeen = activity.usageReports;
+        budget = await spend.crossed(activity.accounts(), clock.wallNow());
+      }
       if (state.thread !== null && state.thread !== threadWritten) {
         threadWritten = state.thread;
         writeNotice(FILES.thread, {
@@ -167,7 +195,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       }
       activity.flush(state, now, toWall);
       const cancelRequested = input.interrupt.aborted || fs.existsSync(cancelPath);
-      const judged = decide(state, { exited, cancelRequested }, limits, now);
+      const judged = decide(state, { exited, cancelRequested, budget }, limits, now);
       state = judged.state;
       const verdict = judged.verdict;
       if (verdict.kind === "stall") {
@@ -177,11 +205,19 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
         });
         log("stall", { quietMs: Math.round(verdict.quietMs) });
       } else if (verdict.kind === "stop") {
-        return { reason: verdict.reason, errorKind: verdict.errorKind, state };
+        return {
+          reason: verdict.reason,
+          errorKind: verdict.errorKind,
+          state,
+          budget: verdict.reason === "budget" ? budget : null,
+        };
       }
       const moving = bytes > 0 || sawChange;
       const dueAt = Math.min(nextDeadline(state, limits), activity.dueAt() ?? Number.POSITIVE_INFINITY);
-      const untilDue = Math.max(MIN_SLEEP_MS, dueAt - clock.now());
+      const untilDue = Math.max(
+        MIN_SLEEP_MS,
+        Math.min(dueAt - clock.now(), usageLog !== null && spend.capped ? USAGE_LOG_POLL_MS : Infinity),
+      );
       sleeping = new AbortController();
       wakeOnChange = !moving;
       if (wake.aborted) sleeping.abort();
@@ -192,6 +228,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   } finally {
     wake.removeEventListener("abort", onWake);
     folder?.close();
+    usageLog?.close();
     events.close();
     stderr.close();
   }

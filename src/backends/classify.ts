@@ -36,6 +36,8 @@ const SPECIFIC_CODES: Readonly<Record<string, ErrorKind>> = {
   UNAVAILABLE: "provider-down",
   DEADLINE_EXCEEDED: "provider-down",
   unsupported_parameter: "request",
+  // Claude Code's result subtype when its own --max-budget-usd stopped it.
+  error_max_budget_usd: "budget",
 };
 
 /**

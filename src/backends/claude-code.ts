@@ -1,4 +1,4 @@
-import type { LineFacts, Tokens, ToolOpen } from "../domain/facts.js";
+import type { LineFacts, ToolOpen } from "../domain/facts.js";
 import { PROGRESS } from "../domain/facts.js";
 import type { ErrorFact } from "../domain/failure.js";
 import { type Evidence, errorFact, retryKind, statusInText } from "./classify.js";
@@ -10,11 +10,16 @@ import {
   asString,
   describeToolCall,
   finalizeFromSummary,
+  flagValue,
+  type ModelUseOrWhy,
+  modelUse,
   oneLine,
   parseObject,
+  tokenFields,
+  usageFacts,
   uuidThread,
 } from "./common.js";
-import type { Backend, PlanRequest } from "./types.js";
+import type { Backend, BillingContext, PlanRequest } from "./types.js";
 
 // `claude -p --output-format stream-json --verbose` (test/fixtures/recorded/claude, Claude Code 2.1.197).
 // system/init{session_id} → assistant{tool_use.id} → user{tool_result.tool_use_id} → assistant text →
@@ -28,6 +33,12 @@ import type { Backend, PlanRequest } from "./types.js";
 // text, which quotes the provider after "API Error: NNN" (and a rate limit's "resets at ‹ISO›"); the
 // result carries `api_error_status` and `terminal_reason` (prompt_too_long). A thread that does not exist
 // is a result with `errors: ["No conversation found with session ID: …"]`; a bad flag is stderr only.
+//
+// Usage (specs/backends.md, "Usage and cost"): every assistant line carries its message's `usage`, the
+// same on each content block of one message (so it is counted once per message id), with the input of
+// the request exact and the output as it stood when the message started (1). The result's `modelUsage`
+// (per model, with Claude's own `costUSD`) is the run's total; its `usage` alone can be all zeros (a run
+// its --max-budget-usd stopped), so `modelUsage` is read first. `input_tokens` excludes both cache fields.
 
 /**
  * Access levels → Claude's permission modes (`claude --help` of 2.1.197 lists acceptEdits, auto,
@@ -55,6 +66,9 @@ function plan(request: PlanRequest) {
   if (request.model !== null) args.push("--model", request.model);
   // --effort takes low|medium|high|xhigh|max; the value is passed through for Claude to validate.
   if (request.effort !== null) args.push("--effort", request.effort);
+  // Claude's own budget, checked after each response by its own prices: it stops with a result of
+  // subtype error_max_budget_usd, often before catherd's estimate of the same cap is reached.
+  if (request.maxCostUsd !== null) args.push("--max-budget-usd", String(request.maxCostUsd));
   args.push(...request.extraArgs);
   return { cmd: request.bin, args, env: {}, stdin: "brief" as const };
 }
@@ -65,14 +79,57 @@ function positive(value: unknown): number | null {
 }
 
 /** Claude's input_tokens excludes cache reads and writes; catherd's input includes both. */
-function claudeUsage(usage: Record<string, unknown>): Tokens {
-  const read = asCount(usage.cache_read_input_tokens);
-  const written = asCount(usage.cache_creation_input_tokens);
-  return {
-    input: asCount(usage.input_tokens) + read + written,
-    cached: read,
-    output: asCount(usage.output_tokens),
+function claudeUse(
+  model: string | null,
+  usage: Record<string, unknown>,
+  keys: readonly [string, string, string, string],
+  cost?: unknown,
+): ModelUseOrWhy {
+  const [input, read, written, output] = keys;
+  const f = tokenFields(usage, keys);
+  if (typeof f === "string") return f;
+  const counts = {
+    input: (f[input] ?? 0) + (f[read] ?? 0) + (f[written] ?? 0),
+    cachedInput: f[read] ?? 0,
+    cacheWrite: f[written] ?? 0,
+    output: f[output] ?? 0,
+    reasoning: 0,
   };
+  return modelUse(model, counts, cost);
+}
+
+const MESSAGE_USAGE = [
+  "input_tokens",
+  "cache_read_input_tokens",
+  "cache_creation_input_tokens",
+  "output_tokens",
+] as const;
+const MODEL_USAGE = [
+  "inputTokens",
+  "cacheReadInputTokens",
+  "cacheCreationInputTokens",
+  "outputTokens",
+] as const;
+
+/** The run's total: per model from `modelUsage` (with Claude's costUSD), else `usage` and total_cost_usd. */
+function resultUsage(event: Record<string, unknown>): Pick<LineFacts, "usage" | "usageIgnored"> | null {
+  const perModel = asRecord(event.modelUsage);
+  const names = perModel === null ? [] : Object.keys(perModel);
+  if (perModel !== null && names.length > 0) {
+    return usageFacts(
+      "run",
+      null,
+      names.map((name) => {
+        const use = asRecord(perModel[name]);
+        return use === null
+          ? `modelUsage.${name} is not an object`
+          : claudeUse(name, use, MODEL_USAGE, use.costUSD);
+      }),
+    );
+  }
+  const usage = asRecord(event.usage);
+  if (usage === null) return null;
+  return usageFacts("run", null, [claudeUse(null, usage, MESSAGE_USAGE, event.total_cost_usd)]);
 }
 
 function blocks(message: Record<string, unknown> | null): Record<string, unknown>[] {
@@ -140,7 +197,7 @@ function parseAssistant(event: Record<string, unknown>): LineFacts {
     const error = claudeError(text, { codes: [asString(event.error)] });
     return { progress: true, error, describe: oneLine(text) };
   }
-  const out: LineFacts = { progress: true };
+  const out: LineFacts = { progress: true, ...messageUsage(message) };
   // A sub-agent's text and tools (parent_tool_use_id set) are not the answer to the brief.
   const main = asString(event.parent_tool_use_id) === null;
   if (opened.length > 0) {
@@ -156,6 +213,15 @@ function parseAssistant(event: Record<string, unknown>): LineFacts {
   return out;
 }
 
+/** A message's usage, counted once per message id (a sub-agent's messages are billed too). */
+function messageUsage(message: Record<string, unknown> | null): Pick<LineFacts, "usage" | "usageIgnored"> {
+  const usage = asRecord(message?.usage);
+  if (message === null || usage === null) return {};
+  return usageFacts("message", asString(message.id), [
+    claudeUse(asString(message.model), usage, MESSAGE_USAGE),
+  ]);
+}
+
 function parseUser(event: Record<string, unknown>): LineFacts {
   const results = blocks(asRecord(event.message)).filter((b) => b.type === "tool_result");
   const closed = results.map((b) => asString(b.tool_use_id)).filter((id): id is string => id !== null);
@@ -165,15 +231,9 @@ function parseUser(event: Record<string, unknown>): LineFacts {
 }
 
 function parseResult(event: Record<string, unknown>): LineFacts {
-  const out: LineFacts = { progress: true };
+  const out: LineFacts = { progress: true, ...resultUsage(event) };
   const thread = asId(event.session_id);
   if (thread !== null) out.thread = thread;
-  const usage = asRecord(event.usage);
-  // result.usage is the whole run's total; the per-message usage of assistant lines is not counted.
-  if (usage !== null) out.usage = claudeUsage(usage);
-  if (typeof event.total_cost_usd === "number" && Number.isFinite(event.total_cost_usd)) {
-    out.costUsd = event.total_cost_usd;
-  }
   const text = asString(event.result);
   if (event.is_error !== true) {
     out.final = { isError: false, message: null };
@@ -186,7 +246,8 @@ function parseResult(event: Record<string, unknown>): LineFacts {
   const message =
     text ?? (errors.length > 0 ? errors.join("; ") : (asString(event.subtype) ?? "claude failed"));
   const status = positive(event.api_error_status);
-  out.error = claudeError(message, { status, codes: [asString(event.terminal_reason)] });
+  const codes = [asString(event.terminal_reason), asString(event.subtype)];
+  out.error = claudeError(message, { status, codes });
   out.final = { isError: true, message };
   out.describe = `failed: ${oneLine(message)}`;
   return out;
@@ -223,6 +284,18 @@ function parseStderr(line: string): LineFacts {
   return PROGRESS;
 }
 
+/**
+ * Claude bills Anthropic's prices; the model is --model, else ANTHROPIC_MODEL, else `model` in its
+ * settings (CLAUDE_CONFIG_DIR, else ~/.claude). Its stream names the model of every message anyway.
+ */
+function billing(context: BillingContext) {
+  const fromArgs = flagValue(context.args, ["--model"]);
+  const fromEnv = context.env.ANTHROPIC_MODEL ?? null;
+  const dir = context.env.CLAUDE_CONFIG_DIR ?? `${context.env.HOME ?? ""}/.claude`;
+  const settings = parseObject(context.readText(`${dir}/settings.json`) ?? "");
+  return { provider: "anthropic", model: fromArgs ?? fromEnv ?? asString(settings?.model) };
+}
+
 export const claudeCodeBackend: Backend = {
   id: "claude-code",
   label: "claude",
@@ -242,4 +315,5 @@ export const claudeCodeBackend: Backend = {
   // session_id: a UUID; `--resume` takes it.
   checkThread: uuidThread("Claude Code"),
   finalize: (summary, exit) => finalizeFromSummary(summary, exit),
+  billing,
 };

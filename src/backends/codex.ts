@@ -4,16 +4,20 @@ import type { ErrorFact } from "../domain/failure.js";
 import { errorFact, providerBody, retryKind, statusInText } from "./classify.js";
 import {
   AGENT_DEFAULTS,
-  asCount,
   asId,
   asRecord,
   asString,
   finalizeFromSummary,
+  flagValue,
+  type ModelUseOrWhy,
+  modelUse,
   oneLine,
   parseObject,
+  tokenFields,
+  usageFacts,
   uuidThread,
 } from "./common.js";
-import type { Backend, PlanRequest } from "./types.js";
+import type { Backend, BillingContext, PlanRequest, UsageLog, UsageLogContext } from "./types.js";
 
 // `codex exec --json` (test/fixtures/recorded/codex). thread.started → turn.started → item.started/item.completed
 // → turn.completed{usage} | turn.failed{error}. Top-level `error` lines "Reconnecting... n/m (…)" are
@@ -24,6 +28,12 @@ import type { Backend, PlanRequest } from "./types.js";
 // provider body is the whole message (raw JSON), quota and context errors are codex's own sentences with
 // no status. Codex names no retry time. On stderr: "Error: thread/resume: … no rollout found …" for a
 // thread that does not exist, clap's "error: unexpected argument …" for a bad command line (exit 2).
+//
+// Usage (specs/backends.md, "Usage and cost"): turn.completed carries the THREAD's total (codex's
+// ThreadTokenUsage: a resumed thread's earlier runs included), once, at the end of the only turn of
+// `codex exec`. Finer, and this run's own: the session's rollout file (<CODEX_HOME>/sessions/YYYY/MM/DD/
+// rollout-…-<thread>.jsonl), where codex 0.171 appends a `token_usage_record` with each model response's
+// `usage` and `response_id` as it completes, and a `turn_context` naming the model of each turn.
 
 /** Item types that run something: open from item.started until item.completed. todo_list is not one. */
 const TOOL_ITEMS = new Set(["command_execution", "mcp_tool_call", "file_change", "web_search"]);
@@ -136,12 +146,10 @@ function parse(line: string): LineFacts {
     }
     case "turn.completed": {
       const usage = asRecord(event.usage) ?? {};
-      const input = asCount(usage.input_tokens);
       return {
         progress: true,
         final: { isError: false, message: null },
-        // Codex's input_tokens already includes cached_input_tokens: the common convention.
-        usage: { input, cached: asCount(usage.cached_input_tokens), output: asCount(usage.output_tokens) },
+        ...usageFacts("thread", null, [codexUse(null, usage)]),
         describe: "turn completed",
       };
     }
@@ -160,6 +168,111 @@ function parse(line: string): LineFacts {
     default:
       return PROGRESS;
   }
+}
+
+const USAGE_FIELDS = [
+  "input_tokens",
+  "cached_input_tokens",
+  "cache_write_input_tokens",
+  "output_tokens",
+  "reasoning_output_tokens",
+] as const;
+
+/**
+ * codex's usage in catherd's convention: its input_tokens already includes the cached ones (and cache
+ * writes), its output_tokens the reasoning ones, as the Responses API counts them. A provider that counts
+ * reasoning apart from output (reasoning above output) has it added.
+ */
+function codexUse(model: string | null, usage: Record<string, unknown>): ModelUseOrWhy {
+  const f = tokenFields(usage, USAGE_FIELDS);
+  if (typeof f === "string") return f;
+  const reasoning = f.reasoning_output_tokens;
+  const output = reasoning > f.output_tokens ? f.output_tokens + reasoning : f.output_tokens;
+  return modelUse(model, {
+    input: f.input_tokens,
+    cachedInput: f.cached_input_tokens,
+    cacheWrite: f.cache_write_input_tokens,
+    output,
+    reasoning,
+  });
+}
+
+/** The newest first: the folder names of sessions/ (YYYY, MM, DD) sort as dates. */
+function newestFirst(names: string[]): string[] {
+  return names.filter((n) => /^\d+$/.test(n)).sort((a, b) => b.localeCompare(a));
+}
+
+/** The rollout of `thread`: <CODEX_HOME>/sessions/YYYY/MM/DD/rollout-<time>-<thread>.jsonl, newest day first. */
+function locateRollout(thread: string, context: UsageLogContext): string | null {
+  const home = context.env.CODEX_HOME ?? `${context.env.HOME ?? ""}/.codex`;
+  const sessions = `${home}/sessions`;
+  const suffix = `-${thread}.jsonl`;
+  for (const year of newestFirst(context.listDir(sessions))) {
+    for (const month of newestFirst(context.listDir(`${sessions}/${year}`))) {
+      for (const day of newestFirst(context.listDir(`${sessions}/${year}/${month}`))) {
+        const dir = `${sessions}/${year}/${month}/${day}`;
+        const name = context.listDir(dir).find((n) => n.startsWith("rollout-") && n.endsWith(suffix));
+        if (name !== undefined) return `${dir}/${name}`;
+      }
+    }
+  }
+  return null;
+}
+
+/** A rollout line: a turn_context names the model from then on; a token_usage_record is one response's use. */
+function parseRolloutLine(line: string): ReturnType<UsageLog["parse"]> {
+  const record = line.includes('"token_usage_record"');
+  if (!record && !line.includes('"turn_context"')) return null;
+  const event = parseObject(line);
+  const payload = asRecord(event?.payload);
+  if (event === null || payload === null) return null;
+  const at = asString(event.timestamp);
+  if (event.type === "turn_context") {
+    const model = asString(payload.model);
+    return model === null ? null : { at, model };
+  }
+  if (event.type !== "token_usage_record") return null;
+  const usage = asRecord(payload.usage) ?? {};
+  return { at, facts: usageFacts("message", asString(payload.response_id), [codexUse(null, usage)]) };
+}
+
+/** The first top-level `key = "value"` of a config.toml (before any [table]), or null. */
+function topLevelValue(toml: string | null, key: string): string | null {
+  if (toml === null) return null;
+  for (const line of toml.split("\n")) {
+    if (/^\s*\[/.test(line)) return null;
+    const m = new RegExp(`^\\s*${key}\\s*=\\s*"([^"]*)"`).exec(line);
+    if (m?.[1] !== undefined) return m[1] === "" ? null : m[1];
+  }
+  return null;
+}
+
+/** `-c model="gpt-5"`: the value of one of codex's config overrides on the command line. */
+function configOverride(args: readonly string[], key: string): string | null {
+  let found: string | null = null;
+  for (let i = 0; i < args.length - 1; i++) {
+    if (args[i] !== "-c" && args[i] !== "--config") continue;
+    const m = new RegExp(`^${key}=(?:"([^"]*)"|([^"\\s]+))$`).exec(args[i + 1] ?? "");
+    if (m !== null) found = m[1] ?? m[2] ?? null;
+  }
+  return found;
+}
+
+/**
+ * codex bills its model_provider's prices (openai unless configured otherwise): the model is -m, else a
+ * `-c model=…`, else `model` in <CODEX_HOME>/config.toml. codex's built-in default is not readable: the
+ * rollout names the model of every turn anyway.
+ */
+function billing(context: BillingContext) {
+  const home = context.env.CODEX_HOME ?? `${context.env.HOME ?? ""}/.codex`;
+  const toml = context.readText(`${home}/config.toml`);
+  const model =
+    flagValue(context.args, ["-m", "--model"]) ??
+    configOverride(context.args, "model") ??
+    topLevelValue(toml, "model");
+  const provider =
+    configOverride(context.args, "model_provider") ?? topLevelValue(toml, "model_provider") ?? "openai";
+  return { provider, model };
 }
 
 /**
@@ -199,4 +312,6 @@ export const codexBackend: Backend = {
   // thread.started.thread_id: a UUID (v7); `codex exec resume` takes it.
   checkThread: uuidThread("codex"),
   finalize: (summary, exit) => finalizeFromSummary(summary, exit),
+  billing,
+  usageLog: { locate: locateRollout, parse: parseRolloutLine },
 };

@@ -1,6 +1,16 @@
-import { ZERO_TOKENS } from "../domain/facts.js";
+import type { LineFacts } from "../domain/facts.js";
 import { type ExitFacts, type JudgeRules, judgeEnding } from "../domain/status.js";
 import type { StreamSummary } from "../domain/summary.js";
+import {
+  accounts,
+  costField,
+  countsOf,
+  type ModelUse,
+  type TokenCounts,
+  tokenField,
+  totalOf,
+  type UsageReport,
+} from "../domain/usage.js";
 import type { Outcome } from "./types.js";
 
 /** Default timeouts shared by the agent backends (specs/supervisor.md, "The loop"). */
@@ -35,6 +45,65 @@ export function asId(value: unknown): string | null {
   return typeof value === "string" && value.trim() !== "" && value.length <= 256 ? value : null;
 }
 
+/**
+ * Checked token fields of a CLI's usage object (absent ones are 0), or what is wrong with the first bad
+ * one: usage that does not add up is ignored whole, never half-counted.
+ */
+export function tokenFields<K extends string>(
+  usage: Record<string, unknown>,
+  keys: readonly K[],
+): Record<K, number> | string {
+  const out = {} as Record<K, number>;
+  for (const key of keys) {
+    const value = tokenField(usage[key], key);
+    if (typeof value === "string") return value;
+    out[key] = value;
+  }
+  return out;
+}
+
+/** A model's share of a report, or why it does not add up. */
+export type ModelUseOrWhy = ModelUse | string;
+
+/** One model's share of a report, from counts in catherd's convention and the CLI's dollar field. */
+export function modelUse(
+  model: string | null,
+  counts: Record<keyof TokenCounts, number> | string,
+  cost: unknown = undefined,
+): ModelUse | string {
+  if (typeof counts === "string") return counts;
+  const tokens = countsOf(counts);
+  if (typeof tokens === "string") return tokens;
+  const usd = costField(cost, "cost");
+  if (typeof usd === "string") return usd;
+  return { model, tokens, costUsd: usd.usd };
+}
+
+/** The facts of a usage report: its uses, or — when one of them does not add up — why it was ignored. */
+export function usageFacts(
+  scope: UsageReport["scope"],
+  key: string | null,
+  uses: readonly (ModelUse | string)[],
+): Pick<LineFacts, "usage" | "usageIgnored"> {
+  const bad = uses.find((u): u is string => typeof u === "string");
+  if (bad !== undefined) return { usageIgnored: bad };
+  return { usage: { scope, key, uses: uses as ModelUse[] } };
+}
+
+/** The value of the last of `names` on a command line (`--model x` or `--model=x`), or null. */
+export function flagValue(args: readonly string[], names: readonly string[]): string | null {
+  let found: string | null = null;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? "";
+    if (names.includes(arg) && i + 1 < args.length) found = args[++i] ?? null;
+    else {
+      const eq = arg.indexOf("=");
+      if (eq > 0 && names.includes(arg.slice(0, eq))) found = arg.slice(eq + 1);
+    }
+  }
+  return found === "" ? null : found;
+}
+
 export function asCount(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
 }
@@ -54,7 +123,8 @@ export function oneLine(text: string, max = 60): string {
 
 /**
  * The common finalize: the verdict by the written precedence (status, kind, message, retry time), the
- * summary's reply, tokens and cost. `rules` carries what a backend adds (gemini: its exit codes).
+ * summary's reply and usage (priced later, by the record). `rules` carries what a backend adds (gemini:
+ * its exit codes).
  */
 export function finalizeFromSummary(
   summary: StreamSummary,
@@ -66,11 +136,15 @@ export function finalizeFromSummary(
     status,
     // An empty reply (only narration before the last tool call) is no reply.
     reply: summary.reply === "" ? null : summary.reply,
-    tokens: { ...ZERO_TOKENS, ...summary.tokens },
-    costUsd: summary.costUsd,
+    usage: accountsWithTotal(summary),
     error: failure === null ? null : { code: exit.reason, message: failure.message },
     failure,
   };
+}
+
+function accountsWithTotal(summary: StreamSummary): Outcome["usage"] {
+  const models = accounts(summary.usage);
+  return { total: totalOf(models), models };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

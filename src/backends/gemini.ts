@@ -7,17 +7,21 @@ import type { ErrorKind } from "../domain/vocab.js";
 import { classify, errorFact, providerBody, retryKind } from "./classify.js";
 import {
   AGENT_DEFAULTS,
-  asCount,
   asId,
   asRecord,
   asString,
   describeToolCall,
   finalizeFromSummary,
+  flagValue,
+  type ModelUseOrWhy,
+  modelUse,
   oneLine,
   parseObject,
+  tokenFields,
+  usageFacts,
   uuidThread,
 } from "./common.js";
-import type { Backend, Outcome, PlanRequest } from "./types.js";
+import type { Backend, BillingContext, Outcome, PlanRequest, UsageLog, UsageLogContext } from "./types.js";
 
 // `gemini --output-format stream-json` (test/fixtures/recorded/gemini, gemini-cli 0.61.0).
 // init{session_id} → message{role:user} → tool_use{tool_id} → tool_result{tool_id, status} →
@@ -33,6 +37,14 @@ import type { Backend, Outcome, PlanRequest } from "./types.js";
 // ("    message: '‹words›'"). The exit code is the HTTP status modulo 256 (401 → 145, 429 → 173): evidence
 // of the kind, never the message. A bad --resume is stderr "Error resuming session: …" (exit 42), a bad
 // flag yargs' "Unknown arguments: …" (exit 1).
+//
+// Usage (specs/backends.md, "Usage and cost"): the stream reports it once, in the result's `stats` (this
+// run's, also after --resume), per model under `models`. `input_tokens` is the prompt count, cached
+// included; `output_tokens` is the candidates' count WITHOUT thoughts, which Gemini bills as output:
+// they are what `total_tokens` holds beyond input and output. Finer: the session file
+// (<GEMINI_CLI_HOME or HOME>/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl), where gemini 0.61
+// appends each model message with its `tokens` (input, output, cached, thoughts, tool) as it completes,
+// again on each update of the same message (one `id`).
 
 /**
  * Access levels → --approval-mode. Headless gemini turns every "ask the user" policy decision into a
@@ -83,16 +95,42 @@ function geminiError(raw: string, fromMs: number | null, codes: readonly string[
   return { ...fact, retryAfter: errorFact({ text: raw, kind: null, fromMs }).retryAfter };
 }
 
+const STATS_FIELDS = ["input_tokens", "cached", "output_tokens", "total_tokens"] as const;
+
+/** One model's stats in catherd's convention: thoughts (total beyond input and output) are output. */
+function statsUse(model: string | null, stats: Record<string, unknown>): ModelUseOrWhy {
+  const f = tokenFields(stats, STATS_FIELDS);
+  if (typeof f === "string") return f;
+  const thoughts = Math.max(0, f.total_tokens - f.input_tokens - f.output_tokens);
+  return modelUse(model, {
+    input: f.input_tokens,
+    cachedInput: f.cached,
+    cacheWrite: 0,
+    output: f.output_tokens + thoughts,
+    reasoning: thoughts,
+  });
+}
+
+/** The run's usage: per model under stats.models, else the totals. */
+function resultUsage(stats: Record<string, unknown> | null): Pick<LineFacts, "usage" | "usageIgnored"> {
+  if (stats === null) return {};
+  const models = asRecord(stats.models);
+  const names = models === null ? [] : Object.keys(models);
+  if (models === null || names.length === 0) return usageFacts("run", null, [statsUse(null, stats)]);
+  return usageFacts(
+    "run",
+    null,
+    names.map((name) => {
+      const one = asRecord(models[name]);
+      return one === null ? `stats.models.${name} is not an object` : statsUse(name, one);
+    }),
+  );
+}
+
 function parseResult(event: Record<string, unknown>): LineFacts {
-  const stats = asRecord(event.stats) ?? {};
-  // stats.input_tokens is the prompt count including cached tokens (stats.input excludes them).
-  const usage = {
-    input: asCount(stats.input_tokens),
-    cached: asCount(stats.cached),
-    output: asCount(stats.output_tokens),
-  };
+  const usage = resultUsage(asRecord(event.stats));
   if (event.status === "success") {
-    return { progress: true, final: { isError: false, message: null }, usage, describe: "finished" };
+    return { progress: true, final: { isError: false, message: null }, ...usage, describe: "finished" };
   }
   const error = asRecord(event.error);
   const raw = asString(error?.message) ?? `gemini result status ${String(event.status)}`;
@@ -101,7 +139,7 @@ function parseResult(event: Record<string, unknown>): LineFacts {
   return {
     progress: true,
     final: { isError: true, message: fact.message },
-    usage,
+    ...usage,
     error: fact,
     describe: `failed: ${oneLine(fact.message)}`,
   };
@@ -235,6 +273,52 @@ function finalize(summary: StreamSummary, exit: ExitFacts): Outcome {
   return finalizeFromSummary(summary, exit, { needsFinal: true, kindOfExitCode });
 }
 
+const MESSAGE_FIELDS = ["input", "cached", "output", "thoughts", "tool"] as const;
+
+/** A model message of the session file: its tokens once per id (tool-use prompt tokens are input). */
+function parseSessionLine(line: string): ReturnType<UsageLog["parse"]> {
+  if (!line.includes('"tokens"')) return null;
+  const message = parseObject(line);
+  const tokens = asRecord(message?.tokens);
+  if (message === null || message.type !== "gemini" || tokens === null) return null;
+  const f = tokenFields(tokens, MESSAGE_FIELDS);
+  const use =
+    typeof f === "string"
+      ? f
+      : modelUse(asString(message.model), {
+          input: f.input + f.tool,
+          cachedInput: f.cached,
+          cacheWrite: 0,
+          output: f.output + f.thoughts,
+          reasoning: f.thoughts,
+        });
+  return { at: asString(message.timestamp), facts: usageFacts("message", asString(message.id), [use]) };
+}
+
+/** The session file of `thread`: <home>/.gemini/tmp/<project>/chats/session-*-<first 8 of its id>.jsonl. */
+function locateSession(thread: string, context: UsageLogContext): string | null {
+  const root = `${context.env.GEMINI_CLI_HOME ?? context.env.HOME ?? ""}/.gemini/tmp`;
+  const suffix = `-${thread.slice(0, 8)}.jsonl`;
+  for (const project of context.listDir(root)) {
+    const chats = `${root}/${project}/chats`;
+    for (const name of context.listDir(chats)) {
+      if (!name.startsWith("session-") || !name.endsWith(suffix)) continue;
+      const head = parseObject(context.firstLine(`${chats}/${name}`) ?? "");
+      if (head?.sessionId === thread) return `${chats}/${name}`;
+    }
+  }
+  return null;
+}
+
+/** gemini bills Google's prices; the model is --model (-m), else GEMINI_MODEL, else settings' model.name. */
+function billing(context: BillingContext) {
+  const home = context.env.GEMINI_CLI_HOME ?? context.env.HOME ?? "";
+  const settings = parseObject(context.readText(`${home}/.gemini/settings.json`) ?? "");
+  const configured = asString(asRecord(settings?.model)?.name) ?? asString(settings?.model);
+  const model = flagValue(context.args, ["--model", "-m"]) ?? context.env.GEMINI_MODEL ?? configured;
+  return { provider: "google", model };
+}
+
 export const geminiBackend: Backend = {
   id: "gemini",
   label: "gemini",
@@ -254,4 +338,6 @@ export const geminiBackend: Backend = {
   // init.session_id: a UUID. (`--resume` also takes "latest" or an index, which name no thread: not accepted.)
   checkThread: uuidThread("gemini"),
   finalize,
+  billing,
+  usageLog: { locate: locateSession, parse: parseSessionLine },
 };

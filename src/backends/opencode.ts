@@ -5,16 +5,19 @@ import { stripAnsi } from "../domain/redact.js";
 import { errorFact, httpStatus, providerBody } from "./classify.js";
 import {
   AGENT_DEFAULTS,
-  asCount,
   asId,
   asRecord,
   asString,
   describeToolCall,
   finalizeFromSummary,
+  flagValue,
+  modelUse,
   oneLine,
   parseObject,
+  tokenFields,
+  usageFacts,
 } from "./common.js";
-import type { Backend, PlanRequest } from "./types.js";
+import type { Backend, BillingContext, PlanRequest } from "./types.js";
 
 // `opencode run --format json` (test/fixtures/recorded/opencode, opencode-ai 1.18.33). Every line has
 // `sessionID` and a `part`. Each model step: step_start … step_finish{part.reason: tool-calls|stop,
@@ -27,6 +30,10 @@ import type { Backend, PlanRequest } from "./types.js";
 // (`data.responseBody`, with its code) and headers. A context overflow that compaction cannot fix loops:
 // error → a compaction summary → a synthetic text with `metadata.compaction_continue` → error… A session
 // that does not exist is stderr "Error: Session not found" (coloured even with NO_COLOR).
+//
+// Usage (specs/backends.md, "Usage and cost"): every step_finish carries the step's `tokens` and `cost`,
+// summed over the steps. opencode prices tokens from its own model catalogue and says 0 for a model it
+// has no price for: a step with tokens and a cost of 0 gives no figure (catherd prices it, if it can).
 
 /**
  * Access levels → opencode's permission rules. OPENCODE_PERMISSION (JSON) is merged over every config
@@ -63,14 +70,25 @@ function plan(request: PlanRequest) {
  * One step's usage. opencode's tokens.input excludes cache reads and writes and tokens.output excludes
  * reasoning (it subtracts them from the provider's counts); catherd's input and output include them.
  */
-function stepUsage(tokens: Record<string, unknown>) {
-  const cache = asRecord(tokens.cache) ?? {};
-  const read = asCount(cache.read);
-  return {
-    input: asCount(tokens.input) + read + asCount(cache.write),
-    cached: read,
-    output: asCount(tokens.output) + asCount(tokens.reasoning),
+function stepUsage(
+  tokens: Record<string, unknown>,
+  cost: unknown,
+): Pick<LineFacts, "usage" | "usageIgnored"> {
+  const f = tokenFields(tokens, ["input", "output", "reasoning"] as const);
+  const cache = tokenFields(asRecord(tokens.cache) ?? {}, ["read", "write"] as const);
+  if (typeof f === "string" || typeof cache === "string") {
+    return { usageIgnored: typeof f === "string" ? f : `cache.${cache}` };
+  }
+  const counts = {
+    input: f.input + cache.read + cache.write,
+    cachedInput: cache.read,
+    cacheWrite: cache.write,
+    output: f.output + f.reasoning,
+    reasoning: f.reasoning,
   };
+  const used = counts.input + counts.output > 0;
+  const figure = cost === 0 && used ? null : cost;
+  return usageFacts("add", null, [modelUse(null, counts, figure)]);
 }
 
 /** The provider's failure on an `error` line: its words, status, codes, and any Retry-After header. */
@@ -129,8 +147,7 @@ function parsePart(type: unknown, part: Record<string, unknown>, event: Record<s
     }
     case "step_finish": {
       const reason = asString(part.reason) ?? "unknown";
-      const facts: LineFacts = { progress: true, usage: stepUsage(asRecord(part.tokens) ?? {}) };
-      if (typeof part.cost === "number" && Number.isFinite(part.cost)) facts.costUsd = part.cost;
+      const facts: LineFacts = { progress: true, ...stepUsage(asRecord(part.tokens) ?? {}, part.cost) };
       // "stop" ends `opencode run` (its loop goes on only after tool-calls); other reasons stay progress.
       if (reason === "stop") facts.final = { isError: false, message: null };
       facts.describe = `step finished (${reason})`;
@@ -183,6 +200,21 @@ function checkThread(id: string): string | null {
     : `an opencode thread is a session id such as ses_dd2f8c1b9ffe61TIhHsywNFVw1, not ${JSON.stringify(oneLine(id, 80))}`;
 }
 
+/**
+ * opencode names models provider/model: the provider (its id, which for the big providers is the price
+ * table's) and model of --model, else of `model` in OPENCODE_CONFIG_CONTENT or its config file.
+ */
+function billing(context: BillingContext) {
+  const config = parseObject(context.env.OPENCODE_CONFIG_CONTENT ?? "");
+  const dir = context.env.XDG_CONFIG_HOME ?? `${context.env.HOME ?? ""}/.config`;
+  const file = parseObject(context.readText(`${dir}/opencode/opencode.json`) ?? "");
+  const named =
+    flagValue(context.args, ["--model", "-m"]) ?? asString(config?.model) ?? asString(file?.model);
+  const slash = named?.indexOf("/") ?? -1;
+  if (named === null || slash <= 0) return { provider: null, model: named };
+  return { provider: named.slice(0, slash), model: named.slice(slash + 1) };
+}
+
 export const opencodeBackend: Backend = {
   id: "opencode",
   label: "opencode",
@@ -201,4 +233,5 @@ export const opencodeBackend: Backend = {
   parseStderr,
   checkThread,
   finalize: (summary, exit) => finalizeFromSummary(summary, exit),
+  billing,
 };

@@ -1,7 +1,8 @@
-import type { LineFacts, Tokens } from "../domain/facts.js";
+import type { LineFacts } from "../domain/facts.js";
 import type { Failure } from "../domain/failure.js";
 import type { ExitFacts } from "../domain/status.js";
 import type { StreamSummary } from "../domain/summary.js";
+import type { ModelAccount, TokenCounts } from "../domain/usage.js";
 import type { AccessLevel, BackendId, EndingErrorCode, Status } from "../domain/vocab.js";
 
 /** What a dispatch asks of a backend. Paths are absolute. */
@@ -13,6 +14,8 @@ export interface PlanRequest {
   access: AccessLevel | null;
   thread: string | null;
   extraArgs: readonly string[];
+  /** --max-cost, for a CLI with a budget of its own to pass it to (Claude's --max-budget-usd); null: none. */
+  maxCostUsd: number | null;
 }
 
 /** How to run the CLI. The brief reaches it by stdin (`stdin: "brief"`) or a file it reads, never argv. */
@@ -34,12 +37,59 @@ export interface BackendDefaults {
 export interface Outcome {
   status: Status;
   reply: string | null;
-  tokens: Tokens;
-  costUsd: number | null;
+  /** Every token, in total and by model, with the CLI's own dollars where it gave them (record.ts prices the rest). */
+  usage: { total: TokenCounts; models: ModelAccount[] };
   /** For anything but `ok`: an error code (exit.json's, or the exit reason), and the failure's message. */
   error: { code: EndingErrorCode; message: string } | null;
   /** For anything but `ok`: the kind, the message and when to come back. */
   failure: Failure | null;
+}
+
+/** What a backend may read to tell who bills a dispatch: its command line, environment and files. */
+export interface BillingContext {
+  /** spec.json's args: the CLI's command line. */
+  args: readonly string[];
+  /** The agent's environment (the supervisor's, with spec.json's env over it). */
+  env: Readonly<Record<string, string | undefined>>;
+  /** A small text file's content, or null when it cannot be read. */
+  readText(path: string): string | null;
+}
+
+/**
+ * Who bills a dispatch's tokens, as far as the CLI's command line and configuration say: the provider
+ * (a price table's id: anthropic, openai, google…; null: unknown) and the model a stream that names
+ * none ran on (null: unknown).
+ */
+export interface Billing {
+  provider: string | null;
+  model: string | null;
+}
+
+/** What a usage log's reader may look at to find the log. */
+export interface UsageLogContext {
+  env: Readonly<Record<string, string | undefined>>;
+  /** The names in a folder, or [] when it cannot be read. */
+  listDir(path: string): string[];
+  /** The first line of a file, or null. */
+  firstLine(path: string): string | null;
+}
+
+/** What one line of a usage log says: when (ISO, the CLI's clock), the model from then on, a report. */
+export interface UsageLogLine {
+  at: string | null;
+  model?: string;
+  facts?: Pick<LineFacts, "usage" | "usageIgnored">;
+}
+
+/**
+ * A file outside the stream where the CLI writes the usage of each model response as it comes (codex's
+ * rollout, gemini's session file): finer than its stream, which reports usage once at the end.
+ */
+export interface UsageLog {
+  /** The log of `thread`, or null when it is not (yet) there. */
+  locate(thread: string, context: UsageLogContext): string | null;
+  /** What one of its lines says; null for the lines that carry no usage (most of them). */
+  parse(line: string): UsageLogLine | null;
 }
 
 /** One agent CLI. No other module names a backend (specs/backends.md). */
@@ -84,4 +134,8 @@ export interface Backend {
    */
   checkThread?(id: string): string | null;
   finalize(summary: StreamSummary, exit: ExitFacts): Outcome;
+  /** Who bills its tokens (specs/backends.md, "Usage and cost"). Absent: unknown (exec). */
+  billing?(context: BillingContext): Billing;
+  /** Its usage log, where it keeps one that is finer than its stream. */
+  usageLog?: UsageLog;
 }

@@ -161,6 +161,20 @@ export const dispatchCommand: Command<Dispatched> = {
       multiple: true,
       description: "an explicit override for the agent (written to spec.json: no secrets)",
     },
+    "max-tokens": {
+      type: "string",
+      value: "<n>",
+      description:
+        "stop the agent once it has used this many tokens, input (cached included) plus output: 50000, 2M",
+      default: "no cap",
+    },
+    "max-cost": {
+      type: "string",
+      value: "<usd>",
+      description:
+        "stop the agent once it has spent this many US dollars at list prices (an estimate on a subscription), e.g. 5",
+      default: "no cap",
+    },
     "pass-env": {
       type: "string",
       value: "<NAME>",
@@ -213,6 +227,8 @@ export const dispatchCommand: Command<Dispatched> = {
       keepTmp: input.values["keep-tmp"] === true,
       fallback: listOption(input, "fallback"),
       retryWithin: stringOption(input, "retry-within"),
+      maxTokens: stringOption(input, "max-tokens"),
+      maxCost: stringOption(input, "max-cost"),
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });

@@ -28,10 +28,14 @@ the previous logs call) shows only what is new; cancel <name> stops one you no l
 - failed: the CLI or its command failed; error.message says why, logs <name> shows the last events.
 - timeout: reason idle-timeout (no output for idle; an open tool call is not idle) or wall-timeout (wall
   passed). Dispatch again with a larger idle or wall only if it was making progress.
-- limit: a provider quota, rate limit or outage (reason provider-unavailable, or the CLI's own words).
+- limit: a provider quota, rate limit or outage (reason provider-unavailable, or the CLI's own words),
+  or error.kind budget: it reached its maxTokens or maxCost (reason budget); raise the cap only if the
+  brief is worth more.
 - cancelled: someone cancelled it. lost: its supervisor died; the folder shows how far it got.
-- Also: secs, tokens, costUsd (when the CLI reports it), thread (give it as thread to continue that
-  session), reply (the agent's final answer, also in the file replyPath).
+- Also: secs, usage (tokens as billed, per model), costUsd with costSource (reported: the CLI's own;
+  priced: catherd's estimate; null: unknown), thread (give it as thread to continue that session), reply
+  (the agent's final answer, also in the file replyPath). Cap a brief's spending with maxTokens (every
+  token billed, cached input included) and maxCost (dollars at list prices).
 
 ## When to queue
 Without queue, a dispatch that cannot start now is refused, never half-started: E_ADMIT_CAPACITY (the

@@ -5,8 +5,9 @@ import type { RecordFile } from "../domain/schemas.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
-import { count, statusWords, whyLine } from "./render.js";
+import { statusWords, whyLine } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
+import { spendLines, spendWords } from "./spend-text.js";
 
 /** `result --json`: record.json as written, and every attempt of its chain (one for a plain dispatch). */
 export type ResultData = RecordFile & { attempts: AttemptSummary[] };
@@ -29,6 +30,7 @@ export const resultCommand: Command<ResultData> = {
       ...(stopped === null
         ? []
         : [`chain stopped: ${stopped.stopped}${stopped.message === null ? "" : ` — ${stopped.message}`}`]),
+      ...spendLines(record, view.spec),
       ...errorLines(record, systemClock.wallNow().getTime()),
       ...leftBehindLines(record, view.spec),
       "",
@@ -57,11 +59,11 @@ export function errorLines(r: RecordFile, nowMs: number, options: { tail?: boole
   return lines;
 }
 
-/** One line about a record: "fix-tests 20261129T081530Z-k3x9qa ok (exited) 42s 20.3k tokens". */
+/**
+ * One line about a record: "fix-tests 20261129T081530Z-k3x9qa ok (exited) 42s 20.3k tokens $0.0137
+ * (claude-code's figure)" — a cost catherd priced reads "~$0.0124 (estimate)".
+ */
 export function recordLine(r: RecordFile): string {
   const secs = r.secs === null ? "" : ` ${formatDuration(r.secs * 1000)}`;
-  const tokens =
-    r.tokens.input + r.tokens.output > 0 ? ` ${count(r.tokens.input + r.tokens.output)} tokens` : "";
-  const cost = r.costUsd === null ? "" : ` $${r.costUsd.toFixed(4)}`;
-  return `${r.name ?? "(by hand)"} ${r.dispatchId} ${statusWords(r.status, r.reason)}${secs}${tokens}${cost}`;
+  return `${r.name ?? "(by hand)"} ${r.dispatchId} ${statusWords(r.status, r.reason)}${secs}${spendWords(r)}`;
 }

@@ -18,6 +18,7 @@ import { leftBehindLines } from "./left-behind.js";
 import { paint, statusWords } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 import { errorLines } from "./result-command.js";
+import { spendLines } from "./spend-text.js";
 import { queuedText } from "./status-command.js";
 
 const TAIL_LINES = 20;
@@ -123,6 +124,8 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
     const caps = [
       d.spec.memoryBytes == null ? null : `memory ${formatSize(d.spec.memoryBytes)}`,
       d.spec.maxProcs == null ? null : `max procs ${d.spec.maxProcs}`,
+      d.spec.maxTokens == null ? null : `max tokens ${d.spec.maxTokens}`,
+      d.spec.maxCostUsd == null ? null : `max cost $${d.spec.maxCostUsd}`,
     ].filter((c) => c !== null);
     if (caps.length > 0) out.push(`limits: ${caps.join(", ")}`);
   }
@@ -150,10 +153,8 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
   }
   if (d.record !== null) {
     head("record");
-    const t = d.record.tokens;
-    out.push(
-      `${statusWords(d.record.status, d.record.reason)}, tokens in ${t.input} (cached ${t.cached}) out ${t.output}${d.record.costUsd === null ? "" : `, $${d.record.costUsd}`}`,
-    );
+    out.push(statusWords(d.record.status, d.record.reason));
+    out.push(...spendLines(d.record, d.spec));
     out.push(...errorLines(d.record, nowMs));
     if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
     if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);

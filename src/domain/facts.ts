@@ -1,8 +1,9 @@
 import type { ErrorFact, RetryFact } from "./failure.js";
+import type { UsageReport } from "./usage.js";
 
 // What one line of an agent's output says, as far as the supervisor and the record care.
 
-/** Token counts in catherd's convention: `input` includes `cached`. */
+/** record.json's `tokens`, schema 1's summary of `usage`: `input` includes `cached` (and cache writes). */
 export interface Tokens {
   input: number;
   cached: number;
@@ -41,9 +42,10 @@ export interface LineFacts {
    * no longer ends the dispatch.
    */
   continues?: boolean;
-  /** Usage to add to the running total (backends emit per-turn or per-step deltas, or one total). */
-  usage?: Tokens;
-  costUsd?: number;
+  /** What the line says about tokens and dollars (usage.ts says how each scope is counted). */
+  usage?: UsageReport;
+  /** The line carries usage that does not add up (negative, not a number, absurd): why it was ignored. */
+  usageIgnored?: string;
   /**
    * Text of the agent's answer: `replace` sets the reply (an empty text clears it: a tool call makes what
    * came before narration), `append` extends it (streamed deltas), `message` adds a whole message as a

@@ -19,6 +19,8 @@ const STATUS_OF_KIND: Readonly<Record<ErrorKind, Status>> = {
   supervisor: "failed",
   lost: "lost",
   oom: "failed",
+  // A cap on spending: it will not heal by waiting, and more money (a higher cap) is the fix.
+  budget: "limit",
 };
 
 export function statusOfKind(kind: ErrorKind): Status {

@@ -40,7 +40,8 @@ export const MAX_RETRIES_PER_RUNG = 3;
 /**
  * The kinds another provider does not share: a quota, a rate limit or an outage (status `limit`), the
  * credentials (`auth`) and the model (`model`). Every other ending — a context overflow, a refused request,
- * the CLI's own failure, a timeout, a cancel, a lost dispatch — another provider would not fix.
+ * the CLI's own failure, a timeout, a cancel, a lost dispatch, a cap on spending reached (`budget`, status
+ * `limit` too: the chain's attempts share one budget) — another provider would not fix.
  */
 const FAILOVER_KINDS: ReadonlySet<ErrorKind> = new Set([
   "quota",

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { MAX_COST_CAP_USD, MAX_TOKENS_CAP } from "./budget.js";
+import { COST_SOURCES } from "./usage.js";
 import {
   ACCESS_LEVELS,
   BACKEND_IDS,
@@ -81,6 +83,10 @@ const recordErrorField = loose({
   tail: z.array(z.string()).optional(),
 }).nullable();
 
+/** The caps a spec.json may carry (budget.ts bounds them: a hand-written spec is held to the same). */
+const maxTokensField = z.number().int().min(1).max(MAX_TOKENS_CAP);
+const maxCostField = z.number().positive().max(MAX_COST_CAP_USD);
+
 /**
  * spec.json as written: by `dispatch` in full, by a person possibly with just `cmd` (and `backend`).
  * Missing fields take the backend's defaults when the supervisor resolves it.
@@ -106,6 +112,8 @@ export const specFileSchema = loose({
   worktree: worktreePlanSchema.nullable().optional(),
   passEnv: z.array(envName).optional(),
   keepTmp: z.boolean().optional(),
+  maxTokens: maxTokensField.nullable().optional(),
+  maxCostUsd: maxCostField.nullable().optional(),
 });
 export type SpecFile = z.infer<typeof specFileSchema>;
 
@@ -133,6 +141,10 @@ export const specSchema = loose({
   worktree: worktreePlanSchema.nullable(),
   passEnv: z.array(envName),
   keepTmp: z.boolean(),
+  /** --max-tokens: the cap on tokens billed (specs/dispatch.md, "Caps on spending"); null: none. */
+  maxTokens: maxTokensField.nullable(),
+  /** --max-cost: the cap in US dollars; null: none. */
+  maxCostUsd: maxCostField.nullable(),
 });
 export type Spec = z.infer<typeof specSchema>;
 
@@ -281,6 +293,28 @@ export type AdmitFile = z.infer<typeof admitFileSchema>;
 
 export const tokensSchema = z.object({ input: ms, cached: ms, output: ms });
 
+/** Token counts as the provider bills them (src/domain/usage.ts, specs/record.md "usage"). */
+const tokenCountsShape = {
+  input: ms,
+  cachedInput: ms,
+  cacheWrite: ms,
+  output: ms,
+  reasoning: ms,
+};
+const costSourceSchema = z.enum(COST_SOURCES).nullable();
+
+/** One model's use: its tokens, and its dollars with where they come from. */
+const modelUsageSchema = loose({
+  model: z.string().nullable(),
+  ...tokenCountsShape,
+  costUsd: z.number().nonnegative().nullable(),
+  costSource: costSourceSchema,
+});
+
+/** record.json's and activity.json's `usage`: the total, and the same by model. */
+export const usageSchema = loose({ ...tokenCountsShape, models: z.array(modelUsageSchema) });
+export type UsageField = z.infer<typeof usageSchema>;
+
 export const recordFileSchema = loose({
   schema: schemaField,
   dispatchId: z.string().min(1),
@@ -298,6 +332,12 @@ export const recordFileSchema = loose({
   thread: z.string().nullable(),
   tokens: tokensSchema,
   costUsd: z.number().nonnegative().nullable(),
+  // Written by every catherd that knows them; absent from older records (usage: tokens says what was known).
+  usage: usageSchema.optional(),
+  /** Where costUsd comes from: the CLI's own figure, catherd's price of the tokens, or none (null). */
+  costSource: costSourceSchema.optional(),
+  /** The price table that priced it (with costSource `priced`), else null. */
+  pricedBy: z.string().nullable().optional(),
   reply: z.string().nullable(),
   replyPath: z.string().nullable(),
   changedFiles: z.array(z.string()).nullable(),
@@ -351,6 +391,10 @@ export const activityFileSchema = loose({
   retries: ms,
   tokens: tokensSchema,
   thread: z.string().nullable(),
+  /** Usage so far, as record.json will hold it; the dollars only where known so far. Absent: older. */
+  usage: usageSchema.optional(),
+  costUsd: z.number().nonnegative().nullable().optional(),
+  costSource: costSourceSchema.optional(),
 });
 export type ActivityFile = z.infer<typeof activityFileSchema>;
 

@@ -41,6 +41,7 @@ const KIND_OF_REASON: Partial<Record<ExitReason, ErrorKind>> = {
   "spawn-failed": "spawn",
   "supervisor-error": "supervisor",
   lost: "lost",
+  budget: "budget",
 };
 
 /** The kinds waiting on the provider would heal: their retry time is worth keeping. */

@@ -1,12 +1,14 @@
-import type { FinalFact, LineFacts, Tokens } from "./facts.js";
+import type { FinalFact, LineFacts } from "./facts.js";
 import type { ErrorFact, RetryAfter, RetryFact } from "./failure.js";
+import { addUsage, emptyTally, type UsageTally } from "./usage.js";
 import type { ErrorKind } from "./vocab.js";
 
 /** Everything the record needs from a whole event stream, folded line by line in bounded memory. */
 export interface StreamSummary {
   thread: string | null;
-  tokens: Tokens;
-  costUsd: number | null;
+  /** Every usage report folded (usage.ts); `usageIgnored` counts the reports that did not add up. */
+  usage: UsageTally;
+  usageIgnored: number;
   reply: string | null;
   /** The terminal event that still stands (a CLI that goes on after it clears it). */
   final: FinalFact | null;
@@ -31,8 +33,8 @@ export interface StreamSummary {
 export function emptySummary(): StreamSummary {
   return {
     thread: null,
-    tokens: { input: 0, cached: 0, output: 0 },
-    costUsd: null,
+    usage: emptyTally(),
+    usageIgnored: 0,
     reply: null,
     final: null,
     finalError: null,
@@ -88,16 +90,16 @@ function addError(summary: StreamSummary, error: ErrorFact): void {
   }
 }
 
-/** Folds one line's facts into the summary (mutates and returns it: this runs once per line). */
-export function addFacts(summary: StreamSummary, facts: LineFacts): StreamSummary {
+/**
+ * Folds one line's facts into the summary (mutates it: this runs once per line). Returns why the line's
+ * usage was ignored, or null: the caller may log it.
+ */
+export function addFacts(summary: StreamSummary, facts: LineFacts): string | null {
   summary.lines += 1;
   if (facts.thread !== undefined) summary.thread = facts.thread;
-  if (facts.usage !== undefined) {
-    summary.tokens.input += facts.usage.input;
-    summary.tokens.cached += facts.usage.cached;
-    summary.tokens.output += facts.usage.output;
-  }
-  if (facts.costUsd !== undefined) summary.costUsd = (summary.costUsd ?? 0) + facts.costUsd;
+  let ignored = facts.usageIgnored ?? null;
+  if (facts.usage !== undefined) ignored = addUsage(summary.usage, facts.usage);
+  if (ignored !== null) summary.usageIgnored += 1;
   if (facts.reply !== undefined) summary.reply = nextReply(summary.reply, facts.reply.text, facts.reply.mode);
   if (facts.error !== undefined) addError(summary, facts.error);
   if (facts.continues === true) {
@@ -116,5 +118,5 @@ export function addFacts(summary: StreamSummary, facts: LineFacts): StreamSummar
     summary.retryPending = false;
   }
   if (facts.describe !== undefined) summary.lastDescribe = facts.describe;
-  return summary;
+  return ignored;
 }

@@ -12,6 +12,7 @@ export const EXIT_REASONS = [
   "spawn-failed",
   "supervisor-error",
   "lost",
+  "budget",
 ] as const;
 export type ExitReason = (typeof EXIT_REASONS)[number];
 
@@ -21,8 +22,9 @@ export type Status = (typeof STATUSES)[number];
 
 /**
  * Why a dispatch did not end well, in words an orchestrator can act on (specs/record.md). The first nine
- * (auth … cli) are what the provider or the CLI said; the other six are how catherd, or the machine's
- * memory limit (oom), ended or lost the dispatch.
+ * (auth … cli) are what the provider or the CLI said; the next six are how catherd, or the machine's
+ * memory limit (oom), ended or lost the dispatch; `budget` is a cap on spending reached (catherd's
+ * --max-tokens or --max-cost, or the CLI's own budget).
  */
 export const ERROR_KINDS = [
   "auth",
@@ -40,6 +42,7 @@ export const ERROR_KINDS = [
   "supervisor",
   "lost",
   "oom",
+  "budget",
 ] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 

@@ -1,3 +1,4 @@
+import type { Crossing } from "./budget.js";
 import type { LineFacts } from "./facts.js";
 import { REFUSAL_KINDS } from "./failure.js";
 import type { ErrorKind, ExitReason } from "./vocab.js";
@@ -108,6 +109,8 @@ export function observe(state: WatchState, facts: LineFacts, now: number): Watch
 export interface PollSignals {
   exited: boolean;
   cancelRequested: boolean;
+  /** A cap on spending the usage so far has reached (budget.ts `crossing`); null or absent: none. */
+  budget?: Crossing | null;
 }
 
 /**
@@ -134,6 +137,9 @@ export function decide(
   // Exited while a provider retry was the last sign of life: the retry's kind is the best account of it.
   if (signals.exited) return stop("exited", state.retryingSince === null ? null : state.retryKind);
   if (signals.cancelRequested) return stop("cancelled");
+  // A cap reached while the agent works; once its final answer stands the work is done, and the record
+  // shows what the last report used.
+  if (signals.budget != null && state.finalAt === null) return stop("budget", "budget");
   if (now - state.startedAt >= limits.wallMs) return stop("wall-timeout");
   if (
     state.finalAt !== null &&

@@ -20,6 +20,8 @@ export const FILES = {
   proc: "proc.json",
   events: "events.jsonl",
   stderr: "stderr.log",
+  /** Usage the supervisor read from the CLI's own usage log (codex's rollout, gemini's session file). */
+  usage: "usage.jsonl",
   thread: "thread.json",
   activity: "activity.json",
   stall: "stall.json",

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Backend, Outcome } from "../backends/types.js";
+import { formatUsd } from "../domain/budget.js";
 import { cleanMessage, recordTail } from "../domain/redact.js";
 import {
   type AdmitFile,
@@ -21,6 +22,7 @@ import { markHandOver, removeLiveMarkerOf } from "./markers.js";
 import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
 import { summarizeDispatch } from "./replay.js";
+import { billingOf, type PricedUsage, priceUsage } from "./spend.js";
 import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./write.js";
 
 /**
@@ -87,6 +89,11 @@ async function buildRecord(
   });
   const status = exit.reason === "lost" ? "lost" : outcome.status;
   const reply = outcome.reply;
+  const spend = await priceUsage(
+    outcome.usage.models,
+    billingOf(backend, spec),
+    new Date(Number.isFinite(endedAtMs) ? endedAtMs : Date.now()),
+  );
   const { changedFiles, patch, worktree, commits } = await dispatchChanges(dir, admit, spec);
   const ended: RecordFile = {
     schema: SCHEMA_VERSION,
@@ -103,12 +110,15 @@ async function buildRecord(
     endedAt: exit.endedAt,
     secs: exit.durationMs === null ? null : Math.round(exit.durationMs / 100) / 10,
     thread: exit.thread ?? summary.thread,
-    tokens: outcome.tokens,
-    costUsd: outcome.costUsd,
+    tokens: spend.tokens,
+    costUsd: spend.costUsd,
+    usage: spend.usage,
+    costSource: spend.costSource,
+    pricedBy: spend.pricedBy,
     reply,
     replyPath: reply === null ? null : path.join(dir, FILES.reply),
     changedFiles,
-    error: recordError(dir, exit, status, outcome),
+    error: recordError(dir, exit, status, outcome, budgetWords(spec, spend)),
     patch,
     worktree,
     commits,
@@ -140,18 +150,29 @@ function recordError(
   exit: ExitFile,
   status: RecordFile["status"],
   outcome: Outcome,
+  budget: string | null,
 ): RecordFile["error"] {
   if (status === "ok") return null;
   const failure = outcome.failure;
+  // The CLI's own budget stopped it (Claude's --max-budget-usd): what was used of which cap, then its words.
+  const words =
+    failure?.kind === "budget" && budget !== null ? `${budget}: ${failure.message}` : failure?.message;
   const tail = recordTail(tailLines(fileIn(dir, FILES.stderr), TAIL_SCAN_LINES, TAIL_SCAN_BYTES));
   return {
     code: exit.error?.code ?? exit.reason,
     kind: failure?.kind ?? (status === "lost" ? "lost" : "cli"),
     // exit.json's words are catherd's, but they can quote a path or a spec: cleaned like any other.
-    message: cleanMessage(exit.error?.message ?? failure?.message ?? exit.reason),
+    message: cleanMessage(exit.error?.message ?? words ?? exit.reason),
     retryAfter: failure?.retryAfter ?? null,
     tail,
   };
+}
+
+/** "used $0.0069 of --max-cost 0.001": the spend against the dispatch's dollar cap, or null without one. */
+function budgetWords(spec: SpecFile | null, spend: PricedUsage): string | null {
+  const cap = spec?.maxCostUsd ?? null;
+  if (cap === null || spend.costUsd === null) return null;
+  return `used ${formatUsd(spend.costUsd)} of --max-cost ${cap}`;
 }
 
 /** How much of stderr.log is read for its tail: enough lines to find 20 non-empty ones. */

@@ -3,15 +3,18 @@ import { PROGRESS } from "../domain/facts.js";
 import { addFacts, emptySummary, type StreamSummary } from "../domain/summary.js";
 import { LineReader } from "../infra/line-reader.js";
 import { FILES, fileIn } from "./layout.js";
+import { parseUsageLine } from "./usage-file.js";
 
 /**
- * Folds a dispatch's events.jsonl and stderr.log through its backend, in bounded memory: the record is
- * made from the files, so the supervisor and a reader recording a lost dispatch reach the same verdict.
+ * Folds a dispatch's events.jsonl and stderr.log through its backend, then usage.jsonl, in bounded
+ * memory: the record is made from the files, so the supervisor and a reader recording a lost dispatch
+ * reach the same verdict.
  */
 export function summarizeDispatch(dir: string, backend: Backend): StreamSummary {
   const summary = emptySummary();
   fold(fileIn(dir, FILES.events), (line) => backend.parse(line), summary);
   fold(fileIn(dir, FILES.stderr), backend.parseStderr ?? (() => PROGRESS), summary);
+  fold(fileIn(dir, FILES.usage), parseUsageLine, summary);
   return summary;
 }
 

@@ -53,6 +53,8 @@ export function resolveSpec(file: SpecFile, backend: Backend, dir: string): Spec
     worktree: file.worktree ?? null,
     passEnv: file.passEnv ?? [],
     keepTmp: file.keepTmp ?? false,
+    maxTokens: file.maxTokens ?? null,
+    maxCostUsd: file.maxCostUsd ?? null,
   };
 }
 

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { claudeCodeBackend as claude } from "../../src/backends/claude-code.js";
+import { accounts, totalOf, ZERO_COUNTS } from "../../src/domain/usage.js";
 import {
   BRIEF_PATH,
   describeRecordings,
   firstFacts,
   leftOpen,
+  oneUse,
   opened,
   outcome,
   planRequest,
@@ -20,7 +22,9 @@ describeRecordings(claude, "claude", {
     status: "limit",
     kind: "rate-limit",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: 0,
+    costSource: "reported",
     reply: null,
     error: "API Error: Request rejected (429) · mockllm: rate limited",
   },
@@ -30,7 +34,9 @@ describeRecordings(claude, "claude", {
     status: "limit",
     kind: "provider-down",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: 0,
+    costSource: "reported",
     reply: null,
     error:
       "API Error: 500 mockllm: internal error. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:PORT).",
@@ -41,7 +47,9 @@ describeRecordings(claude, "claude", {
     status: "limit",
     kind: "provider-down",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: 0,
+    costSource: "reported",
     reply: null,
     error:
       "API Error: 529 mockllm: overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:PORT).",
@@ -52,7 +60,9 @@ describeRecordings(claude, "claude", {
     status: "failed",
     kind: "auth",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "HTTP 401 authentication_failed",
   },
@@ -62,7 +72,9 @@ describeRecordings(claude, "claude", {
     status: "failed",
     kind: "auth",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: 0,
+    costSource: "reported",
     reply: null,
     error: "Invalid API key · Fix external API key",
   },
@@ -72,7 +84,9 @@ describeRecordings(claude, "claude", {
     status: "failed",
     kind: "request",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: 0,
+    costSource: "reported",
     reply: null,
     error: "API Error: 400 messages: text content blocks must be non-empty (mockllm-badreq-1a8)",
   },
@@ -82,7 +96,9 @@ describeRecordings(claude, "claude", {
     status: "failed",
     kind: "context",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: 0,
+    costSource: "reported",
     reply: null,
     error:
       "Prompt is too long · the request is ~215000 tokens (limit 200000) but this conversation is only ~1544 tokens — the rest is system prompt, tool definitions, and attachment content. A single-exchange conversation cannot be compacted; reduce attached files/tools or start with less context.",
@@ -93,7 +109,9 @@ describeRecordings(claude, "claude", {
     status: "failed",
     kind: "auth",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: 0,
+    costSource: "reported",
     reply: null,
     error:
       "Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource. (mockllm-forbidden-2c9)",
@@ -104,7 +122,9 @@ describeRecordings(claude, "claude", {
     status: "limit",
     kind: "provider-down",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "request failed: unknown",
   },
@@ -114,7 +134,9 @@ describeRecordings(claude, "claude", {
     status: "failed",
     kind: "model",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: 0,
+    costSource: "reported",
     reply: null,
     error:
       "There's an issue with the selected model (claude-opus-4-8[1m]). It may not exist or you may not have access to it. Run --model to pick a different model.",
@@ -125,7 +147,9 @@ describeRecordings(claude, "claude", {
     status: "ok",
     kind: null,
     tokens: { input: 38083, cached: 0, output: 36 },
+    models: { "claude-opus-4-8[1m]": 0.191315 },
     costUsd: 0.191315,
+    costSource: "reported",
     reply: "Left a background sleep: started-bg",
     error: null,
   },
@@ -135,7 +159,9 @@ describeRecordings(claude, "claude", {
     status: "ok",
     kind: null,
     tokens: { input: 57277, cached: 0, output: 61 },
+    models: { "claude-opus-4-8[1m]": 0.28791 },
     costUsd: 0.28791,
+    costSource: "reported",
     reply: "Second command saw: 13913     1 13911 13911 sleep 1000",
     error: null,
   },
@@ -145,7 +171,9 @@ describeRecordings(claude, "claude", {
     status: "limit",
     kind: "quota",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: 0,
+    costSource: "reported",
     reply: null,
     error: "Credit balance is too low",
   },
@@ -155,7 +183,9 @@ describeRecordings(claude, "claude", {
     status: "limit",
     kind: "rate-limit",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: 0,
+    costSource: "reported",
     reply: null,
     error:
       "API Error: Request rejected (429) · This request would exceed your organization's rate limit of 50 requests per minute (model: claude-opus-4-8). The limit resets at 2026-11-30T16:18:40Z. For details, refer to: https://docs.claude.com/en/api/rate-limits. (mockllm-ratelimit-9b4)",
@@ -167,7 +197,9 @@ describeRecordings(claude, "claude", {
     status: "failed",
     kind: "resume",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: 0,
+    costSource: "reported",
     reply: null,
     error: "No conversation found with session ID: 7d4e1c2a-0b3f-4a5e-9c8d-2f1e0a9b8c7d",
   },
@@ -177,7 +209,9 @@ describeRecordings(claude, "claude", {
     status: "ok",
     kind: null,
     tokens: { input: 19005, cached: 0, output: 14 },
+    models: { "claude-opus-4-8[1m]": 0.095375 },
     costUsd: 0.095375,
+    costSource: "reported",
     reply: "Recovered after 2 errors.",
     error: null,
   },
@@ -187,7 +221,9 @@ describeRecordings(claude, "claude", {
     status: "ok",
     kind: null,
     tokens: { input: 19000, cached: 0, output: 12 },
+    models: { "claude-opus-4-8[1m]": 0.0953 },
     costUsd: 0.0953,
+    costSource: "reported",
     reply: "Hello from mockllm.",
     error: null,
   },
@@ -197,7 +233,9 @@ describeRecordings(claude, "claude", {
     status: "ok",
     kind: null,
     tokens: { input: 38073, cached: 0, output: 29 },
+    models: { "claude-opus-4-8[1m]": 0.19109 },
     costUsd: 0.19109,
+    costSource: "reported",
     reply: "Done. The command printed: hi",
     error: null,
   },
@@ -207,7 +245,9 @@ describeRecordings(claude, "claude", {
     status: "failed",
     kind: "cli",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "error: unknown option '--no-such-flag'",
   },
@@ -270,8 +310,7 @@ describe("claude-code line facts", () => {
     const facts = firstFacts(claude, recording("claude", "tool2"), (f) => f.final !== undefined);
     expect(facts).toMatchObject({
       final: { isError: false, message: null },
-      usage: { input: 38073, cached: 0, output: 29 },
-      costUsd: 0.19109,
+      usage: oneUse("run", { input: 38073, output: 29 }, { model: "claude-opus-4-8[1m]", costUsd: 0.19109 }),
       reply: { text: "Done. The command printed: hi", mode: "result" },
     });
   });
@@ -331,7 +370,152 @@ describe("claude-code line facts", () => {
       },
       total_cost_usd: 0.5,
     });
-    expect(claude.parse(line).usage).toEqual({ input: 3210, cached: 3000, output: 7 });
+    expect(claude.parse(line).usage).toEqual(
+      oneUse("run", { input: 3210, cachedInput: 3000, cacheWrite: 200, output: 7 }, { costUsd: 0.5 }),
+    );
+  });
+
+  /** An assistant line of one message of `blocks` content blocks' kind, with its usage. */
+  const assistantLine = (id: string, block: Record<string, unknown>, output = 1) =>
+    JSON.stringify({
+      type: "assistant",
+      message: {
+        id,
+        model: "claude-sonnet-4-5",
+        content: [block],
+        usage: {
+          input_tokens: 1000,
+          cache_read_input_tokens: 20_000,
+          cache_creation_input_tokens: 500,
+          output_tokens: output,
+        },
+      },
+      parent_tool_use_id: null,
+      session_id: "016b7acb-4ab6-4408-8dff-07fb28bbfee3",
+    });
+
+  it("counts a message's usage once, however many content blocks repeat it", () => {
+    // Claude prints one assistant line per content block of a message, each with the message's usage.
+    const lines = [
+      assistantLine("msg_1", { type: "thinking", thinking: "…" }),
+      assistantLine("msg_1", { type: "text", text: "Let me look." }),
+      assistantLine("msg_1", { type: "tool_use", id: "t1", name: "Bash", input: { command: "ls" } }),
+      assistantLine("msg_2", { type: "text", text: "Done." }, 40),
+    ];
+    const summary = summarize(claude, { ...recording("claude", "text"), stdout: lines, stderr: [] });
+    expect(totalOf(accounts(summary.usage))).toEqual({
+      input: 2 * 21_500,
+      cachedInput: 2 * 20_000,
+      cacheWrite: 2 * 500,
+      output: 41,
+      reasoning: 0,
+    });
+  });
+
+  it("takes a message's later, larger usage in place of the earlier one, not on top of it", () => {
+    const lines = [
+      assistantLine("msg_1", { type: "text", text: "a" }, 1),
+      assistantLine("msg_1", { type: "text", text: "b" }, 30),
+    ];
+    const summary = summarize(claude, { ...recording("claude", "text"), stdout: lines, stderr: [] });
+    expect(totalOf(accounts(summary.usage)).output).toBe(30);
+  });
+
+  it("replaces the messages' live count with the result's per-model total, Claude's own dollars with it", () => {
+    const rec = recording("claude", "tool2");
+    const summary = summarize(claude, rec);
+    expect(accounts(summary.usage)).toEqual([
+      {
+        model: "claude-opus-4-8[1m]",
+        tokens: { ...ZERO_COUNTS, input: 38073, output: 29 },
+        reportedUsd: 0.19109,
+        unreported: ZERO_COUNTS,
+      },
+    ]);
+    // Live, before the result: each message once (their output as it stood when they began: 1 each).
+    const live = summarize(claude, { ...rec, stdout: rec.stdout.filter((l) => !l.includes('"result"')) });
+    expect(totalOf(accounts(live.usage))).toEqual({ ...ZERO_COUNTS, input: 38073, output: 2 });
+  });
+
+  it("reads the per-model total of a result whose usage is all zeros (its own budget stopped it)", () => {
+    const line = JSON.stringify({
+      type: "result",
+      subtype: "error_max_budget_usd",
+      is_error: true,
+      total_cost_usd: 0.00685,
+      usage: {
+        input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: 0,
+      },
+      modelUsage: {
+        "claude-opus-4-8[1m]": {
+          inputTokens: 1200,
+          outputTokens: 34,
+          cacheReadInputTokens: 0,
+          cacheCreationInputTokens: 0,
+          costUSD: 0.00685,
+        },
+      },
+      errors: ["Reached maximum budget ($0.001)"],
+    });
+    const facts = claude.parse(line);
+    expect(facts.usage).toEqual(
+      oneUse("run", { input: 1200, output: 34 }, { model: "claude-opus-4-8[1m]", costUsd: 0.00685 }),
+    );
+    expect(facts.error).toMatchObject({ kind: "budget", message: "Reached maximum budget ($0.001)" });
+    expect(facts.final).toEqual({ isError: true, message: "Reached maximum budget ($0.001)" });
+    const got = claude.finalize(
+      summarize(claude, { ...recording("claude", "text"), stdout: [line], stderr: [] }),
+      {
+        reason: "exited",
+        code: 1,
+        signal: null,
+      },
+    );
+    expect(got).toMatchObject({ status: "limit", failure: { kind: "budget" } });
+  });
+
+  it("ignores usage that does not add up, saying why, and keeps the rest of the line", () => {
+    const line = JSON.stringify({
+      type: "assistant",
+      message: {
+        id: "m",
+        content: [{ type: "text", text: "hi" }],
+        usage: { input_tokens: "12", output_tokens: 1 },
+      },
+      parent_tool_use_id: null,
+    });
+    const facts = claude.parse(line);
+    expect(facts.usage).toBeUndefined();
+    expect(facts.usageIgnored).toBe("input_tokens is a string, not a number");
+    expect(facts.reply).toEqual({ text: "hi", mode: "message" });
+  });
+
+  it("passes --max-cost on as its own --max-budget-usd", () => {
+    expect(claude.plan(planRequest({ maxCostUsd: 2.5 })).args).toEqual([
+      "-p",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--max-budget-usd",
+      "2.5",
+    ]);
+  });
+
+  it("bills Anthropic for --model, else ANTHROPIC_MODEL, else its settings' model", () => {
+    const billing = (args: string[], env: Record<string, string>, settings: string | null = null) =>
+      claude.billing?.({ args, env, readText: (f) => (f === "/h/.claude/settings.json" ? settings : null) });
+    expect(billing(["-p", "--model", "claude-sonnet-4-5"], { HOME: "/h" })).toEqual({
+      provider: "anthropic",
+      model: "claude-sonnet-4-5",
+    });
+    expect(billing(["-p"], { HOME: "/h", ANTHROPIC_MODEL: "claude-haiku-4-5" })?.model).toBe(
+      "claude-haiku-4-5",
+    );
+    expect(billing(["-p"], { HOME: "/h" }, '{"model":"claude-opus-4-1"}')?.model).toBe("claude-opus-4-1");
+    expect(billing(["-p"], { HOME: "/h" })?.model).toBeNull();
   });
 
   it("does not take a sub-agent's text as the answer", () => {

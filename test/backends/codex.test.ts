@@ -6,6 +6,7 @@ import {
   describeRecordings,
   firstFacts,
   leftOpen,
+  oneUse,
   opened,
   planRequest,
   recording,
@@ -20,7 +21,9 @@ describeRecordings(codex, "codex", {
     status: "limit",
     kind: "rate-limit",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "exceeded retry limit, last status: 429 Too Many Requests",
   },
@@ -30,7 +33,9 @@ describeRecordings(codex, "codex", {
     status: "limit",
     kind: "provider-down",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "We’re currently experiencing high demand, which may cause temporary errors.",
   },
@@ -40,7 +45,9 @@ describeRecordings(codex, "codex", {
     status: "limit",
     kind: "provider-down",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "unexpected status 529 <unknown status code>: mockllm: overloaded",
   },
@@ -50,7 +57,9 @@ describeRecordings(codex, "codex", {
     status: "failed",
     kind: "auth",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error:
       "unexpected status 401 Unauthorized: Incorrect API key provided: dummy. You can find your API key at https://platform.openai.com/account/api-keys. (mockllm-auth-7f3)",
@@ -61,7 +70,9 @@ describeRecordings(codex, "codex", {
     status: "failed",
     kind: "request",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "Unsupported parameter: 'temperature' is not supported with this model. (mockllm-badreq-1a8)",
   },
@@ -71,7 +82,9 @@ describeRecordings(codex, "codex", {
     status: "failed",
     kind: "context",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error:
       "Codex ran out of room in the model's context window. Start a new thread or clear earlier history before retrying.",
@@ -82,7 +95,9 @@ describeRecordings(codex, "codex", {
     status: "failed",
     kind: "auth",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error:
       "unexpected status 403 Forbidden: You are not allowed to sample from this model (mockllm-forbidden-2c9)",
@@ -93,7 +108,9 @@ describeRecordings(codex, "codex", {
     status: "timeout",
     kind: "timeout",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "no output for 15m (--idle 15m)",
   },
@@ -103,7 +120,9 @@ describeRecordings(codex, "codex", {
     status: "failed",
     kind: "model",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "The model `mock-model` does not exist or you do not have access to it. (mockllm-model-4e2)",
   },
@@ -113,7 +132,9 @@ describeRecordings(codex, "codex", {
     status: "ok",
     kind: null,
     tokens: { input: 20273, cached: 0, output: 36 },
+    models: { "mock-model": null },
     costUsd: null,
+    costSource: null,
     reply:
       "Left a background sleep: Chunk ID: 7e6947\nWall time: 0.0320 seconds\nProcess exited with code 0\nOriginal token count: 3\nOutput:\nstarted-bg\n",
     error: null,
@@ -124,7 +145,9 @@ describeRecordings(codex, "codex", {
     status: "ok",
     kind: null,
     tokens: { input: 30604, cached: 0, output: 61 },
+    models: { "mock-model": null },
     costUsd: null,
+    costSource: null,
     reply:
       "Second command saw: Chunk ID: e79650\nWall time: 0.0553 seconds\nProcess exited with code 0\nOriginal token count: 4\nOutput:\nno-sleep-left\n",
     error: null,
@@ -135,7 +158,9 @@ describeRecordings(codex, "codex", {
     status: "limit",
     kind: "quota",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "Quota exceeded. Check your plan and billing details.",
   },
@@ -145,7 +170,9 @@ describeRecordings(codex, "codex", {
     status: "limit",
     kind: "rate-limit",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "exceeded retry limit, last status: 429 Too Many Requests",
   },
@@ -155,7 +182,9 @@ describeRecordings(codex, "codex", {
     status: "failed",
     kind: "resume",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error:
       "thread/resume: thread/resume failed: no rollout found for thread id 7d4e1c2a-0b3f-4a5e-9c8d-2f1e0a9b8c7d (code -32600)",
@@ -166,7 +195,9 @@ describeRecordings(codex, "codex", {
     status: "ok",
     kind: null,
     tokens: { input: 10084, cached: 0, output: 14 },
+    models: { "mock-model": null },
     costUsd: null,
+    costSource: null,
     reply: "Recovered after 2 errors.",
     error: null,
   },
@@ -176,7 +207,9 @@ describeRecordings(codex, "codex", {
     status: "ok",
     kind: null,
     tokens: { input: 10079, cached: 0, output: 12 },
+    models: { "mock-model": null },
     costUsd: null,
+    costSource: null,
     reply: "Hello from mockllm.",
     error: null,
   },
@@ -186,7 +219,9 @@ describeRecordings(codex, "codex", {
     status: "ok",
     kind: null,
     tokens: { input: 20263, cached: 0, output: 29 },
+    models: { "mock-model": null },
     costUsd: null,
+    costSource: null,
     reply:
       "Done. The command printed: Chunk ID: 27e3e2\nWall time: 3.0096 seconds\nProcess exited with code 0\nOriginal token count: 1\nOutput:\nhi\n",
     error: null,
@@ -197,7 +232,9 @@ describeRecordings(codex, "codex", {
     status: "failed",
     kind: "cli",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "error: unexpected argument '--no-such-flag' found",
   },
@@ -236,10 +273,83 @@ describe("codex line facts", () => {
 
   it("reads turn.completed as the final event with its usage", () => {
     const facts = firstFacts(codex, recording("codex", "tool2"), (f) => f.final !== undefined);
+    // The thread's total: counted only when nothing finer (its rollout) was.
     expect(facts).toMatchObject({
       final: { isError: false, message: null },
-      usage: { input: 20263, cached: 0, output: 29 },
+      usage: oneUse("thread", { input: 20263, output: 29 }),
     });
+  });
+
+  const rolloutRecord = (responseId: string, usage: Record<string, unknown>) =>
+    JSON.stringify({
+      timestamp: "2026-12-01T11:17:45.474Z",
+      ordinal: 10,
+      type: "token_usage_record",
+      payload: { thread_id: "01a23153-30b1-7893-bf7c-c013ef717699", response_id: responseId, usage },
+    });
+
+  it("reads each response's usage from the rollout's token_usage_record, and the model from turn_context", () => {
+    const log = codex.usageLog;
+    const turn = '{"timestamp":"2026-12-01T11:17:45.338Z","type":"turn_context","payload":{"model":"gpt-5"}}';
+    expect(log?.parse(turn)).toEqual({ at: "2026-12-01T11:17:45.338Z", model: "gpt-5" });
+    const record = rolloutRecord("resp_1", {
+      input_tokens: 1200,
+      cached_input_tokens: 1000,
+      cache_write_input_tokens: 0,
+      output_tokens: 34,
+      reasoning_output_tokens: 12,
+      total_tokens: 1234,
+    });
+    expect(log?.parse(record)).toEqual({
+      at: "2026-12-01T11:17:45.474Z",
+      facts: {
+        usage: oneUse(
+          "message",
+          { input: 1200, cachedInput: 1000, output: 34, reasoning: 12 },
+          { key: "resp_1" },
+        ),
+      },
+    });
+    // Everything else of the rollout (session_meta, response items, other events) carries no usage.
+    expect(log?.parse('{"type":"response_item","payload":{"type":"message"}}')).toBeNull();
+    expect(log?.parse(rolloutRecord("resp_2", { input_tokens: -1 }))?.facts).toEqual({
+      usageIgnored: "input_tokens is negative (-1)",
+    });
+  });
+
+  it("finds the rollout of a thread under CODEX_HOME's sessions, newest day first", () => {
+    const thread = "01a23153-30b1-7893-bf7c-c013ef717699";
+    const tree: Record<string, string[]> = {
+      "/c/sessions": ["2026", "2025"],
+      "/c/sessions/2026": ["11", "12"],
+      "/c/sessions/2026/12": ["01"],
+      "/c/sessions/2026/12/01": ["rollout-2026-12-01T10-00-00-other.jsonl"],
+      "/c/sessions/2026/11": ["30"],
+      "/c/sessions/2026/11/30": [`rollout-2026-11-30T11-17-45-${thread}.jsonl`],
+    };
+    const context = {
+      env: { CODEX_HOME: "/c" },
+      listDir: (p: string) => tree[p] ?? [],
+      firstLine: () => null,
+    };
+    expect(codex.usageLog?.locate(thread, context)).toBe(
+      `/c/sessions/2026/11/30/rollout-2026-11-30T11-17-45-${thread}.jsonl`,
+    );
+    expect(codex.usageLog?.locate("01a23153-0000-7893-bf7c-c013ef717699", context)).toBeNull();
+  });
+
+  it("bills its model_provider (openai by default) for -m, else -c model=…, else config.toml's model", () => {
+    const toml = 'model = "gpt-5-codex"\nmodel_provider = "azure"\n[model_providers.azure]\nmodel = "x"\n';
+    const billing = (args: string[], config: string | null = null) =>
+      codex.billing?.({
+        args,
+        env: { CODEX_HOME: "/c" },
+        readText: (f) => (f === "/c/config.toml" ? config : null),
+      });
+    expect(billing(["exec", "-m", "gpt-5", "-"])).toEqual({ provider: "openai", model: "gpt-5" });
+    expect(billing(["exec", "-c", 'model="o3"', "-"])).toEqual({ provider: "openai", model: "o3" });
+    expect(billing(["exec", "-"], toml)).toEqual({ provider: "azure", model: "gpt-5-codex" });
+    expect(billing(["exec", "-"])).toEqual({ provider: "openai", model: null });
   });
 
   it.each([

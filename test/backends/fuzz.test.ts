@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { allBackends } from "../../src/backends/registry.js";
 import { PROGRESS } from "../../src/domain/facts.js";
 import { addFacts, emptySummary } from "../../src/domain/summary.js";
+import { accounts, TOKEN_FIELDS, totalOf } from "../../src/domain/usage.js";
 import { EXIT_REASONS } from "../../src/domain/vocab.js";
 import { initialWatch, observe } from "../../src/domain/watch.js";
 import { Fuzzer, soundOutcome, wellFormed } from "../faults/fuzz.js";
@@ -19,16 +20,28 @@ describe("fuzzed lines through every backend", () => {
       const summary = emptySummary();
       let watch = initialWatch(0);
       const problems: string[] = [];
+      let before = totalOf(accounts(summary.usage));
       for (let i = 0; i < LINES; i++) {
-        const line = fuzz.lineText();
-        for (const facts of [backend.parse(line), (backend.parseStderr ?? (() => PROGRESS))(line)]) {
+        const line = i % 3 === 0 ? fuzz.usageMutated() : fuzz.lineText();
+        const logged = backend.usageLog?.parse(line)?.facts;
+        const all = [backend.parse(line), (backend.parseStderr ?? (() => PROGRESS))(line)];
+        for (const facts of logged === undefined ? all : [...all, { progress: false, ...logged }]) {
           const problem = wellFormed(facts);
           if (problem !== null) problems.push(`${problem}: ${line.slice(0, 120)}`);
           addFacts(summary, facts);
           watch = observe(watch, facts, i);
         }
+        // Usage never goes negative, and a total never decreases (the stream alone is one source).
+        const now = totalOf(accounts(summary.usage));
+        for (const key of TOKEN_FIELDS) {
+          if (now[key] < 0) problems.push(`${key} negative after: ${line.slice(0, 120)}`);
+          if (logged === undefined && now[key] < before[key])
+            problems.push(`${key} decreased ${before[key]} → ${now[key]} after: ${line.slice(0, 120)}`);
+        }
+        before = now;
       }
       expect(problems.slice(0, 5)).toEqual([]);
+      if (backend.id !== "exec") expect(summary.usageIgnored).toBeGreaterThan(0);
       for (const reason of EXIT_REASONS) {
         for (const code of [0, 1, 145, 173, null]) {
           const outcome = backend.finalize(summary, { reason, code, signal: null, endedAtMs: 0 });

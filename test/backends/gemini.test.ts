@@ -2,12 +2,14 @@ import { describe, expect, it } from "vitest";
 import { geminiBackend as gemini } from "../../src/backends/gemini.js";
 import { NEUTRAL, PROGRESS } from "../../src/domain/facts.js";
 import { emptySummary } from "../../src/domain/summary.js";
+import { ZERO_COUNTS } from "../../src/domain/usage.js";
 import { initialWatch, observe } from "../../src/domain/watch.js";
 import {
   BRIEF_PATH,
   describeRecordings,
   firstFacts,
   leftOpen,
+  oneUse,
   opened,
   planRequest,
   recording,
@@ -24,7 +26,9 @@ describeRecordings(gemini, "gemini", {
     status: "limit",
     kind: "rate-limit",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "mockllm: rate limited",
   },
@@ -34,7 +38,9 @@ describeRecordings(gemini, "gemini", {
     status: "limit",
     kind: "provider-down",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "mockllm: internal error",
   },
@@ -44,7 +50,9 @@ describeRecordings(gemini, "gemini", {
     status: "failed",
     kind: "auth",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "API key not valid. Please pass a valid API key. (mockllm-auth-7f3)",
   },
@@ -54,7 +62,9 @@ describeRecordings(gemini, "gemini", {
     status: "failed",
     kind: "auth",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error:
       "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project. (mockllm-auth-7f3)",
@@ -65,7 +75,9 @@ describeRecordings(gemini, "gemini", {
     status: "failed",
     kind: "request",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "Request contains an invalid argument. (mockllm-badreq-1a8)",
   },
@@ -75,7 +87,9 @@ describeRecordings(gemini, "gemini", {
     status: "failed",
     kind: "context",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error:
       "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576). (mockllm-context-8a6)",
@@ -86,7 +100,9 @@ describeRecordings(gemini, "gemini", {
     status: "failed",
     kind: "auth",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "The caller does not have permission (mockllm-forbidden-2c9)",
   },
@@ -96,7 +112,9 @@ describeRecordings(gemini, "gemini", {
     status: "limit",
     kind: "provider-down",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error:
       "Attempt 5 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request",
@@ -107,7 +125,9 @@ describeRecordings(gemini, "gemini", {
     status: "failed",
     kind: "model",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error:
       "models/gemini-2.5-flash is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods. (mockllm-model-4e2)",
@@ -118,7 +138,9 @@ describeRecordings(gemini, "gemini", {
     status: "ok",
     kind: null,
     tokens: { input: 35654, cached: 0, output: 61 },
+    models: { "gemini-mock": null },
     costUsd: null,
+    costSource: null,
     reply:
       "Second command saw: <untrusted_context>\nOutput: 15906     1 15904 15904 sleep 1000\nProcess Group PGID: 15907\n</untrusted_context>",
     error: null,
@@ -129,7 +151,9 @@ describeRecordings(gemini, "gemini", {
     status: "limit",
     kind: "quota",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error:
       "You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: https://ai.dev/usage?tab=rate-limit. (mockllm-quota-5d1)",
@@ -140,7 +164,9 @@ describeRecordings(gemini, "gemini", {
     status: "limit",
     kind: "rate-limit",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "Resource has been exhausted (e.g. check quota). Please retry in 3600s. (mockllm-ratelimit-9b4)",
     retryAfter: "2026-11-30T16:18:42.090Z",
@@ -151,7 +177,9 @@ describeRecordings(gemini, "gemini", {
     status: "failed",
     kind: "resume",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "Error resuming session: No previous sessions found for this project.",
   },
@@ -161,7 +189,9 @@ describeRecordings(gemini, "gemini", {
     status: "failed",
     kind: "resume",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: 'Error resuming session: Invalid session identifier "7d4e1c2a-0b3f-4a5e-9c8d-2f1e0a9b8c7d".',
   },
@@ -171,7 +201,9 @@ describeRecordings(gemini, "gemini", {
     status: "ok",
     kind: null,
     tokens: { input: 11748, cached: 0, output: 14 },
+    models: { "gemini-mock": null },
     costUsd: null,
+    costSource: null,
     reply: "Recovered after 2 errors.",
     error: null,
   },
@@ -181,7 +213,9 @@ describeRecordings(gemini, "gemini", {
     status: "ok",
     kind: null,
     tokens: { input: 11739, cached: 0, output: 12 },
+    models: { "gemini-mock": null },
     costUsd: null,
+    costSource: null,
     reply: "Hello from mockllm.",
     error: null,
   },
@@ -191,7 +225,9 @@ describeRecordings(gemini, "gemini", {
     status: "ok",
     kind: null,
     tokens: { input: 23597, cached: 0, output: 29 },
+    models: { "gemini-mock": null },
     costUsd: null,
+    costSource: null,
     reply:
       "Done. The command printed: <untrusted_context>\nOutput: hi\nProcess Group PGID: 14504\n</untrusted_context>",
     error: null,
@@ -202,7 +238,9 @@ describeRecordings(gemini, "gemini", {
     status: "failed",
     kind: "cli",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "Unknown arguments: such-flag, suchFlag",
   },
@@ -252,7 +290,7 @@ describe("gemini line facts", () => {
     expect(got).toMatchObject({
       status: "ok",
       reply: "All good.",
-      tokens: { input: 5, cached: 1, output: 2 },
+      usage: { total: { ...ZERO_COUNTS, input: 5, cachedInput: 1, output: 2 } },
     });
   });
 
@@ -272,8 +310,90 @@ describe("gemini line facts", () => {
     const facts = firstFacts(gemini, recording("gemini", "tool2"), (f) => f.final !== undefined);
     expect(facts).toMatchObject({
       final: { isError: false, message: null },
-      usage: { input: 23597, cached: 0, output: 29 },
+      usage: oneUse("run", { input: 23597, output: 29 }, { model: "gemini-mock" }),
     });
+  });
+
+  it("counts thoughts, which stats leave out of output_tokens but not out of total_tokens, as output", () => {
+    const line = JSON.stringify({
+      type: "result",
+      status: "success",
+      stats: {
+        models: {
+          "gemini-2.5-pro": {
+            total_tokens: 1500,
+            input_tokens: 1000,
+            output_tokens: 100,
+            cached: 600,
+            input: 400,
+          },
+        },
+      },
+    });
+    expect(gemini.parse(line).usage).toEqual(
+      oneUse(
+        "run",
+        { input: 1000, cachedInput: 600, output: 500, reasoning: 400 },
+        { model: "gemini-2.5-pro" },
+      ),
+    );
+  });
+
+  it("reads each model message of its session file once per id, thoughts and tool prompts included", () => {
+    const message = JSON.stringify({
+      id: "5aa631cc",
+      timestamp: "2026-12-01T11:18:42.908Z",
+      type: "gemini",
+      content: "",
+      tokens: { input: 1200, output: 34, cached: 200, thoughts: 16, tool: 5, total: 1255 },
+      model: "gemini-2.5-flash",
+    });
+    expect(gemini.usageLog?.parse(message)).toEqual({
+      at: "2026-12-01T11:18:42.908Z",
+      facts: {
+        usage: oneUse(
+          "message",
+          { input: 1205, cachedInput: 200, output: 50, reasoning: 16 },
+          { model: "gemini-2.5-flash", key: "5aa631cc" },
+        ),
+      },
+    });
+    expect(gemini.usageLog?.parse('{"$set":{"lastUpdated":"2026-12-01T11:18:42.908Z"}}')).toBeNull();
+    expect(gemini.usageLog?.parse('{"id":"u","type":"user","content":[{"text":"tokens"}]}')).toBeNull();
+  });
+
+  it("finds the session file of a session by its id's first eight characters and its header", () => {
+    const id = "c15cfcd2-79d4-4c94-b065-887bb0457a44";
+    const tree: Record<string, string[]> = {
+      "/h/.gemini/tmp": ["work", "other"],
+      "/h/.gemini/tmp/work/chats": ["session-2026-12-01T11-18-c15cfcd2.jsonl"],
+      "/h/.gemini/tmp/other/chats": ["session-2026-12-01T10-00-c15cfcd2.jsonl"],
+    };
+    const heads: Record<string, string> = {
+      "/h/.gemini/tmp/work/chats/session-2026-12-01T11-18-c15cfcd2.jsonl": JSON.stringify({ sessionId: id }),
+      "/h/.gemini/tmp/other/chats/session-2026-12-01T10-00-c15cfcd2.jsonl": JSON.stringify({
+        sessionId: "x",
+      }),
+    };
+    const context = {
+      env: { HOME: "/h" },
+      listDir: (p: string) => tree[p] ?? [],
+      firstLine: (p: string) => heads[p] ?? null,
+    };
+    expect(gemini.usageLog?.locate(id, context)).toBe(
+      "/h/.gemini/tmp/work/chats/session-2026-12-01T11-18-c15cfcd2.jsonl",
+    );
+  });
+
+  it("bills Google for --model, else GEMINI_MODEL, else its settings' model", () => {
+    const billing = (args: string[], env: Record<string, string>) =>
+      gemini.billing?.({ args, env, readText: () => '{"model":{"name":"gemini-2.5-pro"}}' });
+    expect(billing(["--model", "gemini-2.5-flash"], { HOME: "/h" })).toEqual({
+      provider: "google",
+      model: "gemini-2.5-flash",
+    });
+    expect(billing([], { HOME: "/h", GEMINI_MODEL: "gemini-2.0-flash" })?.model).toBe("gemini-2.0-flash");
+    expect(billing([], { HOME: "/h" })?.model).toBe("gemini-2.5-pro");
   });
 
   it("lets result.status decide over the exit codes 244 and 173", () => {

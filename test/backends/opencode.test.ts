@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { opencodeBackend as opencode } from "../../src/backends/opencode.js";
+import { accounts, ZERO_COUNTS } from "../../src/domain/usage.js";
 import {
   BRIEF_PATH,
   describeRecordings,
   firstFacts,
+  oneUse,
   planRequest,
   recording,
   stdoutFacts,
@@ -17,7 +19,9 @@ describeRecordings(opencode, "opencode", {
     status: "limit",
     kind: "rate-limit",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "mockllm: rate limited",
   },
@@ -27,7 +31,9 @@ describeRecordings(opencode, "opencode", {
     status: "limit",
     kind: "provider-down",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "mockllm: internal error",
   },
@@ -37,7 +43,9 @@ describeRecordings(opencode, "opencode", {
     status: "failed",
     kind: "auth",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error:
       "Incorrect API key provided: dummy. You can find your API key at https://platform.openai.com/account/api-keys. (mockllm-auth-7f3)",
@@ -48,7 +56,9 @@ describeRecordings(opencode, "opencode", {
     status: "failed",
     kind: "request",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "Unsupported parameter: 'temperature' is not supported with this model. (mockllm-badreq-1a8)",
   },
@@ -58,7 +68,9 @@ describeRecordings(opencode, "opencode", {
     status: "failed",
     kind: "context",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error:
       "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages. (mockllm-context-8a6)",
@@ -69,7 +81,9 @@ describeRecordings(opencode, "opencode", {
     status: "failed",
     kind: "context",
     tokens: { input: 43227, cached: 0, output: 392 },
-    costUsd: 0,
+    models: { "mock-model": null },
+    costUsd: null,
+    costSource: null,
     reply: null,
     error:
       "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages. (mockllm-context-8a6)",
@@ -80,7 +94,9 @@ describeRecordings(opencode, "opencode", {
     status: "failed",
     kind: "auth",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "You are not allowed to sample from this model (mockllm-forbidden-2c9)",
   },
@@ -90,7 +106,9 @@ describeRecordings(opencode, "opencode", {
     status: "timeout",
     kind: "timeout",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "no output for 15m (--idle 15m)",
   },
@@ -100,7 +118,9 @@ describeRecordings(opencode, "opencode", {
     status: "failed",
     kind: "model",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "The model `mock-model` does not exist or you do not have access to it. (mockllm-model-4e2)",
   },
@@ -110,7 +130,9 @@ describeRecordings(opencode, "opencode", {
     status: "ok",
     kind: null,
     tokens: { input: 23322, cached: 0, output: 61 },
-    costUsd: 0,
+    models: { "mock-model": null },
+    costUsd: null,
+    costSource: null,
     reply: "Second command saw: 15970     1 15969 15969 sleep 1000\n",
     error: null,
   },
@@ -120,7 +142,9 @@ describeRecordings(opencode, "opencode", {
     status: "limit",
     kind: "quota",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error:
       "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors. (mockllm-quota-5d1)",
@@ -131,7 +155,9 @@ describeRecordings(opencode, "opencode", {
     status: "timeout",
     kind: "timeout",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "no output for 15m (--idle 15m)",
   },
@@ -141,7 +167,9 @@ describeRecordings(opencode, "opencode", {
     status: "failed",
     kind: "resume",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "Session not found",
   },
@@ -151,7 +179,9 @@ describeRecordings(opencode, "opencode", {
     status: "ok",
     kind: null,
     tokens: { input: 7688, cached: 0, output: 14 },
-    costUsd: 0,
+    models: { "mock-model": null },
+    costUsd: null,
+    costSource: null,
     reply: "Recovered after 2 errors.",
     error: null,
   },
@@ -161,7 +191,9 @@ describeRecordings(opencode, "opencode", {
     status: "ok",
     kind: null,
     tokens: { input: 7688, cached: 0, output: 12 },
-    costUsd: 0,
+    models: { "mock-model": null },
+    costUsd: null,
+    costSource: null,
     reply: "Hello from mockllm.",
     error: null,
   },
@@ -171,7 +203,9 @@ describeRecordings(opencode, "opencode", {
     status: "ok",
     kind: null,
     tokens: { input: 15445, cached: 0, output: 29 },
-    costUsd: 0,
+    models: { "mock-model": null },
+    costUsd: null,
+    costSource: null,
     reply: "Done. The command printed: hi\n",
     error: null,
   },
@@ -181,7 +215,9 @@ describeRecordings(opencode, "opencode", {
     status: "failed",
     kind: "cli",
     tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
     costUsd: null,
+    costSource: null,
     reply: null,
     error: "exit code 1",
   },
@@ -214,9 +250,11 @@ describe("opencode line facts", () => {
   it("reads a step_finish with reason stop as the final event, and one with tool-calls as a step", () => {
     const steps = stdoutFacts(opencode, recording("opencode", "tool2")).filter((f) => f.usage !== undefined);
     expect(steps.map((f) => f.final)).toEqual([undefined, { isError: false, message: null }]);
+    // A cost of 0 for steps that used tokens is opencode's "no price known" (its catalogue has none for
+    // the mock's model): no figure.
     expect(steps.map((f) => f.usage)).toEqual([
-      { input: 7688, cached: 0, output: 11 },
-      { input: 7757, cached: 0, output: 18 },
+      oneUse("add", { input: 7688, output: 11 }),
+      oneUse("add", { input: 7757, output: 18 }),
     ]);
   });
 
@@ -231,21 +269,48 @@ describe("opencode line facts", () => {
       },
     });
     expect(opencode.parse(line)).toMatchObject({
-      usage: { input: 3150, cached: 3000, output: 50 },
-      costUsd: 0.25,
+      usage: oneUse(
+        "add",
+        { input: 3150, cachedInput: 3000, cacheWrite: 50, output: 50, reasoning: 30 },
+        { costUsd: 0.25 },
+      ),
       final: { isError: false, message: null },
     });
   });
 
-  it("sums each step's cost", () => {
-    const step = (cost: number) =>
-      JSON.stringify({ type: "step_finish", part: { reason: "tool-calls", tokens: {}, cost } });
-    const got = summarize(opencode, {
+  it("sums each step's tokens and cost; a step that cost 0 for its tokens gives no figure", () => {
+    const step = (cost: number, input = 10) =>
+      JSON.stringify({ type: "step_finish", part: { reason: "tool-calls", tokens: { input }, cost } });
+    const summed = summarize(opencode, {
       ...recording("opencode", "text"),
-      stdout: [step(0.5), step(0.25)],
+      stdout: [step(0.5), step(0.25), step(0, 0)],
       stderr: [],
     });
-    expect(got.costUsd).toBe(0.75);
+    expect(accounts(summed.usage)).toEqual([
+      { model: null, tokens: { ...ZERO_COUNTS, input: 20 }, reportedUsd: 0.75, unreported: ZERO_COUNTS },
+    ]);
+    const unpriced = summarize(opencode, { ...recording("opencode", "text"), stdout: [step(0)], stderr: [] });
+    expect(accounts(unpriced.usage)[0]?.unreported).toEqual({ ...ZERO_COUNTS, input: 10 });
+  });
+
+  it("ignores a step whose tokens do not add up, saying why", () => {
+    const line = JSON.stringify({ type: "step_finish", part: { reason: "stop", tokens: { input: -4 } } });
+    expect(opencode.parse(line)).toMatchObject({ usageIgnored: "input is negative (-4)" });
+    expect(opencode.parse(line).usage).toBeUndefined();
+  });
+
+  it("bills the provider and model of --model, else of its configuration", () => {
+    const billing = (args: string[], env: Record<string, string> = {}) =>
+      opencode.billing?.({ args, env, readText: () => null });
+    expect(billing(["run", "--model", "anthropic/claude-sonnet-4-5"])).toEqual({
+      provider: "anthropic",
+      model: "claude-sonnet-4-5",
+    });
+    expect(billing(["run"], { OPENCODE_CONFIG_CONTENT: JSON.stringify({ model: "openai/gpt-5" }) })).toEqual({
+      provider: "openai",
+      model: "gpt-5",
+    });
+    expect(billing(["run"])).toEqual({ provider: null, model: null });
   });
 
   it("reads the error line as a failed final event in the provider's words", () => {

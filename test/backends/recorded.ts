@@ -4,11 +4,15 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { Backend, Outcome, PlanRequest } from "../../src/backends/types.js";
 import { defaultStallMs, SPEC_DEFAULTS } from "../../src/domain/defaults.js";
+import type { Tokens } from "../../src/domain/facts.js";
 import { type LineFacts, PROGRESS } from "../../src/domain/facts.js";
 import type { ExitFacts } from "../../src/domain/status.js";
 import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/summary.js";
+import { type CostSource, type TokenCounts, type UsageReport, ZERO_COUNTS } from "../../src/domain/usage.js";
 import type { ErrorKind, ExitReason } from "../../src/domain/vocab.js";
 import { decide, initialWatch, nextDeadline, observe, type WatchLimits } from "../../src/domain/watch.js";
+import { billingOf, pricedUsage } from "../../src/folder/spend.js";
+import { loadPricer } from "../../src/infra/prices.js";
 
 // Recorded streams of the real CLIs (test/fixtures/recorded/<cli>/) and the
 // folds the record makes of them: stdout through parse, then stderr through parseStderr.
@@ -22,6 +26,8 @@ export interface Recording {
   timing: { ms: number; stream: "stdout" | "stderr" }[];
   meta: {
     scenario: string;
+    args: string[];
+    env_added: Record<string, string>;
     exit_code: number | null;
     signal: string | null;
     /** Set when the recording run ended the CLI from outside (it would have gone on). */
@@ -84,6 +90,31 @@ export function outcome(backend: Backend, rec: Recording, reason: ExitReason = "
     code: rec.meta.exit_code,
     signal: rec.meta.signal,
   });
+}
+
+/** The record's usage and cost of a recorded run: priced as record.ts prices, billed by its command line. */
+export async function recordedSpend(backend: Backend, rec: Recording, got: Outcome) {
+  const billing = billingOf(backend, { args: rec.meta.args, env: rec.meta.env_added }, {});
+  return pricedUsage(got.usage.models, billing, await loadPricer(), new Date("2026-11-29T00:00:00Z"));
+}
+
+/** A usage report of one model as a backend's parse gives it: counts not named are 0. */
+export function oneUse(
+  scope: UsageReport["scope"],
+  counts: Partial<TokenCounts>,
+  options: { model?: string | null; costUsd?: number | null; key?: string | null } = {},
+): UsageReport {
+  return {
+    scope,
+    key: options.key ?? null,
+    uses: [
+      {
+        model: options.model ?? null,
+        tokens: { ...ZERO_COUNTS, ...counts },
+        costUsd: options.costUsd ?? null,
+      },
+    ],
+  };
 }
 
 /** The limits a supervisor watches a backend's run with, by default. */
@@ -198,6 +229,7 @@ export function planRequest(overrides: Partial<PlanRequest> = {}): PlanRequest {
     access: null,
     thread: null,
     extraArgs: [],
+    maxCostUsd: null,
     ...overrides,
   };
 }
@@ -228,8 +260,11 @@ export interface Expected {
   status: Outcome["status"];
   /** The error kind, or null when the dispatch succeeded. */
   kind: ErrorKind | null;
-  tokens: Outcome["tokens"];
+  /** record.json's tokens, usage by model (each model's dollars), cost and where the cost comes from. */
+  tokens: Tokens;
+  models: Record<string, number | null>;
   costUsd: number | null;
+  costSource: CostSource | null;
   reply: string | null;
   /** The error message, or null when the dispatch succeeded. */
   error: string | null;
@@ -249,16 +284,20 @@ export function describeRecordings(backend: Backend, cli: string, expected: Reco
     });
 
     it.each(Object.entries(expected))(
-      "ends the %s stream as the supervisor would, with its status, kind, message, retry time, tokens and reply",
-      (scenario, want) => {
-        const { end, outcome: got } = supervisedOutcome(backend, recording(cli, scenario));
+      "ends the %s stream as the supervisor would, with its status, kind, message, retry time, usage, cost and reply",
+      async (scenario, want) => {
+        const rec = recording(cli, scenario);
+        const { end, outcome: got } = supervisedOutcome(backend, rec);
+        const spend = await recordedSpend(backend, rec, got);
         expect({
           ends: end.reason,
           at: Math.round(end.atMs / 100) / 10,
           status: got.status,
           kind: got.failure?.kind ?? null,
-          tokens: got.tokens,
-          costUsd: got.costUsd,
+          tokens: spend.tokens,
+          models: Object.fromEntries(spend.usage.models.map((m) => [m.model ?? "(unknown)", m.costUsd])),
+          costUsd: spend.costUsd,
+          costSource: spend.costSource,
           reply: got.reply,
           error: got.failure?.message ?? null,
           retryAfter: got.failure?.retryAfter ?? null,

@@ -42,8 +42,15 @@ describe("tool arguments from the commands' flags", () => {
       expect(tool.omit ?? []).toEqual(left);
       // A required positional (the dispatch's name) is given alongside, as on the command line.
       const positional = tool.positionals?.required === true ? tool.positionals.name : null;
-      const base = positional === null ? {} : { [positional]: "worker" };
+      const base: Record<string, unknown> = positional === null ? {} : { [positional]: "worker" };
       const baseArgv = positional === null ? [] : ["worker"];
+      // So is a required flag (dispatch's backend).
+      for (const [flag, def] of Object.entries(tool.command.options)) {
+        if (def.required !== true) continue;
+        const { tool: value, argv } = sample(def);
+        base[argumentName(flag)] = value;
+        baseArgv.push(`--${flag}`, ...argv);
+      }
       for (const [flag, def] of Object.entries(tool.command.options)) {
         if (left.includes(flag)) continue;
         const { tool: value, argv } = sample(def);

@@ -104,6 +104,9 @@ describe("catherd mcp, in process", () => {
     expect(properties.owns).toMatchObject({ type: "array", items: { type: "string" } });
     expect(String(properties.briefFile?.description)).not.toMatch(/stdin|-/);
     expect(String(properties.idle?.description)).toContain("(default: 15m for an agent CLI, 10m for exec)");
+    // The caps on spending, from the same table: a model may give them as numbers or as "50k".
+    expect(properties.maxTokens?.description).toMatch(/tokens/);
+    expect(properties.maxCost?.description).toMatch(/dollars/);
     expect(properties.args).toMatchObject({ type: "array" });
     const check = validator.getValidator((dispatchTool?.inputSchema ?? {}) as Schema);
     expect(check({ backend: "exec", args: ["true"], env: ["A=1"] }).valid).toBe(true);
@@ -367,6 +370,8 @@ describe("catherd mcp, in process", () => {
         "E_INPUT_INVALID",
         /idle "soon".*give idle as/s,
       ],
+      ["dispatch", { backend: "exec", args: ["true"], maxTokens: 0 }, "E_INPUT_INVALID", /maxTokens "0"/],
+      ["dispatch", { backend: "exec", args: ["true"], maxCost: -1 }, "E_INPUT_INVALID", /maxCost "-1"/],
       ["wait", { timeoutS: 301 }, "E_INPUT_INVALID", /timeoutS/],
       ["wait", { timeoutS: "soon" }, "E_INPUT_INVALID", /timeoutS/],
       ["wait", { names: ["nobody"] }, "E_DISPATCH_NOT_FOUND", /nobody/],
@@ -396,6 +401,16 @@ describe("catherd mcp, in process", () => {
       expect(answer.text, what).toMatch(message);
       expect(answer.text, what).toMatch(/\nfix: \S/);
     }
+  });
+
+  it("takes a dispatch's caps on spending as numbers, and writes them to its spec.json", async () => {
+    const d = await dispatch({ backend: "exec", args: ["true"], maxTokens: 50_000, maxCost: 2.5 });
+    const spec = JSON.parse(fs.readFileSync(path.join(d.dir, "spec.json"), "utf8")) as Record<
+      string,
+      unknown
+    >;
+    expect(spec).toMatchObject({ maxTokens: 50_000, maxCostUsd: 2.5 });
+    await waitForFile(path.join(d.dir, "record.json"));
   });
 
   it("survives a client that goes mid-call: the call ends, the next client is served, the dispatch is recorded", async () => {

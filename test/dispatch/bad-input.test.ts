@@ -73,6 +73,18 @@ const refusals: {
     code: "E_INPUT_INVALID",
     mentions: "--cwd",
   },
+  ...["0", "-5", "abc", "1e99", "1.5", "10000000000000"].map((maxTokens) => ({
+    title: `--max-tokens ${maxTokens}`,
+    input: { maxTokens },
+    code: "E_INPUT_INVALID" as const,
+    mentions: "--max-tokens",
+  })),
+  ...["-1", "abc", "NaN", "0", "Infinity", "1e3"].map((maxCost) => ({
+    title: `--max-cost ${maxCost}`,
+    input: { maxCost },
+    code: "E_INPUT_INVALID" as const,
+    mentions: "--max-cost",
+  })),
   { title: "--env with a newline", input: { env: ["A=1\n2"] }, code: "E_INPUT_INVALID", mentions: "--env" },
   { title: "--env without =", input: { env: ["NOPE"] }, code: "E_INPUT_INVALID", mentions: "--env" },
   { title: "--env with a bad name", input: { env: ["1A=x"] }, code: "E_INPUT_INVALID", mentions: "--env" },
@@ -217,6 +229,28 @@ describe("dispatch validation refuses bad input, naming the flag, with a fix", (
     expect(thrown.fix ?? "").not.toBe("");
   });
 
+  it("names the rule a cap breaks", () => {
+    expect(() => validateDispatch({ ...EXEC_TRUE, maxTokens: "1e99" })).toThrow(
+      '--max-tokens "1e99" is not a whole number of tokens from 1 to 1000000000000, in digits, optionally with k, M or G (50000, 50k, 2M)',
+    );
+    expect(() => validateDispatch({ ...EXEC_TRUE, maxCost: "NaN" })).toThrow(
+      '--max-cost "NaN" is not a number of US dollars above 0 and at most 1000000, such as 5 or 0.50',
+    );
+  });
+
+  it("accepts caps at the edges of their rules", () => {
+    expect(validateDispatch({ ...EXEC_TRUE, maxTokens: "1", maxCost: "0.01" }).caps).toEqual({
+      maxTokens: 1,
+      maxCostUsd: 0.01,
+    });
+    expect(validateDispatch({ ...EXEC_TRUE, maxTokens: "1000000000000", maxCost: "$1000000" }).caps).toEqual({
+      maxTokens: 1_000_000_000_000,
+      maxCostUsd: 1_000_000,
+    });
+    expect(validateDispatch({ ...EXEC_TRUE, maxTokens: "2M" }).caps.maxTokens).toBe(2_000_000);
+    expect(validateDispatch(EXEC_TRUE).caps).toEqual({ maxTokens: null, maxCostUsd: null });
+  });
+
   it("maps usage errors to exit 2 and a missing CLI to exit 3", () => {
     expect(exitCodeFor("E_INPUT_INVALID")).toBe(2);
     expect(exitCodeFor("E_BACKEND_MISSING")).toBe(3);
@@ -291,6 +325,27 @@ const endToEnd: {
     code: "E_INPUT_INVALID",
     exit: 2,
     mentions: "--idle",
+  },
+  {
+    title: "--max-tokens 0",
+    args: ["--backend", "exec", "--max-tokens", "0", "--", "true"],
+    code: "E_INPUT_INVALID",
+    exit: 2,
+    mentions: "--max-tokens",
+  },
+  {
+    title: "--max-tokens -5, which node's parser takes for a flag",
+    args: ["--backend", "exec", "--max-tokens", "-5", "--", "true"],
+    code: "E_INPUT_INVALID",
+    exit: 2,
+    mentions: "--max-tokens",
+  },
+  {
+    title: "--max-cost NaN",
+    args: ["--backend", "exec", "--max-cost", "NaN", "--", "true"],
+    code: "E_INPUT_INVALID",
+    exit: 2,
+    mentions: "--max-cost",
   },
   {
     title: "an empty brief on stdin",

@@ -40,6 +40,8 @@ describe("nextStep", () => {
     ["timeout does not", { status: "timeout", kind: "timeout" }, null],
     ["cancelled does not", { status: "cancelled", kind: "cancelled" }, null],
     ["lost does not", { status: "lost", kind: "lost" }, null],
+    // A cap on spending is the dispatch's own: another provider does not fix it (status limit, as a quota).
+    ["budget does not, though its status is limit", { status: "limit", kind: "budget" }, null],
     ["no kind does not", { status: "failed", kind: null }, null],
     [
       "a rate limit naming a time within the horizon retries the same rung then",

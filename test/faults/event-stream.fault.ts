@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { allBackends } from "../../src/backends/registry.js";
 import type { Backend } from "../../src/backends/types.js";
 import { addFacts, emptySummary } from "../../src/domain/summary.js";
+import { accounts, TOKEN_FIELDS, totalOf } from "../../src/domain/usage.js";
 import { EXIT_REASONS, STATUSES } from "../../src/domain/vocab.js";
 import { initialWatch, observe } from "../../src/domain/watch.js";
 import { type FakeScenario, fakeAgentFolder, readJson, startSupervisor } from "../helpers/folders.js";
@@ -89,7 +90,19 @@ describe("row 4: the event stream", () => {
             failures.push(`${backend.id} line ${i}: ${problem}: ${line.slice(0, 160)}`);
             continue;
           }
-          addFacts(summaries.get(backend.id) ?? emptySummary(), facts);
+          const summary = summaries.get(backend.id) ?? emptySummary();
+          const before = totalOf(accounts(summary.usage));
+          addFacts(summary, facts);
+          // Hostile usage (negative, NaN, absurd, decreasing, of the wrong type) is ignored: a total never
+          // goes down or below zero.
+          const after = totalOf(accounts(summary.usage));
+          const lowered = TOKEN_FIELDS.find((k) => after[k] < before[k] || after[k] < 0);
+          if (lowered !== undefined) {
+            failures.push(
+              `${backend.id} line ${i}: ${lowered} went from ${before[lowered]} to ${after[lowered]}`,
+            );
+            continue;
+          }
           states.set(backend.id, observe(states.get(backend.id) ?? initialWatch(0), facts, i));
           t.tally.passed += 1;
         } catch (error) {
@@ -106,9 +119,8 @@ describe("row 4: the event stream", () => {
         });
         expect(STATUSES).toContain(outcome.status);
         expect(soundOutcome(outcome)).toBeNull();
-        expect(Number.isFinite(outcome.tokens.input + outcome.tokens.cached + outcome.tokens.output)).toBe(
-          true,
-        );
+        const t = outcome.usage.total;
+        expect(Number.isFinite(t.input + t.cachedInput + t.output)).toBe(true);
       }
     }
     expect(failures.slice(0, 10)).toEqual([]);

@@ -4,6 +4,7 @@ import type { Outcome } from "../../src/backends/types.js";
 import type { LineFacts } from "../../src/domain/facts.js";
 import type { ErrorFact } from "../../src/domain/failure.js";
 import { MAX_MESSAGE_CHARS } from "../../src/domain/redact.js";
+import { MAX_REPORT_TOKENS, TOKEN_FIELDS, type UsageReport } from "../../src/domain/usage.js";
 import { ERROR_KINDS, STATUSES } from "../../src/domain/vocab.js";
 import { ROOT } from "../helpers/folders.js";
 
@@ -99,6 +100,44 @@ const WORDS = [
   "error: unexpected argument '--x' found",
 ];
 
+/** The usage fields of the four CLIs (and of codex's rollout and gemini's session file). */
+const USAGE_KEYS = new Set([
+  "input_tokens",
+  "output_tokens",
+  "cached_input_tokens",
+  "cache_write_input_tokens",
+  "reasoning_output_tokens",
+  "cache_read_input_tokens",
+  "cache_creation_input_tokens",
+  "inputTokens",
+  "outputTokens",
+  "cacheReadInputTokens",
+  "cacheCreationInputTokens",
+  "costUSD",
+  "total_cost_usd",
+  "total_tokens",
+  "cached",
+  "input",
+  "output",
+  "reasoning",
+  "read",
+  "write",
+  "cost",
+  "thoughts",
+  "tool",
+  "total",
+]);
+
+/** What a usage field becomes: negative, not a number, absurd, fractional, of another type, or less. */
+const HOSTILE_COUNTS: readonly unknown[] = [-1, -1e9, 1e308, 1e20, 3.5, "12", "NaN", null, {}, [], true, 0];
+
+/** Lines of the CLIs' usage logs (codex's rollout, gemini's session file), whose fields are fuzzed too. */
+const USAGE_LOG_LINES = [
+  '{"timestamp":"2026-12-01T11:17:45.474Z","type":"token_usage_record","payload":{"thread_id":"t","response_id":"resp_1","usage":{"input_tokens":1200,"cached_input_tokens":100,"cache_write_input_tokens":0,"output_tokens":34,"reasoning_output_tokens":4,"total_tokens":1234}}}',
+  '{"timestamp":"2026-12-01T11:17:45.338Z","type":"turn_context","payload":{"model":"gpt-5"}}',
+  '{"id":"m1","timestamp":"2026-12-01T11:18:42.908Z","type":"gemini","content":"","tokens":{"input":1200,"output":34,"cached":0,"thoughts":5,"tool":0,"total":1239},"model":"gemini-2.5-flash"}',
+];
+
 const isIsoTime = (value: unknown) =>
   typeof value === "string" && !Number.isNaN(Date.parse(value)) && new Date(value).toISOString() === value;
 
@@ -113,18 +152,30 @@ function badError(error: ErrorFact): string | null {
   return null;
 }
 
+/** What is wrong with a usage report, or null: counts are whole, at most the cap, parts within wholes. */
+function badUsage(report: UsageReport): string | null {
+  const count = (n: unknown) =>
+    typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= MAX_REPORT_TOKENS;
+  for (const use of report.uses) {
+    const t = use.tokens;
+    if (!TOKEN_FIELDS.every((k) => count(t[k]))) return `bad usage ${JSON.stringify(use)}`;
+    if (t.cachedInput + t.cacheWrite > t.input || t.reasoning > t.output)
+      return `inconsistent usage ${JSON.stringify(use)}`;
+    if (use.costUsd !== null && !(Number.isFinite(use.costUsd) && use.costUsd >= 0))
+      return `bad cost ${use.costUsd}`;
+  }
+  return null;
+}
+
 /** What is wrong with the facts a backend read from a line, or null when they are sound. */
 export function wellFormed(facts: LineFacts): string | null {
   if (typeof facts !== "object" || facts === null) return "not an object";
   if (typeof facts.progress !== "boolean") return "progress is not a boolean";
-  const count = (n: unknown) => typeof n === "number" && Number.isInteger(n) && n >= 0;
-  if (
-    facts.usage !== undefined &&
-    !(count(facts.usage.input) && count(facts.usage.cached) && count(facts.usage.output))
-  )
-    return `bad usage ${JSON.stringify(facts.usage)}`;
-  if (facts.costUsd !== undefined && !(Number.isFinite(facts.costUsd) && facts.costUsd >= 0))
-    return `bad cost ${facts.costUsd}`;
+  if (facts.usage !== undefined) {
+    const bad = badUsage(facts.usage);
+    if (bad !== null) return bad;
+  }
+  if (facts.usageIgnored !== undefined && typeof facts.usageIgnored !== "string") return "bad usageIgnored";
   if (facts.thread !== undefined && (typeof facts.thread !== "string" || facts.thread === ""))
     return "bad thread";
   for (const tool of facts.toolsOpened ?? [])
@@ -155,9 +206,15 @@ export class Fuzzer {
   private readonly random: () => number;
   private readonly recorded: string[];
 
+  private readonly withUsage: string[];
+
   constructor(seed: number) {
     this.random = prng(seed);
     this.recorded = recordedLines();
+    this.withUsage = [
+      ...this.recorded.filter((l) => /"(?:usage|tokens|stats|modelUsage)"/.test(l)),
+      ...USAGE_LOG_LINES,
+    ];
   }
 
   int(n: number): number {
@@ -228,9 +285,30 @@ export class Fuzzer {
     return copy;
   }
 
+  /**
+   * A line that reports usage — a recorded one, or one of a CLI's usage log — with its usage fields made
+   * hostile: negative, NaN as text, absurd, fractional, of another type, or lower than they were.
+   */
+  usageMutated(): string {
+    const event: unknown = JSON.parse(this.pick(this.withUsage));
+    const walk = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(walk);
+      if (typeof value !== "object" || value === null) return value;
+      const out: Record<string, unknown> = {};
+      for (const [key, field] of Object.entries(value)) {
+        if (USAGE_KEYS.has(key) && typeof field === "number" && this.random() < 0.6) {
+          out[key] = this.random() < 0.3 ? Math.floor(field / (2 + this.int(5))) : this.pick(HOSTILE_COUNTS);
+        } else out[key] = walk(field);
+      }
+      return out;
+    };
+    return JSON.stringify(walk(event));
+  }
+
   /** One hostile line as bytes, without its newline. */
   lineBytes(): Buffer {
     const kind = this.int(100);
+    if (kind < 12) return Buffer.from(this.usageMutated());
     if (kind < 45) return Buffer.from(this.mutated());
     if (kind < 55) return Buffer.from(JSON.stringify(this.value()) ?? "null");
     if (kind < 65) {

@@ -61,6 +61,8 @@ describe("resolveSpec, the one place a spec's defaults are applied", () => {
       worktree: null,
       passEnv: [],
       keepTmp: false,
+      maxTokens: null,
+      maxCostUsd: null,
     });
   });
 

@@ -33,6 +33,8 @@ export function loopSpec(dir: string, backend: BackendId, overrides: Partial<Spe
     worktree: null,
     passEnv: [],
     keepTmp: false,
+    maxTokens: null,
+    maxCostUsd: null,
     ...overrides,
   };
 }

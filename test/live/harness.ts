@@ -174,7 +174,7 @@ export function dispatcherEnv(catherdHome: string): NodeJS.ProcessEnv {
 
 export interface LiveDispatch {
   cli: LiveCli;
-  scenario: Scenario;
+  scenario: Scenario | string;
   dispatchId: string;
   dir: string;
   supervisorPid: number;
@@ -191,8 +191,10 @@ export class LiveRun {
   /** Dispatches `cli` on `scenario` through the built `catherd dispatch`, and returns at once. */
   async dispatch(
     cli: LiveCli,
-    scenario: Scenario,
+    scenario: Scenario | string,
     options: {
+      /** More `dispatch` flags (--max-tokens 50000). */
+      flags?: string[];
       idle: string;
       wall?: string;
       killGrace?: string;
@@ -204,7 +206,8 @@ export class LiveRun {
       fallback?: { cli: LiveCli; scenario: Scenario };
     },
   ): Promise<LiveDispatch> {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), `catherd-live-${cli}-${scenario}-`));
+    const label = scenario.replace(/[^A-Za-z0-9-]/g, "-");
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), `catherd-live-${cli}-${label}-`));
     this.roots.push(root);
     const catherdHome = path.join(root, "catherd-home");
     const work = path.join(root, "work");
@@ -224,7 +227,7 @@ export class LiveRun {
       "--backend",
       setup.backend,
       "--name",
-      `${cli}-${scenario}`,
+      `${cli}-${label}`,
       "--bin",
       binOf(cli),
       "--cwd",
@@ -242,6 +245,7 @@ export class LiveRun {
       "--json",
     ];
     if (setup.model !== null) args.push("--model", setup.model);
+    args.push(...(options.flags ?? []));
     if (options.thread !== undefined) args.push("--thread", options.thread);
     if (fallback !== undefined) args.push("--fallback", CLIS[fallback.cli].backend);
     for (const [key, value] of Object.entries(env)) args.push("--env", `${key}=${value}`);

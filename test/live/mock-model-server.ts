@@ -49,6 +49,41 @@ export const SCENARIOS: readonly Scenario[] = [
   "context400",
 ];
 
+/**
+ * A scenario whose usage figures the test sets (specs/live-suite.md, "spend"): `spend~<input>~<output>~<calls>`
+ * calls the shell tool `calls` times (each `sleep 1; echo step`), then answers; every model request
+ * reports `input` prompt tokens (half of them read from the cache) and `output` output tokens.
+ */
+export interface SpendPlan {
+  input: number;
+  output: number;
+  calls: number;
+}
+
+/** The scenario path segment of a spend plan. */
+export function spendScenario(plan: SpendPlan): string {
+  return `spend~${plan.input}~${plan.output}~${plan.calls}`;
+}
+
+function spendPlanOf(scenario: string): SpendPlan | null {
+  const m = /^spend~(\d+)~(\d+)~(\d+)$/.exec(scenario);
+  return m === null ? null : { input: Number(m[1]), output: Number(m[2]), calls: Number(m[3]) };
+}
+
+/** Usage one model request reports: its prompt tokens, the part of them read from the cache, its output. */
+interface RequestUsage {
+  input: number;
+  cached: number;
+  output: number;
+}
+
+function usageOf(scenario: string): RequestUsage {
+  const plan = spendPlanOf(scenario);
+  return plan === null
+    ? { ...USAGE, cached: 0 }
+    : { input: plan.input, cached: Math.floor(plan.input / 2), output: plan.output };
+}
+
 /** The shell command each tool scenario asks the CLI to run. */
 export const SCENARIO_COMMANDS: Partial<Record<Scenario, string>> = {
   tool: "echo hi",
@@ -98,8 +133,8 @@ export const SCRIPTED_MARKER = "SCRIPT-DONE";
 export interface MockModelServer {
   /** http://127.0.0.1:PORT */
   origin: string;
-  /** http://127.0.0.1:PORT/s/<scenario> */
-  baseUrl(scenario: Scenario): string;
+  /** http://127.0.0.1:PORT/s/<scenario> (a spend plan's scenario too: spendScenario) */
+  baseUrl(scenario: Scenario | string): string;
   /** Registers a tool script; returns its base URL (http://127.0.0.1:PORT/s/script-<name>). */
   script(name: string, script: ToolScript): string;
   requests: LoggedRequest[];
@@ -344,7 +379,9 @@ export async function startMockModelServer(options: MockOptions = {}): Promise<M
         }
         return;
       }
-      if (scenario === null || api === null || !SCENARIOS.includes(scenario as Scenario)) {
+      const known =
+        scenario !== null && (SCENARIOS.includes(scenario as Scenario) || spendPlanOf(scenario) !== null);
+      if (scenario === null || api === null || !known) {
         entry.answer = "unexpected";
         unexpected.push(entry);
         if (options.quiet !== true)
@@ -432,7 +469,21 @@ function turnFor(
   toolResult: string | null,
   shellTool: string | null,
   entry: LoggedRequest,
+  results = 0,
 ): Turn {
+  const plan = spendPlanOf(scenario);
+  if (plan !== null) {
+    if (results < plan.calls && shellTool !== null) {
+      entry.answer = "tool-call";
+      entry.note = `${shellTool} ${results + 1}/${plan.calls}`;
+      return { kind: "tool", tool: shellTool, command: `sleep 1; echo step ${results + 1}` };
+    }
+    entry.answer = shellTool === null ? "text" : "final";
+    return {
+      kind: "text",
+      text: shellTool === null ? "Live test" : `${FINAL_MARKER}: ${results} steps done`,
+    };
+  }
   if (toolResult !== null) {
     entry.answer = "final";
     return { kind: "text", text: `${FINAL_MARKER}: the command printed: ${toolResult.trim()}` };
@@ -510,7 +561,9 @@ function responsesAnswer(
   const names = tools.map((t) => (t.type === "local_shell" ? "local_shell" : String(t.name ?? "")));
   const shell =
     ["exec_command", "shell_command", "shell", "local_shell"].find((n) => names.includes(n)) ?? null;
-  const turn = turnFor(scenario, toolResult, shell, entry);
+  const results = input.filter((i) => /_call_output$/.test(String(i.type))).length;
+  const turn = turnFor(scenario, toolResult, shell, entry, results);
+  const usage = usageOf(scenario);
 
   const responseId = nextId("resp");
   const events: Record<string, unknown>[] = [
@@ -582,11 +635,11 @@ function responsesAnswer(
       object: "response",
       status: "completed",
       usage: {
-        input_tokens: USAGE.input,
-        input_tokens_details: { cached_tokens: 0 },
-        output_tokens: USAGE.output,
+        input_tokens: usage.input,
+        input_tokens_details: { cached_tokens: usage.cached },
+        output_tokens: usage.output,
         output_tokens_details: { reasoning_tokens: 0 },
-        total_tokens: USAGE.input + USAGE.output,
+        total_tokens: usage.input + usage.output,
       },
     },
   });
@@ -608,7 +661,9 @@ function chatAnswer(
   const toolResult = last?.role === "tool" ? outputText(last.content) : null;
   const names = arrayOf(body.tools).map((t) => String(asRecordOrEmpty(t.function).name ?? ""));
   const shell = ["bash", "shell"].find((n) => names.includes(n)) ?? null;
-  const turn = turnFor(scenario, toolResult, shell, entry);
+  const results = messages.filter((m) => m.role === "tool").length;
+  const turn = turnFor(scenario, toolResult, shell, entry, results);
+  const spent = usageOf(scenario);
   const model = typeof body.model === "string" ? body.model : "mock-model";
   const id = nextId("chatcmpl");
   const created = Math.floor(Date.now() / 1000);
@@ -625,9 +680,10 @@ function chatAnswer(
     ...extra,
   });
   const usage = {
-    prompt_tokens: USAGE.input,
-    completion_tokens: USAGE.output,
-    total_tokens: USAGE.input + USAGE.output,
+    prompt_tokens: spent.input,
+    completion_tokens: spent.output,
+    total_tokens: spent.input + spent.output,
+    prompt_tokens_details: { cached_tokens: spent.cached },
   };
 
   if (body.stream !== true) {
@@ -704,7 +760,14 @@ function anthropicAnswer(
   }
   const names = arrayOf(body.tools).map((t) => String(t.name ?? ""));
   const shell = names.includes("Bash") ? "Bash" : null;
-  const turn = turnFor(scenario, toolResult, shell, entry);
+  const results = messages
+    .filter((m) => m.role === "user")
+    .flatMap((m) => arrayOf(m.content))
+    .filter((b) => b.type === "tool_result").length;
+  const turn = turnFor(scenario, toolResult, shell, entry, results);
+  const spent = usageOf(scenario);
+  // Anthropic's input_tokens leaves out what was read from the cache.
+  const uncached = spent.input - spent.cached;
   const model = typeof body.model === "string" ? body.model : "claude-mock";
   const messageId = nextId("msg");
   const block =
@@ -722,7 +785,7 @@ function anthropicAnswer(
       content: [block],
       stop_reason: stopReason,
       stop_sequence: null,
-      usage: { input_tokens: USAGE.input, output_tokens: USAGE.output },
+      usage: { input_tokens: uncached, cache_read_input_tokens: spent.cached, output_tokens: spent.output },
     });
     return;
   }
@@ -738,10 +801,10 @@ function anthropicAnswer(
         stop_reason: null,
         stop_sequence: null,
         usage: {
-          input_tokens: USAGE.input,
+          input_tokens: uncached,
           output_tokens: 1,
           cache_creation_input_tokens: 0,
-          cache_read_input_tokens: 0,
+          cache_read_input_tokens: spent.cached,
         },
       },
     },
@@ -761,7 +824,7 @@ function anthropicAnswer(
   events.push({
     type: "message_delta",
     delta: { stop_reason: stopReason, stop_sequence: null },
-    usage: { output_tokens: USAGE.output },
+    usage: { output_tokens: spent.output },
   });
   events.push({ type: "message_stop" });
   sendNamedEvents(res, events);
@@ -789,6 +852,9 @@ function geminiAnswer(
     arrayOf(t.functionDeclarations).map((f) => String(f.name ?? "")),
   );
   const shell = names.includes("run_shell_command") ? "run_shell_command" : null;
+  const results = contents
+    .flatMap((c) => arrayOf(c.parts))
+    .filter((p) => isRecord(p.functionResponse)).length;
   const config = asRecordOrEmpty(body.generationConfig);
   const wantsJson = config.responseMimeType === "application/json";
   const turn: Turn = wantsJson
@@ -797,12 +863,14 @@ function geminiAnswer(
         kind: "text",
         text: JSON.stringify({ reasoning: "scripted", next_speaker: "user", model_choice: "flash" }),
       }
-    : turnFor(scenario, toolResult, shell, entry);
+    : turnFor(scenario, toolResult, shell, entry, results);
   if (wantsJson) entry.answer = "json";
+  const spent = usageOf(scenario);
   const usageMetadata = {
-    promptTokenCount: USAGE.input,
-    candidatesTokenCount: USAGE.output,
-    totalTokenCount: USAGE.input + USAGE.output,
+    promptTokenCount: spent.input,
+    cachedContentTokenCount: spent.cached,
+    candidatesTokenCount: spent.output,
+    totalTokenCount: spent.input + spent.output,
   };
   const modelVersion = "gemini-mock";
   const part =

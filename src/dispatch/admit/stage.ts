@@ -173,6 +173,7 @@ function writeFolder(
     access: request.access,
     thread: request.thread,
     extraArgs: request.extraArgs,
+    maxCostUsd: request.caps.maxCostUsd,
   });
   // What the request says, in spec.json's order; resolveSpec fills in the rest.
   const asked: SpecFile = {
@@ -193,6 +194,8 @@ function writeFolder(
     worktree: placed.worktree,
     passEnv: request.isolation.passEnv,
     keepTmp: request.isolation.keepTmp,
+    maxTokens: request.caps.maxTokens,
+    maxCostUsd: request.caps.maxCostUsd,
   };
   const spec = resolveSpec(asked, request.backend, dir);
   writeFolderJson(staging, FILES.spec, spec);

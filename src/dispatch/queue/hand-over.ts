@@ -2,10 +2,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { backendFor } from "../../backends/registry.js";
 import { blockerOf, type Caps, type Slot } from "../../domain/admission.js";
+import { remainingCaps, type SpendCaps } from "../../domain/budget.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
 import type { NextStep } from "../../domain/ladder.js";
-import type { AdmitFile, NextFile, SpecFile } from "../../domain/schemas.js";
+import type { AdmitFile, NextFile, RecordFile, SpecFile } from "../../domain/schemas.js";
 import { handOverPending, nextStepOf } from "../../folder/chain.js";
 import { FILES, fileIn, runOf } from "../../folder/layout.js";
 import { removeLiveMarkerOf } from "../../folder/markers.js";
@@ -62,7 +63,13 @@ export async function planHandOvers(
       continue;
     }
     try {
-      const request = nextRequest(dir, view.admit, okValue(readFolderJson(dir, FILES.spec)), step);
+      const request = nextRequest(
+        dir,
+        view.admit,
+        okValue(readFolderJson(dir, FILES.spec)),
+        step,
+        view.record,
+      );
       const workplace = await planWorkplace(request);
       const run = runOfRequest(dir, request);
       plan.staged = stageDispatch(request, run, workplace, clock.wallNow());
@@ -174,7 +181,13 @@ function runOfRequest(dir: string, request: DispatchRequest): RunPaths {
  * isolation, on the step's backend and model. On another backend, what only means something to the
  * first — `--effort`, `--thread`, the arguments after `--` — is left out.
  */
-function nextRequest(dir: string, admit: AdmitFile, spec: SpecFile | null, step: NextStep): DispatchRequest {
+function nextRequest(
+  dir: string,
+  admit: AdmitFile,
+  spec: SpecFile | null,
+  step: NextStep,
+  record: RecordFile,
+): DispatchRequest {
   const ladder = admit.ladder;
   if (ladder === undefined) throw new Error("admit.json names no ladder");
   const asked = ladder.request;
@@ -213,6 +226,7 @@ function nextRequest(dir: string, admit: AdmitFile, spec: SpecFile | null, step:
     bin: step.bin,
     extraArgs: sameBackend ? asked.extraArgs : [],
     isolation: { worktree: asked.worktree, passEnv: asked.passEnv, keepTmp: asked.keepTmp },
+    caps: chainCaps(spec, record),
     chain: {
       rungs: step.ladder.rungs,
       retryWithinMs: step.ladder.retryWithinMs,
@@ -223,6 +237,20 @@ function nextRequest(dir: string, admit: AdmitFile, spec: SpecFile | null, step:
       thread: asked.thread,
     },
   };
+}
+
+/** The attempts of a chain share one budget: the next gets what this one's caps leave (domain/budget.ts). */
+function chainCaps(spec: SpecFile | null, record: RecordFile): SpendCaps {
+  const caps = { maxTokens: spec?.maxTokens ?? null, maxCostUsd: spec?.maxCostUsd ?? null };
+  const left = remainingCaps(caps, {
+    tokens: record.tokens.input + record.tokens.output,
+    costUsd: record.costUsd,
+    priced: record.costSource === "priced",
+  });
+  if (typeof left === "string") {
+    throw new CatherdError("E_INPUT_INVALID", left, { fix: "dispatch again with higher caps" });
+  }
+  return left;
 }
 
 /**

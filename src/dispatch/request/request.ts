@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { z } from "zod";
 import { backendFor } from "../../backends/registry.js";
 import type { Backend } from "../../backends/types.js";
+import type { SpendCaps } from "../../domain/budget.js";
 import { parseDuration } from "../../domain/duration.js";
 import { CatherdError } from "../../domain/errors.js";
 import { ID_PATTERN } from "../../domain/ids.js";
@@ -11,6 +12,7 @@ import { accessSchema, backendIdSchema } from "../../domain/schemas.js";
 import { parseSize } from "../../domain/size.js";
 import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
 import { resolveExecutable } from "../../infra/which.js";
+import { validateCaps } from "./caps-input.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 
 /** The largest brief accepted: larger ones belong in a file in the work tree that the brief names. */
@@ -48,6 +50,8 @@ export interface DispatchRequest {
   bin: string;
   extraArgs: string[];
   isolation: IsolationRequest;
+  /** --max-tokens and --max-cost: the caps the supervisor stops the agent at. */
+  caps: SpendCaps;
   /**
    * `--fallback` and `--retry-within`, and where this attempt stands in its chain (specs/dispatch.md, "The
    * failover ladder"); null for a dispatch given neither (it is attempt 1 of a chain of one).
@@ -98,6 +102,8 @@ export interface RawDispatchInput {
   keepTmp?: boolean | undefined;
   fallback?: string[] | undefined;
   retryWithin?: string | undefined;
+  maxTokens?: string | undefined;
+  maxCost?: string | undefined;
   rest: string[];
   environment: NodeJS.ProcessEnv;
 }
@@ -242,6 +248,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     bin,
     extraArgs,
     isolation,
+    caps: validateCaps(raw),
     chain,
   };
 }
