@@ -1,5 +1,5 @@
 // Bundles the compiled programs (dist/, from tsc) into dist/bin/: catherd.js (the CLI, the package's bin),
-// supervisor.js, promoter.js and simulated-agent.js, sharing chunks, with each CLI command in a chunk of its own that
+// supervisor.js, promoter.js, notifier.js and simulated-agent.js, sharing chunks, with each CLI command in a chunk of its own that
 // loads only when used. One file per program instead of ~40 ES modules plus zod's: node's module loader
 // was the largest item of every start-up profile, and the supervisor's resident memory shrinks with it
 // (specs/performance.md). Not minified: stack traces keep their names. graceful-fs is replaced by
@@ -41,6 +41,7 @@ await build({
     catherd: path.join(dist, "src/main.js"),
     supervisor: path.join(dist, "supervisor/main.js"),
     promoter: path.join(dist, "src/dispatch/promoter-main.js"),
+    notifier: path.join(dist, "src/dispatch/notifier-main.js"),
     "simulated-agent": path.join(dist, "src/demo/simulated-agent.js"),
   },
   platform: "node",
@@ -56,6 +57,6 @@ await build({
     sourcemapExcludeSources: true,
   },
 });
-for (const program of ["catherd.js", "supervisor.js", "promoter.js", "simulated-agent.js"]) {
+for (const program of ["catherd.js", "supervisor.js", "promoter.js", "notifier.js", "simulated-agent.js"]) {
   fs.chmodSync(path.join(out, program), 0o755);
 }

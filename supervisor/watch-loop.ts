@@ -18,6 +18,7 @@ import { LineReader, type ReadResult } from "../src/infra/line-reader.js";
 import { ActivityWriter } from "./activity.js";
 import type { RunningChild } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
+import { EventTimes } from "./event-times.js";
 import { watchFolder } from "./folder-watch.js";
 import type { SupervisorLog } from "./log.js";
 import type { Resume } from "./resume.js";
@@ -92,6 +93,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   /** The first poll of an adopted dispatch reads everything the agent wrote unwatched, dated linesAt. */
   let backlogAt: number | null = resume?.linesAt ?? null;
   const activity = new ActivityWriter(dir, files);
+  const eventTimes = new EventTimes(fileIn(dir, FILES.eventTimes));
   const wallAtStart = resume?.startedAtWall ?? clock.wallNow().getTime();
   const toWall = (mono: number) => new Date(wallAtStart + (mono - state.startedAt)).toISOString();
 
@@ -139,6 +141,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   const handle = (file: string, read: ReadResult, parse: (line: string) => LineFacts, now: number) => {
     if (read.dropped > 0) log("line-dropped", { file, count: read.dropped });
     if (read.restarted) log("file-restarted", { file });
+    if (read.restarted && file === FILES.events) eventTimes.restart();
     for (const line of read.lines) {
       const facts = safeParse(parse, line);
       state = observe(state, facts, now);
@@ -155,9 +158,9 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       const readAt = backlogAt ?? now;
       backlogAt = null;
       sawChange = folder === null || folder.broken;
-      const bytes =
-        ingest(FILES.events, events, (line) => backend.parse(line), exited, readAt) +
-        ingest(FILES.stderr, stderr, parseStderr, exited, readAt);
+      const eventBytes = ingest(FILES.events, events, (line) => backend.parse(line), exited, readAt);
+      eventTimes.note(eventBytes, wallAtStart + (readAt - state.startedAt), now);
+      const bytes = eventBytes + ingest(FILES.stderr, stderr, parseStderr, exited, readAt);
       if (state.thread !== null && state.thread !== threadWritten) {
         threadWritten = state.thread;
         writeNotice(FILES.thread, {
@@ -190,6 +193,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       wakeOnChange = false;
     }
   } finally {
+    eventTimes.flush(clock.now());
     wake.removeEventListener("abort", onWake);
     folder?.close();
     events.close();

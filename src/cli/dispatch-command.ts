@@ -56,6 +56,10 @@ const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [opt
   --base <ref>          the worktree's starting point (default: HEAD)
   --keep-tmp            keep the agent's private temp folder (<dir>/tmp) after it ends
   --bin <path>          the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)
+  --notify <cmd>        run this shell command once when it is recorded (a chain: when the chain ends),
+                        with CATHERD_RECORD, CATHERD_NAME, CATHERD_STATUS, CATHERD_KIND and the record on
+                        stdin; its output goes to notify.log
+  --run-notify <cmd>    the same for every dispatch of the run (remembered in run.json; none removes it)
   --json                print {dispatched: {…}}`;
 
 export const dispatchCommand: Command<Dispatched> = {
@@ -143,6 +147,15 @@ export const dispatchCommand: Command<Dispatched> = {
       type: "boolean",
       description: "keep the agent's private temp folder (<dir>/tmp) after it ends",
     },
+    notify: {
+      type: "string",
+      description:
+        "a shell command run once when the dispatch is recorded (a chain: when it ends), with CATHERD_RECORD, CATHERD_NAME, CATHERD_STATUS, CATHERD_KIND set and the record's JSON on stdin",
+    },
+    "run-notify": {
+      type: "string",
+      description: "the same for every dispatch of the run, remembered in run.json (none removes it)",
+    },
   },
   async handler(input, { standby, stdinIsOurs }) {
     const request = validateDispatch({
@@ -172,6 +185,8 @@ export const dispatchCommand: Command<Dispatched> = {
       keepTmp: input.values["keep-tmp"] === true,
       fallback: listOption(input, "fallback"),
       retryWithin: stringOption(input, "retry-within"),
+      notify: stringOption(input, "notify"),
+      runNotify: stringOption(input, "run-notify"),
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });

@@ -138,7 +138,9 @@ function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date): RunFi
     read.kind === "ok" ? read.value : { schema: SCHEMA_VERSION, id: run.run, createdAt: at.toISOString() };
   if (read.kind === "invalid" && read.error.code === "E_SCHEMA_NEWER") throw read.error;
   const perBackend = { ...(file.maxParallelBackend ?? {}), ...request.maxParallelBackend };
+  const notifyChanged = request.runNotify !== undefined && (file.notify ?? null) !== request.runNotify;
   const capsChanged =
+    notifyChanged ||
     (request.maxParallel !== null && file.maxParallel !== request.maxParallel) ||
     Object.entries(request.maxParallelBackend).some(
       ([backend, cap]) => file.maxParallelBackend?.[backend as BackendId] !== cap,
@@ -148,6 +150,7 @@ function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date): RunFi
       ...file,
       maxParallel: request.maxParallel ?? file.maxParallel ?? null,
       ...(Object.keys(perBackend).length > 0 ? { maxParallelBackend: perBackend } : {}),
+      ...(request.runNotify === undefined ? {} : { notify: request.runNotify }),
     };
     writeJsonAtomic(run.runFile, file);
   }
@@ -342,6 +345,7 @@ function writeFolder(
     attempt: request.chain?.attempt ?? 1,
     failoverFrom: request.chain?.failoverFrom ?? null,
     ...(request.chain === null ? {} : { ladder: ladderOf(request, request.chain) }),
+    ...(request.notify == null ? {} : { notify: request.notify }),
   };
   return { admit, spec };
 }

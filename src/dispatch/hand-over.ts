@@ -9,6 +9,7 @@ import type { AdmitFile, NextFile, SpecFile } from "../domain/schemas.js";
 import { handOverPending, nextStepOf } from "../folder/chain.js";
 import { FILES, fileIn } from "../folder/layout.js";
 import { removeLiveMarkerOf } from "../folder/markers.js";
+import { notifyIfEnded } from "../folder/notify.js";
 import { readFolderJson } from "../folder/read.js";
 import { createFolderJson } from "../folder/write.js";
 import { okValue } from "../infra/json-file.js";
@@ -72,7 +73,8 @@ export async function handOverUnderLock(
 
 /** The hand-over is done: next.json, created once, and the live marker the chain kept goes. */
 function writeNext(dir: string, next: Omit<NextFile, "schema">): void {
-  createFolderJson(dir, FILES.next, next);
+  // A chain stopped here ends here: its notification is due (before the marker goes, as for a record).
+  if (createFolderJson(dir, FILES.next, next) && next.dispatchId === null) notifyIfEnded(dir);
   removeLiveMarkerOf(dir);
 }
 

@@ -5,6 +5,7 @@ import { SPEC_DEFAULT_BACKEND } from "../domain/vocab.js";
 import { handOverPending } from "../folder/chain.js";
 import { FILES, fileIn } from "../folder/layout.js";
 import { type LiveMarker, readLiveMarkers, removeLiveMarkerOf } from "../folder/markers.js";
+import { notifyIfEnded } from "../folder/notify.js";
 import { dispatchDir, type RunPaths } from "../infra/paths.js";
 import { type DispatchView, inspectDispatch } from "./inspect.js";
 import { settleIfDead } from "./settle.js";
@@ -43,8 +44,11 @@ export class LiveSet {
     const known = this.views.get(marker.dir);
     if (known !== undefined) return known;
     const view = await settleIfDead(inspectDispatch(marker.dir));
-    if (view.state === "recorded" && !handOverPending(marker.dir, view.record))
+    if (view.state === "recorded" && !handOverPending(marker.dir, view.record)) {
+      // A stale marker: its recorder may have died before the notification was started.
+      notifyIfEnded(marker.dir, view.record);
       removeLiveMarkerOf(marker.dir);
+    }
     this.views.set(marker.dir, view);
     return view;
   }

@@ -17,6 +17,7 @@ import { dispatchChanges } from "./changes.js";
 import { dispatchIdOf } from "./ids.js";
 import { FILES, fileIn } from "./layout.js";
 import { markHandOver, removeLiveMarkerOf } from "./markers.js";
+import { notifyIfEnded } from "./notify.js";
 import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
 import { summarizeDispatch } from "./replay.js";
@@ -52,6 +53,8 @@ export async function writeRecord(
   if (record.reply !== null) writeReply(dir, record.reply);
   const { schema: _schema, ...body } = record;
   const created = createFolderJson(dir, FILES.record, body, writer);
+  // Before the live marker goes: a recorder killed in between leaves the marker to say it is still due.
+  if (created) notifyIfEnded(dir, record);
   // A chain that goes on stays live (its name, its marker) until the hand-over is done.
   if (record.next == null) removeLiveMarkerOf(dir);
   else markHandOver(dir, record.name ?? "", record.backend);

@@ -3,13 +3,15 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
 // catherd starts programs of its own in separate node processes: the supervisor, the promoter (a supervisor
-// starts it after its record when the run has a queue) and the demo's simulated agent. Where their files are depends on how catherd was built: bundled, each is a file in
+// starts it after its record when the run has a queue), the notifier (whoever records a dispatch with a
+// --notify or --run-notify starts it) and the demo's simulated agent. Where their files are depends on how catherd was built: bundled, each is a file in
 // dist/bin/ beside every chunk; compiled by tsc alone, each sits at its place in dist/ (or is reached
 // from src/ when the code runs from source under vitest).
 
 const PROGRAMS = {
   supervisor: { bundled: "supervisor.js", compiled: "supervisor/main.js" },
   promoter: { bundled: "promoter.js", compiled: "src/dispatch/promoter-main.js" },
+  notifier: { bundled: "notifier.js", compiled: "src/dispatch/notifier-main.js" },
   "simulated-agent": { bundled: "simulated-agent.js", compiled: "src/demo/simulated-agent.js" },
 } as const;
 
