@@ -57,6 +57,18 @@ await build({
     sourcemapExcludeSources: true,
   },
 });
+// The dashboard's page (src/web/, browser code, read by rolldown from the TypeScript itself): one script,
+// its stylesheet and its HTML in dist/ui/, served by `catherd ui` alone. Nothing from a CDN: it works offline.
+const ui = path.join(dist, "ui");
+await build({
+  cwd: root,
+  input: { app: path.join(root, "src/web/main.ts") },
+  platform: "browser",
+  logLevel: "warn",
+  output: { dir: ui, format: "esm", entryFileNames: "[name].js", sourcemap: false, minify: true },
+});
+fs.copyFileSync(path.join(root, "src/web/index.html"), path.join(ui, "index.html"));
+fs.copyFileSync(path.join(root, "src/web/style.css"), path.join(ui, "app.css"));
 for (const program of ["catherd.js", "supervisor.js", "promoter.js", "notifier.js", "simulated-agent.js"]) {
   fs.chmodSync(path.join(out, program), 0o755);
 }

@@ -21,6 +21,7 @@ const VERBS: Record<string, Loader> = {
   demo: async () => (await import("./demo-command.js")).demoCommand as Command<unknown>,
   guide: async () => (await import("./guide-command.js")).guideCommand as Command<unknown>,
   mcp: async () => (await import("./mcp-command.js")).mcpCommand as Command<unknown>,
+  ui: async () => (await import("./ui-command.js")).uiCommand as Command<unknown>,
 };
 
 const USAGE = `catherd: a supervisor for coding-agent CLIs
@@ -37,6 +38,7 @@ usage:
   catherd demo                         a simulated agent, supervised end to end (nothing to install)
   catherd doctor [<backend>…]          which agent CLIs are installed, their versions, the fix
   catherd mcp                          the same verbs as MCP tools, on stdio (specs/mcp.md)
+  catherd ui [--run <r>]               a live dashboard in the browser (specs/ui.md)
   catherd guide                        how an orchestrating agent uses catherd well
   catherd supervise <dispatch-dir>     supervise a dispatch folder in the foreground
   catherd help                         this text

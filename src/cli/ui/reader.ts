@@ -1,0 +1,88 @@
+import type { Backend } from "../../backends/types.js";
+import { type DispatchView, inspectDispatch } from "../../dispatch/inspect.js";
+import { listDispatchDirs } from "../../dispatch/locate.js";
+import { type DispatchRow, foldChains, liveRow } from "../../dispatch/overview.js";
+import { promoteRun, queuePositions } from "../../dispatch/queue.js";
+import { settleIfDead } from "../../dispatch/settle.js";
+import { backendOf } from "../../folder/backend.js";
+import { attemptDirs } from "../../folder/chain.js";
+import { humanLine } from "../../folder/human-line.js";
+import type { RunPaths } from "../../infra/paths.js";
+import { cancelCommand } from "../cancel-command.js";
+import { redact } from "../show-command.js";
+
+// The dashboard reads dispatches here and only here, with the readers the verbs use, so that what the
+// page shows is what `status`, `show` and `logs` say: a dispatch is inspected and, like every reader
+// does, recorded when found dead (settleIfDead), then made a row by status's own liveRow; event lines
+// are logs' human lines; the spec's --env values are redacted as show redacts them; cancel is cancel's
+// command. When the reader gate of src/dispatch/read/ lands, this file is the one to switch to it.
+
+export type { DispatchRow, DispatchView };
+
+/** A dispatch as the verbs read it: its view (after settling) and its row as `status` has it. */
+export interface ReadDispatch {
+  view: DispatchView;
+  row: DispatchRow;
+}
+
+/** Reads one dispatch folder as `status` does; `positions` places a queued one in its run's queue. */
+export async function readDispatch(
+  run: RunPaths,
+  dir: string,
+  positions: Map<string, number>,
+): Promise<ReadDispatch> {
+  const view = await settleIfDead(inspectDispatch(dir));
+  return { view, row: liveRow(run, view, positions) };
+}
+
+/** The places of a run's queued dispatches (1 = next), as status numbers them. */
+export function queuePositionsOf(run: RunPaths): Map<string, number> {
+  return queuePositions(run);
+}
+
+/** Every dispatch folder of a run, newest first. */
+export function dispatchDirsOf(run: RunPaths): string[] {
+  return listDispatchDirs(run);
+}
+
+/** Starts what the run's queue can start, as every reader of a run does; best effort. */
+export async function promoteQueue(run: RunPaths): Promise<void> {
+  await promoteRun(run).catch(() => 0);
+}
+
+/** One row per chain, as status folds them (rows are copied: folding writes their `earlier`). */
+export function foldedRows(rows: readonly DispatchRow[], from: Map<string, string>): DispatchRow[] {
+  return foldChains(
+    rows.map((r) => ({ ...r, earlier: [] })),
+    from,
+  );
+}
+
+/** Every attempt folder of the chain `dir` belongs to, first to last. */
+export function chainDirsOf(dir: string): string[] {
+  return attemptDirs(dir);
+}
+
+/** The backend that reads the folder's event stream. */
+export function backendOfView(view: DispatchView): Backend {
+  return backendOf(view);
+}
+
+/** An event line as `logs` shows it (an exec command's own lines as they are); null: nothing to show. */
+export function humanLineOf(backend: Backend, line: string): string | null {
+  return backend.plainText ? line : humanLine(backend, line);
+}
+
+/** The spec's environment with the values of secret-looking names hidden, as `show` hides them. */
+export function redactedEnv(env: Record<string, string>): Record<string, string> {
+  return redact(env);
+}
+
+/** Cancels the dispatch of `dir` (a chain: the chain) with `catherd cancel`'s own command. */
+export async function cancelDispatch(run: RunPaths, dir: string): Promise<unknown> {
+  const result = await cancelCommand.handler(
+    { values: { run: run.run }, positionals: [dir], rest: [], json: true },
+    { standby: null, stdinIsOurs: false },
+  );
+  return result.data;
+}
