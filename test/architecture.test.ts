@@ -126,7 +126,9 @@ describe("architecture", () => {
   });
 
   it("keeps the page's code fit for a browser: no node: modules, no package, nothing of ours but domain", () => {
-    expect(violations("src/web", (to) => !to.startsWith("src/web") && !to.startsWith("src/domain"))).toEqual([]);
+    expect(violations("src/web", (to) => !to.startsWith("src/web") && !to.startsWith("src/domain"))).toEqual(
+      [],
+    );
   });
 
   it("keeps backends off the world: no node: I/O, nothing of ours but src/domain", () => {

@@ -140,7 +140,8 @@ export function foldChains(rows: DispatchRow[], from: Map<string, string>): Disp
   return rows.filter((r) => !folded.has(r.dispatchId));
 }
 
-function recordedRow(run: RunPaths, dir: string, record: RecordFile): DispatchRow {
+/** The row of a recorded dispatch, from its record alone (one file read). */
+export function recordedRow(run: RunPaths, dir: string, record: RecordFile): DispatchRow {
   return {
     run: run.run,
     name: record.name,

@@ -73,6 +73,12 @@ export function renderTimeline(bars: readonly BarWire[], nowMs: number, open: (i
         rx: 2,
       }),
     );
+    // The name on the bar, where the bar has room for it.
+    if (width > 90) {
+      group.append(
+        svg("text", { class: "bar-label", x: x(p.startMs) + 3, y: y(p.lane) + BAR - 2 }, bar.name),
+      );
+    }
     if (p.waitEndMs !== null && p.waitEndMs > p.startMs) {
       group.append(
         svg("rect", {
@@ -84,9 +90,12 @@ export function renderTimeline(bars: readonly BarWire[], nowMs: number, open: (i
         }),
       );
     }
-    group.addEventListener("click", () => open(bar.dispatchId));
     root.append(group);
   }
+  root.addEventListener("click", (event) => {
+    const id = (event.target as Element | null)?.closest("g.bar-group")?.getAttribute("data-id");
+    if (id != null) open(id);
+  });
   root.append(svg("line", { class: "now", x1: x(nowMs), x2: x(nowMs), y1: AXIS - 6, y2: height }));
   return h("div", { class: "timeline-box" }, root);
 }

@@ -15,6 +15,7 @@ import {
   screenshot,
   startUiServer,
   stopAllUi,
+  untilInPage,
 } from "../helpers/ui.js";
 import { waitFor, waitForFile } from "../helpers/wait.js";
 
@@ -138,7 +139,7 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     await row(page, "worker").locator('.pill:text-is("ok")').waitFor({ timeout: DEADLINE });
     expect(await page.locator("rect.bar").count()).toBe(1);
     // The page raised a notification for it (the person had allowed them).
-    await page.waitForFunction("window.__notes.length === 1", null, { timeout: DEADLINE });
+    await untilInPage(page, "window.__notes.length === 1", DEADLINE);
     const notes = await page.evaluate("window.__notes");
     expect(notes).toEqual([{ title: "catherd: worker ok", body: "run live" }]);
     await page.close();
@@ -196,7 +197,53 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     // One row for the chain, as status has it.
     expect(await page.locator("tr.dispatch-row").count()).toBe(3);
     expect(await row(page, "ladder").locator("td").nth(1).textContent()).toBe("codex quota → claude-code");
+    // A live one beside them, in a tool call, for the picture.
+    const go = path.join(tempDir(), "go");
+    const building = scenario([
+      codexLine({ type: "thread.started", thread_id: "t-2" }),
+      codexLine({ type: "turn.started" }),
+      codexLine({
+        type: "item.started",
+        item: { id: "c1", type: "command_execution", command: "cargo build --release" },
+      }),
+      { waitFor: go },
+      codexLine({
+        type: "item.completed",
+        item: { id: "c1", type: "command_execution", command: "cargo build --release", exit_code: 0 },
+      }),
+      codexLine({ type: "turn.completed", usage: { input_tokens: 800, output_tokens: 90 } }),
+      { exit: 0 },
+    ]);
+    const builder = dispatchedOf(
+      await runCli(
+        [
+          "dispatch",
+          "--run",
+          "chains",
+          "--backend",
+          "codex",
+          "--name",
+          "builder",
+          "--bin",
+          FAKE_AGENT,
+          "--brief",
+          "build it",
+          "--env",
+          `FAKE_AGENT_SCENARIO_FILE=${building}`,
+          "--json",
+        ],
+        { env },
+      ),
+    );
+    dispatched.push(builder.dispatchId);
+    await row(page, "builder")
+      .locator('td.doing:has-text("cargo build --release")')
+      .waitFor({ timeout: DEADLINE });
+    expect(await page.locator("rect.bar").count()).toBe(5);
+    expect(await page.locator("tr.dispatch-row").first().getAttribute("data-id")).toBe(builder.dispatchId);
     await screenshot(page, "run");
+    fs.writeFileSync(go, "");
+    await row(page, "builder").locator('.pill:text-is("ok")').waitFor({ timeout: DEADLINE });
     await page.close();
   });
 
@@ -331,9 +378,7 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     };
     const runPage = await openPage(`/runs/${run}`);
     await runPage.waitForSelector('tr.dispatch-row .pill:text-is("ok")', { timeout: DEADLINE });
-    await runPage.waitForFunction('document.querySelectorAll("tr.dispatch-row .pill").length === 3', null, {
-      timeout: DEADLINE,
-    });
+    await untilInPage(runPage, 'document.querySelectorAll("tr.dispatch-row .pill").length === 3', DEADLINE);
     await check(runPage);
     expect(await runPage.locator("main").textContent()).toContain("1.5k");
     await runPage.close();

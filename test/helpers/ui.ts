@@ -166,3 +166,20 @@ export async function screenshot(page: import("playwright-core").Page, name: str
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/**
+ * Waits until `expression` is true in the page. Not page.waitForFunction: that turns its predicate into a
+ * function in the page, which the dashboard's CSP (no eval) refuses; an evaluation through the DevTools
+ * protocol is not the page's script.
+ */
+export async function untilInPage(
+  page: import("playwright-core").Page,
+  expression: string,
+  timeoutMs = 20_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  while ((await page.evaluate(expression)) !== true) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${expression}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

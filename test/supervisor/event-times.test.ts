@@ -14,7 +14,14 @@ afterEach(() => {
 describe("events.times", () => {
   it("has a checkpoint at most a second apart while output flows, the last at the stream's whole size", async () => {
     const { dir, id } = fakeAgentFolder({
-      steps: [{ out: "one" }, { sleep: 1300 }, { out: "two" }, { sleep: 1300 }, { out: "three" }, { exit: 0 }],
+      steps: [
+        { out: "one" },
+        { sleep: 1300 },
+        { out: "two" },
+        { sleep: 1300 },
+        { out: "three" },
+        { exit: 0 },
+      ],
     });
     ids.push(id);
     const before = Date.now();

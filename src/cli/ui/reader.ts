@@ -1,13 +1,18 @@
+import * as fs from "node:fs";
 import type { Backend } from "../../backends/types.js";
 import { type DispatchView, inspectDispatch } from "../../dispatch/inspect.js";
 import { listDispatchDirs } from "../../dispatch/locate.js";
-import { type DispatchRow, foldChains, liveRow } from "../../dispatch/overview.js";
+import { type DispatchRow, foldChains, liveRow, recordedRow } from "../../dispatch/overview.js";
 import { promoteRun, queuePositions } from "../../dispatch/queue.js";
 import { settleIfDead } from "../../dispatch/settle.js";
 import { backendOf } from "../../folder/backend.js";
 import { attemptDirs } from "../../folder/chain.js";
 import { humanLine } from "../../folder/human-line.js";
+import { FILES, fileIn } from "../../folder/layout.js";
+import { readFolderJson } from "../../folder/read.js";
+import { okValue } from "../../infra/json-file.js";
 import type { RunPaths } from "../../infra/paths.js";
+import { isSameProcess } from "../../infra/process-identity.js";
 import { cancelCommand } from "../cancel-command.js";
 import { redact } from "../show-command.js";
 
@@ -25,14 +30,52 @@ export interface ReadDispatch {
   row: DispatchRow;
 }
 
-/** Reads one dispatch folder as `status` does; `positions` places a queued one in its run's queue. */
+/**
+ * Reads one dispatch folder as `status` does; `positions` places a queued one in its run's queue. A
+ * recorded one costs what status pays for it — its record — plus admit.json and the queue's two files
+ * for its place on the timeline; its view then holds those alone (`full` reads everything, for its page).
+ */
 export async function readDispatch(
   run: RunPaths,
   dir: string,
   positions: Map<string, number>,
+  full = false,
 ): Promise<ReadDispatch> {
+  const record = full ? null : okValue(readFolderJson(dir, FILES.record));
+  if (record !== null) {
+    const admit = okValue(readFolderJson(dir, FILES.admit));
+    const queued =
+      admit !== null && fs.existsSync(fileIn(dir, FILES.queued))
+        ? okValue(readFolderJson(dir, FILES.queued))
+        : null;
+    const promoted = queued === null ? null : okValue(readFolderJson(dir, FILES.promoted));
+    const view: DispatchView = {
+      dir,
+      dispatchId: record.dispatchId,
+      state: "recorded",
+      admit,
+      spec: null,
+      queued,
+      promoted,
+      supervisor: null,
+      proc: null,
+      exit: null,
+      record,
+      problems: [],
+      admittedAtMs: admit === null ? Number.NaN : Date.parse(admit.admittedAt),
+    };
+    return { view, row: { ...recordedRow(run, dir, record), admittedAt: admit?.admittedAt ?? null } };
+  }
   const view = await settleIfDead(inspectDispatch(dir));
   return { view, row: liveRow(run, view, positions) };
+}
+
+/**
+ * Whether a live dispatch's supervisor is still the process supervisor.json names (pid and start time):
+ * while it is, its folder's own changes tell what moves, and only a dead one needs a reader.
+ */
+export function stillSupervised(view: DispatchView): boolean {
+  return view.supervisor !== null && isSameProcess(view.supervisor.pid, view.supervisor.startTime);
 }
 
 /** The places of a run's queued dispatches (1 = next), as status numbers them. */

@@ -7,7 +7,14 @@ import { readLiveMarkers } from "../../folder/markers.js";
 import { okValue, readJsonFile } from "../../infra/json-file.js";
 import { dispatchDir, type RunPaths } from "../../infra/paths.js";
 import type { BarWire, PushWire, RowWire, RunSummaryWire } from "../../web/wire.js";
-import { dispatchDirsOf, foldedRows, promoteQueue, queuePositionsOf, readDispatch } from "./reader.js";
+import {
+  dispatchDirsOf,
+  foldedRows,
+  promoteQueue,
+  queuePositionsOf,
+  readDispatch,
+  stillSupervised,
+} from "./reader.js";
 import { barWire, type Entry, rowWire } from "./rows.js";
 import { budgetOf, totalTokens } from "./usage.js";
 
@@ -47,6 +54,8 @@ export class RunModel {
   private readonly dirty = new Set<string>();
   private readonly streamDirty = new Set<string>();
   private markersChanged = false;
+  /** The live markers' names as the last poll listed them. */
+  private markerList = "";
   private flushTimer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private readonly sentRows = new Map<string, string>();
@@ -200,15 +209,28 @@ export class RunModel {
     }
   }
 
-  /** The slow poll: every live dispatch read again (a dead supervisor writes nothing), the queue promoted. */
+  /**
+   * The slow poll, for what no file says: a live dispatch whose supervisor is gone (or that has none yet,
+   * or whose folder is not watched) is read again — one look at /proc for each of the others; the live
+   * markers are listed, and read only when the list changed; the queue is promoted when there is one.
+   */
   async poll(): Promise<void> {
     if (this.loading) return;
-    await promoteQueue(this.paths);
+    let queue = false;
     for (const e of this.entries.values()) {
-      if (e.row.state !== "recorded" || handOverPending(e.dir, e.view.record)) this.dirty.add(e.dir);
+      const pending = handOverPending(e.dir, e.view.record);
+      if (e.row.state === "queued" || pending) queue = true;
+      if (e.row.state === "recorded" && !pending) continue;
+      if (e.row.state === "queued" || (this.watchers.has(e.dir) && stillSupervised(e.view))) continue;
+      this.dirty.add(e.dir);
     }
-    this.markersChanged = true;
-    this.schedule();
+    if (queue) await promoteQueue(this.paths);
+    const names = markerNames(this.paths.live);
+    if (names !== this.markerList) {
+      this.markerList = names;
+      this.markersChanged = true;
+    }
+    if (this.dirty.size > 0 || this.markersChanged) this.schedule();
   }
 
   /** Rows folded by chain (one row per chain, as status), live first then newest first. */
@@ -294,6 +316,18 @@ export class RunModel {
     return true;
   }
 
+  /** The entry with every file of its folder read (its page shows them all). */
+  async fullEntry(entry: Entry): Promise<Entry> {
+    const { view, row } = await readDispatch(this.paths, entry.dir, queuePositionsOf(this.paths), true);
+    const earlier = entry.wire.earlier;
+    return {
+      ...entry,
+      view,
+      row: { ...row, earlier: entry.row.earlier },
+      wire: { ...rowWire(row, view), earlier },
+    };
+  }
+
   /** The folder of one of this run's dispatches, by id; null for an id it does not hold. */
   dirOf(dispatchId: string): string | null {
     return this.entries.get(dispatchId)?.dir ?? null;
@@ -303,6 +337,15 @@ export class RunModel {
     this.closed = true;
     if (this.flushTimer !== null) clearTimeout(this.flushTimer);
     for (const target of [...this.watchers.keys()]) this.unwatch(target);
+  }
+}
+
+/** The names in a run's live/ folder, as one string to compare. */
+function markerNames(live: string): string {
+  try {
+    return fs.readdirSync(live).sort().join("\n");
+  } catch {
+    return "";
   }
 }
 

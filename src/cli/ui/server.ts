@@ -104,9 +104,10 @@ export async function startUi(options: UiOptions): Promise<UiServer> {
       const body: RunWire = { run: runName, rows: run.rows(), bars: run.bars(), now: Date.now() };
       return sendJson(res, 200, body);
     }
-    const entry =
+    const known =
       what === "dispatches" && id !== undefined && parts.length === 4 ? run.entries.get(id) : undefined;
-    if (entry === undefined) return sendJson(res, 404, { error: "no such dispatch in the run" });
+    if (known === undefined) return sendJson(res, 404, { error: "no such dispatch in the run" });
+    const entry = await run.fullEntry(known);
     const body: DispatchWire = details.of(
       runName,
       entry,

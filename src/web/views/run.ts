@@ -9,6 +9,8 @@ import type { BarWire, PushWire, RowWire, RunWire } from "../wire.js";
 // at most a few times a second.
 
 const REDRAW_MS = 250;
+/** Table rows built per frame while a long run's page is drawn. */
+const CHUNK = 150;
 
 export class RunView implements View {
   readonly stream: { run: string };
@@ -81,7 +83,7 @@ export class RunView implements View {
         this.tbody,
       ),
     );
-    this.drawRows([...this.rows.keys()]);
+    this.grow();
     this.drawTimeline();
     this.ticker = window.setInterval(() => this.tick(), 1000);
     // Pushes that came while the run was fetched: those newer than the answer still apply.
@@ -120,6 +122,20 @@ export class RunView implements View {
         this.drawTimeline();
       }, REDRAW_MS);
     }
+  }
+
+  /**
+   * Builds the next CHUNK table rows not built yet, in order, and comes back for more after the browser has
+   * drawn a frame: the first screenful paints at once however long the run is.
+   */
+  private grow(): void {
+    if (this.tbody === null) return;
+    const missing = [...this.rows.values()]
+      .sort(order)
+      .filter((r) => !this.trs.has(r.dispatchId))
+      .slice(0, CHUNK);
+    this.drawRows(missing.map((r) => r.dispatchId));
+    if (this.trs.size < this.rows.size) requestAnimationFrame(() => setTimeout(() => this.grow(), 0));
   }
 
   /** Rebuilds the table rows of `changed`, then puts every row in order (live first, newest first). */
