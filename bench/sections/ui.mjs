@@ -9,13 +9,14 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { CHROMIUM_ARGS, findChromium } from "../../scripts/chromium.mjs";
 import { BASE_ENV, CLI, QUICK, RECORDED, REPS } from "../lib/config.mjs";
 import { generateLive, generateRecorded } from "../lib/generate.mjs";
 import { cpuSecs } from "../lib/proc.mjs";
 import { fmt, stats } from "../lib/stats.mjs";
 import { sleep, waitFor } from "../lib/wait.mjs";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => fs.existsSync(p)) ?? null;
+const CHROMIUM = findChromium();
 
 /** @param {import("../lib/context.mjs").BenchContext} ctx */
 export async function benchUi(ctx) {
@@ -65,15 +66,7 @@ export async function benchUi(ctx) {
         {
           executablePath: CHROMIUM,
           headless: true,
-          args: [
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-          ],
+          args: CHROMIUM_ARGS,
         },
       );
       /** @type {number[]} */ const paints = [];

@@ -1,15 +1,10 @@
+import { formatDuration } from "../domain/duration.js";
+
 // How the page writes times, sizes and money. Pure: no DOM.
 
-/** "12s", "4m", "2h05m", "3d": how long, in the fewest characters that still say it. */
+/** "850ms", "42s", "3m12s", "1h05m": how long, as catherd writes it everywhere; "–" for no time. */
 export function duration(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0) return "–";
-  const s = Math.floor(ms / 1000);
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return `${h}h${String(m % 60).padStart(2, "0")}m`;
-  return `${Math.floor(h / 24)}d`;
+  return Number.isFinite(ms) && ms >= 0 ? formatDuration(ms) : "–";
 }
 
 /** The time since an ISO time, or "–". */

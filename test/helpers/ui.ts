@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
 import type { BrowserContext } from "playwright-core";
+import { CHROMIUM_ARGS, findChromium } from "../../scripts/chromium.mjs";
 import { CLI_MAIN, ROOT, tempDir } from "./folders.js";
 
 // `catherd ui` as a user runs it (the built CLI, a real server on loopback), and a real Chromium driving
@@ -11,14 +12,6 @@ import { CLI_MAIN, ROOT, tempDir } from "./folders.js";
 
 /** Where screenshots go: a folder git ignores, kept after the run as the tests' artifacts. */
 export const ARTIFACTS = path.join(ROOT, "test-artifacts", "ui");
-
-/** The Chromium to drive: CATHERD_CHROMIUM, else Debian's; null when there is none (the tests skip). */
-export function findChromium(): string | null {
-  for (const candidate of [process.env.CATHERD_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"]) {
-    if (candidate !== undefined && candidate !== "" && fs.existsSync(candidate)) return candidate;
-  }
-  return null;
-}
 
 export const CHROMIUM = findChromium();
 if (CHROMIUM === null) {
@@ -36,15 +29,7 @@ export async function launchBrowser(): Promise<BrowserContext> {
   return chromium.launchPersistentContext(tempDir("catherd-chromium-"), {
     executablePath: CHROMIUM ?? "/usr/bin/chromium",
     headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
+    args: CHROMIUM_ARGS,
   });
 }
 

@@ -88,10 +88,10 @@ describe("the page's pure parts", () => {
 
   it("writes durations and counts short", () => {
     expect([duration(999), duration(61_000), duration(3_725_000), duration(200 * 3_600_000)]).toEqual([
-      "0s",
+      "999ms",
       "1m01s",
       "1h02m",
-      "8d",
+      "8d08h",
     ]);
     expect([count(999), count(1500), count(25_000), count(2_500_000)]).toEqual([
       "999",

@@ -110,7 +110,8 @@ export class RunModel {
     const settled = row.state === "recorded" && !handOverPending(dir, view.record);
     if (settled) this.unwatch(dir);
     else this.watch(dir, (name) => this.folderMoved(dir, name));
-    const ended = before !== undefined && before.row.state !== "recorded" && settled && row.next === null;
+    // Found recorded after the load (it came and went between two looks) ended while watched too.
+    const ended = (before === undefined || before.row.state !== "recorded") && settled && row.next === null;
     if (announce && ended) {
       this.push({
         type: "ended",
