@@ -155,6 +155,16 @@ export interface DispatchWire {
 /** What the server pushes on /api/events. */
 export type PushWire =
   | { type: "runs" }
-  | { type: "rows"; run: string; rows: RowWire[]; bars: BarWire[]; removed: string[]; now: number }
+  | {
+      type: "rows";
+      run: string;
+      rows: RowWire[];
+      bars: BarWire[];
+      /** Rows gone: removed, or folded into a later attempt's row. */
+      removed: string[];
+      /** Bars gone: their folders were removed. */
+      removedBars: string[];
+      now: number;
+    }
   | { type: "dispatch"; run: string; dispatchId: string }
   | { type: "ended"; run: string; dispatchId: string; name: string; status: string };

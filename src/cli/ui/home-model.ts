@@ -16,6 +16,7 @@ export class HomeModel {
   private readonly runs = new Map<string, RunModel>();
   private readonly subscribers = new Set<(push: PushWire) => void>();
   private watcher: fs.FSWatcher | null = null;
+  private homeWatcher: fs.FSWatcher | null = null;
   private readonly timer: NodeJS.Timeout;
   private polling = false;
 
@@ -39,7 +40,8 @@ export class HomeModel {
           this.watcher = null;
         });
       } catch {
-        // no runs yet: the poll looks again
+        // No runs yet: the home is watched for its runs folder (and the poll looks again).
+        this.watchHome();
       }
     }
     let names: string[];
@@ -56,6 +58,25 @@ export class HomeModel {
       added = true;
     }
     if (added) this.emit({ type: "runs" });
+  }
+
+  /** Watches the home itself until its runs folder appears. */
+  private watchHome(): void {
+    if (this.homeWatcher !== null) return;
+    try {
+      this.homeWatcher = fs.watch(this.home, { persistent: false }, (_event, name) => {
+        if (name !== null && name !== "runs") return;
+        this.homeWatcher?.close();
+        this.homeWatcher = null;
+        this.scan();
+      });
+      this.homeWatcher.on("error", () => {
+        this.homeWatcher?.close();
+        this.homeWatcher = null;
+      });
+    } catch {
+      // no home yet either: the poll covers it
+    }
   }
 
   private async poll(): Promise<void> {
@@ -93,6 +114,7 @@ export class HomeModel {
   close(): void {
     clearInterval(this.timer);
     this.watcher?.close();
+    this.homeWatcher?.close();
     for (const run of this.runs.values()) run.close();
     this.subscribers.clear();
   }

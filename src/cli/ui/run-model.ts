@@ -30,6 +30,8 @@ import { budgetOf, totalTokens } from "./usage.js";
 export const FLUSH_MS = 100;
 /** Read in bites this size at load, yielding between them, so that requests are answered meanwhile. */
 const LOAD_BITE = 64;
+/** Every this many polls, the folders of recorded dispatches are looked for (a minute at 5 s a poll). */
+const REMOVED_EVERY_POLLS = 12;
 /** A dispatch's files whose change is news for its row. */
 const STATE_FILES = new Set([
   "activity.json",
@@ -56,6 +58,7 @@ export class RunModel {
   private markersChanged = false;
   /** The live markers' names as the last poll listed them. */
   private markerList = "";
+  private polls = 0;
   private flushTimer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private readonly sentRows = new Map<string, string>();
@@ -226,6 +229,18 @@ export class RunModel {
       this.dirty.add(e.dir);
     }
     if (queue) await promoteQueue(this.paths);
+    // Recorded folders are not watched: once a minute, those `catherd clean` removed leave the page.
+    if (++this.polls % REMOVED_EVERY_POLLS === 0) {
+      let gone = false;
+      for (const [id, e] of this.entries) {
+        if (!fs.existsSync(e.dir)) {
+          this.entries.delete(id);
+          this.unwatch(e.dir);
+          gone = true;
+        }
+      }
+      if (gone && this.sendChanges()) this.push({ type: "runs" });
+    }
     const names = markerNames(this.paths.live);
     if (names !== this.markerList) {
       this.markerList = names;
@@ -296,24 +311,27 @@ export class RunModel {
   }
 
   /** What was sent is what the page holds: remember it, to push only what differs later. */
-  private remember(): { rows: RowWire[]; bars: BarWire[]; removed: string[] } {
+  private remember(): { rows: RowWire[]; bars: BarWire[]; removed: string[]; removedBars: string[] } {
     const rows = this.rows();
     const bars = this.bars();
     const changedRows = rows.filter((r) => this.sentRows.get(r.dispatchId) !== JSON.stringify(r));
     const changedBars = bars.filter((b) => this.sentBars.get(b.dispatchId) !== JSON.stringify(b));
-    const keep = new Set(rows.map((r) => r.dispatchId));
-    const removed = [...this.sentRows.keys()].filter((id) => !keep.has(id));
+    const keepRows = new Set(rows.map((r) => r.dispatchId));
+    const keepBars = new Set(bars.map((b) => b.dispatchId));
+    const removed = [...this.sentRows.keys()].filter((id) => !keepRows.has(id));
+    const removedBars = [...this.sentBars.keys()].filter((id) => !keepBars.has(id));
     for (const id of removed) this.sentRows.delete(id);
+    for (const id of removedBars) this.sentBars.delete(id);
     for (const r of changedRows) this.sentRows.set(r.dispatchId, JSON.stringify(r));
     for (const b of changedBars) this.sentBars.set(b.dispatchId, JSON.stringify(b));
-    return { rows: changedRows, bars: changedBars, removed };
+    return { rows: changedRows, bars: changedBars, removed, removedBars };
   }
 
   /** Pushes the rows and bars that differ from those sent; false when none does. */
   private sendChanges(): boolean {
-    const { rows, bars, removed } = this.remember();
-    if (rows.length === 0 && bars.length === 0 && removed.length === 0) return false;
-    this.push({ type: "rows", run: this.paths.run, rows, bars, removed, now: Date.now() });
+    const { rows, bars, removed, removedBars } = this.remember();
+    if (rows.length + bars.length + removed.length + removedBars.length === 0) return false;
+    this.push({ type: "rows", run: this.paths.run, rows, bars, removed, removedBars, now: Date.now() });
     return true;
   }
 

@@ -113,6 +113,7 @@ export class RunView implements View {
     if (push.type !== "rows" || push.run !== this.run) return;
     this.offset = push.now - Date.now();
     for (const id of push.removed) this.rows.delete(id);
+    for (const id of push.removedBars) this.bars.delete(id);
     for (const r of push.rows) this.rows.set(r.dispatchId, r);
     for (const b of push.bars) this.bars.set(b.dispatchId, b);
     this.drawRows([...push.rows.map((r) => r.dispatchId), ...push.removed]);
