@@ -32,20 +32,27 @@ function lines(file: string): string[] {
   return fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean) : [];
 }
 
-/** Pids of notifier programs working on `dir` (their argv names it). */
+/**
+ * Pids of notifier programs working on `dir` (their argv names it). A child the notifier has forked but
+ * not yet exec'd (its command, starting) shows the notifier's argv for that instant: it is left out.
+ */
 function notifiersOf(dir: string): number[] {
   const pids: number[] = [];
+  const parents = new Map<number, number>();
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const argv = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
-      if (argv.some((a) => a.endsWith("notifier.js")) && argv.includes(dir) && isAlive(Number(entry)))
+      if (argv.some((a) => a.endsWith("notifier.js")) && argv.includes(dir) && isAlive(Number(entry))) {
         pids.push(Number(entry));
+        const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+        parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+      }
     } catch {
       // gone meanwhile
     }
   }
-  return pids;
+  return pids.filter((pid) => !pids.includes(parents.get(pid) ?? -1));
 }
 
 /** Waits until the notification of `dir` is over: its log says how each command ended, its notifier is gone. */
