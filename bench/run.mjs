@@ -20,7 +20,7 @@
 //   BENCH_CHATTY_HZ=n      ticks per second of the chatty agent (2 lines a tick; default 100)
 //   BENCH_SCALE=1,10,50,100  concurrency levels
 //   BENCH_ONLY=a,b         sections: dispatch, imports, reaction, stop, ingest, steady, read, admission,
-//                          lockhold, scale
+//                          lockhold, scale, ui
 //   BENCH_TMP=dir          where the temporary homes go (default: the OS temp dir)
 //   BENCH_KEEP=1           keep the temporary folders
 //   BENCH_SOURCE=text      where the measured tree came from, when it is a copy (recorded in results.json)
@@ -52,6 +52,7 @@ import { benchRead } from "./sections/read.mjs";
 import { benchScale } from "./sections/scale.mjs";
 import { benchSteady } from "./sections/steady.mjs";
 import { benchStop } from "./sections/stop.mjs";
+import { benchUi } from "./sections/ui.mjs";
 
 /** @typedef {import("./lib/context.mjs").BenchContext} BenchContext */
 
@@ -67,6 +68,7 @@ const SECTIONS = [
   ["admission", benchAdmission],
   ["lockhold", benchLockHold],
   ["scale", benchScale],
+  ["ui", benchUi],
 ];
 
 const { ROOT, CLI, AGENT, QUICK, ONLY, KEEP } = config;

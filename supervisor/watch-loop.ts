@@ -19,6 +19,7 @@ import { LineReader, type ReadResult } from "../src/infra/line-reader.js";
 import { ActivityWriter } from "./activity.js";
 import type { RunningChild } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
+import { EventTimes } from "./event-times.js";
 import { watchFolder } from "./folder-watch.js";
 import type { SupervisorLog } from "./log.js";
 import type { Resume } from "./resume.js";
@@ -100,6 +101,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   let backlogAt: number | null = resume?.linesAt ?? null;
   const spend = new SpendWatch(backend, spec, spec, log);
   const activity = new ActivityWriter(dir, files, (accounts, at) => spend.priced(accounts, at));
+  const eventTimes = new EventTimes(fileIn(dir, FILES.eventTimes));
   const wallAtStart = resume?.startedAtWall ?? clock.wallNow().getTime();
   const usageLog =
     backend.usageLog === undefined
@@ -154,6 +156,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   const handle = (file: string, read: ReadResult, parse: (line: string) => LineFacts, now: number) => {
     if (read.dropped > 0) log("line-dropped", { file, count: read.dropped });
     if (read.restarted) log("file-restarted", { file });
+    if (read.restarted && file === FILES.events) eventTimes.restart();
     for (const line of read.lines) {
       const facts = safeParse(parse, line);
       state = observe(state, facts, now);
@@ -178,9 +181,9 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       const readAt = backlogAt ?? now;
       backlogAt = null;
       sawChange = folder === null || folder.broken;
-      const bytes =
-        ingest(FILES.events, events, (line) => backend.parse(line), exited, readAt) +
-        ingest(FILES.stderr, stderr, parseStderr, exited, readAt);
+      const eventBytes = ingest(FILES.events, events, (line) => backend.parse(line), exited, readAt);
+      eventTimes.note(eventBytes, wallAtStart + (readAt - state.startedAt), now);
+      const bytes = eventBytes + ingest(FILES.stderr, stderr, parseStderr, exited, readAt);
       ingestUsageLog(now);
       if (spend.capped && budget === null && activity.usageReports !== spendSeen) {
         spendSeen = activity.usageReports;
@@ -226,6 +229,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       wakeOnChange = false;
     }
   } finally {
+    eventTimes.flush(clock.now());
     wake.removeEventListener("abort", onWake);
     folder?.close();
     usageLog?.close();

@@ -101,7 +101,9 @@ const LAYERS: Record<string, readonly string[]> = {
   "src/folder": ["src/domain", "src/backends", "src/infra"],
   "src/dispatch": ["src/domain", "src/backends", "src/infra", "src/folder"],
   "src/demo": ["src/domain"],
-  "src/cli": ["src/domain", "src/backends", "src/infra", "src/folder", "src/dispatch", "src/demo"],
+  // The dashboard's page, run by the browser: the CLI's ui server shares its wire types.
+  "src/web": ["src/domain"],
+  "src/cli": ["src/domain", "src/backends", "src/infra", "src/folder", "src/dispatch", "src/demo", "src/web"],
   supervisor: ["src/domain", "src/backends", "src/infra", "src/folder"],
   "src/bin": [
     "src/domain",
@@ -211,6 +213,12 @@ describe("architecture", () => {
     ).toEqual([]);
   });
 
+  it("keeps the page's code fit for a browser: no node: modules, no package, nothing of ours but domain", () => {
+    expect(violations("src/web", (to) => !to.startsWith("src/web") && !to.startsWith("src/domain"))).toEqual(
+      [],
+    );
+  });
+
   it("keeps backends off the world: no node: I/O, nothing of ours but src/domain", () => {
     expect(
       violations(
@@ -229,6 +237,7 @@ describe("architecture", () => {
 
   it("lets nothing but the programs' entries import the CLI, and the CLI never import the supervisor", () => {
     const below = [
+      "src/web",
       "src/dispatch",
       "src/folder",
       "src/infra",

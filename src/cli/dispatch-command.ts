@@ -198,6 +198,17 @@ export const dispatchCommand: Command<Dispatched> = {
       default:
         "$CATHERD_<BACKEND>_BIN (CATHERD_CODEX_BIN, CATHERD_CLAUDE_BIN, CATHERD_OPENCODE_BIN, CATHERD_GEMINI_BIN), else the CLI on PATH",
     },
+    notify: {
+      type: "string",
+      value: "<cmd>",
+      description:
+        "a shell command run once when the dispatch is recorded (a chain: when it ends), with CATHERD_RECORD, CATHERD_NAME, CATHERD_STATUS, CATHERD_KIND set and the record's JSON on stdin; its output goes to notify.log",
+    },
+    "run-notify": {
+      type: "string",
+      value: "<cmd|none>",
+      description: "the same for every dispatch of the run, remembered in run.json; none removes it",
+    },
   },
   async handler(input, { early, stdinIsOurs }) {
     const request = validateDispatch({
@@ -229,6 +240,8 @@ export const dispatchCommand: Command<Dispatched> = {
       retryWithin: stringOption(input, "retry-within"),
       maxTokens: stringOption(input, "max-tokens"),
       maxCost: stringOption(input, "max-cost"),
+      notify: stringOption(input, "notify"),
+      runNotify: stringOption(input, "run-notify"),
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });

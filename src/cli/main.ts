@@ -32,6 +32,7 @@ const VERBS: Record<string, Verb> = {
   demo: { load: async () => (await import("./demo-command.js")).demoCommand as Command<unknown> },
   guide: { load: async () => (await import("./guide-command.js")).guideCommand as Command<unknown> },
   mcp: { load: async () => (await import("./mcp-command.js")).mcpCommand as Command<unknown> },
+  ui: { load: async () => (await import("./ui-command.js")).uiCommand as Command<unknown> },
 };
 
 const USAGE = `catherd: a supervisor for coding-agent CLIs
@@ -48,6 +49,7 @@ usage:
   catherd demo                         a simulated agent, supervised end to end (nothing to install)
   catherd doctor [<backend>…]          which agent CLIs are installed, their versions, the fix
   catherd mcp                          the same verbs as MCP tools, on stdio (specs/mcp.md)
+  catherd ui [--run <r>]               a live dashboard in the browser (specs/ui.md)
   catherd guide                        how an orchestrating agent uses catherd well
   catherd supervise <dispatch-dir>     supervise a dispatch folder in the foreground
   catherd help                         this text

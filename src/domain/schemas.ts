@@ -232,6 +232,13 @@ export const gitSnapshotSchema = loose({
 });
 export type GitSnapshot = z.infer<typeof gitSnapshotSchema>;
 
+/** A notification command (`--notify`, `--run-notify`): run by `sh -c`, at most 8 KiB, no NUL. */
+export const notifyCommandSchema = z
+  .string()
+  .min(1)
+  .max(8192)
+  .refine((v) => !v.includes("\0"), "must not contain NUL");
+
 /** A rung of `--fallback`, as admit.json carries the rungs not yet tried. */
 const rungSchema = z.object({
   backend: backendIdSchema,
@@ -288,6 +295,8 @@ export const admitFileSchema = loose({
   failoverFrom: z.string().min(1).nullable().optional(),
   /** Present when the dispatch was given `--fallback` or `--retry-within`. */
   ladder: ladderSchema.optional(),
+  /** `--notify`: the shell command run once when the dispatch (a chain: the chain) is recorded. */
+  notify: notifyCommandSchema.nullable().optional(),
 });
 export type AdmitFile = z.infer<typeof admitFileSchema>;
 
@@ -440,6 +449,19 @@ export const nextFileSchema = loose({
 });
 export type NextFile = z.infer<typeof nextFileSchema>;
 
+/**
+ * notify.json: the claim of a dispatch's notification (specs/dispatch-folder.md), created exclusively by
+ * the notifier that runs its commands, so that they run once however many processes recorded or found it.
+ */
+export const notifyFileSchema = loose({
+  schema: schemaField,
+  at: isoTime,
+  by: processIdentity,
+  /** Where each command came from: the dispatch's `--notify`, the run's `--run-notify`. */
+  commands: z.array(z.enum(["dispatch", "run"])),
+});
+export type NotifyFile = z.infer<typeof notifyFileSchema>;
+
 export const runFileSchema = loose({
   schema: schemaField,
   id: z.string().min(1),
@@ -447,6 +469,8 @@ export const runFileSchema = loose({
   maxParallel: z.number().int().positive().nullable().optional(),
   /** `--max-parallel-backend codex=3`: live dispatches per backend within the run. */
   maxParallelBackend: z.record(backendIdSchema, z.number().int().positive()).optional(),
+  /** `--run-notify`: the shell command run once when any dispatch of the run is recorded. */
+  notify: notifyCommandSchema.nullable().optional(),
 });
 export type RunFile = z.infer<typeof runFileSchema>;
 
@@ -464,5 +488,6 @@ export const FILE_SCHEMAS = {
   "queued.json": queuedFileSchema,
   "promoted.json": promotedFileSchema,
   "next.json": nextFileSchema,
+  "notify.json": notifyFileSchema,
   "run.json": runFileSchema,
 } as const;

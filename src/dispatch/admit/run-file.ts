@@ -27,7 +27,9 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
   // `none` removes the remembered cap; a number replaces it; not given, it stays.
   const maxParallel =
     request.maxParallel === "none" ? null : (request.maxParallel ?? file.maxParallel ?? null);
+  const notifyChanged = request.runNotify !== undefined && (file.notify ?? null) !== request.runNotify;
   const capsChanged =
+    notifyChanged ||
     (file.maxParallel ?? null) !== maxParallel ||
     Object.entries(request.maxParallelBackend).some(
       ([backend, cap]) => file.maxParallelBackend?.[backend as BackendId] !== cap,
@@ -37,6 +39,7 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
       ...file,
       maxParallel,
       ...(Object.keys(perBackend).length > 0 ? { maxParallelBackend: perBackend } : {}),
+      ...(request.runNotify === undefined ? {} : { notify: request.runNotify }),
     };
     writeJsonAtomic(run.runFile, file);
   }

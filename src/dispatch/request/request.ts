@@ -8,7 +8,7 @@ import { parseDuration } from "../../domain/duration.js";
 import { CatherdError } from "../../domain/errors.js";
 import { ID_PATTERN } from "../../domain/ids.js";
 import type { Rung } from "../../domain/ladder.js";
-import { accessSchema, backendIdSchema } from "../../domain/schemas.js";
+import { accessSchema, backendIdSchema, notifyCommandSchema } from "../../domain/schemas.js";
 import { parseSize } from "../../domain/size.js";
 import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
 import { resolveExecutable } from "../../infra/which.js";
@@ -57,6 +57,10 @@ export interface DispatchRequest {
    * failover ladder"); null for a dispatch given neither (it is attempt 1 of a chain of one).
    */
   chain: ChainRequest | null;
+  /** `--notify`: run once when the dispatch (a chain: the chain) is recorded; absent or null: none. */
+  notify?: string | null;
+  /** `--run-notify`: remembered in run.json; null removes it (`none`); absent: run.json's stays. */
+  runNotify?: string | null;
 }
 
 /** The chain a dispatch belongs to, as admission writes it into admit.json. */
@@ -104,6 +108,8 @@ export interface RawDispatchInput {
   retryWithin?: string | undefined;
   maxTokens?: string | undefined;
   maxCost?: string | undefined;
+  notify?: string | undefined;
+  runNotify?: string | undefined;
   rest: string[];
   environment: NodeJS.ProcessEnv;
 }
@@ -250,7 +256,22 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     isolation,
     caps: validateCaps(raw),
     chain,
+    notify: raw.notify === undefined ? null : notifyCommand("--notify", raw.notify),
+    ...(raw.runNotify === undefined
+      ? {}
+      : { runNotify: raw.runNotify === "none" ? null : notifyCommand("--run-notify", raw.runNotify) }),
   };
+}
+
+/** A notification command: a shell command line (`sh -c`), at most 8 KiB, no NUL. */
+function notifyCommand(field: string, text: string): string {
+  return check(
+    field,
+    notifyCommandSchema.refine((v) => v.trim() !== ""),
+    text,
+    "it is a shell command line of at most 8 KiB, not blank, without NUL",
+    `give ${field} a shell command, e.g. ${field} 'notify-send "catherd: $CATHERD_NAME $CATHERD_STATUS"'`,
+  );
 }
 
 /**
