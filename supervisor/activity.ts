@@ -32,6 +32,11 @@ export class ActivityWriter {
     this.changed = true;
   }
 
+  /** Something the file shows changed besides the lines (the time waited for heavy slots). */
+  touch(): void {
+    this.changed = true;
+  }
+
   /** When a pending change is due to be written (monotonic ms), or null when nothing is pending. */
   dueAt(): number | null {
     return this.changed ? this.writtenAt + ACTIVITY_INTERVAL_MS : null;
@@ -67,6 +72,7 @@ export class ActivityWriter {
         retries: state.totalRetries,
         tokens: this.summary.tokens,
         thread: state.thread,
+        slotWaitMs: Math.round(state.slotWaitedMs),
       },
       this.files,
     );

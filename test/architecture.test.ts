@@ -59,8 +59,9 @@ function packageOf(to: string): string | null {
 
 /**
  * Each layer and the layers of ours it may import besides itself (style.md, "The layout says the
- * architecture"): cli → dispatch → folder → backends, infra → domain; the supervisor → folder, backends,
- * infra, domain. Only src/main.ts, the program's entry, sees both the CLI and the supervisor.
+ * architecture"): cli → dispatch → folder → backends, infra → domain; cli → lock → folder, infra, domain;
+ * the supervisor → folder, backends, infra, domain. Only src/main.ts, the program's entry, sees both the
+ * CLI and the supervisor.
  */
 const LAYERS: Record<string, readonly string[]> = {
   "src/domain": [],
@@ -69,7 +70,16 @@ const LAYERS: Record<string, readonly string[]> = {
   "src/folder": ["src/domain", "src/backends", "src/infra"],
   "src/dispatch": ["src/domain", "src/backends", "src/infra", "src/folder"],
   "src/demo": ["src/domain"],
-  "src/cli": ["src/domain", "src/backends", "src/infra", "src/folder", "src/dispatch", "src/demo"],
+  "src/lock": ["src/domain", "src/infra", "src/folder"],
+  "src/cli": [
+    "src/domain",
+    "src/backends",
+    "src/infra",
+    "src/folder",
+    "src/dispatch",
+    "src/demo",
+    "src/lock",
+  ],
   supervisor: ["src/domain", "src/backends", "src/infra", "src/folder"],
 };
 
@@ -142,6 +152,7 @@ describe("architecture", () => {
   it("lets nothing but the entry import the CLI, and the CLI never import the supervisor", () => {
     const below = [
       "src/dispatch",
+      "src/lock",
       "src/folder",
       "src/infra",
       "src/domain",

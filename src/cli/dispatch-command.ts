@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import { backendFor, backendNamed } from "../backends/registry.js";
 import { admit } from "../dispatch/admit.js";
 import { launchSupervisor } from "../dispatch/launch.js";
+import { withLockHint } from "../dispatch/lock-hint.js";
 import { launchPromoted, queuePositions } from "../dispatch/queue.js";
 import { checkReadiness } from "../dispatch/readiness.js";
 import { MAX_BRIEF_BYTES, validateDispatch } from "../dispatch/request.js";
@@ -55,6 +56,7 @@ const USAGE = `usage: catherd dispatch --backend <${BACKEND_IDS.join("|")}> [opt
   --worktree            run in a new git worktree of --cwd's repository, on branch catherd/<name>-<suffix>
   --base <ref>          the worktree's starting point (default: HEAD)
   --keep-tmp            keep the agent's private temp folder (<dir>/tmp) after it ends
+  --lock-hint           add a line to the brief: run test suites and builds through catherd lock
   --bin <path>          the CLI's executable (default: $CATHERD_<BACKEND>_BIN, else PATH)
   --json                print {dispatched: {…}}`;
 
@@ -143,6 +145,11 @@ export const dispatchCommand: Command<Dispatched> = {
       type: "boolean",
       description: "keep the agent's private temp folder (<dir>/tmp) after it ends",
     },
+    "lock-hint": {
+      type: "boolean",
+      description:
+        "add one line to the brief telling the agent to run test suites and builds through catherd lock",
+    },
   },
   async handler(input, { standby, stdinIsOurs }) {
     const request = validateDispatch({
@@ -157,7 +164,11 @@ export const dispatchCommand: Command<Dispatched> = {
       maxParallelBackend: listOption(input, "max-parallel-backend"),
       queue: input.values.queue === true,
       env: listOption(input, "env"),
-      brief: await readBrief(input, stdinIsOurs),
+      brief: withLockHint(
+        await readBrief(input, stdinIsOurs),
+        input.values["lock-hint"] === true,
+        stringOption(input, "backend"),
+      ),
       thread: stringOption(input, "thread"),
       owns: stringOption(input, "owns"),
       idle: stringOption(input, "idle"),

@@ -51,6 +51,8 @@ export interface CommandResult<T> {
   data: T;
   text: string;
   exitCode?: number;
+  /** Nothing to print: the command's output was another program's (`lock` runs one in the foreground). */
+  silent?: boolean;
 }
 
 /** Parses argv strictly: an unknown flag or a missing value is E_INPUT_INVALID (exit 2). */
@@ -101,6 +103,7 @@ export async function executeCommand(
       return 0;
     }
     const result = await command.handler(input, context);
+    if (result.silent === true) return result.exitCode ?? 0;
     process.stdout.write(
       input.json
         ? `${JSON.stringify(result.data)}\n`

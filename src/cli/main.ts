@@ -21,6 +21,7 @@ const VERBS: Record<string, Loader> = {
   demo: async () => (await import("./demo-command.js")).demoCommand as Command<unknown>,
   guide: async () => (await import("./guide-command.js")).guideCommand as Command<unknown>,
   mcp: async () => (await import("./mcp-command.js")).mcpCommand as Command<unknown>,
+  lock: async () => (await import("./lock-command.js")).lockCommand as Command<unknown>,
 };
 
 const USAGE = `catherd: a supervisor for coding-agent CLIs
@@ -38,6 +39,7 @@ usage:
   catherd doctor [<backend>…]          which agent CLIs are installed, their versions, the fix
   catherd mcp                          the same verbs as MCP tools, on stdio (specs/mcp.md)
   catherd guide                        how an orchestrating agent uses catherd well
+  catherd lock -- <command>            run a test suite or a build in one of the machine's heavy slots
   catherd supervise <dispatch-dir>     supervise a dispatch folder in the foreground
   catherd help                         this text
   catherd --version                    the version of catherd
@@ -52,7 +54,8 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
     return verb === undefined ? 2 : 0;
   }
   if (verb === "--version") return printVersion(argv.includes("--json"));
-  exitOnInterrupt(argv.includes("--json"));
+  // `lock` handles its own signals: it leaves its queue, or passes them on to the command it runs.
+  if (verb !== "lock") exitOnInterrupt(argv.includes("--json"));
   const load = VERBS[verb];
   if (load === undefined) {
     return reportError(

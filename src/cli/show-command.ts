@@ -1,7 +1,9 @@
+import { type HeavyActivity, heavyActivityOf, heavyText } from "../dispatch/heavy-activity.js";
 import { type DispatchView, inspectDispatch } from "../dispatch/inspect.js";
 import { type QueueInfo, queueInfo } from "../dispatch/overview.js";
 import { promoteRunOf, queuePositionsOf } from "../dispatch/queue.js";
 import { settleIfDead } from "../dispatch/settle.js";
+import { formatDuration } from "../domain/duration.js";
 import { isSecretName } from "../domain/env.js";
 import type { ExitFile } from "../domain/schemas.js";
 import { formatSize } from "../domain/size.js";
@@ -23,6 +25,8 @@ export interface ShownDispatch {
     problems: { code: string; message: string }[];
     /** For a queued dispatch: its place in the queue and what holds it back. */
     queue: QueueInfo | null;
+    /** A `catherd lock` of its agent waiting for a heavy slot or running in one. */
+    heavy: HeavyActivity | null;
     events: string[];
     stderr: string[];
   };
@@ -54,6 +58,7 @@ tail of its events (as human lines) and of its stderr.`,
       spec: view.spec === null ? null : { ...view.spec, env: redact(view.spec.env) },
       problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
       queue: queueInfo(view, place === null ? new Map() : queuePositionsOf(place)),
+      heavy: view.record === null ? heavyActivityOf(view.dir) : null,
       events,
       stderr,
     };
@@ -84,6 +89,7 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
   out.push(`folder: ${d.dir}`);
   for (const p of d.problems) out.push(paint(`! ${p.code}: ${p.message}`, "red"));
   if (d.queue !== null) out.push(`${queuedText(d.queue)}, since ${d.queue.since}`);
+  if (d.heavy !== null) out.push(heavyText(d.heavy, Date.now()));
   if (d.admit !== null) {
     head("admitted");
     out.push(
@@ -139,6 +145,9 @@ function renderShow(d: ShownDispatch["dispatch"]): string {
       `${d.record.status} (${d.record.reason}), tokens in ${t.input} (cached ${t.cached}) out ${t.output}${d.record.costUsd === null ? "" : `, $${d.record.costUsd}`}`,
     );
     out.push(...errorLines(d.record));
+    const waited = d.record.slotWaitMs ?? 0;
+    if (waited > 0)
+      out.push(`waited ${formatDuration(waited)} for heavy slots (not counted against idle or wall)`);
     if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
     if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);
     out.push(...leftBehindLines(d.record, d.spec));

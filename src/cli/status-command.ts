@@ -1,5 +1,6 @@
 import { backendFor } from "../backends/registry.js";
 import { cleanableBytes } from "../dispatch/cleanable.js";
+import { heavyCell } from "../dispatch/heavy-activity.js";
 import { type DispatchRow, overview } from "../dispatch/overview.js";
 import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean.js";
 import type { DispatchState, Status } from "../domain/vocab.js";
@@ -139,6 +140,7 @@ function doingOrResult(r: DispatchRow, now: number): { text: string; status: Dis
   // Ended (exit.json written) but not yet recorded: the reason is known, the status not yet.
   if (r.state === "recorded" || r.state === "exited") return { text: r.reason ?? "", status: null };
   if (r.queue !== null) return { text: queuedText(r.queue), status: null };
+  if (r.heavy !== null) return { text: heavyCell(r.heavy, now), status: null };
   const open = r.openToolCalls[0];
   if (open !== undefined) {
     return { text: `tool open ${age(open.openedAt, now)}: ${open.label.replace(/^\$ /, "")}`, status: null };

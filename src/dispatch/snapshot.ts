@@ -1,5 +1,6 @@
 import type { DispatchState } from "../domain/vocab.js";
 import type { RunPaths } from "../infra/paths.js";
+import { type HeavyActivity, heavyText } from "./heavy-activity.js";
 import { inspectDispatch } from "./inspect.js";
 import { liveRow } from "./overview.js";
 import { queuePositions } from "./queue.js";
@@ -11,7 +12,7 @@ export interface RunningSnapshot {
   dir: string;
   backend: string | null;
   state: DispatchState;
-  /** Its open tool call, else its last event, as a human line; null before its first event. */
+  /** A heavy slot it waits for or runs in, else its open tool call, else its last event, as a human line. */
   doing: string | null;
   lastEventAt: string | null;
   /** The oldest tool call still open, and for how long it has been open. */
@@ -22,6 +23,8 @@ export interface RunningSnapshot {
   secs: number | null;
   /** Its attempt in its chain (1 for a dispatch as given: see `dispatch --fallback`). */
   attempt: number;
+  /** A `catherd lock` of its agent waiting for a heavy slot or running in one. */
+  heavy: HeavyActivity | null;
 }
 
 /** A snapshot of one dispatch folder now (activity.json is rewritten by its supervisor at most once a second). */
@@ -39,7 +42,7 @@ export function runningSnapshot(run: RunPaths, dir: string, now = Date.now()): R
     dir: row.dir,
     backend: row.backend,
     state: row.state,
-    doing: open?.label ?? row.lastEvent,
+    doing: row.heavy !== null ? heavyText(row.heavy, now) : (open?.label ?? row.lastEvent),
     lastEventAt: row.lastEventAt,
     openToolCall:
       open === undefined
@@ -48,5 +51,6 @@ export function runningSnapshot(run: RunPaths, dir: string, now = Date.now()): R
     tokens: row.tokens,
     secs: secsSince(row.admittedAt),
     attempt: row.attempt,
+    heavy: row.heavy,
   };
 }

@@ -104,6 +104,7 @@ async function buildRecord(
     worktree,
     commits,
     tmp: settlePrivateTemp(dir, spec?.keepTmp ?? false),
+    slotWaitMs: exit.slotWaitMs ?? null,
   };
   if (admit?.attempt === undefined && admit?.ladder === undefined) return ended;
   const next = nextStepOf(admit, ended);

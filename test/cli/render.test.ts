@@ -29,6 +29,7 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
     attempt: 1,
     earlier: [],
     next: null,
+    heavy: null,
     ...overrides,
   };
 }
