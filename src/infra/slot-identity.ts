@@ -15,6 +15,16 @@ export function bootId(): string | null {
   return bootIdRead;
 }
 
+let bootTimeRead: number | null | undefined;
+/** When this machine booted (ms since the epoch; Linux: /proc/stat `btime`), read once; null elsewhere. */
+export function bootTimeMs(): number | null {
+  if (bootTimeRead === undefined) {
+    const m = /^btime (\d+)$/m.exec(readTrimmed("/proc/stat") ?? "");
+    bootTimeRead = m === null ? null : Number(m[1]) * 1000;
+  }
+  return bootTimeRead;
+}
+
 let pidNsRead: string | null | undefined;
 /** The pid namespace of this process (`pid:[4026531836]`); null where /proc has none. */
 export function pidNamespace(): string | null {

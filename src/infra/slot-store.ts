@@ -4,10 +4,11 @@ import { CatherdError } from "../domain/errors.js";
 import { LOCK_FILE_SCHEMAS, slotStateOf } from "../domain/lock-schemas.js";
 import { SCHEMA_VERSION } from "../domain/schemas.js";
 import { EMPTY_SLOTS, type SlotState } from "../domain/slots.js";
-import { createJsonExclusive, makeDir } from "./atomic.js";
+import { FILE_MODE, makeDir } from "./atomic.js";
 import type { Clock } from "./clock.js";
 import { readJsonFile } from "./json-file.js";
 import { isSameProcess } from "./process-identity.js";
+import { bootTimeMs } from "./slot-identity.js";
 import type { WakeSource } from "./wait-until.js";
 
 // A lock class's queue on disk (specs/lock.md, "The slot store"): `<home>/locks/<class>/state.<n>.json`,
@@ -15,6 +16,10 @@ import type { WakeSource } from "./wait-until.js";
 // cannot both make version n + 1). The newest version is the queue. A change reads version n, computes
 // the next state and creates n + 1; whoever loses the race reads again. No lock to hold, none to go
 // stale, nothing a SIGKILL can leave half done.
+//
+// Versions are not fsynced: a crowd's changes would queue behind the disk, and only a power loss can
+// tear a file — after which every claim in it is from an earlier boot, dead. A newest version that is
+// torn and older than this boot is therefore read as an empty queue.
 //
 // Old versions are removed once KEPT_VERSIONS newer ones exist. A writer that stalled for that many
 // changes can then create a version number that was removed; its file is older than the newest and
@@ -72,6 +77,9 @@ export function readSlots(dir: string): SlotVersion {
     if (read.kind === "ok") return { version, state: slotStateOf(read.value), file };
     // Removed between the listing and the read: newer versions exist, read again.
     if (read.kind === "missing" && attempt < READ_ATTEMPTS) continue;
+    if (read.kind === "invalid" && read.error.code === "E_FILE_CORRUPT" && fromEarlierBoot(file)) {
+      return { version, state: EMPTY_SLOTS, file };
+    }
     if (read.kind === "missing") throw unreadable(file, new Error("removed while being read"));
     throw new CatherdError(read.error.code, read.error.message, {
       fix: `inspect it with: cat ${file}; once no catherd lock of this class runs, remove its queue: rm -r ${dir}`,
@@ -103,7 +111,8 @@ export async function updateSlots(
     const next = change(current.state);
     if (next === null) return current.state;
     const version = current.version + 1;
-    if (createJsonExclusive(versionFile(dir, version), fileOf(cls, next))) {
+    // Most lost races are seen before the write: someone made this version while we computed ours.
+    if (!fs.existsSync(versionFile(dir, version)) && createVersion(dir, version, fileOf(cls, next))) {
       removeOld(dir, version);
       continue; // checked by `done` on the newest version: a write that was not kept is made again
     }
@@ -141,6 +150,38 @@ function fileOf(cls: string, state: SlotState) {
 
 function versionFile(dir: string, version: number): string {
   return path.join(dir, `state.${version}.json`);
+}
+
+let temps = 0;
+
+/**
+ * Creates version `version` whole, or returns false when it exists: written to a temp file of our own
+ * (named as TEMP_FILE says, so that a writer that died leaves only that, removed later), then linked.
+ */
+function createVersion(dir: string, version: number, body: unknown): boolean {
+  const tail = Math.floor(Math.random() * 0x1_0000_0000).toString(16);
+  const temp = path.join(dir, `.state.${version}.json.${process.pid}.${++temps}.${tail}.tmp`);
+  fs.writeFileSync(temp, `${JSON.stringify(body, null, 2)}\n`, { mode: FILE_MODE, flag: "wx" });
+  try {
+    fs.linkSync(temp, versionFile(dir, version));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  } finally {
+    fs.rmSync(temp, { force: true });
+  }
+}
+
+/** Whether a file was last written before this boot (only a power loss can have torn it). */
+function fromEarlierBoot(file: string): boolean {
+  const booted = bootTimeMs();
+  if (booted === null) return false;
+  try {
+    return fs.statSync(file).mtimeMs < booted;
+  } catch {
+    return false;
+  }
 }
 
 function newestVersion(dir: string): number {

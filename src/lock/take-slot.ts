@@ -13,16 +13,17 @@ import type { Clock } from "../infra/clock.js";
 import { readSlots, updateSlots, watchSlots } from "../infra/slot-store.js";
 import { type WakeSource, waitUntil } from "../infra/wait-until.js";
 
-// Taking a slot of a class: join its queue, wait for the turn, take it (specs/lock.md, "Waiting"). The
-// wait wakes when a new version of the queue appears (fs.watch) — a release, a taker ahead going — and
-// otherwise looks again at a slow poll, for what changes no file: a holder SIGKILLed, a machine whose
-// folder cannot be watched. A waiter that a holder's death could let in looks every FAST_POLL_MS, the
-// others every SLOW_POLL_MS.
+// Taking a slot of a class: join its queue, wait for the turn, take it (specs/lock.md, "Waiting"). A
+// waiter near its turn (fewer than twice its count ahead) wakes when a new version of the queue appears
+// (fs.watch) — a release, a taker ahead going — and looks every NEAR_POLL_MS besides, for what changes no
+// file: a holder SIGKILLed, a folder that cannot be watched. One further back looks every FAR_POLL_MS and
+// ignores the versions: more than its count must go before its turn, and a crowd of waiters each reading
+// every version of the queue would cost the machine more than the commands they wait to run.
 
-/** How often a waiter next in line looks at the holders (a holder's death writes nothing). */
-export const FAST_POLL_MS = 250;
-/** How often the other waiters look; the queue moving wakes them sooner. */
-export const SLOW_POLL_MS = 2000;
+/** How often a waiter near its turn looks at the holders (a holder's death writes nothing). */
+export const NEAR_POLL_MS = 250;
+/** How often a waiter further back looks. */
+export const FAR_POLL_MS = 500;
 
 /** One taker of a class. */
 export interface Taker {
@@ -60,7 +61,7 @@ export async function takeSlot(taker: Taker, options: TakeOptions): Promise<Take
   let view = viewOf(state, taker.claim.id, taker.judge);
   if (view.holds) return { kind: "took", waitedMs: 0 };
   options.onView(view);
-  let fast = true;
+  let near = true;
   const answer = await waitUntil<Taken>(
     async () => {
       if (options.interrupt.aborted) return { kind: "interrupted" };
@@ -77,14 +78,17 @@ export async function takeSlot(taker: Taker, options: TakeOptions): Promise<Take
         view = now;
         options.onView(view);
       }
-      fast = (view.ahead ?? 0) < taker.claim.slots;
+      near = (view.ahead ?? 0) < 2 * taker.claim.slots;
       return undefined;
     },
     {
       clock,
       deadline: options.waitMs === null ? Number.POSITIVE_INFINITY : askedAt + options.waitMs,
-      pollMs: () => (fast ? FAST_POLL_MS : SLOW_POLL_MS),
-      watch: both(watchSlots(taker.dir), onAbort(options.interrupt)),
+      pollMs: () => (near ? NEAR_POLL_MS : FAR_POLL_MS),
+      watch: both(
+        onlyWhile(() => near, watchSlots(taker.dir)),
+        onAbort(options.interrupt),
+      ),
     },
   );
   if (answer?.kind === "took") return answer;
@@ -132,6 +136,14 @@ function onAbort(signal: AbortSignal): WakeSource {
     signal.addEventListener("abort", wake);
     return () => signal.removeEventListener("abort", wake);
   };
+}
+
+/** A wake source that wakes only while `wanted()` holds. */
+function onlyWhile(wanted: () => boolean, source: WakeSource): WakeSource {
+  return (wake) =>
+    source(() => {
+      if (wanted()) wake();
+    });
 }
 
 function both(a: WakeSource, b: WakeSource): WakeSource {

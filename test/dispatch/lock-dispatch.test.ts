@@ -1,7 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { GUIDE } from "../../src/cli/guide-command.js";
+import { LOCK_HINT } from "../../src/dispatch/lock-hint.js";
 import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
+import { fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { CLI_MAIN, readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { exitOf, reapLocks, startLock, trackCommand } from "../helpers/locks.js";
 import { isAlive, killPid } from "../helpers/processes.js";
@@ -185,6 +188,46 @@ describe("a lock under a dispatch", () => {
     const next = await runCli(["lock", "--wait", "5s", "--", "/bin/true"], { env });
     expect(next).toEqual({ code: 0, stdout: "", stderr: "" });
     expect(fs.existsSync(path.join(home, "locks", "heavy"))).toBe(true);
+  });
+});
+
+describe("telling agents to use catherd lock", () => {
+  it("adds the hint after the brief's own bytes with --lock-hint, and refuses it for exec", async () => {
+    const { env: base } = isolatedHome();
+    const codex = fakeCli(tempDir(), "codex", [{ lines: recordedLines("codex", "text"), exit: 0 }]);
+    const env = { ...base, CATHERD_CODEX_BIN: codex };
+    const brief = "Make npm test pass.";
+    const result = await runCli(
+      ["dispatch", "--backend", "codex", "--name", "hinted", "--brief", brief, "--lock-hint", "--json"],
+      { env },
+    );
+    expect(result.code).toBe(0);
+    const d = dispatchedOf(result);
+    dispatched.push(d.dispatchId);
+    supervisors.push(d.supervisorPid);
+    expect(fs.readFileSync(path.join(d.dir, "brief.md"), "utf8")).toBe(`${brief}\n\n${LOCK_HINT}\n`);
+    expect(LOCK_HINT).toContain("catherd lock -- <command>");
+    await waitForJson(path.join(d.dir, "record.json"), 30_000);
+    const plain = await runCli(
+      ["dispatch", "--backend", "codex", "--name", "plain", "--brief", brief, "--json"],
+      {
+        env,
+      },
+    );
+    const p = dispatchedOf(plain);
+    dispatched.push(p.dispatchId);
+    supervisors.push(p.supervisorPid);
+    expect(fs.readFileSync(path.join(p.dir, "brief.md"), "utf8")).toBe(brief);
+    const exec = await runCli(["dispatch", "--backend", "exec", "--lock-hint", "--", "/bin/true"], { env });
+    expect(exec.code).toBe(2);
+    expect(exec.stderr).toContain("error E_INPUT_INVALID: --lock-hint adds a line for an agent to read");
+    await waitForJson(path.join(p.dir, "record.json"), 30_000);
+  });
+
+  it("has the guide tell orchestrators to wrap test suites and builds in catherd lock, and to give lockHint", () => {
+    expect(GUIDE).toContain("## Heavy commands");
+    expect(GUIDE).toContain("catherd lock -- <command> (catherd lock -- npm test)");
+    expect(GUIDE).toContain("Give lockHint (--lock-hint)");
   });
 });
 
