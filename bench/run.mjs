@@ -19,7 +19,8 @@
 //   BENCH_INGEST_MB=n      size of the ingestion files (default 100)
 //   BENCH_CHATTY_HZ=n      ticks per second of the chatty agent (2 lines a tick; default 100)
 //   BENCH_SCALE=1,10,50,100  concurrency levels
-//   BENCH_ONLY=a,b         sections: dispatch, imports, reaction, stop, ingest, steady, read, admission, scale
+//   BENCH_ONLY=a,b         sections: dispatch, imports, reaction, stop, ingest, steady, read, admission, scale,
+//                          lock
 //   BENCH_TMP=dir          where the temporary homes go (default: the OS temp dir)
 //   BENCH_KEEP=1           keep the temporary folders
 //   BENCH_SOURCE=text      where the measured tree came from, when it is a copy (recorded in results.json)
@@ -45,6 +46,7 @@ import { benchAdmission } from "./sections/admission.mjs";
 import { benchDispatch } from "./sections/dispatch.mjs";
 import { benchImports } from "./sections/imports.mjs";
 import { benchIngest } from "./sections/ingest.mjs";
+import { benchLock } from "./sections/lock.mjs";
 import { benchReaction } from "./sections/reaction.mjs";
 import { benchRead } from "./sections/read.mjs";
 import { benchScale } from "./sections/scale.mjs";
@@ -64,6 +66,7 @@ const SECTIONS = [
   ["read", benchRead],
   ["admission", benchAdmission],
   ["scale", benchScale],
+  ["lock", benchLock],
 ];
 
 const { ROOT, CLI, AGENT, QUICK, ONLY, KEEP } = config;

@@ -4,7 +4,7 @@ import { CatherdError } from "../domain/errors.js";
 import { LOCK_FILE_SCHEMAS, slotStateOf } from "../domain/lock-schemas.js";
 import { SCHEMA_VERSION } from "../domain/schemas.js";
 import { EMPTY_SLOTS, type SlotState } from "../domain/slots.js";
-import { FILE_MODE, makeDir } from "./atomic.js";
+import { createFileExclusive, makeDir } from "./atomic.js";
 import type { Clock } from "./clock.js";
 import { readJsonFile } from "./json-file.js";
 import { isSameProcess } from "./process-identity.js";
@@ -30,7 +30,7 @@ import type { WakeSource } from "./wait-until.js";
 /** Versions kept behind the newest, for readers and writers that are a few changes behind. */
 const KEPT_VERSIONS = 8;
 const VERSION_FILE = /^state\.(\d+)\.json$/;
-/** A temp file of `createJsonExclusive` (`.state.<n>.json.<pid>.<count>.<hex>.tmp`) a writer left. */
+/** A temp file of `createFileExclusive` (`.state.<n>.json.<pid>.<count>.<hex>.tmp`) a writer left. */
 const TEMP_FILE = /^\.state\.\d+\.json\.(\d+)\.\d+\.[0-9a-f]+\.tmp$/;
 /** How often a read retries a version removed between listing the folder and opening the file. */
 const READ_ATTEMPTS = 20;
@@ -112,7 +112,11 @@ export async function updateSlots(
     if (next === null) return current.state;
     const version = current.version + 1;
     // Most lost races are seen before the write: someone made this version while we computed ours.
-    if (!fs.existsSync(versionFile(dir, version)) && createVersion(dir, version, fileOf(cls, next))) {
+    const file = versionFile(dir, version);
+    if (
+      !fs.existsSync(file) &&
+      createFileExclusive(file, `${JSON.stringify(fileOf(cls, next), null, 2)}\n`, { sync: false })
+    ) {
       removeOld(dir, version);
       continue; // checked by `done` on the newest version: a write that was not kept is made again
     }
@@ -150,27 +154,6 @@ function fileOf(cls: string, state: SlotState) {
 
 function versionFile(dir: string, version: number): string {
   return path.join(dir, `state.${version}.json`);
-}
-
-let temps = 0;
-
-/**
- * Creates version `version` whole, or returns false when it exists: written to a temp file of our own
- * (named as TEMP_FILE says, so that a writer that died leaves only that, removed later), then linked.
- */
-function createVersion(dir: string, version: number, body: unknown): boolean {
-  const tail = Math.floor(Math.random() * 0x1_0000_0000).toString(16);
-  const temp = path.join(dir, `.state.${version}.json.${process.pid}.${++temps}.${tail}.tmp`);
-  fs.writeFileSync(temp, `${JSON.stringify(body, null, 2)}\n`, { mode: FILE_MODE, flag: "wx" });
-  try {
-    fs.linkSync(temp, versionFile(dir, version));
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw error;
-  } finally {
-    fs.rmSync(temp, { force: true });
-  }
 }
 
 /** Whether a file was last written before this boot (only a power loss can have torn it). */

@@ -4,12 +4,12 @@ import { defaultSlots, type QueueView, slotCount, started as startedIn, viewOf }
 import type { Clock } from "../infra/clock.js";
 import { signalGroup } from "../infra/process-identity.js";
 import { judgeClaims, machineCores, slotProcess } from "../infra/slot-identity.js";
-import { readSlots, slotClassDir, updateSlots } from "../infra/slot-store.js";
+import { readSlots, slotClassDir } from "../infra/slot-store.js";
 import { DispatchReport } from "./report.js";
 import { dispatchLinkOf, type LockRequest } from "./request.js";
 import { startCommand } from "./run-command.js";
 import { LockSignals, signalExitCode } from "./signals.js";
-import { leaveQueue, type Taker, takeSlot } from "./take-slot.js";
+import { change, leaveQueue, type Taker, takeSlot } from "./take-slot.js";
 
 // `catherd lock -- CMD`: take a slot of the class, run CMD in the foreground, release the slot when CMD
 // ends, exit with CMD's status (specs/lock.md). The slot is released on every path out: CMD's end, a
@@ -120,12 +120,10 @@ async function runHolding(
   // A signal between the take and the start went to the wait; the command gets it now.
   if (signals.signal !== null) signalGroup(command.pid, signals.signal);
   const id = taker.claim.id;
-  const state = await updateSlots(
-    taker.dir,
-    taker.cls,
+  const state = await change(
+    taker,
     (current) => startedIn(current, id, { pid: command.pid, startTime: command.startTime }),
     (current) => current.holders.some((c) => c.id === id && c.command?.pid === command.pid),
-    taker.clock,
   ).catch(() => null); // the claim still names its lock: the slot stays held while the lock lives
   const held = state === null ? heldBefore + 1 : viewOf(state, id, taker.judge).held;
   report?.running(waitedMs, held, taker.claim.slots);

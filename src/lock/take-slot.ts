@@ -97,37 +97,42 @@ export async function takeSlot(taker: Taker, options: TakeOptions): Promise<Take
 }
 
 /** The claim leaves the queue (a waiter giving up, a holder releasing its slot). */
-export async function leaveQueue(taker: Pick<Taker, "dir" | "cls" | "claim" | "clock">): Promise<void> {
+export function leaveQueue(taker: Pick<Taker, "dir" | "cls" | "claim" | "clock">): Promise<SlotState> {
   const id = taker.claim.id;
-  await updateSlots(
-    taker.dir,
-    taker.cls,
+  return change(
+    taker,
     (state) => leave(state, id),
     (state) => !state.holders.some((c) => c.id === id) && !state.waiters.some((c) => c.id === id),
-    taker.clock,
   );
 }
 
+/** The claim joins the queue, taking a slot at once when it may. */
 function join(taker: Taker): Promise<SlotState> {
   const { claim, judge } = taker;
-  return updateSlots(
-    taker.dir,
-    taker.cls,
+  return change(
+    taker,
     (state) => arrive(state, claim, judge, taker.clock.wallNow().toISOString(), taker.remember),
     (state) => viewOf(state, claim.id, judge).present,
-    taker.clock,
   );
 }
 
+/** The claim takes its slot if it still may. */
 function takeNow(taker: Taker): Promise<SlotState> {
   const { claim, judge } = taker;
-  return updateSlots(
-    taker.dir,
-    taker.cls,
+  return change(
+    taker,
     (state) => take(state, claim.id, judge, taker.clock.wallNow().toISOString()),
     (state) => viewOf(state, claim.id, judge).holds,
-    taker.clock,
   );
+}
+
+/** One change of the taker's queue (slot-store.ts: made until `done` holds of the newest version). */
+export function change(
+  taker: Pick<Taker, "dir" | "cls" | "clock">,
+  next: (state: SlotState) => SlotState | null,
+  done: (state: SlotState) => boolean,
+): Promise<SlotState> {
+  return updateSlots(taker.dir, taker.cls, next, done, taker.clock);
 }
 
 /** A wake source that fires when `signal` aborts. */

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { comeBackAt, shortWhy, whyLine } from "../../src/cli/render.js";
 import { renderStatus } from "../../src/cli/status-command.js";
+import { heavyText } from "../../src/dispatch/heavy-activity.js";
 import type { DispatchRow } from "../../src/dispatch/overview.js";
 
 const NOW = Date.parse("2026-11-29T10:00:00Z");
@@ -177,6 +178,43 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
       "  ladder         k3x9qa claude   running   3m12s  20k    codex quota → claude r…",
       "  handing-on     gggggg codex    recorded  3m12s  20k    quota: Quota exceeded …",
     ]);
+  });
+
+  it("says what a dispatch's catherd lock does, in the form of an open tool call, before the tool call itself", () => {
+    const since = "2026-11-29T09:57:50Z";
+    const open = [{ id: "t", label: "$ catherd lock -- npm test", openedAt: since }];
+    const text = renderStatus(
+      [
+        row({
+          name: "waits",
+          heavy: { class: "heavy", state: "waiting", command: "npm test", since, ahead: 3 },
+        }),
+        row({
+          name: "next",
+          heavy: { class: "heavy", state: "waiting", command: "npm test", since, ahead: 0 },
+        }),
+        row({
+          name: "runs",
+          openToolCalls: open,
+          heavy: { class: "heavy", state: "running", command: "npm test", since, ahead: null },
+        }),
+      ],
+      "default",
+      0,
+      NOW,
+    );
+    expect(
+      text
+        .split("\n")
+        .slice(1, 4)
+        .map((l) => l.slice(57)),
+    ).toEqual(["heavy slot: 3 ahead", "heavy slot: next", "heavy 2m10s: npm test"]);
+    expect(heavyText({ class: "heavy", state: "waiting", command: "x", since, ahead: 3 }, NOW)).toBe(
+      "waiting for a heavy slot (3 ahead)",
+    );
+    expect(heavyText({ class: "build", state: "running", command: "make", since, ahead: null }, NOW)).toBe(
+      "running a build command: make, 2m10s",
+    );
   });
 
   it("says so when a run is empty", () => {

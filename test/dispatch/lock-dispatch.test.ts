@@ -134,61 +134,69 @@ describe("a lock under a dispatch", () => {
     expect(show.stdout).toMatch(/waited \d+s for heavy slots/);
   });
 
-  it("ends a waiting lock and a running heavy command with their cancelled dispatches, and frees the slots", async () => {
-    const { home, env: base } = isolatedHome();
-    const env = { ...base, CATHERD_LOCK_SLOTS: "1" };
-    const dir = tempDir();
-    const cmdPidFile = path.join(dir, "heavy-pid");
-    const bRan = path.join(dir, "b-ran");
-    const a = await dispatchScript(
-      env,
-      "runs-heavy",
-      lockWords(`/bin/sh -c 'echo $$ > ${cmdPidFile}; exec sleep 1000'`),
-    );
-    const heavyPid = trackCommand(Number(await waitForLine(cmdPidFile)));
-    const b = await dispatchScript(env, "waits", lockWords(`/bin/touch ${bRan}`));
-    await waitForRow(env, "waits", (r) => r.heavy?.state === "waiting");
-    const rows = await waitForRow(env, "runs-heavy", (r) => r.heavy?.state === "running");
-    expect(rows.heavy?.command).toBe(`/bin/sh -c "echo $$ > ${cmdPidFile}; exec sleep 1000"`);
-    const status = await runCli(["status"], { env });
-    expect(status.stdout).toMatch(/ runs-heavy .* heavy \d+\w*: \/bin\/sh/);
-    expect(status.stdout).toMatch(/ waits .* heavy slot: next\n/);
-    // wait's snapshot (the MCP tool's too) says the same.
-    const waited = await runCli(["wait", "runs-heavy", "waits", "--timeout", "1s", "--json"], { env });
-    expect(waited.code).toBe(124);
-    const doing = (JSON.parse(waited.stdout) as { running: { name: string; doing: string }[] }).running;
-    expect(doing.find((s) => s.name === "waits")?.doing).toBe("waiting for a heavy slot (next)");
-    expect(doing.find((s) => s.name === "runs-heavy")?.doing).toMatch(/^running a heavy command: /);
-    // The heavy command is the dispatch's: in its cgroup (where the machine gives one), carrying its id.
-    const cgroupOf = fs.readFileSync(`/proc/${heavyPid}/cgroup`, "utf8");
-    const environ = fs.readFileSync(`/proc/${heavyPid}/environ`, "utf8").split("\0");
-    expect(environ).toContain(`CATHERD_DISPATCH=${a.dispatchId}`);
-    const locks = [...reportingLocks(a.dir), ...reportingLocks(b.dir)];
-    expect(locks).toHaveLength(2);
-    // The waiter first: cancelling the holder first would hand the waiter its slot.
-    for (const d of [b, a]) {
-      const cancelled = await runCli(["cancel", d.name, "--wait", "--json"], { env, timeoutMs: 30_000 });
-      expect(cancelled.code).toBe(0);
-    }
-    for (const d of [a, b]) {
-      expect(readJson(path.join(d.dir, "record.json"))).toMatchObject({
-        status: "cancelled",
-        reason: "cancelled",
+  // With the dispatch's cgroup where the machine gives one, and with the process group and the sweep alone.
+  it.each([
+    ["its cgroup", {}],
+    ["its group and the sweep", { CATHERD_TEST_ONLY_NO_CGROUP: "1" }],
+  ])(
+    "ends a waiting lock and a running heavy command with their cancelled dispatches (%s), and frees the slots",
+    async (_how, extra) => {
+      const { home, env: base } = isolatedHome();
+      const env = { ...base, ...extra, CATHERD_LOCK_SLOTS: "1" };
+      const dir = tempDir();
+      const cmdPidFile = path.join(dir, "heavy-pid");
+      const bRan = path.join(dir, "b-ran");
+      const a = await dispatchScript(
+        env,
+        "runs-heavy",
+        lockWords(`/bin/sh -c 'echo $$ > ${cmdPidFile}; exec sleep 1000'`),
+      );
+      const heavyPid = trackCommand(Number(await waitForLine(cmdPidFile)));
+      const b = await dispatchScript(env, "waits", lockWords(`/bin/touch ${bRan}`));
+      await waitForRow(env, "waits", (r) => r.heavy?.state === "waiting");
+      const rows = await waitForRow(env, "runs-heavy", (r) => r.heavy?.state === "running");
+      expect(rows.heavy?.command).toBe(`/bin/sh -c "echo $$ > ${cmdPidFile}; exec sleep 1000"`);
+      const status = await runCli(["status"], { env });
+      expect(status.stdout).toMatch(/ runs-heavy .* heavy \d+\w*: \/bin\/sh/);
+      expect(status.stdout).toMatch(/ waits .* heavy slot: next\n/);
+      // wait's snapshot (the MCP tool's too) says the same.
+      const waited = await runCli(["wait", "runs-heavy", "waits", "--timeout", "1s", "--json"], { env });
+      expect(waited.code).toBe(124);
+      const doing = (JSON.parse(waited.stdout) as { running: { name: string; doing: string }[] }).running;
+      expect(doing.find((s) => s.name === "waits")?.doing).toBe("waiting for a heavy slot (next)");
+      expect(doing.find((s) => s.name === "runs-heavy")?.doing).toMatch(/^running a heavy command: /);
+      // The heavy command is the dispatch's: in its cgroup (where the machine gives one), carrying its id.
+      const cgroupOf = fs.readFileSync(`/proc/${heavyPid}/cgroup`, "utf8");
+      const environ = fs.readFileSync(`/proc/${heavyPid}/environ`, "utf8").split("\0");
+      expect(environ).toContain(`CATHERD_DISPATCH=${a.dispatchId}`);
+      const locks = [...reportingLocks(a.dir), ...reportingLocks(b.dir)];
+      expect(locks).toHaveLength(2);
+      // The waiter first: cancelling the holder first would hand the waiter its slot.
+      for (const d of [b, a]) {
+        const cancelled = await runCli(["cancel", d.name, "--wait", "--json"], { env, timeoutMs: 30_000 });
+        expect(cancelled.code).toBe(0);
+      }
+      for (const d of [a, b]) {
+        expect(readJson(path.join(d.dir, "record.json"))).toMatchObject({
+          status: "cancelled",
+          reason: "cancelled",
+        });
+      }
+      const containment = readJson(path.join(a.dir, "exit.json")).containment;
+      if ("CATHERD_TEST_ONLY_NO_CGROUP" in extra) expect(containment).toBe("group+sweep");
+      if (containment === "cgroup") expect(cgroupOf).toContain(a.dispatchId);
+      expect(isAlive(heavyPid)).toBe(false);
+      for (const pid of locks) expect(isAlive(pid), `lock ${pid}`).toBe(false);
+      expect(fs.existsSync(bRan)).toBe(false);
+      const slots = await runCli(["lock", "--status", "--json"], { env });
+      expect(JSON.parse(slots.stdout)).toMatchObject({
+        lock: { classes: [{ class: "heavy", holders: [], waiters: [] }] },
       });
-    }
-    if (readJson(path.join(a.dir, "exit.json")).containment === "cgroup")
-      expect(cgroupOf).toContain(a.dispatchId);
-    expect(isAlive(heavyPid)).toBe(false);
-    for (const pid of locks) expect(isAlive(pid), `lock ${pid}`).toBe(false);
-    expect(fs.existsSync(bRan)).toBe(false);
-    const slots = await runCli(["lock", "--status", "--json"], { env });
-    expect(JSON.parse(slots.stdout)).toMatchObject({
-      lock: { classes: [{ class: "heavy", holders: [], waiters: [] }] },
-    });
-    const next = await runCli(["lock", "--wait", "5s", "--", "/bin/true"], { env });
-    expect(next).toEqual({ code: 0, stdout: "", stderr: "" });
-    expect(fs.existsSync(path.join(home, "locks", "heavy"))).toBe(true);
-  });
+      const next = await runCli(["lock", "--wait", "5s", "--", "/bin/true"], { env });
+      expect(next).toEqual({ code: 0, stdout: "", stderr: "" });
+      expect(fs.existsSync(path.join(home, "locks", "heavy"))).toBe(true);
+    },
+  );
 });
 
 describe("telling agents to use catherd lock", () => {

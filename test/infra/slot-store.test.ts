@@ -12,7 +12,7 @@ import {
 } from "../../src/domain/slots.js";
 import { systemClock } from "../../src/infra/clock.js";
 import { startTimeOf } from "../../src/infra/process-identity.js";
-import { bootId, judgeClaims, pidNamespace, slotProcess } from "../../src/infra/slot-identity.js";
+import { bootId, bootTimeMs, judgeClaims, pidNamespace, slotProcess } from "../../src/infra/slot-identity.js";
 import { readSlots, slotClassDir, slotClasses, updateSlots } from "../../src/infra/slot-store.js";
 import { tempDir } from "../helpers/folders.js";
 
@@ -137,6 +137,21 @@ describe("the slot store", () => {
     );
     expect(left.holders.map((c) => c.id)).toEqual(["b"]);
     expect(left.waiters.map((c) => c.id)).toEqual(["c"]);
+  });
+
+  it("reads a torn newest version last written before this boot as an empty queue, and writes above it", async () => {
+    const dir = slotClassDir(tempDir(), "heavy");
+    await join(dir, "a");
+    await join(dir, "b");
+    const newest = path.join(dir, "state.2.json");
+    // What a power loss leaves of a version that was not yet on disk: an empty file, from the last boot.
+    fs.writeFileSync(newest, "");
+    const before = new Date((bootTimeMs() as number) - 3_600_000);
+    fs.utimesSync(newest, before, before);
+    expect(readSlots(dir)).toEqual({ version: 2, state: EMPTY_SLOTS, file: newest });
+    const after = await join(dir, "c");
+    expect(after.holders.map((c) => c.id)).toEqual(["c"]);
+    expect(readSlots(dir).version).toBe(3);
   });
 
   it("answers a torn or newer version, or a class that is not a folder, with its error and its path", async () => {
