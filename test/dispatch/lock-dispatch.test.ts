@@ -94,10 +94,11 @@ describe("a lock under a dispatch", () => {
     const dir = tempDir();
     const { holder, go } = await holdSlot(env, dir);
     const ran = path.join(dir, "ran");
+    const slotsVar = path.join(dir, "slots-var");
     const d = await dispatchScript(
       env,
       "tests",
-      `echo starting; ${lockWords(`/bin/sh -c 'echo ran > ${ran}'`)}; echo done`,
+      `echo starting; echo "$CATHERD_LOCK_SLOTS" > ${slotsVar}; ${lockWords(`/bin/sh -c 'echo ran > ${ran}'`)}; echo done`,
       ["--idle", "2s"],
     );
     const waiting = await waitForRow(env, "tests", (r) => r.heavy?.state === "waiting");
@@ -129,6 +130,11 @@ describe("a lock under a dispatch", () => {
     expect(record.slotWaitMs).toBeLessThan(60_000);
     expect(readJson(path.join(d.dir, "exit.json")).slotWaitMs).toBe(record.slotWaitMs);
     expect(fs.readFileSync(ran, "utf8")).toBe("ran\n");
+    // The machine's count reached the agent (CATHERD_LOCK_SLOTS is kept), and its lock said so.
+    expect(fs.readFileSync(slotsVar, "utf8")).toBe("1\n");
+    expect(fs.readFileSync(path.join(d.dir, "stderr.log"), "utf8")).toContain(
+      "catherd lock: waiting for a heavy slot: 1 of 1 held, 1 waiting\n",
+    );
     expect(reportingLocks(d.dir)).toEqual([]);
     const show = await runCli(["show", "tests"], { env });
     expect(show.stdout).toMatch(/waited \d+s for heavy slots/);
