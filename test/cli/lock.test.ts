@@ -74,10 +74,13 @@ describe("catherd lock: the slots", () => {
       expect(lines.filter((l) => l === `start ${i}`)).toHaveLength(1);
       expect(lines.filter((l) => l === `end ${i}`)).toHaveLength(1);
     }
-    // Nothing on stdout but the commands' own; at most one line each on stderr, saying it waited.
+    // Nothing on stdout but the commands' own; at most one line each on stderr, saying it waited (behind
+    // earlier waiters a slot may be free for a moment: "1 of 2 held").
     for (const lock of locks) {
       expect(lock.stdout()).toBe("");
-      expect(lock.stderr()).toMatch(/^(catherd lock: waiting for a heavy slot: 2 of 2 held, \d waiting\n)?$/);
+      expect(lock.stderr()).toMatch(
+        /^(catherd lock: waiting for a heavy slot: [12] of 2 held, \d waiting\n)?$/,
+      );
     }
     const [heavy] = await statusOf(env);
     expect(heavy).toMatchObject({ class: "heavy", holders: [], waiters: [] });

@@ -19,8 +19,11 @@ const supervisors: number[] = [];
 
 afterEach(() => {
   for (const pid of supervisors.splice(0)) killPid(pid);
-  expect(reapAll(dispatched.splice(0)), "processes of the dispatches left running").toBe(0);
-  expect(reapLocks(), "locks left running").toBe(0);
+  // Both reaped before either is judged: a failed expectation must not leave the other's processes.
+  const dispatches = reapAll(dispatched.splice(0));
+  const locks = reapLocks();
+  expect(dispatches, "processes of the dispatches left running").toBe(0);
+  expect(locks, "locks left running").toBe(0);
 });
 
 /** The shell words of `catherd lock -- <command…>` as an agent runs it. */
@@ -165,6 +168,8 @@ describe("a lock under a dispatch", () => {
       const status = await runCli(["status"], { env });
       expect(status.stdout).toMatch(/ runs-heavy .* heavy \d+\w*: \/bin\/sh/);
       expect(status.stdout).toMatch(/ waits .* heavy slot: next\n/);
+      const shown = await runCli(["show", "runs-heavy"], { env });
+      expect(shown.stdout).toMatch(/\nrunning a heavy command: \/bin\/sh -c "echo \$\$ > .*, \d+\w*\n/);
       // wait's snapshot (the MCP tool's too) says the same.
       const waited = await runCli(["wait", "runs-heavy", "waits", "--timeout", "1s", "--json"], { env });
       expect(waited.code).toBe(124);
