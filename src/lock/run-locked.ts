@@ -77,13 +77,11 @@ async function lockAndRun(
         );
   const waitingSince = clock.wallNow();
   let said = false;
-  let held = 0;
   try {
     const taken = await takeSlot(taker, {
       waitMs: request.waitMs,
       interrupt: signals.interrupt.signal,
       onView: (view) => {
-        held = view.held;
         if (!said) {
           said = true;
           process.stderr.write(`catherd lock: waiting for ${queueWords(request.cls, view, slots)}\n`);
@@ -98,7 +96,7 @@ async function lockAndRun(
       await leaveQueue(taker);
       return interrupted(signals, request.cls);
     }
-    return await runHolding(request, taker, report, taken.waitedMs, signals, held);
+    return await runHolding(request, taker, report, taken.waitedMs, signals);
   } catch (error) {
     await leaveQueue(taker).catch(() => {});
     throw error;
@@ -114,18 +112,21 @@ async function runHolding(
   report: DispatchReport | null,
   waitedMs: number,
   signals: LockSignals,
-  heldBefore: number,
 ): Promise<LockOutcome> {
-  const command = await startCommand(request.cmd, request.args, signals);
+  const id = taker.claim.id;
+  let held = 0;
+  // The claim names the command before it runs (its gate, run-command.ts): the slot is then held while
+  // either the lock or the command lives.
+  const command = await startCommand(request.cmd, request.args, signals, async (pid, startTime) => {
+    const state = await change(
+      taker,
+      (current) => startedIn(current, id, { pid, startTime }),
+      (current) => current.holders.some((c) => c.id === id && c.command?.pid === pid),
+    );
+    held = viewOf(state, id, taker.judge).held;
+  });
   // A signal between the take and the start went to the wait; the command gets it now.
   if (signals.signal !== null) signalGroup(command.pid, signals.signal);
-  const id = taker.claim.id;
-  const state = await change(
-    taker,
-    (current) => startedIn(current, id, { pid: command.pid, startTime: command.startTime }),
-    (current) => current.holders.some((c) => c.id === id && c.command?.pid === command.pid),
-  ).catch(() => null); // the claim still names its lock: the slot stays held while the lock lives
-  const held = state === null ? heldBefore + 1 : viewOf(state, id, taker.judge).held;
   report?.running(waitedMs, held, taker.claim.slots);
   const exitCode = await command.ended;
   await leaveQueue(taker);

@@ -226,6 +226,11 @@ describe("catherd lock: signals", () => {
     const [shell, child] = (await waitForLine(pidFile)).split(" ").map(Number);
     trackCommand(shell as number);
     trackCommand(child as number);
+    // Until the child has exec'd sleep it runs the shell's code with the shell's trap: a signal then is
+    // caught there and lost at the exec. Signal once it is sleep.
+    await waitFor("the command's child to be sleep", () =>
+      fs.readFileSync(`/proc/${child}/cmdline`, "utf8").startsWith("sleep\0") ? true : undefined,
+    );
     process.kill(lock.pid, "SIGTERM");
     expect(await exitOf(lock)).toEqual({ code: 7, signal: null });
     expect(await waitForFile(got)).toBe("term\n");
