@@ -3,6 +3,7 @@ import type { Backend } from "../src/backends/types.js";
 import type { Crossing } from "../src/domain/budget.js";
 import { type LineFacts, PROGRESS } from "../src/domain/facts.js";
 import type { Spec } from "../src/domain/schemas.js";
+import { NO_SLOTS, observeSlots } from "../src/domain/slot-time.js";
 import type { ErrorKind, ExitReason } from "../src/domain/vocab.js";
 import {
   decide,
@@ -13,6 +14,7 @@ import {
   type WatchState,
 } from "../src/domain/watch.js";
 import { FILES, fileIn } from "../src/folder/layout.js";
+import { isLockReportName } from "../src/folder/lock-reports.js";
 import type { FolderJsonFile } from "../src/folder/read.js";
 import { type FolderJsonBody, writeFolderJson } from "../src/folder/write.js";
 import { LineReader, type ReadResult } from "../src/infra/line-reader.js";
@@ -23,6 +25,7 @@ import { EventTimes } from "./event-times.js";
 import { watchFolder } from "./folder-watch.js";
 import type { SupervisorLog } from "./log.js";
 import type { Resume } from "./resume.js";
+import { SlotReports } from "./slot-reports.js";
 import { SpendWatch } from "./spend-watch.js";
 import { UsageLogReader } from "./usage-log.js";
 
@@ -42,8 +45,9 @@ export const QUIET_POLL_MS = 30_000;
 const USAGE_LOG_POLL_MS = 1000;
 /** A floor under every sleep, so that no slip in the deadline arithmetic can make the loop spin. */
 const MIN_SLEEP_MS = 5;
-/** The files whose change is news: the agent's output and a cancel request. */
-const WATCHED = [FILES.events, FILES.stderr, FILES.cancel] as const;
+/** The files whose change is news: the agent's output, a cancel request, a lock's report (slot-reports.ts). */
+const WATCHED: readonly string[] = [FILES.events, FILES.stderr, FILES.cancel];
+const isWatched = (name: string) => WATCHED.includes(name) || isLockReportName(name);
 
 export interface WatchInput {
   dir: string;
@@ -96,12 +100,14 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   const resume = input.resume;
   let state = initialWatch(resume?.startedAt ?? clock.now());
   if (resume?.stalled === true) state = { ...state, stalled: true };
+  if (resume !== undefined) state = { ...state, slotWaitedMs: resume.slotWaitedMs };
   let threadWritten: string | null = resume?.thread ?? null;
   /** The first poll of an adopted dispatch reads everything the agent wrote unwatched, dated linesAt. */
   let backlogAt: number | null = resume?.linesAt ?? null;
   const spend = new SpendWatch(backend, spec, spec, log);
   const activity = new ActivityWriter(dir, files, (accounts, at) => spend.priced(accounts, at));
   const eventTimes = new EventTimes(fileIn(dir, FILES.eventTimes));
+  const slots = new SlotReports(dir);
   const wallAtStart = resume?.startedAtWall ?? clock.wallNow().getTime();
   const usageLog =
     backend.usageLog === undefined
@@ -130,7 +136,8 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   wake.addEventListener("abort", onWake);
   /** A watched file may have changed since the last poll started (always so without a watch). */
   let sawChange = true;
-  const folder = watchFolder(dir, WATCHED, (name) => {
+  const folder = watchFolder(dir, isWatched, (name) => {
+    if (name === "" || isLockReportName(name)) slots.changed();
     sawChange = true;
     if (wakeOnChange || name === FILES.cancel) sleeping?.abort();
   });
@@ -196,6 +203,9 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
           at: clock.wallNow().toISOString(),
         });
       }
+      const slotted = observeSlots(state, slots.read(now, folder !== null && !folder.broken), now);
+      if (slotted.slotWaitedMs !== state.slotWaitedMs) activity.touch();
+      state = slotted;
       activity.flush(state, now, toWall);
       const cancelRequested = input.interrupt.aborted || fs.existsSync(cancelPath);
       const judged = decide(state, { exited, cancelRequested, budget }, limits, now);
@@ -208,15 +218,20 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
         });
         log("stall", { quietMs: Math.round(verdict.quietMs) });
       } else if (verdict.kind === "stop") {
+        // A wait for a slot still open ends with the watch: the record counts it up to the decision.
         return {
           reason: verdict.reason,
           errorKind: verdict.errorKind,
-          state,
+          state: observeSlots(state, NO_SLOTS, now),
           budget: verdict.reason === "budget" ? budget : null,
         };
       }
       const moving = bytes > 0 || sawChange;
-      const dueAt = Math.min(nextDeadline(state, limits), activity.dueAt() ?? Number.POSITIVE_INFINITY);
+      const dueAt = Math.min(
+        nextDeadline(state, limits),
+        activity.dueAt() ?? Number.POSITIVE_INFINITY,
+        slots.dueAt() ?? Number.POSITIVE_INFINITY,
+      );
       const untilDue = Math.max(
         MIN_SLEEP_MS,
         Math.min(dueAt - clock.now(), usageLog !== null && spend.capped ? USAGE_LOG_POLL_MS : Infinity),

@@ -91,8 +91,9 @@ function packageOf(to: string): string | null {
 
 /**
  * Each layer and the layers of ours it may import besides itself (README, "Layout"): cli → dispatch →
- * folder → backends, infra → domain; the supervisor → folder, backends, infra, domain. src/bin holds the
- * programs' entries, the only files that see both the CLI and the supervisor.
+ * folder → backends, infra → domain; cli → lock → folder, infra, domain; the supervisor → folder,
+ * backends, infra, domain. src/bin holds the programs' entries, the only files that see both the CLI and
+ * the supervisor.
  */
 const LAYERS: Record<string, readonly string[]> = {
   "src/domain": [],
@@ -103,7 +104,17 @@ const LAYERS: Record<string, readonly string[]> = {
   "src/demo": ["src/domain"],
   // The dashboard's page, run by the browser: the CLI's ui server shares its wire types.
   "src/web": ["src/domain"],
-  "src/cli": ["src/domain", "src/backends", "src/infra", "src/folder", "src/dispatch", "src/demo", "src/web"],
+  "src/lock": ["src/domain", "src/infra", "src/folder"],
+  "src/cli": [
+    "src/domain",
+    "src/backends",
+    "src/infra",
+    "src/folder",
+    "src/dispatch",
+    "src/demo",
+    "src/web",
+    "src/lock",
+  ],
   supervisor: ["src/domain", "src/backends", "src/infra", "src/folder"],
   "src/bin": [
     "src/domain",
@@ -239,6 +250,7 @@ describe("architecture", () => {
     const below = [
       "src/web",
       "src/dispatch",
+      "src/lock",
       "src/folder",
       "src/infra",
       "src/domain",

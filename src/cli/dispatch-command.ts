@@ -1,5 +1,6 @@
 import { AGENT_DEFAULTS } from "../backends/common.js";
 import { execBackend } from "../backends/exec.js";
+import { withLockHint } from "../dispatch/request/lock-hint.js";
 import { validateDispatch } from "../dispatch/request/request.js";
 import { startDispatch } from "../dispatch/start-dispatch.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
@@ -209,6 +210,11 @@ export const dispatchCommand: Command<Dispatched> = {
       value: "<cmd|none>",
       description: "the same for every dispatch of the run, remembered in run.json; none removes it",
     },
+    "lock-hint": {
+      type: "boolean",
+      description:
+        "add one line to the brief telling the agent to run test suites and builds through catherd lock",
+    },
   },
   async handler(input, { early, stdinIsOurs }) {
     const request = validateDispatch({
@@ -223,7 +229,11 @@ export const dispatchCommand: Command<Dispatched> = {
       maxParallelBackend: listOption(input, "max-parallel-backend"),
       queue: input.values.queue === true,
       env: listOption(input, "env"),
-      brief: await readBrief(input, stdinIsOurs),
+      brief: withLockHint(
+        await readBrief(input, stdinIsOurs),
+        input.values["lock-hint"] === true,
+        stringOption(input, "backend"),
+      ),
       thread: stringOption(input, "thread"),
       owns: stringOption(input, "owns"),
       idle: stringOption(input, "idle"),

@@ -79,6 +79,8 @@ export interface CommandResult<T> {
   data: T;
   text: string;
   exitCode?: number;
+  /** Nothing to print: the command's output was another program's (`lock` runs one in the foreground). */
+  silent?: boolean;
 }
 
 /** Parses argv strictly: an unknown flag or a missing value is E_INPUT_INVALID (exit 2). */
@@ -188,6 +190,7 @@ export async function executeCommand(
       return 0;
     }
     const result = await command.handler(input, context);
+    if (result.silent === true) return result.exitCode ?? 0;
     process.stdout.write(
       input.json
         ? `${JSON.stringify(result.data)}\n`
@@ -232,9 +235,11 @@ export function usageOf(command: Command<unknown>): string {
   flags.push(
     helpEntry("  --json", command.json === undefined ? "print the result as JSON" : `print ${command.json}`),
   );
-  const line = ["usage: catherd", command.name, command.synopsis, "[options]"]
-    .filter((p) => p !== "")
-    .join(" ");
+  // "[options]" after the synopsis, unless the synopsis places it (before a command given after --).
+  const synopsis = command.synopsis.includes("[options]")
+    ? command.synopsis
+    : `${command.synopsis} [options]`;
+  const line = ["usage: catherd", command.name, synopsis.trim()].join(" ");
   return [line, "", wrap(command.summary, HELP_WIDTH).join("\n"), "", "options:", ...flags].join("\n");
 }
 

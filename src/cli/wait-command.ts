@@ -76,8 +76,9 @@ export const waitCommand: Command<Waited> = {
 /** One line about a dispatch still running: "fix-tests running 3m12s: tool open 40s: cargo build". */
 function snapshotLine(s: RunningSnapshot): string {
   const age = s.secs === null ? "" : ` ${formatDuration(s.secs * 1000)}`;
+  // A heavy slot says more than the tool call that runs `catherd lock`: `doing` names it then.
   const doing =
-    s.openToolCall !== null
+    s.heavy === null && s.openToolCall !== null
       ? `: tool open ${formatDuration(s.openToolCall.openSecs * 1000)}: ${s.openToolCall.label}`
       : s.doing === null
         ? ""

@@ -216,6 +216,11 @@ export const exitFileSchema = loose({
    * that was the last sign of life); null: none. Absent in an exit.json written before it existed.
    */
   kind: errorKindSchema.nullable().optional(),
+  /**
+   * How long the dispatch's locks waited for heavy slots in all (specs/lock.md); null when no supervisor
+   * watched it. Absent in an exit.json written before it existed.
+   */
+  slotWaitMs: ms.nullable().optional(),
 });
 export type ExitFile = z.infer<typeof exitFileSchema>;
 
@@ -386,6 +391,8 @@ export const recordFileSchema = loose({
   /** Its last event as a human line, and when it came (activity.json at the end); null without one. */
   lastEvent: z.string().nullable().optional(),
   lastEventAt: isoTime.nullable().optional(),
+  /** exit.json's `slotWaitMs`: how long the dispatch waited for heavy slots in all (specs/lock.md). */
+  slotWaitMs: ms.nullable().optional(),
 });
 export type RecordFile = z.infer<typeof recordFileSchema>;
 
@@ -404,6 +411,8 @@ export const activityFileSchema = loose({
   usage: usageSchema.optional(),
   costUsd: z.number().nonnegative().nullable().optional(),
   costSource: costSourceSchema.optional(),
+  /** Time waited for heavy slots in the waits that are over: where an adopter's count starts. */
+  slotWaitMs: ms.optional(),
 });
 export type ActivityFile = z.infer<typeof activityFileSchema>;
 

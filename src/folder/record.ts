@@ -129,6 +129,7 @@ async function buildRecord(
     admittedAt: admit?.admittedAt ?? null,
     lastEvent: activity?.lastEvent ?? null,
     lastEventAt: activity?.lastEventAt ?? exit.lastEventAt ?? null,
+    slotWaitMs: exit.slotWaitMs ?? null,
   };
   if (admit?.attempt === undefined && admit?.ladder === undefined) return ended;
   const next = nextStepOf(admit, ended);

@@ -24,13 +24,13 @@ function tempPathFor(target: string): string {
   );
 }
 
-function writeTemp(target: string, data: string | Uint8Array): string {
+function writeTemp(target: string, data: string | Uint8Array, sync = true): string {
   const temp = tempPathFor(target);
   const fd = fs.openSync(temp, "wx", FILE_MODE);
   try {
     fs.fchmodSync(fd, FILE_MODE);
     fs.writeFileSync(fd, data);
-    fs.fsyncSync(fd);
+    if (sync) fs.fsyncSync(fd);
   } catch (error) {
     fs.closeSync(fd);
     fs.rmSync(temp, { force: true });
@@ -53,10 +53,16 @@ export function writeFileAtomic(target: string, data: string | Uint8Array): void
 
 /**
  * Creates `target` with `data` only if it does not exist, atomically: the content is complete before the
- * name appears. Returns false when the file already existed (someone else created it first).
+ * name appears. Returns false when the file already existed (someone else created it first). With
+ * `sync: false` the data is not fsynced first: for a file that a power loss may leave torn, because its
+ * reader knows what to make of one from before the boot (the slot queue).
  */
-export function createFileExclusive(target: string, data: string | Uint8Array): boolean {
-  const temp = writeTemp(target, data);
+export function createFileExclusive(
+  target: string,
+  data: string | Uint8Array,
+  options: { sync?: boolean } = {},
+): boolean {
+  const temp = writeTemp(target, data, options.sync ?? true);
   try {
     fs.linkSync(temp, target);
     return true;

@@ -83,7 +83,18 @@ describe("the MCP SDK's place in the programs", () => {
     expect(holdsSdk(loadedFor("mcp")).length).toBeGreaterThan(0);
     expect(holdsSdk(loadedFor("dispatch"))).toEqual([]);
     expect(holdsSdk(reachable("supervisor.js"))).toEqual([]);
-    for (const verb of ["status", "wait", "result", "logs", "show", "cancel", "clean", "doctor", "guide"]) {
+    for (const verb of [
+      "status",
+      "wait",
+      "result",
+      "logs",
+      "show",
+      "cancel",
+      "clean",
+      "doctor",
+      "guide",
+      "lock",
+    ]) {
       expect(holdsSdk(loadedFor(verb)), verb).toEqual([]);
     }
   });
