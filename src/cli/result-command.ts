@@ -32,7 +32,7 @@ export const resultCommand: Command<ResultData> = {
         : [`chain stopped: ${stopped.stopped}${stopped.message === null ? "" : ` — ${stopped.message}`}`]),
       ...spendLines(record, view.spec),
       ...errorLines(record, systemClock.wallNow().getTime()),
-      ...leftBehindLines(record, view.spec),
+      ...leftBehindLines(record, view.spec, view.admit?.owns ?? []),
       "",
       record.reply ?? "(no reply)",
     ];
