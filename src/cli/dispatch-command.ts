@@ -34,6 +34,7 @@ export interface Dispatched {
 export const dispatchCommand: Command<Dispatched> = {
   name: "dispatch",
   synopsis: `--backend <${BACKEND_IDS.join("|")}>`,
+  positionals: "own",
   summary:
     "Admits a brief (or, for exec, a command after --) into a run and starts its detached supervisor; " +
     "returns once the supervisor is up, or at once when the dispatch waits in the run's queue. The brief " +

@@ -73,6 +73,7 @@ and the values it takes.
 export const guideCommand: Command<{ guide: string }> = {
   name: "guide",
   synopsis: "",
+  positionals: 0,
   summary:
     "How an orchestrating agent uses catherd well: the loop, reading a record, when to queue, when to fall " +
     "back, heavy commands. The MCP server serves the same text as its prompt catherd-guide.",

@@ -47,6 +47,11 @@ export interface Command<T> {
   name: string;
   /** What follows `catherd <name>` in the usage line, before the flags: its positionals (`<name|id|dir>`). */
   synopsis: string;
+  /**
+   * How many arguments it takes before `--`: more are refused (E_INPUT_INVALID) before the handler runs,
+   * never ignored. "own" leaves the check to the handler, whose refusal says where the words belong.
+   */
+  positionals: 0 | 1 | "many" | "own";
   /** What the command does, for `--help`: a paragraph. */
   summary: string;
   /** What `--json` prints, in a few words (`{dispatched: {…}}`); by default the result as JSON. */
@@ -95,8 +100,10 @@ export function parseInput(command: Command<unknown>, argv: readonly string[]): 
   };
   try {
     const { values, positionals } = parseArgs({ args: own, options, allowPositionals: true, strict: true });
+    if (values.help !== true) refuseExtraArguments(command, positionals);
     return { values: values as ParsedInput["values"], positionals, rest, json: values.json === true };
   } catch (error) {
+    if (error instanceof CatherdError) throw error;
     throw (
       flagProblem(command.name, options, own) ??
       new CatherdError("E_INPUT_INVALID", (error as Error).message, {
@@ -105,6 +112,17 @@ export function parseInput(command: Command<unknown>, argv: readonly string[]): 
       })
     );
   }
+}
+
+/** More arguments than the command takes: the first one too many, named. */
+function refuseExtraArguments(command: Command<unknown>, positionals: readonly string[]): void {
+  const most = command.positionals;
+  if (most === "many" || most === "own" || positionals.length <= most) return;
+  const extra = positionals[most] as string;
+  const takes = most === 0 ? "takes no arguments" : `takes one: ${command.synopsis.trim()}`;
+  throw new CatherdError("E_INPUT_INVALID", `unexpected argument ${JSON.stringify(extra)}`, {
+    fix: `catherd ${command.name} ${takes} (catherd ${command.name} --help)`,
+  });
 }
 
 /**

@@ -18,6 +18,7 @@ export interface LockData {
 export const lockCommand: Command<LockData> = {
   name: "lock",
   synopsis: "[options] -- <command> [args…]",
+  positionals: "own",
   summary:
     "Runs the command in one of the machine's slots for heavy commands (test suites, builds): at most <n> of " +
     "a class run at once, served first come, first served. While it waits it says so once on stderr; the " +

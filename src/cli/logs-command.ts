@@ -23,6 +23,7 @@ export interface Logs {
 export const logsCommand: Command<Logs | null> = {
   name: "logs",
   synopsis: "<name|id|dir>",
+  positionals: 1,
   summary:
     "The event stream as human lines (the backend's reading of each event; an exec command's own lines as " +
     "they are), or --raw as the CLI wrote it. --tail gives only the last n lines; --since starts after a " +

@@ -15,6 +15,7 @@ export type ResultData = RecordFile & { attempts: AttemptSummary[] };
 export const resultCommand: Command<ResultData> = {
   name: "result",
   synopsis: "<name|id|dir>",
+  positionals: 1,
   summary:
     "The record of a finished dispatch and its reply; for a chain of attempts (--fallback), the record of " +
     "its last attempt once the chain has ended (E_NOT_RECORDED while it goes on).",

@@ -39,6 +39,7 @@ export interface ShownDispatch {
 export const showCommand: Command<ShownDispatch> = {
   name: "show",
   synopsis: "<name|id|dir>",
+  positionals: 1,
   summary:
     "Everything about one dispatch: admit, spec (secrets redacted), supervisor, process, exit, record, " +
     "and the tail of its events (as human lines) and of its stderr.",

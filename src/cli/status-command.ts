@@ -46,6 +46,7 @@ const STATUS_STYLE: Partial<Record<Status, Style>> = {
 export const statusCommand: Command<{ dispatches: DispatchRow[]; cleanableBytes: number }> = {
   name: "status",
   synopsis: "",
+  positionals: 0,
   summary:
     "One row per dispatch of the run, live ones first. Without --all, recorded dispatches older than a day " +
     "are left out unless their result is unread. A '*' marks a result not yet read with 'catherd result'. " +

@@ -7,6 +7,7 @@ import { type Command, stringOption } from "./kit.js";
 export const uiCommand: Command<{ url: string } | null> = {
   name: "ui",
   synopsis: "",
+  positionals: 0,
   summary:
     "Serves a live dashboard of every run of the home in the browser (specs/ui.md) and prints its address, " +
     "with a token made for this start: catherd ui: http://127.0.0.1:PORT/?token=… It listens on loopback " +

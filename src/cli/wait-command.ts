@@ -19,6 +19,7 @@ export interface Waited {
 export const waitCommand: Command<Waited> = {
   name: "wait",
   synopsis: "[<name|id>…]",
+  positionals: "many",
   summary:
     "Blocks until every named dispatch (default: every live one of the run, and every recorded one whose record was not read yet) has a record, or with --any " +
     "until the first does — for a chain of attempts (--fallback), its last attempt — and prints the records " +

@@ -186,6 +186,53 @@ describe("careless input", () => {
   });
 });
 
+describe("arguments a verb does not take", () => {
+  it.each([
+    [["status", "extra"], /unexpected argument \\?"extra\\?"/, "catherd status takes no arguments"],
+    [["show", "a", "b"], /unexpected argument \\?"b\\?"/, "catherd show takes one"],
+    [
+      ["clean", "--dry-run", "default"],
+      /unexpected argument \\?"default\\?"/,
+      "catherd clean takes no arguments",
+    ],
+  ])("refuses %j, naming the argument and what the verb takes", async (argv, says, fix) => {
+    const { env } = isolatedHome();
+    expectAnswer(await runCli([...argv, "--json"], { env }), {
+      code: 2,
+      error: "E_INPUT_INVALID",
+      says: [says],
+    });
+    expectAnswer(await runCli(argv, { env }), { code: 2, says: [`fix: ${fix}`] });
+  });
+
+  it("says why a program given after -- cannot run: not there, not executable, a folder", async () => {
+    const { home, env } = isolatedHome();
+    const plain = path.join(tempDir(), "script.sh");
+    fs.writeFileSync(plain, "#!/bin/sh\necho hi\n", { mode: 0o644 });
+    for (const [program, why] of [
+      [plain, `${plain} exists but is not executable (chmod +x ${plain})`],
+      ["/no/such/program", "/no/such/program does not exist"],
+      ["/etc", "/etc is a folder, not a program"],
+      ["no-such-program-here", "no-such-program-here is not on PATH"],
+    ] as const) {
+      expectAnswer(await runCli(["dispatch", "--backend", "exec", "--json", "--", program], { env }), {
+        code: 3,
+        error: "E_BACKEND_MISSING",
+        says: [why],
+      });
+    }
+    expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
+  });
+
+  it("answers doctor exec with a line saying there is nothing to check", async () => {
+    const { env } = isolatedHome();
+    expectAnswer(await runCli(["doctor", "exec"], { env: { ...env, NO_COLOR: "1" } }), {
+      code: 0,
+      says: [/ok\s+exec\s+runs the command given after --: nothing to install or check/],
+    });
+  });
+});
+
 describe("what the verbs say", () => {
   it("status --json keeps a recorded dispatch's admission time and last event", async () => {
     const { env } = await homeWithOne();

@@ -11,7 +11,7 @@ import type { Rung } from "../../domain/ladder.js";
 import { accessSchema, backendIdSchema, notifyCommandSchema } from "../../domain/schemas.js";
 import { parseSize } from "../../domain/size.js";
 import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
-import { resolveExecutable } from "../../infra/which.js";
+import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
 import { validateCaps } from "./caps-input.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 
@@ -301,7 +301,7 @@ function parseFallback(values: readonly string[], environment: NodeJS.ProcessEnv
     if (bin === null) {
       throw new CatherdError(
         "E_BACKEND_MISSING",
-        `--fallback ${backend.id}: cannot find the executable ${JSON.stringify(wanted)}`,
+        `--fallback ${backend.id}: cannot run ${JSON.stringify(wanted)}: ${notExecutableBecause(wanted, environment.PATH ?? "")}`,
         {
           fix: `install it, or point ${backend.binEnv} at it (catherd doctor), or leave it out of --fallback`,
         },
@@ -489,9 +489,10 @@ function resolveBin(backend: Backend, raw: RawDispatchInput): { bin: string; ext
   }
   const found = wanted === undefined ? null : resolveExecutable(wanted, raw.environment.PATH ?? "");
   if (found === null) {
+    const program = wanted ?? backend.defaultBin;
     throw new CatherdError(
       "E_BACKEND_MISSING",
-      `${backend.id}: cannot find the executable ${JSON.stringify(wanted ?? backend.defaultBin)}`,
+      `${backend.id}: cannot run ${JSON.stringify(program)}: ${notExecutableBecause(program, raw.environment.PATH ?? "")}`,
       {
         fix:
           backend.command === "args"
