@@ -111,8 +111,9 @@ function chainText(
   return { text: [...earlier, own, ...next].join(" → "), status: last.status };
 }
 
-/** "#2 capacity (cap 3)", "#1 overlap: src/ (fix-tests)", "#1 not before 14:05". */
+/** "#2 capacity (cap 3)", "#1 overlap: src/ (fix-tests)", "#1 not before 14:05", "slurm Licenses (job 12)". */
 export function queuedText(q: NonNullable<DispatchRow["queue"]>): string {
+  if (q.engine !== undefined) return `queued: ${q.engine.name} ${q.engine.reason} (job ${q.engine.jobId})`;
   const place = q.position === null ? "next" : `#${q.position}`;
   const b = q.blocker;
   const why =
@@ -134,6 +135,7 @@ export function queuedText(q: NonNullable<DispatchRow["queue"]>): string {
 function doingOrResult(r: DispatchRow, now: number): { text: string; status: DispatchRow["status"] } {
   if (r.problems.length > 0)
     return { text: `! ${r.problems[0]?.code}: ${r.problems[0]?.message}`, status: null };
+  if (r.undecided !== null) return { text: `? ${r.undecided}`, status: null };
   if (r.state === "recorded" && r.status !== null) {
     if (r.error !== null && !CATHERD_KINDS.has(r.error.kind ?? "") && r.error.kind !== null)
       return { text: shortWhy(r.error, now), status: r.status };

@@ -80,7 +80,8 @@ async function buildRecord(
     ...(exit.kind === undefined ? {} : { kind: exit.kind }),
     endedAtMs: Number.isFinite(endedAtMs) ? endedAtMs : null,
   });
-  const status = exit.reason === "lost" ? "lost" : outcome.status;
+  // Lost is lost whatever the stream said — but for a job its engine ended at its memory limit (kind oom).
+  const status = exit.reason === "lost" && exit.kind !== "oom" ? "lost" : outcome.status;
   const reply = outcome.reply;
   const { changedFiles, patch, worktree, commits } = await dispatchChanges(dir, admit, spec);
   const ended: RecordFile = {
@@ -143,6 +144,8 @@ function recordError(
     message: cleanMessage(exit.error?.message ?? failure?.message ?? exit.reason),
     retryAfter: failure?.retryAfter ?? null,
     tail,
+    // What the engine said of a job it ended (specs/placement.md): carried from exit.json as it is.
+    ...(exit.error?.engine === undefined ? {} : { engine: exit.error.engine }),
   };
 }
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type FolderProbe, inspectDispatch } from "../../src/dispatch/read/inspect.js";
+import type { HostIdentity } from "../../src/domain/host.js";
+import type { LockSight } from "../../src/domain/supervisor-judgement.js";
 import type { FolderJson, FolderJsonFile } from "../../src/folder/read.js";
 import type { FileRead } from "../../src/infra/json-file.js";
 import { FakeClock } from "../helpers/fake-clock.js";
@@ -19,7 +21,12 @@ interface World {
   alive: Record<number, boolean>;
   /** Dispatch ids some live process carries as CATHERD_DISPATCH (an agent whose proc.json never came). */
   carried?: string[];
+  /** supervisor.lock as the reader sees it. */
+  lock?: LockSight;
 }
+
+/** The reader's host: a process recorded without a host (these) counts as its own. */
+const READER: HostIdentity = { name: "reader", bootId: "boot-1", pidNamespace: "4026531836" };
 
 const DISPATCHER = 101;
 const SUPERVISOR = 202;
@@ -48,6 +55,8 @@ function scriptedProbe(before: World, after: World, switchAfter: number): Folder
     },
     exists: (name) => world().files[name] !== undefined,
     isAlive: (pid) => world().alive[pid] === true,
+    host: () => READER,
+    lock: () => world().lock ?? { kind: "missing" },
     carriesDispatch: (dispatchId) => world().carried?.includes(dispatchId) === true,
     birthMs: () => NOW - 60_000,
   };

@@ -213,6 +213,13 @@ function nextRequest(dir: string, admit: AdmitFile, spec: SpecFile | null, step:
     bin: step.bin,
     extraArgs: sameBackend ? asked.extraArgs : [],
     isolation: { worktree: asked.worktree, passEnv: asked.passEnv, keepTmp: asked.keepTmp },
+    // Every attempt of a chain goes where its first went.
+    placement: {
+      placement: admit.placement?.engine ?? "local",
+      runPlacement: null,
+      fromEnvironment: null,
+      slurmOptions: admit.placement?.options ?? [],
+    },
     chain: {
       rungs: step.ladder.rungs,
       retryWithinMs: step.ladder.retryWithinMs,

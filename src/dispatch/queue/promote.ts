@@ -10,7 +10,7 @@ import { hostIdentity } from "../../infra/host-identity.js";
 import { okValue } from "../../infra/json-file.js";
 import type { RunPaths } from "../../infra/paths.js";
 import { startTimeOf } from "../../infra/process-identity.js";
-import { type Asking, LiveSet } from "../admit/live-set.js";
+import { type Asking, engineSightsOf, LiveSet } from "../admit/live-set.js";
 import { underAdmissionLock } from "../admit/lock.js";
 import { readRunFile } from "../admit/run-file.js";
 import { type DispatchView, inspectDispatch } from "../read/inspect.js";
@@ -118,7 +118,7 @@ async function handOverChains(
     const { slots } = current.slotsAndStranded("all", caps);
     const toLaunch = await handOverUnderLock(current.run, plan, slots, caps, clock);
     if (toLaunch !== null) started.push(toLaunch);
-    current = new LiveSet(current.run, clock);
+    current = new LiveSet(current.run, clock, current.sights);
   }
   return { live: current, started, unplanned };
 }
@@ -165,10 +165,11 @@ export async function promoteRun(
     const chains = [...new Set([...live.pendingHandOvers(), ...dueNow.filter(isHandOverDue)])];
     if (!live.hasQueue && chains.length === 0) break;
     const planned = await planHandOvers(chains, clock);
+    const sights = await engineSightsOf(run, clock);
     let promoted: Promoted;
     try {
       promoted = await underAdmissionLock(run, () =>
-        promoteUnderLock(new LiveSet(run, clock), capsOf(readRunFile(run)), clock, planned),
+        promoteUnderLock(new LiveSet(run, clock, sights), capsOf(readRunFile(run)), clock, planned),
       );
     } finally {
       discardPlans(run, planned);

@@ -12,6 +12,7 @@ import { parseSize } from "../../domain/size.js";
 import { type AccessLevel, BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
 import { resolveExecutable } from "../../infra/which.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
+import { type PlacementRequest, parsePlacement } from "./placement.js";
 
 /** The largest brief accepted: larger ones belong in a file in the work tree that the brief names. */
 export const MAX_BRIEF_BYTES = 4 * 1024 * 1024;
@@ -47,6 +48,11 @@ export interface DispatchRequest {
   bin: string;
   extraArgs: string[];
   isolation: IsolationRequest;
+  /**
+   * Where its supervisor runs (specs/placement.md). `placement.placement` is `--placement` as given until
+   * the dispatch use case resolves it (the run's, the environment's, else local) before admission.
+   */
+  placement: PlacementRequest;
   /**
    * `--fallback` and `--retry-within`, and where this attempt stands in its chain (specs/dispatch.md, "The
    * failover ladder"); null for a dispatch given neither (it is attempt 1 of a chain of one).
@@ -97,6 +103,9 @@ export interface RawDispatchInput {
   keepTmp?: boolean | undefined;
   fallback?: string[] | undefined;
   retryWithin?: string | undefined;
+  placement?: string | undefined;
+  runPlacement?: string | undefined;
+  slurmOpt?: string[] | undefined;
   rest: string[];
   environment: NodeJS.ProcessEnv;
 }
@@ -182,6 +191,12 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
       "dispatch without --queue (and again on E_ADMIT_CAPACITY or E_ADMIT_OVERLAP), or drop --pass-env",
     );
   }
+  const placement = parsePlacement({
+    placement: raw.placement,
+    runPlacement: raw.runPlacement,
+    slurmOptions: raw.slurmOpt,
+    environment: raw.environment,
+  });
   const rungs = parseFallback(raw.fallback ?? [], raw.environment);
   const retryWithinMs =
     raw.retryWithin === undefined ? null : parseDuration("--retry-within", raw.retryWithin);
@@ -215,6 +230,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     bin,
     extraArgs,
     isolation,
+    placement,
     chain,
   };
 }
