@@ -8,7 +8,7 @@ import { readFolderJson } from "../src/folder/read.js";
 import { FILE_MODE } from "../src/infra/atomic.js";
 import { type Clock, systemClock } from "../src/infra/clock.js";
 import { okValue } from "../src/infra/json-file.js";
-import { programFile, WHEN_RELEASED_FLAG } from "../src/infra/programs.js";
+import { IN_ENGINE_JOB_FLAG, programFile, WHEN_RELEASED_FLAG } from "../src/infra/programs.js";
 import { waitUntil, wakeWhenSettled } from "../src/infra/wait-until.js";
 import type { SupervisorLog } from "./log.js";
 import { ownPlacement } from "./placed.js";
@@ -133,6 +133,8 @@ function spawnPromoter(
     programFile("promoter", import.meta.url),
     runDir,
     ...(whenReleased ? [WHEN_RELEASED_FLAG] : []),
+    // In an engine's job, a local supervisor it started would end with the job.
+    ...(ownPlacement(dir) === null ? [] : [IN_ENGINE_JOB_FLAG]),
   ];
   const child = spawn(process.execPath, args, {
     detached: true,

@@ -392,6 +392,42 @@ describe.skipIf(cluster === null).concurrent("dispatch --placement slurm on a re
     }
   });
 
+  it("leaves a local dispatch queued behind a job to a reader on its host, never starting it in the job", async ({
+    expect,
+  }) => {
+    const { env } = home();
+    const go = path.join(tempDir(), "go");
+    const job = await dispatch(env, ["--max-parallel", "1", ...execArgs([{ waitFor: go }, { exit: 0 }])]);
+    const local = jsonOf<{ dispatched: Dispatched }>(
+      await runCli(["dispatch", "--json", "--queue", "--placement", "local", ...execArgs([{ exit: 0 }])], {
+        env,
+      }),
+      "dispatch --queue",
+    ).dispatched;
+    try {
+      fs.writeFileSync(go, "");
+      // The job's supervisor records, and its promoter (started with --in-engine-job) ends.
+      await waitForJson(path.join(job.dir, "record.json"), 60_000);
+      await eventually("the job's promoter ended", () =>
+        /"event":"promoter".*"ended":"exit code 0"/.test(
+          fs.readFileSync(path.join(job.dir, "supervisor.log"), "utf8"),
+        )
+          ? true
+          : undefined,
+      );
+      expect(fs.existsSync(path.join(local.dir, "promoted.json"))).toBe(false);
+      // A reader here promotes it: it runs on this host.
+      await runCli(["status"], { env });
+      expect(await waitForJson(path.join(local.dir, "record.json"), 60_000)).toMatchObject({ status: "ok" });
+      expect(readJson(path.join(local.dir, "promoted.json"))).toMatchObject({
+        by: { pid: expect.any(Number) },
+      });
+    } finally {
+      fs.writeFileSync(go, "");
+      expect(reapAll([job.dispatchId, local.dispatchId]), "processes left running").toBe(0);
+    }
+  });
+
   it("records a dispatch the engine refuses spawn-failed, in sbatch's words", async ({ expect }) => {
     const { env, home: h } = home();
     const result = await runCli(
