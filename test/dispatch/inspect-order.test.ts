@@ -41,6 +41,9 @@ const admit = {
 const supervisor = { pid: SUPERVISOR, startTime: "2", startedAt: ADMITTED };
 const proc = { pid: AGENT, pgid: AGENT, startTime: "3" };
 const spec = { dispatchId: "d-order", backend: "exec", cmd: "agent" };
+const ELSEWHERE: HostIdentity = { name: "box", bootId: "boot-1", pidNamespace: "4026532999" };
+const supervisorElsewhere = { ...supervisor, host: ELSEWHERE };
+const procElsewhere = { ...proc, host: ELSEWHERE };
 const exit = { reason: "completed" };
 const record = { status: "ok" };
 
@@ -127,6 +130,26 @@ const handOvers: Array<{ name: string; before: World; after: World; allowed: str
       alive: {},
     },
     allowed: ["exited", "recorded"],
+  },
+  {
+    // Elsewhere the lock stands for the process: it is released only after the record.
+    name: "a supervisor in another PID namespace writes exit.json and record.json, then releases its lock",
+    before: {
+      files: { "admit.json": admit, "supervisor.json": supervisorElsewhere, "proc.json": procElsewhere },
+      alive: {},
+      lock: { kind: "held", ageMs: 1000 },
+    },
+    after: {
+      files: {
+        "admit.json": admit,
+        "supervisor.json": supervisorElsewhere,
+        "proc.json": procElsewhere,
+        "exit.json": exit,
+        "record.json": record,
+      },
+      alive: {},
+    },
+    allowed: ["running", "exited", "recorded"],
   },
 ];
 
