@@ -1,13 +1,10 @@
-import { execFile } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { hostIdentity } from "../../src/infra/host-identity.js";
-import { resolveExecutable } from "../../src/infra/which.js";
 import { dispatchedOf, fakeDispatchArgs, isolatedHome, runCli } from "../helpers/cli.js";
-import { CLI_MAIN, readJson, reapAll, tempDir } from "../helpers/folders.js";
+import { readJson, reapAll, tempDir } from "../helpers/folders.js";
+import { otherNamespaceUnavailable, runInOtherNamespace } from "../helpers/other-namespace.js";
 import { isAlive, killPid } from "../helpers/processes.js";
 import { waitFor, waitForJson } from "../helpers/wait.js";
 
@@ -16,15 +13,7 @@ import { waitFor, waitForJson } from "../helpers/wait.js";
 // none of our processes. specs/placement.md, "Identity across hosts": such a reader judges the supervisor
 // by its lock only (hostRelation `other`, no engine for a local dispatch), and never signals a pid of ours.
 
-const unshare = resolveExecutable("unshare", process.env.PATH ?? "");
-const why =
-  process.platform !== "linux"
-    ? "PID namespaces are Linux's"
-    : process.getuid?.() !== 0
-      ? "unshare --pid needs root"
-      : unshare === null
-        ? "unshare (util-linux) is not installed"
-        : null;
+const why = otherNamespaceUnavailable();
 if (why !== null) console.warn(`skipping the foreign-namespace reader tests: ${why}`);
 
 const dispatched: string[] = [];
@@ -34,22 +23,6 @@ afterEach(() => {
   for (const pid of supervisors.splice(0)) killPid(pid);
   expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
 });
-
-/** Runs `catherd <args>` in a PID and UTS namespace of its own, with a /proc of its own. */
-async function runInOtherNamespace(args: string[], env: NodeJS.ProcessEnv) {
-  const argv = ["--pid", "--uts", "--fork", "--mount-proc", process.execPath, CLI_MAIN, ...args];
-  try {
-    const { stdout, stderr } = await promisify(execFile)(unshare as string, argv, {
-      env,
-      cwd: os.tmpdir(),
-      timeout: 20_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? null, stdout: e.stdout ?? "", stderr: e.stderr ?? String(error) };
-  }
-}
 
 describe.skipIf(why !== null)("a reader in another PID namespace", () => {
   it("records the hosts of the dispatcher, the supervisor and the agent", async () => {
@@ -74,10 +47,10 @@ describe.skipIf(why !== null)("a reader in another PID namespace", () => {
     const d = await dispatch(env, [{ waitFor: go }, { out: "done" }, { exit: 0 }]);
     const proc = await waitForJson(path.join(d.dir, "proc.json"));
 
-    const status = await runInOtherNamespace(["status", "--json"], env);
+    const status = await runInOtherNamespace(["status", "--json"], { env });
     expect(status.code, status.stderr).toBe(0);
     expect(rowOf(status.stdout, d.dispatchId)).toMatchObject({ state: "running", undecided: null });
-    const show = await runInOtherNamespace(["show", d.dir, "--json"], env);
+    const show = await runInOtherNamespace(["show", d.dir, "--json"], { env });
     expect(JSON.parse(show.stdout).dispatch).toMatchObject({ state: "running", duty: null });
     expect(fs.existsSync(path.join(d.dir, "exit.json"))).toBe(false);
     expect(fs.existsSync(path.join(d.dir, "record.json"))).toBe(false);
@@ -94,7 +67,7 @@ describe.skipIf(why !== null)("a reader in another PID namespace", () => {
     const { env } = isolatedHome();
     const d = await dispatch(env, [{ out: "working" }, { hang: true }]);
     await waitForJson(path.join(d.dir, "proc.json"));
-    const cancel = await runInOtherNamespace(["cancel", d.dir, "--wait", "--json"], env);
+    const cancel = await runInOtherNamespace(["cancel", d.dir, "--wait", "--json"], { env });
     expect(cancel.code, cancel.stderr).toBe(0);
     expect(JSON.parse(cancel.stdout).cancelled).toMatchObject({ state: "recorded", status: "cancelled" });
     expect(readJson(path.join(d.dir, "record.json"))).toMatchObject({
@@ -119,7 +92,7 @@ describe.skipIf(why !== null)("a reader in another PID namespace", () => {
     const minuteAgo = new Date(Date.now() - 60_000);
     fs.utimesSync(lock, minuteAgo, minuteAgo);
 
-    const status = await runInOtherNamespace(["status", "--json"], env);
+    const status = await runInOtherNamespace(["status", "--json"], { env });
     expect(status.code, status.stderr).toBe(0);
     expect(rowOf(status.stdout, d.dispatchId)).toMatchObject({
       state: "unknown",

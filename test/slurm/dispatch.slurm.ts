@@ -1,14 +1,13 @@
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { describe, inject, it } from "vitest";
 import { readJob } from "../../src/infra/slurm/job.js";
-import { resolveExecutable } from "../../src/infra/which.js";
 import { type CliResult, isolatedHome, runCli } from "../helpers/cli.js";
-import { CLI_MAIN, FAKE_AGENT, ROOT, readJson, reapAll, tempDir } from "../helpers/folders.js";
+import { FAKE_AGENT, ROOT, readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { stdioSession } from "../helpers/mcp-stdio.js";
+import { otherNamespaceUnavailable, runInOtherNamespace } from "../helpers/other-namespace.js";
 import { isAlive, killPid } from "../helpers/processes.js";
 import { waitForJson } from "../helpers/wait.js";
 import { eventually } from "./poll.js";
@@ -20,7 +19,7 @@ import { eventually } from "./poll.js";
 
 const provided = inject("slurm");
 const cluster = "cluster" in provided ? provided.cluster : null;
-const unshare = resolveExecutable("unshare", process.env.PATH ?? "");
+const otherNamespace = otherNamespaceUnavailable();
 
 interface Dispatched {
   dispatchId: string;
@@ -120,26 +119,6 @@ interface Row {
 async function statusRows(env: NodeJS.ProcessEnv, runner = runCli): Promise<Row[]> {
   const result = await runner(["status", "--json"], { env, timeoutMs: 60_000 });
   return jsonOf<{ dispatches: Row[] }>(result, "status").dispatches;
-}
-
-/** Runs `catherd <args>` in a PID and UTS namespace of its own (another host, as far as pids go). */
-async function inOtherNamespace(
-  args: readonly string[],
-  options: { env?: NodeJS.ProcessEnv } = {},
-): Promise<CliResult> {
-  const env = options.env ?? process.env;
-  const argv = ["--pid", "--uts", "--fork", "--mount-proc", process.execPath, CLI_MAIN, ...args];
-  try {
-    const { stdout, stderr } = await promisify(execFile)(unshare as string, argv, {
-      env,
-      cwd: os.tmpdir(),
-      timeout: 60_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? null, stdout: e.stdout ?? "", stderr: e.stderr ?? String(error) };
-  }
 }
 
 describe.skipIf(cluster === null).concurrent("dispatch --placement slurm on a real cluster", () => {
@@ -325,7 +304,7 @@ describe.skipIf(cluster === null).concurrent("dispatch --placement slurm on a re
     }
   });
 
-  it.skipIf(unshare === null)(
+  it.skipIf(otherNamespace !== null)(
     "is judged from another PID and UTS namespace by its lock, then its engine, and never signalled from there",
     async ({ expect }) => {
       const { env } = home();
@@ -334,7 +313,7 @@ describe.skipIf(cluster === null).concurrent("dispatch --placement slurm on a re
         const supervisor = await waitForJson(path.join(d.dir, "supervisor.json"), 60_000);
         const proc = await waitForJson(path.join(d.dir, "proc.json"), 60_000);
         const rowThere = async () =>
-          (await statusRows(env, inOtherNamespace)).find((r) => r.dispatchId === d.dispatchId);
+          (await statusRows(env, runInOtherNamespace)).find((r) => r.dispatchId === d.dispatchId);
         // Its lock is fresh: running.
         expect(await rowThere()).toMatchObject({ state: "running" });
         // Its lock's last refresh a minute ago: the engine says the job runs, so it does.
