@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { describe, inject, it } from "vitest";
+import { jobPhase } from "../../src/domain/slurm-states.js";
 import { readJob } from "../../src/infra/slurm/job.js";
 import { type CliResult, isolatedHome, runCli } from "../helpers/cli.js";
 import { FAKE_AGENT, ROOT, readJson, reapAll, tempDir } from "../helpers/folders.js";
@@ -10,7 +11,7 @@ import { stdioSession } from "../helpers/mcp-stdio.js";
 import { otherNamespaceUnavailable, runInOtherNamespace } from "../helpers/other-namespace.js";
 import { isAlive, killPid } from "../helpers/processes.js";
 import { waitForJson } from "../helpers/wait.js";
-import { eventually } from "./poll.js";
+import { eventually, untilJob } from "./poll.js";
 
 // `catherd dispatch --placement slurm` end to end on the real one-node cluster (test/slurm/cluster.setup.ts,
 // licenses codex:1, claude-code:2, gemini:3): the real CLI, the real engine, the folder the only channel
@@ -297,6 +298,13 @@ describe.skipIf(cluster === null).concurrent("dispatch --placement slurm on a re
           },
         },
       });
+      // Once the job has ended its supervisor has said all it will: one record, by it.
+      await untilJob(
+        d.placement?.jobId ?? "",
+        "ended",
+        (r) => r.kind === "known" && jobPhase(r.job.state) === "ended",
+        slurmEnv,
+      );
       const log = fs.readFileSync(path.join(d.dir, "supervisor.log"), "utf8");
       expect(log.match(/"event":"recorded"/g)).toHaveLength(1);
     } finally {
