@@ -4,6 +4,7 @@ import type { Backend } from "../src/backends/types.js";
 import { SPEC_DEFAULTS } from "../src/domain/defaults.js";
 import { asCatherdError, CatherdError, isCatherdError, stackOf } from "../src/domain/errors.js";
 import type { Spec } from "../src/domain/schemas.js";
+import { SUPERVISOR_LOCK_STALE_MS } from "../src/domain/supervisor-judgement.js";
 import { agentDispatchId } from "../src/folder/ids.js";
 import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
 import { readFolderJson } from "../src/folder/read.js";
@@ -18,19 +19,14 @@ import type { SupervisorDeps } from "./deps.js";
 import type { Ending } from "./exit-file.js";
 import { finish, type Origin, type Watched } from "./finish.js";
 import { fileLog, type SupervisorLog } from "./log.js";
+import { endingOfOwnJob, notePlacementNode, ownPlacement } from "./placed.js";
 import { resumePoint } from "./resume.js";
 import { type Adoption, takeOver } from "./take-over.js";
 import { pauseAt } from "./test-hooks.js";
 import { type WatchInput, watchAgent } from "./watch-loop.js";
 import { prepareWorkplace } from "./workplace.js";
 
-/**
- * How long a supervisor lock survives a frozen holder before another may take it over. The lock is
- * refreshed every half of this, and each refresh wakes a quiet supervisor: longer is cheaper. It delays
- * only a second `catherd supervise` of a folder whose supervisor died before starting its agent; readers
- * judge a supervisor by its pid and start time, never by its lock, and an adopter removes a dead one's.
- */
-export const SUPERVISOR_LOCK_STALE_MS = 30_000;
+export { SUPERVISOR_LOCK_STALE_MS };
 
 /**
  * Supervises the dispatch in `dir` from start to record (specs/supervisor.md), or adopts it when its agent
@@ -123,6 +119,9 @@ async function supervise(dir: string, deps: SupervisorDeps, log: SupervisorLog, 
     },
     files,
   );
+  // Placed by an engine: the job now has its node, which placement.json says from here on.
+  const placement = ownPlacement(dir);
+  if (placement !== null) notePlacementNode(dir, placement, deps, log);
 
   let watched: Watched | null = null;
   let ending: Ending;
@@ -235,7 +234,7 @@ async function watchToEnding(input: WatchInput): Promise<Ending> {
   const signalled = interrupt.aborted && watched.reason === "cancelled" ? String(interrupt.reason) : null;
   const budget = watched.budget;
   log("decided", { reason: watched.reason, ...(budget === null ? {} : { budget: budget.message }) });
-  return {
+  const ending: Ending = {
     reason: watched.reason,
     kind: watched.errorKind,
     state: watched.state,
@@ -245,6 +244,24 @@ async function watchToEnding(input: WatchInput): Promise<Ending> {
         : signalled === null
           ? null
           : { code: "E_SUPERVISOR_SIGNALLED", message: `the supervisor received ${signalled}` },
+  };
+  // A signal in a job an engine placed may be the engine ending the job (specs/placement.md): its words
+  // say how, and the dispatch is recorded so, whichever of the supervisor and its agent it reached first.
+  const agentSignalled = watched.reason === "exited" && input.child.exit?.signal != null;
+  const placement = signalled !== null || agentSignalled ? ownPlacement(input.dir) : null;
+  if (placement === null) return ending;
+  const engine = await endingOfOwnJob(input.dir, placement, input.deps.clock);
+  if (engine === null) return ending;
+  log("engine-ended", { jobId: placement.jobId, state: engine.state, words: engine.words });
+  return {
+    reason: engine.reason,
+    kind: engine.kind === "oom" ? "oom" : null,
+    state: watched.state,
+    error: {
+      code: signalled === null ? engine.code : "E_SUPERVISOR_SIGNALLED",
+      message: engine.words,
+      engine: { name: placement.engine, jobId: placement.jobId, state: engine.state, words: engine.words },
+    },
   };
 }
 

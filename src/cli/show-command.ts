@@ -109,6 +109,13 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
   for (const p of d.problems) out.push(paint(`! ${p.code}: ${p.message}`, "red"));
   if (d.queue !== null) out.push(`${queuedText(d.queue)}, since ${d.queue.since}`);
   if (d.heavy !== null) out.push(heavyText(d.heavy, Date.now()));
+  if (d.undecided !== null) out.push(`? ${d.undecided}`);
+  if (d.placement !== null) {
+    const p = d.placement;
+    out.push(
+      `placed: ${p.engine} job ${p.jobId}${p.cluster === null ? "" : ` on cluster ${p.cluster}`}, submitted ${p.submittedAt}${p.node === null ? "" : `, node ${p.node}`}`,
+    );
+  }
   if (d.admit !== null) {
     head("admitted");
     out.push(

@@ -135,8 +135,9 @@ function chainText(
   return { text: `${last.text}${next}${earlier.join("")}`, status: last.status };
 }
 
-/** "queued #2: run at cap 3", "queued #1: overlaps fix-tests (…/src/)", "queued #1: until 14:05". */
+/** "queued #2: run at cap 3", "queued #1: overlaps fix-tests (…/src/)", "queued #1: until 14:05", "queued: slurm Licenses (job 12)". */
 export function queuedText(q: NonNullable<DispatchRow["queue"]>): string {
+  if (q.engine !== undefined) return `queued: ${q.engine.name} ${q.engine.reason} (job ${q.engine.jobId})`;
   const place = q.position === null ? "next" : `#${q.position}`;
   const b = q.blocker;
   const why =
@@ -180,6 +181,7 @@ function problemText(r: DispatchRow): string {
  */
 function doingOrResult(r: DispatchRow, now: number): { text: string; status: DispatchRow["status"] } {
   if (r.problems.length > 0) return { text: problemText(r), status: null };
+  if (r.undecided !== null) return { text: `? ${r.undecided}`, status: null };
   if (r.state === "recorded" && r.status !== null) {
     if (r.error !== null && !CATHERD_KINDS.has(r.error.kind ?? "") && r.error.kind !== null)
       return { text: shortWhy(r.error, now), status: r.status };

@@ -26,6 +26,7 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
     unread: false,
     queue: null,
     problems: [],
+    undecided: null,
     error: null,
     attempt: 1,
     earlier: [],
