@@ -3,7 +3,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CatherdError } from "../src/domain/errors.js";
-import { isDispatchFolder } from "../src/folder/layout.js";
+import { recordHeadline, whyLine } from "../src/domain/record-words.js";
+import { FILES, isDispatchFolder } from "../src/folder/layout.js";
+import { readFolderJson } from "../src/folder/read.js";
+import { okValue } from "../src/infra/json-file.js";
 import { STANDBY_FLAG } from "../src/infra/programs.js";
 import { reportError } from "../src/infra/report-error.js";
 import { systemDeps } from "./deps.js";
@@ -26,7 +29,10 @@ options:
  * SIGHUP stop the agent and record the dispatch `cancelled`; after SIGINT (Ctrl-C on a foreground
  * `catherd supervise`) the exit code is 130, as for every command.
  */
-export async function superviseMain(args: readonly string[]): Promise<number> {
+export async function superviseMain(
+  args: readonly string[],
+  options: { announce?: boolean } = {},
+): Promise<number> {
   if (args.includes("--help") || args.includes("-h")) {
     process.stdout.write(`${SUPERVISE_USAGE}\n`);
     return 0;
@@ -57,7 +63,9 @@ export async function superviseMain(args: readonly string[]): Promise<number> {
   // The supervisor runs detached; a write to a closed stdout/stderr must not kill it.
   process.stdout.on("error", () => {});
   process.stderr.on("error", () => {});
-  const code = await superviseDispatch(dir, systemDeps(), interrupt.signal);
+  const deps = systemDeps();
+  const code = await superviseDispatch(dir, deps, interrupt.signal);
+  if (options.announce === true) announceRecord(dir, json, deps.clock.now());
   if (interrupt.signal.reason !== "SIGINT") return code;
   return reportError(
     new CatherdError("E_INTERRUPTED", `the supervisor of ${dir} was interrupted (SIGINT)`, {
@@ -65,6 +73,22 @@ export async function superviseMain(args: readonly string[]): Promise<number> {
     }),
     json,
   );
+}
+
+/**
+ * `catherd supervise` in the foreground says how the dispatch ended, as `result` heads it: its record's
+ * line, and its error's ("error: spawn — cannot run …"); with --json, `{record}`. The detached supervisor
+ * says nothing: its stdout is supervisor.out, which stays empty unless it crashes.
+ */
+function announceRecord(dir: string, json: boolean, nowMs: number): void {
+  const record = okValue(readFolderJson(dir, FILES.record));
+  if (record === null) return;
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ record })}\n`);
+    return;
+  }
+  const error = record.error === null ? "" : `\nerror: ${whyLine(record.error, nowMs)}`;
+  process.stdout.write(`${recordHeadline(record)}${error}\n`);
 }
 
 /**

@@ -4,21 +4,11 @@ import { cleanableBytes } from "../dispatch/read/cleanable.js";
 import { heavyCell } from "../dispatch/read/heavy-activity.js";
 import type { DispatchRow } from "../dispatch/read/rows.js";
 import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean.js";
+import { statusWords } from "../domain/record-words.js";
 import type { DispatchState, Status } from "../domain/vocab.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION } from "./kit.js";
-import {
-  age,
-  bytes,
-  cell,
-  count,
-  paint,
-  type Style,
-  shortWhy,
-  statusWords,
-  tableWidth,
-  WIDTH,
-} from "./render.js";
+import { age, bytes, cell, count, paint, type Style, shortWhy, tableWidth, WIDTH } from "./render.js";
 import { runPathsOf } from "./resolve.js";
 
 const RECENT_MS = 24 * 3_600_000;

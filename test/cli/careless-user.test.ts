@@ -267,6 +267,39 @@ describe("what the verbs say", () => {
     expect(shown.stdout).not.toMatch(/\d ms\b|default ms/);
   });
 
+  it("answers help --json with the verbs as data, and help as text says which verbs take --json", async () => {
+    const json = await runCli(["help", "--json"]);
+    expect(json.code).toBe(0);
+    const { verbs } = JSON.parse(json.stdout) as {
+      verbs: { verb: string; synopsis: string; summary: string }[];
+    };
+    expect(verbs.map((v) => v.verb)).toEqual(
+      expect.arrayContaining(["dispatch", "status", "lock", "ui", "help"]),
+    );
+    expect(verbs.every((v) => v.summary !== "")).toBe(true);
+    const text = await runCli(["help"]);
+    expectAnswer(text, {
+      code: 0,
+      says: ["catherd dispatch --backend <b>", "--json (supervise: its errors)"],
+    });
+    expect(text.stdout).not.toContain("Every command takes --json");
+  });
+
+  it("has supervise in the foreground print its record's line, a spawn failure with its error (exit 0: the folder was handled)", async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, "spec.json"), JSON.stringify({ cmd: "/no/such/program", args: [] }));
+    const failed = await runCli(["supervise", dir], { timeoutMs: 30_000 });
+    expectAnswer(failed, {
+      code: 0,
+      says: [/^\(by hand\) \S+ failed \(spawn-failed\)/m, /^error: .*\/no\/such\/program/m],
+    });
+    const fine = tempDir();
+    fs.writeFileSync(path.join(fine, "spec.json"), JSON.stringify({ cmd: "true", args: [] }));
+    const ok = await runCli(["supervise", fine, "--json"], { timeoutMs: 30_000 });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ record: { status: "ok" } });
+  });
+
   it("answers supervise --help with its usage, writing nothing", async () => {
     const cwd = tempDir();
     const result = await runCli(["supervise", "--help"], { cwd });
