@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CliResult, dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, reapAll, tempDir } from "../helpers/folders.js";
+import { cgroupsOf, isAlive, killPid } from "../helpers/processes.js";
 import { waitFor, waitForFile } from "../helpers/wait.js";
 
 // What a new user trips on, tried as one would: careless input, broken homes, the words of each answer.
@@ -104,6 +105,31 @@ describe("a dispatch folder that cannot be read", () => {
       error: "E_IO_READ",
       says: [path.join(dir, "events.jsonl")],
     });
+  });
+});
+
+describe("nothing left behind", () => {
+  it("removes a dispatch's cgroups when a reader records it lost, in every hierarchy", async () => {
+    const { env } = isolatedHome();
+    const d = dispatchedOf(
+      await runCli(["dispatch", "--backend", "exec", "--name", "doomed", "--json", "--", "sleep", "60"], {
+        env,
+      }),
+    );
+    dispatched.push(d.dispatchId);
+    const proc = JSON.parse(await waitForFile(path.join(d.dir, "proc.json"), 20_000)) as { pid: number };
+    const supervisor = JSON.parse(fs.readFileSync(path.join(d.dir, "supervisor.json"), "utf8")) as {
+      pid: number;
+    };
+    // The agent is spawned into its cgroups: proc.json is written after the spawn.
+    const contained = cgroupsOf(d.dispatchId);
+    for (const pid of [supervisor.pid, proc.pid]) killPid(pid);
+    await waitFor("the supervisor and its agent to die", () =>
+      [supervisor.pid, proc.pid].some(isAlive) ? undefined : true,
+    );
+    const status = await runCli(["status", "--json"], { env });
+    expect(JSON.parse(status.stdout).dispatches[0]).toMatchObject({ name: "doomed", status: "lost" });
+    if (contained.length > 0) expect(cgroupsOf(d.dispatchId)).toEqual([]);
   });
 });
 
