@@ -114,6 +114,13 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     return d;
   }
 
+  /**
+   * Waits until `selector` matches `n` elements: the table and the timeline are drawn apart (the timeline
+   * at most four times a second), so one may show a change a frame before the other.
+   */
+  const countReaches = (page: Page, selector: string, n: number) =>
+    untilInPage(page, `document.querySelectorAll(${JSON.stringify(selector)}).length === ${n}`, DEADLINE);
+
   const row = (page: Page, name: string) =>
     page.locator("tr.dispatch-row", { has: page.locator(`td.name a:text-is("${name}")`) });
 
@@ -183,8 +190,8 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     for (const r of waited.records) dispatched.push(r.dispatchId);
     const last = waited.records.find((r) => r.name === "ladder")?.dispatchId;
     const page = await openPage("/runs/chains");
-    await page.waitForSelector("rect.bar", { timeout: DEADLINE });
-    expect(await page.locator("rect.bar").count()).toBe(4);
+    await countReaches(page, "rect.bar", 4);
+    await countReaches(page, "tr.dispatch-row", 3);
     expect(await page.locator("line.join").count()).toBe(1);
     expect(await page.locator("line.join").getAttribute("data-chain")).toBe(first.dispatchId);
     expect(await page.locator(`g.bar-group[data-id="${last}"] rect.bar`).getAttribute("class")).toContain(
@@ -239,7 +246,7 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     await row(page, "builder")
       .locator('td.doing:has-text("cargo build --release")')
       .waitFor({ timeout: DEADLINE });
-    expect(await page.locator("rect.bar").count()).toBe(5);
+    await countReaches(page, "rect.bar", 5);
     expect(await page.locator("tr.dispatch-row").first().getAttribute("data-id")).toBe(builder.dispatchId);
     await screenshot(page, "run");
     fs.writeFileSync(go, "");
