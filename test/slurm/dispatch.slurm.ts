@@ -6,6 +6,7 @@ import { describe, inject, it } from "vitest";
 import { jobPhase } from "../../src/domain/slurm-states.js";
 import { readJob } from "../../src/infra/slurm/job.js";
 import { type CliResult, isolatedHome, runCli } from "../helpers/cli.js";
+import { fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { FAKE_AGENT, ROOT, readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { stdioSession } from "../helpers/mcp-stdio.js";
 import { otherNamespaceUnavailable, runInOtherNamespace } from "../helpers/other-namespace.js";
@@ -412,6 +413,60 @@ describe.skipIf(cluster === null).concurrent("dispatch --placement slurm on a re
     } finally {
       fs.writeFileSync(go, "");
       expect(reapAll([job.dispatchId, local.dispatchId]), "processes left running").toBe(0);
+    }
+  });
+
+  it("leaves a chain's timed retry to the readers: the job's supervisor does not hold its job for the wait", async ({
+    expect,
+  }) => {
+    const { env } = home();
+    // A provider limit that resets in five minutes, within --retry-within 10m: a timed retry of the same CLI.
+    const reset = new Date(Math.ceil(Date.now() / 1000) * 1000 + 300_000).toISOString().replace(".000Z", "Z");
+    const limited = recordedLines("claude", "ratelimit-long").map((l) =>
+      l.replace(/resets at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/, `resets at ${reset}`),
+    );
+    const claude = fakeCli(tempDir(), "claude", [{ lines: limited, exit: 1 }]);
+    const first = await dispatch(env, [
+      "--backend",
+      "claude-code",
+      "--name",
+      "retried",
+      "--bin",
+      claude,
+      "--brief",
+      "b",
+      "--retry-within",
+      "10m",
+    ]);
+    const ids = [first.dispatchId];
+    try {
+      expect(first.placement).toMatchObject({ engine: "slurm" });
+      expect(await waitForJson(path.join(first.dir, "record.json"), 60_000)).toMatchObject({
+        status: "limit",
+        next: { why: "retry" },
+      });
+      // The job ends with its supervisor, which left the wait to the readers rather than staying for it.
+      await untilJob(
+        String(first.placement?.jobId),
+        "ended",
+        (r) => r.kind === "forgotten" || (r.kind === "known" && jobPhase(r.job.state) === "ended"),
+        env,
+      );
+      const log = fs.readFileSync(path.join(first.dir, "supervisor.log"), "utf8");
+      expect(log).toMatch(/"event":"waiting-for-retry".*"left":"to readers/);
+      const next = readJson(path.join(first.dir, "next.json")) as { dispatchId: string };
+      ids.push(next.dispatchId);
+      const retry = path.join(path.dirname(first.dir), next.dispatchId);
+      expect(readJson(path.join(retry, "queued.json"))).toMatchObject({ blockedBy: "not-before" });
+      expect(Date.parse(String(readJson(path.join(retry, "queued.json")).notBefore))).toBe(Date.parse(reset));
+      // Not before its time: nobody has promoted or submitted it.
+      for (const file of ["promoted.json", "placement.json"])
+        expect(fs.existsSync(path.join(retry, file)), file).toBe(false);
+      expect((await runCli(["cancel", "retried", "--wait", "--json"], { env, timeoutMs: 60_000 })).code).toBe(
+        0,
+      );
+    } finally {
+      expect(reapAll(ids), "processes left running").toBe(0);
     }
   });
 
