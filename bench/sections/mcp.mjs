@@ -93,7 +93,7 @@ export async function benchMcp(ctx) {
         },
       });
       const info = message.result?.structuredContent?.dispatched;
-      if (message.result?.isError !== false || info === undefined) {
+      if (message.result?.isError === true || info === undefined) {
         throw new Error(`the dispatch tool failed: ${JSON.stringify(message).slice(0, 400)}`);
       }
       ctx.reaper.ownDispatch(info.dispatchId);
