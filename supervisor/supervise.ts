@@ -1,6 +1,5 @@
 import * as fs from "node:fs";
 import { FILES, fileIn } from "../src/folder/layout.js";
-import { readSupervisorFile } from "../src/folder/supervisor-file.js";
 import { writeFolderJson } from "../src/folder/write.js";
 import { hostIdentity } from "../src/infra/host-identity.js";
 import { tryLock } from "../src/infra/lock.js";
@@ -11,8 +10,8 @@ import { fileLog, type SupervisorLog } from "./log.js";
 import { pauseAt } from "./test-hooks.js";
 
 // The supervisor's start (specs/supervisor.md, "Start"): it claims the folder — supervisor.lock, the checks
-// that keep an agent from running twice, supervisor.json — with only what that takes loaded (the lock, and
-// the schema of supervisor.json), and loads the rest of itself after: its dispatcher, which waits for
+// that keep an agent from running twice, supervisor.json — with only what that takes loaded (the lock and
+// the writers; supervisor.json's schema when there is one to read), and loads the rest of itself after: its dispatcher, which waits for
 // supervisor.json, returns that much sooner. The agent's supervision is in supervise-agent.ts, adoption in
 // take-over.ts.
 
@@ -47,7 +46,7 @@ export async function superviseDispatch(
   });
   if (release !== null && !fs.existsSync(procFile)) {
     try {
-      const busy = alreadyHandled(dir);
+      const busy = await alreadyHandled(dir);
       if (busy !== null) {
         log("already-supervised", { pid: process.pid, why: busy });
         return 0;
@@ -65,7 +64,7 @@ export async function superviseDispatch(
   // adopt.lock), or left to its live supervisor. A lock refused by a live supervisor ends here; a dead
   // one's lock looks fresh for up to its stale time, so a refusal alone does not say the holder lives.
   if (release !== null) await release().catch(() => {});
-  else if (!fs.existsSync(procFile) || liveSupervisor(dir) !== null) {
+  else if (!fs.existsSync(procFile) || (await liveSupervisor(dir)) !== null) {
     log("already-supervised", { pid: process.pid });
     return 0;
   }
@@ -113,8 +112,13 @@ function nameThisSupervisor(dir: string, { clock, files }: SupervisorDeps): Orig
   return origin;
 }
 
-/** The pid of the live supervisor supervisor.json names (by pid and start time), if it is not this one. */
-function liveSupervisor(dir: string): number | null {
+/**
+ * The pid of the live supervisor supervisor.json names (by pid and start time), if it is not this one.
+ * Its schema (and zod) is loaded only when there is a supervisor.json to read: a fresh dispatch has none.
+ */
+async function liveSupervisor(dir: string): Promise<number | null> {
+  if (!fs.existsSync(fileIn(dir, FILES.supervisor))) return null;
+  const { readSupervisorFile } = await import("../src/folder/supervisor-file.js");
   const sup = readSupervisorFile(dir);
   return sup.kind === "ok" &&
     sup.value.pid !== process.pid &&
@@ -128,9 +132,9 @@ function liveSupervisor(dir: string): number | null {
  * names another live supervisor is not ours to start: a lock taken over from a frozen supervisor must not
  * run the agent a second time.
  */
-function alreadyHandled(dir: string): string | null {
+async function alreadyHandled(dir: string): Promise<string | null> {
   if (fs.existsSync(fileIn(dir, FILES.exit))) return "exit.json exists";
   if (fs.existsSync(fileIn(dir, FILES.proc))) return "proc.json exists";
-  const live = liveSupervisor(dir);
+  const live = await liveSupervisor(dir);
   return live === null ? null : `supervisor ${live} is alive`;
 }

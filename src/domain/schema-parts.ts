@@ -1,10 +1,11 @@
 import { z } from "zod";
+import { SCHEMA_VERSION } from "./schema-version.js";
 
 // What every file of a dispatch folder and a run shares (specs/dispatch-folder.md): the `schema` version,
 // objects that keep the fields they do not know, and the identity of a process. schemas.ts builds the
 // files from these; supervisor-schema.ts builds supervisor.json alone, for the supervisor's first steps.
 
-export const SCHEMA_VERSION = 1;
+export { SCHEMA_VERSION } from "./schema-version.js";
 
 /**
  * An object schema that keeps the fields it does not know (a newer catherd or a person may add some).
