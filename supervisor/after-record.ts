@@ -8,9 +8,10 @@ import { readFolderJson } from "../src/folder/read.js";
 import { FILE_MODE } from "../src/infra/atomic.js";
 import { type Clock, systemClock } from "../src/infra/clock.js";
 import { okValue } from "../src/infra/json-file.js";
-import { programFile, WHEN_RELEASED_FLAG } from "../src/infra/programs.js";
+import { IN_ENGINE_JOB_FLAG, programFile, WHEN_RELEASED_FLAG } from "../src/infra/programs.js";
 import { waitUntil, wakeWhenSettled } from "../src/infra/wait-until.js";
 import type { SupervisorLog } from "./log.js";
+import { ownPlacement } from "./placed.js";
 
 /** However long the promoter takes, the supervisor waits no longer than this before it exits. */
 export const PROMOTER_WAIT_MS = 60_000;
@@ -81,9 +82,14 @@ export async function promoteAfterRecord(
     await runPromoter(dir, run.dir, log, clock);
   }
   // A timed retry of this chain waits in the queue until its time: this supervisor, holding nothing but a
-  // timer, stays to promote it then (readers that come after that time promote it too).
+  // timer, stays to promote it then (readers that come after that time promote it too) — unless it is an
+  // engine's job, which would hold its node, its license and its time limit for the wait: readers do it.
   const notBefore = timedRetryOf(dir);
   if (notBefore === null) return;
+  if (ownPlacement(dir) !== null) {
+    log("waiting-for-retry", { notBefore, waitMs: 0, left: "to readers: an engine's job does not wait" });
+    return;
+  }
   const waitMs = Math.min(Date.parse(notBefore) - clock.wallNow().getTime(), MAX_TIMED_RETRY_WAIT_MS);
   log("waiting-for-retry", { notBefore, waitMs: Math.max(0, Math.round(waitMs)) });
   if (waitMs > 0) await clock.sleep(waitMs);
@@ -127,6 +133,8 @@ function spawnPromoter(
     programFile("promoter", import.meta.url),
     runDir,
     ...(whenReleased ? [WHEN_RELEASED_FLAG] : []),
+    // In an engine's job, a local supervisor it started would end with the job.
+    ...(ownPlacement(dir) === null ? [] : [IN_ENGINE_JOB_FLAG]),
   ];
   const child = spawn(process.execPath, args, {
     detached: true,

@@ -1,3 +1,4 @@
+import type { EngineWords } from "../src/domain/schemas.js";
 import { formatSize } from "../src/domain/size.js";
 import type { Containment, EndingErrorCode, ErrorKind, ExitReason } from "../src/domain/vocab.js";
 import type { WatchState } from "../src/domain/watch.js";
@@ -16,7 +17,8 @@ export interface Ending {
   /** What the provider's words made of the end (decide's verdict), or `oom`; null when nothing. */
   kind: ErrorKind | null;
   state: WatchState | null;
-  error: { code: EndingErrorCode; message: string } | null;
+  /** `engine`: what the engine said of the job it ended, for a supervisor an engine placed. */
+  error: { code: EndingErrorCode; message: string; engine?: EngineWords } | null;
 }
 
 /**

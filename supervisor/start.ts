@@ -26,7 +26,10 @@ options:
  * SIGHUP stop the agent and record the dispatch `cancelled`; after SIGINT (Ctrl-C on a foreground
  * `catherd supervise`) the exit code is 130, as for every command.
  */
-export async function superviseMain(args: readonly string[]): Promise<number> {
+export async function superviseMain(
+  args: readonly string[],
+  options: { announce?: boolean } = {},
+): Promise<number> {
   if (args.includes("--help") || args.includes("-h")) {
     process.stdout.write(`${SUPERVISE_USAGE}\n`);
     return 0;
@@ -57,7 +60,12 @@ export async function superviseMain(args: readonly string[]): Promise<number> {
   // The supervisor runs detached; a write to a closed stdout/stderr must not kill it.
   process.stdout.on("error", () => {});
   process.stderr.on("error", () => {});
-  const code = await superviseDispatch(dir, systemDeps(), interrupt.signal);
+  const deps = systemDeps();
+  const code = await superviseDispatch(dir, deps, interrupt.signal);
+  if (options.announce === true) {
+    const { announceRecord } = await import("./announce.js");
+    announceRecord(dir, json, deps.clock.now());
+  }
   if (interrupt.signal.reason !== "SIGINT") return code;
   return reportError(
     new CatherdError("E_INTERRUPTED", `the supervisor of ${dir} was interrupted (SIGINT)`, {
@@ -68,8 +76,9 @@ export async function superviseMain(args: readonly string[]): Promise<number> {
 }
 
 /**
- * Standby (src/dispatch/start/standby.ts): everything above is loaded already; wait for the one line naming the
- * folder. Nothing on stdin means the dispatcher refused, failed or died: leave no trace and exit 0.
+ * Standby (src/dispatch/start/standby.ts): what the claim takes is loaded already (supervise.ts); wait for
+ * the one line naming the folder. Nothing on stdin means the dispatcher refused, failed or died: leave no
+ * trace and exit 0.
  */
 async function standbyMain(outFile: string | undefined): Promise<number> {
   const chunks: Buffer[] = [];

@@ -15,6 +15,7 @@ import type { SupervisorDeps } from "./deps.js";
 import type { Ending } from "./exit-file.js";
 import { finish, type Origin, type Watched } from "./finish.js";
 import type { SupervisorLog } from "./log.js";
+import { endingOfOwnJob, notePlacementNode, ownPlacement } from "./placed.js";
 import { resumePoint } from "./resume.js";
 import type { Adoption } from "./take-over.js";
 import { pauseAt } from "./test-hooks.js";
@@ -36,6 +37,9 @@ export async function superviseFirst(
   origin: Origin,
 ): Promise<void> {
   const { clock, files } = deps;
+  // Placed by an engine: the job now has its node, which placement.json says from here on.
+  const placement = ownPlacement(dir);
+  if (placement !== null) notePlacementNode(dir, placement, deps, log);
 
   let watched: Watched | null = null;
   let ending: Ending;
@@ -148,7 +152,7 @@ async function watchToEnding(input: WatchInput): Promise<Ending> {
   const signalled = interrupt.aborted && watched.reason === "cancelled" ? String(interrupt.reason) : null;
   const budget = watched.budget;
   log("decided", { reason: watched.reason, ...(budget === null ? {} : { budget: budget.message }) });
-  return {
+  const ending: Ending = {
     reason: watched.reason,
     kind: watched.errorKind,
     state: watched.state,
@@ -158,6 +162,24 @@ async function watchToEnding(input: WatchInput): Promise<Ending> {
         : signalled === null
           ? null
           : { code: "E_SUPERVISOR_SIGNALLED", message: `the supervisor received ${signalled}` },
+  };
+  // A signal in a job an engine placed may be the engine ending the job (specs/placement.md): its words
+  // say how, and the dispatch is recorded so, whichever of the supervisor and its agent it reached first.
+  const agentSignalled = watched.reason === "exited" && input.child.exit?.signal != null;
+  const placement = signalled !== null || agentSignalled ? ownPlacement(input.dir) : null;
+  if (placement === null) return ending;
+  const engine = await endingOfOwnJob(input.dir, placement, input.deps.clock);
+  if (engine === null) return ending;
+  log("engine-ended", { jobId: placement.jobId, state: engine.state, words: engine.words });
+  return {
+    reason: engine.reason,
+    kind: engine.kind === "oom" ? "oom" : null,
+    state: watched.state,
+    error: {
+      code: signalled === null ? engine.code : "E_SUPERVISOR_SIGNALLED",
+      message: engine.words,
+      engine: { name: placement.engine, jobId: placement.jobId, state: engine.state, words: engine.words },
+    },
   };
 }
 

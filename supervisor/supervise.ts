@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { SUPERVISOR_LOCK_STALE_MS } from "../src/domain/supervisor-judgement.js";
 import { FILES, fileIn } from "../src/folder/layout.js";
 import { writeFolderJson } from "../src/folder/write.js";
 import { hostIdentity } from "../src/infra/host-identity.js";
@@ -15,13 +16,7 @@ import { pauseAt } from "./test-hooks.js";
 // supervisor.json, returns that much sooner. The agent's supervision is in supervise-agent.ts, adoption in
 // take-over.ts.
 
-/**
- * How long a supervisor lock survives a frozen holder before another may take it over. The lock is
- * refreshed every half of this, and each refresh wakes a quiet supervisor: longer is cheaper. It delays
- * only a second `catherd supervise` of a folder whose supervisor died before starting its agent; readers
- * judge a supervisor by its pid and start time, never by its lock, and an adopter removes a dead one's.
- */
-export const SUPERVISOR_LOCK_STALE_MS = 30_000;
+export { SUPERVISOR_LOCK_STALE_MS };
 
 /**
  * Supervises the dispatch in `dir` from start to record (specs/supervisor.md), or adopts it when its agent

@@ -9,7 +9,9 @@ enableCompileCache();
 const argv = process.argv.slice(2);
 const main =
   argv[0] === "supervise"
-    ? import("../../supervisor/start.js").then(({ superviseMain }) => superviseMain(argv.slice(1)))
+    ? import("../../supervisor/start.js").then(({ superviseMain }) =>
+        superviseMain(argv.slice(1), { announce: true }),
+      )
     : import("../cli/main.js").then(({ cliMain }) => cliMain(argv));
 main.then(
   (code) => {

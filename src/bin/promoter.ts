@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The promoter program: `node promoter.js <run-dir> [--when-released]`. A supervisor starts it when the run
+// The promoter program: `node promoter.js <run-dir> [--when-released] [--in-engine-job]`. A supervisor starts it when the run
 // has queued dispatches or its chain goes on, so that the slot it frees is taken at once and the hand-over
 // done (specs/dispatch.md, "The queue"). It lives here, not in the supervisor, because promotion is
 // admission's work: the supervisor only starts a program. Exit 0 when it promoted (or had nothing to do),
@@ -13,7 +13,7 @@
 import { dismiss, startStandbySupervisor } from "../dispatch/start/standby.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { runPathsOfRunDir } from "../infra/paths.js";
-import { WHEN_RELEASED_FLAG } from "../infra/programs.js";
+import { IN_ENGINE_JOB_FLAG, WHEN_RELEASED_FLAG } from "../infra/programs.js";
 import { reportError } from "../infra/report-error.js";
 import { waitUntil, wakeOnEvents } from "../infra/wait-until.js";
 
@@ -21,19 +21,21 @@ import { waitUntil, wakeOnEvents } from "../infra/wait-until.js";
 const RELEASE_WAIT_MAX_MS = 15 * 60_000;
 
 async function promoterMain(args: readonly string[], clock: Clock): Promise<number> {
-  const [runDir, flag] = args;
-  if (runDir === undefined || (flag !== undefined && flag !== WHEN_RELEASED_FLAG))
-    throw new TypeError(`usage: promoter <run-dir> [${WHEN_RELEASED_FLAG}]`);
+  const [runDir, ...flags] = args;
+  if (runDir === undefined || flags.some((f) => f !== WHEN_RELEASED_FLAG && f !== IN_ENGINE_JOB_FLAG))
+    throw new TypeError(`usage: promoter <run-dir> [${WHEN_RELEASED_FLAG}] [${IN_ENGINE_JOB_FLAG}]`);
   const run = runPathsOfRunDir(runDir);
   if (run === null) throw new TypeError(`${runDir} is not a run folder (<home>/runs/<run>)`);
-  const standby = startStandbySupervisor(run.home, { clock });
+  const placedOnly = flags.includes(IN_ENGINE_JOB_FLAG);
+  // In an engine's job it starts no local supervisor: no standby either.
+  const standby = placedOnly ? null : startStandbySupervisor(run.home, { clock });
   try {
     const [{ promoteRun }, { doDutiesIn }] = await Promise.all([
       import("../dispatch/queue/promote.js"),
       import("../dispatch/reader.js"),
     ]);
-    if (flag === WHEN_RELEASED_FLAG) await released(clock);
-    const { withDuties } = await promoteRun(run, { clock, standby });
+    if (flags.includes(WHEN_RELEASED_FLAG)) await released(clock);
+    const { withDuties } = await promoteRun(run, { clock, standby, placedOnly });
     await doDutiesIn(withDuties, clock);
   } finally {
     if (standby !== null) dismiss(standby);

@@ -1,7 +1,7 @@
 import { cancelDispatch } from "../dispatch/cancel.js";
+import { statusWords } from "../domain/record-words.js";
 import type { DispatchState } from "../domain/vocab.js";
 import { type Command, RUN_OPTION } from "./kit.js";
-import { statusWords } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
 interface Cancelled {

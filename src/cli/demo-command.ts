@@ -1,5 +1,4 @@
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { DEMO_DISPATCHES_ENV } from "../demo/dispatches-env.js";
 import { SIMULATED_AGENT_FORMAT } from "../demo/wire-format.js";
@@ -12,6 +11,7 @@ import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn } from "../folder/layout.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { LineReader } from "../infra/line-reader.js";
+import { catherdHome } from "../infra/paths.js";
 import { programFile } from "../infra/programs.js";
 import { waitUntil } from "../infra/wait-until.js";
 import type { Command } from "./kit.js";
@@ -26,20 +26,23 @@ export const demoCommand: Command<{ record: RecordFile; home: string }> = {
   synopsis: "",
   positionals: 0,
   summary:
-    `Dispatches an embedded simulated agent (it speaks ${SIMULATED_AGENT_FORMAT}'s event format) into a ` +
-    "temporary CATHERD_HOME, shows its progress live — tool calls, a stall notice it recovers from, its " +
-    "answer — then its record.",
+    `Dispatches an embedded simulated agent (it speaks ${SIMULATED_AGENT_FORMAT}'s event format) into the ` +
+    "run demo of the catherd home (CATHERD_HOME, else ~/.local/share/catherd), shows its progress live — tool calls, " +
+    "a stall notice it recovers from, its answer — then its record. The agent works in the home's demo/ " +
+    "folder; catherd clean removes the dispatch like any other.",
   json: "{record, home}",
   options: {},
   async handler(input) {
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), "catherd-demo-"));
-    const agent = writeAgentLauncher(home);
+    const home = catherdHome();
+    const workplace = path.join(home, "demo");
+    fs.mkdirSync(workplace, { recursive: true });
+    const agent = writeAgentLauncher(workplace);
     const brief = "Make `npm test` pass: one test of src/sum.ts fails.";
     const request = validateDispatch({
       backend: SIMULATED_AGENT_FORMAT,
       name: "demo",
       run: "demo",
-      cwd: home,
+      cwd: workplace,
       env: [`${DEMO_DISPATCHES_ENV}=${path.join(home, "runs", "demo", "dispatches", "demo")}`],
       brief: Buffer.from(brief),
       idle: "4s",
@@ -52,7 +55,7 @@ export const demoCommand: Command<{ record: RecordFile; home: string }> = {
     };
     out(
       paint(
-        `catherd demo: a simulated ${SIMULATED_AGENT_FORMAT} agent, supervised (CATHERD_HOME=${home})`,
+        `catherd demo: a simulated ${SIMULATED_AGENT_FORMAT} agent, supervised (catherd home ${home})`,
         "bold",
       ),
     );
@@ -70,7 +73,7 @@ export const demoCommand: Command<{ record: RecordFile; home: string }> = {
     out(paint(recordLine(record), record.status === "ok" ? "green" : "red"));
     out(`reply: ${record.reply ?? "(none)"}`);
     out(`\nthe dispatch folder: ${admitted.dir}`);
-    out(`look around: CATHERD_HOME=${home} catherd status --run demo --all`);
+    out(`look around: npx catherd status --run demo --all`);
     return { data: { record, home }, text: "", exitCode: record.status === "ok" ? 0 : 1 };
   },
 };
@@ -115,13 +118,18 @@ async function follow(
   }
 }
 
-/** A tiny executable that runs the simulated agent with this node: what `--bin` points at. */
-function writeAgentLauncher(home: string): string {
+/**
+ * A tiny executable that runs the simulated agent with this node: what `--bin` points at. Written afresh
+ * each time (atomically, so that a demo already running keeps the one it started), for this node and build.
+ */
+function writeAgentLauncher(workplace: string): string {
   const script = programFile("simulated-agent", import.meta.url);
-  const launcher = path.join(home, `simulated-${SIMULATED_AGENT_FORMAT}`);
-  fs.writeFileSync(launcher, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(script)} "$@"\n`, {
+  const launcher = path.join(workplace, `simulated-${SIMULATED_AGENT_FORMAT}`);
+  const draft = `${launcher}.${process.pid}.tmp`;
+  fs.writeFileSync(draft, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(script)} "$@"\n`, {
     mode: 0o700,
   });
+  fs.renameSync(draft, launcher);
   return launcher;
 }
 

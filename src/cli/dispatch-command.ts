@@ -1,12 +1,14 @@
 import { AGENT_DEFAULTS } from "../backends/common.js";
 import { execBackend } from "../backends/exec.js";
 import { withLockHint } from "../dispatch/request/lock-hint.js";
+import { RUN_PLACEMENTS } from "../dispatch/request/placement.js";
 import { validateDispatch } from "../dispatch/request/request.js";
+import type { SubmittedSupervisor } from "../dispatch/start/submit.js";
 import { startDispatch } from "../dispatch/start-dispatch.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
 import { compactDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
-import { ACCESS_LEVELS, BACKEND_IDS, type QueueBlocker } from "../domain/vocab.js";
+import { ACCESS_LEVELS, BACKEND_IDS, PLACEMENTS, type QueueBlocker } from "../domain/vocab.js";
 import { catherdHome, runName } from "../infra/paths.js";
 import { readBrief } from "./brief-input.js";
 import { type Command, listOption, stringOption } from "./kit.js";
@@ -28,6 +30,11 @@ export interface Dispatched {
     blockedBy: QueueBlocker | null;
     /** With --worktree: where the agent works, created by the supervisor before the agent starts. */
     worktree: { path: string; branch: string; base: string } | null;
+    /**
+     * The job an engine took its supervisor as (--placement slurm): queued in the engine with its reason,
+     * or running on its node. Null for a local dispatch, and for one waiting in the run's queue.
+     */
+    placement: SubmittedSupervisor | null;
   };
 }
 
@@ -37,10 +44,11 @@ export const dispatchCommand: Command<Dispatched> = {
   positionals: "own",
   summary:
     "Admits a brief (or, for exec, a command after --) into a run and starts its detached supervisor; " +
-    "returns once the supervisor is up, or at once when the dispatch waits in the run's queue. The brief " +
+    "returns once the supervisor is up (or, placed on Slurm, submitted as a job), or at once when the " +
+    "dispatch waits in the run's queue. The brief " +
     "comes from --brief, --brief-file, or stdin. Arguments after -- go to the CLI (for exec: the command). " +
     "Rules and outcomes: specs/dispatch.md.",
-  json: "{dispatched: {run, name, dispatchId, dir, backend, admittedAt, supervisorPid, queued, position, blockedBy, worktree}}",
+  json: "{dispatched: {run, name, dispatchId, dir, backend, admittedAt, supervisorPid, queued, position, blockedBy, worktree, placement}}",
   options: {
     backend: {
       type: "string",
@@ -193,6 +201,28 @@ export const dispatchCommand: Command<Dispatched> = {
       type: "boolean",
       description: "keep the agent's private temp folder (<dir>/tmp) after it ends",
     },
+    placement: {
+      type: "string",
+      value: "<where>",
+      description:
+        "where the supervisor runs: on this host, or as a Slurm job (the run's folder on storage every node shares)",
+      choices: PLACEMENTS,
+      default: "the run's (--run-placement), else $CATHERD_PLACEMENT, else local",
+    },
+    "run-placement": {
+      type: "string",
+      value: "<where>",
+      description:
+        "the placement of this and the run's later dispatches (remembered in run.json); none forgets it",
+      choices: RUN_PLACEMENTS,
+    },
+    "slurm-opt": {
+      type: "string",
+      value: "<option>",
+      multiple: true,
+      description:
+        "an sbatch option for the job, given as it is, its value attached: --slurm-opt=--partition=gpu",
+    },
     bin: {
       type: "string",
       value: "<path>",
@@ -253,10 +283,13 @@ export const dispatchCommand: Command<Dispatched> = {
       maxCost: stringOption(input, "max-cost"),
       notify: stringOption(input, "notify"),
       runNotify: stringOption(input, "run-notify"),
+      placement: stringOption(input, "placement"),
+      runPlacement: stringOption(input, "run-placement"),
+      slurmOpt: listOption(input, "slurm-opt"),
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });
-    const { admitted, supervisorPid, position } = await startDispatch(request, {
+    const { admitted, supervisorPid, submitted, position } = await startDispatch(request, {
       home: catherdHome(),
       ...(early === undefined ? {} : { early }),
     });
@@ -274,10 +307,13 @@ export const dispatchCommand: Command<Dispatched> = {
         position,
         blockedBy: admitted.queued?.blockedBy ?? null,
         worktree: plan === null ? null : { path: plan.path, branch: plan.branch, base: plan.base },
+        placement: submitted,
       },
     };
     const what = `${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}`;
-    const where = plan === null ? "" : `\nworktree ${plan.path} on branch ${plan.branch}`;
+    const where =
+      (plan === null ? "" : `\nworktree ${plan.path} on branch ${plan.branch}`) +
+      (submitted === null ? "" : `\n  ${submittedText(submitted)}`);
     return {
       data,
       text:
@@ -287,6 +323,13 @@ export const dispatchCommand: Command<Dispatched> = {
     };
   },
 };
+
+/** "slurm job 12 queued: Licenses", "slurm job 12 running on node4". */
+function submittedText(job: SubmittedSupervisor): string {
+  const what = `${job.engine} job ${job.jobId}${job.cluster === null ? "" : ` (cluster ${job.cluster})`}`;
+  if (job.state === "running") return `${what} running${job.node === null ? "" : ` on ${job.node}`}`;
+  return `${what} queued: ${job.reason ?? "waiting for the scheduler"}`;
+}
 
 function unexpected(positionals: string[]): never {
   throw new CatherdError("E_INPUT_INVALID", `unexpected argument ${JSON.stringify(positionals[0])}`, {

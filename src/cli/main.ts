@@ -41,34 +41,77 @@ const VERBS: Record<string, Verb> = {
   },
 };
 
-const USAGE = `catherd: a supervisor for coding-agent CLIs
+/** The verbs as help lists them: what to type, and what it does. */
+const HELP_LINES: readonly { verb: string; synopsis: string; summary: string }[] = [
+  {
+    verb: "dispatch",
+    synopsis: "--backend <b> …",
+    summary: "admit a brief and start its supervisor (catherd dispatch --help)",
+  },
+  { verb: "status", synopsis: "[--all]", summary: "what is running, what finished and how" },
+  { verb: "show", synopsis: "<name|id|dir>", summary: "everything about one dispatch" },
+  {
+    verb: "logs",
+    synopsis: "<name|id> [--follow]",
+    summary: "its events as human lines (--raw: as written)",
+  },
+  {
+    verb: "wait",
+    synopsis: "[<name|id>…] [--any]",
+    summary: "block until recorded; exit 0 when all ok, 124 on --timeout",
+  },
+  { verb: "result", synopsis: "<name|id>", summary: "the record and the reply" },
+  { verb: "cancel", synopsis: "<name|id> [--wait]", summary: "stop it" },
+  {
+    verb: "clean",
+    synopsis: "[--older-than 7d]",
+    summary: "remove old recorded dispatches and their worktrees (--dry-run)",
+  },
+  { verb: "demo", synopsis: "", summary: "a simulated agent, supervised end to end (nothing to install)" },
+  {
+    verb: "doctor",
+    synopsis: "[<backend>…]",
+    summary: "which agent CLIs are installed, their versions, the fix",
+  },
+  { verb: "mcp", synopsis: "", summary: "the same verbs as MCP tools, on stdio (specs/mcp.md)" },
+  { verb: "ui", synopsis: "[--run <r>]", summary: "a live dashboard in the browser (specs/ui.md)" },
+  { verb: "guide", synopsis: "", summary: "how an orchestrating agent uses catherd well" },
+  {
+    verb: "lock",
+    synopsis: "-- <command>",
+    summary: "run a test suite or a build in one of the machine's heavy slots",
+  },
+  { verb: "supervise", synopsis: "<dispatch-dir>", summary: "supervise a dispatch folder in the foreground" },
+  { verb: "help", synopsis: "", summary: "this text (--json: the same as data)" },
+  { verb: "--version", synopsis: "", summary: "the version of catherd" },
+];
 
-usage:
-  catherd dispatch --backend <b> …     admit a brief and start its supervisor (catherd dispatch --help)
-  catherd status [--all]               what is running, what finished and how
-  catherd show <name|id|dir>           everything about one dispatch
-  catherd logs <name|id> [--follow]    its events as human lines (--raw: as written)
-  catherd wait [<name|id>…] [--any]    block until recorded; exit 0 when all ok, 124 on --timeout
-  catherd result <name|id>             the record and the reply
-  catherd cancel <name|id> [--wait]    stop it
-  catherd clean [--older-than 7d]      remove old recorded dispatches and their worktrees (--dry-run)
-  catherd demo                         a simulated agent, supervised end to end (nothing to install)
-  catherd doctor [<backend>…]          which agent CLIs are installed, their versions, the fix
-  catherd mcp                          the same verbs as MCP tools, on stdio (specs/mcp.md)
-  catherd ui [--run <r>]               a live dashboard in the browser (specs/ui.md)
-  catherd guide                        how an orchestrating agent uses catherd well
-  catherd lock -- <command>            run a test suite or a build in one of the machine's heavy slots
-  catherd supervise <dispatch-dir>     supervise a dispatch folder in the foreground
-  catherd help                         this text
-  catherd --version                    the version of catherd
+function usageText(): string {
+  const lines = HELP_LINES.map(
+    ({ verb, synopsis, summary }) =>
+      `  ${`catherd ${verb}${synopsis === "" ? "" : ` ${synopsis}`}`.padEnd(37)}${summary}`,
+  );
+  return [
+    "catherd: a supervisor for coding-agent CLIs",
+    "",
+    "usage:",
+    ...lines,
+    "",
+    "Each verb explains itself with --help and answers in JSON with --json (supervise: its errors).",
+    "See README.md and specs/cli.md.",
+  ].join("\n");
+}
 
-Every command takes --json. See README.md and specs/cli.md.`;
+/** `catherd help`: the verbs as text, or with --json as `{verbs: [{verb, synopsis, summary}]}`. */
+function printHelp(json: boolean): void {
+  process.stdout.write(json ? `${JSON.stringify({ verbs: HELP_LINES })}\n` : `${usageText()}\n`);
+}
 
 /** Runs one command line (without `supervise`); resolves to the process exit code. */
 export async function cliMain(argv: readonly string[]): Promise<number> {
   const [verb, ...rest] = argv;
   if (verb === undefined || verb === "help" || verb === "--help" || verb === "-h") {
-    process.stdout.write(`${USAGE}\n`);
+    printHelp(argv.includes("--json"));
     return verb === undefined ? 2 : 0;
   }
   if (verb === "--version") return printVersion(argv.includes("--json"));

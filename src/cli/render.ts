@@ -1,4 +1,5 @@
 import { formatDuration } from "../domain/duration.js";
+import { comeBackAt } from "../domain/record-words.js";
 
 // Human output: fits 80 columns — a terminal's own width where a table can use it — and colours only for
 // a terminal without NO_COLOR.
@@ -51,32 +52,6 @@ export function count(n: number): string {
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
-/**
- * When to come back, as people read it: the local time ("14:05") when it is within a day, else the local
- * date and time ("2026-12-01 14:05").
- */
-export function comeBackAt(iso: string, nowMs: number): string {
-  const at = new Date(iso);
-  if (Number.isNaN(at.getTime())) return iso;
-  const two = (n: number) => String(n).padStart(2, "0");
-  const time = `${two(at.getHours())}:${two(at.getMinutes())}`;
-  if (Math.abs(at.getTime() - nowMs) < 24 * 3_600_000) return time;
-  return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${time}`;
-}
-
-/**
- * Why a dispatch did not end ok, in one line: "rate-limit, retry after 14:05 — Rate limit reached…",
- * "auth — invalid x-api-key". A record written before kinds existed shows its message alone.
- */
-export function whyLine(
-  error: { kind?: string | null | undefined; message: string; retryAfter?: string | null | undefined },
-  nowMs: number,
-): string {
-  const retry = error.retryAfter == null ? "" : `, retry after ${comeBackAt(error.retryAfter, nowMs)}`;
-  if (error.kind == null) return error.message;
-  return `${error.kind}${retry}${error.message === "" ? "" : ` — ${error.message}`}`;
-}
-
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 /**
@@ -109,13 +84,4 @@ export function bytes(n: number): string {
     unit += 1;
   }
   return `${value.toFixed(1)} ${units[unit]}`;
-}
-
-/**
- * A record's status with its exit reason where the reason adds something: "timeout (idle-timeout)",
- * "ok (after-final)", but "cancelled", "lost", "ok" when the reason says the same or "exited".
- */
-export function statusWords(status: string, reason: string | null): string {
-  if (reason === null || reason === status || reason === "exited") return status;
-  return `${status} (${reason})`;
 }

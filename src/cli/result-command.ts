@@ -1,11 +1,10 @@
 import type { AttemptSummary } from "../dispatch/read/attempts.js";
 import { resultOf } from "../dispatch/result.js";
-import { formatDuration } from "../domain/duration.js";
+import { recordHeadline, whyLine } from "../domain/record-words.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
-import { statusWords, whyLine } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 import { spendLines, spendWords } from "./spend-text.js";
 
@@ -65,6 +64,5 @@ export function errorLines(r: RecordFile, nowMs: number, options: { tail?: boole
  * (claude-code's figure)" — a cost catherd priced reads "~$0.0124 (estimate)".
  */
 export function recordLine(r: RecordFile): string {
-  const secs = r.secs === null ? "" : ` ${formatDuration(r.secs * 1000)}`;
-  return `${r.name ?? "(by hand)"} ${r.dispatchId} ${statusWords(r.status, r.reason)}${secs}${spendWords(r)}`;
+  return `${recordHeadline(r)}${spendWords(r)}`;
 }

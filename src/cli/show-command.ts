@@ -6,6 +6,7 @@ import { type QueueInfo, queueInfo } from "../dispatch/read/rows.js";
 import { readDispatch } from "../dispatch/reader.js";
 import { compactDuration, formatDuration } from "../domain/duration.js";
 import { isSecretName } from "../domain/env.js";
+import { statusWords } from "../domain/record-words.js";
 import type { ExitFile, SpecFile } from "../domain/schemas.js";
 import { formatSize } from "../domain/size.js";
 import { backendOf } from "../folder/backend.js";
@@ -16,7 +17,7 @@ import { systemClock } from "../infra/clock.js";
 import { tailLines } from "../infra/tail.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
-import { paint, statusWords } from "./render.js";
+import { paint } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 import { errorLines } from "./result-command.js";
 import { spendLines } from "./spend-text.js";
@@ -109,6 +110,13 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
   for (const p of d.problems) out.push(paint(`! ${p.code}: ${p.message}`, "red"));
   if (d.queue !== null) out.push(`${queuedText(d.queue)}, since ${d.queue.since}`);
   if (d.heavy !== null) out.push(heavyText(d.heavy, Date.now()));
+  if (d.undecided !== null) out.push(`? ${d.undecided}`);
+  if (d.placement !== null) {
+    const p = d.placement;
+    out.push(
+      `placed: ${p.engine} job ${p.jobId}${p.cluster === null ? "" : ` on cluster ${p.cluster}`}, submitted ${p.submittedAt}${p.node === null ? "" : `, node ${p.node}`}`,
+    );
+  }
   if (d.admit !== null) {
     head("admitted");
     out.push(

@@ -4,21 +4,11 @@ import { cleanableBytes } from "../dispatch/read/cleanable.js";
 import { heavyCell } from "../dispatch/read/heavy-activity.js";
 import type { DispatchRow } from "../dispatch/read/rows.js";
 import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean.js";
+import { statusWords } from "../domain/record-words.js";
 import type { DispatchState, Status } from "../domain/vocab.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION } from "./kit.js";
-import {
-  age,
-  bytes,
-  cell,
-  count,
-  paint,
-  type Style,
-  shortWhy,
-  statusWords,
-  tableWidth,
-  WIDTH,
-} from "./render.js";
+import { age, bytes, cell, count, paint, type Style, shortWhy, tableWidth, WIDTH } from "./render.js";
 import { runPathsOf } from "./resolve.js";
 
 const RECENT_MS = 24 * 3_600_000;
@@ -135,8 +125,9 @@ function chainText(
   return { text: `${last.text}${next}${earlier.join("")}`, status: last.status };
 }
 
-/** "queued #2: run at cap 3", "queued #1: overlaps fix-tests (…/src/)", "queued #1: until 14:05". */
+/** "queued #2: run at cap 3", "queued #1: overlaps fix-tests (…/src/)", "queued #1: until 14:05", "queued: slurm Licenses (job 12)". */
 export function queuedText(q: NonNullable<DispatchRow["queue"]>): string {
+  if (q.engine !== undefined) return `queued: ${q.engine.name} ${q.engine.reason} (job ${q.engine.jobId})`;
   const place = q.position === null ? "next" : `#${q.position}`;
   const b = q.blocker;
   const why =
@@ -180,6 +171,7 @@ function problemText(r: DispatchRow): string {
  */
 function doingOrResult(r: DispatchRow, now: number): { text: string; status: DispatchRow["status"] } {
   if (r.problems.length > 0) return { text: problemText(r), status: null };
+  if (r.undecided !== null) return { text: `? ${r.undecided}`, status: null };
   if (r.state === "recorded" && r.status !== null) {
     if (r.error !== null && !CATHERD_KINDS.has(r.error.kind ?? "") && r.error.kind !== null)
       return { text: shortWhy(r.error, now), status: r.status };

@@ -3,7 +3,7 @@ import { CatherdError } from "../domain/errors.js";
 import { ownsOverlap } from "../domain/owns.js";
 import type { Clock } from "../infra/clock.js";
 import { type RunPaths, runPaths } from "../infra/paths.js";
-import { LiveSet } from "./admit/live-set.js";
+import { engineSightsOf, LiveSet } from "./admit/live-set.js";
 import { underAdmissionLock } from "./admit/lock.js";
 import { ensureRunFile } from "./admit/run-file.js";
 import { type Committed, commitDispatch, discardStaged, queuedFile, stageDispatch } from "./admit/stage.js";
@@ -38,12 +38,13 @@ export async function admit(request: DispatchRequest, home: string, clock: Clock
   const workplace = await planWorkplace(request);
   const staged = stageDispatch(request, run, workplace, clock.wallNow());
   const planned = await planHandOvers(handOversMarked(run), clock);
+  const sights = await engineSightsOf(run, clock);
   let committed = false;
   try {
     const admitted = await underAdmissionLock(run, async () => {
       const at = clock.wallNow();
       const caps = capsOf(ensureRunFile(run, request, at));
-      const live = new LiveSet(run, clock);
+      const live = new LiveSet(run, clock, sights);
       refuseDuplicate(request, live);
       const asking = { backend: request.backend.id, owns: staged.ownsAbsolute };
       const promotion = await promoteUnderLock(live, caps, clock, planned, asking);

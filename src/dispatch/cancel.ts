@@ -3,6 +3,7 @@ import { handOverPending } from "../folder/chain.js";
 import { runOf } from "../folder/layout.js";
 import { requestCancel } from "../folder/write.js";
 import { type Clock, systemClock } from "../infra/clock.js";
+import { waitUntil } from "../infra/wait-until.js";
 import { awaitRecords } from "./await-records.js";
 import { stopChain } from "./queue/hand-over.js";
 import { cancelQueued } from "./queue/promote.js";
@@ -18,6 +19,9 @@ import { stopOrphan } from "./settle/settle.js";
  * - recorded, its chain's hand-over still due: the chain is stopped there (next.json `stopped`);
  * - queued: recorded cancelled under the run's lock, never started — unless a promotion got there
  *   first, and then it is cancelled as the live dispatch it has become;
+ * - submitted to an engine and its supervisor not up yet (the job pending, or starting on its node): the
+ *   cancel file, then the job is cancelled in the engine (scancel), and once the engine says it ended, it
+ *   is recorded as the engine ended it (cancelled) — at once for a pending job;
  * - orphaned (its agent could not be adopted): stopped here, each process only if its pid and start time
  *   read back exactly, and recorded cancelled;
  * - starting, running or stopping: the cancel file, which its supervisor acts on; with `wait`, until the
@@ -34,8 +38,14 @@ export async function cancelDispatch(
     await stopChain(run, view.dir, clock);
     return inspectDispatch(view.dir, { clock });
   }
-  if (view.state === "queued" && run !== null) {
-    view = (await cancelQueued(run, view.dir, clock)) ?? inspectDispatch(view.dir, { clock });
+  if (view.state === "queued" && view.placement === null && run !== null) {
+    view =
+      (await cancelQueued(run, view.dir, clock)) ?? (await readDispatch(view.dir, { clock, promote: false }));
+  }
+  if (view.placement !== null && view.supervisor === null && view.record === null && view.exit === null) {
+    view = await cancelJob(view, clock);
+    if (wait && view.record === null) await awaitRecords([view.dir], { any: false, timeoutMs: null, clock });
+    return readDispatch(view.dir, { clock, promote: false });
   }
   if (view.state === "orphaned") {
     return stopOrphan(view, view.spec?.killGraceMs ?? SPEC_DEFAULTS.killGraceMs, clock);
@@ -46,4 +56,31 @@ export async function cancelDispatch(
     return inspectDispatch(view.dir, { clock });
   }
   return view;
+}
+
+/** How long cancel waits for the engine to say a job it cancelled has ended: a starting job's KillWait. */
+export const ENGINE_CANCEL_WAIT_MS = 45_000;
+const ENGINE_CANCEL_POLL_MS = 200;
+
+/**
+ * Cancels the job of a placed dispatch whose supervisor has not come up: the cancel file first (a
+ * supervisor that comes up anyway sees it and stops at once), then `scancel`, then the reader gate until
+ * the engine says the job ended — which records it, in the engine's words — or a supervisor came up
+ * after all (it records the cancel itself). Throws the engine's error when scancel is refused.
+ */
+async function cancelJob(view: DispatchView, clock: Clock): Promise<DispatchView> {
+  const placement = view.placement;
+  if (placement === null) return view;
+  requestCancel(view.dir, clock.wallNow());
+  const { cancelJob: scancel } = await import("../infra/slurm/cancel.js");
+  await scancel(placement.jobId);
+  let last = view;
+  await waitUntil(
+    async () => {
+      last = await readDispatch(view.dir, { clock, promote: false });
+      return last.record !== null || last.supervisor !== null ? true : undefined;
+    },
+    { clock, deadline: clock.now() + ENGINE_CANCEL_WAIT_MS, pollMs: ENGINE_CANCEL_POLL_MS },
+  );
+  return last;
 }

@@ -3,6 +3,7 @@ import { runOf } from "../folder/layout.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import type { RunPaths } from "../infra/paths.js";
 import { promoteRun } from "./queue/promote.js";
+import { type EngineSights, engineSights } from "./read/engine-sight.js";
 import { type DispatchView, inspectDispatch } from "./read/inspect.js";
 import { recordDead } from "./settle/settle.js";
 import { adoptOrphan } from "./start/adopt.js";
@@ -12,7 +13,9 @@ import { adoptOrphan } from "./start/adopt.js";
 // (and hands a chain over when that is due), has an orphan adopted by a new supervisor, records a dispatch
 // whose supervisor died, and follows a chain to its last attempt. Every verb, the MCP server and its
 // notifier read through here, so that what each shows is what the others show. The run's admission lock
-// is never held here: what needs it (a promotion) takes it and lets it go before any duty is done.
+// is never held here: what needs it (a promotion) takes it and lets it go before any duty is done. For a
+// dispatch an engine placed, the gate asks the engine about its job before it reads the folder, where the
+// answer can change the verdict (read/engine-sight.ts), and for many folders in one call.
 
 export interface ReadOptions {
   clock?: Clock;
@@ -37,7 +40,7 @@ export async function readDispatch(dir: string, options: ReadOptions = {}): Prom
   const promote = options.promote ?? true;
   const run = runOf(dir);
   if (promote && run !== null) await promoteQuietly(run, clock, []);
-  return look(dir, run, clock, options.chain === "last", promote);
+  return look(dir, run, clock, options.chain === "last", promote, new Map());
 }
 
 /** Several dispatches, each as `readDispatch` sees it; the run of each is promoted once, not once a folder. */
@@ -54,11 +57,26 @@ export async function readDispatches(
     }
     for (const run of runs.values()) await promoteQuietly(run, clock, []);
   }
+  const chain = options.chain === "last";
+  const sights = await engineSights(chain ? dirs.map(lastAttemptDir) : dirs, clock);
   const views: DispatchView[] = [];
   for (const dir of dirs) {
-    views.push(await look(dir, runOf(dir), clock, options.chain === "last", options.promote ?? true));
+    views.push(await look(dir, runOf(dir), clock, chain, options.promote ?? true, sights));
   }
   return views;
+}
+
+/**
+ * The folder inspected with what its engine says of its job, asked now unless `sights` has it: the one
+ * way the gate looks at a folder.
+ */
+export async function lookAt(
+  dir: string,
+  clock: Clock,
+  sights: EngineSights = new Map(),
+): Promise<DispatchView> {
+  const job = sights.get(dir) ?? (await engineSights([dir], clock)).get(dir) ?? null;
+  return inspectDispatch(dir, { clock, job });
 }
 
 /** One folder with its duties done; with `chain`, followed to its last attempt, handing over where due. */
@@ -68,10 +86,11 @@ async function look(
   clock: Clock,
   chain: boolean,
   handOver: boolean,
+  sights: EngineSights,
 ): Promise<DispatchView> {
   let current = chain ? lastAttemptDir(dir) : dir;
   for (let followed = 0; ; followed++) {
-    const view = await doDuties(inspectDispatch(current, { clock }), clock);
+    const view = await doDuties(await lookAt(current, clock, sights), clock);
     const due = view.record !== null && handOverPending(current, view.record);
     if (!chain || !due || !handOver || run === null || followed >= HAND_OVERS_FOLLOWED) return view;
     await promoteQuietly(run, clock, [current]);
@@ -93,7 +112,8 @@ export async function promoteQuietly(run: RunPaths, clock: Clock, due: readonly 
 
 /** The duties of these folders, found needing them by someone who could not do them then (under a lock). */
 export async function doDutiesIn(dirs: readonly string[], clock: Clock): Promise<void> {
-  for (const dir of dirs) await doDuties(inspectDispatch(dir, { clock }), clock);
+  const sights = await engineSights(dirs, clock);
+  for (const dir of dirs) await doDuties(await lookAt(dir, clock, sights), clock);
 }
 
 /**

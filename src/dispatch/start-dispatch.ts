@@ -1,19 +1,27 @@
 import { backendFor } from "../backends/registry.js";
+import { CatherdError } from "../domain/errors.js";
 import { type Clock, systemClock } from "../infra/clock.js";
+import { runPaths } from "../infra/paths.js";
+import { resolveExecutable } from "../infra/which.js";
 import { type Admitted, admit } from "./admission.js";
+import { readRunFile } from "./admit/run-file.js";
 import { launchPromoted } from "./queue/promote.js";
 import { queuePositions } from "./read/queued.js";
 import { doDutiesIn } from "./reader.js";
+import { admitPlacementOf, resolvePlacement } from "./request/placement.js";
 import { checkReadiness } from "./request/readiness.js";
 import type { DispatchRequest } from "./request/request.js";
 import { launchSupervisor } from "./start/launch.js";
 import { dismiss, type StandbySupervisor, startStandbySupervisor } from "./start/standby.js";
+import type { SubmittedSupervisor } from "./start/submit.js";
 
-/** A dispatch started: admitted, and its supervisor up — or waiting in the run's queue. */
+/** A dispatch started: admitted, and its supervisor up (or submitted to its engine) — or waiting in the run's queue. */
 export interface Started {
   admitted: Admitted;
-  /** Null while it waits in the queue: its supervisor starts when it is promoted. */
+  /** Null while it waits in the queue (its supervisor starts when it is promoted), or for an engine's job. */
   supervisorPid: number | null;
+  /** The job an engine took the supervisor as (specs/placement.md); null for a local or a queued dispatch. */
+  submitted: SubmittedSupervisor | null;
   /** Its place in the run's queue (1 = next), null when it was not queued. */
   position: number | null;
 }
@@ -41,13 +49,14 @@ export async function startDispatch(request: DispatchRequest, options: StartOpti
   const standby =
     options.early === undefined ? startStandbySupervisor(options.home, { clock }) : options.early;
   try {
-    await checkReady(request, options.home, clock);
-    const admitted = await admit(request, options.home, clock);
+    const placed = placedRequest(request, options.home);
+    await checkReady(placed, options.home, clock);
+    const admitted = await admit(placed, options.home, clock);
     // Queued ones promoted on the way start too; a queued newcomer leaves the standby to the first of them.
     const [first, ...others] = admitted.promoted;
     const promotions = launchPromoted(others, null, clock);
-    let supervisorPid: number | null = null;
-    if (admitted.queued === null) supervisorPid = await launchSupervisor(admitted.dir, { standby, clock });
+    const launched =
+      admitted.queued === null ? await launchSupervisor(admitted.dir, { standby, clock }) : null;
     if (first !== undefined) {
       const given = admitted.queued === null ? null : standby;
       await launchSupervisor(first, { standby: given, clock }).catch(() => null);
@@ -56,7 +65,12 @@ export async function startDispatch(request: DispatchRequest, options: StartOpti
     await doDutiesIn(admitted.withDuties, clock);
     const position =
       admitted.queued === null ? null : (queuePositions(admitted.run).get(admitted.dispatchId) ?? null);
-    return { admitted, supervisorPid, position };
+    return {
+      admitted,
+      supervisorPid: launched?.placement === "local" ? launched.pid : null,
+      submitted: launched === null || launched.placement === "local" ? null : launched,
+      position,
+    };
   } finally {
     // One started here is this call's to dismiss; a given one its giver's. Once given a folder, no-op.
     if (standby !== null && options.early === undefined) dismiss(standby);
@@ -64,10 +78,34 @@ export async function startDispatch(request: DispatchRequest, options: StartOpti
 }
 
 /**
+ * The request with its placement resolved (specs/placement.md): `--placement`, else `--run-placement`,
+ * else the run's (run.json, read without its lock: admission writes it under the lock), else
+ * `$CATHERD_PLACEMENT`, else local.
+ */
+function placedRequest(request: DispatchRequest, home: string): DispatchRequest {
+  const runs = readRunFile(runPaths(home, request.run))?.placement ?? null;
+  const placement = resolvePlacement(request.placement, runs);
+  // --slurm-opt for a dispatch that runs locally is refused here, before anything is written.
+  admitPlacementOf(placement, request.placement);
+  return { ...request, placement: { ...request.placement, placement } };
+}
+
+/**
  * Readiness before admission: a CLI that cannot start, or is too old, fails here, before any write. The
- * CLI and every rung of its --fallback ladder, checked at once.
+ * CLI and every rung of its --fallback ladder, checked at once; for a dispatch placed on an engine, the
+ * engine's client commands too (E_ENGINE_MISSING).
  */
 async function checkReady(request: DispatchRequest, home: string, clock: Clock): Promise<void> {
+  const engine = request.placement.placement;
+  if (engine === "slurm" && resolveExecutable("sbatch", process.env.PATH ?? "") === null) {
+    throw new CatherdError(
+      "E_ENGINE_MISSING",
+      "cannot place the dispatch on Slurm: sbatch is not installed here (not found on PATH)",
+      {
+        fix: "install Slurm's client commands on this host (Debian: apt-get install slurm-client), or use --placement local",
+      },
+    );
+  }
   const checks = [
     { backend: request.backend, bin: request.bin },
     ...(request.chain?.rungs ?? []).map((rung) => ({ backend: backendFor(rung.backend), bin: rung.bin })),

@@ -53,7 +53,9 @@ export function judgeForClean(facts: CleanFacts, rule: CleanRule): CleanVerdict 
   if (!worktree.exists) return { action: "remove", worktree: "remove" };
   const work = workIn(worktree);
   if (work === null) return { action: "remove", worktree: "remove" };
-  return rule.force ? { action: "remove", worktree: "force" } : { action: "keep", why: work };
+  return rule.force
+    ? { action: "remove", worktree: "force" }
+    : { action: "keep", why: `${work} (--force removes it, work and all)` };
 }
 
 /** Why a worktree holds work that its removal could lose, or null when it holds none. */

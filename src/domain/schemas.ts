@@ -8,8 +8,10 @@ import {
   BACKEND_IDS,
   CONTAINMENTS,
   ENDING_ERROR_CODES,
+  ENGINES,
   ERROR_KINDS,
   EXIT_REASONS,
+  PLACEMENTS,
   QUEUE_BLOCKERS,
   SPEC_DEFAULT_BACKEND,
   STATUSES,
@@ -31,8 +33,25 @@ export const exitReasonSchema = z.enum(EXIT_REASONS);
 export const statusSchema = z.enum(STATUSES);
 export const errorKindSchema = z.enum(ERROR_KINDS);
 export const accessSchema = z.enum(ACCESS_LEVELS);
+/**
+ * What the engine said of a dispatch's job at its end (specs/placement.md, "The engine's words"): the
+ * engine, the job, its state as the engine spells it (CANCELLED, TIMEOUT, NODE_FAIL, …) and its words.
+ * Optional in `error`: only a dispatch an engine placed and ended has it.
+ */
+const engineWordsField = loose({
+  name: z.enum(ENGINES),
+  jobId: z.string().min(1),
+  state: z.string().min(1),
+  words: z.string(),
+}).optional();
+export type EngineWords = NonNullable<z.infer<typeof engineWordsField>>;
+
 /** exit.json's and record.json's `error`: a code from a closed set (specs/record.md, "error"), a message. */
-const errorField = loose({ code: z.enum(ENDING_ERROR_CODES), message: z.string() }).nullable();
+const errorField = loose({
+  code: z.enum(ENDING_ERROR_CODES),
+  message: z.string(),
+  engine: engineWordsField,
+}).nullable();
 
 /** A variable's name, as `--env` and `--pass-env` take it. */
 export const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
@@ -60,6 +79,7 @@ const recordErrorField = loose({
   message: z.string(),
   retryAfter: isoTime.nullable().optional(),
   tail: z.array(z.string()).optional(),
+  engine: engineWordsField,
 }).nullable();
 
 /** The caps a spec.json may carry (budget.ts bounds them: a hand-written spec is held to the same). */
@@ -246,6 +266,16 @@ export const ladderSchema = loose({
     extraArgs: z.array(z.string()),
   }),
 });
+
+/**
+ * admit.json's `placement`: the engine that runs the dispatch's supervisor as a job, and the options
+ * given to it as they are (`--slurm-opt`). Absent: `local`, the supervisor runs on the dispatching host.
+ */
+export const admitPlacementSchema = loose({
+  engine: z.enum(ENGINES),
+  options: z.array(z.string()),
+});
+export type AdmitPlacement = z.infer<typeof admitPlacementSchema>;
 export type LadderFile = z.infer<typeof ladderSchema>;
 
 export const admitFileSchema = loose({
@@ -268,6 +298,8 @@ export const admitFileSchema = loose({
   ladder: ladderSchema.optional(),
   /** `--notify`: the shell command run once when the dispatch (a chain: the chain) is recorded. */
   notify: notifyCommandSchema.nullable().optional(),
+  /** Present when an engine runs its supervisor (specs/placement.md); every attempt of a chain has it too. */
+  placement: admitPlacementSchema.optional(),
 });
 export type AdmitFile = z.infer<typeof admitFileSchema>;
 
@@ -446,8 +478,27 @@ export const runFileSchema = loose({
   maxParallelBackend: z.record(backendIdSchema, z.number().int().positive()).optional(),
   /** `--run-notify`: the shell command run once when any dispatch of the run is recorded. */
   notify: notifyCommandSchema.nullable().optional(),
+  /** `--run-placement`: where the run's dispatches go when `--placement` does not say. */
+  placement: z.enum(PLACEMENTS).optional(),
 });
 export type RunFile = z.infer<typeof runFileSchema>;
+
+/**
+ * placement.json: an engine took the dispatch's supervisor as a job (specs/placement.md). Written by
+ * whoever submitted it (the dispatcher, or the promoter of a queued dispatch) once the engine accepted
+ * it; `node` filled in by the supervisor once its job runs.
+ */
+export const placementFileSchema = loose({
+  schema: schemaField,
+  engine: z.enum(ENGINES),
+  jobId: z.string().regex(/^\d+$/),
+  /** The cluster the engine named (a federation, `--clusters`), else null. */
+  cluster: z.string().min(1).nullable(),
+  submittedAt: isoTime,
+  /** The node the job runs on, once it runs; null until then. */
+  node: z.string().min(1).nullable(),
+});
+export type PlacementFile = z.infer<typeof placementFileSchema>;
 
 /** Every schema on disk, by file name: the source of specs/schemas/*.schema.json. */
 export const FILE_SCHEMAS = {
@@ -464,5 +515,6 @@ export const FILE_SCHEMAS = {
   "promoted.json": promotedFileSchema,
   "next.json": nextFileSchema,
   "notify.json": notifyFileSchema,
+  "placement.json": placementFileSchema,
   "run.json": runFileSchema,
 } as const;

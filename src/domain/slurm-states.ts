@@ -1,5 +1,5 @@
-import type { SlurmJob } from "./slurm-output.js";
-import type { ErrorKind, ExitReason, Status } from "./vocab.js";
+import type { SlurmJob, StepdNotice } from "./slurm-output.js";
+import type { EndingErrorCode, ErrorKind, ExitReason, Status } from "./vocab.js";
 
 // How catherd reads a Slurm job's state (specs/placement.md, "States and reasons"). The engine's states
 // are Slurm's job state codes (squeue(1), "JOB STATE CODES"); they fall in three phases, and an ended job
@@ -59,6 +59,18 @@ export function endingWords(job: SlurmJob): string {
   return `slurm job ${job.jobId} ${state}${reason}${exit}`;
 }
 
+/** A job's end as catherd records it: the exit reason, status, kind and error code, in the engine's words. */
+export interface EngineEnding {
+  reason: ExitReason;
+  status: Status;
+  kind: ErrorKind;
+  /** exit.json's `error.code` for it: the exit reason, or the code of a loss or an OOM kill. */
+  code: EndingErrorCode;
+  /** The engine's state as it spells it (CANCELLED, TIMEOUT, NODE_FAIL, …), for `error.engine`. */
+  state: string;
+  words: string;
+}
+
 /**
  * The record of a dispatch whose job ended without catherd's record (its supervisor died with the job):
  * the exit reason, status and kind, as for a local dispatch that ended the same way. `started`: the
@@ -71,24 +83,58 @@ export function endingWords(job: SlurmJob): string {
  *   (an orchestrator retries a lost dispatch; catherd asks for --no-requeue, so the engine never reruns
  *   a supervisor whose agent may have started).
  */
-export function engineEnding(
-  job: SlurmJob,
-  started: boolean,
-): { reason: ExitReason; status: Status; kind: ErrorKind; words: string } {
-  const words = endingWords(job);
-  switch (job.state) {
+export function engineEnding(job: SlurmJob, started: boolean): EngineEnding {
+  return endingOf(job.state, endingWords(job), started);
+}
+
+/**
+ * The ending slurmstepd's notice in the job's output tells, for a job the engine no longer knows (or, for
+ * the supervisor itself, one that is still completing): a plain cancel, `DUE TO TIME LIMIT`, `DUE TO
+ * PREEMPTION`, `DUE TO NODE FAILURE`, … — each the state the engine gives such a job.
+ */
+export function noticeEnding(notice: StepdNotice, started: boolean): EngineEnding {
+  return endingOf(stateOfNotice(notice.due), `slurm: ${notice.words}`, started);
+}
+
+/** A job the engine no longer knows and whose output holds no notice: lost, in words saying so. */
+export function forgottenEnding(jobId: string, started: boolean): EngineEnding {
+  const words = `slurm job ${jobId} is no longer known to the engine (ended, and no accounting keeps it)`;
+  return endingOf("UNKNOWN", words, started);
+}
+
+/** The state Slurm gives a job its stepd notice ends: `DUE TO TIME LIMIT` → TIMEOUT, none → CANCELLED. */
+function stateOfNotice(due: string | null): string {
+  if (due === null) return "CANCELLED";
+  if (due.startsWith("TIME LIMIT")) return "TIMEOUT";
+  if (due.startsWith("PREEMPTION")) return "PREEMPTED";
+  if (due.startsWith("NODE FAIL")) return "NODE_FAIL";
+  if (due.startsWith("DEADLINE")) return "DEADLINE";
+  return due.replaceAll(" ", "_");
+}
+
+function endingOf(state: string, words: string, started: boolean): EngineEnding {
+  switch (state) {
     case "CANCELLED":
-      return { reason: "cancelled", status: "cancelled", kind: "cancelled", words };
+      return { reason: "cancelled", status: "cancelled", kind: "cancelled", code: "cancelled", state, words };
     case "TIMEOUT":
     case "DEADLINE":
-      return { reason: "wall-timeout", status: "timeout", kind: "timeout", words };
+      return {
+        reason: "wall-timeout",
+        status: "timeout",
+        kind: "timeout",
+        code: "wall-timeout",
+        state,
+        words,
+      };
     case "OUT_OF_MEMORY":
-      return { reason: "lost", status: "failed", kind: "oom", words };
+      return { reason: "lost", status: "failed", kind: "oom", code: "E_AGENT_OOM", state, words };
     default:
       return {
         reason: "lost",
         status: "lost",
         kind: "lost",
+        code: "E_SUPERVISOR_LOST",
+        state,
         words: started ? words : `${words}; its supervisor never started`,
       };
   }

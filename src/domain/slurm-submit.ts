@@ -20,6 +20,12 @@ export interface SubmitRequest {
   licenses: Record<string, number>;
   /** `--slurm-opt` values, passed to sbatch as given, before the ones catherd sets. */
   extraArgs: readonly string[];
+  /**
+   * `--pass-env` names: exported by name (`--export=ALL,NAME`), so that their values travel only in
+   * sbatch's own environment, never on its command line. The job gets the submitter's environment, as a
+   * local supervisor gets the dispatcher's, whatever the site's default (`SBATCH_EXPORT`).
+   */
+  exportNames?: readonly string[];
   /** The command the job runs: `catherd supervise <dir>`, as argv. */
   command: readonly string[];
 }
@@ -73,6 +79,7 @@ export function sbatchArgs(request: SubmitRequest): string[] {
   args.push(`--chdir=${request.workDir}`);
   // The engine never reruns a supervisor: an agent that may have started is catherd's to judge.
   args.push("--no-requeue");
+  args.push(["--export=ALL", ...(request.exportNames ?? [])].join(","));
   if (request.memoryBytes !== null) args.push(`--mem=${memoryMegabytes(request.memoryBytes)}M`);
   if (request.wallMs !== null) args.push(`--time=${timeLimitMinutes(request.wallMs, request.graceMs)}`);
   const licenses = Object.entries(request.licenses)

@@ -11,8 +11,23 @@ export interface DispatchObservation {
   hasExit: boolean;
   /** supervisor.json exists. */
   hasSupervisor: boolean;
-  /** The supervisor named in supervisor.json is alive with that start time. */
+  /**
+   * The supervisor named in supervisor.json is alive: by its pid and start time on the reader's host,
+   * elsewhere by its lock or its engine (domain/supervisor-judgement.ts).
+   */
   supervisorAlive: boolean;
+  /**
+   * Whether the supervisor (or, before supervisor.json, the one starting it) lives cannot be told from
+   * here: it runs on another host or PID namespace with a stale lock, and no engine answered. The state is
+   * then `unknown` (or `exited`), and nobody records it.
+   */
+  undecided?: boolean;
+  /**
+   * For a dispatch an engine placed whose supervisor has not come up (no supervisor.json): the job's
+   * phase as the engine says — pending (the engine's queue), running (its node is starting it) or ended.
+   * Null: no job to ask about (a local dispatch, or one not submitted yet).
+   */
+  job?: "pending" | "running" | "ended" | null;
   /** The agent named in proc.json is alive with that start time (false without proc.json). */
   agentAlive: boolean;
   cancelRequested: boolean;
@@ -33,13 +48,29 @@ export interface DispatchObservation {
 /** How long a dispatch may wait for its supervisor's first sign of life before it counts as lost. */
 export const START_GRACE_MS = 15_000;
 
+/**
+ * How long a dispatcher (or promoter) on another host or PID namespace counts as alive, from the time it
+ * asked for the supervisor: past its own wait for the supervisor (60 s at most, then it records the
+ * dispatch itself) and a margin. Its pid means nothing to a reader there.
+ */
+export const STARTER_ELSEWHERE_MS = 75_000;
+
 /** The state of a dispatch (specs/cli.md): one pure function of what is on disk and alive. */
 export function dispatchState(o: DispatchObservation, startGraceMs = START_GRACE_MS): DispatchState {
   if (o.hasRecord) return "recorded";
   if (o.unreadable === true) return "unknown";
   if (o.hasExit) return "exited";
   if (o.supervisorAlive) return o.cancelRequested ? "stopping" : "running";
+  if (o.undecided === true) return "unknown";
   if (o.queue === "waiting") return "queued";
+  const job = o.job ?? null;
+  if (!o.hasSupervisor && job !== null) {
+    // Placed: the engine decides, whatever the age. A pending job waits in the engine's queue; a running
+    // one is being started on its node; an ended one never brought its supervisor up.
+    if (job === "pending") return "queued";
+    if (job === "running") return "starting";
+    return "lost";
+  }
   // A dispatcher waits for its supervisor (and records it lost if it never comes): until it gives up, a
   // slow start on a loaded machine is not a lost dispatch.
   if (!o.hasSupervisor && (o.ageMs < startGraceMs || o.dispatcherAlive)) return "starting";
@@ -72,12 +103,17 @@ export function waitsUnpromoted(files: QueueFiles): boolean {
  */
 export type ReaderDuty = "adopt" | "record" | null;
 
+/**
+ * `mayAdopt` is false for a dispatch an engine placed: its supervisor is the engine's job, and one started
+ * outside it would hold none of the job's limits. `undecided`: whether its supervisor lives is not known
+ * here (the observation's `undecided`), and an ended dispatch is then left for a reader who can tell.
+ */
 export function readerDuty(
   state: DispatchState,
-  alive: { supervisorAlive: boolean; agentNamedAlive: boolean },
+  alive: { supervisorAlive: boolean; agentNamedAlive: boolean; mayAdopt?: boolean; undecided?: boolean },
 ): ReaderDuty {
-  if (state === "orphaned") return alive.agentNamedAlive ? "adopt" : null;
+  if (state === "orphaned") return alive.agentNamedAlive && alive.mayAdopt !== false ? "adopt" : null;
   if (state === "lost") return "record";
-  if (state === "exited" && !alive.supervisorAlive) return "record";
+  if (state === "exited" && !alive.supervisorAlive && alive.undecided !== true) return "record";
   return null;
 }

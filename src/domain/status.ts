@@ -55,11 +55,11 @@ const COME_BACK_LATER: ReadonlySet<ErrorKind> = new Set(["quota", "rate-limit", 
  * and last `cli` for a non-zero exit. The status follows the kind.
  */
 export function judgeEnding(exit: ExitFacts, summary: StreamSummary, rules: JudgeRules = {}): Judgement {
+  // The OOM killer ended the agent at its dispatch's memory limit (its cgroup counted the kill, or its
+  // engine ended the job for its memory): whatever the stream last said, that is why it ended.
+  if (exit.kind === "oom") return failed("oom", exit, summary, describeExit(exit));
   const fixed = KIND_OF_REASON[exit.reason];
   if (fixed !== undefined) return failed(fixed, exit, summary, describeExit(exit));
-  // The OOM killer ended the agent at its dispatch's memory limit (its cgroup counted the kill): whatever
-  // the stream last said, that is why it ended.
-  if (exit.kind === "oom") return failed("oom", exit, summary, describeExit(exit));
   // The kind of the retry the CLI was last seen waiting on: the supervisor's account, else the stream's.
   const pending = summary.retryPending ? (summary.lastRetry?.kind ?? null) : null;
   const retryKind = exit.kind === undefined ? pending : exit.kind;

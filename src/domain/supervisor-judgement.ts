@@ -8,6 +8,14 @@ import type { JobPhase } from "./slurm-states.js";
 // is gone — or the host has rebooted since; a reader that can tell neither says `unknown`, and records
 // nothing.
 
+/**
+ * How long a supervisor lock survives a frozen holder before another may take it over. The lock is
+ * refreshed every half of this, and each refresh wakes a quiet supervisor: longer is cheaper. A reader on
+ * the supervisor's host judges it by its pid and start time; a reader elsewhere by this lock's freshness
+ * (and the engine); an adopter removes a dead one's lock.
+ */
+export const SUPERVISOR_LOCK_STALE_MS = 30_000;
+
 /** What the reader saw of supervisor.lock: missing, or held with the age of its last refresh. */
 export type LockSight = { kind: "missing" } | { kind: "held"; ageMs: number };
 

@@ -76,6 +76,16 @@ export type DispatchState = (typeof DISPATCH_STATES)[number];
 export const QUEUE_BLOCKERS = ["capacity", "backend-cap", "overlap", "not-before"] as const;
 export type QueueBlocker = (typeof QUEUE_BLOCKERS)[number];
 
+/**
+ * Where a dispatch's supervisor runs (specs/placement.md): on the dispatching host, or as a job of an
+ * engine that already exists — Slurm first.
+ */
+export const PLACEMENTS = ["local", "slurm"] as const;
+export type Placement = (typeof PLACEMENTS)[number];
+/** The placements that hand the supervisor to an engine: every one but `local`. */
+export const ENGINES = ["slurm"] as const;
+export type Engine = (typeof ENGINES)[number];
+
 /** Access levels a dispatch may ask of its CLI. */
 export const ACCESS_LEVELS = ["read-only", "workspace-write", "full"] as const;
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];

@@ -1,5 +1,5 @@
-import type { ExitFile } from "../domain/schemas.js";
-import type { EndingErrorCode, ExitReason } from "../domain/vocab.js";
+import type { EngineWords, ExitFile } from "../domain/schemas.js";
+import type { EndingErrorCode, ErrorKind, ExitReason } from "../domain/vocab.js";
 import { FILES } from "./layout.js";
 import {
   atomicWriter,
@@ -27,7 +27,9 @@ export function writeEndedExit(
   dir: string,
   facts: {
     reason: ExitReason;
-    error: { code: EndingErrorCode; message: string };
+    error: { code: EndingErrorCode; message: string; engine?: EngineWords };
+    /** The kind the ending itself says (an engine's OUT_OF_MEMORY: `oom`); null by default. */
+    kind?: ErrorKind | null;
     stop?: ExitFile["stop"];
     pid?: number | null;
     startedAt?: string | null;
@@ -58,6 +60,6 @@ export function writeEndedExit(
     oomKills: null,
     slotWaitMs: null,
     // The reason (lost, cancelled…) is the whole story: no provider's words made anything of it.
-    kind: null,
+    kind: facts.kind ?? null,
   });
 }

@@ -32,6 +32,10 @@ export const FILES = {
   seen: "seen",
   supervisorLog: "supervisor.log",
   supervisorOut: "supervisor.out",
+  /** Where an engine placed the supervisor: the job (specs/placement.md). */
+  placement: "placement.json",
+  /** The job's own output (its batch script's stdout and stderr, and the engine's notices). */
+  slurmOut: "slurm.out",
   patch: "changes.patch",
   /** The claim of the dispatch's notification (--notify, --run-notify): its commands run once. */
   notify: "notify.json",

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
 import { backendIdSchema, loose } from "../domain/schemas.js";
+import { ENGINES } from "../domain/vocab.js";
 import { writeJsonAtomic } from "../infra/atomic.js";
 import { parseJsonText } from "../infra/json-file.js";
 import { liveMarkerFile, type RunPaths } from "../infra/paths.js";
@@ -23,6 +24,8 @@ const liveMarkerSchema = loose({
   dir: z.string(),
   owns: z.array(z.string()),
   backend: backendIdSchema.optional(),
+  /** The engine that runs its supervisor as a job (admit.json `placement`); absent: local. */
+  engine: z.enum(ENGINES).optional(),
   queued: z.object({ since: z.string(), notBefore: z.string().nullable() }).optional(),
   /** Recorded, and its chain goes on: the next reader that promotes the run does the hand-over. */
   handover: z.boolean().optional(),

@@ -90,7 +90,8 @@ async function buildRecord(
       wallMs: spec?.wallMs ?? backend.defaults.wallMs,
     },
   });
-  const status = exit.reason === "lost" ? "lost" : outcome.status;
+  // Lost is lost whatever the stream said — but for a job its engine ended at its memory limit (kind oom).
+  const status = exit.reason === "lost" && exit.kind !== "oom" ? "lost" : outcome.status;
   const reply = outcome.reply;
   const spend = await priceUsage(
     outcome.usage.models,
@@ -169,6 +170,8 @@ function recordError(
     message: cleanMessage(exit.error?.message ?? words ?? exit.reason),
     retryAfter: failure?.retryAfter ?? null,
     tail,
+    // What the engine said of a job it ended (specs/placement.md): carried from exit.json as it is.
+    ...(exit.error?.engine === undefined ? {} : { engine: exit.error.engine }),
   };
 }
 

@@ -25,6 +25,12 @@ export const STANDBY_FLAG = "--standby";
 export const WHEN_RELEASED_FLAG = "--when-released";
 
 /**
+ * The argument that tells the promoter program it runs inside an engine's job (started by a supervisor an
+ * engine placed): it then starts only dispatches an engine runs, never a local supervisor on a compute node.
+ */
+export const IN_ENGINE_JOB_FLAG = "--in-engine-job";
+
+/**
  * The file to run with node for `name`, found from `fromUrl` (the caller's import.meta.url): the bundled
  * program beside it, else the compiled one under the nearest dist/ above it.
  */

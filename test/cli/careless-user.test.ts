@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CliResult, dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, reapAll, tempDir } from "../helpers/folders.js";
+import { cgroupsOf, isAlive, killPid } from "../helpers/processes.js";
 import { waitFor, waitForFile } from "../helpers/wait.js";
 
 // What a new user trips on, tried as one would: careless input, broken homes, the words of each answer.
@@ -104,6 +105,31 @@ describe("a dispatch folder that cannot be read", () => {
       error: "E_IO_READ",
       says: [path.join(dir, "events.jsonl")],
     });
+  });
+});
+
+describe("nothing left behind", () => {
+  it("removes a dispatch's cgroups when a reader records it lost, in every hierarchy", async () => {
+    const { env } = isolatedHome();
+    const d = dispatchedOf(
+      await runCli(["dispatch", "--backend", "exec", "--name", "doomed", "--json", "--", "sleep", "60"], {
+        env,
+      }),
+    );
+    dispatched.push(d.dispatchId);
+    const proc = JSON.parse(await waitForFile(path.join(d.dir, "proc.json"), 20_000)) as { pid: number };
+    const supervisor = JSON.parse(fs.readFileSync(path.join(d.dir, "supervisor.json"), "utf8")) as {
+      pid: number;
+    };
+    // The agent is spawned into its cgroups: proc.json is written after the spawn.
+    const contained = cgroupsOf(d.dispatchId);
+    for (const pid of [supervisor.pid, proc.pid]) killPid(pid);
+    await waitFor("the supervisor and its agent to die", () =>
+      [supervisor.pid, proc.pid].some(isAlive) ? undefined : true,
+    );
+    const status = await runCli(["status", "--json"], { env });
+    expect(JSON.parse(status.stdout).dispatches[0]).toMatchObject({ name: "doomed", status: "lost" });
+    if (contained.length > 0) expect(cgroupsOf(d.dispatchId)).toEqual([]);
   });
 });
 
@@ -265,6 +291,39 @@ describe("what the verbs say", () => {
       "idle 10m (default), wall 2h (default), stall notice 5m (default), kill grace 10s (default)",
     );
     expect(shown.stdout).not.toMatch(/\d ms\b|default ms/);
+  });
+
+  it("answers help --json with the verbs as data, and help as text says which verbs take --json", async () => {
+    const json = await runCli(["help", "--json"]);
+    expect(json.code).toBe(0);
+    const { verbs } = JSON.parse(json.stdout) as {
+      verbs: { verb: string; synopsis: string; summary: string }[];
+    };
+    expect(verbs.map((v) => v.verb)).toEqual(
+      expect.arrayContaining(["dispatch", "status", "lock", "ui", "help"]),
+    );
+    expect(verbs.every((v) => v.summary !== "")).toBe(true);
+    const text = await runCli(["help"]);
+    expectAnswer(text, {
+      code: 0,
+      says: ["catherd dispatch --backend <b>", "--json (supervise: its errors)"],
+    });
+    expect(text.stdout).not.toContain("Every command takes --json");
+  });
+
+  it("has supervise in the foreground print its record's line, a spawn failure with its error (exit 0: the folder was handled)", async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, "spec.json"), JSON.stringify({ cmd: "/no/such/program", args: [] }));
+    const failed = await runCli(["supervise", dir], { timeoutMs: 30_000 });
+    expectAnswer(failed, {
+      code: 0,
+      says: [/^\(by hand\) \S+ failed \(spawn-failed\)/m, /^error: .*\/no\/such\/program/m],
+    });
+    const fine = tempDir();
+    fs.writeFileSync(path.join(fine, "spec.json"), JSON.stringify({ cmd: "true", args: [] }));
+    const ok = await runCli(["supervise", fine, "--json"], { timeoutMs: 30_000 });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ record: { status: "ok" } });
   });
 
   it("answers supervise --help with its usage, writing nothing", async () => {

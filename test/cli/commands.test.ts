@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { recordFileSchema } from "../../src/domain/schemas.js";
 import { dispatchedOf, fakeDispatchArgs, isolatedHome, runCli } from "../helpers/cli.js";
@@ -254,19 +254,21 @@ describe("hand-edited and corrupt folders", () => {
 
 describe("catherd demo", () => {
   it("runs the simulated agent end to end: tool calls, a stall notice, a final answer, an ok record", async () => {
-    const result = await runCli(["demo", "--json"], { timeoutMs: 60_000 });
-    expect(result.code).toBe(0);
+    const { home, env } = isolatedHome();
+    const tmp = tempDir();
+    const result = await runCli(["demo", "--json"], { env: { ...env, TMPDIR: tmp }, timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(0);
     const data = JSON.parse(result.stdout) as { record: z.infer<typeof recordFileSchema>; home: string };
     expect(recordFileSchema.parse(data.record)).toMatchObject({
       status: "ok",
       backend: "codex",
       tokens: { input: 18_240, cached: 12_032, output: 611 },
     });
-    const dir = path.join(data.home, "runs/demo/dispatches/demo", data.record.dispatchId);
+    // The demo runs in the home it is given and leaves nothing in the temporary folder.
+    expect(data.home).toBe(home);
+    expect(fs.readdirSync(tmp)).toEqual([]);
+    const dir = path.join(home, "runs/demo/dispatches/demo", data.record.dispatchId);
     dispatched.push(data.record.dispatchId);
-    onTestFinished(() =>
-      fs.rmSync(data.home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }),
-    );
     expect(readJson(path.join(dir, "exit.json"))).toMatchObject({ reason: "exited", stalled: true });
     expect(data.record.reply).toContain("npm test passes");
   });

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { comeBackAt, shortWhy, whyLine } from "../../src/cli/render.js";
+import { shortWhy } from "../../src/cli/render.js";
 import { renderStatus } from "../../src/cli/status-command.js";
 import { heavyText } from "../../src/dispatch/read/heavy-activity.js";
 import type { DispatchRow } from "../../src/dispatch/read/rows.js";
+import { comeBackAt, whyLine } from "../../src/domain/record-words.js";
 
 const NOW = Date.parse("2026-11-29T10:00:00Z");
 
@@ -26,6 +27,7 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
     unread: false,
     queue: null,
     problems: [],
+    undecided: null,
     error: null,
     attempt: 1,
     earlier: [],

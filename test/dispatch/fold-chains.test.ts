@@ -22,6 +22,7 @@ function row(dispatchId: string, attempt: number, backend: DispatchRow["backend"
     unread: true,
     queue: null,
     problems: [],
+    undecided: null,
     attempt,
     earlier: [],
     next: null,

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type FolderProbe, inspectDispatch } from "../../src/dispatch/read/inspect.js";
+import type { HostIdentity } from "../../src/domain/host.js";
+import type { LockSight } from "../../src/domain/supervisor-judgement.js";
 import type { FolderJson, FolderJsonFile } from "../../src/folder/read.js";
 import type { FileRead } from "../../src/infra/json-file.js";
 import { FakeClock } from "../helpers/fake-clock.js";
@@ -19,7 +21,12 @@ interface World {
   alive: Record<number, boolean>;
   /** Dispatch ids some live process carries as CATHERD_DISPATCH (an agent whose proc.json never came). */
   carried?: string[];
+  /** supervisor.lock as the reader sees it. */
+  lock?: LockSight;
 }
+
+/** The reader's host: a process recorded without a host (these) counts as its own. */
+const READER: HostIdentity = { name: "reader", bootId: "boot-1", pidNamespace: "4026531836" };
 
 const DISPATCHER = 101;
 const SUPERVISOR = 202;
@@ -34,6 +41,9 @@ const admit = {
 const supervisor = { pid: SUPERVISOR, startTime: "2", startedAt: ADMITTED };
 const proc = { pid: AGENT, pgid: AGENT, startTime: "3" };
 const spec = { dispatchId: "d-order", backend: "exec", cmd: "agent" };
+const ELSEWHERE: HostIdentity = { name: "box", bootId: "boot-1", pidNamespace: "4026532999" };
+const supervisorElsewhere = { ...supervisor, host: ELSEWHERE };
+const procElsewhere = { ...proc, host: ELSEWHERE };
 const exit = { reason: "completed" };
 const record = { status: "ok" };
 
@@ -48,6 +58,8 @@ function scriptedProbe(before: World, after: World, switchAfter: number): Folder
     },
     exists: (name) => world().files[name] !== undefined,
     isAlive: (pid) => world().alive[pid] === true,
+    host: () => READER,
+    lock: () => world().lock ?? { kind: "missing" },
     carriesDispatch: (dispatchId) => world().carried?.includes(dispatchId) === true,
     birthMs: () => NOW - 60_000,
   };
@@ -118,6 +130,26 @@ const handOvers: Array<{ name: string; before: World; after: World; allowed: str
       alive: {},
     },
     allowed: ["exited", "recorded"],
+  },
+  {
+    // Elsewhere the lock stands for the process: it is released only after the record.
+    name: "a supervisor in another PID namespace writes exit.json and record.json, then releases its lock",
+    before: {
+      files: { "admit.json": admit, "supervisor.json": supervisorElsewhere, "proc.json": procElsewhere },
+      alive: {},
+      lock: { kind: "held", ageMs: 1000 },
+    },
+    after: {
+      files: {
+        "admit.json": admit,
+        "supervisor.json": supervisorElsewhere,
+        "proc.json": procElsewhere,
+        "exit.json": exit,
+        "record.json": record,
+      },
+      alive: {},
+    },
+    allowed: ["running", "exited", "recorded"],
   },
 ];
 

@@ -443,8 +443,8 @@ describe("catherd clean", () => {
     expect(report.freedBytes).toBe(dryReport.freedBytes);
     const why = Object.fromEntries(report.kept.map((k: { name: string; why: string }) => [k.name, k.why]));
     expect(why).toEqual({
-      dirty: "uncommitted changes in its worktree",
-      unmerged: `1 commit on ${branchOf(unmerged)} that no other branch contains`,
+      dirty: "uncommitted changes in its worktree (--force removes it, work and all)",
+      unmerged: `1 commit on ${branchOf(unmerged)} that no other branch contains (--force removes it, work and all)`,
       live: "not recorded (live, queued, or not yet settled)",
     });
     for (const d of [clean, merged, plain]) expect(fs.existsSync(d.dir), d.name).toBe(false);

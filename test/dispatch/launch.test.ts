@@ -33,8 +33,10 @@ describe("launchSupervisor", () => {
     const program = standIn(NAMES_ITSELF_AND_EXITS);
     for (let i = 0; i < 8; i++) {
       const dir = tempDir();
-      const pid = await launchSupervisor(dir, { program });
-      expect(pid).toBe(JSON.parse(fs.readFileSync(path.join(dir, "supervisor.json"), "utf8")).pid);
+      const launched = await launchSupervisor(dir, { program });
+      expect(launched.placement === "local" && launched.pid).toBe(
+        JSON.parse(fs.readFileSync(path.join(dir, "supervisor.json"), "utf8")).pid,
+      );
       expect(fs.existsSync(path.join(dir, "exit.json"))).toBe(false);
     }
   }, 30_000);

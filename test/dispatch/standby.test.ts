@@ -94,7 +94,8 @@ describe("the standby supervisor", () => {
     await waitFor("the standby ended", () => standby.ended() ?? undefined);
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, "spec.json"), JSON.stringify({ schema: 1, cmd: "true" }));
-    const pid = await launchSupervisor(dir, { program: SUPERVISOR_MAIN, standby });
+    const launched = await launchSupervisor(dir, { program: SUPERVISOR_MAIN, standby });
+    const pid = launched.placement === "local" ? launched.pid : -1;
     started.push(pid);
     expect(pid).not.toBe(standby.child.pid);
     expect(standbyFiles(h)).toEqual([]);

@@ -41,7 +41,7 @@ describe("judgeForClean", () => {
       "a dirty worktree",
       { worktree: { ...clean, dirty: true } },
       false,
-      { action: "keep", why: "uncommitted changes in its worktree" },
+      { action: "keep", why: "uncommitted changes in its worktree (--force removes it, work and all)" },
     ],
     [
       "a dirty worktree, forced",
@@ -53,7 +53,10 @@ describe("judgeForClean", () => {
       "a worktree with commits only on its branch",
       { worktree: { ...clean, unmerged: 2 } },
       false,
-      { action: "keep", why: "2 commits on catherd/fix-k3x9qa that no other branch contains" },
+      {
+        action: "keep",
+        why: "2 commits on catherd/fix-k3x9qa that no other branch contains (--force removes it, work and all)",
+      },
     ],
     [
       "a dirty worktree with one unmerged commit",
@@ -61,14 +64,14 @@ describe("judgeForClean", () => {
       false,
       {
         action: "keep",
-        why: "uncommitted changes in its worktree; 1 commit on catherd/fix-k3x9qa that no other branch contains",
+        why: "uncommitted changes in its worktree; 1 commit on catherd/fix-k3x9qa that no other branch contains (--force removes it, work and all)",
       },
     ],
     [
       "a worktree git cannot inspect",
       { worktree: { ...clean, dirty: null } },
       false,
-      { action: "keep", why: "its worktree cannot be inspected" },
+      { action: "keep", why: "its worktree cannot be inspected (--force removes it, work and all)" },
     ],
     [
       "a worktree git cannot inspect, forced",

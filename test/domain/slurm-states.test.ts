@@ -2,7 +2,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseScontrolJob, type SlurmJob } from "../../src/domain/slurm-output.js";
-import { endingWords, engineEnding, jobPhase, pendingWords } from "../../src/domain/slurm-states.js";
+import {
+  endingWords,
+  engineEnding,
+  forgottenEnding,
+  jobPhase,
+  noticeEnding,
+  pendingWords,
+} from "../../src/domain/slurm-states.js";
 import { ROOT } from "../helpers/folders.js";
 
 const captured = (name: string) =>
@@ -49,6 +56,8 @@ describe("the record of a job the engine ended", () => {
         reason: "cancelled",
         status: "cancelled",
         kind: "cancelled",
+        code: "cancelled",
+        state: "CANCELLED",
         words: "slurm job 1 CANCELLED, batch script signal 15",
       },
     ],
@@ -58,6 +67,8 @@ describe("the record of a job the engine ended", () => {
         reason: "wall-timeout",
         status: "timeout",
         kind: "timeout",
+        code: "wall-timeout",
+        state: "TIMEOUT",
         words: "slurm job 4 TIMEOUT (TimeLimit), batch script signal 15",
       },
     ],
@@ -67,13 +78,22 @@ describe("the record of a job the engine ended", () => {
         reason: "lost",
         status: "lost",
         kind: "lost",
+        code: "E_SUPERVISOR_LOST",
+        state: "NODE_FAIL",
         words: "slurm job 6 NODE_FAIL (NodeDown), batch script signal 15",
       },
     ],
     [
       "scontrol-completed.txt",
       // Completed without a record: the supervisor exited 0 and wrote nothing (a reader records it lost).
-      { reason: "lost", status: "lost", kind: "lost", words: "slurm job 2 COMPLETED" },
+      {
+        reason: "lost",
+        status: "lost",
+        kind: "lost",
+        code: "E_SUPERVISOR_LOST",
+        state: "COMPLETED",
+        words: "slurm job 2 COMPLETED",
+      },
     ],
   ])("from %s", (file, ending) => {
     expect(engineEnding(captured(file), true)).toEqual(ending);
@@ -88,7 +108,7 @@ describe("the record of a job the engine ended", () => {
     ["PREEMPTED", { status: "lost", kind: "lost" }],
     ["BOOT_FAIL", { status: "lost", kind: "lost" }],
     ["DEADLINE", { status: "timeout", kind: "timeout" }],
-    ["OUT_OF_MEMORY", { status: "failed", kind: "oom" }],
+    ["OUT_OF_MEMORY", { status: "failed", kind: "oom", code: "E_AGENT_OOM" }],
     ["FAILED", { status: "lost", kind: "lost" }],
   ])("maps %s", (state, ending) => {
     expect(engineEnding({ ...captured("scontrol-completed.txt"), state }, true)).toMatchObject(ending);
@@ -99,5 +119,40 @@ describe("the record of a job the engine ended", () => {
     expect(engineEnding(failed, false).words).toBe(
       "slurm job 2 FAILED, batch script exit 127; its supervisor never started",
     );
+  });
+});
+
+describe("the ending slurmstepd's notice tells", () => {
+  const notice = (due: string | null) => ({
+    jobId: "4",
+    node: "vm",
+    at: "2026-12-01T11:15:06",
+    due,
+    words: `JOB 4 ON vm CANCELLED AT 2026-12-01T11:15:06${due === null ? "" : ` DUE TO ${due}`}`,
+  });
+
+  it.each([
+    [null, { reason: "cancelled", status: "cancelled", kind: "cancelled", state: "CANCELLED" }],
+    ["TIME LIMIT", { reason: "wall-timeout", status: "timeout", kind: "timeout", state: "TIMEOUT" }],
+    ["PREEMPTION", { reason: "lost", status: "lost", kind: "lost", state: "PREEMPTED" }],
+    ["NODE FAILURE", { reason: "lost", status: "lost", kind: "lost", state: "NODE_FAIL" }],
+    ["SOMETHING NEW", { reason: "lost", status: "lost", kind: "lost", state: "SOMETHING_NEW" }],
+  ])("a notice due to %s", (due, ending) => {
+    expect(noticeEnding(notice(due), true)).toMatchObject(ending);
+  });
+
+  it("quotes the notice as written", () => {
+    expect(noticeEnding(notice("TIME LIMIT"), true).words).toBe(
+      "slurm: JOB 4 ON vm CANCELLED AT 2026-12-01T11:15:06 DUE TO TIME LIMIT",
+    );
+  });
+
+  it("records a job the engine forgot, without a notice, lost in words that say so", () => {
+    expect(forgottenEnding("9", false)).toMatchObject({
+      reason: "lost",
+      status: "lost",
+      code: "E_SUPERVISOR_LOST",
+      words: expect.stringMatching(/^slurm job 9 is no longer known .*; its supervisor never started$/),
+    });
   });
 });

@@ -39,6 +39,7 @@ describe("the sbatch call of a dispatch", () => {
       "--open-mode=append",
       "--chdir=/shared/runs/r1/dispatches/fix/20261201T101500Z-k3x9qa",
       "--no-requeue",
+      "--export=ALL",
       "--mem=2048M",
       "--time=31",
       "--licenses=codex:1",
@@ -54,6 +55,14 @@ describe("the sbatch call of a dispatch", () => {
     expect(sbatchArgs({ ...request, licenses: { codex: 1, gpu: 2, none: 0 } }).at(-1)).toBe(
       "--licenses=codex:1,gpu:2",
     );
+  });
+
+  it("exports the submitter's environment, and the --pass-env variables by name only", () => {
+    const args = sbatchArgs({ ...request, exportNames: ["ANTHROPIC_API_KEY", "GH_TOKEN"] });
+    expect(args.filter((a) => a.startsWith("--export"))).toEqual(["--export=ALL,ANTHROPIC_API_KEY,GH_TOKEN"]);
+    expect(
+      sbatchArgs({ ...request, extraArgs: ["--export=NONE"] }).filter((a) => a.startsWith("--export")),
+    ).toEqual(["--export=NONE", "--export=ALL"]);
   });
 
   it("refuses a field that is not one line", () => {

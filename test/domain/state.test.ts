@@ -70,6 +70,23 @@ describe("dispatchState", () => {
       { queue: "waiting", hasExit: true },
       "exited",
     ],
+    // Placed on an engine (specs/placement.md): before supervisor.json, the engine decides, whatever the age.
+    ["its job pending in the engine, long ago", { job: "pending", ageMs: 60_000 }, "queued"],
+    ["its job running in the engine, no supervisor yet", { job: "running", ageMs: 60_000 }, "starting"],
+    ["its job ended in the engine a moment after its submission", { job: "ended", ageMs: 10 }, "lost"],
+    [
+      "promoted, then submitted: its job pending",
+      { queue: "promoted", job: "pending", ageMs: 60_000 },
+      "queued",
+    ],
+    ["its supervisor came up, then the job is said pending", { hasSupervisor: true, job: "pending" }, "lost"],
+    [
+      "its supervisor elsewhere, neither its lock nor an engine can tell",
+      { hasSupervisor: true, undecided: true, agentAlive: false },
+      "unknown",
+    ],
+    ["undecided, with exit.json written", { hasSupervisor: true, hasExit: true, undecided: true }, "exited"],
+    ["undecided, and recorded", { hasRecord: true, undecided: true }, "recorded"],
   ];
   for (const [title, observation, state] of cases) {
     it(`is ${state} when ${title}`, () => {
@@ -104,6 +121,17 @@ describe("readerDuty", () => {
     ["running", ["running", { supervisorAlive: true, agentNamedAlive: true }], null],
     ["recorded", ["recorded", { supervisorAlive: false, agentNamedAlive: false }], null],
     ["queued", ["queued", { supervisorAlive: false, agentNamedAlive: false }], null],
+    [
+      "an orphan of a dispatch an engine placed: never adopted outside its job",
+      ["orphaned", { supervisorAlive: false, agentNamedAlive: true, mayAdopt: false }],
+      null,
+    ],
+    [
+      "ended, its supervisor's life not known here: leave it to a reader who can tell",
+      ["exited", { supervisorAlive: false, agentNamedAlive: false, undecided: true }],
+      null,
+    ],
+    ["unknown", ["unknown", { supervisorAlive: false, agentNamedAlive: false, undecided: true }], null],
   ];
   for (const [title, args, duty] of cases) {
     it(`is ${duty ?? "nothing"} for ${title}`, () => {

@@ -85,7 +85,7 @@ export function useFaultKit(): void {
     for (const dir of c.dirs) fs.rmSync(dir, { recursive: true, force: true });
     for (const last of c.lasts) last();
     expect(leftPids, "processes the test started still running").toEqual([]);
-    expect(leftDispatch, "processes of the dispatches still running").toBe(0);
+    expect(leftDispatch, "processes or cgroups of the dispatches left behind").toBe(0);
   });
 }
 

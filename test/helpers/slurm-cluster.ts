@@ -185,7 +185,7 @@ function slurmConf(o: {
     "KillWait=5",
     `Licenses=${licenses}`,
     `NodeName=${o.node} NodeAddr=127.0.0.1 ${o.hardware.line} State=UNKNOWN`,
-    `PartitionName=main Nodes=${o.node} Default=YES MaxTime=INFINITE State=UP`,
+    `PartitionName=main Nodes=${o.node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:12`,
   ].join("\n")}\n`;
 }
 

@@ -124,6 +124,8 @@ describe.skipIf(cluster === null)("the Slurm engine wrapper on a real one-node c
       reason: "cancelled",
       status: "cancelled",
       kind: "cancelled",
+      code: "cancelled",
+      state: "CANCELLED",
       words: `slurm job ${jobId} CANCELLED, batch script signal 15`,
     });
     // slurmstepd writes its notice as it kills the job: wait for it rather than assume it is there.

@@ -7,8 +7,9 @@ import { CLI_MAIN, fakeAgentFolder, readJson, reapAll, tempDir } from "../helper
 import { waitForJson } from "../helpers/wait.js";
 import { inState, untilJob } from "./poll.js";
 
-// catherd's own supervisor as the batch job, on a hand-made dispatch folder: the seam round two wires into
-// dispatch (specs/placement.md). The folder is the only channel between the job and the test.
+// catherd's own supervisor as the batch job, on a hand-made dispatch folder (dispatch.slurm.ts does the
+// same through `catherd dispatch --placement slurm`). The folder is the only channel between the job and
+// the test.
 
 const provided = inject("slurm");
 const cluster = "cluster" in provided ? provided.cluster : null;
@@ -52,8 +53,8 @@ describe.skipIf(cluster === null)("catherd's supervisor as a Slurm job", () => {
 
   // `scancel --batch --signal=TERM` signals the batch step alone: the supervisor gets SIGTERM and stops
   // its agent. A plain scancel (or the time limit) signals every process of the job, the agent too, which
-  // may then die before its supervisor acts: the supervisor records it `failed` (exited on SIGTERM), a
-  // race the wiring of the placement settles (specs/placement.md, "The engine's words → record kinds").
+  // may die before its supervisor acts; a supervisor placed by `dispatch` reads slurmstepd's notice then
+  // (dispatch.slurm.ts). This hand-made folder has no placement.json: its supervisor is not placed.
   it("records the dispatch cancelled once when its batch step gets SIGTERM, and exits 0", async () => {
     const job = supervisorJob([{ out: "working" }, { hang: true }]);
     const { jobId } = await submitJob(job.request, { env });

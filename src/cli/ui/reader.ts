@@ -59,11 +59,14 @@ export async function readDispatch(
       spec: null,
       queued,
       promoted,
+      placement: null,
+      job: null,
       supervisor: null,
       proc: null,
       exit: null,
       record,
       problems: [],
+      undecided: null,
       admittedAtMs: admit === null ? Number.NaN : Date.parse(admit.admittedAt),
     };
     return { view, row: { ...recordedRow(run, dir, record), admittedAt: admit?.admittedAt ?? null } };

@@ -8,6 +8,7 @@ import { notifyIfEnded } from "../../folder/notify.js";
 import { waitsUnpromotedOnDisk } from "../../folder/queue-state.js";
 import type { Clock } from "../../infra/clock.js";
 import type { RunPaths } from "../../infra/paths.js";
+import { type EngineSights, engineSights } from "../read/engine-sight.js";
 import { type DispatchView, inspectDispatch } from "../read/inspect.js";
 import { liveMarkersOf, type QueuedEntry, queuedEntry, waitingOf } from "../read/queued.js";
 
@@ -30,9 +31,14 @@ export class LiveSet {
   readonly markers: LiveMarker[];
   private readonly views = new Map<string, DispatchView>();
 
+  /**
+   * `sights`: what the engine said of the placed dispatches' jobs, asked before the lock (engineSightsOf):
+   * a placed dispatch not among them that cannot be judged by its files counts as live (state unknown).
+   */
   constructor(
     readonly run: RunPaths,
     private readonly clock: Clock,
+    readonly sights: EngineSights = new Map(),
   ) {
     this.markers = liveMarkersOf(run);
   }
@@ -41,7 +47,7 @@ export class LiveSet {
   view(marker: LiveMarker): DispatchView {
     const known = this.views.get(marker.dir);
     if (known !== undefined) return known;
-    const view = inspectDispatch(marker.dir, { clock: this.clock });
+    const view = inspectDispatch(marker.dir, { clock: this.clock, job: this.sights.get(marker.dir) ?? null });
     if (view.state === "recorded" && !handOverPending(marker.dir, view.record)) {
       // A stale marker: its recorder may have died before the notification was started.
       notifyIfEnded(marker.dir, view.record);
@@ -107,7 +113,8 @@ export class LiveSet {
       }
       const view = this.view(marker);
       if (view.state === "recorded" || view.duty === "record") continue;
-      if (view.state === "queued") {
+      // Queued again (its promoter died before it started); one pending in its engine's queue holds a slot.
+      if (view.state === "queued" && view.placement === null) {
         stranded.push(queuedEntry(marker, view.queued?.since ?? marker.queued?.since ?? ""));
         continue;
       }
@@ -156,5 +163,17 @@ function isRecorded(marker: LiveMarker): boolean {
 function mayBeStranded(marker: LiveMarker): boolean {
   return (
     fs.existsSync(fileIn(marker.dir, FILES.promoted)) && !fs.existsSync(fileIn(marker.dir, FILES.supervisor))
+  );
+}
+
+/**
+ * What the engine says of the jobs of the run's placed live dispatches (their markers say so), asked
+ * before the run's lock is taken, so that no engine call is made under it; nothing for a run without any.
+ */
+export function engineSightsOf(run: RunPaths, clock: Clock): Promise<EngineSights> {
+  const placed = liveMarkersOf(run).filter((m) => m.engine !== undefined);
+  return engineSights(
+    placed.map((m) => m.dir),
+    clock,
   );
 }

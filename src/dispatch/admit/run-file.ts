@@ -6,7 +6,7 @@ import type { RunPaths } from "../../infra/paths.js";
 import type { DispatchRequest } from "../request/request.js";
 
 // run.json: the run's own file (specs/dispatch.md §2, step 1), created by its first admission; the caps a
-// dispatch gives are remembered in it for the next.
+// dispatch gives, and its --run-placement, are remembered in it for the next.
 
 /** run.json as it is, or null when it is missing or cannot be read. */
 export function readRunFile(run: RunPaths): RunFile | null {
@@ -34,12 +34,17 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
     Object.entries(request.maxParallelBackend).some(
       ([backend, cap]) => file.maxParallelBackend?.[backend as BackendId] !== cap,
     );
-  if (read.kind !== "ok" || capsChanged) {
+  const asked = request.placement.runPlacement;
+  const placementChanged = asked !== null && (file.placement ?? "none") !== asked;
+  if (read.kind !== "ok" || capsChanged || placementChanged) {
+    const { placement: _placement, ...rest } = file;
+    const placement = asked === null ? file.placement : asked === "none" ? undefined : asked;
     file = {
-      ...file,
+      ...rest,
       maxParallel,
       ...(Object.keys(perBackend).length > 0 ? { maxParallelBackend: perBackend } : {}),
       ...(request.runNotify === undefined ? {} : { notify: request.runNotify }),
+      ...(placement === undefined ? {} : { placement }),
     };
     writeJsonAtomic(run.runFile, file);
   }

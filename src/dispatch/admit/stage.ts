@@ -19,6 +19,7 @@ import { makeDir, writeFileAtomic } from "../../infra/atomic.js";
 import { hostIdentity } from "../../infra/host-identity.js";
 import { dispatchDir, latestFile, nameDir, type RunPaths } from "../../infra/paths.js";
 import { startTimeOf } from "../../infra/process-identity.js";
+import { admitPlacementOf } from "../request/placement.js";
 import type { ChainRequest, DispatchRequest } from "../request/request.js";
 import { type Placed, placeDispatch, type Workplace } from "./workplace.js";
 
@@ -127,6 +128,7 @@ export function commitDispatch(
       dir,
       owns: staged.ownsAbsolute,
       backend: staged.admit.backend,
+      ...(staged.admit.placement === undefined ? {} : { engine: staged.admit.placement.engine }),
       ...(queued === null ? {} : { queued: { since: queued.since, notBefore: queued.notBefore } }),
     });
     return { run, name, dispatchId, dir, admit: admitFile, spec: staged.spec, queued };
@@ -216,6 +218,8 @@ function writeFolder(
     ...(request.chain === null ? {} : { ladder: ladderOf(request, request.chain) }),
     ...(request.notify == null ? {} : { notify: request.notify }),
   };
+  const placement = admitPlacementOf(request.placement.placement ?? "local", request.placement);
+  if (placement !== undefined) admit.placement = placement;
   return { admit, spec };
 }
 

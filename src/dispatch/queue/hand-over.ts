@@ -229,6 +229,13 @@ function nextRequest(
     extraArgs: sameBackend ? asked.extraArgs : [],
     isolation: { worktree: asked.worktree, passEnv: asked.passEnv, keepTmp: asked.keepTmp },
     caps: chainCaps(spec, record),
+    // Every attempt of a chain goes where its first went.
+    placement: {
+      placement: admit.placement?.engine ?? "local",
+      runPlacement: null,
+      fromEnvironment: null,
+      slurmOptions: admit.placement?.options ?? [],
+    },
     chain: {
       rungs: step.ladder.rungs,
       retryWithinMs: step.ladder.retryWithinMs,

@@ -10,7 +10,7 @@ import { hostIdentity } from "../../infra/host-identity.js";
 import { okValue } from "../../infra/json-file.js";
 import type { RunPaths } from "../../infra/paths.js";
 import { startTimeOf } from "../../infra/process-identity.js";
-import { type Asking, LiveSet } from "../admit/live-set.js";
+import { type Asking, engineSightsOf, LiveSet } from "../admit/live-set.js";
 import { underAdmissionLock } from "../admit/lock.js";
 import { readRunFile } from "../admit/run-file.js";
 import { type DispatchView, inspectDispatch } from "../read/inspect.js";
@@ -50,8 +50,9 @@ export async function promoteUnderLock(
   clock: Clock,
   planned: ReadonlyMap<string, PlannedHandOver>,
   asking: Asking = "all",
+  placedOnly = false,
 ): Promise<Promoted> {
-  const handedOver = await handOverChains(given, caps, clock, planned);
+  const handedOver = await handOverChains(given, caps, clock, planned, placedOnly);
   const live = handedOver.live;
   const withDuties = new Set(given.withDuties());
   const queueSlots = () => live.slotsAndStranded("all", caps);
@@ -60,7 +61,11 @@ export async function promoteUnderLock(
     if (stranded.length === 0) return finish(slots, handedOver.started);
   }
   const { slots, stranded } = queueSlots();
-  const queue = [...live.waiting(), ...stranded].sort(queueOrder);
+  // A promoter inside an engine's job starts only what an engine runs: a local supervisor started on a
+  // compute node would end with the job (specs/placement.md, "A run that mixes placements").
+  const queue = [...live.waiting(), ...stranded]
+    .filter((q) => !placedOnly || q.marker.engine !== undefined)
+    .sort(queueOrder);
   const strandedDirs = new Set(stranded.map((q) => q.marker.dir));
   const held = [...slots];
   const toLaunch: string[] = [...handedOver.started];
@@ -103,8 +108,11 @@ async function handOverChains(
   caps: Caps,
   clock: Clock,
   planned: ReadonlyMap<string, PlannedHandOver>,
+  placedOnly: boolean,
 ): Promise<{ live: LiveSet; started: string[]; unplanned: string[] }> {
-  const due = [...new Set([...live.pendingHandOvers(), ...planned.keys()])];
+  const due = [...new Set([...live.pendingHandOvers(), ...planned.keys()])].filter(
+    (dir) => !placedOnly || isPlaced(dir),
+  );
   if (due.length === 0) return { live, started: [], unplanned: [] };
   const started: string[] = [];
   const unplanned: string[] = [];
@@ -118,7 +126,7 @@ async function handOverChains(
     const { slots } = current.slotsAndStranded("all", caps);
     const toLaunch = await handOverUnderLock(current.run, plan, slots, caps, clock);
     if (toLaunch !== null) started.push(toLaunch);
-    current = new LiveSet(current.run, clock);
+    current = new LiveSet(current.run, clock, current.sights);
   }
   return { live: current, started, unplanned };
 }
@@ -155,20 +163,37 @@ export async function promoteRun(
     clock,
     standby = null,
     due = [],
-  }: { clock: Clock; standby?: StandbySupervisor | null; due?: readonly string[] },
+    placedOnly = false,
+  }: {
+    clock: Clock;
+    standby?: StandbySupervisor | null;
+    due?: readonly string[];
+    /** Start only dispatches an engine runs (and hand over only their chains): the promoter of an engine's job. */
+    placedOnly?: boolean;
+  },
 ): Promise<{ launched: number; withDuties: string[] }> {
   let launched = 0;
   const withDuties = new Set<string>();
   let dueNow = [...due];
   for (let round = 0; round < PLANNING_ROUNDS; round++) {
     const live = new LiveSet(run, clock);
-    const chains = [...new Set([...live.pendingHandOvers(), ...dueNow.filter(isHandOverDue)])];
+    const chains = [...new Set([...live.pendingHandOvers(), ...dueNow.filter(isHandOverDue)])].filter(
+      (dir) => !placedOnly || isPlaced(dir),
+    );
     if (!live.hasQueue && chains.length === 0) break;
     const planned = await planHandOvers(chains, clock);
+    const sights = await engineSightsOf(run, clock);
     let promoted: Promoted;
     try {
       promoted = await underAdmissionLock(run, () =>
-        promoteUnderLock(new LiveSet(run, clock), capsOf(readRunFile(run)), clock, planned),
+        promoteUnderLock(
+          new LiveSet(run, clock, sights),
+          capsOf(readRunFile(run)),
+          clock,
+          planned,
+          "all",
+          placedOnly,
+        ),
       );
     } finally {
       discardPlans(run, planned);
@@ -180,6 +205,11 @@ export async function promoteRun(
     dueNow = promoted.unplanned;
   }
   return { launched, withDuties: [...withDuties] };
+}
+
+/** Whether an engine runs the dispatch of `dir` (admit.json `placement`): its chain's attempts too. */
+function isPlaced(dir: string): boolean {
+  return okValue(readFolderJson(dir, FILES.admit))?.placement !== undefined;
 }
 
 /** Whether the attempt recorded in `dir` still has its chain's hand-over to do (its folder says so). */

@@ -1,8 +1,10 @@
 import * as fs from "node:fs";
 import type { CatherdError } from "../../domain/errors.js";
+import { type HostIdentity, type HostRelation, hostRelation } from "../../domain/host.js";
 import type {
   AdmitFile,
   ExitFile,
+  PlacementFile,
   ProcFile,
   PromotedFile,
   QueuedFile,
@@ -10,15 +12,30 @@ import type {
   SpecFile,
   SupervisorFile,
 } from "../../domain/schemas.js";
-import { dispatchState, type ReaderDuty, readerDuty, waitsUnpromoted } from "../../domain/state.js";
+import {
+  dispatchState,
+  type ReaderDuty,
+  readerDuty,
+  STARTER_ELSEWHERE_MS,
+  waitsUnpromoted,
+} from "../../domain/state.js";
+import {
+  type EngineSight,
+  judgeSupervisor,
+  type LockSight,
+  SUPERVISOR_LOCK_STALE_MS,
+} from "../../domain/supervisor-judgement.js";
 import type { DispatchState } from "../../domain/vocab.js";
 import { agentDispatchId, dispatchIdOf } from "../../folder/ids.js";
 import { FILES, type FolderFile, fileIn } from "../../folder/layout.js";
 import { type FolderJson, type FolderJsonFile, readFolderJson } from "../../folder/read.js";
 import { type Clock, systemClock } from "../../infra/clock.js";
+import { hostIdentity } from "../../infra/host-identity.js";
 import type { FileRead } from "../../infra/json-file.js";
+import { sightOfLock } from "../../infra/lock-sight.js";
 import { isSameProcess } from "../../infra/process-identity.js";
 import { findByDispatchVariable } from "../../infra/sweep.js";
+import { type JobSight, phaseOf, wordsOf } from "./engine-sight.js";
 
 /** Everything a reader knows about one dispatch folder. Reading never writes and never signals. */
 export interface DispatchView {
@@ -40,6 +57,15 @@ export interface DispatchView {
   proc: ProcFile | null;
   exit: ExitFile | null;
   record: RecordFile | null;
+  /** placement.json: the job an engine took its supervisor as (specs/placement.md); null for a local one. */
+  placement: PlacementFile | null;
+  /** What the engine said of that job, when the reader asked it (reader.ts asks where it matters). */
+  job: JobSight | null;
+  /**
+   * Why the state is `unknown` (or an `exited` dispatch is left unrecorded) though every file reads: its
+   * supervisor runs on another host or PID namespace, its lock is stale and no engine could tell.
+   */
+  undecided: string | null;
   /** Files that exist but could not be read: each a clear error, never a crash. */
   problems: CatherdError[];
   /** When the dispatch was admitted (or the folder created), ms since the epoch. */
@@ -53,7 +79,12 @@ export interface DispatchView {
 export interface FolderProbe {
   read<F extends FolderJsonFile>(file: F): FileRead<FolderJson<F>>;
   exists(file: FolderFile): boolean;
+  /** Alive by pid and start time, in the reader's /proc: asked only of a process of the reader's host. */
   isAlive(pid: number, startTime: string | null): boolean;
+  /** The reader's own host: what a recorded process's host is compared with (domain/host.ts). */
+  host(): HostIdentity;
+  /** supervisor.lock as seen now: missing, or the age of its last refresh. */
+  lock(nowMs: number): LockSight;
   /** Whether some live process carries CATHERD_DISPATCH=<dispatchId> (Linux: /proc/<pid>/environ). */
   carriesDispatch(dispatchId: string): boolean;
   /** When the folder appeared, ms since the epoch (NaN if unknown). */
@@ -65,6 +96,8 @@ export function diskProbe(dir: string): FolderProbe {
     read: (file) => readFolderJson(dir, file),
     exists: (file) => fs.existsSync(fileIn(dir, file)),
     isAlive: isSameProcess,
+    host: hostIdentity,
+    lock: (nowMs) => sightOfLock(fileIn(dir, FILES.supervisorLock), nowMs),
     carriesDispatch: (dispatchId) => findByDispatchVariable(dispatchId).length > 0,
     birthMs: () => folderBirth(dir),
   };
@@ -77,10 +110,18 @@ export function diskProbe(dir: string): FolderProbe {
  * is read. A process seen dead followed by its file seen missing means it really died without writing it;
  * the reverse order could see "no file yet" and then "process gone" across a normal hand-over. Last, and
  * only for a dispatch that looks lost, the probe looks for any process still carrying its CATHERD_DISPATCH.
+ *
+ * A process recorded on another host or PID namespace (specs/placement.md, "Identity across hosts") is
+ * never looked up in this reader's /proc: a supervisor there is judged by its lock and by `job`, what its
+ * engine said — read by the caller before this (dispatch/reader.ts), as a process is read before its files.
  */
 export function inspectDispatch(
   dir: string,
-  { clock = systemClock, probe = diskProbe(dir) }: { clock?: Clock; probe?: FolderProbe } = {},
+  {
+    clock = systemClock,
+    probe = diskProbe(dir),
+    job = null,
+  }: { clock?: Clock; probe?: FolderProbe; job?: JobSight | null } = {},
 ): DispatchView {
   const problems: CatherdError[] = [];
   const take = <T>(read: FileRead<T>): T | null => {
@@ -88,6 +129,8 @@ export function inspectDispatch(
     if (read.kind === "invalid") problems.push(read.error);
     return null;
   };
+  const nowMs = clock.wallNow().getTime();
+  const reader = probe.host();
   // A record is final: with one, no process matters and none is looked up (status over a long history).
   // One that exists but cannot be read decides nothing: the state is unknown.
   const recordFirst = probe.read(FILES.record);
@@ -102,30 +145,53 @@ export function inspectDispatch(
   // A promoted dispatch's supervisor is started by its promoter: the promoter stands where the dispatcher
   // stands for one admitted to start at once, and is checked before supervisor.json for the same reason.
   const promoted = queued === null ? null : take(probe.read(FILES.promoted));
+  const admittedAtMs = admit !== null ? Date.parse(admit.admittedAt) : probe.birthMs();
+  const startAskedMs = promoted !== null ? Date.parse(promoted.at) : admittedAtMs;
+  const ageMs = Number.isFinite(startAskedMs) ? nowMs - startAskedMs : Number.POSITIVE_INFINITY;
   const starter = promoted?.by ?? admit?.dispatcher ?? null;
   const dispatcherAlive =
     admit !== null &&
     (queued === null || promoted !== null) &&
     starter !== null &&
-    alive(starter.pid, starter.startTime);
+    !settled &&
+    starterAlive(hostRelation(starter.host, reader), () => alive(starter.pid, starter.startTime), ageMs);
+  // The dispatcher (or the promoter) writes placement.json once its engine took the job.
+  const placementRead = probe.read(FILES.placement);
+  const placement = take(placementRead);
+  const placed = admit?.placement !== undefined || placementRead.kind !== "missing";
   const supervisorRead = probe.read(FILES.supervisor);
   const supervisor = take(supervisorRead);
   // From the same read: a torn supervisor.json still means a supervisor came up.
   const hasSupervisor = supervisorRead.kind !== "missing";
-  const supervisorAlive = supervisor !== null && alive(supervisor.pid, supervisor.startTime);
+  const where = supervisor === null ? "same" : hostRelation(supervisor.host, reader);
+  const judged = settled
+    ? { alive: false, undecided: null }
+    : judgeOurs({ supervisor, where, placement, job, probe, alive, nowMs, problems });
+  const supervisorAlive = judged.alive;
   const procRead = probe.read(FILES.proc);
   const proc = take(procRead);
-  const agentAlive = proc !== null && alive(proc.pid, proc.startTime);
+  // An agent on another host or PID namespace is never looked up here: its supervisor answers for it.
+  const agentHere = proc !== null && hostRelation(proc.host, reader) === "same";
+  const agentAlive = agentHere && alive(proc.pid, proc.startTime);
   const cancelRequested = probe.exists(FILES.cancel);
   const exitRead = probe.read(FILES.exit);
   const exit = take(exitRead);
   const recordRead = settled ? recordFirst : probe.read(FILES.record);
   const record = take(recordRead);
-  const admittedAtMs = admit !== null ? Date.parse(admit.admittedAt) : probe.birthMs();
-  const startAskedMs = promoted !== null ? Date.parse(promoted.at) : admittedAtMs;
   const unreadable =
     recordUnreadable ||
-    [admitRead, specRead, supervisorRead, procRead, exitRead, recordRead].some(cannotRead);
+    [admitRead, specRead, placementRead, supervisorRead, procRead, exitRead, recordRead].some(cannotRead);
+  // Before its supervisor came up, a placed dispatch is what its engine says of its job.
+  const noSupervisorYet = placement !== null && !hasSupervisor && !settled;
+  const phase = noSupervisorYet && job !== null ? phaseOf(job) : null;
+  let undecided = judged.undecided;
+  if (noSupervisorYet && phase === null) {
+    if (job?.kind === "unreachable") problems.push(job.error);
+    undecided ??=
+      job === null
+        ? `slurm job ${placement.jobId} was not asked about`
+        : `slurm did not answer about job ${placement.jobId}`;
+  }
   let state = dispatchState({
     unreadable,
     // A torn or newer record still means "recorded": nobody may record the dispatch again.
@@ -133,12 +199,12 @@ export function inspectDispatch(
     hasExit: exitRead.kind !== "missing",
     hasSupervisor,
     supervisorAlive,
+    undecided: undecided !== null,
+    job: phase,
     agentAlive,
     cancelRequested,
     dispatcherAlive,
-    ageMs: Number.isFinite(startAskedMs)
-      ? clock.wallNow().getTime() - startAskedMs
-      : Number.POSITIVE_INFINITY,
+    ageMs,
     queue:
       queued === null
         ? "no"
@@ -148,8 +214,15 @@ export function inspectDispatch(
   });
   // The supervisor may have died after spawning the agent but before naming it in proc.json, or the agent
   // may have ended and left a process behind: anything still carrying the dispatch's variable is an orphan
-  // to stop (catherd cancel), not a lost dispatch to record while it runs on.
-  if (state === "lost" && probe.carriesDispatch(agentDispatchId({ dir, spec }))) {
+  // to stop (catherd cancel), not a lost dispatch to record while it runs on. Only on the reader's host, and
+  // never for a placed dispatch whose supervisor did not come up (its job ran nothing).
+  const processesHere = supervisor === null ? !placed : where === "same";
+  if (
+    state === "lost" &&
+    processesHere &&
+    (proc === null || agentHere) &&
+    probe.carriesDispatch(agentDispatchId({ dir, spec }))
+  ) {
     state = "orphaned";
   }
   return {
@@ -159,6 +232,9 @@ export function inspectDispatch(
     duty: readerDuty(state, {
       supervisorAlive,
       agentNamedAlive: exit === null && proc !== null && proc.startTime !== null && agentAlive,
+      // A placed dispatch's supervisor is its engine's job: none is started outside it.
+      mayAdopt: !placed,
+      undecided: undecided !== null,
     }),
     admit,
     spec,
@@ -168,9 +244,79 @@ export function inspectDispatch(
     proc,
     exit,
     record,
+    placement,
+    job,
+    undecided: state === "unknown" || state === "exited" ? undecided : null,
     problems,
     admittedAtMs,
   };
+}
+
+/**
+ * Whether the process starting the supervisor (the dispatcher, or the promoter) still may: by its pid on
+ * the reader's host; gone with its boot; elsewhere alive until it would itself have given up waiting for
+ * the supervisor and recorded the dispatch (STARTER_ELSEWHERE_MS).
+ */
+function starterAlive(relation: HostRelation, aliveHere: () => boolean, ageMs: number): boolean {
+  if (relation === "same") return aliveHere();
+  return relation === "other" && ageMs < STARTER_ELSEWHERE_MS;
+}
+
+/**
+ * Whether the supervisor of supervisor.json lives (specs/placement.md, "Judging a supervisor"): on the
+ * reader's host by its pid and start time; elsewhere by its lock and its engine. `undecided` says why it
+ * cannot be told. A placed dispatch's supervisor dead by its pid here is recorded only once its engine
+ * says how the job ended: until then that is undecided too.
+ */
+function judgeOurs(o: {
+  supervisor: SupervisorFile | null;
+  where: HostRelation;
+  placement: PlacementFile | null;
+  job: JobSight | null;
+  probe: FolderProbe;
+  alive: (pid: number, startTime: string | null) => boolean;
+  nowMs: number;
+  problems: CatherdError[];
+}): { alive: boolean; undecided: string | null } {
+  const { supervisor, placement, job } = o;
+  if (supervisor === null) return { alive: false, undecided: null };
+  const phase = job === null ? null : phaseOf(job);
+  if (o.where === "same") {
+    if (o.alive(supervisor.pid, supervisor.startTime)) return { alive: true, undecided: null };
+    if (placement === null || (phase !== null && phase !== "running"))
+      return { alive: false, undecided: null };
+    if (job?.kind === "unreachable") o.problems.push(job.error);
+    return {
+      alive: false,
+      undecided:
+        phase === "running"
+          ? `supervisor ${supervisor.pid} is gone; slurm is still ending job ${placement.jobId}`
+          : `supervisor ${supervisor.pid} is gone, and slurm did not say how job ${placement.jobId} ended`,
+    };
+  }
+  const engine: EngineSight =
+    placement === null
+      ? { kind: "none" }
+      : job === null
+        ? { kind: "unreachable", words: `slurm job ${placement.jobId} was not asked about` }
+        : job.kind === "unreachable"
+          ? { kind: "unreachable", words: job.error.message }
+          : job.kind === "forgotten"
+            ? { kind: "forgotten", words: wordsOf(job, placement) }
+            : { kind: "job", phase: phaseOf(job) ?? "running", words: wordsOf(job, placement) };
+  const verdict = judgeSupervisor({
+    relation: o.where,
+    processAlive: false,
+    lock: o.probe.lock(o.nowMs),
+    lockStaleMs: SUPERVISOR_LOCK_STALE_MS,
+    engine,
+  });
+  if (verdict.verdict === "unknown") {
+    if (job?.kind === "unreachable") o.problems.push(job.error);
+    const host = supervisor.host?.name ?? "another host";
+    return { alive: false, undecided: `supervisor ${supervisor.pid} runs on ${host}: ${verdict.why}` };
+  }
+  return { alive: verdict.verdict === "alive", undecided: null };
 }
 
 /** Whether a file exists but could not be read at all (not merely torn or newer). */

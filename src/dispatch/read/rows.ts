@@ -1,6 +1,7 @@
 // status's rows (specs/cli.md, `status`): one dispatch as a row, from its record alone once it has one,
 // from its view and activity.json while it lives; a chain's attempts folded into one row. Reading only.
-import type { ActivityFile, QueuedFile, RecordFile } from "../../domain/schemas.js";
+import type { ActivityFile, PlacementFile, QueuedFile, RecordFile } from "../../domain/schemas.js";
+import { pendingWords } from "../../domain/slurm-states.js";
 import type { BackendId, DispatchState } from "../../domain/vocab.js";
 import { backendIdOf } from "../../folder/backend.js";
 import { FILES, placeOf } from "../../folder/layout.js";
@@ -53,6 +54,8 @@ export interface DispatchRow {
   queue: QueueInfo | null;
   /** Files of the folder that could not be read (torn, newer, unreadable): each with its error. */
   problems: { code: string; message: string; file: string | null }[];
+  /** Why an `unknown` (or unrecorded `exited`) dispatch cannot be judged from here, though its files read. */
+  undecided: string | null;
   /** Its attempt in its chain (specs/dispatch.md, "The failover ladder"); 1 for a dispatch as given. */
   attempt: number;
   /** The attempts of its chain before it, first to last: one row stands for the whole chain. */
@@ -72,18 +75,35 @@ export interface EarlierAttempt {
   kind: string | null;
 }
 
-/** A queued dispatch's place in the run's queue and what holds it back (queued.json). */
+/**
+ * A queued dispatch's place in the run's queue and what holds it back (queued.json) — or, for one whose
+ * job waits in its engine's queue, `blockedBy: "engine"` and the engine's reason (specs/placement.md).
+ */
 export interface QueueInfo {
   position: number | null;
   since: string;
-  blockedBy: QueuedFile["blockedBy"];
+  blockedBy: QueuedFile["blockedBy"] | "engine";
   blocker: QueuedFile["blocker"];
   notBefore: string | null;
+  /** For a job pending in its engine: the engine, the job, and its reason (Licenses, Resources, Priority, …). */
+  engine?: { name: PlacementFile["engine"]; jobId: string; reason: string };
 }
 
 /** The queue facts of a dispatch found queued; null for any other state. */
 export function queueInfo(view: DispatchView, positions: Map<string, number>): QueueInfo | null {
-  if (view.state !== "queued" || view.queued === null) return null;
+  if (view.state !== "queued") return null;
+  if (view.placement !== null && view.job?.kind === "job") {
+    const { engine, jobId, submittedAt } = view.placement;
+    return {
+      position: null,
+      since: submittedAt,
+      blockedBy: "engine",
+      blocker: null,
+      notBefore: null,
+      engine: { name: engine, jobId, reason: pendingWords(view.job.job) },
+    };
+  }
+  if (view.queued === null) return null;
   const { since, blockedBy, blocker, notBefore } = view.queued;
   return { position: positions.get(view.dispatchId) ?? null, since, blockedBy, blocker, notBefore };
 }
@@ -137,6 +157,7 @@ export function recordedRow(run: RunPaths, dir: string, record: RecordFile): Dis
     unread: !isSeen(dir),
     queue: null,
     problems: [],
+    undecided: null,
     attempt: record.attempt ?? 1,
     earlier: [],
     next: nextOf(record),
@@ -178,6 +199,7 @@ export function liveRow(
     unread: view.state === "recorded" && !isSeen(view.dir),
     queue: queueInfo(view, positions),
     problems: view.problems.map((p) => ({ code: p.code, message: p.message, file: p.file ?? null })),
+    undecided: view.undecided,
     attempt: view.admit?.attempt ?? 1,
     earlier: [],
     next: nextOf(view.record),

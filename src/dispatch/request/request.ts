@@ -14,6 +14,7 @@ import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS, type BackendId } from "..
 import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
 import { validateCaps } from "./caps-input.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
+import { type PlacementRequest, parsePlacement } from "./placement.js";
 
 /** The largest brief accepted: larger ones belong in a file in the work tree that the brief names. */
 export const MAX_BRIEF_BYTES = 4 * 1024 * 1024;
@@ -52,6 +53,11 @@ export interface DispatchRequest {
   isolation: IsolationRequest;
   /** --max-tokens and --max-cost: the caps the supervisor stops the agent at. */
   caps: SpendCaps;
+  /**
+   * Where its supervisor runs (specs/placement.md). `placement.placement` is `--placement` as given until
+   * the dispatch use case resolves it (the run's, the environment's, else local) before admission.
+   */
+  placement: PlacementRequest;
   /**
    * `--fallback` and `--retry-within`, and where this attempt stands in its chain (specs/dispatch.md, "The
    * failover ladder"); null for a dispatch given neither (it is attempt 1 of a chain of one).
@@ -110,6 +116,9 @@ export interface RawDispatchInput {
   maxCost?: string | undefined;
   notify?: string | undefined;
   runNotify?: string | undefined;
+  placement?: string | undefined;
+  runPlacement?: string | undefined;
+  slurmOpt?: string[] | undefined;
   rest: string[];
   environment: NodeJS.ProcessEnv;
 }
@@ -221,6 +230,12 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
       "dispatch without --queue (and again on E_ADMIT_CAPACITY or E_ADMIT_OVERLAP), or drop --pass-env",
     );
   }
+  const placement = parsePlacement({
+    placement: raw.placement,
+    runPlacement: raw.runPlacement,
+    slurmOptions: raw.slurmOpt,
+    environment: raw.environment,
+  });
   const rungs = parseFallback(raw.fallback ?? [], raw.environment);
   const retryWithinMs =
     raw.retryWithin === undefined ? null : parseDuration("--retry-within", raw.retryWithin);
@@ -255,6 +270,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     extraArgs,
     isolation,
     caps: validateCaps(raw),
+    placement,
     chain,
     notify: raw.notify === undefined ? null : notifyCommand("--notify", raw.notify),
     ...(raw.runNotify === undefined

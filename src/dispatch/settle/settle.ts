@@ -5,6 +5,7 @@ import { writeRecord } from "../../folder/record.js";
 import type { Clock } from "../../infra/clock.js";
 import { isSameProcess } from "../../infra/process-identity.js";
 import { stopDispatch } from "../../infra/stop.js";
+import { endingOfSight } from "../read/engine-sight.js";
 import { type DispatchView, inspectDispatch } from "../read/inspect.js";
 
 // Recording a dispatch that its supervisor cannot record any more (specs/cli.md, "Readers' duties"): exit.json
@@ -18,6 +19,29 @@ import { type DispatchView, inspectDispatch } from "../read/inspect.js";
  */
 export async function recordDead(view: DispatchView, clock: Clock): Promise<DispatchView> {
   if (view.duty !== "record") return view;
+  const ending = view.placement === null ? null : endingOfSight(view.job, view.supervisor !== null);
+  if (view.state === "lost" && ending !== null && view.placement !== null) {
+    // Its engine ended the job and the supervisor with it: recorded in the engine's words.
+    const { jobId, engine } = view.placement;
+    return recordEnding(view.dir, clock, () =>
+      writeEndedExit(
+        view.dir,
+        {
+          reason: ending.reason,
+          kind: ending.kind === "oom" ? "oom" : null,
+          error: {
+            code: ending.code,
+            message: ending.words,
+            engine: { name: engine, jobId, state: ending.state, words: ending.words },
+          },
+          pid: view.proc?.pid ?? null,
+          startedAt: firstStartedAt(view),
+          adoptions: view.supervisor?.adoptions ?? 0,
+        },
+        clock.wallNow(),
+      ),
+    );
+  }
   if (view.state === "lost") {
     const why =
       view.supervisor === null
@@ -101,6 +125,19 @@ export async function recordCancelledWhileQueued(dir: string, clock: Clock): Pro
 /** Records a dispatch whose supervisor did not come up (dispatch/start/launch.ts): `lost`, with why. */
 export async function recordStartFailure(dir: string, message: string, clock: Clock): Promise<void> {
   writeEndedExit(dir, { reason: "lost", error: { code: "E_SUPERVISOR_START", message } }, clock.wallNow());
+  await writeRecord(dir).catch(() => null);
+}
+
+/**
+ * Records a dispatch whose supervisor the engine did not take (dispatch/start/submit.ts): `spawn-failed`,
+ * with the engine's error (E_ENGINE_REFUSED and its words, E_ENGINE_MISSING, E_ENGINE_TIMEOUT).
+ */
+export async function recordSubmitFailure(dir: string, error: CatherdError, clock: Clock): Promise<void> {
+  writeEndedExit(
+    dir,
+    { reason: "spawn-failed", error: { code: error.code, message: error.message } },
+    clock.wallNow(),
+  );
   await writeRecord(dir).catch(() => null);
 }
 

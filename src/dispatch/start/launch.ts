@@ -5,11 +5,13 @@ import { FILES, fileIn } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
 import { FILE_MODE } from "../../infra/atomic.js";
 import { type Clock, systemClock } from "../../infra/clock.js";
+import { okValue } from "../../infra/json-file.js";
 import { cpuTicksOf } from "../../infra/process-identity.js";
 import { programFile } from "../../infra/programs.js";
 import { waitUntil, watchFolders } from "../../infra/wait-until.js";
 import { recordStartFailure } from "../settle/settle.js";
 import { giveFolder, type StandbySupervisor } from "./standby.js";
+import type { SubmittedSupervisor } from "./submit.js";
 import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-process.js";
 
 /**
@@ -28,19 +30,44 @@ export function supervisorProgram(): string {
   return programFile("supervisor", import.meta.url);
 }
 
+/** A supervisor started: a local process, or a job an engine took (start/submit.ts). */
+export type Launched = { placement: "local"; pid: number } | ({ placement: "slurm" } & SubmittedSupervisor);
+
+/**
+ * Starts the supervisor of `dir` where its placement says (admit.json `placement`, specs/placement.md):
+ * submitted as an engine's job — the engine's code loaded only then — or started here as `startLocal`
+ * does. A standby is used only for a local one.
+ */
+export async function launchSupervisor(
+  dir: string,
+  options: { program?: string; standby?: StandbySupervisor | null; clock?: Clock } = {},
+): Promise<Launched> {
+  const placement = okValue(readFolderJson(dir, FILES.admit))?.placement;
+  if (placement === undefined) return { placement: "local", pid: await startLocal(dir, options) };
+  const { submitSupervisor } = await import("./submit.js");
+  const program = options.program ?? supervisorProgram();
+  const submitted = await submitSupervisor(
+    dir,
+    placement,
+    [process.execPath, program, dir],
+    options.clock ?? systemClock,
+  );
+  return { placement: placement.engine, ...submitted };
+}
+
 /**
  * Starts the supervisor for `dir` — or hands `dir` to a standby supervisor already loaded — detached in its
  * own session (it outlives the dispatcher), with its own stdout/stderr in supervisor.out, and waits until
  * supervisor.json names it. If it does not come up, the dispatch is recorded `lost` with the reason and
  * E_SUPERVISOR_START is thrown: never a folder that looks alive and is not.
  */
-export async function launchSupervisor(
+async function startLocal(
   dir: string,
   {
     program = supervisorProgram(),
     standby = null,
     clock = systemClock,
-  }: { program?: string; standby?: StandbySupervisor | null; clock?: Clock } = {},
+  }: { program?: string; standby?: StandbySupervisor | null; clock?: Clock },
 ): Promise<number> {
   const started = standby !== null && (await giveFolder(standby, dir)) ? standby : startFresh(program, dir);
   const { child, ended } = started;
