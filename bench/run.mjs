@@ -19,7 +19,7 @@
 //   BENCH_INGEST_MB=n      size of the ingestion files (default 100)
 //   BENCH_CHATTY_HZ=n      ticks per second of the chatty agent (2 lines a tick; default 100)
 //   BENCH_SCALE=1,10,50,100  concurrency levels
-//   BENCH_ONLY=a,b         sections: dispatch, imports, reaction, stop, ingest, steady, read, admission,
+//   BENCH_ONLY=a,b         sections: dispatch, mcp, imports, reaction, stop, ingest, steady, read, admission,
 //                          lockhold, scale, ui, lock
 //   BENCH_TMP=dir          where the temporary homes go (default: the OS temp dir)
 //   BENCH_KEEP=1           keep the temporary folders
@@ -48,6 +48,7 @@ import { benchImports } from "./sections/imports.mjs";
 import { benchIngest } from "./sections/ingest.mjs";
 import { benchLock } from "./sections/lock.mjs";
 import { benchLockHold } from "./sections/lock-hold.mjs";
+import { benchMcp } from "./sections/mcp.mjs";
 import { benchReaction } from "./sections/reaction.mjs";
 import { benchRead } from "./sections/read.mjs";
 import { benchScale } from "./sections/scale.mjs";
@@ -60,6 +61,7 @@ import { benchUi } from "./sections/ui.mjs";
 /** The sections, in the order they run; BENCH_ONLY picks some by name. @type {[string, (ctx: BenchContext) => Promise<void>][]} */
 const SECTIONS = [
   ["dispatch", benchDispatch],
+  ["mcp", benchMcp],
   ["imports", benchImports],
   ["reaction", benchReaction],
   ["stop", benchStop],

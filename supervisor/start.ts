@@ -3,10 +3,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CatherdError } from "../src/domain/errors.js";
-import { recordHeadline, whyLine } from "../src/domain/record-words.js";
-import { FILES, isDispatchFolder } from "../src/folder/layout.js";
-import { readFolderJson } from "../src/folder/read.js";
-import { okValue } from "../src/infra/json-file.js";
+import { isDispatchFolder } from "../src/folder/layout.js";
 import { STANDBY_FLAG } from "../src/infra/programs.js";
 import { reportError } from "../src/infra/report-error.js";
 import { systemDeps } from "./deps.js";
@@ -65,7 +62,10 @@ export async function superviseMain(
   process.stderr.on("error", () => {});
   const deps = systemDeps();
   const code = await superviseDispatch(dir, deps, interrupt.signal);
-  if (options.announce === true) announceRecord(dir, json, deps.clock.now());
+  if (options.announce === true) {
+    const { announceRecord } = await import("./announce.js");
+    announceRecord(dir, json, deps.clock.now());
+  }
   if (interrupt.signal.reason !== "SIGINT") return code;
   return reportError(
     new CatherdError("E_INTERRUPTED", `the supervisor of ${dir} was interrupted (SIGINT)`, {
@@ -76,24 +76,9 @@ export async function superviseMain(
 }
 
 /**
- * `catherd supervise` in the foreground says how the dispatch ended, as `result` heads it: its record's
- * line, and its error's ("error: spawn — cannot run …"); with --json, `{record}`. The detached supervisor
- * says nothing: its stdout is supervisor.out, which stays empty unless it crashes.
- */
-function announceRecord(dir: string, json: boolean, nowMs: number): void {
-  const record = okValue(readFolderJson(dir, FILES.record));
-  if (record === null) return;
-  if (json) {
-    process.stdout.write(`${JSON.stringify({ record })}\n`);
-    return;
-  }
-  const error = record.error === null ? "" : `\nerror: ${whyLine(record.error, nowMs)}`;
-  process.stdout.write(`${recordHeadline(record)}${error}\n`);
-}
-
-/**
- * Standby (src/dispatch/start/standby.ts): everything above is loaded already; wait for the one line naming the
- * folder. Nothing on stdin means the dispatcher refused, failed or died: leave no trace and exit 0.
+ * Standby (src/dispatch/start/standby.ts): what the claim takes is loaded already (supervise.ts); wait for
+ * the one line naming the folder. Nothing on stdin means the dispatcher refused, failed or died: leave no
+ * trace and exit 0.
  */
 async function standbyMain(outFile: string | undefined): Promise<number> {
   const chunks: Buffer[] = [];

@@ -9,6 +9,7 @@ import type { FileWriter } from "./deps.js";
 
 /** The points of a supervisor's life where CATHERD_TEST_ONLY_PAUSE_AT can freeze it. */
 export const PAUSE_PHASES = [
+  "claimed",
   "before-spawn",
   "after-spawn",
   "running",

@@ -47,6 +47,24 @@ export function procPssMiB(pid) {
 }
 
 /**
+ * Private memory (MiB) of a process: USS, the pages no other process maps (`Private_Clean` +
+ * `Private_Dirty` of smaps_rollup: what one more such process costs the machine), and PSS, shared pages
+ * counted by share. NaN for both when the process is gone.
+ * @param {number} pid
+ * @returns {{ ussMiB: number, pssMiB: number }}
+ */
+export function procPrivate(pid) {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+    /** @param {string} key */
+    const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? Number.NaN);
+    return { ussMiB: (kb("Private_Clean") + kb("Private_Dirty")) / 1024, pssMiB: kb("Pss") / 1024 };
+  } catch {
+    return { ussMiB: Number.NaN, pssMiB: Number.NaN };
+  }
+}
+
+/**
  * CPU seconds (user + system) a process has used.
  * @param {number} pid
  */

@@ -1,14 +1,16 @@
 // @ts-check
 // Dispatch latency and time to agent (exec backend, shell-script agent), interleaved with `node -e ''` and
-// a direct spawn of the same agent, so that background load hits both alike.
+// a direct spawn of the same agent, so that background load hits both alike; then the CPU a dispatch
+// costs the machine — its dispatcher's and its supervisor's start — in node starts.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { dispatch, finish, succeeded } from "../lib/catherd.mjs";
 import { markMs, mtimeMs } from "../lib/clock.mjs";
 import { AGENT, REPS } from "../lib/config.mjs";
+import { cpuSecs } from "../lib/proc.mjs";
 import { timed } from "../lib/spawn.mjs";
 import { fmt, stats } from "../lib/stats.mjs";
-import { exists, waitFor } from "../lib/wait.mjs";
+import { exists, sleep, waitFor } from "../lib/wait.mjs";
 
 /** @param {import("../lib/context.mjs").BenchContext} ctx */
 export async function benchDispatch(ctx) {
@@ -52,6 +54,7 @@ export async function benchDispatch(ctx) {
     if (recorded) toRecord.push(mtimeMs(path.join(info.dir, "record.json")) - r.t0w);
   }
   await finish(ctx, infos);
+  await benchCpuPerDispatch(ctx, home, marks);
   const nodeStart = stats(node).median;
   const { report } = ctx;
   report.row({
@@ -104,6 +107,54 @@ export async function benchDispatch(ctx) {
     what: "dispatch invoked → record.json (agent exits at once)",
     unit: "ms",
     samples: toRecord,
+  });
+}
+
+/**
+ * CPU per dispatch: the dispatcher's (user + system, its whole life) and its supervisor's start (read
+ * from /proc half a second after proc.json, its agent quiet), against `node -e ''`'s CPU measured beside
+ * each. CLK_TCK resolution (10 ms at 100 Hz): medians over the repetitions.
+ * @param {import("../lib/context.mjs").BenchContext} ctx
+ * @param {string} home
+ * @param {string} marks
+ */
+async function benchCpuPerDispatch(ctx, home, marks) {
+  /** @type {number[]} */ const nodeCpu = [];
+  /** @type {number[]} */ const supervisorCpu = [];
+  /** @type {number[]} */ const perDispatch = [];
+  for (let i = -REPS.warm; i < REPS.dispatch; i++) {
+    const n = await timed(ctx.node, ["-e", ""]);
+    const r = await dispatch(ctx, home, {
+      name: `cpu-${i + REPS.warm}`,
+      argv: [AGENT.quiet, path.join(marks, `cpu-${i}`)],
+      flags: ["--idle", "1m", "--wall", "1m"],
+    });
+    const info = succeeded(ctx, "dispatch cpu", r);
+    if (info === null) continue;
+    const started = await waitFor(() => exists(path.join(info.dir, "proc.json")), 10_000);
+    await sleep(500);
+    const supervisorMs = cpuSecs(info.supervisorPid) * 1000;
+    await finish(ctx, [info]);
+    if (i < 0 || !started) continue;
+    nodeCpu.push(n.cpuMs);
+    supervisorCpu.push(supervisorMs);
+    perDispatch.push(r.cpuMs + supervisorMs);
+  }
+  const nodeCpuMedian = stats(nodeCpu).median;
+  ctx.report.row({
+    key: "dispatch.cpu.supervisorStart",
+    what: "supervisor CPU, from its exec to its agent running",
+    unit: "ms",
+    samples: supervisorCpu,
+    baseline: { name: "node -e '' CPU", value: nodeCpuMedian },
+  });
+  ctx.report.row({
+    key: "dispatch.cpu.perDispatch",
+    what: "CPU per dispatch: dispatcher + its supervisor's start (ratio: node starts)",
+    unit: "ms",
+    samples: perDispatch,
+    baseline: { name: "node -e '' CPU", value: nodeCpuMedian },
+    target: { text: "≤ 3 node starts", ok: (_s, ratio) => ratio !== null && ratio <= 3 },
   });
 }
 

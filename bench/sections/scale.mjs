@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { dispatch, finish } from "../lib/catherd.mjs";
 import { AGENT, QUICK, SCALE } from "../lib/config.mjs";
 import { childCpuMs, cpuSecs, procMem, procPssMiB, procStat } from "../lib/proc.mjs";
+import { timed } from "../lib/spawn.mjs";
 import { fmt, stats } from "../lib/stats.mjs";
 import { exists, sleep } from "../lib/wait.mjs";
 
@@ -14,6 +15,10 @@ export async function benchScale(ctx) {
   /** @type {Record<string, unknown>[]} */
   const entries = [];
   report.extra.scale = entries;
+  // The unit of CPU per dispatch: a node start's CPU, on this machine now.
+  /** @type {number[]} */ const nodeCpu = [];
+  for (let i = 0; i < 5; i++) nodeCpu.push((await timed(ctx.node, ["-e", ""])).cpuMs);
+  const nodeStartCpuMs = stats(nodeCpu).median;
   for (const n of SCALE) {
     const home = scratch.home(`scale-${n}`);
     const marks = scratch.marks(`scale-${n}`);
@@ -42,6 +47,10 @@ export async function benchScale(ctx) {
     await sleep(1000);
     const sups = ok.map((r) => r.info.supervisorPid);
     const aliveSups = sups.filter((pid) => procStat(pid) !== null);
+    // Each supervisor's start, to its quiet agent running: read now, before the window below.
+    const supervisorsStartCpuSecs = aliveSups.reduce((sum, pid) => sum + cpuSecs(pid), 0);
+    const cpuPerDispatch =
+      ((dispatchCpuSecs + supervisorsStartCpuSecs) * 1000) / Math.max(1, ok.length) / nodeStartCpuMs;
     const rssMiB = aliveSups.reduce((sum, pid) => sum + (procMem(pid)?.rssKb ?? 0), 0) / 1024;
     const pssMiB = aliveSups.reduce((sum, pid) => sum + (procPssMiB(pid) || 0), 0);
     const windowSecs = QUICK ? 3 : 5;
@@ -74,6 +83,9 @@ export async function benchScale(ctx) {
       supervisorsPssMiB: pssMiB,
       supervisorsCpuSecsPerMin: supCpuPerMin,
       dispatchersCpuSecs: dispatchCpuSecs,
+      supervisorsStartCpuSecs,
+      nodeStartCpuMs,
+      cpuPerDispatchNodeStarts: cpuPerDispatch,
       statuses,
       lost,
     };
@@ -96,6 +108,15 @@ export async function benchScale(ctx) {
             }
           : null,
       note: `admitted ${ok.length}/${n}, refused ${refused}, lost ${lost}`,
+    });
+    report.row({
+      key: `scale.${n}.cpuPerDispatch`,
+      what: `scale: ${n} concurrent, CPU per dispatch (dispatcher + supervisor start), in node starts`,
+      unit: "starts",
+      samples: [cpuPerDispatch],
+      decimals: 2,
+      target: n === 100 ? { text: "≤ 3 node starts", ok: (s) => s.median <= 3 } : null,
+      note: `dispatchers ${fmt(dispatchCpuSecs, 1)} s + supervisors ${fmt(supervisorsStartCpuSecs, 1)} s of CPU over ${ok.length}; node start ${fmt(nodeStartCpuMs)} ms`,
     });
     report.row({
       key: `scale.${n}.toAdmitted`,

@@ -14,7 +14,7 @@ import {
   STEADY_SECS,
   STEADY_WARM_SECS,
 } from "../lib/config.mjs";
-import { cpuSecs, procMem, procPssMiB, schedSecs } from "../lib/proc.mjs";
+import { cpuSecs, procMem, procPrivate, procPssMiB, schedSecs } from "../lib/proc.mjs";
 import { fmt, stats } from "../lib/stats.mjs";
 import { readJson, sleep } from "../lib/wait.mjs";
 
@@ -153,11 +153,19 @@ export async function benchSteady(ctx) {
   const window = (performance.now() - t0) / 1000;
   const cpuPerMin = each(procs, (pid, k) => ((cpuSecs(pid) - cpu0[k]) / window) * 60);
   const pss = { supQuiet: procPssMiB(procs.supQuiet), supChatty: procPssMiB(procs.supChatty) };
+  // Private memory beside an idle node (floorQuiet: alive all along, waking as rarely as a quiet
+  // supervisor): read at one moment, so that the pages they share count as shared for all three.
+  const priv = {
+    supQuiet: procPrivate(procs.supQuiet),
+    supChatty: procPrivate(procs.supChatty),
+    idleNode: procPrivate(procs.floorQuiet),
+  };
   const schedPerMin = each(procs, (pid, k) => ((schedSecs(pid) - sched0[k]) / window) * 60);
   const hwm = each(procs, (pid) => (procMem(pid)?.hwmKb ?? Number.NaN) / 1024);
   const eventsBytes = fs.statSync(path.join(chatty.dir, "events.jsonl")).size;
   report.extra.steady = {
     pssMiB: pss,
+    privateMiB: priv,
     windowSecs: window,
     cpuSecsPerMin: cpuPerMin,
     schedstatCpuSecsPerMin: schedPerMin,
@@ -207,6 +215,49 @@ export async function benchSteady(ctx) {
     samples: [hwm.supChatty],
     baseline: peak,
     target: memTarget,
+    decimals: 1,
+  });
+  const idleUss = { name: "idle node USS", value: priv.idleNode.ussMiB };
+  const idlePss = { name: "idle node PSS", value: priv.idleNode.pssMiB };
+  report.row({
+    key: "baseline.idleNode.uss",
+    what: "baseline: idle node's private memory (USS: Private_Clean + Private_Dirty)",
+    unit: "MiB",
+    samples: [priv.idleNode.ussMiB],
+    decimals: 1,
+    note: `PSS ${fmt(priv.idleNode.pssMiB, 1)} MiB`,
+  });
+  report.row({
+    key: "steady.uss.quiet",
+    what: "supervisor private memory (USS), quiet agent, beside the idle node",
+    unit: "MiB",
+    samples: [priv.supQuiet.ussMiB],
+    baseline: idleUss,
+    target: { text: "≤ 1.5× idle node USS", ok: (_s, ratio) => ratio !== null && ratio <= 1.5 },
+    decimals: 1,
+  });
+  report.row({
+    key: "steady.uss.chatty",
+    what: `supervisor private memory (USS), chatty agent (${CHATTY_HZ * 2} lines/s)`,
+    unit: "MiB",
+    samples: [priv.supChatty.ussMiB],
+    baseline: idleUss,
+    decimals: 1,
+  });
+  report.row({
+    key: "steady.pss.quiet",
+    what: "supervisor PSS, quiet agent",
+    unit: "MiB",
+    samples: [priv.supQuiet.pssMiB],
+    baseline: idlePss,
+    decimals: 1,
+  });
+  report.row({
+    key: "steady.pss.chatty",
+    what: "supervisor PSS, chatty agent",
+    unit: "MiB",
+    samples: [priv.supChatty.pssMiB],
+    baseline: idlePss,
     decimals: 1,
   });
   report.row({

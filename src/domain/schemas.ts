@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { MAX_COST_CAP_USD, MAX_TOKENS_CAP } from "./budget.js";
+import { host, isoTime, loose, ms, processIdentity, schemaField, startTime } from "./schema-parts.js";
+import { supervisorFileSchema } from "./supervisor-schema.js";
 import { COST_SOURCES } from "./usage.js";
 import {
   ACCESS_LEVELS,
@@ -16,38 +18,15 @@ import {
 } from "./vocab.js";
 
 // The files of a dispatch folder and a run (specs/dispatch-folder.md). Each carries `schema: 1`, keeps
-// fields it does not know (a newer catherd or a person may add some), and is validated on every read.
+// fields it does not know (a newer catherd or a person may add some), and is validated on every read. The
+// fields every file shares are in schema-parts.ts, and supervisor.json's schema in a module of its own:
+// the supervisor's first steps read and write only that file (specs/supervisor.md, "Start").
 
-export const SCHEMA_VERSION = 1;
+export { loose, SCHEMA_VERSION } from "./schema-parts.js";
+export { type SupervisorFile, supervisorFileSchema } from "./supervisor-schema.js";
 
-/**
- * An object schema that keeps the fields it does not know (a newer catherd or a person may add some).
- * Typed as a plain object of the known fields: the extra ones are carried along, never read.
- */
-export function loose<T extends z.ZodRawShape>(shape: T): z.ZodObject<T> {
-  return z.object(shape).passthrough() as unknown as z.ZodObject<T>;
-}
-
-const schemaField = z.literal(SCHEMA_VERSION);
-const isoTime = z.string().min(1);
-const ms = z.number().int().nonnegative();
 const positiveMs = z.number().int().positive();
 const positiveCount = z.number().int().positive();
-/**
- * Start time of a process as the platform reads it (Linux: /proc/<pid>/stat field 22, in clock ticks);
- * null when it could not be read: the process was alive, its identity cannot be verified.
- */
-const startTime = z.string().min(1).nullable();
-/**
- * The host a process ran on (src/domain/host.ts): a pid and a start time mean something only there.
- * Optional: a folder written before hosts were recorded names none, and its processes count as this host's.
- */
-const host = loose({
-  name: z.string(),
-  bootId: z.string().min(1).nullable(),
-  pidNamespace: z.string().min(1).nullable(),
-}).optional();
-const processIdentity = z.object({ pid: z.number().int().positive(), startTime, host });
 
 export const backendIdSchema = z.enum(BACKEND_IDS);
 export const exitReasonSchema = z.enum(EXIT_REASONS);
@@ -167,19 +146,6 @@ export const specSchema = loose({
   maxCostUsd: maxCostField.nullable(),
 });
 export type Spec = z.infer<typeof specSchema>;
-
-export const supervisorFileSchema = loose({
-  schema: schemaField,
-  pid: z.number().int().positive(),
-  startTime,
-  host,
-  startedAt: isoTime,
-  /** How many supervisors took this dispatch over after the one before died: 0 for the first. */
-  adoptions: ms.default(0),
-  /** When the dispatch's first supervisor started: where its wall and exit.json's startedAt count from. */
-  firstStartedAt: isoTime.optional(),
-});
-export type SupervisorFile = z.infer<typeof supervisorFileSchema>;
 
 export const procFileSchema = loose({
   schema: schemaField,

@@ -1,4 +1,4 @@
-import { SCHEMA_VERSION } from "../domain/schemas.js";
+import { SCHEMA_VERSION } from "../domain/schema-version.js";
 import { createJsonExclusive, writeFileAtomic, writeJsonAtomic } from "../infra/atomic.js";
 import { FILES, fileIn } from "./layout.js";
 import type { FolderJson, FolderJsonFile } from "./read.js";

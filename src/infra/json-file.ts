@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { z } from "zod";
 import { CatherdError } from "../domain/errors.js";
-import { SCHEMA_VERSION } from "../domain/schemas.js";
+import { SCHEMA_VERSION } from "../domain/schema-version.js";
 
 /** The result of reading one file of a dispatch folder: a reader reports problems, it never crashes. */
 export type FileRead<T> =

@@ -7,7 +7,7 @@ import { removeLeftovers, startStandbySupervisor } from "../../src/dispatch/star
 import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, FAKE_AGENT, reapAll, SUPERVISOR_MAIN, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid, standbysOf } from "../helpers/processes.js";
-import { waitFor, waitForJson } from "../helpers/wait.js";
+import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 
 // The standby supervisor (src/dispatch/start/standby.ts): started by `dispatch` before it admits, given the
 // folder once admitted, and gone without a trace whenever it gets none.
@@ -102,6 +102,39 @@ describe("the standby supervisor", () => {
     await waitForJson(path.join(dir, "record.json"), 20_000);
   }, 30_000);
 });
+
+describe("the supervisor's claim", () => {
+  it("lets dispatch return once supervisor.json names it, before it has loaded its backend or started the agent", async () => {
+    const { env } = home();
+    // Frozen right after supervisor.json, before it imports the rest of itself (supervisor/supervise.ts).
+    const paused = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "claimed" };
+    const r = await runCli(
+      ["dispatch", "--backend", "exec", "--json", "--", process.execPath, FAKE_AGENT, hangScenario()],
+      { env: paused },
+    );
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const d = dispatchedOf(r);
+    dispatched.push(d.dispatchId);
+    started.push(d.supervisorPid);
+    await waitForFile(path.join(d.dir, "test-paused-claimed"), 20_000);
+    const named = JSON.parse(fs.readFileSync(path.join(d.dir, "supervisor.json"), "utf8"));
+    expect(named.pid).toBe(d.supervisorPid);
+    expect(stateOf(d.supervisorPid)).toBe("T");
+    expect(fs.existsSync(path.join(d.dir, "proc.json"))).toBe(false);
+    process.kill(d.supervisorPid, "SIGCONT");
+    await waitForJson(path.join(d.dir, "proc.json"), 20_000);
+    fs.writeFileSync(path.join(d.dir, "cancel"), "test");
+    const record = await waitForJson(path.join(d.dir, "record.json"), 20_000);
+    expect(record.status).toBe("cancelled");
+    await waitFor("the supervisor exited", () => (isAlive(d.supervisorPid) ? undefined : true));
+  }, 40_000);
+});
+
+/** The state letter of /proc/<pid>/stat ("T": stopped). */
+function stateOf(pid: number): string | undefined {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+}
 
 describe("leftover standby files", () => {
   it("are removed when their dispatcher is gone, and kept while it runs", () => {

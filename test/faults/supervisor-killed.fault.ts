@@ -31,6 +31,14 @@ const hang = (marker: string) => [{ out: "working" }, { touch: marker }, { hang:
 
 const PHASES: Phase[] = [
   {
+    // supervisor.json written, the rest of the supervisor not loaded yet (supervisor/supervise.ts)
+    phase: "claimed",
+    steps: hang,
+    agentAlive: false,
+    state: "lost",
+    record: { status: "lost", reason: "lost" },
+  },
+  {
     phase: "before-spawn",
     steps: hang,
     agentAlive: false,

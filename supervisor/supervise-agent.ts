@@ -1,0 +1,217 @@
+import { loadBackend } from "../src/backends/load.js";
+import type { Backend } from "../src/backends/types.js";
+import { SPEC_DEFAULTS } from "../src/domain/defaults.js";
+import { asCatherdError, CatherdError, isCatherdError, stackOf } from "../src/domain/errors.js";
+import type { Spec } from "../src/domain/schemas.js";
+import { agentDispatchId } from "../src/folder/ids.js";
+import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
+import { absolutePaths, readSpecFile, resolveSpec } from "../src/folder/spec.js";
+import { writeFolderJson } from "../src/folder/write.js";
+import { hostIdentity } from "../src/infra/host-identity.js";
+import { startTimeOf } from "../src/infra/process-identity.js";
+import { adoptedChild } from "./adopted-child.js";
+import { reopenContainment, spawnContained } from "./containment.js";
+import type { SupervisorDeps } from "./deps.js";
+import type { Ending } from "./exit-file.js";
+import { finish, type Origin, type Watched } from "./finish.js";
+import type { SupervisorLog } from "./log.js";
+import { endingOfOwnJob, notePlacementNode, ownPlacement } from "./placed.js";
+import { resumePoint } from "./resume.js";
+import type { Adoption } from "./take-over.js";
+import { pauseAt } from "./test-hooks.js";
+import { type WatchInput, watchAgent } from "./watch-loop.js";
+import { prepareWorkplace } from "./workplace.js";
+
+// The supervisor's work once it has claimed its folder (supervise.ts): everything it loads only then —
+// its backend alone, the spec's schemas, containment, the watch loop, the stop and the record.
+
+/**
+ * The first supervisor of a dispatch, once it holds supervisor.lock and supervisor.json names it (since
+ * `origin`): spawns its agent, watches it, stops it, writes the ending.
+ */
+export async function superviseFirst(
+  dir: string,
+  deps: SupervisorDeps,
+  log: SupervisorLog,
+  interrupt: AbortSignal,
+  origin: Origin,
+): Promise<void> {
+  const { clock, files } = deps;
+  // Placed by an engine: the job now has its node, which placement.json says from here on.
+  const placement = ownPlacement(dir);
+  if (placement !== null) notePlacementNode(dir, placement, deps, log);
+
+  let watched: Watched | null = null;
+  let ending: Ending;
+  try {
+    let backend: Backend;
+    let spec: Spec;
+    try {
+      const file = readSpecFile(dir);
+      backend = await loadBackend(file.backend);
+      spec = absolutePaths(resolveSpec(file, backend, dir), dir);
+      pauseAt("before-spawn", dir);
+      const env = await prepareWorkplace(dir, spec, process.env, placeOf(dir)?.run ?? null);
+      const { child, contained } = await spawnContained(
+        dir,
+        spec,
+        {
+          cmd: spec.cmd,
+          args: spec.args,
+          cwd: spec.cwd,
+          env,
+          stdinPath: spec.stdinPath,
+          eventsPath: fileIn(dir, FILES.events),
+          stderrPath: fileIn(dir, FILES.stderr),
+        },
+        log,
+      );
+      watched = { limits: spec, child, startTime: startTimeOf(child.pid), contained };
+    } catch (error) {
+      throw new SpawnFailure(error);
+    }
+    const { child } = watched;
+    log("spawned", { pid: child.pid, cmd: spec.cmd, containment: watched.contained.kind });
+    pauseAt("after-spawn", dir);
+    // A disk that refuses it ends the run as supervisor-error with E_IO_WRITE (asCatherdError below).
+    writeFolderJson(
+      dir,
+      FILES.proc,
+      {
+        pid: child.pid,
+        pgid: child.pid,
+        startTime: watched.startTime,
+        host: hostIdentity(),
+        startedAt: clock.wallNow().toISOString(),
+        argv0: spec.cmd,
+      },
+      files,
+    );
+    pauseAt("running", dir);
+    ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt });
+  } catch (error) {
+    ending = failedEnding(error, log);
+  }
+  await finish(dir, deps, log, { ending, watched, origin, adoptions: 0, pgid: watched?.child.pid ?? null });
+}
+
+/**
+ * A supervisor that took over (take-over.ts): it cannot wait() for an agent it did not spawn, so it
+ * watches it by pid and start time; it rebuilds the stream state from the files; then goes on as the
+ * first one would have.
+ */
+export async function superviseAdopted(
+  dir: string,
+  deps: SupervisorDeps,
+  log: SupervisorLog,
+  interrupt: AbortSignal,
+  adoption: Adoption,
+): Promise<void> {
+  const { clock } = deps;
+  const { proc } = adoption;
+  const firstWall = Date.parse(adoption.firstStartedAt);
+  const origin: Origin = Number.isFinite(firstWall)
+    ? { wall: new Date(firstWall), mono: clock.now() - (clock.wallNow().getTime() - firstWall) }
+    : { wall: clock.wallNow(), mono: clock.now() };
+  const child = adoptedChild(proc.pid, proc.startTime, clock);
+  let watched: Watched | null = null;
+  let ending: Ending;
+  try {
+    const file = readSpecFile(dir);
+    const backend = await loadBackend(file.backend);
+    const spec = absolutePaths(resolveSpec(file, backend, dir), dir);
+    const contained = reopenContainment(dir, spec, proc.pid, log);
+    watched = { limits: spec, child, startTime: proc.startTime, contained };
+    pauseAt("adopted", dir);
+    const resume = resumePoint(dir, proc.startedAt, clock);
+    ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt, resume });
+  } catch (error) {
+    ending = failedEnding(error, log);
+  }
+  // Even without a readable spec the agent it adopted is stopped, with the default grace.
+  watched ??= {
+    limits: {
+      dispatchId: agentDispatchId({ dir, spec: null }),
+      killGraceMs: SPEC_DEFAULTS.killGraceMs,
+      memoryBytes: null,
+    },
+    child,
+    startTime: proc.startTime,
+    contained: { kind: "group+sweep", cgroup: null },
+  };
+  try {
+    await finish(dir, deps, log, { ending, watched, origin, adoptions: adoption.adoptions, pgid: proc.pgid });
+  } finally {
+    child.dispose();
+  }
+}
+
+async function watchToEnding(input: WatchInput): Promise<Ending> {
+  const watched = await watchAgent(input);
+  const { interrupt, log } = input;
+  const signalled = interrupt.aborted && watched.reason === "cancelled" ? String(interrupt.reason) : null;
+  const budget = watched.budget;
+  log("decided", { reason: watched.reason, ...(budget === null ? {} : { budget: budget.message }) });
+  const ending: Ending = {
+    reason: watched.reason,
+    kind: watched.errorKind,
+    state: watched.state,
+    error:
+      budget !== null
+        ? { code: "budget", message: budget.message }
+        : signalled === null
+          ? null
+          : { code: "E_SUPERVISOR_SIGNALLED", message: `the supervisor received ${signalled}` },
+  };
+  // A signal in a job an engine placed may be the engine ending the job (specs/placement.md): its words
+  // say how, and the dispatch is recorded so, whichever of the supervisor and its agent it reached first.
+  const agentSignalled = watched.reason === "exited" && input.child.exit?.signal != null;
+  const placement = signalled !== null || agentSignalled ? ownPlacement(input.dir) : null;
+  if (placement === null) return ending;
+  const engine = await endingOfOwnJob(input.dir, placement, input.deps.clock);
+  if (engine === null) return ending;
+  log("engine-ended", { jobId: placement.jobId, state: engine.state, words: engine.words });
+  return {
+    reason: engine.reason,
+    kind: engine.kind === "oom" ? "oom" : null,
+    state: watched.state,
+    error: {
+      code: signalled === null ? engine.code : "E_SUPERVISOR_SIGNALLED",
+      message: engine.words,
+      engine: { name: placement.engine, jobId: placement.jobId, state: engine.state, words: engine.words },
+    },
+  };
+}
+
+function failedEnding(error: unknown, log: SupervisorLog): Ending {
+  const spawnFailed = error instanceof SpawnFailure;
+  const cause = spawnFailed ? error.cause : error;
+  // A command that cannot start is E_SPAWN_FAILED; any other throw catherd did not anticipate is a bug,
+  // E_INTERNAL, its stack in supervisor.log.
+  const known =
+    spawnFailed && !isCatherdError(cause)
+      ? new CatherdError("E_SPAWN_FAILED", messageOf(cause), { cause })
+      : asCatherdError(cause);
+  const ending: Ending = {
+    reason: spawnFailed ? "spawn-failed" : "supervisor-error",
+    kind: null,
+    state: null,
+    error: { code: known.code, message: known.message },
+  };
+  log(ending.reason, {
+    code: known.code,
+    message: known.message,
+    ...(known.code === "E_INTERNAL" ? { stack: stackOf(cause) } : {}),
+  });
+  return ending;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+class SpawnFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super("spawn failed");
+  }
+}
