@@ -22,6 +22,7 @@ import type { SupervisorDeps } from "./deps.js";
 import { watchFolder } from "./folder-watch.js";
 import type { SupervisorLog } from "./log.js";
 import type { Resume } from "./resume.js";
+import { RunBudgetWatch } from "./run-budget-watch.js";
 import { SpendWatch } from "./spend-watch.js";
 import { UsageLogReader } from "./usage-log.js";
 
@@ -99,6 +100,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   /** The first poll of an adopted dispatch reads everything the agent wrote unwatched, dated linesAt. */
   let backlogAt: number | null = resume?.linesAt ?? null;
   const spend = new SpendWatch(backend, spec, spec, log);
+  const runBudget = RunBudgetWatch.of(dir, log);
   const activity = new ActivityWriter(dir, files, (accounts, at) => spend.priced(accounts, at));
   const wallAtStart = resume?.startedAtWall ?? clock.wallNow().getTime();
   const usageLog =
@@ -186,6 +188,11 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
         spendSeen = activity.usageReports;
         budget = await spend.crossed(activity.accounts(), clock.wallNow());
       }
+      if (runBudget !== null && budget === null) {
+        budget = await runBudget.look(now, clock.wallNow(), activity.usageReports, (at) =>
+          spend.spendNow(activity.accounts(), at, runBudget.wantsDollars),
+        );
+      }
       if (state.thread !== null && state.thread !== threadWritten) {
         threadWritten = state.thread;
         writeNotice(FILES.thread, {
@@ -213,7 +220,11 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
         };
       }
       const moving = bytes > 0 || sawChange;
-      const dueAt = Math.min(nextDeadline(state, limits), activity.dueAt() ?? Number.POSITIVE_INFINITY);
+      const dueAt = Math.min(
+        nextDeadline(state, limits),
+        activity.dueAt() ?? Number.POSITIVE_INFINITY,
+        runBudget?.dueAt() ?? Number.POSITIVE_INFINITY,
+      );
       const untilDue = Math.max(
         MIN_SLEEP_MS,
         Math.min(dueAt - clock.now(), usageLog !== null && spend.capped ? USAGE_LOG_POLL_MS : Infinity),

@@ -24,13 +24,13 @@ function tempPathFor(target: string): string {
   );
 }
 
-function writeTemp(target: string, data: string | Uint8Array): string {
+function writeTemp(target: string, data: string | Uint8Array, durable = true): string {
   const temp = tempPathFor(target);
   const fd = fs.openSync(temp, "wx", FILE_MODE);
   try {
     fs.fchmodSync(fd, FILE_MODE);
     fs.writeFileSync(fd, data);
-    fs.fsyncSync(fd);
+    if (durable) fs.fsyncSync(fd);
   } catch (error) {
     fs.closeSync(fd);
     fs.rmSync(temp, { force: true });
@@ -40,9 +40,13 @@ function writeTemp(target: string, data: string | Uint8Array): string {
   return temp;
 }
 
-/** Replaces `target` atomically with `data`. */
-export function writeFileAtomic(target: string, data: string | Uint8Array): void {
-  const temp = writeTemp(target, data);
+/**
+ * Replaces `target` atomically with `data`. Not `durable`: without the fsync, for a file rewritten every
+ * second that anyone can work out again (after a crash of the machine it may hold an older version, or
+ * nothing); readers still never see it torn.
+ */
+export function writeFileAtomic(target: string, data: string | Uint8Array, durable = true): void {
+  const temp = writeTemp(target, data, durable);
   try {
     fs.renameSync(temp, target);
   } catch (error) {
@@ -69,8 +73,8 @@ export function createFileExclusive(target: string, data: string | Uint8Array): 
 }
 
 /** Writes a JSON document atomically, pretty-printed so that a person can read it with `cat`. */
-export function writeJsonAtomic(target: string, value: unknown): void {
-  writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`);
+export function writeJsonAtomic(target: string, value: unknown, durable = true): void {
+  writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`, durable);
 }
 
 export function createJsonExclusive(target: string, value: unknown): boolean {

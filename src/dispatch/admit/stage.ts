@@ -127,7 +127,9 @@ export function commitDispatch(
       dir,
       owns: staged.ownsAbsolute,
       backend: staged.admit.backend,
-      ...(queued === null ? {} : { queued: { since: queued.since, notBefore: queued.notBefore } }),
+      ...(queued === null
+        ? {}
+        : { queued: { since: queued.since, notBefore: queued.notBefore, blockedBy: queued.blockedBy } }),
     });
     return { run, name, dispatchId, dir, admit: admitFile, spec: staged.spec, queued };
   } catch (error) {
