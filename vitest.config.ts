@@ -15,7 +15,8 @@ export default defineConfig({
       provider: "custom",
       customProviderModule: "./test/helpers/coverage-provider.ts",
       include: ["src/**", "supervisor/**"],
-      exclude: ["src/backends/types.ts"],
+      // src/web runs in the browser: its pure parts are tested in vitest, the rest in a real Chromium.
+      exclude: ["src/backends/types.ts", "src/web/**"],
       reporter: ["text-summary", "json-summary"],
       // Floors a few points under what the suite measured (specs/testing.md, "Coverage"): the pure
       // layers, tested in-process, and the layers proven through real processes, whose figures move a

@@ -20,7 +20,7 @@
 //   BENCH_CHATTY_HZ=n      ticks per second of the chatty agent (2 lines a tick; default 100)
 //   BENCH_SCALE=1,10,50,100  concurrency levels
 //   BENCH_ONLY=a,b         sections: dispatch, imports, reaction, stop, ingest, steady, read, admission,
-//                          lockhold, scale
+//                          lockhold, scale, ui, lock
 //   BENCH_TMP=dir          where the temporary homes go (default: the OS temp dir)
 //   BENCH_KEEP=1           keep the temporary folders
 //   BENCH_SOURCE=text      where the measured tree came from, when it is a copy (recorded in results.json)
@@ -46,12 +46,14 @@ import { benchAdmission } from "./sections/admission.mjs";
 import { benchDispatch } from "./sections/dispatch.mjs";
 import { benchImports } from "./sections/imports.mjs";
 import { benchIngest } from "./sections/ingest.mjs";
+import { benchLock } from "./sections/lock.mjs";
 import { benchLockHold } from "./sections/lock-hold.mjs";
 import { benchReaction } from "./sections/reaction.mjs";
 import { benchRead } from "./sections/read.mjs";
 import { benchScale } from "./sections/scale.mjs";
 import { benchSteady } from "./sections/steady.mjs";
 import { benchStop } from "./sections/stop.mjs";
+import { benchUi } from "./sections/ui.mjs";
 
 /** @typedef {import("./lib/context.mjs").BenchContext} BenchContext */
 
@@ -67,6 +69,8 @@ const SECTIONS = [
   ["admission", benchAdmission],
   ["lockhold", benchLockHold],
   ["scale", benchScale],
+  ["ui", benchUi],
+  ["lock", benchLock],
 ];
 
 const { ROOT, CLI, AGENT, QUICK, ONLY, KEEP } = config;

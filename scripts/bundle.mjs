@@ -1,6 +1,6 @@
 // Bundles the compiled programs (dist/src/bin/, from tsc) into dist/bin/, one per file of src/bin/:
-// catherd.js (the CLI, the package's bin), supervisor.js, promoter.js and simulated-agent.js, sharing
-// chunks, with each CLI command in a chunk of its own that loads only when used. One file per program instead of ~40 ES modules plus zod's: node's module loader
+// catherd.js (the CLI, the package's bin), supervisor.js, promoter.js, notifier.js and simulated-agent.js,
+// sharing chunks, with each CLI command in a chunk of its own that loads only when used. One file per program instead of ~40 ES modules plus zod's: node's module loader
 // was the largest item of every start-up profile, and the supervisor's resident memory shrinks with it
 // (specs/performance.md). Not minified: stack traces keep their names. graceful-fs is replaced by
 // node:fs (scripts/bundle-shims/graceful-fs.cjs says why). Each output has a source map (without the
@@ -58,3 +58,15 @@ await build({
   },
 });
 for (const program of programs) fs.chmodSync(path.join(out, `${program}.js`), 0o755);
+// The dashboard's page (src/web/, browser code, read by rolldown from the TypeScript itself): one script,
+// its stylesheet and its HTML in dist/ui/, served by `catherd ui` alone. Nothing from a CDN: it works offline.
+const ui = path.join(dist, "ui");
+await build({
+  cwd: root,
+  input: { app: path.join(root, "src/web/main.ts") },
+  platform: "browser",
+  logLevel: "warn",
+  output: { dir: ui, format: "esm", entryFileNames: "[name].js", sourcemap: false, minify: true },
+});
+fs.copyFileSync(path.join(root, "src/web/index.html"), path.join(ui, "index.html"));
+fs.copyFileSync(path.join(root, "src/web/style.css"), path.join(ui, "app.css"));

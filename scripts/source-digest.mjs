@@ -16,6 +16,7 @@ export const BUILD_INPUTS = [
   "scripts/bundle-shims",
   "tsconfig.json",
   "tsconfig.build.json",
+  "tsconfig.web.json",
   "package.json",
   "package-lock.json",
 ];

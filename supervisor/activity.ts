@@ -52,6 +52,11 @@ export class ActivityWriter {
     return accounts(this.summary.usage);
   }
 
+  /** Something the file shows changed besides the lines (the time waited for heavy slots). */
+  touch(): void {
+    this.changed = true;
+  }
+
   /** When a pending change is due to be written (monotonic ms), or null when nothing is pending. */
   dueAt(): number | null {
     return this.changed ? this.writtenAt + ACTIVITY_INTERVAL_MS : null;
@@ -91,6 +96,7 @@ export class ActivityWriter {
         usage: spend.usage,
         costUsd: spend.costUsd,
         costSource: spend.costSource,
+        slotWaitMs: Math.round(state.slotWaitedMs),
       },
       this.files,
     );

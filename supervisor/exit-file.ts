@@ -91,6 +91,7 @@ export function writeExitFile(
       usage?.cpuSeconds === null || usage === null ? null : Math.round(usage.cpuSeconds * 1000) / 1000,
     peakMemoryBytes: usage?.peakMemoryBytes ?? null,
     oomKills: usage?.oomKills ?? null,
+    slotWaitMs: state === null ? null : Math.round(state.slotWaitedMs),
   };
   try {
     writeExit(dir, exit, deps.files);

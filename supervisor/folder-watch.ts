@@ -8,19 +8,21 @@ export interface FolderWatch {
 }
 
 /**
- * Calls `onChange(name)` when one of `names` in `dir` is created, written, renamed or removed (inotify on
- * Linux). Null where the folder cannot be watched (no inotify, or its per-user limit reached); a watch
- * that fails later is `broken`, with one last call. Either way the loop then reads every pollMs.
+ * Calls `onChange(name)` when one of `names` in `dir` (a list, or a test of the name) is created, written,
+ * renamed or removed (inotify on Linux). Null where the folder cannot be watched (no inotify, or its
+ * per-user limit reached); a watch that fails later is `broken`, with one last call. Either way the loop
+ * then reads every pollMs.
  */
 export function watchFolder(
   dir: string,
-  names: readonly string[],
+  names: readonly string[] | ((name: string) => boolean),
   onChange: (name: string) => void,
 ): FolderWatch | null {
+  const wanted = typeof names === "function" ? names : (name: string) => names.includes(name);
   try {
     const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
       // Some platforms report no name: then anything may have changed.
-      if (name === null || names.includes(name)) onChange(name ?? "");
+      if (name === null || wanted(name)) onChange(name ?? "");
     });
     const watch = { broken: false, close: () => watcher.close() };
     watcher.on("error", () => {

@@ -21,6 +21,8 @@ export interface Resume {
   stalled: boolean;
   /** The thread thread.json names already. */
   thread: string | null;
+  /** What activity.json says the dispatch waited for heavy slots in the waits that were over. */
+  slotWaitedMs: number;
 }
 
 /** The resume point of the folder whose agent started at `agentStartedAt` (proc.json's ISO time). */
@@ -35,12 +37,14 @@ export function resumePoint(dir: string, agentStartedAt: string, clock: Clock): 
   // A clock stepped back, or a file touched before the start: never before the start, never ahead of now.
   const linesAt = Math.min(now, Math.max(startedAt, monoOf(wroteAt)));
   const thread = readFolderJson(dir, FILES.thread);
+  const activity = readFolderJson(dir, FILES.activity);
   return {
     startedAt,
     startedAtWall,
     linesAt,
     stalled: fs.existsSync(fileIn(dir, FILES.stall)),
     thread: thread.kind === "ok" ? thread.value.thread : null,
+    slotWaitedMs: activity.kind === "ok" ? (activity.value.slotWaitMs ?? 0) : 0,
   };
 }
 

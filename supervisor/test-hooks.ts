@@ -5,7 +5,7 @@ import type { FileWriter } from "./deps.js";
 // Test-only fault injection for the real supervisor process (specs/supervisor.md, "Test hooks"). Each hook
 // is selected by a CATHERD_TEST_ONLY_* environment variable and does nothing when it is unset; they ship in
 // the bundle so that the fault suite drives the supervisor users run. The agent never sees them: every
-// CATHERD_* variable is scrubbed from its environment.
+// CATHERD_* variable but the home and the slot count is scrubbed from its environment.
 
 /** The points of a supervisor's life where CATHERD_TEST_ONLY_PAUSE_AT can freeze it. */
 export const PAUSE_PHASES = [

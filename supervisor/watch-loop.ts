@@ -3,6 +3,7 @@ import type { Backend } from "../src/backends/types.js";
 import type { Crossing } from "../src/domain/budget.js";
 import { type LineFacts, PROGRESS } from "../src/domain/facts.js";
 import type { Spec } from "../src/domain/schemas.js";
+import { NO_SLOTS, observeSlots } from "../src/domain/slot-time.js";
 import type { ErrorKind, ExitReason } from "../src/domain/vocab.js";
 import {
   decide,
@@ -13,16 +14,19 @@ import {
   type WatchState,
 } from "../src/domain/watch.js";
 import { FILES, fileIn } from "../src/folder/layout.js";
+import { isLockReportName } from "../src/folder/lock-reports.js";
 import type { FolderJsonFile } from "../src/folder/read.js";
 import { type FolderJsonBody, writeFolderJson } from "../src/folder/write.js";
 import { LineReader, type ReadResult } from "../src/infra/line-reader.js";
 import { ActivityWriter } from "./activity.js";
 import type { RunningChild } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
+import { EventTimes } from "./event-times.js";
 import { watchFolder } from "./folder-watch.js";
 import type { SupervisorLog } from "./log.js";
 import type { Resume } from "./resume.js";
 import { RunBudgetWatch } from "./run-budget-watch.js";
+import { SlotReports } from "./slot-reports.js";
 import { SpendWatch } from "./spend-watch.js";
 import { UsageLogReader } from "./usage-log.js";
 
@@ -42,8 +46,9 @@ export const QUIET_POLL_MS = 30_000;
 const USAGE_LOG_POLL_MS = 1000;
 /** A floor under every sleep, so that no slip in the deadline arithmetic can make the loop spin. */
 const MIN_SLEEP_MS = 5;
-/** The files whose change is news: the agent's output and a cancel request. */
-const WATCHED = [FILES.events, FILES.stderr, FILES.cancel] as const;
+/** The files whose change is news: the agent's output, a cancel request, a lock's report (slot-reports.ts). */
+const WATCHED: readonly string[] = [FILES.events, FILES.stderr, FILES.cancel];
+const isWatched = (name: string) => WATCHED.includes(name) || isLockReportName(name);
 
 export interface WatchInput {
   dir: string;
@@ -96,12 +101,15 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   const resume = input.resume;
   let state = initialWatch(resume?.startedAt ?? clock.now());
   if (resume?.stalled === true) state = { ...state, stalled: true };
+  if (resume !== undefined) state = { ...state, slotWaitedMs: resume.slotWaitedMs };
   let threadWritten: string | null = resume?.thread ?? null;
   /** The first poll of an adopted dispatch reads everything the agent wrote unwatched, dated linesAt. */
   let backlogAt: number | null = resume?.linesAt ?? null;
   const spend = new SpendWatch(backend, spec, spec, log);
   const runBudget = RunBudgetWatch.of(dir, log);
   const activity = new ActivityWriter(dir, files, (accounts, at) => spend.priced(accounts, at));
+  const eventTimes = new EventTimes(fileIn(dir, FILES.eventTimes));
+  const slots = new SlotReports(dir);
   const wallAtStart = resume?.startedAtWall ?? clock.wallNow().getTime();
   const usageLog =
     backend.usageLog === undefined
@@ -130,7 +138,8 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   wake.addEventListener("abort", onWake);
   /** A watched file may have changed since the last poll started (always so without a watch). */
   let sawChange = true;
-  const folder = watchFolder(dir, WATCHED, (name) => {
+  const folder = watchFolder(dir, isWatched, (name) => {
+    if (name === "" || isLockReportName(name)) slots.changed();
     sawChange = true;
     if (wakeOnChange || name === FILES.cancel) sleeping?.abort();
   });
@@ -156,6 +165,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   const handle = (file: string, read: ReadResult, parse: (line: string) => LineFacts, now: number) => {
     if (read.dropped > 0) log("line-dropped", { file, count: read.dropped });
     if (read.restarted) log("file-restarted", { file });
+    if (read.restarted && file === FILES.events) eventTimes.restart();
     for (const line of read.lines) {
       const facts = safeParse(parse, line);
       state = observe(state, facts, now);
@@ -180,9 +190,9 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       const readAt = backlogAt ?? now;
       backlogAt = null;
       sawChange = folder === null || folder.broken;
-      const bytes =
-        ingest(FILES.events, events, (line) => backend.parse(line), exited, readAt) +
-        ingest(FILES.stderr, stderr, parseStderr, exited, readAt);
+      const eventBytes = ingest(FILES.events, events, (line) => backend.parse(line), exited, readAt);
+      eventTimes.note(eventBytes, wallAtStart + (readAt - state.startedAt), now);
+      const bytes = eventBytes + ingest(FILES.stderr, stderr, parseStderr, exited, readAt);
       ingestUsageLog(now);
       if (spend.capped && budget === null && activity.usageReports !== spendSeen) {
         spendSeen = activity.usageReports;
@@ -200,6 +210,9 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
           at: clock.wallNow().toISOString(),
         });
       }
+      const slotted = observeSlots(state, slots.read(now, folder !== null && !folder.broken), now);
+      if (slotted.slotWaitedMs !== state.slotWaitedMs) activity.touch();
+      state = slotted;
       activity.flush(state, now, toWall);
       const cancelRequested = input.interrupt.aborted || fs.existsSync(cancelPath);
       const judged = decide(state, { exited, cancelRequested, budget }, limits, now);
@@ -212,10 +225,11 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
         });
         log("stall", { quietMs: Math.round(verdict.quietMs) });
       } else if (verdict.kind === "stop") {
+        // A wait for a slot still open ends with the watch: the record counts it up to the decision.
         return {
           reason: verdict.reason,
           errorKind: verdict.errorKind,
-          state,
+          state: observeSlots(state, NO_SLOTS, now),
           budget: verdict.reason === "budget" ? budget : null,
         };
       }
@@ -224,6 +238,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
         nextDeadline(state, limits),
         activity.dueAt() ?? Number.POSITIVE_INFINITY,
         runBudget?.dueAt() ?? Number.POSITIVE_INFINITY,
+        slots.dueAt() ?? Number.POSITIVE_INFINITY,
       );
       const untilDue = Math.max(
         MIN_SLEEP_MS,
@@ -237,6 +252,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       wakeOnChange = false;
     }
   } finally {
+    eventTimes.flush(clock.now());
     wake.removeEventListener("abort", onWake);
     folder?.close();
     usageLog?.close();

@@ -34,7 +34,7 @@ export async function prepareWorkplace(
   return agentEnvironment(
     inherited,
     spec.env,
-    { dispatchId: spec.dispatchId, run },
+    { dispatchId: spec.dispatchId, run, dir },
     { cwd: spec.cwd, tmp },
     spec.passEnv,
   );

@@ -17,6 +17,7 @@ interface Cancelled {
 export const cancelCommand: Command<Cancelled> = {
   name: "cancel",
   synopsis: "<name|id|dir>",
+  positionals: 1,
   summary:
     "Asks the supervisor to stop the dispatch (it wakes on the cancel file at once; see specs/supervisor.md, " +
     '"When it polls", for a home shared between machines). If the supervisor is gone but the agent still ' +

@@ -12,6 +12,7 @@ const MAX_AGE_MS = 3650 * 86_400_000;
 export const cleanCommand: Command<{ clean: CleanReport }> = {
   name: "clean",
   synopsis: "",
+  positionals: 0,
   summary:
     "Removes recorded dispatch folders that ended longer ago than --older-than, in every run or only in " +
     "--run, with their worktrees. Never a live or queued dispatch. A worktree with uncommitted changes, or " +

@@ -24,6 +24,7 @@ const DEMO_TIMEOUT_MS = 60_000;
 export const demoCommand: Command<{ record: RecordFile; home: string }> = {
   name: "demo",
   synopsis: "",
+  positionals: 0,
   summary:
     `Dispatches an embedded simulated agent (it speaks ${SIMULATED_AGENT_FORMAT}'s event format) into a ` +
     "temporary CATHERD_HOME, shows its progress live — tool calls, a stall notice it recovers from, its " +

@@ -1,5 +1,6 @@
 import { AGENT_DEFAULTS } from "../backends/common.js";
 import { execBackend } from "../backends/exec.js";
+import { withLockHint } from "../dispatch/request/lock-hint.js";
 import { validateDispatch } from "../dispatch/request/request.js";
 import { startDispatch } from "../dispatch/start-dispatch.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
@@ -33,6 +34,7 @@ export interface Dispatched {
 export const dispatchCommand: Command<Dispatched> = {
   name: "dispatch",
   synopsis: `--backend <${BACKEND_IDS.join("|")}>`,
+  positionals: "own",
   summary:
     "Admits a brief (or, for exec, a command after --) into a run and starts its detached supervisor; " +
     "returns once the supervisor is up, or at once when the dispatch waits in the run's queue. The brief " +
@@ -205,6 +207,22 @@ export const dispatchCommand: Command<Dispatched> = {
       default:
         "$CATHERD_<BACKEND>_BIN (CATHERD_CODEX_BIN, CATHERD_CLAUDE_BIN, CATHERD_OPENCODE_BIN, CATHERD_GEMINI_BIN), else the CLI on PATH",
     },
+    notify: {
+      type: "string",
+      value: "<cmd>",
+      description:
+        "a shell command run once when the dispatch is recorded (a chain: when it ends), with CATHERD_RECORD, CATHERD_NAME, CATHERD_STATUS, CATHERD_KIND set and the record's JSON on stdin; its output goes to notify.log",
+    },
+    "run-notify": {
+      type: "string",
+      value: "<cmd|none>",
+      description: "the same for every dispatch of the run, remembered in run.json; none removes it",
+    },
+    "lock-hint": {
+      type: "boolean",
+      description:
+        "add one line to the brief telling the agent to run test suites and builds through catherd lock",
+    },
   },
   async handler(input, { early, stdinIsOurs }) {
     const request = validateDispatch({
@@ -220,7 +238,11 @@ export const dispatchCommand: Command<Dispatched> = {
       runBudget: stringOption(input, "run-budget"),
       queue: input.values.queue === true,
       env: listOption(input, "env"),
-      brief: await readBrief(input, stdinIsOurs),
+      brief: withLockHint(
+        await readBrief(input, stdinIsOurs),
+        input.values["lock-hint"] === true,
+        stringOption(input, "backend"),
+      ),
       thread: stringOption(input, "thread"),
       owns: stringOption(input, "owns"),
       idle: stringOption(input, "idle"),
@@ -237,6 +259,8 @@ export const dispatchCommand: Command<Dispatched> = {
       retryWithin: stringOption(input, "retry-within"),
       maxTokens: stringOption(input, "max-tokens"),
       maxCost: stringOption(input, "max-cost"),
+      notify: stringOption(input, "notify"),
+      runNotify: stringOption(input, "run-notify"),
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });

@@ -5,7 +5,7 @@ import { CatherdError } from "../domain/errors.js";
 import { BACKEND_IDS, type BackendId } from "../domain/vocab.js";
 import { systemClock } from "../infra/clock.js";
 import { catherdHome } from "../infra/paths.js";
-import { resolveExecutable } from "../infra/which.js";
+import { notExecutableBecause, resolveExecutable } from "../infra/which.js";
 import type { Command } from "./kit.js";
 import { cell, paint } from "./render.js";
 
@@ -28,6 +28,7 @@ export interface BackendCheck {
 export const doctorCommand: Command<{ backends: BackendCheck[] }> = {
   name: "doctor",
   synopsis: "[<backend>…]",
+  positionals: "many",
   summary:
     "Which agent CLIs catherd can run here: found or not (and where), their versions, whether each is " +
     "ready as a dispatch checks it (answers --version within 5 s, not older than catherd reads), and how to " +
@@ -44,10 +45,17 @@ export const doctorCommand: Command<{ backends: BackendCheck[] }> = {
       }
       return backend;
     });
-    const targets = (named.length > 0 ? named : allBackends()).filter((b) => b.command === "cli");
+    const asked = named.length > 0 ? named : allBackends();
+    const targets = asked.filter((b) => b.command === "cli");
     const backends = await Promise.all(targets.map((b) => check(b, process.env)));
     const notReady = named.length > 0 && backends.some((b) => !b.ready);
-    return { data: { backends }, text: render(backends), exitCode: notReady ? 3 : 0 };
+    // A backend that runs the command given after -- has nothing installed to check: said, not skipped.
+    const givenCommands = named.filter((b) => b.command !== "cli").map((b) => NOTHING_TO_CHECK(b.id));
+    return {
+      data: { backends },
+      text: [render(backends), ...givenCommands].filter((t) => t !== "").join("\n"),
+      exitCode: notReady ? 3 : 0,
+    };
   },
 };
 
@@ -62,7 +70,10 @@ async function check(backend: Backend, env: NodeJS.ProcessEnv): Promise<BackendC
       via === "PATH"
         ? `${backend.installHint}, or set ${backend.binEnv}`
         : `${backend.binEnv} names ${wanted}, which is not an executable`;
-    const problem = { code: "E_BACKEND_MISSING", message: `${backend.id}: cannot find ${wanted}` };
+    const problem = {
+      code: "E_BACKEND_MISSING",
+      message: `${backend.id}: ${notExecutableBecause(wanted, env.PATH ?? "")}`,
+    };
     return {
       backend: backend.id,
       found: false,
@@ -89,7 +100,11 @@ async function check(backend: Backend, env: NodeJS.ProcessEnv): Promise<BackendC
   };
 }
 
+const NOTHING_TO_CHECK = (id: BackendId): string =>
+  `${paint("ok     ", "green")} ${cell(id, 11)} runs the command given after --: nothing to install or check`;
+
 function render(checks: BackendCheck[]): string {
+  if (checks.length === 0) return "";
   const lines = checks.map((c) => {
     const mark = !c.found
       ? paint("missing", "red")

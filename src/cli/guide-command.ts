@@ -55,6 +55,16 @@ by dispatching the same brief to the same CLI at once: pick another backend or c
 error.retryAfter. Never fall back on failed (other kinds) or timeout: another provider would not fix the
 brief or the work tree; read the record and the logs first.
 
+## Heavy commands
+Several agents on one machine that all run the test suite or a full build at once make every run slow
+and flaky. Run your own test suites and builds as catherd lock -- <command> (catherd lock -- npm test):
+at most a few run at once on the machine, the rest wait their turn, first come first served; the
+command runs as it is and catherd lock exits with its status. Give lockHint (--lock-hint) to every
+dispatch whose brief runs tests or builds: a line added to its brief tells the worker to do the same.
+A worker's wait for a slot is not idle time and does not count against its wall; status and wait show
+it ("waiting for a heavy slot (2 ahead)", "running a heavy command: npm test, 2m10s"), and its record's
+slotWaitMs says how long it waited in all. catherd lock --status shows who holds the slots.
+
 ## Errors
 Every error has a code (E_...) and a fix line: do what the fix says. E_INPUT_INVALID names the argument
 and the values it takes.
@@ -63,9 +73,10 @@ and the values it takes.
 export const guideCommand: Command<{ guide: string }> = {
   name: "guide",
   synopsis: "",
+  positionals: 0,
   summary:
     "How an orchestrating agent uses catherd well: the loop, reading a record, when to queue, when to fall " +
-    "back. The MCP server serves the same text as its prompt catherd-guide.",
+    "back, heavy commands. The MCP server serves the same text as its prompt catherd-guide.",
   json: "{guide: the text}",
   options: {},
   async handler() {

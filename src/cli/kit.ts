@@ -47,6 +47,11 @@ export interface Command<T> {
   name: string;
   /** What follows `catherd <name>` in the usage line, before the flags: its positionals (`<name|id|dir>`). */
   synopsis: string;
+  /**
+   * How many arguments it takes before `--`: more are refused (E_INPUT_INVALID) before the handler runs,
+   * never ignored. "own" leaves the check to the handler, whose refusal says where the words belong.
+   */
+  positionals: 0 | 1 | "many" | "own";
   /** What the command does, for `--help`: a paragraph. */
   summary: string;
   /** What `--json` prints, in a few words (`{dispatched: {…}}`); by default the result as JSON. */
@@ -79,6 +84,8 @@ export interface CommandResult<T> {
   data: T;
   text: string;
   exitCode?: number;
+  /** Nothing to print: the command's output was another program's (`lock` runs one in the foreground). */
+  silent?: boolean;
 }
 
 /** Parses argv strictly: an unknown flag or a missing value is E_INPUT_INVALID (exit 2). */
@@ -93,8 +100,10 @@ export function parseInput(command: Command<unknown>, argv: readonly string[]): 
   };
   try {
     const { values, positionals } = parseArgs({ args: own, options, allowPositionals: true, strict: true });
+    if (values.help !== true) refuseExtraArguments(command, positionals);
     return { values: values as ParsedInput["values"], positionals, rest, json: values.json === true };
   } catch (error) {
+    if (error instanceof CatherdError) throw error;
     throw (
       flagProblem(command.name, options, own) ??
       new CatherdError("E_INPUT_INVALID", (error as Error).message, {
@@ -103,6 +112,17 @@ export function parseInput(command: Command<unknown>, argv: readonly string[]): 
       })
     );
   }
+}
+
+/** More arguments than the command takes: the first one too many, named. */
+function refuseExtraArguments(command: Command<unknown>, positionals: readonly string[]): void {
+  const most = command.positionals;
+  if (most === "many" || most === "own" || positionals.length <= most) return;
+  const extra = positionals[most] as string;
+  const takes = most === 0 ? "takes no arguments" : `takes one: ${command.synopsis.trim()}`;
+  throw new CatherdError("E_INPUT_INVALID", `unexpected argument ${JSON.stringify(extra)}`, {
+    fix: `catherd ${command.name} ${takes} (catherd ${command.name} --help)`,
+  });
 }
 
 /**
@@ -188,6 +208,7 @@ export async function executeCommand(
       return 0;
     }
     const result = await command.handler(input, context);
+    if (result.silent === true) return result.exitCode ?? 0;
     process.stdout.write(
       input.json
         ? `${JSON.stringify(result.data)}\n`
@@ -232,9 +253,11 @@ export function usageOf(command: Command<unknown>): string {
   flags.push(
     helpEntry("  --json", command.json === undefined ? "print the result as JSON" : `print ${command.json}`),
   );
-  const line = ["usage: catherd", command.name, command.synopsis, "[options]"]
-    .filter((p) => p !== "")
-    .join(" ");
+  // "[options]" after the synopsis, unless the synopsis places it (before a command given after --).
+  const synopsis = command.synopsis.includes("[options]")
+    ? command.synopsis
+    : `${command.synopsis} [options]`;
+  const line = ["usage: catherd", command.name, synopsis.trim()].join(" ");
   return [line, "", wrap(command.summary, HELP_WIDTH).join("\n"), "", "options:", ...flags].join("\n");
 }
 

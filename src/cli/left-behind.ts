@@ -5,15 +5,16 @@ import { bytes } from "./render.js";
  * What a finished dispatch left behind, for people: its patch and how to apply it, its worktree and
  * how to bring its commits in, its private temp folder. No lines for a dispatch that left none of these.
  */
-export function leftBehindLines(record: RecordFile, spec: SpecFile | null): string[] {
+export function leftBehindLines(
+  record: RecordFile,
+  spec: SpecFile | null,
+  owns: readonly string[] = [],
+): string[] {
   const lines: string[] = [];
   const repo = spec?.worktree?.repo ?? null;
   if (record.patch !== null && record.patch !== undefined) {
-    const files = record.changedFiles === null ? "" : `, ${record.changedFiles.length} files changed`;
-    if (record.patch.bytes === 0) {
-      lines.push(`changes: none in its --owns (${record.patch.path} is empty${files})`);
-    } else {
-      lines.push(`changes: ${record.patch.path} (${bytes(record.patch.bytes)}${files})`);
+    lines.push(...changeLines(record.patch, record.changedFiles, owns));
+    if (record.patch.bytes > 0) {
       lines.push(
         repo === null
           ? `  to apply them to another checkout, at its top: git apply ${record.patch.path}`
@@ -25,7 +26,7 @@ export function leftBehindLines(record: RecordFile, spec: SpecFile | null): stri
   if (worktree !== null) {
     const commits = record.commits ?? null;
     const made = commits === null ? "" : `, ${commits.count} commit${commits.count === 1 ? "" : "s"}`;
-    lines.push(`worktree: ${worktree.path} on ${worktree.branch}${made} (${bytes(worktree.bytes)})`);
+    lines.push(`worktree: ${worktree.path} on ${worktree.branch}${made} (${bytes(worktree.bytes)} on disk)`);
     if (commits !== null && commits.count > 0) {
       lines.push(
         `  to bring its commits in: git${repo === null ? "" : ` -C ${repo}`} merge ${worktree.branch}`,
@@ -40,4 +41,30 @@ export function leftBehindLines(record: RecordFile, spec: SpecFile | null): stri
     );
   }
   return lines;
+}
+
+/**
+ * What the patch holds, against what changed: `changedFiles` counts the whole work tree, the patch only
+ * what lies under `--owns` when the dispatch gave one (specs/dispatch.md §6), and the words say which.
+ */
+function changeLines(
+  patch: { path: string; bytes: number },
+  changedFiles: readonly string[] | null,
+  owns: readonly string[],
+): string[] {
+  const changed = changedFiles?.length ?? null;
+  const files = (n: number) => `${n} file${n === 1 ? "" : "s"}`;
+  if (owns.length === 0) {
+    if (patch.bytes === 0) return [`changes: none (${patch.path} is empty)`];
+    return [
+      `changes: ${patch.path} (${bytes(patch.bytes)}${changed === null ? "" : `, ${files(changed)} changed`})`,
+    ];
+  }
+  const scope = `its --owns ${owns.join(",")}`;
+  const inAll =
+    changed === null
+      ? ""
+      : `; ${files(changed)} changed in the work tree in all, the patch holding only those under ${scope}`;
+  if (patch.bytes === 0) return [`changes: none under ${scope} (${patch.path} is empty)${inAll}`];
+  return [`changes under ${scope}: ${patch.path} (${bytes(patch.bytes)})${inAll}`];
 }

@@ -14,6 +14,8 @@ const FOLLOW_POLL_MS = 200;
 
 export interface Logs {
   lines: string[];
+  /** The cursor given was past the end (events.jsonl replaced or cut): the lines are read from its start. */
+  restarted: boolean;
   /** Where these lines end in events.jsonl (a byte offset): `--since <cursor>` continues from here. */
   cursor: number;
 }
@@ -21,11 +23,14 @@ export interface Logs {
 export const logsCommand: Command<Logs | null> = {
   name: "logs",
   synopsis: "<name|id|dir>",
+  positionals: 1,
   summary:
     "The event stream as human lines (the backend's reading of each event; an exec command's own lines as " +
     "they are), or --raw as the CLI wrote it. --tail gives only the last n lines; --since starts after a " +
-    "cursor an earlier --json call returned. --follow keeps printing until the dispatch is recorded.",
-  json: "{lines: [...], cursor}",
+    "cursor an earlier --json call returned (one past the end — the file was replaced or cut — reads from " +
+    "its start, and says so). --follow keeps printing until the dispatch is recorded; with --json it " +
+    "prints one JSON object per line as it comes, {line, cursor}, and {recorded: true, cursor} last.",
+  json: "{lines: [...], cursor, restarted}",
   options: {
     run: RUN_OPTION,
     tail: { type: "string", value: "<n>", description: "only the last n lines", integer: true },
@@ -47,45 +52,62 @@ export const logsCommand: Command<Logs | null> = {
     // exec's output is whatever the command prints: its lines as they are (specs/cli.md, logs).
     const render = (line: string): string | null =>
       input.values.raw === true || backend.plainText ? line : humanLine(backend, line);
+    const follow = input.values.follow === true;
+    // --follow --json streams: one JSON object per line as it comes, so that nothing is lost on Ctrl-C.
+    const streaming = follow && input.json;
     const collected: string[] = [];
-    const emit = (line: string) => {
-      if (input.json) collected.push(line);
+    const emit = (line: string, end: number) => {
+      if (streaming) process.stdout.write(`${JSON.stringify({ line, cursor: end })}\n`);
+      else if (input.json) collected.push(line);
       else process.stdout.write(`${line}\n`);
     };
     const file = fileIn(dir, FILES.events);
     const recorded = () => fs.existsSync(fileIn(dir, FILES.record));
     // Once recorded the stream is complete: its unterminated last line, if any, is a line too.
-    const drain = (from: number, onLine: (line: string) => void) =>
+    const drain = (from: number, onLine: (line: string, end: number) => void) =>
       readLinesFrom(
         file,
         from,
-        (line) => {
+        (line, end) => {
           const shown = render(line);
-          if (shown !== null) onLine(shown);
+          if (shown !== null) onLine(shown, end);
         },
         { final: recorded() },
-      ).next;
+      );
 
     // With --tail, only the last n are kept (trimmed in batches: one copy per n lines, not one per line).
-    const first: string[] = [];
-    let cursor = drain(since ?? 0, (line) => {
-      first.push(line);
+    const first: [string, number][] = [];
+    const read = drain(since ?? 0, (line, end) => {
+      first.push([line, end]);
       if (tail !== undefined && first.length >= 2 * tail) first.splice(0, first.length - tail);
     });
-    (tail === undefined ? first : first.slice(-tail)).forEach(emit);
-    if (input.values.follow === true) {
+    // A cursor past the end: events.jsonl was replaced or cut since it was given; reading began at 0.
+    const restarted = read.restarted;
+    if (restarted && !input.json) {
+      process.stderr.write(
+        `catherd: --since ${since} is past the end of ${file}, which was replaced or cut since: read from its start\n`,
+      );
+    }
+    if (streaming && restarted) process.stdout.write(`${JSON.stringify({ restarted: true, cursor: 0 })}\n`);
+    let cursor = read.next;
+    for (const [line, end] of tail === undefined ? first : first.slice(-tail)) emit(line, end);
+    if (follow) {
       await waitUntil(
         async () => {
           if (recorded()) return true;
           await readDispatch(dir, { promote: false });
-          cursor = drain(cursor, emit);
+          cursor = drain(cursor, emit).next;
           return undefined;
         },
         { clock: systemClock, deadline: Number.POSITIVE_INFINITY, pollMs: FOLLOW_POLL_MS },
       );
-      cursor = drain(cursor, emit);
+      cursor = drain(cursor, emit).next;
     }
-    return { data: input.json ? { lines: collected, cursor } : null, text: "" };
+    if (streaming) {
+      process.stdout.write(`${JSON.stringify({ recorded: true, cursor })}\n`);
+      return { data: null, text: "", silent: true };
+    }
+    return { data: input.json ? { lines: collected, cursor, restarted } : null, text: "" };
   },
 };
 

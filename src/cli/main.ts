@@ -14,6 +14,8 @@ import { type Command, executeCommand } from "./kit.js";
 interface Verb {
   load(): Promise<Command<unknown>>;
   startsSupervisor?: true;
+  /** It handles Ctrl-C and SIGTERM itself (lock: it leaves its queue, or passes them to its command). */
+  ownsSignals?: true;
 }
 
 const VERBS: Record<string, Verb> = {
@@ -32,6 +34,11 @@ const VERBS: Record<string, Verb> = {
   demo: { load: async () => (await import("./demo-command.js")).demoCommand as Command<unknown> },
   guide: { load: async () => (await import("./guide-command.js")).guideCommand as Command<unknown> },
   mcp: { load: async () => (await import("./mcp-command.js")).mcpCommand as Command<unknown> },
+  ui: { load: async () => (await import("./ui-command.js")).uiCommand as Command<unknown> },
+  lock: {
+    load: async () => (await import("./lock-command.js")).lockCommand as Command<unknown>,
+    ownsSignals: true,
+  },
 };
 
 const USAGE = `catherd: a supervisor for coding-agent CLIs
@@ -48,7 +55,9 @@ usage:
   catherd demo                         a simulated agent, supervised end to end (nothing to install)
   catherd doctor [<backend>…]          which agent CLIs are installed, their versions, the fix
   catherd mcp                          the same verbs as MCP tools, on stdio (specs/mcp.md)
+  catherd ui [--run <r>]               a live dashboard in the browser (specs/ui.md)
   catherd guide                        how an orchestrating agent uses catherd well
+  catherd lock -- <command>            run a test suite or a build in one of the machine's heavy slots
   catherd supervise <dispatch-dir>     supervise a dispatch folder in the foreground
   catherd help                         this text
   catherd --version                    the version of catherd
@@ -63,8 +72,8 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
     return verb === undefined ? 2 : 0;
   }
   if (verb === "--version") return printVersion(argv.includes("--json"));
-  exitOnInterrupt(argv.includes("--json"));
   const found = VERBS[verb];
+  if (found?.ownsSignals !== true) exitOnInterrupt(argv.includes("--json"));
   if (found === undefined) {
     return reportError(
       new CatherdError("E_INPUT_INVALID", `unknown command ${JSON.stringify(verb)}`, { fix: "catherd help" }),

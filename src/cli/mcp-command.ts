@@ -3,6 +3,7 @@ import type { Command } from "./kit.js";
 export const mcpCommand: Command<null> = {
   name: "mcp",
   synopsis: "",
+  positionals: 0,
   summary:
     "Serves catherd's verbs as MCP tools on stdin/stdout (dispatch, wait, result, status, show, logs, " +
     "cancel, doctor), the prompt catherd-guide, and a logging notification when a dispatch it made is " +

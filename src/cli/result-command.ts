@@ -15,6 +15,7 @@ export type ResultData = RecordFile & { attempts: AttemptSummary[] };
 export const resultCommand: Command<ResultData> = {
   name: "result",
   synopsis: "<name|id|dir>",
+  positionals: 1,
   summary:
     "The record of a finished dispatch and its reply; for a chain of attempts (--fallback), the record of " +
     "its last attempt once the chain has ended (E_NOT_RECORDED while it goes on).",
@@ -32,7 +33,7 @@ export const resultCommand: Command<ResultData> = {
         : [`chain stopped: ${stopped.stopped}${stopped.message === null ? "" : ` — ${stopped.message}`}`]),
       ...spendLines(record, view.spec),
       ...errorLines(record, systemClock.wallNow().getTime()),
-      ...leftBehindLines(record, view.spec),
+      ...leftBehindLines(record, view.spec, view.admit?.owns ?? []),
       "",
       record.reply ?? "(no reply)",
     ];

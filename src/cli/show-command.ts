@@ -1,9 +1,10 @@
 import type { Backend } from "../backends/types.js";
+import { type HeavyActivity, heavyActivityOf, heavyText } from "../dispatch/read/heavy-activity.js";
 import type { DispatchView } from "../dispatch/read/inspect.js";
 import { queuePositions } from "../dispatch/read/queued.js";
 import { type QueueInfo, queueInfo } from "../dispatch/read/rows.js";
 import { readDispatch } from "../dispatch/reader.js";
-import { compactDuration } from "../domain/duration.js";
+import { compactDuration, formatDuration } from "../domain/duration.js";
 import { isSecretName } from "../domain/env.js";
 import type { ExitFile, SpecFile } from "../domain/schemas.js";
 import { formatSize } from "../domain/size.js";
@@ -28,6 +29,8 @@ export interface ShownDispatch {
     problems: { code: string; message: string }[];
     /** For a queued dispatch: its place in the queue and what holds it back. */
     queue: QueueInfo | null;
+    /** A `catherd lock` of its agent waiting for a heavy slot or running in one. */
+    heavy: HeavyActivity | null;
     events: string[];
     stderr: string[];
   };
@@ -36,6 +39,7 @@ export interface ShownDispatch {
 export const showCommand: Command<ShownDispatch> = {
   name: "show",
   synopsis: "<name|id|dir>",
+  positionals: 1,
   summary:
     "Everything about one dispatch: admit, spec (secrets redacted), supervisor, process, exit, record, " +
     "and the tail of its events (as human lines) and of its stderr.",
@@ -57,6 +61,7 @@ export const showCommand: Command<ShownDispatch> = {
       spec: view.spec === null ? null : { ...view.spec, env: redact(view.spec.env) },
       problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
       queue: queueInfo(view, run === null ? new Map() : queuePositions(run)),
+      heavy: view.record === null ? heavyActivityOf(view.dir) : null,
       events,
       stderr,
     };
@@ -103,6 +108,7 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
   out.push(`folder: ${d.dir}`);
   for (const p of d.problems) out.push(paint(`! ${p.code}: ${p.message}`, "red"));
   if (d.queue !== null) out.push(`${queuedText(d.queue)}, since ${d.queue.since}`);
+  if (d.heavy !== null) out.push(heavyText(d.heavy, Date.now()));
   if (d.admit !== null) {
     head("admitted");
     out.push(
@@ -156,9 +162,12 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
     out.push(statusWords(d.record.status, d.record.reason));
     out.push(...spendLines(d.record, d.spec));
     out.push(...errorLines(d.record, nowMs));
+    const waited = d.record.slotWaitMs ?? 0;
+    if (waited > 0)
+      out.push(`waited ${formatDuration(waited)} for heavy slots (not counted against idle or wall)`);
     if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
     if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);
-    out.push(...leftBehindLines(d.record, d.spec));
+    out.push(...leftBehindLines(d.record, d.spec, d.admit?.owns ?? []));
   }
   if (d.events.length > 0) {
     head("last events");

@@ -1,6 +1,7 @@
 import * as path from "node:path";
 import { overview } from "../dispatch/overview.js";
 import { cleanableBytes } from "../dispatch/read/cleanable.js";
+import { heavyCell } from "../dispatch/read/heavy-activity.js";
 import type { DispatchRow } from "../dispatch/read/rows.js";
 import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean.js";
 import type { DispatchState, Status } from "../domain/vocab.js";
@@ -45,6 +46,7 @@ const STATUS_STYLE: Partial<Record<Status, Style>> = {
 export const statusCommand: Command<{ dispatches: DispatchRow[]; cleanableBytes: number }> = {
   name: "status",
   synopsis: "",
+  positionals: 0,
   summary:
     "One row per dispatch of the run, live ones first. Without --all, recorded dispatches older than a day " +
     "are left out unless their result is unread. A '*' marks a result not yet read with 'catherd result'. " +
@@ -186,6 +188,7 @@ function doingOrResult(r: DispatchRow, now: number): { text: string; status: Dis
   // Ended (exit.json written) but not yet recorded: the reason is known, the status not yet.
   if (r.state === "recorded" || r.state === "exited") return { text: r.reason ?? "", status: null };
   if (r.queue !== null) return { text: queuedText(r.queue), status: null };
+  if (r.heavy !== null) return { text: heavyCell(r.heavy, now), status: null };
   const open = r.openToolCalls[0];
   if (open !== undefined) {
     return { text: `tool open ${age(open.openedAt, now)}: ${open.label.replace(/^\$ /, "")}`, status: null };

@@ -19,6 +19,7 @@ export interface Waited {
 export const waitCommand: Command<Waited> = {
   name: "wait",
   synopsis: "[<name|id>…]",
+  positionals: "many",
   summary:
     "Blocks until every named dispatch (default: every live one of the run, and every recorded one whose record was not read yet) has a record, or with --any " +
     "until the first does — for a chain of attempts (--fallback), its last attempt — and prints the records " +
@@ -76,8 +77,9 @@ export const waitCommand: Command<Waited> = {
 /** One line about a dispatch still running: "fix-tests running 3m12s: tool open 40s: cargo build". */
 function snapshotLine(s: RunningSnapshot): string {
   const age = s.secs === null ? "" : ` ${formatDuration(s.secs * 1000)}`;
+  // A heavy slot says more than the tool call that runs `catherd lock`: `doing` names it then.
   const doing =
-    s.openToolCall !== null
+    s.heavy === null && s.openToolCall !== null
       ? `: tool open ${formatDuration(s.openToolCall.openSecs * 1000)}: ${s.openToolCall.label}`
       : s.doing === null
         ? ""

@@ -19,9 +19,16 @@ export const ORCHESTRATOR_VARIABLES = [
 
 const SCRUBBED = new Set<string>(ORCHESTRATOR_VARIABLES);
 
-/** Whether an inherited variable is dropped: the list above and every CATHERD_* except the home. */
+/**
+ * The CATHERD_* variables an agent keeps: the home, and the machine's heavy-slot count, so that the
+ * `catherd lock` an agent runs shares its slots with every other catherd process of the home, under the
+ * number its user set (specs/lock.md, "The slot count").
+ */
+const KEPT_CATHERD = new Set(["CATHERD_HOME", "CATHERD_LOCK_SLOTS"]);
+
+/** Whether an inherited variable is dropped: the list above and every CATHERD_* but the kept ones. */
 export function isScrubbed(name: string): boolean {
-  return SCRUBBED.has(name) || (name.startsWith("CATHERD_") && name !== "CATHERD_HOME");
+  return SCRUBBED.has(name) || (name.startsWith("CATHERD_") && !KEPT_CATHERD.has(name));
 }
 
 /** Where the agent works: its folder (PWD) and its private temp folder (TMPDIR, TMP, TEMP), if any. */
@@ -38,7 +45,7 @@ export interface AgentPlace {
 export function agentEnvironment(
   inherited: Readonly<Record<string, string | undefined>>,
   overrides: Readonly<Record<string, string>>,
-  markers: { dispatchId: string; run: string | null },
+  markers: { dispatchId: string; run: string | null; dir?: string },
   place: AgentPlace | null = null,
   passed: readonly string[] = [],
 ): Record<string, string> {
@@ -61,6 +68,8 @@ export function agentEnvironment(
   }
   env.CATHERD_DISPATCH = markers.dispatchId;
   if (markers.run !== null) env.CATHERD_RUN = markers.run;
+  // The dispatch folder itself: where a `catherd lock` of the agent reports (specs/lock.md).
+  if (markers.dir !== undefined) env.CATHERD_DISPATCH_DIR = markers.dir;
   return env;
 }
 

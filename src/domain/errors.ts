@@ -111,8 +111,14 @@ export function stackOf(error: unknown): string | null {
 export const WAIT_TIMEOUT_EXIT = 124;
 
 /**
+ * Exit status of `catherd lock` when no slot came free within its `--wait` (E_LOCK_BUSY): sysexits.h's
+ * EX_TEMPFAIL, "try again later" — what a busy lock is, and outside the codes catherd uses otherwise.
+ */
+export const LOCK_BUSY_EXIT = 75;
+
+/**
  * The process exit status for an error code (specs/cli.md, "Exit codes"): 2 usage, 3 not ready (a CLI,
- * or the placement's engine), 130 interrupted, else 1.
+ * or the placement's engine), 75 no heavy slot in time, 130 interrupted, else 1.
  */
 export function exitCodeFor(code: ErrorCode): number {
   switch (code) {
@@ -123,6 +129,8 @@ export function exitCodeFor(code: ErrorCode): number {
     case "E_BACKEND_TOO_OLD":
     case "E_ENGINE_MISSING":
       return 3;
+    case "E_LOCK_BUSY":
+      return LOCK_BUSY_EXIT;
     case "E_INTERRUPTED":
       return 130;
     default:

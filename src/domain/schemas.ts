@@ -224,6 +224,11 @@ export const exitFileSchema = loose({
    * that was the last sign of life); null: none. Absent in an exit.json written before it existed.
    */
   kind: errorKindSchema.nullable().optional(),
+  /**
+   * How long the dispatch's locks waited for heavy slots in all (specs/lock.md); null when no supervisor
+   * watched it. Absent in an exit.json written before it existed.
+   */
+  slotWaitMs: ms.nullable().optional(),
 });
 export type ExitFile = z.infer<typeof exitFileSchema>;
 
@@ -239,6 +244,13 @@ export const gitSnapshotSchema = loose({
   tree: z.string().optional(),
 });
 export type GitSnapshot = z.infer<typeof gitSnapshotSchema>;
+
+/** A notification command (`--notify`, `--run-notify`): run by `sh -c`, at most 8 KiB, no NUL. */
+export const notifyCommandSchema = z
+  .string()
+  .min(1)
+  .max(8192)
+  .refine((v) => !v.includes("\0"), "must not contain NUL");
 
 /** A rung of `--fallback`, as admit.json carries the rungs not yet tried. */
 const rungSchema = z.object({
@@ -296,6 +308,8 @@ export const admitFileSchema = loose({
   failoverFrom: z.string().min(1).nullable().optional(),
   /** Present when the dispatch was given `--fallback` or `--retry-within`. */
   ladder: ladderSchema.optional(),
+  /** `--notify`: the shell command run once when the dispatch (a chain: the chain) is recorded. */
+  notify: notifyCommandSchema.nullable().optional(),
 });
 export type AdmitFile = z.infer<typeof admitFileSchema>;
 
@@ -388,6 +402,8 @@ export const recordFileSchema = loose({
   /** Its last event as a human line, and when it came (activity.json at the end); null without one. */
   lastEvent: z.string().nullable().optional(),
   lastEventAt: isoTime.nullable().optional(),
+  /** exit.json's `slotWaitMs`: how long the dispatch waited for heavy slots in all (specs/lock.md). */
+  slotWaitMs: ms.nullable().optional(),
 });
 export type RecordFile = z.infer<typeof recordFileSchema>;
 
@@ -406,6 +422,8 @@ export const activityFileSchema = loose({
   usage: usageSchema.optional(),
   costUsd: z.number().nonnegative().nullable().optional(),
   costSource: costSourceSchema.optional(),
+  /** Time waited for heavy slots in the waits that are over: where an adopter's count starts. */
+  slotWaitMs: ms.optional(),
 });
 export type ActivityFile = z.infer<typeof activityFileSchema>;
 
@@ -455,6 +473,19 @@ export const nextFileSchema = loose({
 });
 export type NextFile = z.infer<typeof nextFileSchema>;
 
+/**
+ * notify.json: the claim of a dispatch's notification (specs/dispatch-folder.md), created exclusively by
+ * the notifier that runs its commands, so that they run once however many processes recorded or found it.
+ */
+export const notifyFileSchema = loose({
+  schema: schemaField,
+  at: isoTime,
+  by: processIdentity,
+  /** Where each command came from: the dispatch's `--notify`, the run's `--run-notify`. */
+  commands: z.array(z.enum(["dispatch", "run"])),
+});
+export type NotifyFile = z.infer<typeof notifyFileSchema>;
+
 export const runFileSchema = loose({
   schema: schemaField,
   id: z.string().min(1),
@@ -464,6 +495,8 @@ export const runFileSchema = loose({
   maxParallelBackend: z.record(backendIdSchema, z.number().int().positive()).optional(),
   /** `--run-budget`: what the whole run may spend (run-budget.ts); null or absent: no budget. */
   budget: runBudgetSchema.nullable().optional(),
+  /** `--run-notify`: the shell command run once when any dispatch of the run is recorded. */
+  notify: notifyCommandSchema.nullable().optional(),
 });
 export type RunFile = z.infer<typeof runFileSchema>;
 
@@ -535,6 +568,7 @@ export const FILE_SCHEMAS = {
   "queued.json": queuedFileSchema,
   "promoted.json": promotedFileSchema,
   "next.json": nextFileSchema,
+  "notify.json": notifyFileSchema,
   "run.json": runFileSchema,
   "spend.json": spendFileSchema,
   "spent.json": spentFileSchema,

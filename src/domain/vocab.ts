@@ -108,6 +108,7 @@ export const ERROR_CODES = [
   "E_SCHEMA_NEWER",
   "E_FILE_CORRUPT",
   "E_IO_LOCK",
+  "E_LOCK_BUSY",
   "E_IO_WRITE",
   "E_IO_READ",
   "E_SPAWN_FAILED",

@@ -1,6 +1,7 @@
 import type { Crossing } from "./budget.js";
 import type { LineFacts } from "./facts.js";
 import { REFUSAL_KINDS } from "./failure.js";
+import { slotWaitedMs, wallDueAt } from "./slot-time.js";
 import type { ErrorKind, ExitReason } from "./vocab.js";
 
 // The supervisor's rules (specs/supervisor.md, "The loop") as pure functions of (state, facts, now).
@@ -42,6 +43,12 @@ export interface WatchState {
   finalAt: number | null;
   stalled: boolean;
   thread: string | null;
+  /** Since when a lock of the dispatch has waited for a heavy slot (null: none waits); see slot-time.ts. */
+  slotWaitSince: number | null;
+  /** Time spent waiting for heavy slots in the waits that are over. */
+  slotWaitedMs: number;
+  /** A lock of the dispatch waits for a slot or runs its command: busy, as an open tool call. */
+  slotBusy: boolean;
 }
 
 export function initialWatch(now: number): WatchState {
@@ -60,6 +67,9 @@ export function initialWatch(now: number): WatchState {
     finalAt: null,
     stalled: false,
     thread: null,
+    slotWaitSince: null,
+    slotWaitedMs: 0,
+    slotBusy: false,
   };
 }
 
@@ -140,7 +150,8 @@ export function decide(
   // A cap reached while the agent works; once its final answer stands the work is done, and the record
   // shows what the last report used.
   if (signals.budget != null && state.finalAt === null) return stop("budget", "budget");
-  if (now - state.startedAt >= limits.wallMs) return stop("wall-timeout");
+  // The wall counts the time not spent waiting for a heavy slot.
+  if (now - state.startedAt - slotWaitedMs(state, now) >= limits.wallMs) return stop("wall-timeout");
   if (
     state.finalAt !== null &&
     limits.graceAfterFinalMs !== null &&
@@ -155,7 +166,7 @@ export function decide(
   ) {
     return stop("provider-unavailable", state.retryKind ?? "provider-down");
   }
-  const busy = state.openTools.length > 0;
+  const busy = state.openTools.length > 0 || state.slotBusy;
   const quietMs = now - state.quietSince;
   if (quietMs >= limits.idleMs) {
     // Quiet since a provider retry: the silence was the provider's, and it may heal later.
@@ -170,7 +181,7 @@ export function decide(
 
 /**
  * The earliest time at which `decide` can change its mind without news — no line, no exit, no cancel:
- * the wall limit, the grace after a final answer, the retry window, the idle limit (which restarts the
+ * the wall limit (standing still while a lock waits for a heavy slot), the grace after a final answer, the retry window, the idle limit (which restarts the
  * quiet stretch of a busy agent) and the stall notice; the time of the line that made a stop due (a
  * refusal, a full retry count). The loop may sleep until then when nothing moves.
  */
@@ -179,12 +190,13 @@ export function nextDeadline(state: WatchState, limits: WatchLimits): number {
   if (state.refusal !== null || state.consecutiveRetries >= limits.retryAttempts) {
     return state.lastEventAt ?? state.startedAt;
   }
-  let at = state.startedAt + limits.wallMs;
+  let at = wallDueAt(state, limits.wallMs);
   if (state.finalAt !== null && limits.graceAfterFinalMs !== null) {
     at = Math.min(at, state.finalAt + limits.graceAfterFinalMs);
   }
   if (state.retryingSince !== null) at = Math.min(at, state.retryingSince + limits.retryWindowMs);
   at = Math.min(at, state.quietSince + limits.idleMs);
-  if (state.openTools.length === 0 && !state.stalled) at = Math.min(at, state.quietSince + limits.stallMs);
+  const busy = state.openTools.length > 0 || state.slotBusy;
+  if (!busy && !state.stalled) at = Math.min(at, state.quietSince + limits.stallMs);
   return at;
 }

@@ -56,6 +56,7 @@ export function writeEndedExit(
     cpuSeconds: null,
     peakMemoryBytes: null,
     oomKills: null,
+    slotWaitMs: null,
     // The reason (lost, cancelled…) is the whole story: no provider's words made anything of it.
     kind: null,
   });

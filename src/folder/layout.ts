@@ -33,6 +33,12 @@ export const FILES = {
   supervisorLog: "supervisor.log",
   supervisorOut: "supervisor.out",
   patch: "changes.patch",
+  /** The claim of the dispatch's notification (--notify, --run-notify): its commands run once. */
+  notify: "notify.json",
+  /** What the notification commands printed, and how each ended. */
+  notifyLog: "notify.log",
+  /** When events.jsonl reached each size, as the supervisor read it: the time of every event line. */
+  eventTimes: "events.times",
   /** The agent's private temp folder (TMPDIR), removed after the stop unless the spec keeps it. */
   tmp: "tmp",
 } as const;

@@ -19,6 +19,7 @@ import { dispatchChanges } from "./changes.js";
 import { agentDispatchId, dispatchIdOf } from "./ids.js";
 import { FILES, fileIn } from "./layout.js";
 import { markHandOver, removeLiveMarkerOf } from "./markers.js";
+import { notifyIfEnded } from "./notify.js";
 import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
 import { summarizeDispatch } from "./replay.js";
@@ -59,6 +60,8 @@ export async function writeRecord(
   // The supervisor removed its cgroup at its stop; one killed before that left it, and whoever records
   // the dispatch removes it (empty only: a process stuck in it keeps it, for `clean` to find later).
   if (spec !== null) removeCgroupOf(agentDispatchId({ dir, spec }), dir);
+  // Before the live marker goes: a recorder killed in between leaves the marker to say it is still due.
+  if (created) notifyIfEnded(dir, record);
   // A chain that goes on stays live (its name, its marker) until the hand-over is done.
   if (record.next == null) removeLiveMarkerOf(dir);
   else markHandOver(dir, record.name ?? "", record.backend);
@@ -131,6 +134,7 @@ async function buildRecord(
     maxCostUsd: spec?.maxCostUsd ?? null,
     lastEvent: activity?.lastEvent ?? null,
     lastEventAt: activity?.lastEventAt ?? exit.lastEventAt ?? null,
+    slotWaitMs: exit.slotWaitMs ?? null,
   };
   if (admit?.attempt === undefined && admit?.ladder === undefined) return ended;
   const next = nextStepOf(admit, ended);

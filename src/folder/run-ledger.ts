@@ -74,11 +74,11 @@ export function writeSpendPart(
   // A live part is rewritten every second it moves and is superseded by the record's: not fsynced. The
   // final part is what a fold counts once and for all: fsynced.
   try {
-    writeJsonAtomic(file, body, final);
+    writeJsonAtomic(file, body, { sync: final });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     makeDir(run.spend);
-    writeJsonAtomic(file, body, final);
+    writeJsonAtomic(file, body, { sync: final });
   }
 }
 

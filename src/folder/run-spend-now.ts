@@ -66,7 +66,7 @@ function writeSum(run: RunPaths, sum: LedgerSum, now: Date): void {
   };
   try {
     // Not fsynced: it is summed again from the ledger whenever it is older than SUM_EVERY_MS.
-    writeJsonAtomic(run.spendNow, body, false);
+    writeJsonAtomic(run.spendNow, body, { sync: false });
   } catch {
     // see above
   }

@@ -24,13 +24,13 @@ function tempPathFor(target: string): string {
   );
 }
 
-function writeTemp(target: string, data: string | Uint8Array, durable = true): string {
+function writeTemp(target: string, data: string | Uint8Array, sync = true): string {
   const temp = tempPathFor(target);
   const fd = fs.openSync(temp, "wx", FILE_MODE);
   try {
     fs.fchmodSync(fd, FILE_MODE);
     fs.writeFileSync(fd, data);
-    if (durable) fs.fsyncSync(fd);
+    if (sync) fs.fsyncSync(fd);
   } catch (error) {
     fs.closeSync(fd);
     fs.rmSync(temp, { force: true });
@@ -41,12 +41,16 @@ function writeTemp(target: string, data: string | Uint8Array, durable = true): s
 }
 
 /**
- * Replaces `target` atomically with `data`. Not `durable`: without the fsync, for a file rewritten every
- * second that anyone can work out again (after a crash of the machine it may hold an older version, or
- * nothing); readers still never see it torn.
+ * Replaces `target` atomically with `data`. With `sync: false`, without the fsync: for a file rewritten
+ * every second that anyone can work out again (after a crash of the machine it may hold an older version,
+ * or nothing); readers still never see it torn.
  */
-export function writeFileAtomic(target: string, data: string | Uint8Array, durable = true): void {
-  const temp = writeTemp(target, data, durable);
+export function writeFileAtomic(
+  target: string,
+  data: string | Uint8Array,
+  options: { sync?: boolean } = {},
+): void {
+  const temp = writeTemp(target, data, options.sync ?? true);
   try {
     fs.renameSync(temp, target);
   } catch (error) {
@@ -57,10 +61,16 @@ export function writeFileAtomic(target: string, data: string | Uint8Array, durab
 
 /**
  * Creates `target` with `data` only if it does not exist, atomically: the content is complete before the
- * name appears. Returns false when the file already existed (someone else created it first).
+ * name appears. Returns false when the file already existed (someone else created it first). With
+ * `sync: false` the data is not fsynced first: for a file that a power loss may leave torn, because its
+ * reader knows what to make of one from before the boot (the slot queue).
  */
-export function createFileExclusive(target: string, data: string | Uint8Array): boolean {
-  const temp = writeTemp(target, data);
+export function createFileExclusive(
+  target: string,
+  data: string | Uint8Array,
+  options: { sync?: boolean } = {},
+): boolean {
+  const temp = writeTemp(target, data, options.sync ?? true);
   try {
     fs.linkSync(temp, target);
     return true;
@@ -73,8 +83,8 @@ export function createFileExclusive(target: string, data: string | Uint8Array): 
 }
 
 /** Writes a JSON document atomically, pretty-printed so that a person can read it with `cat`. */
-export function writeJsonAtomic(target: string, value: unknown, durable = true): void {
-  writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`, durable);
+export function writeJsonAtomic(target: string, value: unknown, options: { sync?: boolean } = {}): void {
+  writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`, options);
 }
 
 export function createJsonExclusive(target: string, value: unknown): boolean {

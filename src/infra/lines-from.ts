@@ -13,7 +13,8 @@ export interface LinesFrom {
 }
 
 /**
- * Hands each complete line of `file` from byte offset `from` to `onLine`, as far as the file reached when
+ * Hands each complete line of `file` from byte offset `from` to `onLine`, with the offset just after it
+ * (a cursor that resumes after that line), as far as the file reached when
  * the call began. Offsets are exact bytes, so the returned `next` resumes on a line boundary. An
  * unterminated last line is held back (its writer may still be writing it) unless `final` says the file
  * will not grow. A line over `maxLineBytes` (default MAX_LINE_BYTES) is skipped. A missing file yields
@@ -23,7 +24,7 @@ export interface LinesFrom {
 export function readLinesFrom(
   file: string,
   from: number,
-  onLine: (line: string) => void,
+  onLine: (line: string, end: number) => void,
   { final = false, maxLineBytes = MAX_LINE_BYTES }: { final?: boolean; maxLineBytes?: number } = {},
 ): LinesFrom {
   let fd: number;
@@ -41,9 +42,9 @@ export function readLinesFrom(
     let carry: Buffer[] = [];
     let carryBytes = 0;
     let skipping = false;
-    const emit = (piece: Buffer) => {
+    const emit = (piece: Buffer, end: number) => {
       const text = (carry.length === 0 ? piece : Buffer.concat([...carry, piece])).toString("utf8");
-      onLine(text.endsWith("\r") ? text.slice(0, -1) : text);
+      onLine(text.endsWith("\r") ? text.slice(0, -1) : text, end);
     };
     const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(stat.size - next, 1)));
     for (let position = next; position < stat.size; ) {
@@ -52,7 +53,8 @@ export function readLinesFrom(
       const chunk = buffer.subarray(0, n);
       let start = 0;
       for (let nl = chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
-        if (!skipping && carryBytes + (nl - start) <= maxLineBytes) emit(chunk.subarray(start, nl));
+        if (!skipping && carryBytes + (nl - start) <= maxLineBytes)
+          emit(chunk.subarray(start, nl), position + nl + 1);
         skipping = false;
         carry = [];
         carryBytes = 0;
@@ -72,7 +74,7 @@ export function readLinesFrom(
       position += n;
     }
     if (final) {
-      if (carryBytes > 0) emit(Buffer.alloc(0));
+      if (carryBytes > 0) emit(Buffer.alloc(0), stat.size);
       next = stat.size;
     }
     return { next, restarted };

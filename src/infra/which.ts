@@ -28,3 +28,30 @@ function isExecutable(file: string): boolean {
     return false;
   }
 }
+
+/**
+ * Why resolveExecutable found nothing, in words that point at the fix: a path that does not exist, that
+ * is a folder, or that exists without execute permission; a bare name on no PATH entry, or found on one
+ * only without execute permission.
+ */
+export function notExecutableBecause(command: string, searchPath: string): string {
+  if (command === "") return "no command was given";
+  if (/[\0\n]/.test(command)) return "a command cannot hold a NUL or a newline";
+  const candidates = command.includes("/")
+    ? [path.resolve(command)]
+    : searchPath
+        .split(path.delimiter)
+        .filter((dir) => dir !== "")
+        .map((dir) => path.resolve(dir, command));
+  for (const file of candidates) {
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(file);
+    } catch {
+      continue;
+    }
+    if (stat.isDirectory()) return `${file} is a folder, not a program`;
+    if (stat.isFile()) return `${file} exists but is not executable (chmod +x ${file})`;
+  }
+  return command.includes("/") ? `${path.resolve(command)} does not exist` : `${command} is not on PATH`;
+}

@@ -1,9 +1,10 @@
+import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CliResult, dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
-import { reapAll, tempDir } from "../helpers/folders.js";
-import { waitForFile } from "../helpers/wait.js";
+import { CLI_MAIN, reapAll, tempDir } from "../helpers/folders.js";
+import { waitFor, waitForFile } from "../helpers/wait.js";
 
 // What a new user trips on, tried as one would: careless input, broken homes, the words of each answer.
 // Each row is a command line and what it must answer (exit code, the error's code, words it must say).
@@ -185,6 +186,53 @@ describe("careless input", () => {
   });
 });
 
+describe("arguments a verb does not take", () => {
+  it.each([
+    [["status", "extra"], /unexpected argument \\?"extra\\?"/, "catherd status takes no arguments"],
+    [["show", "a", "b"], /unexpected argument \\?"b\\?"/, "catherd show takes one"],
+    [
+      ["clean", "--dry-run", "default"],
+      /unexpected argument \\?"default\\?"/,
+      "catherd clean takes no arguments",
+    ],
+  ])("refuses %j, naming the argument and what the verb takes", async (argv, says, fix) => {
+    const { env } = isolatedHome();
+    expectAnswer(await runCli([...argv, "--json"], { env }), {
+      code: 2,
+      error: "E_INPUT_INVALID",
+      says: [says],
+    });
+    expectAnswer(await runCli(argv, { env }), { code: 2, says: [`fix: ${fix}`] });
+  });
+
+  it("says why a program given after -- cannot run: not there, not executable, a folder", async () => {
+    const { home, env } = isolatedHome();
+    const plain = path.join(tempDir(), "script.sh");
+    fs.writeFileSync(plain, "#!/bin/sh\necho hi\n", { mode: 0o644 });
+    for (const [program, why] of [
+      [plain, `${plain} exists but is not executable (chmod +x ${plain})`],
+      ["/no/such/program", "/no/such/program does not exist"],
+      ["/etc", "/etc is a folder, not a program"],
+      ["no-such-program-here", "no-such-program-here is not on PATH"],
+    ] as const) {
+      expectAnswer(await runCli(["dispatch", "--backend", "exec", "--json", "--", program], { env }), {
+        code: 3,
+        error: "E_BACKEND_MISSING",
+        says: [why],
+      });
+    }
+    expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
+  });
+
+  it("answers doctor exec with a line saying there is nothing to check", async () => {
+    const { env } = isolatedHome();
+    expectAnswer(await runCli(["doctor", "exec"], { env: { ...env, NO_COLOR: "1" } }), {
+      code: 0,
+      says: [/ok\s+exec\s+runs the command given after --: nothing to install or check/],
+    });
+  });
+});
+
 describe("what the verbs say", () => {
   it("status --json keeps a recorded dispatch's admission time and last event", async () => {
     const { env } = await homeWithOne();
@@ -277,5 +325,109 @@ describe("each refusal states its rule, in catherd's words", () => {
       const runFile = JSON.parse(fs.readFileSync(path.join(home, "runs/default/run.json"), "utf8"));
       expect(runFile.maxParallel ?? null).toBe(cap);
     }
+  });
+});
+
+describe("logs", () => {
+  it("--follow --json streams a JSON object per line as it comes, and says when the dispatch is recorded", async () => {
+    const { env } = isolatedHome();
+    const go = path.join(tempDir(), "go");
+    const d = dispatchedOf(
+      await runCli(
+        [
+          "dispatch",
+          "--backend",
+          "exec",
+          "--json",
+          "--",
+          "sh",
+          "-c",
+          `echo first; while [ ! -e '${go}' ]; do sleep 0.05; done; echo second`,
+        ],
+        { env },
+      ),
+    );
+    dispatched.push(d.dispatchId);
+    const child = spawn(process.execPath, [CLI_MAIN, "logs", d.dir, "--follow", "--json"], { env });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    try {
+      // The first line arrives while the dispatch still runs: nothing waits for the record.
+      await waitFor(
+        "the first line, streamed",
+        () => (out.includes('"line":"first"') ? true : undefined),
+        20_000,
+      );
+      expect(fs.existsSync(path.join(d.dir, "record.json"))).toBe(false);
+      fs.writeFileSync(go, "");
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    const objects = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const size = fs.statSync(path.join(d.dir, "events.jsonl")).size;
+    expect(objects).toEqual([
+      { line: "first", cursor: 6 },
+      { line: "second", cursor: size },
+      { recorded: true, cursor: size },
+    ]);
+  });
+
+  it("says a --since past the end was read from the start", async () => {
+    const { env, dir } = await homeWithOne();
+    const text = await runCli(["logs", dir, "--since", "99999"], { env });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toBe("working\n");
+    expect(text.stderr).toContain("--since 99999 is past the end");
+    const json = JSON.parse((await runCli(["logs", dir, "--since", "99999", "--json"], { env })).stdout);
+    expect(json).toEqual({ lines: ["working"], cursor: 8, restarted: true });
+  });
+});
+
+describe("result says what its patch holds", () => {
+  function repo(): string {
+    const dir = tempDir();
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], {
+        cwd: dir,
+        stdio: "ignore",
+      });
+    git("init", "-q");
+    fs.mkdirSync(path.join(dir, "src"));
+    fs.writeFileSync(path.join(dir, "src/a.ts"), "a\n");
+    fs.writeFileSync(path.join(dir, "other.txt"), "o\n");
+    git("add", "-A");
+    git("commit", "-qm", "init");
+    return dir;
+  }
+
+  async function resultOf(env: NodeJS.ProcessEnv, cwd: string, script: string, flags: string[]) {
+    const d = dispatchedOf(
+      await runCli(
+        ["dispatch", "--backend", "exec", "--json", "--cwd", cwd, ...flags, "--", "sh", "-c", script],
+        { env },
+      ),
+    );
+    dispatched.push(d.dispatchId);
+    await waitForFile(path.join(d.dir, "record.json"), 20_000);
+    return (await runCli(["result", d.dir], { env })).stdout;
+  }
+
+  it("counts the files outside --owns apart from the patch, and says none without --owns as none", async () => {
+    const { env } = isolatedHome();
+    const cwd = repo();
+    const owned = await resultOf(env, cwd, "echo b >> src/a.ts; echo p >> other.txt", ["--owns", "src/"]);
+    expect(owned).toMatch(
+      /changes under its --owns src\/: \S+changes\.patch \(\d+ B\); 2 files changed in the work tree in all, the patch holding only those under its --owns src\//,
+    );
+    const nothing = await resultOf(env, cwd, "true", []);
+    expect(nothing).toMatch(/changes: none \(\S+changes\.patch is empty\)/);
+    expect(nothing).not.toContain("--owns");
   });
 });

@@ -110,6 +110,7 @@ describe("status, show, logs, result, wait", () => {
     expect((await json(env, ["logs", "worker"])).data).toEqual({
       lines: ["compiling", COMPILER_LINE, "all done"],
       cursor: Buffer.byteLength(whole),
+      restarted: false,
     });
   });
 

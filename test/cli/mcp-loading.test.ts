@@ -83,8 +83,47 @@ describe("the MCP SDK's place in the programs", () => {
     expect(holdsSdk(loadedFor("mcp")).length).toBeGreaterThan(0);
     expect(holdsSdk(loadedFor("dispatch"))).toEqual([]);
     expect(holdsSdk(reachable("supervisor.js"))).toEqual([]);
-    for (const verb of ["status", "wait", "result", "logs", "show", "cancel", "clean", "doctor", "guide"]) {
+    for (const verb of [
+      "status",
+      "wait",
+      "result",
+      "logs",
+      "show",
+      "cancel",
+      "clean",
+      "doctor",
+      "guide",
+      "lock",
+    ]) {
       expect(holdsSdk(loadedFor(verb)), verb).toEqual([]);
+    }
+  });
+});
+
+describe("the dashboard's place in the programs", () => {
+  // A string of the dashboard's server that no other module holds (its cookie's name).
+  const UI_MARK = "catherd_ui_";
+  const holdsUi = (chunks: Set<string>) => [...chunks].filter((c) => source(c).includes(UI_MARK));
+
+  it("is loaded by catherd ui and by nothing another verb, the supervisor, the promoter or the notifier loads", () => {
+    expect(holdsUi(loadedFor("ui")).length).toBeGreaterThan(0);
+    for (const program of ["supervisor.js", "promoter.js", "notifier.js"]) {
+      expect(holdsUi(reachable(program)), program).toEqual([]);
+    }
+    for (const verb of [
+      "dispatch",
+      "status",
+      "wait",
+      "result",
+      "logs",
+      "show",
+      "cancel",
+      "clean",
+      "doctor",
+      "guide",
+      "mcp",
+    ]) {
+      expect(holdsUi(loadedFor(verb)), verb).toEqual([]);
     }
   });
 });

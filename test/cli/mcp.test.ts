@@ -148,6 +148,7 @@ describe("catherd mcp, in process", () => {
     expect((await session.call("logs", { name: "worker", since: cursor })).data).toEqual({
       lines: [],
       cursor,
+      restarted: false,
     });
     expect((await session.call("logs", { name: "worker", since: 10 })).data).toEqual(
       await cliJson(["logs", "worker", "--since", "10"]),

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { comeBackAt, shortWhy, whyLine } from "../../src/cli/render.js";
 import { renderStatus } from "../../src/cli/status-command.js";
+import { heavyText } from "../../src/dispatch/read/heavy-activity.js";
 import type { DispatchRow } from "../../src/dispatch/read/rows.js";
 
 const NOW = Date.parse("2026-11-29T10:00:00Z");
@@ -29,6 +30,7 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
     attempt: 1,
     earlier: [],
     next: null,
+    heavy: null,
     ...overrides,
   };
 }
@@ -209,6 +211,43 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
       160,
     );
     expect(wide.split("\n")[1]).toMatch(/ thinking ← claude-code rate-limit ← codex quota$/);
+  });
+
+  it("says what a dispatch's catherd lock does, in the form of an open tool call, before the tool call itself", () => {
+    const since = "2026-11-29T09:57:50Z";
+    const open = [{ id: "t", label: "$ catherd lock -- npm test", openedAt: since }];
+    const text = renderStatus(
+      [
+        row({
+          name: "waits",
+          heavy: { class: "heavy", state: "waiting", command: "npm test", since, ahead: 3 },
+        }),
+        row({
+          name: "next",
+          heavy: { class: "heavy", state: "waiting", command: "npm test", since, ahead: 0 },
+        }),
+        row({
+          name: "runs",
+          openToolCalls: open,
+          heavy: { class: "heavy", state: "running", command: "npm test", since, ahead: null },
+        }),
+      ],
+      "default",
+      0,
+      NOW,
+    );
+    expect(
+      text
+        .split("\n")
+        .slice(1, 4)
+        .map((l) => / (heavy .*)$/.exec(l)?.[1]),
+    ).toEqual(["heavy slot: 3 ahead", "heavy slot: next", "heavy 2m10s: npm test"]);
+    expect(heavyText({ class: "heavy", state: "waiting", command: "x", since, ahead: 3 }, NOW)).toBe(
+      "waiting for a heavy slot (3 ahead)",
+    );
+    expect(heavyText({ class: "build", state: "running", command: "make", since, ahead: null }, NOW)).toBe(
+      "running a build command: make, 2m10s",
+    );
   });
 
   it("says so when a run is empty", () => {

@@ -6,11 +6,13 @@ import { dispatchCommand } from "../../src/cli/dispatch-command.js";
 import { doctorCommand } from "../../src/cli/doctor-command.js";
 import { guideCommand } from "../../src/cli/guide-command.js";
 import { type Command, usageOf } from "../../src/cli/kit.js";
+import { lockCommand } from "../../src/cli/lock-command.js";
 import { logsCommand } from "../../src/cli/logs-command.js";
 import { mcpCommand } from "../../src/cli/mcp-command.js";
 import { resultCommand } from "../../src/cli/result-command.js";
 import { showCommand } from "../../src/cli/show-command.js";
 import { statusCommand } from "../../src/cli/status-command.js";
+import { uiCommand } from "../../src/cli/ui-command.js";
 import { waitCommand } from "../../src/cli/wait-command.js";
 import { runCli } from "../helpers/cli.js";
 
@@ -24,11 +26,13 @@ const COMMANDS = [
   dispatchCommand,
   doctorCommand,
   guideCommand,
+  lockCommand,
   logsCommand,
   mcpCommand,
   resultCommand,
   showCommand,
   statusCommand,
+  uiCommand,
   waitCommand,
 ] as Command<unknown>[];
 

@@ -7,6 +7,7 @@ import { validateDispatch } from "../../src/dispatch/request/request.js";
 import { systemClock } from "../../src/infra/clock.js";
 import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
+import { waitForFile } from "../helpers/wait.js";
 
 // Admission under the run's lock only judges (specs/dispatch.md §2): it reads the markers that could
 // refuse the dispatch, counts a dead dispatch as not live, and leaves recording it — git snapshot, patch,
@@ -80,6 +81,7 @@ describe("admission under the run's lock", () => {
     );
     expect(result.stderr).toBe("");
     const d = dispatchedOf(result);
+    await waitForFile(path.join(d.dir, "record.json"), 20_000);
     expect(reapAll([d.dispatchId])).toBe(0);
     expect(
       dead.map((dir) => JSON.parse(fs.readFileSync(path.join(dir, "record.json"), "utf8")).status),

@@ -25,6 +25,7 @@ function row(dispatchId: string, attempt: number, backend: DispatchRow["backend"
     attempt,
     earlier: [],
     next: null,
+    heavy: null,
   };
 }
 

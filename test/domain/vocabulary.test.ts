@@ -66,7 +66,7 @@ describe("ids", () => {
 });
 
 describe("environment", () => {
-  it("drops the orchestrator's ids and catherd's own variables, keeps the rest, adds the markers", () => {
+  it("drops the orchestrator's ids and catherd's own variables but the home and the slot count, adds the markers", () => {
     const env = agentEnvironment(
       {
         PATH: "/bin",
@@ -75,17 +75,21 @@ describe("environment", () => {
         CLAUDECODE: "1",
         CATHERD_RUN: "outer",
         CATHERD_HOME: "/h",
+        CATHERD_LOCK_SLOTS: "2",
+        CATHERD_TEST_ONLY_NO_CGROUP: "1",
         UNSET: undefined,
       },
       { EXTRA: "1", PATH: "/opt/bin" },
-      { dispatchId: "d1", run: "r1" },
+      { dispatchId: "d1", run: "r1", dir: "/h/runs/r1/dispatches/n/d1" },
     );
     expect(env).toEqual({
       PATH: "/opt/bin",
       OPENAI_API_KEY: "k",
       CATHERD_HOME: "/h",
+      CATHERD_LOCK_SLOTS: "2",
       EXTRA: "1",
       CATHERD_DISPATCH: "d1",
+      CATHERD_DISPATCH_DIR: "/h/runs/r1/dispatches/n/d1",
       CATHERD_RUN: "r1",
     });
     expect(isScrubbed("CATHERD_DISPATCH")).toBe(true);

@@ -57,12 +57,29 @@ describe("resumePoint", () => {
       path.join(dir, "thread.json"),
       JSON.stringify({ schema: 1, thread: "t-1", at: wallAt(1).toISOString() }),
     );
+    // The waits for heavy slots that were over when the supervisor died: activity.json kept their total.
+    fs.writeFileSync(
+      path.join(dir, "activity.json"),
+      JSON.stringify({
+        schema: 1,
+        at: wallAt(80_000).toISOString(),
+        lastEvent: null,
+        lastEventAt: null,
+        openToolCalls: [],
+        retrying: 0,
+        retries: 0,
+        tokens: { input: 0, cached: 0, output: 0 },
+        thread: null,
+        slotWaitMs: 4200,
+      }),
+    );
     expect(resumePoint(dir, wallAt(50_000).toISOString(), new FakeClock({ mono: 100_000 }))).toEqual({
       startedAt: 50_000,
       startedAtWall: FAKE_WALL_ZERO + 50_000,
       linesAt: 90_000,
       stalled: true,
       thread: "t-1",
+      slotWaitedMs: 4200,
     });
   });
 

@@ -4,6 +4,7 @@ import type { BackendId } from "../../domain/vocab.js";
 import { handOverPending } from "../../folder/chain.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { type LiveMarker, removeLiveMarkerOf } from "../../folder/markers.js";
+import { notifyIfEnded } from "../../folder/notify.js";
 import { waitsUnpromotedOnDisk } from "../../folder/queue-state.js";
 import type { Clock } from "../../infra/clock.js";
 import type { RunPaths } from "../../infra/paths.js";
@@ -41,8 +42,11 @@ export class LiveSet {
     const known = this.views.get(marker.dir);
     if (known !== undefined) return known;
     const view = inspectDispatch(marker.dir, { clock: this.clock });
-    if (view.state === "recorded" && !handOverPending(marker.dir, view.record))
+    if (view.state === "recorded" && !handOverPending(marker.dir, view.record)) {
+      // A stale marker: its recorder may have died before the notification was started.
+      notifyIfEnded(marker.dir, view.record);
       removeLiveMarkerOf(marker.dir);
+    }
     this.views.set(marker.dir, view);
     return view;
   }
@@ -89,7 +93,7 @@ export class LiveSet {
    * their promoter died before their supervisor came up: they are to be promoted once more. A marker that
    * could not refuse `asking` under `caps` is counted as a slot without reading its folder — whether it is
    * live or not cannot change the decision — unless it may be such a stranded promotion (promoted.json
-   * without supervisor.json: two stats).
+   * without supervisor.json: two stats) or is stale (record.json: one stat).
    */
   slotsAndStranded(asking: Asking, caps: Caps): { slots: Slot[]; stranded: QueuedEntry[] } {
     const holding = this.markers.filter((m) => !this.waitsUnpromoted(m) && m.handover !== true);
@@ -97,7 +101,7 @@ export class LiveSet {
     const slots: Slot[] = [];
     const stranded: QueuedEntry[] = [];
     for (const marker of holding) {
-      if (!mustRead(marker) && !mayBeStranded(marker)) {
+      if (!mustRead(marker) && !mayBeStranded(marker) && !isRecorded(marker)) {
         slots.push(slotOf(marker, null));
         continue;
       }
@@ -138,6 +142,14 @@ function couldRefuse(asking: Asking, caps: Caps, holding: readonly LiveMarker[])
   const backendFull =
     backendCap !== undefined && holding.filter((m) => m.backend === asking.backend).length >= backendCap;
   return (m) => (backendFull && m.backend === asking.backend) || ownsConflict(asking, m) !== null;
+}
+
+/**
+ * A stale marker: its dispatch is recorded (one stat). Reading it drops the marker, and starts the
+ * notification a recorder that died before it left due (folder/notify.ts).
+ */
+function isRecorded(marker: LiveMarker): boolean {
+  return fs.existsSync(fileIn(marker.dir, FILES.record));
 }
 
 /** A promotion whose promoter may have died before its supervisor came up: worth reading its folder. */

@@ -30,7 +30,9 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
       : request.runBudget === "none"
         ? null
         : request.runBudget;
+  const notifyChanged = request.runNotify !== undefined && (file.notify ?? null) !== request.runNotify;
   const capsChanged =
+    notifyChanged ||
     (file.maxParallel ?? null) !== maxParallel ||
     Object.entries(request.maxParallelBackend).some(
       ([backend, cap]) => file.maxParallelBackend?.[backend as BackendId] !== cap,
@@ -42,6 +44,7 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
       maxParallel,
       ...(Object.keys(perBackend).length > 0 ? { maxParallelBackend: perBackend } : {}),
       ...(budget === null && file.budget === undefined ? {} : { budget }),
+      ...(request.runNotify === undefined ? {} : { notify: request.runNotify }),
     };
     writeJsonAtomic(run.runFile, file);
   }

@@ -216,6 +216,7 @@ function writeFolder(
     attempt: request.chain?.attempt ?? 1,
     failoverFrom: request.chain?.failoverFrom ?? null,
     ...(request.chain === null ? {} : { ladder: ladderOf(request, request.chain) }),
+    ...(request.notify == null ? {} : { notify: request.notify }),
   };
   return { admit, spec };
 }

@@ -10,6 +10,7 @@ import type { AdmitFile, NextFile, RecordFile, SpecFile } from "../../domain/sch
 import { handOverPending, nextStepOf } from "../../folder/chain.js";
 import { FILES, fileIn, runOf } from "../../folder/layout.js";
 import { removeLiveMarkerOf } from "../../folder/markers.js";
+import { notifyIfEnded } from "../../folder/notify.js";
 import { readFolderJson } from "../../folder/read.js";
 import { createFolderJson } from "../../folder/write.js";
 import type { Clock } from "../../infra/clock.js";
@@ -147,7 +148,8 @@ export async function handOverUnderLock(
 
 /** The hand-over is done: next.json, created once, and the live marker the chain kept goes. */
 function writeNext(dir: string, next: Omit<NextFile, "schema">): void {
-  createFolderJson(dir, FILES.next, next);
+  // A chain stopped here ends here: its notification is due (before the marker goes, as for a record).
+  if (createFolderJson(dir, FILES.next, next) && next.dispatchId === null) notifyIfEnded(dir);
   removeLiveMarkerOf(dir);
 }
 

@@ -7,6 +7,7 @@ import { FILES, placeOf } from "../../folder/layout.js";
 import { isSeen } from "../../folder/markers.js";
 import { readFolderJson } from "../../folder/read.js";
 import type { RunPaths } from "../../infra/paths.js";
+import { type HeavyActivity, heavyActivityOf } from "./heavy-activity.js";
 import type { DispatchView } from "./inspect.js";
 
 /** The part of record.error that `status` shows. */
@@ -58,6 +59,8 @@ export interface DispatchRow {
   earlier: EarlierAttempt[];
   /** For a recorded attempt whose chain goes on: the attempt it hands over to (record.json `next`). */
   next: { backend: BackendId; model: string | null; notBefore: string | null } | null;
+  /** A `catherd lock` of its agent waiting for a heavy slot or running in one (live dispatches only). */
+  heavy: HeavyActivity | null;
 }
 
 /** An attempt of a chain before the row's own: how it ended. */
@@ -137,6 +140,7 @@ export function recordedRow(run: RunPaths, dir: string, record: RecordFile): Dis
     attempt: record.attempt ?? 1,
     earlier: [],
     next: nextOf(record),
+    heavy: null,
   };
 }
 
@@ -177,5 +181,9 @@ export function liveRow(
     attempt: view.admit?.attempt ?? 1,
     earlier: [],
     next: nextOf(view.record),
+    heavy: AGENT_STATES.has(view.state) ? heavyActivityOf(view.dir) : null,
   };
 }
+
+/** The states in which the agent may be running, and with it a `catherd lock`. */
+const AGENT_STATES: ReadonlySet<DispatchState> = new Set(["running", "stopping", "orphaned"]);

@@ -1,6 +1,7 @@
 import type { DispatchState } from "../../domain/vocab.js";
 import type { Clock } from "../../infra/clock.js";
 import type { RunPaths } from "../../infra/paths.js";
+import { type HeavyActivity, heavyText } from "./heavy-activity.js";
 import type { DispatchView } from "./inspect.js";
 import { queuePositions } from "./queued.js";
 import { liveRow } from "./rows.js";
@@ -12,7 +13,7 @@ export interface RunningSnapshot {
   dir: string;
   backend: string | null;
   state: DispatchState;
-  /** Its open tool call, else its last event, as a human line; null before its first event. */
+  /** A heavy slot it waits for or runs in, else its open tool call, else its last event, as a human line. */
   doing: string | null;
   lastEventAt: string | null;
   /** The oldest tool call still open, and for how long it has been open. */
@@ -23,6 +24,8 @@ export interface RunningSnapshot {
   secs: number | null;
   /** Its attempt in its chain (1 for a dispatch as given: see `dispatch --fallback`). */
   attempt: number;
+  /** A `catherd lock` of its agent waiting for a heavy slot or running in one. */
+  heavy: HeavyActivity | null;
 }
 
 /**
@@ -43,7 +46,7 @@ export function runningSnapshot(run: RunPaths, view: DispatchView, clock: Clock)
     dir: row.dir,
     backend: row.backend,
     state: row.state,
-    doing: open?.label ?? row.lastEvent,
+    doing: row.heavy !== null ? heavyText(row.heavy, now) : (open?.label ?? row.lastEvent),
     lastEventAt: row.lastEventAt,
     openToolCall:
       open === undefined
@@ -52,5 +55,6 @@ export function runningSnapshot(run: RunPaths, view: DispatchView, clock: Clock)
     tokens: row.tokens,
     secs: secsSince(row.admittedAt),
     attempt: row.attempt,
+    heavy: row.heavy,
   };
 }

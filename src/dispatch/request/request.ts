@@ -9,10 +9,10 @@ import { CatherdError } from "../../domain/errors.js";
 import { ID_PATTERN } from "../../domain/ids.js";
 import type { Rung } from "../../domain/ladder.js";
 import type { RunBudget } from "../../domain/run-budget.js";
-import { accessSchema, backendIdSchema } from "../../domain/schemas.js";
+import { accessSchema, backendIdSchema, notifyCommandSchema } from "../../domain/schemas.js";
 import { parseSize } from "../../domain/size.js";
 import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
-import { resolveExecutable } from "../../infra/which.js";
+import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
 import { validateCaps, validateRunBudget } from "./caps-input.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 
@@ -60,6 +60,10 @@ export interface DispatchRequest {
    * failover ladder"); null for a dispatch given neither (it is attempt 1 of a chain of one).
    */
   chain: ChainRequest | null;
+  /** `--notify`: run once when the dispatch (a chain: the chain) is recorded; absent or null: none. */
+  notify?: string | null;
+  /** `--run-notify`: remembered in run.json; null removes it (`none`); absent: run.json's stays. */
+  runNotify?: string | null;
 }
 
 /** The chain a dispatch belongs to, as admission writes it into admit.json. */
@@ -108,6 +112,8 @@ export interface RawDispatchInput {
   retryWithin?: string | undefined;
   maxTokens?: string | undefined;
   maxCost?: string | undefined;
+  notify?: string | undefined;
+  runNotify?: string | undefined;
   rest: string[];
   environment: NodeJS.ProcessEnv;
 }
@@ -255,7 +261,22 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     isolation,
     caps: validateCaps(raw),
     chain,
+    notify: raw.notify === undefined ? null : notifyCommand("--notify", raw.notify),
+    ...(raw.runNotify === undefined
+      ? {}
+      : { runNotify: raw.runNotify === "none" ? null : notifyCommand("--run-notify", raw.runNotify) }),
   };
+}
+
+/** A notification command: a shell command line (`sh -c`), at most 8 KiB, no NUL. */
+function notifyCommand(field: string, text: string): string {
+  return check(
+    field,
+    notifyCommandSchema.refine((v) => v.trim() !== ""),
+    text,
+    "it is a shell command line of at most 8 KiB, not blank, without NUL",
+    `give ${field} a shell command, e.g. ${field} 'notify-send "catherd: $CATHERD_NAME $CATHERD_STATUS"'`,
+  );
 }
 
 /**
@@ -285,7 +306,7 @@ function parseFallback(values: readonly string[], environment: NodeJS.ProcessEnv
     if (bin === null) {
       throw new CatherdError(
         "E_BACKEND_MISSING",
-        `--fallback ${backend.id}: cannot find the executable ${JSON.stringify(wanted)}`,
+        `--fallback ${backend.id}: cannot run ${JSON.stringify(wanted)}: ${notExecutableBecause(wanted, environment.PATH ?? "")}`,
         {
           fix: `install it, or point ${backend.binEnv} at it (catherd doctor), or leave it out of --fallback`,
         },
@@ -473,9 +494,10 @@ function resolveBin(backend: Backend, raw: RawDispatchInput): { bin: string; ext
   }
   const found = wanted === undefined ? null : resolveExecutable(wanted, raw.environment.PATH ?? "");
   if (found === null) {
+    const program = wanted ?? backend.defaultBin;
     throw new CatherdError(
       "E_BACKEND_MISSING",
-      `${backend.id}: cannot find the executable ${JSON.stringify(wanted ?? backend.defaultBin)}`,
+      `${backend.id}: cannot run ${JSON.stringify(program)}: ${notExecutableBecause(program, raw.environment.PATH ?? "")}`,
       {
         fix:
           backend.command === "args"

@@ -1,0 +1,101 @@
+#!/usr/bin/env node
+// The notifier program: `node notifier.js <dispatch-dir>`. Whoever ends a dispatch's chain starts it,
+// detached (src/folder/notify.ts). It claims the notification (notify.json, created exclusively: a second
+// notifier exits at once), then runs each command — the dispatch's --notify, then the run's --run-notify
+// — with `sh -c`, the record's JSON on stdin and CATHERD_RECORD, CATHERD_NAME, CATHERD_STATUS,
+// CATHERD_KIND and CATHERD_RUN in its environment, each within its own timeout, appending what it printed
+// and how it ended to notify.log. Nothing here writes the record: a command that fails or hangs changes
+// nothing but notify.log. Exit 0 (a second notifier too), 1 with the error on stderr (lost: stdio is
+// ignored by whoever started it).
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { RecordFile } from "../domain/schemas.js";
+import { FILES, fileIn } from "../folder/layout.js";
+import { claimNotification, type NotifyCommand, notifyCommandsOf, notifySweepId } from "../folder/notify.js";
+import { readFolderJson } from "../folder/read.js";
+import { appendLine } from "../infra/atomic.js";
+import { systemClock } from "../infra/clock.js";
+import { okValue } from "../infra/json-file.js";
+import { reportError } from "../infra/report-error.js";
+import { type HookOutcome, runShellHook } from "../infra/shell-hook.js";
+
+/** Each command's own deadline; CATHERD_NOTIFY_TIMEOUT_MS overrides it (whole milliseconds). */
+const NOTIFY_TIMEOUT_MS = 30_000;
+/** Between SIGTERM and SIGKILL of a command past its deadline. */
+const NOTIFY_KILL_GRACE_MS = 2_000;
+/** What a command may print into notify.log; the rest is counted, not kept. */
+const NOTIFY_MAX_OUTPUT_BYTES = 256 * 1024;
+
+const LABEL: Record<NotifyCommand["source"], string> = {
+  dispatch: "--notify of the dispatch",
+  run: "--run-notify of the run",
+};
+
+async function notifierMain(args: readonly string[]): Promise<number> {
+  const [given] = args;
+  if (given === undefined) throw new TypeError("usage: notifier <dispatch-dir>");
+  const dir = path.resolve(given);
+  const recordFile = fileIn(dir, FILES.record);
+  const record = okValue(readFolderJson(dir, FILES.record));
+  if (record === null) throw new TypeError(`${recordFile} is missing or unreadable`);
+  const commands = notifyCommandsOf(dir);
+  if (commands.length === 0 || !claimNotification(dir, commands, new Date())) return 0;
+  const stdin = fs.readFileSync(recordFile, "utf8");
+  const logFile = fileIn(dir, FILES.notifyLog);
+  for (const { source, command } of commands) {
+    appendLine(logFile, `${new Date().toISOString()} ${LABEL[source]}: started`);
+    const outcome = await runShellHook(
+      {
+        command,
+        env: commandEnv(dir, recordFile, record),
+        sweepId: notifySweepId(dir),
+        stdin,
+        cwd: dir,
+        logFile,
+        timeoutMs: timeoutMs(),
+        killGraceMs: NOTIFY_KILL_GRACE_MS,
+        maxOutputBytes: NOTIFY_MAX_OUTPUT_BYTES,
+      },
+      systemClock,
+    );
+    appendLine(logFile, `${new Date().toISOString()} ${LABEL[source]}: ${outcomeText(outcome)}`);
+  }
+  return 0;
+}
+
+/** The command's environment: the notifier's (its recorder's), with the record's facts. */
+function commandEnv(dir: string, recordFile: string, record: RecordFile): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    CATHERD_DISPATCH: notifySweepId(dir),
+    CATHERD_RECORD: recordFile,
+    CATHERD_NAME: record.name ?? record.dispatchId,
+    CATHERD_STATUS: record.status,
+    CATHERD_KIND: record.error?.kind ?? "",
+    CATHERD_RUN: record.run ?? "",
+  };
+}
+
+function timeoutMs(): number {
+  const given = Number(process.env.CATHERD_NOTIFY_TIMEOUT_MS);
+  return Number.isInteger(given) && given > 0 ? given : NOTIFY_TIMEOUT_MS;
+}
+
+/** "exit code 0 after 120 ms", "timed out after 30000 ms: stopped (…)". */
+function outcomeText(o: HookOutcome): string {
+  const dropped = o.droppedBytes > 0 ? `; ${o.droppedBytes} bytes of output not kept` : "";
+  if (o.error !== null) return `could not start: ${o.error}`;
+  const how = o.signal !== null ? `killed by ${o.signal}` : o.code !== null ? `exit code ${o.code}` : "ended";
+  if (!o.timedOut) return `${how} after ${o.durationMs} ms${dropped}`;
+  const stop = o.stop;
+  const stopped =
+    stop === null
+      ? "stopped"
+      : `stopped (${[stop.term ? "SIGTERM" : null, stop.kill ? "SIGKILL" : null, stop.swept > 0 ? `${stop.swept} swept` : null].filter((p) => p !== null).join(", ") || "nothing left"})`;
+  return `timed out after ${o.durationMs} ms: ${stopped}${o.code !== null || o.signal !== null ? `, the command itself: ${how}` : ""}${dropped}`;
+}
+
+notifierMain(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => process.exit(reportError(error, false)),
+);

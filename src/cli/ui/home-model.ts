@@ -1,0 +1,121 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { isValidId } from "../../domain/ids.js";
+import { runPaths } from "../../infra/paths.js";
+import type { PushWire, RunSummaryWire } from "../../web/wire.js";
+import { RunModel } from "./run-model.js";
+
+/** The slow poll (see RunModel): what no file says shows within this long. */
+export const POLL_MS = 5_000;
+
+/**
+ * Every run of a home as the dashboard keeps it: a RunModel per run, found by watching `<home>/runs`
+ * (and the slow poll), each loaded when found. Pushes go to every subscriber.
+ */
+export class HomeModel {
+  private readonly runs = new Map<string, RunModel>();
+  private readonly subscribers = new Set<(push: PushWire) => void>();
+  private watcher: fs.FSWatcher | null = null;
+  private homeWatcher: fs.FSWatcher | null = null;
+  private readonly timer: NodeJS.Timeout;
+  private polling = false;
+
+  constructor(readonly home: string) {
+    this.scan();
+    this.timer = setInterval(() => void this.poll(), POLL_MS);
+    this.timer.unref();
+  }
+
+  private get runsDir(): string {
+    return path.join(this.home, "runs");
+  }
+
+  /** Finds runs not yet known (and watches the runs folder once it exists). */
+  private scan(): void {
+    if (this.watcher === null) {
+      try {
+        this.watcher = fs.watch(this.runsDir, { persistent: false }, () => this.scan());
+        this.watcher.on("error", () => {
+          this.watcher?.close();
+          this.watcher = null;
+        });
+      } catch {
+        // No runs yet: the home is watched for its runs folder (and the poll looks again).
+        this.watchHome();
+      }
+    }
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.runsDir);
+    } catch {
+      return;
+    }
+    let added = false;
+    for (const name of names) {
+      if (this.runs.has(name) || !isValidId(name)) continue;
+      if (!fs.lstatSync(path.join(this.runsDir, name), { throwIfNoEntry: false })?.isDirectory()) continue;
+      this.runs.set(name, new RunModel(runPaths(this.home, name), (push) => this.emit(push)));
+      added = true;
+    }
+    if (added) this.emit({ type: "runs" });
+  }
+
+  /** Watches the home itself until its runs folder appears. */
+  private watchHome(): void {
+    if (this.homeWatcher !== null) return;
+    try {
+      this.homeWatcher = fs.watch(this.home, { persistent: false }, (_event, name) => {
+        if (name !== null && name !== "runs") return;
+        this.homeWatcher?.close();
+        this.homeWatcher = null;
+        this.scan();
+      });
+      this.homeWatcher.on("error", () => {
+        this.homeWatcher?.close();
+        this.homeWatcher = null;
+      });
+    } catch {
+      // no home yet either: the poll covers it
+    }
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      this.scan();
+      for (const run of this.runs.values()) await run.poll();
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private emit(push: PushWire): void {
+    for (const subscriber of this.subscribers) subscriber(push);
+  }
+
+  subscribe(subscriber: (push: PushWire) => void): () => void {
+    this.subscribers.add(subscriber);
+    return () => this.subscribers.delete(subscriber);
+  }
+
+  /** A run by name, found now if it appeared since the last look; null when the home has none such. */
+  run(name: string): RunModel | null {
+    if (!this.runs.has(name)) this.scan();
+    return this.runs.get(name) ?? null;
+  }
+
+  summaries(): RunSummaryWire[] {
+    return [...this.runs.values()]
+      .map((r) => r.summary())
+      .sort((a, b) => ((a.lastChangedAt ?? "") < (b.lastChangedAt ?? "") ? 1 : -1));
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.watcher?.close();
+    this.homeWatcher?.close();
+    for (const run of this.runs.values()) run.close();
+    this.subscribers.clear();
+  }
+}

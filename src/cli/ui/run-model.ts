@@ -1,0 +1,374 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { isValidId } from "../../domain/ids.js";
+import { runFileSchema } from "../../domain/schemas.js";
+import { handOverPending } from "../../folder/chain.js";
+import { readLiveMarkers } from "../../folder/markers.js";
+import { okValue, readJsonFile } from "../../infra/json-file.js";
+import { dispatchDir, type RunPaths } from "../../infra/paths.js";
+import type { BarWire, PushWire, RowWire, RunSummaryWire } from "../../web/wire.js";
+import {
+  dispatchDirsOf,
+  foldedRows,
+  promoteQueue,
+  queuePositionsOf,
+  readDispatch,
+  stillSupervised,
+} from "./reader.js";
+import { barWire, type Entry, rowWire } from "./rows.js";
+import { budgetOf, totalTokens } from "./usage.js";
+
+// One run as the dashboard keeps it (specs/ui.md, "Live, and light"). Loaded once — a recorded dispatch
+// is final, so its row is read once and kept — then kept current by change: the run's live/ folder (a
+// marker per admitted, unrecorded dispatch: new dispatches appear there, recorded ones leave), run.json,
+// and the folder of each live dispatch, whose state files (activity.json at most once a second, exit,
+// record…) say it moved. Its output streams are not watched here: activity.json summarises them. Only
+// what changed is read again. A slow poll covers what no file says: a supervisor that died, a watch that
+// missed a change (NFS), a queue to promote.
+
+/** Changes are gathered this long before the folders they name are read again. */
+export const FLUSH_MS = 100;
+/** Read in bites this size at load, yielding between them, so that requests are answered meanwhile. */
+const LOAD_BITE = 64;
+/** Every this many polls, the folders of recorded dispatches are looked for (a minute at 5 s a poll). */
+const REMOVED_EVERY_POLLS = 12;
+/** A dispatch's files whose change is news for its row. */
+const STATE_FILES = new Set([
+  "activity.json",
+  "supervisor.json",
+  "proc.json",
+  "promoted.json",
+  "stall.json",
+  "cancel",
+  "exit.json",
+  "record.json",
+  "next.json",
+  "notify.json",
+]);
+/** Files whose change is news for the dispatch's own page only. */
+const STREAM_FILES = new Set(["events.jsonl", "stderr.log", "events.times", "notify.log", "changes.patch"]);
+
+export class RunModel {
+  readonly entries = new Map<string, Entry>();
+  readonly loaded: Promise<void>;
+  loading = true;
+  private readonly watchers = new Map<string, fs.FSWatcher>();
+  private readonly dirty = new Set<string>();
+  private readonly streamDirty = new Set<string>();
+  private markersChanged = false;
+  /** The live markers' names as the last poll listed them. */
+  private markerList = "";
+  private polls = 0;
+  private flushTimer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
+  private readonly sentRows = new Map<string, string>();
+  private readonly sentBars = new Map<string, string>();
+  private closed = false;
+  lastChangedAt: string | null = null;
+
+  constructor(
+    readonly paths: RunPaths,
+    private readonly push: (push: PushWire) => void,
+  ) {
+    this.loaded = this.load();
+  }
+
+  private async load(): Promise<void> {
+    this.watch(this.paths.live, () => this.markersMoved());
+    this.watch(this.paths.dir, (name) => {
+      if (name === "run.json" || name === "live") this.markersMoved();
+    });
+    const positions = queuePositionsOf(this.paths);
+    const dirs = dispatchDirsOf(this.paths);
+    for (let i = 0; i < dirs.length && !this.closed; i += LOAD_BITE) {
+      for (const dir of dirs.slice(i, i + LOAD_BITE)) await this.read(dir, positions, false);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    this.loading = false;
+    this.remember();
+    this.push({ type: "runs" });
+  }
+
+  /** Reads one folder again; a live one is watched, a recorded one (its chain handed on) no longer. */
+  private async read(dir: string, positions: Map<string, number>, announce: boolean): Promise<void> {
+    let read: Awaited<ReturnType<typeof readDispatch>>;
+    try {
+      read = await readDispatch(this.paths, dir, positions);
+    } catch {
+      return; // a folder removed meanwhile (clean)
+    }
+    const { view, row } = read;
+    const before = this.entries.get(row.dispatchId);
+    const failoverFrom = view.admit?.failoverFrom ?? view.record?.failoverFrom ?? null;
+    const entry: Entry = {
+      dir,
+      dispatchId: row.dispatchId,
+      view,
+      row,
+      failoverFrom,
+      wire: rowWire(row, view),
+      bar: barWire(row, view, row.dispatchId),
+    };
+    this.entries.set(row.dispatchId, entry);
+    const settled = row.state === "recorded" && !handOverPending(dir, view.record);
+    if (settled) this.unwatch(dir);
+    else this.watch(dir, (name) => this.folderMoved(dir, name));
+    // Found recorded after the load (it came and went between two looks) ended while watched too.
+    const ended = (before === undefined || before.row.state !== "recorded") && settled && row.next === null;
+    if (announce && ended) {
+      this.push({
+        type: "ended",
+        run: this.paths.run,
+        dispatchId: row.dispatchId,
+        name: entry.wire.name,
+        status: row.status ?? "recorded",
+      });
+    }
+  }
+
+  private watch(target: string, onChange: (name: string | null) => void): void {
+    if (this.closed || this.watchers.has(target)) return;
+    try {
+      const watcher = fs.watch(target, { persistent: false }, (_event, name) => onChange(name));
+      watcher.on("error", () => this.unwatch(target));
+      this.watchers.set(target, watcher);
+    } catch {
+      // Not there yet (a run without live/) or not watchable: the poll covers it.
+    }
+  }
+
+  private unwatch(target: string): void {
+    this.watchers.get(target)?.close();
+    this.watchers.delete(target);
+  }
+
+  private folderMoved(dir: string, name: string | null): void {
+    if (name === null || STATE_FILES.has(name)) this.dirty.add(dir);
+    else if (STREAM_FILES.has(name)) this.streamDirty.add(dir);
+    else return;
+    this.schedule();
+  }
+
+  private markersMoved(): void {
+    this.markersChanged = true;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.flushTimer !== null || this.closed) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      void this.flush();
+    }, FLUSH_MS);
+    this.flushTimer.unref();
+  }
+
+  /** Reads what changed and pushes the rows and bars that differ from those sent. One flush at a time. */
+  async flush(): Promise<void> {
+    if (this.flushing !== null) {
+      await this.flushing;
+      if (this.dirty.size > 0 || this.markersChanged) this.schedule();
+      return;
+    }
+    this.flushing = this.flushNow();
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  private async flushNow(): Promise<void> {
+    await this.loaded;
+    if (this.markersChanged) {
+      this.markersChanged = false;
+      this.watch(this.paths.live, () => this.markersMoved());
+      for (const marker of readLiveMarkers(this.paths)) {
+        if (!isValidId(marker.name) || !isValidId(marker.dispatchId)) continue;
+        const dir = dispatchDir(this.paths, marker.name, marker.dispatchId);
+        if (!this.entries.has(marker.dispatchId) && fs.existsSync(dir)) this.dirty.add(dir);
+      }
+      // A marker that came or went moves the queue, and may be a live dispatch's record.
+      for (const e of this.entries.values()) if (e.row.state !== "recorded") this.dirty.add(e.dir);
+    }
+    const dirs = [...this.dirty];
+    const moved = new Set(this.streamDirty);
+    this.dirty.clear();
+    this.streamDirty.clear();
+    if (dirs.length > 0) {
+      const positions = queuePositionsOf(this.paths);
+      for (const dir of dirs) {
+        const before = this.entries.get(path.basename(dir))?.wire;
+        await this.read(dir, positions, true);
+        const after = this.entries.get(path.basename(dir))?.wire;
+        if (JSON.stringify(before) !== JSON.stringify(after)) moved.add(dir);
+      }
+      if (this.sendChanges()) {
+        this.lastChangedAt = new Date().toISOString();
+        this.push({ type: "runs" });
+      }
+    }
+    for (const dir of moved) {
+      this.push({ type: "dispatch", run: this.paths.run, dispatchId: path.basename(dir) });
+    }
+  }
+
+  /**
+   * The slow poll, for what no file says: a live dispatch whose supervisor is gone (or that has none yet,
+   * or whose folder is not watched) is read again — one look at /proc for each of the others; the live
+   * markers are listed, and read only when the list changed; the queue is promoted when there is one.
+   */
+  async poll(): Promise<void> {
+    if (this.loading) return;
+    let queue = false;
+    for (const e of this.entries.values()) {
+      const pending = handOverPending(e.dir, e.view.record);
+      if (e.row.state === "queued" || pending) queue = true;
+      if (e.row.state === "recorded" && !pending) continue;
+      if (e.row.state === "queued" || (this.watchers.has(e.dir) && stillSupervised(e.view))) continue;
+      this.dirty.add(e.dir);
+    }
+    if (queue) await promoteQueue(this.paths);
+    // Recorded folders are not watched: once a minute, those `catherd clean` removed leave the page.
+    if (++this.polls % REMOVED_EVERY_POLLS === 0) {
+      let gone = false;
+      for (const [id, e] of this.entries) {
+        if (!fs.existsSync(e.dir)) {
+          this.entries.delete(id);
+          this.unwatch(e.dir);
+          gone = true;
+        }
+      }
+      if (gone && this.sendChanges()) this.push({ type: "runs" });
+    }
+    const names = markerNames(this.paths.live);
+    if (names !== this.markerList) {
+      this.markerList = names;
+      this.markersChanged = true;
+    }
+    if (this.dirty.size > 0 || this.markersChanged) this.schedule();
+  }
+
+  /** Rows folded by chain (one row per chain, as status), live first then newest first. */
+  rows(): RowWire[] {
+    const all = [...this.entries.values()];
+    const from = new Map<string, string>();
+    for (const e of all) if (e.failoverFrom !== null) from.set(e.dispatchId, e.failoverFrom);
+    const folded = foldedRows(
+      all.map((e) => e.row),
+      from,
+    );
+    const byId = new Map(all.map((e) => [e.dispatchId, e]));
+    return folded
+      .map((row) => {
+        const entry = byId.get(row.dispatchId) as Entry;
+        return { ...entry.wire, earlier: row.earlier.map((a) => ({ ...a })) };
+      })
+      .sort((a, b) => rank(a) - rank(b) || (a.dispatchId < b.dispatchId ? 1 : -1));
+  }
+
+  /** One bar per attempt, each naming its chain's first attempt. */
+  bars(): BarWire[] {
+    const chainOf = (id: string): string => {
+      let current = id;
+      for (let i = 0; i < 64; i++) {
+        const from = this.entries.get(current)?.failoverFrom;
+        if (from == null || !this.entries.has(from)) return current;
+        current = from;
+      }
+      return current;
+    };
+    return [...this.entries.values()]
+      .map((e) => ({ ...e.bar, chain: chainOf(e.dispatchId) }))
+      .sort((a, b) => a.admittedAtMs - b.admittedAtMs);
+  }
+
+  summary(): RunSummaryWire {
+    const rows = this.rows();
+    let tokens = 0;
+    let cost: number | null = null;
+    let last = this.lastChangedAt;
+    for (const e of this.entries.values()) {
+      tokens += totalTokens(e.wire.usage);
+      const usd = e.wire.usage?.costUsd ?? null;
+      if (usd !== null) cost = (cost ?? 0) + usd;
+      for (const t of [e.wire.endedAt, e.wire.activityAt, e.wire.admittedAt])
+        if (t !== null && (last === null || t > last)) last = t;
+    }
+    const runFile = okValue(readJsonFile(this.paths.runFile, runFileSchema));
+    return {
+      run: this.paths.run,
+      live: rows.filter((r) => r.state !== "recorded" && r.state !== "queued").length,
+      queued: rows.filter((r) => r.state === "queued").length,
+      recorded: rows.filter((r) => r.state === "recorded").length,
+      failed: rows.filter((r) => r.state === "recorded" && r.status !== "ok").length,
+      tokens,
+      costUsd: cost,
+      budget: budgetOf(runFile as Record<string, unknown> | null),
+      lastChangedAt: last,
+      loading: this.loading,
+    };
+  }
+
+  /** What was sent is what the page holds: remember it, to push only what differs later. */
+  private remember(): { rows: RowWire[]; bars: BarWire[]; removed: string[]; removedBars: string[] } {
+    const rows = this.rows();
+    const bars = this.bars();
+    const changedRows = rows.filter((r) => this.sentRows.get(r.dispatchId) !== JSON.stringify(r));
+    const changedBars = bars.filter((b) => this.sentBars.get(b.dispatchId) !== JSON.stringify(b));
+    const keepRows = new Set(rows.map((r) => r.dispatchId));
+    const keepBars = new Set(bars.map((b) => b.dispatchId));
+    const removed = [...this.sentRows.keys()].filter((id) => !keepRows.has(id));
+    const removedBars = [...this.sentBars.keys()].filter((id) => !keepBars.has(id));
+    for (const id of removed) this.sentRows.delete(id);
+    for (const id of removedBars) this.sentBars.delete(id);
+    for (const r of changedRows) this.sentRows.set(r.dispatchId, JSON.stringify(r));
+    for (const b of changedBars) this.sentBars.set(b.dispatchId, JSON.stringify(b));
+    return { rows: changedRows, bars: changedBars, removed, removedBars };
+  }
+
+  /** Pushes the rows and bars that differ from those sent; false when none does. */
+  private sendChanges(): boolean {
+    const { rows, bars, removed, removedBars } = this.remember();
+    if (rows.length + bars.length + removed.length + removedBars.length === 0) return false;
+    this.push({ type: "rows", run: this.paths.run, rows, bars, removed, removedBars, now: Date.now() });
+    return true;
+  }
+
+  /** The entry with every file of its folder read (its page shows them all). */
+  async fullEntry(entry: Entry): Promise<Entry> {
+    const { view, row } = await readDispatch(this.paths, entry.dir, queuePositionsOf(this.paths), true);
+    const earlier = entry.wire.earlier;
+    return {
+      ...entry,
+      view,
+      row: { ...row, earlier: entry.row.earlier },
+      wire: { ...rowWire(row, view), earlier },
+    };
+  }
+
+  /** The folder of one of this run's dispatches, by id; null for an id it does not hold. */
+  dirOf(dispatchId: string): string | null {
+    return this.entries.get(dispatchId)?.dir ?? null;
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
+    for (const target of [...this.watchers.keys()]) this.unwatch(target);
+  }
+}
+
+/** The names in a run's live/ folder, as one string to compare. */
+function markerNames(live: string): string {
+  try {
+    return fs.readdirSync(live).sort().join("\n");
+  } catch {
+    return "";
+  }
+}
+
+/** Live first (queued after the running ones), recorded last. */
+function rank(r: RowWire): number {
+  return r.state === "recorded" ? 2 : r.state === "queued" ? 1 : 0;
+}

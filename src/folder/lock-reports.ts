@@ -1,0 +1,63 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { type LockReportFile, lockReportFileSchema } from "../domain/lock-schemas.js";
+import { SCHEMA_VERSION } from "../domain/schemas.js";
+import { writeJsonAtomic } from "../infra/atomic.js";
+import { readJsonFile } from "../infra/json-file.js";
+import { isSameProcess } from "../infra/process-identity.js";
+
+// The reports a `catherd lock` run by a dispatch's agent leaves in the dispatch folder (specs/lock.md,
+// "Inside a dispatch"): `lock-<pid>-<startTime>.json`, one per lock process, written while it waits for
+// a slot and while its command runs, removed when it ends. The supervisor, `status`, `show` and `wait`
+// read them; a report whose writer is gone (pid and start time) is ignored.
+
+const REPORT_FILE = /^lock-\d+-[0-9A-Za-z]+\.json$/;
+
+/** Whether an entry of a dispatch folder is a lock's report. */
+export function isLockReportName(name: string): boolean {
+  return REPORT_FILE.test(name);
+}
+
+/** Where the lock process `pid` (started at `startTime`) reports in `dir`. */
+export function lockReportPath(dir: string, pid: number, startTime: string | null): string {
+  // A start time of digits (Linux) or of ps's words: only its letters and digits go into the name.
+  const stamp = (startTime ?? "unknown").replace(/[^0-9A-Za-z]/g, "") || "unknown";
+  return path.join(dir, `lock-${pid}-${stamp}.json`);
+}
+
+export type LockReport = Omit<LockReportFile, "schema">;
+
+/** Writes (or rewrites) a lock's report, whole. */
+export function writeLockReport(file: string, report: LockReport): void {
+  writeJsonAtomic(file, { schema: SCHEMA_VERSION, ...report });
+}
+
+/** A report read back, with the file it came from. */
+export interface ReadReport {
+  file: string;
+  report: LockReportFile;
+}
+
+/**
+ * The reports in `dir` whose lock still lives (by pid and start time), and the files of those that do
+ * not. A report that cannot be read (torn, hand-broken, not a file) is skipped: it is advisory.
+ */
+export function readLockReports(dir: string): { live: ReadReport[]; dead: string[] } {
+  const live: ReadReport[] = [];
+  const dead: string[] = [];
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return { live, dead };
+  }
+  for (const name of names) {
+    if (!isLockReportName(name)) continue;
+    const file = path.join(dir, name);
+    const read = readJsonFile(file, lockReportFileSchema);
+    if (read.kind !== "ok") continue;
+    if (isSameProcess(read.value.pid, read.value.startTime)) live.push({ file, report: read.value });
+    else dead.push(file);
+  }
+  return { live, dead };
+}

@@ -1,0 +1,76 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import type { Judge, SlotClaim, SlotProcess } from "../domain/slots.js";
+import { isSameProcess, startTimeOf } from "./process-identity.js";
+
+// Who holds a heavy slot, and whether it still lives (specs/lock.md, "Who holds a slot"): a process is
+// named by pid and start time as everywhere in catherd, plus the boot it ran in (a pid and a start time
+// in ticks since boot mean nothing after a reboot), the machine (a home on a shared file system serves
+// one queue per machine) and its pid namespace (a pid of another namespace cannot be read from here).
+
+/** This boot's id (Linux), read once: a claim of another boot on this machine is from before a reboot. */
+let bootIdRead: string | null | undefined;
+export function bootId(): string | null {
+  bootIdRead ??= readTrimmed("/proc/sys/kernel/random/boot_id");
+  return bootIdRead;
+}
+
+let bootTimeRead: number | null | undefined;
+/** When this machine booted (ms since the epoch; Linux: /proc/stat `btime`), read once; null elsewhere. */
+export function bootTimeMs(): number | null {
+  if (bootTimeRead === undefined) {
+    const m = /^btime (\d+)$/m.exec(readTrimmed("/proc/stat") ?? "");
+    bootTimeRead = m === null ? null : Number(m[1]) * 1000;
+  }
+  return bootTimeRead;
+}
+
+let pidNsRead: string | null | undefined;
+/** The pid namespace of this process (`pid:[4026531836]`); null where /proc has none. */
+export function pidNamespace(): string | null {
+  if (pidNsRead === undefined) {
+    try {
+      pidNsRead = fs.readlinkSync("/proc/self/ns/pid");
+    } catch {
+      pidNsRead = null;
+    }
+  }
+  return pidNsRead;
+}
+
+function readTrimmed(file: string): string | null {
+  try {
+    const text = fs.readFileSync(file, "utf8").trim();
+    return text === "" ? null : text;
+  } catch {
+    return null;
+  }
+}
+
+/** How many cores this machine gives this process: the default slot count is half of them. */
+export function machineCores(): number {
+  return typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length;
+}
+
+/** A process of this machine as a claim records it. */
+export function slotProcess(pid: number): SlotProcess {
+  return { pid, startTime: startTimeOf(pid), bootId: bootId(), host: os.hostname(), pidNs: pidNamespace() };
+}
+
+/**
+ * Judges a claim from this process (`Judge`): another machine's is `foreign`; one of another boot of this
+ * machine is `dead`; one of another pid namespace cannot be checked and stays `live`; else it is live
+ * while its `catherd lock` or the command it started reads back by pid and start time.
+ */
+export function judgeClaims(): Judge {
+  const here = { host: os.hostname(), bootId: bootId(), pidNs: pidNamespace() };
+  return (claim: SlotClaim) => {
+    const owner = claim.owner;
+    if (owner.host !== here.host) return "foreign";
+    if (owner.bootId !== here.bootId) return "dead";
+    if (owner.pidNs !== here.pidNs) return "live";
+    if (isSameProcess(owner.pid, owner.startTime)) return "live";
+    const command = claim.command;
+    return command !== null && isSameProcess(command.pid, command.startTime) ? "live" : "dead";
+  };
+}

@@ -1,0 +1,170 @@
+// What the dashboard's server sends its page (specs/ui.md, "The API"): types only, shared by the server
+// (src/cli/ui/) and the page (src/web/). Every string in here may have been written by an agent or a user:
+// the page renders each as text.
+
+/** Tokens and cost as far as the files say (src/cli/ui/usage.ts reads whatever fields exist). */
+export interface UsageWire {
+  /** Input tokens, cached ones included. */
+  input: number;
+  cached: number;
+  output: number;
+  /** Fields beyond those three (cache writes, reasoning, …), as the record or activity names them. */
+  more: Record<string, number>;
+  costUsd: number | null;
+  /** Where the cost comes from ("reported", "priced"), when the files say. */
+  costSource: string | null;
+  /** Caps the dispatch was given, by name ("tokens", "usd"), when it has any. */
+  caps: Record<string, number>;
+}
+
+export interface QueueWire {
+  position: number | null;
+  since: string;
+  blockedBy: string;
+  /** What holds it back, in words ("capacity (cap 3)", "overlap: src/ (fix-tests)"). */
+  blocker: string;
+  notBefore: string | null;
+}
+
+export interface AttemptWire {
+  dispatchId: string;
+  attempt: number;
+  backend: string | null;
+  status: string | null;
+  kind: string | null;
+}
+
+/** One row of a run: a dispatch, or a chain of attempts as its last attempt. */
+export interface RowWire {
+  dispatchId: string;
+  name: string;
+  backend: string | null;
+  state: string;
+  status: string | null;
+  reason: string | null;
+  error: { kind: string | null; message: string; retryAfter: string | null } | null;
+  admittedAt: string | null;
+  startedAt: string | null;
+  endedAt: string | null;
+  lastEvent: string | null;
+  lastEventAt: string | null;
+  /** When activity.json was last written: the supervisor's last word. */
+  activityAt: string | null;
+  openToolCalls: { label: string; openedAt: string }[];
+  /** Provider retries in a row now, and in all. */
+  retrying: number;
+  retries: number;
+  usage: UsageWire | null;
+  queue: QueueWire | null;
+  attempt: number;
+  earlier: AttemptWire[];
+  next: { backend: string; notBefore: string | null } | null;
+  unread: boolean;
+  problems: { code: string; message: string }[];
+}
+
+/** One bar of the run's timeline: one attempt, from admission to record. */
+export interface BarWire {
+  dispatchId: string;
+  /** The first attempt of its chain: bars with one chain join. */
+  chain: string;
+  attempt: number;
+  name: string;
+  state: string;
+  status: string | null;
+  admittedAtMs: number;
+  /** When it left the queue (promoted, or its supervisor started); null: it never waited, or waits still. */
+  queuedUntilMs: number | null;
+  queued: boolean;
+  endedAtMs: number | null;
+}
+
+export interface RunSummaryWire {
+  run: string;
+  live: number;
+  queued: number;
+  recorded: number;
+  failed: number;
+  tokens: number;
+  costUsd: number | null;
+  /** The run's budget, by name ("usd", "tokens", "minutes"), when run.json has one. */
+  budget: Record<string, number>;
+  lastChangedAt: string | null;
+  loading: boolean;
+}
+
+export interface RunsWire {
+  home: string;
+  runs: RunSummaryWire[];
+  now: number;
+}
+
+export interface RunWire {
+  run: string;
+  rows: RowWire[];
+  bars: BarWire[];
+  now: number;
+}
+
+/** A line of the event stream as people read it, dated when events.times has it. */
+export interface EventLineWire {
+  text: string;
+  atMs: number | null;
+  mark: "retry" | "error" | null;
+}
+
+export interface ToolCallWire {
+  label: string;
+  openedAtMs: number | null;
+  closed: boolean;
+  closedAtMs: number | null;
+}
+
+export interface UsagePointWire {
+  /** Null while events.times does not date it yet. */
+  atMs: number | null;
+  tokens: number;
+  costUsd: number | null;
+}
+
+export interface DispatchWire {
+  run: string;
+  row: RowWire;
+  dir: string;
+  brief: string | null;
+  events: EventLineWire[];
+  /** Event lines before those shown, left out. */
+  eventsOmitted: number;
+  toolCalls: ToolCallWire[];
+  toolCallsOmitted: number;
+  stall: { at: string; quietMs: number } | null;
+  reply: string | null;
+  patch: string | null;
+  patchBytes: number | null;
+  stderr: string[];
+  usageOverTime: UsagePointWire[];
+  record: unknown;
+  exit: unknown;
+  spec: unknown;
+  notify: { claimed: boolean; log: string[] };
+  /** The attempts of its chain, first to last. */
+  attempts: AttemptWire[];
+  now: number;
+}
+
+/** What the server pushes on /api/events. */
+export type PushWire =
+  | { type: "runs" }
+  | {
+      type: "rows";
+      run: string;
+      rows: RowWire[];
+      bars: BarWire[];
+      /** Rows gone: removed, or folded into a later attempt's row. */
+      removed: string[];
+      /** Bars gone: their folders were removed. */
+      removedBars: string[];
+      now: number;
+    }
+  | { type: "dispatch"; run: string; dispatchId: string }
+  | { type: "ended"; run: string; dispatchId: string; name: string; status: string };

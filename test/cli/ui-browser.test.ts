@@ -1,0 +1,423 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { dispatchedOf, fakeDispatchArgs, isolatedHome, runCli } from "../helpers/cli.js";
+import { fakeCli, recordedLines } from "../helpers/fake-cli.js";
+import { FAKE_AGENT, readJson, reapAll, tempDir } from "../helpers/folders.js";
+import { isolateGitConfig, makeRepo } from "../helpers/git.js";
+import { codexLine } from "../helpers/mcp.js";
+import { isAlive } from "../helpers/processes.js";
+import {
+  CHROMIUM,
+  launchBrowser,
+  type RunningUi,
+  screenshot,
+  startUiServer,
+  stopAllUi,
+  untilInPage,
+} from "../helpers/ui.js";
+import { waitFor, waitForFile } from "../helpers/wait.js";
+
+// The dashboard in a real Chromium (specs/ui.md): the built `catherd ui` serving a home that real
+// dispatches under real supervisors write into. A deadline in a wait only says how soon a failure is
+// reported; the latencies themselves are measured by the bench (bench/sections/ui.mjs).
+
+const dispatched: string[] = [];
+let browser: BrowserContext;
+let ui: RunningUi;
+let env: NodeJS.ProcessEnv;
+/** Every page's requests, dialogs and CSP violations, checked after each test. */
+const seen = {
+  foreign: [] as string[],
+  dialogs: [] as string[],
+  violations: [] as string[],
+  errors: [] as string[],
+};
+
+/** Long enough for a loaded CI machine; a pass never waits for it. */
+const DEADLINE = 20_000;
+
+describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
+  beforeAll(async () => {
+    isolateGitConfig();
+    ({ env } = isolatedHome());
+    ui = await startUiServer(env);
+    browser = await launchBrowser();
+    // Records the notifications the page raises (the browser's own would go to the desktop), and reports
+    // every CSP violation on the console.
+    await browser.addInitScript({
+      content: `
+        window.__notes = [];
+        const Real = window.Notification;
+        class Recorded {
+          static get permission() { return Real ? Real.permission : "granted"; }
+          static requestPermission() { return Promise.resolve("granted"); }
+          constructor(title, options) { window.__notes.push({ title, body: (options && options.body) || "" }); }
+        }
+        Object.defineProperty(window, "Notification", { value: Recorded, configurable: true });
+        document.addEventListener("securitypolicyviolation", (e) =>
+          console.error("csp-violation " + e.violatedDirective + " " + e.blockedURI));
+      `,
+    });
+    await browser.grantPermissions(["notifications"], { origin: ui.origin });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await stopAllUi();
+    expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
+  });
+
+  afterEach(() => {
+    const { foreign, dialogs, violations, errors } = seen;
+    expect({ foreign, dialogs, violations, errors }).toEqual({
+      foreign: [],
+      dialogs: [],
+      violations: [],
+      errors: [],
+    });
+  });
+
+  /** A page that reports every request off the server, every dialog, CSP violation and script error. */
+  async function openPage(pathname: string): Promise<Page> {
+    const page = await browser.newPage();
+    page.on("request", (r) => {
+      if (!r.url().startsWith(ui.origin)) seen.foreign.push(r.url());
+    });
+    page.on("dialog", (d) => {
+      seen.dialogs.push(d.message());
+      void d.dismiss();
+    });
+    page.on("console", (m) => {
+      if (m.text().startsWith("csp-violation")) seen.violations.push(m.text());
+    });
+    page.on("pageerror", (e) => seen.errors.push(e.message));
+    const url = new URL(ui.url);
+    await page.goto(`${ui.origin}${pathname}${url.search}`);
+    return page;
+  }
+
+  function scenario(steps: Record<string, unknown>[]): string {
+    const file = path.join(tempDir(), "scenario.json");
+    fs.writeFileSync(file, JSON.stringify({ steps }));
+    return file;
+  }
+
+  async function dispatch(run: string, name: string, steps: Record<string, unknown>[], extra: string[] = []) {
+    const result = await runCli(fakeDispatchArgs(scenario(steps), ["--run", run, "--name", name, ...extra]), {
+      env,
+    });
+    expect(result.code, result.stderr + result.stdout).toBe(0);
+    const d = dispatchedOf(result);
+    dispatched.push(d.dispatchId);
+    return d;
+  }
+
+  const row = (page: Page, name: string) =>
+    page.locator("tr.dispatch-row", { has: page.locator(`td.name a:text-is("${name}")`) });
+
+  it("takes the token out of the address bar, keeps the cookie from scripts, and shows the runs", async () => {
+    await dispatch("first", "hello", [{ out: "hi" }]);
+    await runCli(["wait", "hello", "--run", "first"], { env });
+    const page = await openPage("/");
+    await page.waitForSelector('tr.run-row[data-run="first"]', { timeout: DEADLINE });
+    expect(page.url()).toBe(`${ui.origin}/`);
+    expect(await page.evaluate("document.cookie")).toBe("");
+    await screenshot(page, "runs");
+    await page.close();
+  });
+
+  it("shows a dispatch on its run's page as soon as it is admitted, and turns it recorded when it ends", async () => {
+    const page = await openPage("/runs/live");
+    await page.waitForSelector("text=No dispatch in this run yet.", { timeout: DEADLINE });
+    const go = path.join(tempDir(), "go");
+    await dispatch("live", "worker", [{ out: "compiling" }, { waitFor: go }, { out: "done" }]);
+    await row(page, "worker").locator('.pill:text-is("running")').waitFor({ timeout: DEADLINE });
+    await row(page, "worker").locator('td.doing:has-text("compiling")').waitFor({ timeout: DEADLINE });
+    fs.writeFileSync(go, "");
+    await row(page, "worker").locator('.pill:text-is("ok")').waitFor({ timeout: DEADLINE });
+    expect(await page.locator("rect.bar").count()).toBe(1);
+    // The page raised a notification for it (the person had allowed them).
+    await untilInPage(page, "window.__notes.length === 1", DEADLINE);
+    const notes = await page.evaluate("window.__notes");
+    expect(notes).toEqual([{ title: "catherd: worker ok", body: "run live" }]);
+    await page.close();
+  });
+
+  it("draws the run's timeline: one bar per dispatch, a chain's attempts joined", async () => {
+    const bins = tempDir();
+    const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "quota"), exit: 1 }]);
+    const claude = fakeCli(bins, "claude", [{ lines: recordedLines("claude", "text"), exit: 0 }]);
+    const chainEnv = { ...env, CATHERD_CODEX_BIN: codex, CATHERD_CLAUDE_BIN: claude };
+    const first = dispatchedOf(
+      await runCli(
+        [
+          "dispatch",
+          "--run",
+          "chains",
+          "--backend",
+          "codex",
+          "--name",
+          "ladder",
+          "--brief",
+          "hi",
+          "--fallback",
+          "claude-code",
+          "--json",
+        ],
+        { env: chainEnv },
+      ),
+    );
+    dispatched.push(first.dispatchId);
+    await dispatch("chains", "solo", [{ out: "one" }]);
+    await dispatch("chains", "failing", [{ err: "boom" }, { exit: 2 }]);
+    const waited = JSON.parse(
+      (
+        await runCli(["wait", "ladder", "solo", "failing", "--run", "chains", "--json", "--timeout", "60s"], {
+          env: chainEnv,
+          timeoutMs: 90_000,
+        })
+      ).stdout,
+    ) as { records: { dispatchId: string; name: string }[] };
+    for (const r of waited.records) dispatched.push(r.dispatchId);
+    const last = waited.records.find((r) => r.name === "ladder")?.dispatchId;
+    const page = await openPage("/runs/chains");
+    await page.waitForSelector("rect.bar", { timeout: DEADLINE });
+    expect(await page.locator("rect.bar").count()).toBe(4);
+    expect(await page.locator("line.join").count()).toBe(1);
+    expect(await page.locator("line.join").getAttribute("data-chain")).toBe(first.dispatchId);
+    expect(await page.locator(`g.bar-group[data-id="${last}"] rect.bar`).getAttribute("class")).toContain(
+      "s-ok",
+    );
+    expect(
+      await page.locator(`g.bar-group[data-id="${first.dispatchId}"] rect.bar`).getAttribute("class"),
+    ).toContain("s-limit");
+    expect(await page.locator("line.now").count()).toBe(1);
+    // One row for the chain, as status has it.
+    expect(await page.locator("tr.dispatch-row").count()).toBe(3);
+    expect(await row(page, "ladder").locator("td").nth(1).textContent()).toBe("codex quota → claude-code");
+    // A live one beside them, in a tool call, for the picture.
+    const go = path.join(tempDir(), "go");
+    const building = scenario([
+      codexLine({ type: "thread.started", thread_id: "t-2" }),
+      codexLine({ type: "turn.started" }),
+      codexLine({
+        type: "item.started",
+        item: { id: "c1", type: "command_execution", command: "cargo build --release" },
+      }),
+      { waitFor: go },
+      codexLine({
+        type: "item.completed",
+        item: { id: "c1", type: "command_execution", command: "cargo build --release", exit_code: 0 },
+      }),
+      codexLine({ type: "turn.completed", usage: { input_tokens: 800, output_tokens: 90 } }),
+      { exit: 0 },
+    ]);
+    const builder = dispatchedOf(
+      await runCli(
+        [
+          "dispatch",
+          "--run",
+          "chains",
+          "--backend",
+          "codex",
+          "--name",
+          "builder",
+          "--bin",
+          FAKE_AGENT,
+          "--brief",
+          "build it",
+          "--env",
+          `FAKE_AGENT_SCENARIO_FILE=${building}`,
+          "--json",
+        ],
+        { env },
+      ),
+    );
+    dispatched.push(builder.dispatchId);
+    await row(page, "builder")
+      .locator('td.doing:has-text("cargo build --release")')
+      .waitFor({ timeout: DEADLINE });
+    expect(await page.locator("rect.bar").count()).toBe(5);
+    expect(await page.locator("tr.dispatch-row").first().getAttribute("data-id")).toBe(builder.dispatchId);
+    await screenshot(page, "run");
+    fs.writeFileSync(go, "");
+    await row(page, "builder").locator('.pill:text-is("ok")').waitFor({ timeout: DEADLINE });
+    await page.close();
+  });
+
+  it("cancels from the page after a confirmation: the agent stops and its record says cancelled", async () => {
+    const ready = path.join(tempDir(), "ready");
+    const d = await dispatch("cancel", "victim", [{ touch: ready }, { hang: true }]);
+    const agentPid = Number((await waitForFile(ready)).trim());
+    const page = await openPage("/runs/cancel");
+    await row(page, "victim").locator('.pill:text-is("running")').waitFor({ timeout: DEADLINE });
+    await row(page, "victim").locator("button.cancel").click();
+    await page.locator("button.keep").click();
+    expect(await page.locator(".modal").count()).toBe(0);
+    expect(fs.existsSync(path.join(d.dir, "cancel"))).toBe(false);
+    await row(page, "victim").locator("button.cancel").click();
+    await page.locator("button.confirm-cancel").click();
+    await row(page, "victim").locator('.pill:text-is("cancelled")').waitFor({ timeout: DEADLINE });
+    expect(readJson(path.join(d.dir, "record.json"))).toMatchObject({
+      status: "cancelled",
+      reason: "cancelled",
+    });
+    await waitFor("the agent to be gone", () => (isAlive(agentPid) ? undefined : true));
+    await page.close();
+  });
+
+  it("renders every string an agent or a user wrote as text: no dialog, no script, nothing broken, on every view", async () => {
+    const run = "xss";
+    const payloads = [
+      "<script>window.__pwned='script'</script>",
+      "<img src=x onerror=\"window.__pwned='img'\">",
+      "<svg onload=\"window.__pwned='svg'\"></svg>",
+    ];
+    // An exec agent: its own lines are its events (ANSI escapes, invalid UTF-8, a 10 MB line among them).
+    const exec = await dispatch(
+      run,
+      "raw",
+      [
+        ...payloads.map((p) => ({ out: p })),
+        { out: "\u001b[31mred\u001b[0m \u001b]0;title\u0007done" },
+        { bytes: [0x62, 0x61, 0x64, 0xff, 0xfe, 0x0a] },
+        { bigLine: 10_000_000 },
+        { err: `\u001b[1m${payloads[1]}\u001b[0m` },
+      ],
+      ["--brief", `Brief ${payloads[0]}`],
+    );
+    // A codex agent whose reply is Markdown full of traps, and whose tool call is one too.
+    const reply = [
+      "# Done <script>window.__pwned='h'</script>",
+      "[a link](javascript:window.__pwned='link') and [ok](https://example.com/x) and <img src=x onerror=\"window.__pwned='r'\">",
+      "",
+      "```html",
+      "<script>window.__pwned='code'</script>",
+      "```",
+      "- item **bold** `code`",
+    ].join("\n");
+    const scenarioPath = scenario([
+      codexLine({ type: "thread.started", thread_id: "t-1" }),
+      codexLine({ type: "turn.started" }),
+      codexLine({
+        type: "item.started",
+        item: { id: "c1", type: "command_execution", command: payloads[1] },
+      }),
+      codexLine({
+        type: "item.completed",
+        item: { id: "c1", type: "command_execution", command: payloads[1], exit_code: 0 },
+      }),
+      codexLine({ type: "item.completed", item: { id: "m", type: "agent_message", text: reply } }),
+      codexLine({
+        type: "turn.completed",
+        usage: { input_tokens: 1200, cached_input_tokens: 200, output_tokens: 300 },
+      }),
+      { exit: 0 },
+    ]);
+    const codex = dispatchedOf(
+      await runCli(
+        [
+          "dispatch",
+          "--run",
+          run,
+          "--backend",
+          "codex",
+          "--name",
+          "md",
+          "--bin",
+          FAKE_AGENT,
+          "--brief",
+          payloads[2] as string,
+          "--env",
+          `FAKE_AGENT_SCENARIO_FILE=${scenarioPath}`,
+          "--env",
+          "API_KEY=sekrit-value",
+          "--json",
+        ],
+        { env },
+      ),
+    );
+    dispatched.push(codex.dispatchId);
+    // An agent in a git repository whose change is a trap: changes.patch shows it.
+    const repo = makeRepo(path.join(tempDir(), "repo"), { "README.md": "hi\n" });
+    const patcher = dispatchedOf(
+      await runCli(
+        [
+          "dispatch",
+          "--run",
+          run,
+          "--backend",
+          "exec",
+          "--name",
+          "patch",
+          "--cwd",
+          repo,
+          "--env",
+          `EVIL=${payloads[1]}`,
+          "--json",
+          "--",
+          "/bin/sh",
+          "-c",
+          'printf "%s\\n" "$EVIL" > evil.html',
+        ],
+        { env },
+      ),
+    );
+    dispatched.push(patcher.dispatchId);
+    await runCli(["wait", "raw", "md", "patch", "--run", run, "--timeout", "60s"], {
+      env,
+      timeoutMs: 90_000,
+    });
+
+    const check = async (page: Page) => {
+      expect(await page.evaluate("window.__pwned")).toBeUndefined();
+      expect(await page.locator("main img, main script, main iframe, main svg [onload]").count()).toBe(0);
+      expect(await page.locator('a[href^="javascript"]').count()).toBe(0);
+    };
+    const runPage = await openPage(`/runs/${run}`);
+    await runPage.waitForSelector('tr.dispatch-row .pill:text-is("ok")', { timeout: DEADLINE });
+    await untilInPage(runPage, 'document.querySelectorAll("tr.dispatch-row .pill").length === 3', DEADLINE);
+    await check(runPage);
+    expect(await runPage.locator("main").textContent()).toContain("1.5k");
+    await runPage.close();
+
+    const rawPage = await openPage(`/runs/${run}/dispatches/${exec.dispatchId}`);
+    await rawPage.waitForSelector("ol.events li", { timeout: DEADLINE });
+    await check(rawPage);
+    const events = (await rawPage.locator("ol.events").textContent()) ?? "";
+    for (const p of payloads) expect(events).toContain(p);
+    expect(events).toContain("red done");
+    expect(events).not.toContain("\u001b");
+    expect(events).toContain("bad\ufffd\ufffd");
+    expect(events).toMatch(/x{2000} … \(9998000 more characters\)/);
+    expect(await rawPage.locator(".brief").textContent()).toBe(`Brief ${payloads[0]}`);
+    expect(await rawPage.locator(".stderr").textContent()).toBe(payloads[1]);
+    await rawPage.close();
+
+    const mdPage = await openPage(`/runs/${run}/dispatches/${codex.dispatchId}`);
+    await mdPage.waitForSelector(".reply h3", { timeout: DEADLINE });
+    await check(mdPage);
+    expect(await mdPage.locator(".reply h3").textContent()).toBe("Done <script>window.__pwned='h'</script>");
+    expect(await mdPage.locator(".reply pre code").textContent()).toBe(
+      "<script>window.__pwned='code'</script>",
+    );
+    expect(await mdPage.locator(".reply a").getAttribute("href")).toBe("https://example.com/x");
+    expect(await mdPage.locator(".reply .unsafe-link").textContent()).toBe("a link");
+    expect(await mdPage.locator(".reply strong").textContent()).toBe("bold");
+    expect(await mdPage.locator("table.tools td.tool").first().textContent()).toContain(payloads[1]);
+    const spec = (await mdPage.locator(".part-specjson pre").textContent()) ?? "";
+    expect(spec).toContain('"API_KEY": "[redacted]"');
+    expect(spec).not.toContain("sekrit-value");
+    expect(await mdPage.locator(".usage").textContent()).toContain("input 1.2k (cached 200), output 300");
+    await screenshot(mdPage, "dispatch");
+    await mdPage.close();
+
+    const patchPage = await openPage(`/runs/${run}/dispatches/${patcher.dispatchId}`);
+    await patchPage.waitForSelector("pre.diff .d-add", { timeout: DEADLINE });
+    await check(patchPage);
+    expect(await patchPage.locator("pre.diff .d-add").last().textContent()).toBe(`+${payloads[1]}\n`);
+    await patchPage.close();
+  });
+});

@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { cleanText } from "../../src/web/clean.js";
+import { parsePatch } from "../../src/web/diff.js";
+import { count, duration } from "../../src/web/format.js";
+import { layoutTimeline } from "../../src/web/timeline-layout.js";
+import type { BarWire } from "../../src/web/wire.js";
+
+const bar = (
+  id: string,
+  chain: string,
+  attempt: number,
+  from: number,
+  to: number | null,
+  extra: Partial<BarWire> = {},
+): BarWire => ({
+  dispatchId: id,
+  chain,
+  attempt,
+  name: id,
+  state: to === null ? "running" : "recorded",
+  status: to === null ? null : "ok",
+  admittedAtMs: from,
+  queuedUntilMs: null,
+  queued: false,
+  endedAtMs: to,
+  ...extra,
+});
+
+describe("the page's pure parts", () => {
+  it("takes ANSI escapes out of text and makes other control characters visible", () => {
+    expect(cleanText("\u001b[31mred\u001b[0m \u001b]0;title\u0007ok\ttab\nline \u0000\u0007\u009b2J")).toBe(
+      "red ok\ttab\nline \ufffd\ufffd",
+    );
+  });
+
+  it("classifies a patch's lines and folds a binary patch's data", () => {
+    const patch = [
+      "diff --git a/a.txt b/a.txt",
+      "--- a/a.txt",
+      "+++ b/a.txt",
+      "@@ -1 +1 @@",
+      "-old",
+      "+new",
+      " same",
+      "diff --git a/b.bin b/b.bin",
+      "GIT binary patch",
+      "literal 3",
+      "KcmZ>Y%",
+      "",
+      "literal 0",
+      "",
+    ].join("\n");
+    const { lines, files } = parsePatch(patch);
+    expect(files).toBe(2);
+    expect(lines.map((l) => l.kind)).toEqual([
+      "file",
+      "meta",
+      "meta",
+      "hunk",
+      "del",
+      "add",
+      "ctx",
+      "file",
+      "meta",
+      "binary",
+      "binary",
+    ]);
+  });
+
+  it("lays chains out on lanes: a chain's attempts share one, chains that do not overlap share one", () => {
+    const layout = layoutTimeline(
+      [
+        bar("a1", "a1", 1, 0, 100),
+        bar("a2", "a1", 2, 110, 200),
+        bar("b", "b", 1, 50, 150),
+        bar("c", "c", 1, 300, null, { queued: true, queuedUntilMs: 320 }),
+      ],
+      400,
+    );
+    const lane = (id: string) => layout.bars.find((p) => p.bar.dispatchId === id)?.lane;
+    expect([lane("a1"), lane("a2"), lane("b"), lane("c")]).toEqual([0, 0, 1, 0]);
+    expect(layout.lanes).toBe(2);
+    expect(layout.chains.find((c) => c.length === 2)?.map((p) => p.bar.dispatchId)).toEqual(["a1", "a2"]);
+    const c = layout.bars.find((p) => p.bar.dispatchId === "c");
+    expect(c).toMatchObject({ open: true, endMs: 400, waitEndMs: 320 });
+    expect([layout.startMs, layout.endMs]).toEqual([0, 400]);
+  });
+
+  it("writes durations and counts short", () => {
+    expect([duration(999), duration(61_000), duration(3_725_000), duration(200 * 3_600_000)]).toEqual([
+      "999ms",
+      "1m01s",
+      "1h02m",
+      "8d08h",
+    ]);
+    expect([count(999), count(1500), count(25_000), count(2_500_000)]).toEqual([
+      "999",
+      "1.5k",
+      "25k",
+      "2.5M",
+    ]);
+  });
+});
