@@ -7,6 +7,14 @@ import type { DispatchRow } from "../../src/dispatch/read/rows.js";
 const NOW = Date.parse("2026-11-29T10:00:00Z");
 
 function row(overrides: Partial<DispatchRow>): DispatchRow {
+  const base = baseRow(overrides);
+  if (overrides.spend !== undefined || base.tokens === null)
+    return { ...base, spend: overrides.spend ?? null };
+  const tokens = base.tokens.input + base.tokens.output;
+  return { ...base, spend: { tokens, costUsd: null, costSource: null, maxTokens: null, maxCostUsd: null } };
+}
+
+function baseRow(overrides: Partial<DispatchRow>): DispatchRow {
   return {
     run: "default",
     name: "fix-tests",
@@ -23,6 +31,7 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
     lastEventAt: "2026-11-29T09:59:58Z",
     openToolCalls: [],
     tokens: { input: 20_263, cached: 0, output: 29 },
+    spend: { tokens: 20_292, costUsd: null, costSource: null, maxTokens: null, maxCostUsd: null },
     unread: false,
     queue: null,
     problems: [],
