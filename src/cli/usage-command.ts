@@ -88,7 +88,7 @@ function groupingOf(text: string | undefined): UsageGrouping {
 
 /** "$3.20", "~$0.41" (all of it catherd's estimate), "$3.20+" (some tokens without a figure). */
 function costWords(t: UsageTotal): string {
-  if (t.costUsd === 0 && t.unpriced > 0) return "?";
+  if (t.costUsd === 0) return t.unpriced > 0 ? "?" : "$0";
   const estimate = t.costUsd > 0 && t.pricedUsd === t.costUsd ? "~" : "";
   return `${estimate}${formatUsd(t.costUsd)}${t.unpriced > 0 ? "+" : ""}`;
 }
@@ -97,7 +97,7 @@ function costWords(t: UsageTotal): string {
 export function renderUsage(report: UsageReport): string {
   const scope = `${report.run === null ? "every run" : `run ${report.run}`}${report.since === null ? "" : ` since ${report.since.slice(0, 16).replace("T", " ")} UTC`}`;
   if (report.total.dispatches === 0) return `no dispatches spent anything in ${scope}\n`;
-  const keyWidth = Math.min(32, Math.max(5, ...report.groups.map((g) => g.key.length)));
+  const keyWidth = Math.min(32, Math.max(report.by.length, 5, ...report.groups.map((g) => g.key.length)));
   const header = `${cell(report.by.toUpperCase(), keyWidth)} ${cell("DISPATCHES", 10)} ${cell("TOKENS", 8)} ${cell("INPUT", 8)} ${cell("CACHED", 8)} ${cell("OUTPUT", 8)} COST`;
   const line = (t: UsageTotal) =>
     `${cell(t.key, keyWidth)} ${cell(`${t.dispatches}${t.live > 0 ? ` (${t.live} live)` : ""}`, 10)} ${cell(count(t.tokens), 8)} ${cell(count(t.input), 8)} ${cell(count(t.cachedInput), 8)} ${cell(count(t.output), 8)} ${costWords(t)}`.trimEnd();
