@@ -1,5 +1,5 @@
 import type { Backend, Billing } from "../src/backends/types.js";
-import { type Crossing, crossing, type SpendCaps } from "../src/domain/budget.js";
+import { type Crossing, crossing, type Spend, type SpendCaps } from "../src/domain/budget.js";
 import { billedTokens, type ModelAccount, totalOf } from "../src/domain/usage.js";
 import { billingOf, type PricedUsage, pricedUsage, wantsTable } from "../src/folder/spend.js";
 import { loadPricer, type Pricer } from "../src/infra/prices.js";
@@ -46,21 +46,30 @@ export class SpendWatch {
     return pricedUsage(accounts, this.billing, this.pricer, at);
   }
 
-  /** The cap the spend has reached, or null. Loads the price table first when --max-cost needs it. */
-  async crossed(accounts: readonly ModelAccount[], at: Date): Promise<Crossing | null> {
-    if (this.caps.maxCostUsd !== null && this.pricer === null && wantsTable(accounts, this.billing)) {
+  /**
+   * The spend so far: tokens billed and dollars. With `dollars` (a --max-cost, or a run's usd budget, to
+   * watch), the price table is loaded first when some tokens have no figure of the CLI's.
+   */
+  async spendNow(accounts: readonly ModelAccount[], at: Date, dollars: boolean): Promise<Spend> {
+    if (dollars && this.pricer === null && wantsTable(accounts, this.billing)) {
       this.pricer = await loadPricer();
       this.log("prices-loaded", {});
     }
     const priced = this.priced(accounts, at);
-    if (this.caps.maxCostUsd !== null && priced.costUsd === null && billedTokens(totalOf(accounts)) > 0) {
-      this.unpriced(accounts);
-    }
-    return crossing(this.caps, {
+    return {
       tokens: billedTokens(totalOf(accounts)),
       costUsd: priced.costUsd,
       priced: priced.costSource === "priced",
-    });
+    };
+  }
+
+  /** The cap the spend has reached, or null. Loads the price table first when --max-cost needs it. */
+  async crossed(accounts: readonly ModelAccount[], at: Date): Promise<Crossing | null> {
+    const spend = await this.spendNow(accounts, at, this.caps.maxCostUsd !== null);
+    if (this.caps.maxCostUsd !== null && spend.costUsd === null && spend.tokens > 0) {
+      this.unpriced(accounts);
+    }
+    return crossing(this.caps, spend);
   }
 
   /** --max-cost cannot be watched while some tokens have no price: said once, in supervisor.log. */

@@ -25,6 +25,7 @@ import { EventTimes } from "./event-times.js";
 import { watchFolder } from "./folder-watch.js";
 import type { SupervisorLog } from "./log.js";
 import type { Resume } from "./resume.js";
+import { RunBudgetWatch } from "./run-budget-watch.js";
 import { SlotReports } from "./slot-reports.js";
 import { SpendWatch } from "./spend-watch.js";
 import { UsageLogReader } from "./usage-log.js";
@@ -105,6 +106,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   /** The first poll of an adopted dispatch reads everything the agent wrote unwatched, dated linesAt. */
   let backlogAt: number | null = resume?.linesAt ?? null;
   const spend = new SpendWatch(backend, spec, spec, log);
+  const runBudget = RunBudgetWatch.of(dir, log);
   const activity = new ActivityWriter(dir, files, (accounts, at) => spend.priced(accounts, at));
   const eventTimes = new EventTimes(fileIn(dir, FILES.eventTimes));
   const slots = new SlotReports(dir);
@@ -196,6 +198,11 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
         spendSeen = activity.usageReports;
         budget = await spend.crossed(activity.accounts(), clock.wallNow());
       }
+      if (runBudget !== null && budget === null) {
+        budget = await runBudget.look(now, clock.wallNow(), activity.usageReports, (at) =>
+          spend.spendNow(activity.accounts(), at, runBudget.wantsDollars),
+        );
+      }
       if (state.thread !== null && state.thread !== threadWritten) {
         threadWritten = state.thread;
         writeNotice(FILES.thread, {
@@ -230,6 +237,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       const dueAt = Math.min(
         nextDeadline(state, limits),
         activity.dueAt() ?? Number.POSITIVE_INFINITY,
+        runBudget?.dueAt() ?? Number.POSITIVE_INFINITY,
         slots.dueAt() ?? Number.POSITIVE_INFINITY,
       );
       const untilDue = Math.max(

@@ -134,6 +134,13 @@ export const dispatchCommand: Command<Dispatched> = {
       multiple: true,
       description: "cap of live dispatches of one backend in the run (remembered in run.json)",
     },
+    "run-budget": {
+      type: "string",
+      value: "<tokens=n,usd=n,minutes=n|none>",
+      description:
+        "what the whole run may spend, remembered in run.json (given again it replaces; none removes it): a spent run admits nothing more, starts nothing from its queue, and its live dispatches are stopped",
+      default: "the run's, else none",
+    },
     queue: {
       type: "boolean",
       description:
@@ -258,6 +265,7 @@ export const dispatchCommand: Command<Dispatched> = {
       access: stringOption(input, "access"),
       maxParallel: stringOption(input, "max-parallel"),
       maxParallelBackend: listOption(input, "max-parallel-backend"),
+      runBudget: stringOption(input, "run-budget"),
       queue: input.values.queue === true,
       env: listOption(input, "env"),
       brief: withLockHint(

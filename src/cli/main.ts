@@ -30,6 +30,7 @@ const VERBS: Record<string, Verb> = {
   result: { load: async () => (await import("./result-command.js")).resultCommand as Command<unknown> },
   cancel: { load: async () => (await import("./cancel-command.js")).cancelCommand as Command<unknown> },
   clean: { load: async () => (await import("./clean-command.js")).cleanCommand as Command<unknown> },
+  usage: { load: async () => (await import("./usage-command.js")).usageCommand as Command<unknown> },
   doctor: { load: async () => (await import("./doctor-command.js")).doctorCommand as Command<unknown> },
   demo: { load: async () => (await import("./demo-command.js")).demoCommand as Command<unknown> },
   guide: { load: async () => (await import("./guide-command.js")).guideCommand as Command<unknown> },
@@ -62,6 +63,11 @@ const HELP_LINES: readonly { verb: string; synopsis: string; summary: string }[]
   },
   { verb: "result", synopsis: "<name|id>", summary: "the record and the reply" },
   { verb: "cancel", synopsis: "<name|id> [--wait]", summary: "stop it" },
+  {
+    verb: "usage",
+    synopsis: "[--by <what>] [--since 7d]",
+    summary: "what the dispatches spent: tokens and dollars, summed",
+  },
   {
     verb: "clean",
     synopsis: "[--older-than 7d]",

@@ -1,4 +1,8 @@
+import type { RowSpend } from "../dispatch/read/rows.js";
+import type { RunBudgetView } from "../dispatch/read/run-budget.js";
 import { formatUsd, groupDigits } from "../domain/budget.js";
+import { formatDuration } from "../domain/duration.js";
+import { formatRunBudget } from "../domain/run-budget.js";
 import type { RecordFile, SpecFile } from "../domain/schemas.js";
 import { count } from "./render.js";
 
@@ -61,4 +65,47 @@ export function spendLines(r: RecordFile, spec: SpecFile | null): string[] {
     );
   }
   return lines;
+}
+
+/** "$0.12", "$3.40", "$0": dollars short enough for a table cell ("~" marks catherd's estimate). */
+function shortUsd(usd: number): string {
+  if (usd === 0) return "$0";
+  if (usd < 0.01) return "<$0.01";
+  return usd >= 100 ? `$${Math.round(usd)}` : `$${usd.toFixed(2)}`;
+}
+
+/** status's TOKENS cell: "41k", against its cap when it has one ("41k/50k"); "-" before any usage. */
+export function tokensCell(spend: RowSpend | null): string {
+  if (spend === null) return "-";
+  const used = count(spend.tokens);
+  return spend.maxTokens === null ? used : `${used}/${count(spend.maxTokens)}`;
+}
+
+/** status's COST cell: "$0.12", "~$0.12" (catherd's estimate), "$0.12/$5" against --max-cost; "-": none. */
+export function costCell(spend: RowSpend | null): string {
+  if (spend === null) return "-";
+  const used =
+    spend.costUsd === null ? "?" : `${spend.costSource === "priced" ? "~" : ""}${shortUsd(spend.costUsd)}`;
+  if (spend.maxCostUsd !== null) return `${used}/${shortUsd(spend.maxCostUsd)}`;
+  return spend.costUsd === null ? "-" : used;
+}
+
+/**
+ * status's header line for a run with a budget: what it spent against each limit, and whether it is
+ * spent ("run nightly budget: 412k of 2M tokens, $3.20 of $25, 1h05m of 10h — 3 live").
+ */
+export function budgetLine(view: RunBudgetView, run: string): string {
+  const { budget, spend } = view;
+  const parts: string[] = [];
+  if (budget.tokens !== null) parts.push(`${count(spend.tokens)} of ${count(budget.tokens)} tokens`);
+  else parts.push(`${count(spend.tokens)} tokens`);
+  const floor = spend.unpriced > 0 ? "≥ " : "";
+  if (budget.usd !== null) parts.push(`${floor}${formatUsd(spend.costUsd)} of ${formatUsd(budget.usd)}`);
+  else if (spend.costUsd > 0) parts.push(`${floor}${formatUsd(spend.costUsd)}`);
+  if (budget.minutes !== null) {
+    parts.push(`${formatDuration(view.elapsedMs)} of ${formatDuration(budget.minutes * 60_000)}`);
+  }
+  const state = view.spent === null ? `${spend.live} live` : "SPENT: admits nothing, starts nothing queued";
+  const unpriced = spend.unpriced > 0 ? ` (${spend.unpriced} without a dollar figure)` : "";
+  return `run ${run} budget (--run-budget ${formatRunBudget(budget)}): ${parts.join(", ")}${unpriced} — ${state}\n`;
 }

@@ -3,13 +3,16 @@ import { overview } from "../dispatch/overview.js";
 import { cleanableBytes } from "../dispatch/read/cleanable.js";
 import { heavyCell } from "../dispatch/read/heavy-activity.js";
 import type { DispatchRow } from "../dispatch/read/rows.js";
+import { type RunBudgetView, runBudgetView } from "../dispatch/read/run-budget.js";
 import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean.js";
 import { statusWords } from "../domain/record-words.js";
 import type { DispatchState, Status } from "../domain/vocab.js";
+import { readRunFile } from "../folder/run-file.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION } from "./kit.js";
-import { age, bytes, cell, count, paint, type Style, shortWhy, tableWidth, WIDTH } from "./render.js";
+import { age, bytes, cell, paint, type Style, shortWhy, tableWidth, WIDTH } from "./render.js";
 import { runPathsOf } from "./resolve.js";
+import { budgetLine, costCell, tokensCell } from "./spend-text.js";
 
 const RECENT_MS = 24 * 3_600_000;
 
@@ -33,15 +36,25 @@ const STATUS_STYLE: Partial<Record<Status, Style>> = {
   timeout: "yellow",
 };
 
-export const statusCommand: Command<{ dispatches: DispatchRow[]; cleanableBytes: number }> = {
+/** What `status --json` prints. */
+export interface StatusData {
+  dispatches: DispatchRow[];
+  cleanableBytes: number;
+  /** The run's --run-budget and its spend so far; null when the run has no budget. */
+  runBudget: RunBudgetView | null;
+}
+
+export const statusCommand: Command<StatusData> = {
   name: "status",
   synopsis: "",
   positionals: 0,
   summary:
     "One row per dispatch of the run, live ones first. Without --all, recorded dispatches older than a day " +
     "are left out unless their result is unread. A '*' marks a result not yet read with 'catherd result'. " +
-    `A run whose dispatches recorded more than ${DEFAULT_CLEAN_AGE} ago hold over 1 GiB gets a line saying so.`,
-  json: "{dispatches: [a row per dispatch], cleanableBytes}",
+    `A run whose dispatches recorded more than ${DEFAULT_CLEAN_AGE} ago hold over 1 GiB gets a line saying so. ` +
+    "TOKENS and COST are each dispatch's spend, against its --max-tokens and --max-cost when it has them; " +
+    "a run with a --run-budget gets a first line with its spend against it.",
+  json: "{dispatches: [a row per dispatch], cleanableBytes, runBudget: {budget, spend, elapsedMs, spent, problems} | null}",
   options: {
     run: RUN_OPTION,
     all: { type: "boolean", description: "also records older than a day that were read" },
@@ -57,18 +70,26 @@ export const statusCommand: Command<{ dispatches: DispatchRow[]; cleanableBytes:
             (r) => r.state !== "recorded" || r.unread || now - Date.parse(r.endedAt ?? "") < RECENT_MS,
           );
     const cleanable = cleanableBytes(all, now, DEFAULT_CLEAN_AGE_MS);
+    const budget = await runBudgetView(run, readRunFile(run), now);
     return {
-      data: { dispatches: shown, cleanableBytes: cleanable },
+      data: { dispatches: shown, cleanableBytes: cleanable, runBudget: budget },
       text:
+        budgetText(budget, run.run) +
         renderStatus(shown, run.run, all.length - shown.length, now, tableWidth()) +
         cleanableNote(run.run, cleanable),
     };
   },
 };
 
+function budgetText(view: RunBudgetView | null, run: string): string {
+  if (view === null) return "";
+  return paint(budgetLine(view, run), view.spent === null ? "dim" : "yellow");
+}
+
 /**
  * The table, as wide as the terminal when stdout is one (80 columns otherwise). Columns: name, id suffix,
- * backend, state (always a state: `recorded` once there is a record), age, tokens, and the last: what a
+ * backend, state (always a state: `recorded` once there is a record), age, tokens and cost (each against
+ * its cap: "41k/50k"), and the last: what a
  * live dispatch is doing, or the result of a recorded one — its most useful words first, since a narrow
  * terminal cuts the end.
  */
@@ -85,13 +106,21 @@ export function renderStatus(
   // Names and backends as wide as the longest shown (within bounds): what is left is the last column's.
   const nameWidth = Math.min(14, Math.max(4, ...rows.map((r) => (r.name ?? "(by hand)").length)));
   const backendWidth = Math.max(7, ...rows.map((r) => (r.backend ?? "?").length));
-  const header = `  ${cell("NAME", nameWidth)} ${cell("ID", 6)} ${cell("BACKEND", backendWidth)} ${cell("STATE", 8)} ${cell("AGE", 6)} ${cell("TOKENS", 6)} DOING / RESULT`;
+  const tokensWidth = Math.min(13, Math.max(6, ...rows.map((r) => tokensCell(r.spend).length)));
+  // COST only when some row has a figure or a cap: most CLIs give none, and the last column gets the room.
+  const costs = rows.map((r) => costCell(r.spend));
+  const costWidth = costs.every((c) => c === "-")
+    ? 0
+    : Math.min(15, Math.max(5, ...costs.map((c) => c.length)));
+  const header = `  ${cell("NAME", nameWidth)} ${cell("ID", 6)} ${cell("BACKEND", backendWidth)} ${cell("STATE", 8)} ${cell("AGE", 6)} ${cell("TOKENS", tokensWidth)} ${costWidth === 0 ? "" : `${cell("COST", costWidth)} `}DOING / RESULT`;
   const lines = [paint(header.trimEnd(), "dim")];
-  const restWidth = Math.max(12, width - (2 + nameWidth + 6 + backendWidth + 8 + 6 + 6) - 6);
+  const restWidth = Math.max(
+    12,
+    width - (2 + nameWidth + 6 + backendWidth + 8 + 6 + tokensWidth + costWidth) - (costWidth === 0 ? 6 : 7),
+  );
   for (const r of rows) {
     const mark = r.unread ? "* " : "  ";
     const stateStyle = STATE_STYLE[r.state];
-    const tokens = r.tokens === null ? "-" : count(r.tokens.input + r.tokens.output);
     const last = chainText(r, doingOrResult(r, now));
     const lastStyle = last.status === null ? undefined : STATUS_STYLE[last.status];
     const line = [
@@ -100,7 +129,8 @@ export function renderStatus(
       cell(r.backend ?? "?", backendWidth),
       stateStyle === undefined ? cell(r.state, 8) : paint(cell(r.state, 8), stateStyle),
       cell(age(r.admittedAt ?? r.startedAt, now), 6),
-      cell(tokens, 6),
+      cell(tokensCell(r.spend), tokensWidth),
+      ...(costWidth === 0 ? [] : [cell(costCell(r.spend), costWidth)]),
       lastStyle === undefined ? cell(last.text, restWidth) : paint(cell(last.text, restWidth), lastStyle),
     ]
       .join(" ")
@@ -137,7 +167,9 @@ export function queuedText(q: NonNullable<DispatchRow["queue"]>): string {
         ? `${b?.backend ?? "?"} at cap ${b?.cap ?? "?"}`
         : q.blockedBy === "capacity"
           ? `run at cap ${b?.cap ?? "?"}`
-          : `until ${q.notBefore?.slice(11, 16) ?? "?"}`;
+          : q.blockedBy === "budget"
+            ? "run's budget spent"
+            : `until ${q.notBefore?.slice(11, 16) ?? "?"}`;
   return `queued ${place}: ${why}`;
 }
 

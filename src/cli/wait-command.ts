@@ -9,6 +9,7 @@ import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION, stringOption } from "./kit.js";
 import { dispatchDirOf, runPathsOf } from "./resolve.js";
 import { errorLines, recordLine } from "./result-command.js";
+import { costCell, tokensCell } from "./spend-text.js";
 
 /** The records that are done and, for each dispatch waited for that is not, what it is doing. */
 export interface Waited {
@@ -74,7 +75,10 @@ export const waitCommand: Command<Waited> = {
   },
 };
 
-/** One line about a dispatch still running: "fix-tests running 3m12s: tool open 40s: cargo build". */
+/**
+ * One line about a dispatch still running, its spend so far against its caps: "fix-tests running 3m12s
+ * [41k/50k tokens, ~$0.12]: tool open 40s: cargo build".
+ */
 function snapshotLine(s: RunningSnapshot): string {
   const age = s.secs === null ? "" : ` ${formatDuration(s.secs * 1000)}`;
   // A heavy slot says more than the tool call that runs `catherd lock`: `doing` names it then.
@@ -84,7 +88,11 @@ function snapshotLine(s: RunningSnapshot): string {
       : s.doing === null
         ? ""
         : `: ${s.doing}`;
-  return `  ${s.name ?? s.dispatchId} ${s.state}${attemptSuffix(s)}${age}${doing}`;
+  const spent =
+    s.spend === null
+      ? ""
+      : ` [${tokensCell(s.spend)} tokens${costCell(s.spend) === "-" ? "" : `, ${costCell(s.spend)}`}]`;
+  return `  ${s.name ?? s.dispatchId} ${s.state}${attemptSuffix(s)}${age}${spent}${doing}`;
 }
 
 /** " (attempt 2, claude-code)" for a chain's later attempt, "" for a first one. */

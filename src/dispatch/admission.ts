@@ -1,4 +1,5 @@
-import { type Blocked, blockerOf, capsOf, type Slot } from "../domain/admission.js";
+import { type Blocked, blockerOf, type Slot } from "../domain/admission.js";
+import type { Crossing } from "../domain/budget.js";
 import { CatherdError } from "../domain/errors.js";
 import { ownsOverlap } from "../domain/owns.js";
 import type { Clock } from "../infra/clock.js";
@@ -11,6 +12,7 @@ import { planWorkplace } from "./admit/workplace.js";
 import { discardPlans, planHandOvers } from "./queue/hand-over.js";
 import { promoteUnderLock } from "./queue/promote.js";
 import { liveMarkersOf } from "./read/queued.js";
+import { runCaps } from "./read/run-budget.js";
 import type { DispatchRequest } from "./request/request.js";
 
 export { ADMISSION_LOCK_STALE_MS, ADMISSION_LOCK_WAIT_MS } from "./admit/lock.js";
@@ -29,9 +31,12 @@ export interface Admitted extends Committed {
  * refuses leaves nothing); then brief.md and spec.json are staged under a hidden name, and the chains due
  * for a hand-over are planned the same way. Under the run's lock, admission only judges and decides:
  * promote what the queue can start (oldest first, so that a newcomer never jumps the queue), refuse a
- * live duplicate name, and refuse — or with `--queue`, admit queued — a dispatch blocked by an
+ * live duplicate name, refuse a dispatch into a run whose budget is spent (with `--queue` too: a spent
+ * budget frees no slot by itself), and refuse — or with `--queue`, admit queued — a dispatch blocked by an
  * overlapping --owns, the run's cap or its backend's cap; else commit the folder. It never adopts and
- * never records: the dead and orphaned dispatches it finds are returned for the reader's duties.
+ * never records: the dead and orphaned dispatches it finds are returned for the reader's duties. The
+ * budget costs the lock nothing in a run without one, and in a run with one a sum of its ledger: the
+ * dispatches not yet folded, not its history (folder/run-ledger.ts).
  */
 export async function admit(request: DispatchRequest, home: string, clock: Clock): Promise<Admitted> {
   const run = runPaths(home, request.run);
@@ -43,11 +48,12 @@ export async function admit(request: DispatchRequest, home: string, clock: Clock
   try {
     const admitted = await underAdmissionLock(run, async () => {
       const at = clock.wallNow();
-      const caps = capsOf(ensureRunFile(run, request, at));
+      const caps = await runCaps(run, ensureRunFile(run, request, at), at.getTime());
       const live = new LiveSet(run, clock, sights);
       refuseDuplicate(request, live);
       const asking = { backend: request.backend.id, owns: staged.ownsAbsolute };
       const promotion = await promoteUnderLock(live, caps, clock, planned, asking);
+      if (caps.spent !== null) throw budgetRefusal(request, caps.spent);
       const blocked = blockerOf({ ...asking, notBefore: null }, promotion.slots, caps, at.getTime());
       if (blocked !== null && !request.queue) throw refusal(request, blocked, promotion.slots);
       const result = commitDispatch(run, staged, queuedFile(blocked, null, at), at);
@@ -82,6 +88,13 @@ function refuseDuplicate(request: DispatchRequest, live: LiveSet): void {
       },
     );
   }
+}
+
+/** E_RUN_BUDGET: the run's budget is spent; the fix raises it or removes it. */
+function budgetRefusal(request: DispatchRequest, spent: Crossing): CatherdError {
+  return new CatherdError("E_RUN_BUDGET", `${spent.message}: it admits nothing more`, {
+    fix: `raise the run's budget (catherd dispatch … --run ${request.run} --run-budget tokens=<n>,usd=<n>,minutes=<n>, or none to remove it); catherd status --run ${request.run} shows its spend`,
+  });
 }
 
 /** The error for a dispatch blocked without --queue: it names the blocker and the way around it. */

@@ -1,3 +1,4 @@
+import type { Crossing } from "./budget.js";
 import { firstOverlap } from "./owns.js";
 import type { RunFile } from "./schemas.js";
 import type { BackendId, QueueBlocker } from "./vocab.js";
@@ -22,10 +23,15 @@ export interface Candidate {
   notBefore: number | null;
 }
 
-/** The run's caps: live dispatches in all, and per backend (run.json). */
+/**
+ * The run's caps: live dispatches in all, and per backend (run.json); and its budget's crossing when its
+ * spend has reached it (run-budget.ts `runCrossing`): then nothing starts.
+ */
 export interface Caps {
   maxParallel: number | null;
   perBackend: Partial<Record<BackendId, number>>;
+  /** The limit of `--run-budget` the run's spend has reached, or null: the budget is not spent (or none). */
+  spent: Crossing | null;
 }
 
 /** What holds a dispatch back, as queued.json names it. */
@@ -37,12 +43,32 @@ export interface Blocked {
     owns?: string;
     backend?: BackendId;
     cap?: number;
+    /** With `budget`: the limit of the run's budget reached, and how much of it was used. */
+    budget?: "tokens" | "usd" | "minutes";
+    limit?: number;
+    used?: number;
   } | null;
 }
 
-/** The caps remembered for the run in run.json; none when it is missing or unreadable. */
-export function capsOf(runFile: RunFile | null): Caps {
-  return { maxParallel: runFile?.maxParallel ?? null, perBackend: runFile?.maxParallelBackend ?? {} };
+/**
+ * The caps remembered for the run in run.json (none when it is missing or unreadable), with `spent`: the
+ * crossing of its budget its caller worked out from the run's ledger (null: not spent).
+ */
+export function capsOf(runFile: RunFile | null, spent: Crossing | null = null): Caps {
+  return {
+    maxParallel: runFile?.maxParallel ?? null,
+    perBackend: runFile?.maxParallelBackend ?? {},
+    spent,
+  };
+}
+
+/** What queued.json says of a run whose budget is spent. */
+export function budgetBlocked(spent: Crossing): Blocked {
+  const budget = spent.cap === "run-usd" ? "usd" : spent.cap === "run-minutes" ? "minutes" : "tokens";
+  return {
+    blockedBy: "budget",
+    blocker: { budget, limit: spent.limit, used: Math.round(spent.used * 1e4) / 1e4 },
+  };
 }
 
 /** The path of `candidate` that `slot` also owns (owns.ts), or null: how overlapping `--owns` is judged. */
@@ -54,8 +80,9 @@ export function ownsConflict(
 }
 
 /**
- * Whether `candidate` may start beside the `live` slots: null when it may, else what blocks it — first a
- * time not yet come, then an overlapping `--owns`, then the run's cap, then its backend's cap.
+ * Whether `candidate` may start beside the `live` slots: null when it may, else what blocks it — first the
+ * run's budget spent, then a time not yet come, then an overlapping `--owns`, then the run's cap, then its
+ * backend's cap.
  */
 export function blockerOf(
   candidate: Candidate,
@@ -63,6 +90,7 @@ export function blockerOf(
   caps: Caps,
   nowMs: number,
 ): Blocked | null {
+  if (caps.spent !== null) return budgetBlocked(caps.spent);
   if (candidate.notBefore !== null && nowMs < candidate.notBefore) {
     return { blockedBy: "not-before", blocker: null };
   }
@@ -91,7 +119,8 @@ export interface Queued extends Candidate, Slot {
  * Which queued dispatches start now, in the order given (oldest first): each in turn starts if nothing
  * blocks it beside the live slots and those chosen before it. One that is blocked does not hold back a
  * later one that is free (a different backend, paths nobody holds); once the run is full, nothing more
- * can start and the walk stops — so its cost is bounded by the slots free, not by the queue's length.
+ * can start and the walk stops — so its cost is bounded by the slots free, not by the queue's length. A
+ * run whose budget is spent starts nothing.
  */
 export function choosePromotions<Q extends Queued>(
   queued: Iterable<Q>,
@@ -99,6 +128,7 @@ export function choosePromotions<Q extends Queued>(
   caps: Caps,
   nowMs: number,
 ): Q[] {
+  if (caps.spent !== null) return [];
   const taken: Slot[] = [...live];
   const chosen: Q[] = [];
   for (const q of queued) {

@@ -52,9 +52,12 @@ export interface Spend {
   priced: boolean;
 }
 
-/** A cap the spend has reached: which, its limit, what was used, and the sentence that says so. */
+/**
+ * A cap the spend has reached: which — the dispatch's own, or its run's budget (run-budget.ts) — its
+ * limit, what was used, and the sentence that says so.
+ */
 export interface Crossing {
-  cap: "tokens" | "cost";
+  cap: "tokens" | "cost" | "run-tokens" | "run-usd" | "run-minutes";
   limit: number;
   used: number;
   message: string;

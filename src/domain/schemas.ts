@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MAX_COST_CAP_USD, MAX_TOKENS_CAP } from "./budget.js";
+import { MAX_BUDGET_MINUTES, RUN_BUDGET_KEYS } from "./run-budget.js";
 import { host, isoTime, loose, ms, processIdentity, schemaField, startTime } from "./schema-parts.js";
 import { supervisorFileSchema } from "./supervisor-schema.js";
 import { COST_SOURCES } from "./usage.js";
@@ -85,6 +86,13 @@ const recordErrorField = loose({
 /** The caps a spec.json may carry (budget.ts bounds them: a hand-written spec is held to the same). */
 const maxTokensField = z.number().int().min(1).max(MAX_TOKENS_CAP);
 const maxCostField = z.number().positive().max(MAX_COST_CAP_USD);
+
+/** run.json's `budget` (`--run-budget`): each limit as the flag bounds it, null when not given. */
+const runBudgetSchema = loose({
+  tokens: maxTokensField.nullable(),
+  usd: maxCostField.nullable(),
+  minutes: z.number().int().min(1).max(MAX_BUDGET_MINUTES).nullable(),
+});
 
 /**
  * spec.json as written: by `dispatch` in full, by a person possibly with just `cmd` (and `backend`).
@@ -386,6 +394,9 @@ export const recordFileSchema = loose({
     .optional(),
   /** When it was admitted (admit.json), so that a reader of the record alone can say its age. */
   admittedAt: isoTime.nullable().optional(),
+  /** Its caps on spending (spec.json), so that a reader of the record alone can set its use against them. */
+  maxTokens: maxTokensField.nullable().optional(),
+  maxCostUsd: maxCostField.nullable().optional(),
   /** Its last event as a human line, and when it came (activity.json at the end); null without one. */
   lastEvent: z.string().nullable().optional(),
   lastEventAt: isoTime.nullable().optional(),
@@ -429,6 +440,10 @@ export const queuedFileSchema = loose({
     owns: z.string().optional(),
     backend: backendIdSchema.optional(),
     cap: z.number().int().positive().optional(),
+    /** Held by the run's budget: which of its limits was reached, the limit, and how much was used. */
+    budget: z.enum(RUN_BUDGET_KEYS).optional(),
+    limit: z.number().positive().optional(),
+    used: z.number().nonnegative().optional(),
   }).nullable(),
   notBefore: isoTime.nullable(),
 });
@@ -476,6 +491,8 @@ export const runFileSchema = loose({
   maxParallel: z.number().int().positive().nullable().optional(),
   /** `--max-parallel-backend codex=3`: live dispatches per backend within the run. */
   maxParallelBackend: z.record(backendIdSchema, z.number().int().positive()).optional(),
+  /** `--run-budget`: what the whole run may spend (run-budget.ts); null or absent: no budget. */
+  budget: runBudgetSchema.nullable().optional(),
   /** `--run-notify`: the shell command run once when any dispatch of the run is recorded. */
   notify: notifyCommandSchema.nullable().optional(),
   /** `--run-placement`: where the run's dispatches go when `--placement` does not say. */
@@ -500,6 +517,60 @@ export const placementFileSchema = loose({
 });
 export type PlacementFile = z.infer<typeof placementFileSchema>;
 
+/**
+ * spend/<dispatchId>.json: one dispatch's part of its run's spend (src/folder/run-ledger.ts). Created with
+ * nothing spent when the dispatch is admitted, rewritten whole by its supervisor while the run has a
+ * budget, and by the record writer with the record's figures (`final`); then folded into spent.json.
+ */
+export const spendFileSchema = loose({
+  schema: schemaField,
+  dispatchId: z.string().min(1),
+  name: z.string().min(1),
+  at: isoTime,
+  /** Tokens billed: input (cached included) plus output (reasoning included). */
+  tokens: ms,
+  /** Dollars where a figure is known (the CLI's own, else catherd's price), else null. */
+  costUsd: z.number().nonnegative().nullable(),
+  /** The record's figures: nothing of this dispatch will spend more. */
+  final: z.boolean(),
+});
+export type SpendFile = z.infer<typeof spendFileSchema>;
+
+/**
+ * spent.json: the recorded dispatches' spend folded out of spend/, rewritten whole under the run's
+ * spend.lock. `folded` names the dispatches of the last fold, whose files may outlive it by a crash: a
+ * reader skips them, the next fold removes them.
+ */
+export const spentFileSchema = loose({
+  schema: schemaField,
+  at: isoTime,
+  tokens: ms,
+  costUsd: z.number().nonnegative(),
+  unpriced: ms,
+  dispatches: ms,
+  folded: z.array(z.string().min(1)),
+});
+export type SpentFile = z.infer<typeof spentFileSchema>;
+
+/**
+ * spend-now.json: the run's whole spend as last summed (spent.json plus every part beside it), rewritten
+ * under spend.lock by whoever found it older than a second; `parts` has each live dispatch's figures, so
+ * that a supervisor can put its own fresher ones in their place.
+ */
+export const spendNowFileSchema = loose({
+  schema: schemaField,
+  at: isoTime,
+  tokens: ms,
+  costUsd: z.number().nonnegative(),
+  unpriced: ms,
+  live: ms,
+  dispatches: ms,
+  parts: z.record(z.string(), z.object({ tokens: ms, costUsd: z.number().nonnegative().nullable() })),
+  /** Files of the ledger that could not be read when it was summed: their parts are missing. */
+  problems: z.array(z.string()),
+});
+export type SpendNowFile = z.infer<typeof spendNowFileSchema>;
+
 /** Every schema on disk, by file name: the source of specs/schemas/*.schema.json. */
 export const FILE_SCHEMAS = {
   "spec.json": specFileSchema,
@@ -517,4 +588,7 @@ export const FILE_SCHEMAS = {
   "notify.json": notifyFileSchema,
   "placement.json": placementFileSchema,
   "run.json": runFileSchema,
+  "spend.json": spendFileSchema,
+  "spent.json": spentFileSchema,
+  "spend-now.json": spendNowFileSchema,
 } as const;

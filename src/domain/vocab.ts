@@ -71,9 +71,10 @@ export type DispatchState = (typeof DISPATCH_STATES)[number];
 
 /**
  * Why a queued dispatch waits (queued.json `blockedBy`): the run's cap, its backend's cap within the run,
- * an overlapping `--owns` of a live dispatch, or a time before which it must not start.
+ * an overlapping `--owns` of a live dispatch, a time before which it must not start, or the run's budget
+ * spent (`--run-budget`: it starts once the budget is raised).
  */
-export const QUEUE_BLOCKERS = ["capacity", "backend-cap", "overlap", "not-before"] as const;
+export const QUEUE_BLOCKERS = ["capacity", "backend-cap", "overlap", "not-before", "budget"] as const;
 export type QueueBlocker = (typeof QUEUE_BLOCKERS)[number];
 
 /**
@@ -106,6 +107,7 @@ export const ERROR_CODES = [
   "E_ADMIT_DUPLICATE",
   "E_ADMIT_OVERLAP",
   "E_ADMIT_CAPACITY",
+  "E_RUN_BUDGET",
   "E_BACKEND_MISSING",
   "E_BACKEND_BROKEN",
   "E_BACKEND_TOO_OLD",

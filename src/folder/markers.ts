@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
 import { backendIdSchema, loose } from "../domain/schemas.js";
-import { ENGINES } from "../domain/vocab.js";
+import { ENGINES, QUEUE_BLOCKERS } from "../domain/vocab.js";
 import { writeJsonAtomic } from "../infra/atomic.js";
 import { parseJsonText } from "../infra/json-file.js";
 import { liveMarkerFile, type RunPaths } from "../infra/paths.js";
@@ -26,7 +26,14 @@ const liveMarkerSchema = loose({
   backend: backendIdSchema.optional(),
   /** The engine that runs its supervisor as a job (admit.json `placement`); absent: local. */
   engine: z.enum(ENGINES).optional(),
-  queued: z.object({ since: z.string(), notBefore: z.string().nullable() }).optional(),
+  /** Why it waits, as queued.json says (a shortcut: promotion rewrites both when the run's budget holds it). */
+  queued: z
+    .object({
+      since: z.string(),
+      notBefore: z.string().nullable(),
+      blockedBy: z.enum(QUEUE_BLOCKERS).optional(),
+    })
+    .optional(),
   /** Recorded, and its chain goes on: the next reader that promotes the run does the hand-over. */
   handover: z.boolean().optional(),
 });

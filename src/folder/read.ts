@@ -3,8 +3,11 @@ import { FILE_SCHEMAS } from "../domain/schemas.js";
 import { type FileRead, readJsonFile } from "../infra/json-file.js";
 import { fileIn } from "./layout.js";
 
-/** The JSON files of a dispatch folder (run.json belongs to the run, not to a folder). */
-export type FolderJsonFile = Exclude<keyof typeof FILE_SCHEMAS, "run.json">;
+/** The JSON files of a dispatch folder (run.json and the spend ledger belong to the run, not to a folder). */
+export type FolderJsonFile = Exclude<
+  keyof typeof FILE_SCHEMAS,
+  "run.json" | "spend.json" | "spent.json" | "spend-now.json"
+>;
 
 /** What a JSON file of a dispatch folder holds, by its name. */
 export type FolderJson<F extends FolderJsonFile> = z.infer<(typeof FILE_SCHEMAS)[F]>;

@@ -23,6 +23,7 @@ import { notifyIfEnded } from "./notify.js";
 import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
 import { summarizeDispatch } from "./replay.js";
+import { settleSpend } from "./run-ledger.js";
 import { billingOf, type PricedUsage, priceUsage } from "./spend.js";
 import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./write.js";
 
@@ -64,6 +65,8 @@ export async function writeRecord(
   // A chain that goes on stays live (its name, its marker) until the hand-over is done.
   if (record.next == null) removeLiveMarkerOf(dir);
   else markHandOver(dir, record.name ?? "", record.backend);
+  // The run's ledger takes the record's figures from the one writer that created it.
+  if (created) await settleSpend(dir, record, new Date());
   return created ? record : null;
 }
 
@@ -128,6 +131,8 @@ async function buildRecord(
     commits,
     tmp: settlePrivateTemp(dir, spec?.keepTmp ?? false),
     admittedAt: admit?.admittedAt ?? null,
+    maxTokens: spec?.maxTokens ?? null,
+    maxCostUsd: spec?.maxCostUsd ?? null,
     lastEvent: activity?.lastEvent ?? null,
     lastEventAt: activity?.lastEventAt ?? exit.lastEventAt ?? null,
     slotWaitMs: exit.slotWaitMs ?? null,

@@ -40,9 +40,17 @@ function writeTemp(target: string, data: string | Uint8Array, sync = true): stri
   return temp;
 }
 
-/** Replaces `target` atomically with `data`. */
-export function writeFileAtomic(target: string, data: string | Uint8Array): void {
-  const temp = writeTemp(target, data);
+/**
+ * Replaces `target` atomically with `data`. With `sync: false`, without the fsync: for a file rewritten
+ * every second that anyone can work out again (after a crash of the machine it may hold an older version,
+ * or nothing); readers still never see it torn.
+ */
+export function writeFileAtomic(
+  target: string,
+  data: string | Uint8Array,
+  options: { sync?: boolean } = {},
+): void {
+  const temp = writeTemp(target, data, options.sync ?? true);
   try {
     fs.renameSync(temp, target);
   } catch (error) {
@@ -75,8 +83,8 @@ export function createFileExclusive(
 }
 
 /** Writes a JSON document atomically, pretty-printed so that a person can read it with `cat`. */
-export function writeJsonAtomic(target: string, value: unknown): void {
-  writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`);
+export function writeJsonAtomic(target: string, value: unknown, options: { sync?: boolean } = {}): void {
+  writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`, options);
 }
 
 export function createJsonExclusive(target: string, value: unknown): boolean {

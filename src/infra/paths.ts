@@ -4,7 +4,7 @@ import { isValidId, requireId } from "../domain/ids.js";
 
 // Where things live (specs/dispatch-folder.md, "Where folders live"): the one place that knows the layout of
 // a home and of a run — `<home>/runs/<run>/{run.json, admission.lock, live/, dispatches/<name>/<id>/,
-// dispatches/<name>/latest, worktrees/<id>/}`. Every path below a run is built from validated ids, so no
+// dispatches/<name>/latest, worktrees/<id>/, spend/<id>.json, spent.json, spend-now.json, spend.lock}`. Every path below a run is built from validated ids, so no
 // name or id can reach outside its run.
 
 /** `$CATHERD_HOME`, else `$XDG_DATA_HOME/catherd`, else `~/.local/share/catherd`. */
@@ -35,6 +35,14 @@ export interface RunPaths {
   live: string;
   /** The git worktrees of `--worktree` dispatches, one folder per dispatch id. */
   worktrees: string;
+  /** The run's spend ledger (src/folder/run-ledger.ts): a file per dispatch not yet folded, */
+  spend: string;
+  /** … the recorded ones folded, */
+  spentFile: string;
+  /** … the run's whole spend as last summed, */
+  spendNow: string;
+  /** … and the lock a fold or a sum is made under. */
+  spendLock: string;
 }
 
 /** The file beside a name's dispatch folders that names its newest one. Not a dispatch id. */
@@ -56,6 +64,10 @@ export function runPaths(home: string, run: string): RunPaths {
     dispatches: path.join(dir, "dispatches"),
     live: path.join(dir, "live"),
     worktrees: path.join(dir, "worktrees"),
+    spend: path.join(dir, "spend"),
+    spentFile: path.join(dir, "spent.json"),
+    spendNow: path.join(dir, "spend-now.json"),
+    spendLock: path.join(dir, "spend.lock"),
   };
 }
 
@@ -87,6 +99,11 @@ export function runPathsOfRunDir(runDir: string): RunPaths | null {
 /** `<name>/latest`: the id of the name's newest dispatch. */
 export function latestFile(run: RunPaths, name: string): string {
   return path.join(nameDir(run, name), LATEST_FILE);
+}
+
+/** A dispatch's file in its run's spend ledger (src/folder/run-ledger.ts). */
+export function spendFile(run: RunPaths, dispatchId: string): string {
+  return path.join(run.spend, `${requireId("dispatch id", dispatchId)}.json`);
 }
 
 /** The live marker of a dispatch (src/folder/markers.ts). */

@@ -91,6 +91,7 @@ describe("the MCP SDK's place in the programs", () => {
       "show",
       "cancel",
       "clean",
+      "usage",
       "doctor",
       "guide",
       "lock",

@@ -84,7 +84,7 @@ describe("catherd mcp, in process", () => {
   it("lists the verbs as tools, their input schemas valid JSON Schema made from the commands' flags", async () => {
     const { tools } = await session.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ["cancel", "dispatch", "doctor", "logs", "result", "show", "status", "wait"].sort(),
+      ["cancel", "dispatch", "doctor", "logs", "result", "show", "status", "usage", "wait"].sort(),
     );
     const validator = new AjvJsonSchemaValidator();
     type Schema = Parameters<typeof validator.getValidator>[0];
@@ -237,6 +237,14 @@ describe("catherd mcp, in process", () => {
     expect(later.data).toMatchObject({
       records: [{ name: "builder", status: "ok", reply: "built" }],
       running: [],
+    });
+    // The usage tool totals what it spent: codex's turn reported 10 input and 2 output tokens.
+    const usage = await session.call("usage", { by: "backend" });
+    expect(usage.isError).toBe(false);
+    expect(usage.data).toMatchObject({
+      by: "backend",
+      groups: [{ key: "codex", dispatches: 1, tokens: 12, input: 10, output: 2 }],
+      total: { dispatches: 1, tokens: 12 },
     });
   });
 

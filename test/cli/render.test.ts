@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { shortWhy } from "../../src/cli/render.js";
+import { budgetLine } from "../../src/cli/spend-text.js";
 import { renderStatus } from "../../src/cli/status-command.js";
 import { heavyText } from "../../src/dispatch/read/heavy-activity.js";
 import type { DispatchRow } from "../../src/dispatch/read/rows.js";
@@ -8,6 +9,14 @@ import { comeBackAt, whyLine } from "../../src/domain/record-words.js";
 const NOW = Date.parse("2026-11-29T10:00:00Z");
 
 function row(overrides: Partial<DispatchRow>): DispatchRow {
+  const base = baseRow(overrides);
+  if (overrides.spend !== undefined || base.tokens === null)
+    return { ...base, spend: overrides.spend ?? null };
+  const tokens = base.tokens.input + base.tokens.output;
+  return { ...base, spend: { tokens, costUsd: null, costSource: null, maxTokens: null, maxCostUsd: null } };
+}
+
+function baseRow(overrides: Partial<DispatchRow>): DispatchRow {
   return {
     run: "default",
     name: "fix-tests",
@@ -24,6 +33,7 @@ function row(overrides: Partial<DispatchRow>): DispatchRow {
     lastEventAt: "2026-11-29T09:59:58Z",
     openToolCalls: [],
     tokens: { input: 20_263, cached: 0, output: 29 },
+    spend: { tokens: 20_292, costUsd: null, costSource: null, maxTokens: null, maxCostUsd: null },
     unread: false,
     queue: null,
     problems: [],
@@ -254,5 +264,29 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
 
   it("says so when a run is empty", () => {
     expect(renderStatus([], "nightly", 0, NOW)).toBe("no dispatches in run nightly\n");
+  });
+});
+
+describe("spend in status", () => {
+  it("shows tokens and cost against the caps, and the run's budget in a first line", () => {
+    const capped = row({
+      name: "capped",
+      spend: { tokens: 41_000, costUsd: 0.1234, costSource: "priced", maxTokens: 50_000, maxCostUsd: 5 },
+    });
+    const text = renderStatus([capped, row({ name: "plain" })], "default", 0, NOW);
+    const [header, first, second] = text.split("\n");
+    expect(header).toBe("  NAME   ID     BACKEND STATE    AGE    TOKENS  COST         DOING / RESULT");
+    expect(first).toMatch(/^ {2}capped k3x9qa codex {3}running {2}3m12s {2}41k\/50k ~\$0\.12\/\$5\.00 /);
+    expect(second).toMatch(/ 20k {5}- {12}\$ npm test$/);
+    const view = {
+      budget: { tokens: 2_000_000, usd: 25, minutes: 600 },
+      spend: { tokens: 412_000, costUsd: 3.2, unpriced: 1, live: 3, dispatches: 7 },
+      elapsedMs: 65 * 60_000,
+      spent: null,
+      problems: [],
+    };
+    expect(budgetLine(view, "nightly")).toBe(
+      "run nightly budget (--run-budget tokens=2M,usd=25,minutes=600): 412k of 2.0M tokens, ≥ $3.20 of $25.00, 1h05m of 10h00m (1 without a dollar figure) — 3 live\n",
+    );
   });
 });

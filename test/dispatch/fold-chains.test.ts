@@ -19,6 +19,7 @@ function row(dispatchId: string, attempt: number, backend: DispatchRow["backend"
     lastEventAt: null,
     openToolCalls: [],
     tokens: null,
+    spend: null,
     unread: true,
     queue: null,
     problems: [],

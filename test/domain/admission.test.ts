@@ -8,7 +8,7 @@ import {
   type Slot,
 } from "../../src/domain/admission.js";
 
-const none: Caps = { maxParallel: null, perBackend: {} };
+const none: Caps = { maxParallel: null, perBackend: {}, spent: null };
 const slot = (name: string, backend: Slot["backend"] = "codex", owns: string[] = []): Slot => ({
   name,
   dispatchId: `id-${name}`,
@@ -51,14 +51,14 @@ describe("blockerOf: whether a dispatch may start beside the live ones", () => {
       "its backend at its cap, the run not",
       want("codex"),
       [slot("a", "codex"), slot("b", "gemini")],
-      { maxParallel: 5, perBackend: { codex: 1 } },
+      { maxParallel: 5, perBackend: { codex: 1 }, spent: null },
       { blockedBy: "backend-cap", blocker: { backend: "codex", cap: 1 } },
     ],
     [
       "another backend at its cap",
       want("gemini"),
       [slot("a", "codex")],
-      { maxParallel: 5, perBackend: { codex: 1 } },
+      { maxParallel: 5, perBackend: { codex: 1 }, spent: null },
       null,
     ],
     [
@@ -123,7 +123,7 @@ describe("choosePromotions: which queued dispatches start when slots free", () =
 
   it("honours the per-backend cap and lets another backend through", () => {
     const queue = [queued("q1", "codex"), queued("q2", "codex"), queued("q3", "gemini")];
-    const caps: Caps = { maxParallel: 10, perBackend: { codex: 2 } };
+    const caps: Caps = { maxParallel: 10, perBackend: { codex: 2 }, spent: null };
     expect(names(choosePromotions(queue, [slot("a", "codex")], caps, NOW))).toEqual(["q1", "q3"]);
   });
 

@@ -9,6 +9,7 @@ import { type Logs, logsCommand } from "../logs-command.js";
 import { recordLine, resultCommand } from "../result-command.js";
 import { type ShownDispatch, showCommand } from "../show-command.js";
 import { statusCommand } from "../status-command.js";
+import { type UsageReport, usageCommand } from "../usage-command.js";
 import { attemptSuffix, type Waited, waitCommand } from "../wait-command.js";
 import type { JsonSchema } from "./input.js";
 
@@ -176,7 +177,7 @@ const waitTool: ToolSpec<Waited> = {
     `Wait up to timeoutS seconds (default ${WAIT_DEFAULT_S}, at most ${WAIT_MAX_S}) until the named ` +
     "dispatches (default: every live one of the run) are recorded, or with any the first of them. Returns " +
     "the records that are done and, for each one still running, what it is doing: state, its open tool " +
-    "call and for how long, tokens so far. It never blocks past timeoutS: call it again to keep waiting; " +
+    "call and for how long, its spend so far (tokens, dollars and their source, against its caps). It never blocks past timeoutS: call it again to keep waiting; " +
     "nothing is lost between calls. As `catherd wait`.",
   command: waitCommand,
   positionals: { name: "names", description: "the dispatches to wait for (names or ids)", multiple: true },
@@ -208,6 +209,19 @@ const waitTool: ToolSpec<Waited> = {
   },
 };
 
+const usageTool: ToolSpec<UsageReport> = {
+  name: "usage",
+  title: "What catherd's dispatches spent",
+  description:
+    "Spend totals of every dispatch of the home (or of one run): tokens as billed and dollars where a " +
+    "figure is known — the CLI's own, or catherd's estimate at list prices (pricedUsd) — grouped by run, " +
+    "backend, model, day or name, live dispatches so far. As `catherd usage`.",
+  command: usageCommand,
+  readOnly: true,
+  line: ({ total, by, groups }) =>
+    `${total.dispatches} dispatches, ${total.tokens} tokens, $${total.costUsd.toFixed(2)}${total.unpriced > 0 ? " and more without a figure" : ""}; ${groups.length} by ${by}`,
+};
+
 /** Every tool, in the order tools/list gives them. */
 export const TOOLS: readonly ToolSpec[] = [
   dispatchTool,
@@ -217,6 +231,7 @@ export const TOOLS: readonly ToolSpec[] = [
   showTool,
   logsTool,
   cancelTool,
+  usageTool,
   doctorTool,
 ] as unknown as readonly ToolSpec[];
 

@@ -1,3 +1,4 @@
+import { sameBudget } from "../../domain/run-budget.js";
 import { type RunFile, runFileSchema, SCHEMA_VERSION } from "../../domain/schemas.js";
 import type { BackendId } from "../../domain/vocab.js";
 import { writeJsonAtomic } from "../../infra/atomic.js";
@@ -6,7 +7,7 @@ import type { RunPaths } from "../../infra/paths.js";
 import type { DispatchRequest } from "../request/request.js";
 
 // run.json: the run's own file (specs/dispatch.md §2, step 1), created by its first admission; the caps a
-// dispatch gives, and its --run-placement, are remembered in it for the next.
+// dispatch gives, its --run-placement and its --run-budget, are remembered in it for the next.
 
 /** run.json as it is, or null when it is missing or cannot be read. */
 export function readRunFile(run: RunPaths): RunFile | null {
@@ -15,8 +16,9 @@ export function readRunFile(run: RunPaths): RunFile | null {
 }
 
 /**
- * run.json, created on the first admission, with the caps `request` gives merged in and written when they
- * change. Under the run's admission lock. A run.json of a newer catherd is E_SCHEMA_NEWER: never rewritten.
+ * run.json, created on the first admission, with the caps `request` gives merged in and its --run-budget
+ * in place of the one before, written when they change. Under the run's admission lock. A run.json of a
+ * newer catherd is E_SCHEMA_NEWER: never rewritten.
  */
 export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date): RunFile {
   const read = readJsonFile(run.runFile, runFileSchema);
@@ -27,13 +29,21 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
   // `none` removes the remembered cap; a number replaces it; not given, it stays.
   const maxParallel =
     request.maxParallel === "none" ? null : (request.maxParallel ?? file.maxParallel ?? null);
+  // Given, the budget replaces the one before whole (`none` removes it); not given, it stays.
+  const budget =
+    request.runBudget === null
+      ? (file.budget ?? null)
+      : request.runBudget === "none"
+        ? null
+        : request.runBudget;
   const notifyChanged = request.runNotify !== undefined && (file.notify ?? null) !== request.runNotify;
   const capsChanged =
     notifyChanged ||
     (file.maxParallel ?? null) !== maxParallel ||
     Object.entries(request.maxParallelBackend).some(
       ([backend, cap]) => file.maxParallelBackend?.[backend as BackendId] !== cap,
-    );
+    ) ||
+    !sameBudget(file.budget ?? null, budget);
   const asked = request.placement.runPlacement;
   const placementChanged = asked !== null && (file.placement ?? "none") !== asked;
   if (read.kind !== "ok" || capsChanged || placementChanged) {
@@ -43,6 +53,7 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
       ...rest,
       maxParallel,
       ...(Object.keys(perBackend).length > 0 ? { maxParallelBackend: perBackend } : {}),
+      ...(budget === null && file.budget === undefined ? {} : { budget }),
       ...(request.runNotify === undefined ? {} : { notify: request.runNotify }),
       ...(placement === undefined ? {} : { placement }),
     };

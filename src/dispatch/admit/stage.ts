@@ -129,7 +129,9 @@ export function commitDispatch(
       owns: staged.ownsAbsolute,
       backend: staged.admit.backend,
       ...(staged.admit.placement === undefined ? {} : { engine: staged.admit.placement.engine }),
-      ...(queued === null ? {} : { queued: { since: queued.since, notBefore: queued.notBefore } }),
+      ...(queued === null
+        ? {}
+        : { queued: { since: queued.since, notBefore: queued.notBefore, blockedBy: queued.blockedBy } }),
     });
     return { run, name, dispatchId, dir, admit: admitFile, spec: staged.spec, queued };
   } catch (error) {

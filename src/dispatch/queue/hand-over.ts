@@ -215,6 +215,7 @@ function nextRequest(
     access: asked.access,
     maxParallel: null,
     maxParallelBackend: {},
+    runBudget: null,
     queue: true,
     env,
     brief,

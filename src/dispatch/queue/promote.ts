@@ -1,9 +1,10 @@
 import * as fs from "node:fs";
-import { type Caps, capsOf, choosePromotions, type Slot } from "../../domain/admission.js";
+import { type Caps, choosePromotions, type Slot } from "../../domain/admission.js";
 import { handOverPending } from "../../folder/chain.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { writeLiveMarker } from "../../folder/markers.js";
 import { readFolderJson } from "../../folder/read.js";
+import { readRunFile } from "../../folder/run-file.js";
 import { createFolderJson, writeFolderJson } from "../../folder/write.js";
 import type { Clock } from "../../infra/clock.js";
 import { hostIdentity } from "../../infra/host-identity.js";
@@ -12,12 +13,13 @@ import type { RunPaths } from "../../infra/paths.js";
 import { startTimeOf } from "../../infra/process-identity.js";
 import { type Asking, engineSightsOf, LiveSet } from "../admit/live-set.js";
 import { underAdmissionLock } from "../admit/lock.js";
-import { readRunFile } from "../admit/run-file.js";
 import { type DispatchView, inspectDispatch } from "../read/inspect.js";
 import { queueOrder } from "../read/queued.js";
+import { runCaps } from "../read/run-budget.js";
 import { recordCancelledWhileQueued } from "../settle/settle.js";
 import { launchSupervisor } from "../start/launch.js";
 import type { StandbySupervisor } from "../start/standby.js";
+import { markBudgetHolds } from "./budget-marks.js";
 import { discardPlans, handOverUnderLock, type PlannedHandOver, planHandOvers } from "./hand-over.js";
 
 // The queue of a run (specs/dispatch.md §7). No daemon keeps it: whoever touches the run — a dispatcher, a
@@ -63,14 +65,24 @@ export async function promoteUnderLock(
   const { slots, stranded } = queueSlots();
   // A promoter inside an engine's job starts only what an engine runs: a local supervisor started on a
   // compute node would end with the job (specs/placement.md, "A run that mixes placements").
-  const queue = [...live.waiting(), ...stranded]
+  const waiting = live.waiting();
+  const queue = [...waiting, ...stranded]
     .filter((q) => !placedOnly || q.marker.engine !== undefined)
     .sort(queueOrder);
   const strandedDirs = new Set(stranded.map((q) => q.marker.dir));
   const held = [...slots];
   const toLaunch: string[] = [...handedOver.started];
   const at = clock.wallNow();
-  for (const q of choosePromotions(queue, slots, caps, at.getTime())) {
+  const chosen = choosePromotions(queue, slots, caps, at.getTime());
+  markBudgetHolds(
+    live.run,
+    waiting,
+    new Set(chosen.map((q) => q.marker.dir)),
+    [...slots, ...chosen],
+    caps,
+    at.getTime(),
+  );
+  for (const q of chosen) {
     const dir = q.marker.dir;
     if (fs.existsSync(fileIn(dir, FILES.cancel))) {
       await recordCancelledWhileQueued(dir, clock);
@@ -185,10 +197,10 @@ export async function promoteRun(
     const sights = await engineSightsOf(run, clock);
     let promoted: Promoted;
     try {
-      promoted = await underAdmissionLock(run, () =>
+      promoted = await underAdmissionLock(run, async () =>
         promoteUnderLock(
           new LiveSet(run, clock, sights),
-          capsOf(readRunFile(run)),
+          await runCaps(run, readRunFile(run), clock.wallNow().getTime()),
           clock,
           planned,
           "all",

@@ -1,7 +1,8 @@
 // status's rows (specs/cli.md, `status`): one dispatch as a row, from its record alone once it has one,
 // from its view and activity.json while it lives; a chain's attempts folded into one row. Reading only.
-import type { ActivityFile, PlacementFile, QueuedFile, RecordFile } from "../../domain/schemas.js";
+import type { ActivityFile, PlacementFile, QueuedFile, RecordFile, SpecFile } from "../../domain/schemas.js";
 import { pendingWords } from "../../domain/slurm-states.js";
+import { billedTokens } from "../../domain/usage.js";
 import type { BackendId, DispatchState } from "../../domain/vocab.js";
 import { backendIdOf } from "../../folder/backend.js";
 import { FILES, placeOf } from "../../folder/layout.js";
@@ -48,6 +49,8 @@ export interface DispatchRow {
   lastEventAt: string | null;
   openToolCalls: ActivityFile["openToolCalls"];
   tokens: { input: number; cached: number; output: number } | null;
+  /** What it spent (so far, while it lives) against its caps; null before the CLI reported any usage. */
+  spend: RowSpend | null;
   /** Recorded, and its result not yet read with `result` or `wait`. */
   unread: boolean;
   /** For a queued dispatch: its place (1 = next; null once its promoter died, it is promoted next) and why. */
@@ -64,6 +67,38 @@ export interface DispatchRow {
   next: { backend: BackendId; model: string | null; notBefore: string | null } | null;
   /** A `catherd lock` of its agent waiting for a heavy slot or running in one (live dispatches only). */
   heavy: HeavyActivity | null;
+}
+
+/**
+ * A dispatch's spend as `status`, `wait` and the MCP tools show it: tokens billed (as --max-tokens counts
+ * them), its dollars with their source (null: no figure), and its caps (null: none).
+ */
+export interface RowSpend {
+  tokens: number;
+  costUsd: number | null;
+  costSource: RecordFile["costSource"] | null;
+  maxTokens: number | null;
+  maxCostUsd: number | null;
+}
+
+/** The spend of a record, or of activity.json so far with the spec's caps; null when neither has usage. */
+export function spendOf(
+  figures: Pick<ActivityFile, "tokens" | "usage" | "costUsd" | "costSource"> | null,
+  caps: Pick<SpecFile, "maxTokens" | "maxCostUsd"> | null,
+): RowSpend | null {
+  if (figures === null) return null;
+  const tokens =
+    figures.usage === undefined ? figures.tokens.input + figures.tokens.output : billedTokens(figures.usage);
+  const maxTokens = caps?.maxTokens ?? null;
+  const maxCostUsd = caps?.maxCostUsd ?? null;
+  if (tokens === 0 && figures.costUsd == null && maxTokens === null && maxCostUsd === null) return null;
+  return {
+    tokens,
+    costUsd: figures.costUsd ?? null,
+    costSource: figures.costSource ?? null,
+    maxTokens,
+    maxCostUsd,
+  };
 }
 
 /** An attempt of a chain before the row's own: how it ended. */
@@ -154,6 +189,7 @@ export function recordedRow(run: RunPaths, dir: string, record: RecordFile): Dis
     lastEventAt: record.lastEventAt ?? null,
     openToolCalls: [],
     tokens: record.tokens,
+    spend: spendOf(record, record),
     unread: !isSeen(dir),
     queue: null,
     problems: [],
@@ -196,6 +232,7 @@ export function liveRow(
     lastEventAt: now?.lastEventAt ?? null,
     openToolCalls: now?.openToolCalls ?? [],
     tokens: view.record?.tokens ?? now?.tokens ?? null,
+    spend: spendOf(view.record ?? now, view.record ?? view.spec),
     unread: view.state === "recorded" && !isSeen(view.dir),
     queue: queueInfo(view, positions),
     problems: view.problems.map((p) => ({ code: p.code, message: p.message, file: p.file ?? null })),

@@ -4,7 +4,7 @@ import type { RunPaths } from "../../infra/paths.js";
 import { type HeavyActivity, heavyText } from "./heavy-activity.js";
 import type { DispatchView } from "./inspect.js";
 import { queuePositions } from "./queued.js";
-import { liveRow } from "./rows.js";
+import { liveRow, type RowSpend } from "./rows.js";
 
 /** What a dispatch that has no record yet is doing: what `wait` tells a caller it returns to early. */
 export interface RunningSnapshot {
@@ -20,6 +20,8 @@ export interface RunningSnapshot {
   openToolCall: { label: string; openedAt: string; openSecs: number } | null;
   /** Tokens so far (activity.json), null before the CLI reported any. */
   tokens: { input: number; cached: number; output: number } | null;
+  /** Its spend so far: tokens billed and dollars (with their source) against its caps; null before any. */
+  spend: RowSpend | null;
   /** Seconds since it was admitted. */
   secs: number | null;
   /** Its attempt in its chain (1 for a dispatch as given: see `dispatch --fallback`). */
@@ -53,6 +55,7 @@ export function runningSnapshot(run: RunPaths, view: DispatchView, clock: Clock)
         ? null
         : { label: open.label, openedAt: open.openedAt, openSecs: secsSince(open.openedAt) ?? 0 },
     tokens: row.tokens,
+    spend: row.spend,
     secs: secsSince(row.admittedAt),
     attempt: row.attempt,
     heavy: row.heavy,

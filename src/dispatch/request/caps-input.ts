@@ -1,8 +1,9 @@
 import { parseCostCap, parseTokenCap, type SpendCaps } from "../../domain/budget.js";
 import { CatherdError } from "../../domain/errors.js";
+import { parseRunBudget, type RunBudget } from "../../domain/run-budget.js";
 
-// The dispatch flags that cap its spending: --max-tokens and --max-cost (specs/dispatch.md, "Caps on
-// spending"), checked before anything is written.
+// The dispatch flags that cap spending: --max-tokens and --max-cost for the dispatch (specs/dispatch.md,
+// "Caps on spending"), --run-budget for its run ("A run's budget"), checked before anything is written.
 
 export interface RawCapsInput {
   maxTokens?: string | undefined;
@@ -24,4 +25,21 @@ function checked(flag: string, text: string, parse: (text: string) => number | s
     fix:
       flag === "--max-tokens" ? "give e.g. --max-tokens 50000 or --max-tokens 2M" : "give e.g. --max-cost 5",
   });
+}
+
+/**
+ * Validates --run-budget: the budget to remember in run.json, `none` to remove it, null when not given;
+ * else E_INPUT_INVALID naming the part and its rule.
+ */
+export function validateRunBudget(text: string | undefined): RunBudget | "none" | null {
+  if (text === undefined) return null;
+  const parsed = parseRunBudget(text);
+  if (parsed === "none" || !("rule" in parsed)) return parsed;
+  throw new CatherdError(
+    "E_INPUT_INVALID",
+    `--run-budget ${JSON.stringify(text.slice(0, 80))}: ${parsed.rule}`,
+    {
+      fix: "give e.g. --run-budget tokens=2M,usd=25,minutes=600 (any of the three), or --run-budget none",
+    },
+  );
 }

@@ -8,11 +8,12 @@ import { parseDuration } from "../../domain/duration.js";
 import { CatherdError } from "../../domain/errors.js";
 import { ID_PATTERN } from "../../domain/ids.js";
 import type { Rung } from "../../domain/ladder.js";
+import type { RunBudget } from "../../domain/run-budget.js";
 import { accessSchema, backendIdSchema, notifyCommandSchema } from "../../domain/schemas.js";
 import { parseSize } from "../../domain/size.js";
 import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
 import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
-import { validateCaps } from "./caps-input.js";
+import { validateCaps, validateRunBudget } from "./caps-input.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 import { type PlacementRequest, parsePlacement } from "./placement.js";
 
@@ -35,6 +36,8 @@ export interface DispatchRequest {
   maxParallel: number | "none" | null;
   /** `--max-parallel-backend codex=3`, per backend. */
   maxParallelBackend: Partial<Record<BackendId, number>>;
+  /** `--run-budget`: the run's budget to remember (it replaces the one before), `none` to remove it. */
+  runBudget: RunBudget | "none" | null;
   /** `--queue`: wait in the run's queue where admission would refuse for a cap or an overlap. */
   queue: boolean;
   env: Record<string, string>;
@@ -95,6 +98,7 @@ export interface RawDispatchInput {
   access?: string | undefined;
   maxParallel?: string | undefined;
   maxParallelBackend?: string[] | undefined;
+  runBudget?: string | undefined;
   queue?: boolean | undefined;
   env: string[];
   brief: Buffer | null;
@@ -256,6 +260,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     access,
     maxParallel,
     maxParallelBackend: parseBackendCaps(raw.maxParallelBackend ?? []),
+    runBudget: validateRunBudget(raw.runBudget),
     queue: raw.queue === true,
     env,
     brief,
