@@ -84,14 +84,17 @@ async function stdinShowsItself(ms: number): Promise<boolean> {
     shown = true;
   };
   process.stdin.once("readable", mark);
-  const answer = await waitUntil(() => (shown ? true : undefined), {
+  await waitUntil(() => (shown ? true : undefined), {
     clock: systemClock,
     deadline: systemClock.now() + ms,
     pollMs: ms,
     watch: wakeOnEvents(process.stdin, ["readable"]),
   });
+  // On a loaded machine the process may wake past the deadline with the pipe's data or end already
+  // there: timers run before I/O in node's loop, so let the I/O that was ready be delivered first.
+  if (!shown) await new Promise((resolve) => setImmediate(resolve));
   process.stdin.off("readable", mark);
-  return answer === true;
+  return shown;
 }
 
 async function readStdin(): Promise<Buffer> {

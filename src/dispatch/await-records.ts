@@ -45,8 +45,10 @@ export async function awaitRecords(
           done.set(dir, { dir: view.dir, record: view.record });
           pending.delete(dir);
         }
-        // Recorded, but record.json is torn or newer: it will never become readable by waiting.
+        // Recorded, but record.json is torn, newer or unreadable (then the state is unknown): it will never
+        // become readable by waiting.
         else if (view.record === null && view.state === "recorded") throw recordProblem(view);
+        else if (view.state === "unknown" && problemOf(view, FILES.record) !== null) throw recordProblem(view);
         else pending.set(dir, view);
       }
       return (options.any ? done.size > 0 : done.size === dirs.length) ? true : undefined;

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type CliResult, runCli } from "../helpers/cli.js";
 import { readJson } from "../helpers/folders.js";
-import { waitForJson } from "../helpers/wait.js";
+import { waitFor, waitForJson } from "../helpers/wait.js";
 import { dispatchFake, handDispatch, handId, homeFor, jsonOf, trial, useFaultKit } from "./kit.js";
 
 // Row 8: hand-edited or corrupt files in a run. Every reader reports each one clearly (a problem naming
@@ -82,6 +82,10 @@ describe("row 8: hand-edited and corrupt files", () => {
     const { home, env } = homeFor(t);
     const fine = await dispatchFake(t, env, [{ out: "fine" }, { exit: 0 }], ["--name", "fine"]);
     await waitForJson(path.join(fine.dir, "record.json"));
+    // Its supervisor releases its lock after the record: copies are made of the folder it leaves.
+    await waitFor("the supervisor's lock released", () =>
+      fs.existsSync(path.join(fine.dir, "supervisor.lock")) ? undefined : true,
+    );
     fs.writeFileSync(
       path.join(fine.dir, "activity.json"),
       JSON.stringify({
@@ -192,7 +196,8 @@ describe("row 8: hand-edited and corrupt files", () => {
     expect(show.code).toBe(0);
     expect(jsonOf(show)).toMatchObject({ dispatch: { admit: null, dir } });
     const text = await runCli(["status", "--all"], { env: { ...env, NO_COLOR: "1" } });
-    expect(text.stdout).toContain("(by hand)");
+    // Its place names it, as for any folder of the run; nothing else is made up for it.
+    expect(text.stdout).toMatch(/handmade\s+\S+\s+exec\s/);
     t.pass();
   });
 
