@@ -48,7 +48,8 @@ export async function awaitRecords(
         // Recorded, but record.json is torn, newer or unreadable (then the state is unknown): it will never
         // become readable by waiting.
         else if (view.record === null && view.state === "recorded") throw recordProblem(view);
-        else if (view.state === "unknown" && problemOf(view, FILES.record) !== null) throw recordProblem(view);
+        else if (view.state === "unknown" && problemOf(view, FILES.record) !== null)
+          throw recordProblem(view);
         else pending.set(dir, view);
       }
       return (options.any ? done.size > 0 : done.size === dirs.length) ? true : undefined;
