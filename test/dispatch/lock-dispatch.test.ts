@@ -113,7 +113,7 @@ describe("a lock under a dispatch", () => {
       since: expect.any(String),
     });
     const text = await runCli(["status"], { env });
-    expect(text.stdout).toMatch(/ tests +\w{6} exec +running +\S+ +0 +heavy slot: next\n/);
+    expect(text.stdout).toMatch(/ tests +\w{6} exec +running +\S+ +- +heavy slot: next\n/);
     // Six seconds of waiting, three times the idle limit: the dispatch must still be running.
     const since = Date.now();
     await waitFor(
