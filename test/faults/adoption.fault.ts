@@ -276,6 +276,8 @@ describe("row 13: a supervisor that dies is replaced", () => {
       tokens: { input: 1200, cached: 200, output: 340 },
     });
     expect(isAlive(agent)).toBe(false);
+    // The record comes before the adopter's last steps (its lock, the promoter): it exits right after.
+    await waitGone(sup.pid, 30_000);
     t.pass();
   });
 
