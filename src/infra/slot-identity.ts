@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import type { Judge, SlotClaim, SlotProcess } from "../domain/slots.js";
+import { hostIdentity } from "./host-identity.js";
 import { isSameProcess, startTimeOf } from "./process-identity.js";
 
 // Who holds a heavy slot, and whether it still lives (specs/lock.md, "Who holds a slot"): a process is
@@ -8,43 +9,31 @@ import { isSameProcess, startTimeOf } from "./process-identity.js";
 // in ticks since boot mean nothing after a reboot), the machine (a home on a shared file system serves
 // one queue per machine) and its pid namespace (a pid of another namespace cannot be read from here).
 
-/** This boot's id (Linux), read once: a claim of another boot on this machine is from before a reboot. */
-let bootIdRead: string | null | undefined;
+/** This boot's id (Linux): a claim of another boot on this machine is from before a reboot. */
 export function bootId(): string | null {
-  bootIdRead ??= readTrimmed("/proc/sys/kernel/random/boot_id");
-  return bootIdRead;
+  return hostIdentity().bootId;
 }
 
 let bootTimeRead: number | null | undefined;
 /** When this machine booted (ms since the epoch; Linux: /proc/stat `btime`), read once; null elsewhere. */
 export function bootTimeMs(): number | null {
   if (bootTimeRead === undefined) {
-    const m = /^btime (\d+)$/m.exec(readTrimmed("/proc/stat") ?? "");
+    let stat = "";
+    try {
+      stat = fs.readFileSync("/proc/stat", "utf8");
+    } catch {
+      // not Linux: no boot time
+    }
+    const m = /^btime (\d+)$/m.exec(stat);
     bootTimeRead = m === null ? null : Number(m[1]) * 1000;
   }
   return bootTimeRead;
 }
 
-let pidNsRead: string | null | undefined;
-/** The pid namespace of this process (`pid:[4026531836]`); null where /proc has none. */
+/** The pid namespace of this process as its /proc link reads (`pid:[4026531836]`), the form claims record. */
 export function pidNamespace(): string | null {
-  if (pidNsRead === undefined) {
-    try {
-      pidNsRead = fs.readlinkSync("/proc/self/ns/pid");
-    } catch {
-      pidNsRead = null;
-    }
-  }
-  return pidNsRead;
-}
-
-function readTrimmed(file: string): string | null {
-  try {
-    const text = fs.readFileSync(file, "utf8").trim();
-    return text === "" ? null : text;
-  } catch {
-    return null;
-  }
+  const inode = hostIdentity().pidNamespace;
+  return inode === null ? null : `pid:[${inode}]`;
 }
 
 /** How many cores this machine gives this process: the default slot count is half of them. */
@@ -54,7 +43,13 @@ export function machineCores(): number {
 
 /** A process of this machine as a claim records it. */
 export function slotProcess(pid: number): SlotProcess {
-  return { pid, startTime: startTimeOf(pid), bootId: bootId(), host: os.hostname(), pidNs: pidNamespace() };
+  return {
+    pid,
+    startTime: startTimeOf(pid),
+    bootId: bootId(),
+    host: hostIdentity().name,
+    pidNs: pidNamespace(),
+  };
 }
 
 /**
@@ -63,7 +58,7 @@ export function slotProcess(pid: number): SlotProcess {
  * while its `catherd lock` or the command it started reads back by pid and start time.
  */
 export function judgeClaims(): Judge {
-  const here = { host: os.hostname(), bootId: bootId(), pidNs: pidNamespace() };
+  const here = { host: hostIdentity().name, bootId: bootId(), pidNs: pidNamespace() };
   return (claim: SlotClaim) => {
     const owner = claim.owner;
     if (owner.host !== here.host) return "foreign";

@@ -9,13 +9,16 @@ import * as path from "node:path";
  */
 export function resolveExecutable(command: string, searchPath: string): string | null {
   if (command === "" || /[\0\n]/.test(command)) return null;
-  if (command.includes("/")) return isExecutable(path.resolve(command)) ? path.resolve(command) : null;
-  for (const dir of searchPath.split(path.delimiter)) {
-    if (dir === "") continue;
-    const candidate = path.resolve(dir, command);
-    if (isExecutable(candidate)) return candidate;
-  }
-  return null;
+  return candidatesFor(command, searchPath).find(isExecutable) ?? null;
+}
+
+/** Where `command` may be: itself resolved when it holds a slash, else each non-empty PATH entry's. */
+function candidatesFor(command: string, searchPath: string): string[] {
+  if (command.includes("/")) return [path.resolve(command)];
+  return searchPath
+    .split(path.delimiter)
+    .filter((dir) => dir !== "")
+    .map((dir) => path.resolve(dir, command));
 }
 
 function isExecutable(file: string): boolean {
@@ -37,13 +40,7 @@ function isExecutable(file: string): boolean {
 export function notExecutableBecause(command: string, searchPath: string): string {
   if (command === "") return "no command was given";
   if (/[\0\n]/.test(command)) return "a command cannot hold a NUL or a newline";
-  const candidates = command.includes("/")
-    ? [path.resolve(command)]
-    : searchPath
-        .split(path.delimiter)
-        .filter((dir) => dir !== "")
-        .map((dir) => path.resolve(dir, command));
-  for (const file of candidates) {
+  for (const file of candidatesFor(command, searchPath)) {
     let stat: fs.Stats;
     try {
       stat = fs.statSync(file);
