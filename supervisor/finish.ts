@@ -91,7 +91,8 @@ async function stopAndRecord(
 async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog, early: EarlyPromoter | null) {
   try {
     const { writeRecord } = await import("../src/folder/record.js");
-    const written = await writeRecord(dir, deps.files);
+    // Its own part of the run's ledger, the record's figures, goes before the record (folder/run-ledger.ts).
+    const written = await writeRecord(dir, deps.files, { ownPart: true });
     log("recorded", { status: written?.status ?? "already recorded" });
   } catch (error) {
     log("record-write-failed", failure(error));

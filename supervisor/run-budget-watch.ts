@@ -2,7 +2,7 @@ import type { Crossing, Spend } from "../src/domain/budget.js";
 import { type RunBudget, replacePart, runCrossing } from "../src/domain/run-budget.js";
 import { placeOf, runOf } from "../src/folder/layout.js";
 import { readRunFile } from "../src/folder/run-file.js";
-import { writeSpendPart } from "../src/folder/run-ledger.js";
+import { type LedgerSum, writeSpendPart } from "../src/folder/run-ledger.js";
 import { runSpendNow } from "../src/folder/run-spend-now.js";
 import type { RunPaths } from "../src/infra/paths.js";
 import type { SupervisorLog } from "./log.js";
@@ -27,6 +27,8 @@ export class RunBudgetWatch {
   private lookedAt = Number.NEGATIVE_INFINITY;
   private writtenAt = Number.NEGATIVE_INFINITY;
   private writtenReports = 0;
+  /** The run's spend as last summed (at the last look). */
+  private lastSum: LedgerSum | null = null;
 
   private constructor(
     private readonly run: RunPaths,
@@ -55,11 +57,13 @@ export class RunBudgetWatch {
   }
 
   /**
-   * One poll's look: run.json again once RUN_LOOK_MS has passed; with a budget, this dispatch's part
-   * rewritten when its `reports` (usage reports folded so far) moved and PART_WRITE_MS has passed, and the
-   * run's spend summed at each look. Returns the limit reached, or null. `spend` gives this dispatch's
-   * spend so far (priced when `wantsDollars`). A part that cannot be written is logged; the next try
-   * writes it.
+   * One poll's look: run.json again once RUN_LOOK_MS has passed; with a budget, the run's spend summed at
+   * each look, and this dispatch's part rewritten when its `reports` (usage reports folded so far) moved
+   * and PART_WRITE_MS has passed — or at once when its spend, set against the last sum, crosses the
+   * budget: the crossing is on disk, for admission and promotion to see, before this dispatch's stop can
+   * free a slot or start a promoter (specs/dispatch.md, "A run's budget"). Returns the limit reached, or
+   * null. `spend` gives this dispatch's spend so far (priced when `wantsDollars`). A part that cannot be
+   * written is logged; the next try writes it.
    */
   async look(
     now: number,
@@ -70,12 +74,20 @@ export class RunBudgetWatch {
     const looking = now - this.lookedAt >= RUN_LOOK_MS;
     if (looking) this.readBudget(now);
     if (this.budget === null) return null;
-    const writing = reports !== this.writtenReports && now - this.writtenAt >= PART_WRITE_MS;
-    if (!looking && !writing) return null;
+    const moved = reports !== this.writtenReports;
+    if (!looking && !moved) return null;
     const own = await spend(wall);
-    if (writing) this.writePart(now, wall, reports, own);
-    if (!looking) return null;
-    const sum = await runSpendNow(this.run, wall);
+    if (looking) this.lastSum = await runSpendNow(this.run, wall);
+    const crossing = this.lastSum === null ? null : this.crossingWith(own, this.lastSum, wall);
+    if (moved && (crossing !== null || now - this.writtenAt >= PART_WRITE_MS)) {
+      this.writePart(now, wall, reports, own);
+    }
+    return crossing;
+  }
+
+  /** The run's spend with this dispatch's own figures in place of its part in `sum`, set against the budget. */
+  private crossingWith(own: Spend, sum: LedgerSum, wall: Date): Crossing | null {
+    if (this.budget === null) return null;
     const total = replacePart(sum.spend, sum.parts[this.ids.dispatchId] ?? null, own);
     return runCrossing(this.run.run, this.budget, total, wall.getTime() - this.createdAtMs);
   }

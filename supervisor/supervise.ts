@@ -34,7 +34,7 @@ export async function superviseDispatch(
     return 0;
   }
   const procFile = fileIn(dir, FILES.proc);
-  const release = await tryLock(dir, {
+  const release = await tryLock({
     lockPath: fileIn(dir, FILES.supervisorLock),
     staleMs: SUPERVISOR_LOCK_STALE_MS,
     onCompromised: (error) => log("lock-compromised", { message: error.message }),

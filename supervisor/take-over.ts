@@ -49,7 +49,7 @@ export async function takeOver(
     log("already-supervised", { pid: process.pid, why });
     return null;
   };
-  const adoptLock = await tryLock(dir, {
+  const adoptLock = await tryLock({
     lockPath: fileIn(dir, FILES.adoptLock),
     staleMs: ADOPT_LOCK_STALE_MS,
   });
@@ -111,7 +111,7 @@ async function takeSupervisorLock(
   const taken = await waitUntil(
     async () => {
       fs.rmSync(lockPath, { recursive: true, force: true });
-      const release = await tryLock(dir, {
+      const release = await tryLock({
         lockPath,
         staleMs,
         onCompromised: (error) => log("lock-compromised", { message: error.message }),

@@ -12,7 +12,7 @@ import { planWorkplace } from "./admit/workplace.js";
 import { discardPlans, planHandOvers } from "./queue/hand-over.js";
 import { promoteUnderLock } from "./queue/promote.js";
 import { liveMarkersOf } from "./read/queued.js";
-import { runCaps } from "./read/run-budget.js";
+import { runCapsUnderLock } from "./read/run-budget.js";
 import type { DispatchRequest } from "./request/request.js";
 
 export { ADMISSION_LOCK_STALE_MS, ADMISSION_LOCK_WAIT_MS } from "./admit/lock.js";
@@ -48,11 +48,13 @@ export async function admit(request: DispatchRequest, home: string, clock: Clock
   try {
     const admitted = await underAdmissionLock(run, async () => {
       const at = clock.wallNow();
-      const caps = await runCaps(run, ensureRunFile(run, request, at), at.getTime());
+      const runCaps = runCapsUnderLock(run, ensureRunFile(run, request, at), () => at.getTime());
       const live = new LiveSet(run, clock, sights);
       refuseDuplicate(request, live);
       const asking = { backend: request.backend.id, owns: staged.ownsAbsolute };
-      const promotion = await promoteUnderLock(live, caps, clock, planned, asking);
+      const promotion = await promoteUnderLock(live, runCaps, clock, planned, asking);
+      // Judged by the budget as summed after the slots were counted (promoteUnderLock).
+      const { caps } = promotion;
       if (caps.spent !== null) throw budgetRefusal(request, caps.spent);
       const blocked = blockerOf({ ...asking, notBefore: null }, promotion.slots, caps, at.getTime());
       if (blocked !== null && !request.queue) throw refusal(request, blocked, promotion.slots);

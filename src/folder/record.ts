@@ -23,7 +23,7 @@ import { notifyIfEnded } from "./notify.js";
 import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
 import { summarizeDispatch } from "./replay.js";
-import { settleSpend } from "./run-ledger.js";
+import { settleSpend, spendBeforeRecord } from "./run-ledger.js";
 import { billingOf, type PricedUsage, priceUsage } from "./spend.js";
 import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./write.js";
 
@@ -32,11 +32,13 @@ import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./w
  * exclusively: returns the record written, or null when one already existed (someone recorded it first).
  * Throws when exit.json is missing or unreadable: a record always follows an exit. Before the record, it
  * settles what the dispatch leaves behind: `changes.patch` (from admission's git tree to the tree now)
- * and the private temp folder (measured, then removed unless the spec keeps it).
+ * and the private temp folder (measured, then removed unless the spec keeps it). `ownPart`: the caller is
+ * the dispatch's own supervisor, which writes its part of the run's ledger before the record.
  */
 export async function writeRecord(
   dir: string,
   writer: JsonWriter = atomicWriter,
+  { ownPart = false }: { ownPart?: boolean } = {},
 ): Promise<RecordFile | null> {
   if (fs.existsSync(fileIn(dir, FILES.record))) return null;
   const exitRead = readFolderJson(dir, FILES.exit);
@@ -56,6 +58,8 @@ export async function writeRecord(
   );
   if (record.reply !== null) writeReply(dir, record.reply);
   const { schema: _schema, ...body } = record;
+  // The dispatch's own supervisor puts the record's spend in the run's ledger before its slot is freed.
+  if (ownPart) spendBeforeRecord(dir, record, new Date());
   const created = createFolderJson(dir, FILES.record, body, writer);
   // The supervisor removed its cgroup at its stop; one killed before that left it, and whoever records
   // the dispatch removes it (empty only: a process stuck in it keeps it, for `clean` to find later).

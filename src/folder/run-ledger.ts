@@ -83,6 +83,24 @@ export function writeSpendPart(
 }
 
 /**
+ * The supervisor's last live part, with the record's figures, written just before it creates record.json:
+ * a slot freed by the record comes with its spend already in the ledger, so that admission and promotion,
+ * which count the slots before they sum the ledger, never see the slot without the spend. Only the part's
+ * own writer — the supervisor, under its lock — may call it: a reader that records a dead dispatch could
+ * race another and bring back a part already folded. Best effort, as every live part.
+ */
+export function spendBeforeRecord(dir: string, record: RecordFile, at: Date): void {
+  const place = placeOf(dir);
+  const run = runOf(dir);
+  if (place === null || run === null) return;
+  try {
+    writeSpendPart(run, place, recordFigures(record), at, false);
+  } catch {
+    // The final part after the record, or the fold's repair, puts the figures in the ledger.
+  }
+}
+
+/**
  * The record writer's part, right after it created record.json: the record's figures, final, then a fold
  * (which may fold it at once). Best effort: a part left unwritten is repaired from the record by a later
  * fold (REPAIR_AFTER_MS). A folder not laid out in a run has no ledger.
@@ -121,7 +139,7 @@ export interface LedgerSum {
  */
 export async function withSpendLock<T>(run: RunPaths, work: () => T): Promise<T | null> {
   if (!fs.existsSync(run.spend)) return work();
-  const release = await tryLock(run.dir, { lockPath: run.spendLock, staleMs: SPEND_LOCK_STALE_MS });
+  const release = await tryLock({ lockPath: run.spendLock, staleMs: SPEND_LOCK_STALE_MS });
   if (release === null) return null;
   try {
     return work();
@@ -138,6 +156,38 @@ export async function withSpendLock<T>(run: RunPaths, work: () => T): Promise<T 
  */
 export function sumLedger(run: RunPaths): LedgerSum {
   return passOver(run, null);
+}
+
+/** How many passes an exact sum makes before it says the ledger kept moving. */
+const EXACT_SUM_TRIES = 20;
+
+/**
+ * The run's spend exactly as the ledger holds it now, without spend.lock: what admission and promotion
+ * judge by under the run's lock (never a sum cached outside it). A pass over the ledger is consistent when
+ * spent.json was not replaced during it: a fold replaces spent.json before it removes the parts it
+ * folded, so a fold that finished before the pass is wholly seen through spent.json (its parts skipped by
+ * name), and one that replaces it after the pass left its parts in the listing. A pass that saw spent.json
+ * replaced is made again; after EXACT_SUM_TRIES the last is returned with a problem saying so.
+ */
+export function sumLedgerExactly(run: RunPaths): LedgerSum {
+  for (let pass = 1; ; pass++) {
+    const before = fileStamp(run.spentFile);
+    const sum = passOver(run, null);
+    if (fileStamp(run.spentFile) === before) return sum;
+    if (pass === EXACT_SUM_TRIES) {
+      return { ...sum, problems: [...sum.problems, `${run.spentFile} (replaced during every sum)`] };
+    }
+  }
+}
+
+/** Which file is at `file` now: a rename over it gives another inode and change time. */
+function fileStamp(file: string): string {
+  try {
+    const stat = fs.statSync(file, { bigint: true });
+    return `${stat.ino}:${stat.ctimeNs}:${stat.size}`;
+  } catch {
+    return "none";
+  }
 }
 
 /**

@@ -64,10 +64,16 @@ function baseOptions(options: LockOptions) {
   };
 }
 
-/** Takes the lock if free; null when another live holder has it. */
-export async function tryLock(target: string, options: LockOptions): Promise<Release | null> {
+/**
+ * Takes the lock if free; null when another live holder has it. The lock is known to proper-lockfile by
+ * its own path: proper-lockfile keeps one held lock per path it is given, so two locks of one folder held
+ * by one process (a run's admission.lock and its spend.lock; an adopter's adopt.lock and supervisor.lock)
+ * named by the folder would share one entry, and releasing the inner would leave the outer's directory
+ * behind, for every later taker to wait out until it is stale.
+ */
+export async function tryLock(options: LockOptions): Promise<Release | null> {
   try {
-    const release = await lockfile.lock(target, { ...baseOptions(options), retries: 0 });
+    const release = await lockfile.lock(options.lockPath, { ...baseOptions(options), retries: 0 });
     // proper-lockfile makes its directory under the umask; catherd's folders are 0700 whatever the umask.
     try {
       fs.chmodSync(options.lockPath, DIR_MODE);
@@ -90,16 +96,13 @@ const LOCK_POLL_MAX_MS = 100;
  * Waits for the lock while it changes hands — a queue of dispatchers on a busy machine is progress — but
  * no longer than `waitMs` behind any one holder (and `waitMs` × 10 in all); then E_IO_LOCK naming the lock.
  */
-export async function lockWithin(
-  target: string,
-  options: LockOptions & { waitMs: number; clock?: Clock },
-): Promise<Release> {
+export async function lockWithin(options: LockOptions & { waitMs: number; clock?: Clock }): Promise<Release> {
   const clock = options.clock ?? systemClock;
   let holder = holderOf(options.lockPath);
   let heldSince = clock.now();
   const release = await waitUntil(
     async () => {
-      const taken = await tryLock(target, options);
+      const taken = await tryLock(options);
       if (taken !== null) return taken;
       const current = holderOf(options.lockPath);
       if (current !== holder) {

@@ -198,7 +198,7 @@ describe("one sum for every supervisor of a run", () => {
     const t0 = Date.now();
     await runSpendNow(run, new Date(t0));
     part(run, 1, 300, 0, false);
-    const release = await tryLock(run.dir, { lockPath: run.spendLock, staleMs: 60_000 });
+    const release = await tryLock({ lockPath: run.spendLock, staleMs: 60_000 });
     if (release === null) throw new Error("spend.lock is busy");
     try {
       expect((await runSpendNow(run, new Date(t0 + 2000))).spend.tokens).toBe(100);

@@ -19,17 +19,17 @@ afterEach(async () => {
 function lockOf() {
   const dir = tempDir();
   dirs.push(dir);
-  return { target: dir, lockPath: path.join(dir, "admission.lock"), staleMs: 60_000 };
+  return { lockPath: path.join(dir, "admission.lock"), staleMs: 60_000 };
 }
 
 describe("lockWithin", () => {
   it("gives up with E_IO_LOCK after waitMs of monotonic time behind one holder", async () => {
     const lock = lockOf();
-    const holder = await tryLock(lock.target, lock);
+    const holder = await tryLock(lock);
     expect(holder).not.toBeNull();
     held.push(holder as Release);
     const clock = new FakeClock();
-    await expect(lockWithin(lock.target, { ...lock, waitMs: 1000, clock })).rejects.toMatchObject({
+    await expect(lockWithin({ ...lock, waitMs: 1000, clock })).rejects.toMatchObject({
       code: "E_IO_LOCK",
       message: expect.stringContaining(lock.lockPath),
     });
@@ -42,12 +42,36 @@ describe("lockWithin", () => {
 
   it("takes the lock once its holder lets it go", async () => {
     const lock = lockOf();
-    const holder = (await tryLock(lock.target, lock)) as Release;
+    const holder = (await tryLock(lock)) as Release;
     const clock = new FakeClock([{ at: 300, happen: () => void holder() }]);
-    const release = await lockWithin(lock.target, { ...lock, waitMs: 1000, clock });
+    const release = await lockWithin({ ...lock, waitMs: 1000, clock });
     held.push(release);
     expect(clock.now()).toBeGreaterThanOrEqual(300);
     expect(clock.now()).toBeLessThan(1000);
     expect(fs.existsSync(lock.lockPath)).toBe(true);
+  });
+});
+
+describe("two locks of one folder", () => {
+  it("releases each, in any order, leaving neither directory behind", async () => {
+    for (const innerFirst of [true, false]) {
+      const dir = tempDir();
+      dirs.push(dir);
+      const outer = (await tryLock({
+        lockPath: path.join(dir, "admission.lock"),
+        staleMs: 60_000,
+      })) as Release;
+      const inner = (await tryLock({ lockPath: path.join(dir, "spend.lock"), staleMs: 60_000 })) as Release;
+      expect(outer).not.toBeNull();
+      expect(inner).not.toBeNull();
+      if (innerFirst) {
+        await inner();
+        await outer();
+      } else {
+        await outer();
+        await inner();
+      }
+      expect(fs.readdirSync(dir)).toEqual([]);
+    }
   });
 });

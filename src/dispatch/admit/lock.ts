@@ -12,7 +12,7 @@ export const ADMISSION_LOCK_WAIT_MS = 30_000;
  * that two processes never decide from the same picture.
  */
 export async function underAdmissionLock<T>(run: RunPaths, decide: () => Promise<T>): Promise<T> {
-  const release = await lockWithin(run.dir, {
+  const release = await lockWithin({
     lockPath: run.admissionLock,
     staleMs: ADMISSION_LOCK_STALE_MS,
     waitMs: ADMISSION_LOCK_WAIT_MS,

@@ -15,7 +15,7 @@ import { type Asking, engineSightsOf, LiveSet } from "../admit/live-set.js";
 import { underAdmissionLock } from "../admit/lock.js";
 import { type DispatchView, inspectDispatch } from "../read/inspect.js";
 import { queueOrder } from "../read/queued.js";
-import { runCaps } from "../read/run-budget.js";
+import { type RunCapsUnderLock, runCapsUnderLock } from "../read/run-budget.js";
 import { recordCancelledWhileQueued } from "../settle/settle.js";
 import { launchSupervisor } from "../start/launch.js";
 import type { StandbySupervisor } from "../start/standby.js";
@@ -38,6 +38,8 @@ export interface Promoted {
   withDuties: string[];
   /** Due hand-overs that were not planned before the lock: planned, then promoted, again. */
   unplanned: string[];
+  /** The caps the last decision was made by, its budget's crossing summed after the slots were counted. */
+  caps: Caps;
 }
 
 /**
@@ -48,21 +50,23 @@ export interface Promoted {
  */
 export async function promoteUnderLock(
   given: LiveSet,
-  caps: Caps,
+  runCaps: RunCapsUnderLock,
   clock: Clock,
   planned: ReadonlyMap<string, PlannedHandOver>,
   asking: Asking = "all",
   placedOnly = false,
 ): Promise<Promoted> {
-  const handedOver = await handOverChains(given, caps, clock, planned, placedOnly);
+  const handedOver = await handOverChains(given, runCaps, clock, planned, placedOnly);
   const live = handedOver.live;
   const withDuties = new Set(given.withDuties());
-  const queueSlots = () => live.slotsAndStranded("all", caps);
+  const counting = runCaps.caps;
   if (!live.hasQueue) {
-    const { slots, stranded } = live.slotsAndStranded(asking, caps);
-    if (stranded.length === 0) return finish(slots, handedOver.started);
+    const { slots, stranded } = live.slotsAndStranded(asking, counting);
+    if (stranded.length === 0) return finish(slots, handedOver.started, await capsNow());
   }
-  const { slots, stranded } = queueSlots();
+  const { slots, stranded } = live.slotsAndStranded("all", counting);
+  // The budget after the slots: a dispatch whose record freed one had its spend in the ledger first.
+  const caps = await capsNow();
   // A promoter inside an engine's job starts only what an engine runs: a local supervisor started on a
   // compute node would end with the job (specs/placement.md, "A run that mixes placements").
   const waiting = live.waiting();
@@ -101,11 +105,21 @@ export async function promoteUnderLock(
     held.push(q);
     toLaunch.push(dir);
   }
-  return finish(held, toLaunch);
+  return finish(held, toLaunch, caps);
 
-  function finish(slots: Slot[], launch: string[]): Promoted {
+  async function capsNow(): Promise<Caps> {
+    return { ...counting, spent: await runCaps.spentNow() };
+  }
+
+  function finish(slots: Slot[], launch: string[], decidedBy: Caps): Promoted {
     for (const dir of live.withDuties()) withDuties.add(dir);
-    return { slots, toLaunch: launch, withDuties: [...withDuties], unplanned: handedOver.unplanned };
+    return {
+      slots,
+      toLaunch: launch,
+      withDuties: [...withDuties],
+      unplanned: handedOver.unplanned,
+      caps: decidedBy,
+    };
   }
 }
 
@@ -117,7 +131,7 @@ export async function promoteUnderLock(
  */
 async function handOverChains(
   live: LiveSet,
-  caps: Caps,
+  runCaps: RunCapsUnderLock,
   clock: Clock,
   planned: ReadonlyMap<string, PlannedHandOver>,
   placedOnly: boolean,
@@ -135,7 +149,8 @@ async function handOverChains(
       unplanned.push(dir);
       continue;
     }
-    const { slots } = current.slotsAndStranded("all", caps);
+    const { slots } = current.slotsAndStranded("all", runCaps.caps);
+    const caps = { ...runCaps.caps, spent: await runCaps.spentNow() };
     const toLaunch = await handOverUnderLock(current.run, plan, slots, caps, clock);
     if (toLaunch !== null) started.push(toLaunch);
     current = new LiveSet(current.run, clock, current.sights);
@@ -200,7 +215,7 @@ export async function promoteRun(
       promoted = await underAdmissionLock(run, async () =>
         promoteUnderLock(
           new LiveSet(run, clock, sights),
-          await runCaps(run, readRunFile(run), clock.wallNow().getTime()),
+          runCapsUnderLock(run, readRunFile(run), () => clock.wallNow().getTime()),
           clock,
           planned,
           "all",

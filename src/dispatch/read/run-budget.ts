@@ -2,6 +2,7 @@ import { type Caps, capsOf } from "../../domain/admission.js";
 import type { Crossing } from "../../domain/budget.js";
 import { type RunBudget, type RunSpend, runCrossing } from "../../domain/run-budget.js";
 import type { RunFile } from "../../domain/schemas.js";
+import { sumLedgerExactly } from "../../folder/run-ledger.js";
 import { runSpendNow } from "../../folder/run-spend-now.js";
 import type { RunPaths } from "../../infra/paths.js";
 
@@ -21,23 +22,47 @@ export interface RunBudgetView {
 }
 
 /**
- * The run's budget as it stands at `nowMs`, or null when the run has none. Reads the ledger only then: its
- * sum as of at most a second ago (folder/run-spend-now.ts).
+ * How the run's spend is summed: `exact` reads the ledger as it is on disk now (admission and promotion,
+ * under the run's lock: a budget spent a moment ago must already refuse); `recent` takes the sum shared
+ * by the run's supervisors, at most a second old (folder/run-spend-now.ts: `status`).
  */
+export type SpendSum = "exact" | "recent";
+
+/** The run's budget as it stands at `nowMs`, or null when the run has none (its ledger read only then). */
 export async function runBudgetView(
   run: RunPaths,
   runFile: RunFile | null,
   nowMs: number,
+  sum: SpendSum = "recent",
 ): Promise<RunBudgetView | null> {
   const budget = runFile?.budget ?? null;
   if (runFile === null || budget === null) return null;
-  const { spend, problems } = await runSpendNow(run, new Date(nowMs));
+  const { spend, problems } =
+    sum === "exact" ? sumLedgerExactly(run) : await runSpendNow(run, new Date(nowMs));
   const created = Date.parse(runFile.createdAt);
   const elapsedMs = Number.isFinite(created) ? Math.max(0, nowMs - created) : 0;
   return { budget, spend, elapsedMs, spent: runCrossing(run.run, budget, spend, elapsedMs), problems };
 }
 
-/** The run's caps (run.json), with its budget's crossing when it is spent: what admission judges by. */
-export async function runCaps(run: RunPaths, runFile: RunFile | null, nowMs: number): Promise<Caps> {
-  return capsOf(runFile, (await runBudgetView(run, runFile, nowMs))?.spent ?? null);
+/**
+ * The run's caps as the decisions under its lock take them: run.json's caps, and `spentNow` — the crossing
+ * of its budget summed from the ledger exactly as it is on disk at each call. A decision asks for it after
+ * it counted the slots it weighs, never before: a dispatch puts its spend in the ledger before its record
+ * frees its slot (specs/dispatch.md, "A run's budget"), so a slot seen free comes with its spend.
+ */
+export interface RunCapsUnderLock {
+  /** run.json's caps, `spent` left null: what the slots are counted by. */
+  caps: Caps;
+  spentNow(): Promise<Crossing | null>;
+}
+
+export function runCapsUnderLock(
+  run: RunPaths,
+  runFile: RunFile | null,
+  nowMs: () => number,
+): RunCapsUnderLock {
+  return {
+    caps: capsOf(runFile),
+    spentNow: async () => (await runBudgetView(run, runFile, nowMs(), "exact"))?.spent ?? null,
+  };
 }
