@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { renderClean } from "../../src/cli/clean-command.js";
 import { bytes } from "../../src/cli/render.js";
 import { cleanableNote } from "../../src/cli/status-command.js";
@@ -10,15 +10,9 @@ import { tempDir } from "../helpers/folders.js";
 
 const DAY = 86_400_000;
 const NOW = Date.parse("2026-12-01T00:00:00Z");
-const temps: string[] = [];
-afterEach(() => {
-  for (const dir of temps.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
-
 /** A recorded dispatch folder that ended `daysAgo`, whose record says its worktree held `worktreeBytes`. */
 function recordedFolder(daysAgo: number, worktree: { path: string; bytes: number } | null) {
   const dir = tempDir("catherd-cleanable-");
-  temps.push(dir);
   const endedAt = new Date(NOW - daysAgo * DAY).toISOString();
   const record = {
     schema: 1,
@@ -51,7 +45,6 @@ function recordedFolder(daysAgo: number, worktree: { path: string; bytes: number
 describe("what status says clean could free", () => {
   it("counts recorded folders older than clean's age, with their worktrees as recorded, and only those", () => {
     const worktree = tempDir("catherd-wt-");
-    temps.push(worktree);
     const old = recordedFolder(8, { path: worktree, bytes: 2 * CLEANABLE_NOTE_BYTES });
     const gone = recordedFolder(9, {
       path: path.join(worktree, "removed-since"),

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ABANDONED_STAGING_MS, cleanRuns } from "../../src/dispatch/clean.js";
 import { runPaths } from "../../src/infra/paths.js";
 import { FakeClock } from "../helpers/fake-clock.js";
@@ -10,11 +10,6 @@ import { tempDir } from "../helpers/folders.js";
 // folders an interrupted clean had condemned.
 
 const DAY = 86_400_000;
-const temps: string[] = [];
-afterEach(() => {
-  for (const dir of temps.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
-
 /** A hidden folder `<run>/dispatches/n/<entry>` holding 100 bytes, last written `ageMs` before `now`. */
 function hiddenFolder(dispatches: string, entry: string, now: number, ageMs: number): string {
   const dir = path.join(dispatches, "n", entry);
@@ -28,7 +23,6 @@ function hiddenFolder(dispatches: string, entry: string, now: number, ageMs: num
 describe("clean removes what admission and clean left half done", () => {
   it("removes abandoned .admitting folders older than the age and an hour, and every .removing folder", async () => {
     const home = tempDir("catherd-leftovers-");
-    temps.push(home);
     const run = runPaths(home, "r");
     const now = Date.now();
     const abandoned = hiddenFolder(run.dispatches, ".20261101T000000Z-aaaaaa.admitting", now, 8 * DAY);

@@ -14,23 +14,19 @@ import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 
 const RECORD_WAIT_MS = 60_000;
 const dispatched: string[] = [];
-const temps: string[] = [];
 
 beforeAll(isolateGitConfig);
 afterEach(() => {
   expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
-  for (const dir of temps.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 function scratch(): string {
   const dir = tempDir("catherd-iso-");
-  temps.push(dir);
   return dir;
 }
 
 function home() {
   const isolated = isolatedHome();
-  temps.push(isolated.home);
   return isolated;
 }
 

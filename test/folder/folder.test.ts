@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { backendFor } from "../../src/backends/registry.js";
 import { SPEC_DEFAULTS } from "../../src/domain/defaults.js";
 import { ERROR_KINDS, type ErrorCode, type ErrorKind, type ExitReason } from "../../src/domain/vocab.js";
@@ -23,16 +23,10 @@ import { requestCancel, writeFolderJson } from "../../src/folder/write.js";
 import { runPaths } from "../../src/infra/paths.js";
 import { tempDir } from "../helpers/folders.js";
 
-const made: string[] = [];
 function scratch(): string {
   const dir = tempDir("catherd-folder-");
-  made.push(dir);
   return dir;
 }
-afterEach(() => {
-  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
-
 describe("resolveSpec, the one place a spec's defaults are applied", () => {
   it("gives a hand-written spec of just `cmd` every default, from its backend and catherd's own", () => {
     const spec = resolveSpec(

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RunSpend } from "../../src/domain/run-budget.js";
 import { foldUnderLock, REPAIR_AFTER_MS, sumLedger, writeSpendPart } from "../../src/folder/run-ledger.js";
 import { runSpendNow, SUM_EVERY_MS } from "../../src/folder/run-spend-now.js";
@@ -12,14 +12,8 @@ import { ROOT, tempDir } from "../helpers/folders.js";
 // The run's spend ledger (src/folder/run-ledger.ts, run-spend-now.ts): parts, folds and sums, with the
 // crash windows of a fold hit exactly, and many writer processes at once against folds and sums.
 
-const made: string[] = [];
-afterEach(() => {
-  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
-
 function scratchRun(): RunPaths {
   const home = tempDir("catherd-ledger-");
-  made.push(home);
   const run = runPaths(home, "r");
   fs.mkdirSync(run.dir, { recursive: true });
   return run;

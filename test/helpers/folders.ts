@@ -4,33 +4,62 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { reapCgroups, reapDispatch } from "./processes.js";
+import { describeCarriers, processesCarrying } from "./outliving.js";
+import { killPid, reapCgroups, reapDispatch } from "./processes.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const FAKE_AGENT = path.join(ROOT, "test/fixtures/fake-agent.mjs");
 export const SUPERVISOR_MAIN = path.join(ROOT, "dist/bin/supervisor.js");
 export const CLI_MAIN = path.join(ROOT, "dist/bin/catherd.js");
 
-const tempDirs = new Set<string>();
-
 /**
- * A fresh temp folder. Every one is removed once its test file has run (`removeTempDirs`, called by
- * test/helpers/temp-cleanup.ts, a setup file of each vitest config).
+ * The temp folders made so far, by scope: those made while a test runs (its body and its beforeEach
+ * hooks) are its own and go after it; those made outside any test (beforeAll, the module) go after the
+ * file. test/helpers/temp-cleanup.ts, a setup file of every vitest config, opens and settles the scopes.
  */
+const fileDirs = new Set<string>();
+let testDirs: Set<string> | null = null;
+
+/** A fresh temp folder, removed after its test (or its file) once nothing carries it (`settleTempDirs`). */
 export function tempDir(prefix = "catherd-test-"): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  tempDirs.add(dir);
+  (testDirs ?? fileDirs).add(dir);
   return dir;
 }
 
+/** A test begins: the folders made until `settleTempDirs("test")` are its own. */
+export function openTestScope(): void {
+  testDirs = new Set();
+}
+
+/** How long the processes that carry a test's folders may take to exit after it returned. */
+const OUTLIVE_DEADLINE_MS = 30_000;
+
 /**
- * Removes every folder `tempDir` made so far. A supervisor that a failed test left writing may still be
- * adding files: the removal retries, and throws if the folder still cannot go.
+ * Removes the folders of a test (`"test"`) or of its file (`"file"`), only once every process that carries
+ * one of them has exited (test/helpers/outliving.ts) — a promoter, a notifier, a supervisor folding the
+ * ledger after its record: what outlives a record, specs/testing.md. One still there after
+ * OUTLIVE_DEADLINE_MS is killed (by pid: it carries this test's folder, so the test started it) and the
+ * test fails, naming it and what it was doing. A folder that still cannot be removed fails it too.
  */
-export function removeTempDirs(): void {
-  for (const dir of tempDirs) {
-    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
-    tempDirs.delete(dir);
+export async function settleTempDirs(scope: "test" | "file"): Promise<void> {
+  const dirs = scope === "test" ? (testDirs ?? new Set<string>()) : fileDirs;
+  if (scope === "test") testDirs = null;
+  if (dirs.size === 0) return;
+  const list = [...dirs];
+  dirs.clear();
+  const deadline = Date.now() + OUTLIVE_DEADLINE_MS;
+  let left = processesCarrying(list);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    left = processesCarrying(list);
+  }
+  for (const { pid } of left) killPid(pid);
+  for (const dir of list) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  if (left.length > 0) {
+    throw new Error(
+      `${left.length} process(es) still carried the ${scope}'s temp folders ${OUTLIVE_DEADLINE_MS} ms after it ended (killed now):\n${describeCarriers(left)}`,
+    );
   }
 }
 

@@ -1,17 +1,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { bytesUnder, removeMeasured } from "../../src/infra/disk-usage.js";
 import { tempDir } from "../helpers/folders.js";
 
-const temps: string[] = [];
-afterEach(() => {
-  for (const dir of temps.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
-
 function scratch(): string {
   const dir = tempDir("catherd-du-");
-  temps.push(dir);
   return dir;
 }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { runGit } from "../../src/infra/git-command.js";
 import {
   changedPaths,
@@ -23,18 +23,12 @@ import {
   writeFiles,
 } from "../helpers/git.js";
 
-const temps: string[] = [];
 function scratch(): string {
   const dir = tempDir("catherd-git-");
-  temps.push(dir);
   return dir;
 }
 
 beforeAll(isolateGitConfig);
-afterEach(() => {
-  for (const dir of temps.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
-
 async function snapshot(cwd: string): Promise<TreeSnapshot> {
   const taken = await snapshotWorkTree(cwd);
   if (!taken.ok) throw new Error(`no snapshot: ${taken.reason}`);

@@ -1,23 +1,17 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { commitsBetween, commitsOnlyOn } from "../../src/infra/git-commits.js";
 import { addWorktree, inspectWorktree, locateRepo, removeWorktree } from "../../src/infra/git-worktree.js";
 import { tempDir } from "../helpers/folders.js";
 import { commitAll, git, isolateGitConfig, makeRepo, writeFiles } from "../helpers/git.js";
 
-const temps: string[] = [];
 function scratch(): string {
   const dir = tempDir("catherd-git-");
-  temps.push(dir);
   return dir;
 }
 
 beforeAll(isolateGitConfig);
-afterEach(() => {
-  for (const dir of temps.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
-
 const BRANCH = "catherd/fix-tests-k3x9qa";
 
 /** A repository with two commits, and a worktree of it on a new branch from the first. */

@@ -9,16 +9,13 @@ import { tempDir } from "../helpers/folders.js";
 // monotonic time, whatever the wall clock does, and a lock released meanwhile is taken.
 
 const held: Release[] = [];
-const dirs: string[] = [];
 
 afterEach(async () => {
   for (const release of held.splice(0)) await release().catch(() => {});
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 function lockOf() {
   const dir = tempDir();
-  dirs.push(dir);
   return { lockPath: path.join(dir, "admission.lock"), staleMs: 60_000 };
 }
 
@@ -56,7 +53,6 @@ describe("two locks of one folder", () => {
   it("releases each, in any order, leaving neither directory behind", async () => {
     for (const innerFirst of [true, false]) {
       const dir = tempDir();
-      dirs.push(dir);
       const outer = (await tryLock({
         lockPath: path.join(dir, "admission.lock"),
         staleMs: 60_000,
