@@ -1,13 +1,42 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * The tests that start no process and touch no shared state of their process (environment, working
+ * folder): the pure layers. They share threads, their modules loaded once per thread.
+ */
+const PURE = [
+  "test/domain/**/*.test.ts",
+  "test/backends/**/*.test.ts",
+  "test/web/**/*.test.ts",
+  "test/schemas.test.ts",
+  "test/architecture.test.ts",
+  "test/cli/spend-text.test.ts",
+  "test/cli/mcp-input.test.ts",
+];
+
+/**
+ * Files run at once. The real-process tests spend most of their time waiting for files, lines and exits,
+ * not on the CPU: more of them than cores keeps both cores busy (vitest's default, cores - 1, is one file
+ * at a time on a 2-core machine). CATHERD_TEST_WORKERS overrides it.
+ */
+const WORKERS = Number(process.env.CATHERD_TEST_WORKERS ?? 4);
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     globalSetup: ["test/helpers/fresh-build.setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    pool: "forks",
     setupFiles: ["test/helpers/temp-cleanup.ts"],
+    maxWorkers: WORKERS,
+    reporters: ["default", "./test/helpers/slowest-files.ts"],
+    projects: [
+      { extends: true, test: { name: "pure", include: PURE, pool: "threads", isolate: false } },
+      // Each file in a process of its own: they start real processes, set variables, change folders.
+      {
+        extends: true,
+        test: { name: "processes", include: ["test/**/*.test.ts"], exclude: PURE, pool: "forks" },
+      },
+    ],
     coverage: {
       // The v8 provider, extended to the CLI and supervisor processes the tests spawn from dist/bin
       // (test/helpers/child-coverage.ts): the supervisor, the infra and the commands are proven through
@@ -28,7 +57,7 @@ export default defineConfig({
         branches: 75,
         "{src/domain,src/backends}/**": { lines: 90, statements: 90, functions: 85, branches: 75 },
         "src/infra/**": { lines: 86, statements: 81, functions: 93, branches: 69 },
-        "src/dispatch/**": { lines: 87, statements: 85, functions: 87, branches: 76 },
+        "src/dispatch/**": { lines: 87, statements: 85, functions: 87, branches: 77 },
         "src/folder/**": { lines: 82, statements: 81, functions: 74, branches: 72 },
         "supervisor/**": { lines: 82, statements: 81, functions: 74, branches: 72 },
       },
