@@ -7,11 +7,13 @@ import { type DiskFull, isDiskFullCode } from "../domain/disk.js";
 
 /**
  * The bytes a write to `dir` can still take: the blocks free to this user (root may also use the blocks
- * the file system keeps back for it). Null when statfs fails (the folder is gone, no statfs).
+ * the file system keeps back for it). Null when statfs fails (the folder is gone, no statfs) or the file
+ * system reports no size at all (some FUSE and network file systems): it says nothing of its room.
  */
 export function freeBytes(dir: string): number | null {
   try {
     const stats = fs.statfsSync(dir);
+    if (stats.blocks === 0) return null;
     const blocks = process.getuid?.() === 0 ? stats.bfree : stats.bavail;
     return blocks * stats.bsize;
   } catch {
