@@ -30,6 +30,8 @@ export class ActivityWriter {
     private readonly files: FileWriter,
     /** Usage and cost as known now, for activity.json; by default the CLI's own dollars only. */
     private readonly price: (accounts: readonly ModelAccount[], at: Date) => PricedUsage = ownFigures,
+    /** Told of a write the disk refused: a full disk ends the dispatch (disk-watch.ts). */
+    private readonly refused: (error: unknown) => void = () => {},
   ) {}
 
   /** Folds one line's facts; returns why its usage was ignored, or null. */
@@ -70,8 +72,9 @@ export class ActivityWriter {
     // Advisory: a full disk must not end supervision; the next change tries again.
     try {
       this.write(state, now, toWall);
-    } catch {
+    } catch (error) {
       this.changed = true;
+      this.refused(error);
     }
   }
 

@@ -1,3 +1,4 @@
+import { diskFullWords } from "../src/domain/disk.js";
 import type { EngineWords } from "../src/domain/schemas.js";
 import { formatSize } from "../src/domain/size.js";
 import type { Containment, EndingErrorCode, ErrorKind, ExitReason } from "../src/domain/vocab.js";
@@ -6,9 +7,11 @@ import { writeExit } from "../src/folder/exit.js";
 import type { FILES } from "../src/folder/layout.js";
 import type { FolderJsonBody } from "../src/folder/write.js";
 import type { CgroupUsage } from "../src/infra/cgroup/usage.js";
+import { diskFullOf } from "../src/infra/disk-space.js";
 import type { StopReport } from "../src/infra/stop.js";
 import type { ChildExit, RunningChild } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
+import { markDiskFull, reserveWriter } from "./disk-reserve.js";
 import { failure, type SupervisorLog } from "./log.js";
 
 /** How a supervised run ended: the reason, the watch state it ended in, and the error if any. */
@@ -45,7 +48,12 @@ export function oomEnding(
   };
 }
 
-/** exit.json from what the supervisor knows; false (logged) when it cannot be written. */
+/**
+ * exit.json from what the supervisor knows; false (logged) when it cannot be written. A disk too full for
+ * it gets it through the reserve (disk-reserve.ts), saying so — kind `disk`, E_IO_WRITE — whatever the
+ * ending was: the agent's last lines may be what the disk refused. Without a reserve either, `disk-full` is
+ * left for the reader that records the dispatch.
+ */
 export function writeExitFile(
   dir: string,
   deps: SupervisorDeps,
@@ -100,6 +108,28 @@ export function writeExitFile(
     return true;
   } catch (error) {
     log("exit-write-failed", failure(error));
-    return false;
+    const full = diskFullOf(error, dir);
+    if (full === null) return false;
+    const words = diskFullWords(full);
+    const onFullDisk: typeof exit =
+      exit.kind === "disk"
+        ? exit
+        : {
+            ...exit,
+            kind: "disk",
+            error: {
+              code: "E_IO_WRITE",
+              message: `${words}: the dispatch ended (${exit.reason}) with its disk full, its output may lack its last lines`,
+            },
+          };
+    try {
+      writeExit(dir, onFullDisk, reserveWriter(dir));
+      log("exit-written-from-reserve", { place: full.place });
+      return true;
+    } catch (again) {
+      log("exit-write-failed", { ...failure(again), reserve: true });
+      markDiskFull(dir);
+      return false;
+    }
   }
 }

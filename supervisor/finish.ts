@@ -5,6 +5,7 @@ import { type EarlyPromoter, promoteAfterRecord, startPromoterEarly } from "./af
 import type { RunningChild } from "./child.js";
 import { type Contained, closeContainment } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
+import { releaseReserve, withRoom } from "./disk-reserve.js";
 import { type Ending, oomEnding, writeExitFile } from "./exit-file.js";
 import { failure, type SupervisorLog } from "./log.js";
 import { pauseAt } from "./test-hooks.js";
@@ -85,6 +86,8 @@ async function stopAndRecord(
     pauseAt("after-exit", dir);
     await record(dir, deps, log, early);
   }
+  // Nothing more of the supervisor's to write: the room goes back, to a later reader if need be.
+  releaseReserve(dir);
 }
 
 /** record.json right after exit.json; loaded only now, so the start path stays light. */
@@ -92,7 +95,9 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog, ear
   try {
     const { writeRecord } = await import("../src/folder/record.js");
     // Its own part of the run's ledger, the record's figures, goes before the record (folder/run-ledger.ts).
-    const written = await writeRecord(dir, deps.files, { ownPart: true });
+    const written = await withRoom(dir, log, "record.json", () =>
+      writeRecord(dir, deps.files, { ownPart: true }),
+    );
     log("recorded", { status: written?.status ?? "already recorded" });
   } catch (error) {
     log("record-write-failed", failure(error));

@@ -1,20 +1,23 @@
 import { loadBackend } from "../src/backends/load.js";
 import type { Backend } from "../src/backends/types.js";
 import { SPEC_DEFAULTS } from "../src/domain/defaults.js";
+import { diskEndingMessage, diskFullWords } from "../src/domain/disk.js";
 import { asCatherdError, CatherdError, isCatherdError, stackOf } from "../src/domain/errors.js";
 import type { Spec } from "../src/domain/schemas.js";
 import { agentDispatchId } from "../src/folder/ids.js";
 import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
 import { absolutePaths, readSpecFile, resolveSpec } from "../src/folder/spec.js";
 import { writeFolderJson } from "../src/folder/write.js";
+import { diskFullOf } from "../src/infra/disk-space.js";
 import { hostIdentity } from "../src/infra/host-identity.js";
 import { startTimeOf } from "../src/infra/process-identity.js";
 import { adoptedChild } from "./adopted-child.js";
 import { reopenContainment, spawnContained } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
+import { hasReserve, makeReserve } from "./disk-reserve.js";
 import type { Ending } from "./exit-file.js";
 import { finish, type Origin, type Watched } from "./finish.js";
-import type { SupervisorLog } from "./log.js";
+import { failure, type SupervisorLog } from "./log.js";
 import { endingOfOwnJob, notePlacementNode, ownPlacement } from "./placed.js";
 import { resumePoint } from "./resume.js";
 import type { Adoption } from "./take-over.js";
@@ -51,6 +54,12 @@ export async function superviseFirst(
       backend = await loadBackend(file.backend);
       spec = absolutePaths(resolveSpec(file, backend, dir), dir);
       pauseAt("before-spawn", dir);
+      // No room for the reserve: no room for the agent's output either, and it is not started.
+      try {
+        makeReserve(dir);
+      } catch (error) {
+        throw new NoRoom(error, dir);
+      }
       const env = await prepareWorkplace(dir, spec, process.env, placeOf(dir)?.run ?? null);
       const { child, contained } = await spawnContained(
         dir,
@@ -68,7 +77,7 @@ export async function superviseFirst(
       );
       watched = { limits: spec, child, startTime: startTimeOf(child.pid), contained };
     } catch (error) {
-      throw new SpawnFailure(error);
+      throw error instanceof NoRoom ? error : new SpawnFailure(error);
     }
     const { child } = watched;
     log("spawned", { pid: child.pid, cmd: spec.cmd, containment: watched.contained.kind });
@@ -90,7 +99,7 @@ export async function superviseFirst(
     pauseAt("running", dir);
     ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt });
   } catch (error) {
-    ending = failedEnding(error, log);
+    ending = failedEnding(error, log, dir);
   }
   await finish(dir, deps, log, { ending, watched, origin, adoptions: 0, pgid: watched?.child.pid ?? null });
 }
@@ -121,12 +130,20 @@ export async function superviseAdopted(
     const backend = await loadBackend(file.backend);
     const spec = absolutePaths(resolveSpec(file, backend, dir), dir);
     const contained = reopenContainment(dir, spec, proc.pid, log);
+    // The first supervisor's reserve, or a new one where it left none; without room, it goes on without.
+    if (!hasReserve(dir)) {
+      try {
+        makeReserve(dir);
+      } catch (error) {
+        log("reserve-failed", failure(error));
+      }
+    }
     watched = { limits: spec, child, startTime: proc.startTime, contained };
     pauseAt("adopted", dir);
     const resume = resumePoint(dir, proc.startedAt, clock);
     ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt, resume });
   } catch (error) {
-    ending = failedEnding(error, log);
+    ending = failedEnding(error, log, dir);
   }
   // Even without a readable spec the agent it adopted is stopped, with the default grace.
   watched ??= {
@@ -149,6 +166,15 @@ export async function superviseAdopted(
 async function watchToEnding(input: WatchInput): Promise<Ending> {
   const watched = await watchAgent(input);
   const { interrupt, log } = input;
+  if (watched.disk !== null) {
+    log("decided", { reason: watched.reason, kind: "disk", place: watched.disk.place });
+    return {
+      reason: watched.reason,
+      kind: "disk",
+      state: watched.state,
+      error: { code: "E_IO_WRITE", message: diskEndingMessage(watched.disk, true) },
+    };
+  }
   const signalled = interrupt.aborted && watched.reason === "cancelled" ? String(interrupt.reason) : null;
   const budget = watched.budget;
   log("decided", { reason: watched.reason, ...(budget === null ? {} : { budget: budget.message }) });
@@ -183,7 +209,16 @@ async function watchToEnding(input: WatchInput): Promise<Ending> {
   };
 }
 
-function failedEnding(error: unknown, log: SupervisorLog): Ending {
+function failedEnding(error: unknown, log: SupervisorLog, dir: string): Ending {
+  if (error instanceof NoRoom) {
+    log("supervisor-error", { code: "E_IO_WRITE", kind: "disk", message: error.message });
+    return {
+      reason: "supervisor-error",
+      kind: "disk",
+      state: null,
+      error: { code: "E_IO_WRITE", message: error.message },
+    };
+  }
   const spawnFailed = error instanceof SpawnFailure;
   const cause = spawnFailed ? error.cause : error;
   // A command that cannot start is E_SPAWN_FAILED; any other throw catherd did not anticipate is a bug,
@@ -192,11 +227,16 @@ function failedEnding(error: unknown, log: SupervisorLog): Ending {
     spawnFailed && !isCatherdError(cause)
       ? new CatherdError("E_SPAWN_FAILED", messageOf(cause), { cause })
       : asCatherdError(cause);
+  // A write of the supervisor's own (proc.json) the disk refused for want of room is the disk's doing.
+  const full = spawnFailed ? null : diskFullOf(cause, dir);
   const ending: Ending = {
     reason: spawnFailed ? "spawn-failed" : "supervisor-error",
-    kind: null,
+    kind: full === null ? null : "disk",
     state: null,
-    error: { code: known.code, message: known.message },
+    error: {
+      code: known.code,
+      message: full === null ? known.message : `${diskFullWords(full)}: ${known.message}`,
+    },
   };
   log(ending.reason, {
     code: known.code,
@@ -208,6 +248,19 @@ function failedEnding(error: unknown, log: SupervisorLog): Ending {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The reserve could not be made before the spawn (disk-reserve.ts): the disk is full already. */
+class NoRoom extends Error {
+  constructor(cause: unknown, dir: string) {
+    const full = diskFullOf(cause, dir);
+    super(
+      full === null
+        ? `cannot make room for the dispatch's files: ${messageOf(cause)}`
+        : diskEndingMessage(full, false),
+      { cause },
+    );
+  }
 }
 
 class SpawnFailure extends Error {

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import type { Backend } from "../src/backends/types.js";
 import type { Crossing } from "../src/domain/budget.js";
+import type { DiskFull } from "../src/domain/disk.js";
 import { type LineFacts, PROGRESS } from "../src/domain/facts.js";
 import type { Spec } from "../src/domain/schemas.js";
 import { NO_SLOTS, observeSlots } from "../src/domain/slot-time.js";
@@ -21,6 +22,7 @@ import { LineReader, type ReadResult } from "../src/infra/line-reader.js";
 import { ActivityWriter } from "./activity.js";
 import type { RunningChild } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
+import { DiskWatch } from "./disk-watch.js";
 import { EventTimes } from "./event-times.js";
 import { watchFolder } from "./folder-watch.js";
 import type { SupervisorLog } from "./log.js";
@@ -70,6 +72,8 @@ export interface WatchOutcome {
   state: WatchState;
   /** For a `budget` stop: the cap reached and what was used of it. */
   budget: Crossing | null;
+  /** For a stop on a full disk (reason supervisor-error, kind disk): the file system and its refusal. */
+  disk: DiskFull | null;
 }
 
 export function limitsOf(spec: Spec): WatchLimits {
@@ -107,7 +111,13 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
   let backlogAt: number | null = resume?.linesAt ?? null;
   const spend = new SpendWatch(backend, spec, spec, log);
   const runBudget = RunBudgetWatch.of(dir, log);
-  const activity = new ActivityWriter(dir, files, (accounts, at) => spend.priced(accounts, at));
+  const disk = new DiskWatch(dir, log);
+  const activity = new ActivityWriter(
+    dir,
+    files,
+    (accounts, at) => spend.priced(accounts, at),
+    (error) => disk.refused(error, FILES.activity),
+  );
   const eventTimes = new EventTimes(fileIn(dir, FILES.eventTimes));
   const slots = new SlotReports(dir);
   const wallAtStart = resume?.startedAtWall ?? clock.wallNow().getTime();
@@ -126,6 +136,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       writeFolderJson(dir, file, body, files);
     } catch (error) {
       log("write-failed", { file, message: error instanceof Error ? error.message : String(error) });
+      disk.refused(error, file);
     }
   };
 
@@ -214,6 +225,18 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       if (slotted.slotWaitedMs !== state.slotWaitedMs) activity.touch();
       state = slotted;
       activity.flush(state, now, toWall);
+      // Rule 0: a disk that can no longer keep the agent's output ends the dispatch before any other rule,
+      // an exit in the same poll included (its last lines may be what the disk refused).
+      const full = disk.look();
+      if (full !== null) {
+        return {
+          reason: "supervisor-error",
+          errorKind: "disk",
+          state: observeSlots(state, NO_SLOTS, now),
+          budget: null,
+          disk: full,
+        };
+      }
       const cancelRequested = input.interrupt.aborted || fs.existsSync(cancelPath);
       const judged = decide(state, { exited, cancelRequested, budget }, limits, now);
       state = judged.state;
@@ -231,6 +254,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
           errorKind: verdict.errorKind,
           state: observeSlots(state, NO_SLOTS, now),
           budget: verdict.reason === "budget" ? budget : null,
+          disk: null,
         };
       }
       const moving = bytes > 0 || sawChange;

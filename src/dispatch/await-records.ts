@@ -50,6 +50,10 @@ export async function awaitRecords(
         else if (view.record === null && view.state === "recorded") throw recordProblem(view);
         else if (view.state === "unknown" && problemOf(view, FILES.record) !== null)
           throw recordProblem(view);
+        // Ended (lost, or exit.json without a record) and the disk refused its record: waiting cannot
+        // make room, so the refusal is the answer ("the disk is full: …").
+        else if (view.record === null && ENDED.has(view.state) && unrecordable(view) !== null)
+          throw unrecordable(view);
         else pending.set(dir, view);
       }
       return (options.any ? done.size > 0 : done.size === dirs.length) ? true : undefined;
@@ -66,6 +70,15 @@ export async function awaitRecords(
     pending: dirs.flatMap((d) => pending.get(d) ?? []),
     timedOut: finished === undefined,
   };
+}
+
+/** The states of a dispatch whose supervisor is gone and whose record is a reader's to write. */
+const ENDED: ReadonlySet<DispatchView["state"]> = new Set(["lost", "exited"]);
+
+/** The refusal of the write of this dispatch's record (settle.ts), if the last look met one. */
+function unrecordable(view: DispatchView): CatherdError | null {
+  const record = fileIn(view.dir, FILES.record);
+  return view.problems.find((p) => p.code === "E_IO_WRITE" && p.file === record) ?? null;
 }
 
 function recordProblem(view: DispatchView): CatherdError {

@@ -21,6 +21,8 @@ const STATUS_OF_KIND: Readonly<Record<ErrorKind, Status>> = {
   oom: "failed",
   // A cap on spending: it will not heal by waiting, and more money (a higher cap) is the fix.
   budget: "limit",
+  // Freeing space is the fix, and nothing the dispatch could do about it: a failure, not a wait.
+  disk: "failed",
 };
 
 export function statusOfKind(kind: ErrorKind): Status {

@@ -58,6 +58,9 @@ export function judgeEnding(exit: ExitFacts, summary: StreamSummary, rules: Judg
   // The OOM killer ended the agent at its dispatch's memory limit (its cgroup counted the kill, or its
   // engine ended the job for its memory): whatever the stream last said, that is why it ended.
   if (exit.kind === "oom") return failed("oom", exit, summary, describeExit(exit));
+  // The disk could no longer keep the dispatch's files (the supervisor stopped the agent for it, or could
+  // not write exit.json): the stream may lack its last lines, and its verdict counts for nothing.
+  if (exit.kind === "disk") return failed("disk", exit, summary, describeExit(exit));
   const fixed = KIND_OF_REASON[exit.reason];
   if (fixed !== undefined) return failed(fixed, exit, summary, describeExit(exit));
   // The kind of the retry the CLI was last seen waiting on: the supervisor's account, else the stream's.
@@ -121,6 +124,7 @@ const KIND_OF_CATHERD: ReadonlySet<ErrorKind> = new Set([
   "supervisor",
   "lost",
   "oom",
+  "disk",
 ]);
 
 /**

@@ -24,7 +24,8 @@ export type Status = (typeof STATUSES)[number];
  * Why a dispatch did not end well, in words an orchestrator can act on (specs/record.md). The first nine
  * (auth … cli) are what the provider or the CLI said; the next six are how catherd, or the machine's
  * memory limit (oom), ended or lost the dispatch; `budget` is a cap on spending reached (catherd's
- * --max-tokens or --max-cost, or the CLI's own budget).
+ * --max-tokens or --max-cost, or the CLI's own budget); `disk` a file system that could no longer keep the
+ * dispatch's files (full, over quota, failing).
  */
 export const ERROR_KINDS = [
   "auth",
@@ -43,6 +44,7 @@ export const ERROR_KINDS = [
   "lost",
   "oom",
   "budget",
+  "disk",
 ] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 

@@ -45,6 +45,10 @@ export const FILES = {
   eventTimes: "events.times",
   /** The agent's private temp folder (TMPDIR), removed after the stop unless the spec keeps it. */
   tmp: "tmp",
+  /** Room the supervisor keeps back while the agent runs, for exit.json on a full disk. */
+  diskReserve: "disk-reserve",
+  /** Empty: the supervisor met a full disk and could not write exit.json even through its reserve. */
+  diskFull: "disk-full",
 } as const;
 export type FolderFile = (typeof FILES)[keyof typeof FILES];
 

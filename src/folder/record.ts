@@ -97,8 +97,10 @@ async function buildRecord(
       wallMs: spec?.wallMs ?? backend.defaults.wallMs,
     },
   });
-  // Lost is lost whatever the stream said — but for a job its engine ended at its memory limit (kind oom).
-  const status = exit.reason === "lost" && exit.kind !== "oom" ? "lost" : outcome.status;
+  // Lost is lost whatever the stream said — but for a job its engine ended at its memory limit (kind oom),
+  // and for a supervisor that stopped its agent on a full disk and could not write exit.json (kind disk).
+  const status =
+    exit.reason === "lost" && exit.kind !== "oom" && exit.kind !== "disk" ? "lost" : outcome.status;
   const reply = outcome.reply;
   const spend = await priceUsage(
     outcome.usage.models,

@@ -248,6 +248,27 @@ describe("judgeEnding: the record's verdict by the written precedence", () => {
       kind: "cli",
       status: "failed",
     },
+    {
+      title: "a disk that could not keep the output fails as disk, even after a successful answer",
+      exit: exit("exited", 0, { kind: "disk" }),
+      summary: folded({ progress: true, final: success }),
+      kind: "disk",
+      status: "failed",
+    },
+    {
+      title: "a supervisor's stop on a full disk is disk, not supervisor",
+      exit: exit("supervisor-error", null, { kind: "disk" }),
+      summary: emptySummary(),
+      kind: "disk",
+      status: "failed",
+    },
+    {
+      title: "a supervisor lost on a full disk is disk and failed, not lost",
+      exit: exit("lost", null, { kind: "disk" }),
+      summary: emptySummary(),
+      kind: "disk",
+      status: "failed",
+    },
   ];
   for (const c of cases) {
     it(c.title, () => {

@@ -5,11 +5,11 @@ import { describe, expect, it } from "vitest";
 import { systemClock } from "../../src/infra/clock.js";
 import { type FileWriter, systemFiles } from "../../supervisor/deps.js";
 import { superviseDispatch } from "../../supervisor/supervise.js";
-import { runCli } from "../helpers/cli.js";
-import { fakeAgentFolder, readJson } from "../helpers/folders.js";
+import { dispatchedOf, runCli } from "../helpers/cli.js";
+import { fakeAgentFolder, readJson, tempDir } from "../helpers/folders.js";
 import { isAlive } from "../helpers/processes.js";
 import { waitFor, waitForFile } from "../helpers/wait.js";
-import { dispatchFake, homeFor, jsonOf, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
+import { dispatchFake, homeFor, jsonOf, procState, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
 
 // Row 5: the disk. exit.json or record.json cannot be written (ENOSPC, EACCES): the agent is still stopped,
 // the failure is in supervisor.log, and a later reader records the dispatch once the disk is back.
@@ -92,20 +92,41 @@ async function stoppedOnceStarted(t: Trial, faults: Record<string, string>, pidF
 }
 
 describe("row 5: the disk, through the supervisor's file port (in process)", () => {
-  for (const code of ["ENOSPC", "EACCES"]) {
-    it(`stops the agent and logs the failure when exit.json cannot be written (${code})`, async () => {
-      const t = trial(`5 exit.json unwritable (${code}), in process`);
-      const pidFile = path.join(t.dir(), "pid");
-      const { dir, code: exitCode } = await stoppedOnceStarted(t, { "exit.json": code }, pidFile);
-      expect(exitCode).toBe(0);
-      expect(isAlive(Number(fs.readFileSync(pidFile, "utf8")))).toBe(false);
-      expect(fs.existsSync(path.join(dir, "exit.json"))).toBe(false);
-      expect(logOf(dir)).toContain('"event":"exit-write-failed"');
-      expect(logOf(dir)).toContain(code);
-      expect(recordFiles(dir)).toEqual([]);
-      t.pass();
+  it("writes exit.json through its reserve when the disk refuses it for want of room (ENOSPC)", async () => {
+    const t = trial("5 exit.json refused (ENOSPC), in process: written from the reserve");
+    const pidFile = path.join(t.dir(), "pid");
+    const { dir, code: exitCode } = await stoppedOnceStarted(t, { "exit.json": "ENOSPC" }, pidFile);
+    expect(exitCode).toBe(0);
+    expect(isAlive(Number(fs.readFileSync(pidFile, "utf8")))).toBe(false);
+    expect(logOf(dir)).toContain('"event":"exit-write-failed"');
+    expect(logOf(dir)).toContain('"event":"exit-written-from-reserve"');
+    expect(readJson(path.join(dir, "exit.json"))).toMatchObject({
+      reason: "cancelled",
+      kind: "disk",
+      error: { code: "E_IO_WRITE", message: expect.stringContaining("no space left on") },
     });
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({
+      status: "failed",
+      error: { kind: "disk" },
+    });
+    expect(fs.existsSync(path.join(dir, "disk-reserve"))).toBe(false);
+    t.pass();
+  });
 
+  it("stops the agent and logs the failure when exit.json cannot be written (EACCES)", async () => {
+    const t = trial("5 exit.json unwritable (EACCES), in process");
+    const pidFile = path.join(t.dir(), "pid");
+    const { dir, code: exitCode } = await stoppedOnceStarted(t, { "exit.json": "EACCES" }, pidFile);
+    expect(exitCode).toBe(0);
+    expect(isAlive(Number(fs.readFileSync(pidFile, "utf8")))).toBe(false);
+    expect(fs.existsSync(path.join(dir, "exit.json"))).toBe(false);
+    expect(logOf(dir)).toContain('"event":"exit-write-failed"');
+    expect(logOf(dir)).toContain("EACCES");
+    expect(recordFiles(dir)).toEqual([]);
+    t.pass();
+  });
+
+  for (const code of ["ENOSPC", "EACCES"]) {
     it(`keeps exit.json and logs the failure when record.json cannot be written (${code})`, async () => {
       const t = trial(`5 record.json unwritable (${code}), in process`);
       const { dir } = await inProcess(t, { "record.json": code }, [{ out: "x" }, { exit: 0 }], LATE_IDLE);
@@ -129,11 +150,33 @@ describe("row 5: the disk, through the supervisor's file port (in process)", () 
     t.pass();
   });
 
+  it("stops the agent as kind disk when the disk refuses activity.json (EDQUOT)", async () => {
+    const t = trial("5 activity.json refused (EDQUOT), in process");
+    const pidFile = path.join(t.dir(), "pid");
+    const { dir } = await inProcess(
+      t,
+      { "activity.json": "EDQUOT" },
+      [{ touch: pidFile }, { out: "working" }, { hang: true }],
+      LATE_IDLE,
+    );
+    expect(isAlive(Number(fs.readFileSync(pidFile, "utf8")))).toBe(false);
+    expect(readJson(path.join(dir, "exit.json"))).toMatchObject({
+      reason: "supervisor-error",
+      kind: "disk",
+      error: { code: "E_IO_WRITE", message: expect.stringContaining("disk quota exceeded on") },
+    });
+    expect(readJson(path.join(dir, "record.json"))).toMatchObject({
+      status: "failed",
+      error: { kind: "disk" },
+    });
+    t.pass();
+  });
+
   it("keeps supervising when thread.json, stall.json and activity.json cannot be written", async () => {
     const t = trial("5 notices unwritable, in process");
     const { dir } = await inProcess(
       t,
-      { "thread.json": "ENOSPC", "stall.json": "ENOSPC", "activity.json": "ENOSPC" },
+      { "thread.json": "EACCES", "stall.json": "EACCES", "activity.json": "EACCES" },
       [{ out: '{"type":"thread.started","thread_id":"t1"}' }, { sleep: 300 }, { out: "more" }, { exit: 0 }],
       { ...LATE_IDLE, stallMs: 100 },
     );
@@ -146,7 +189,6 @@ describe("row 5: the disk, through the supervisor's file port (in process)", () 
 
 describe("row 5: the disk, a real supervisor with an injected fault (CATHERD_TEST_ONLY_FAIL_WRITE)", () => {
   for (const [file, code] of [
-    ["exit.json", "ENOSPC"],
     ["exit.json", "EACCES"],
     ["record.json", "ENOSPC"],
     ["record.json", "EACCES"],
@@ -180,6 +222,27 @@ describe("row 5: the disk, a real supervisor with an injected fault (CATHERD_TES
     });
   }
 
+  it("records the dispatch itself, kind disk, when exit.json was refused with ENOSPC", async () => {
+    const t = trial("5 exit.json refused (ENOSPC), real supervisor: written from the reserve");
+    const { env } = homeFor(t);
+    const pidFile = path.join(t.dir(), "pid");
+    const d = await dispatchFake(
+      t,
+      { ...env, CATHERD_TEST_ONLY_FAIL_WRITE: "exit.json:ENOSPC" },
+      [{ touch: pidFile }, { out: "x" }, { exit: 0 }],
+      ["--name", "disk"],
+    );
+    await waitGone(d.supervisorPid, 20_000);
+    expect(isAlive(Number(await waitForFile(pidFile)))).toBe(false);
+    expect(logOf(d.dir)).toContain("exit-written-from-reserve");
+    expect(readJson(path.join(d.dir, "record.json"))).toMatchObject({
+      status: "failed",
+      reason: "exited",
+      error: { code: "E_IO_WRITE", kind: "disk", message: expect.stringContaining("no space left on") },
+    });
+    t.pass();
+  });
+
   it("fails the dispatch clearly, recorded lost, when supervisor.json cannot be written", async () => {
     const t = trial("5 supervisor.json unwritable, real supervisor");
     const { home, env } = homeFor(t);
@@ -199,18 +262,30 @@ describe("row 5: the disk, a real supervisor with an injected fault (CATHERD_TES
   });
 });
 
-/** Mounts a tmpfs of `size` at a fresh folder; null (with the reason) where the machine refuses. */
-function mountTmpfs(t: Trial, size: string): { dir: string } | { refused: string } {
-  const dir = t.dir("catherd-fault-tmpfs-");
+/**
+ * Mounts a tmpfs of `size` at a fresh folder, unmounted once every process of the trial is reaped (a busy
+ * mount does not unmount: `umount -l` is only the last resort). These trials need root: anywhere else they
+ * fail, saying so — CI runs them as root, and a skipped row would claim nothing was wrong.
+ */
+function mountTmpfs(t: Trial, size: string): string {
+  if (process.getuid?.() !== 0) {
+    throw new Error("row 5's tmpfs trials mount a file system and need root: run the fault suite as root");
+  }
+  const dir = tempDir("catherd-fault-tmpfs-");
   try {
     execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0700`, "tmpfs", dir], { stdio: "pipe" });
   } catch (error) {
-    return { refused: String((error as { stderr?: Buffer }).stderr ?? error).trim() };
+    const why = String((error as { stderr?: Buffer }).stderr ?? error).trim();
+    throw new Error(`mount -t tmpfs at ${dir} was refused: ${why}`);
   }
-  t.cleanup(() => {
-    execFileSync("umount", ["-l", dir], { stdio: "ignore" });
+  t.last(() => {
+    try {
+      execFileSync("umount", [dir], { stdio: "pipe" });
+    } catch {
+      execFileSync("umount", ["-l", dir], { stdio: "ignore" });
+    }
   });
-  return { dir };
+  return dir;
 }
 
 /** Fills the file system holding `dir` until ENOSPC; returns the filler to remove. */
@@ -234,17 +309,80 @@ function fill(dir: string): string {
   return filler;
 }
 
+/** A catherd home on a fresh tmpfs of `size`, and the environment pointing at it. */
+function homeOnTmpfs(t: Trial, size: string, extra: NodeJS.ProcessEnv = {}) {
+  const mount = mountTmpfs(t, size);
+  const home = path.join(mount, "home");
+  return { mount, home, env: { ...process.env, CATHERD_HOME: home, CATHERD_RUN: "", ...extra } };
+}
+
+/** Where the words of a full tmpfs name it: "no space left on <mount point> (tmpfs)". */
+const noSpaceOn = (mount: string) => `no space left on ${fs.realpathSync(mount)} (tmpfs)`;
+
+/** An exec agent that writes lines until its disk refuses one, then stays (its pid in `pidFile`). */
+function diskFiller(pidFile: string): string[] {
+  const line = `{"type":"line","pad":"${"x".repeat(200)}"}`;
+  return [
+    "/bin/sh",
+    "-c",
+    `echo $$ > '${pidFile}'; while printf '%s\\n' '${line}'; do :; done; exec sleep 600`,
+  ];
+}
+
+/** `catherd wait <name> --json`, answered within the trial's deadline. */
+async function waitOn(name: string, env: NodeJS.ProcessEnv) {
+  const result = await runCli(["wait", name, "--json"], { env, timeoutMs: 60_000 });
+  expect(result.stdout, `wait did not answer: ${result.stderr}`).not.toBe("");
+  return { code: result.code, json: jsonOf(result) };
+}
+
 describe("row 5: the disk, a real tmpfs that fills up", () => {
-  it("stops the agent, logs the failure, and lets a reader record the dispatch once space is back", async (context) => {
-    const t = trial("5 tmpfs full at the end of a run, then space back");
-    const mounted = mountTmpfs(t, "2m");
-    if ("refused" in mounted) {
-      t.note(`skipped: mount refused: ${mounted.refused}`);
-      context.skip(`mount -t tmpfs was refused: ${mounted.refused}`);
-      return;
-    }
-    const home = path.join(mounted.dir, "home");
-    const env = { ...process.env, CATHERD_HOME: home, CATHERD_RUN: "" };
+  it("stops an agent that fills its disk and records it failed, kind disk, with the disk's words", async () => {
+    const t = trial("5 agent fills a tmpfs: stopped, recorded disk");
+    const { mount, env } = homeOnTmpfs(t, "2m");
+    const pidFile = path.join(t.dir(), "pid");
+    const dispatched = await runCli(
+      [
+        "dispatch",
+        "--backend",
+        "exec",
+        "--name",
+        "filler",
+        "--json",
+        "--brief",
+        "fill",
+        "--",
+        ...diskFiller(pidFile),
+      ],
+      { env, timeoutMs: 60_000 },
+    );
+    expect(dispatched.code, dispatched.stderr).toBe(0);
+    const d = dispatchedOf(dispatched);
+    t.dispatch(d.dispatchId);
+    t.pid(d.supervisorPid);
+    const waited = await waitOn("filler", env);
+    expect(waited.code).toBe(1);
+    expect(waited.json).toMatchObject({
+      records: [
+        { status: "failed", reason: "supervisor-error", error: { code: "E_IO_WRITE", kind: "disk" } },
+      ],
+    });
+    const record = readJson(path.join(d.dir, "record.json"));
+    expect((record.error as { message: string }).message).toContain(noSpaceOn(mount));
+    expect(readJson(path.join(d.dir, "exit.json"))).toMatchObject({
+      kind: "disk",
+      error: { code: "E_IO_WRITE" },
+    });
+    await waitGone(d.supervisorPid, 20_000);
+    expect(isAlive(Number(fs.readFileSync(pidFile, "utf8")))).toBe(false);
+    expect(logOf(d.dir)).toContain('"event":"disk-full"');
+    expect(fs.existsSync(path.join(d.dir, "disk-reserve")), "the reserve is given back").toBe(false);
+    t.pass();
+  });
+
+  it("records a quiet agent's dispatch as disk once its disk fills before the end", async () => {
+    const t = trial("5 tmpfs full at the end of a run: exit.json from the reserve");
+    const { mount, env } = homeOnTmpfs(t, "2m");
     const go = path.join(t.dir(), "go");
     const pidFile = path.join(t.dir(), "pid");
     const d = await dispatchFake(
@@ -255,40 +393,75 @@ describe("row 5: the disk, a real tmpfs that fills up", () => {
     );
     await waitForFile(pidFile);
     await waitFor("proc.json", () => (fs.existsSync(path.join(d.dir, "proc.json")) ? true : undefined));
-    const filler = fill(mounted.dir);
+    const filler = fill(mount);
     fs.writeFileSync(go, "go");
     await waitGone(d.supervisorPid, 20_000);
     expect(isAlive(Number(fs.readFileSync(pidFile, "utf8")))).toBe(false);
-    expect(fs.existsSync(path.join(d.dir, "exit.json"))).toBe(false);
-    const log = logOf(d.dir);
-    expect(log).toContain('"event":"exit-write-failed"');
-    expect(log).toContain("ENOSPC");
-    // While the disk is full a reader reports and does not crash.
-    const whileFull = await runCli(["status", "--json"], { env });
-    expect(whileFull.code, whileFull.stdout + whileFull.stderr).toBe(0);
-    expect(jsonOf(whileFull)).toMatchObject({ dispatches: [{ problems: [{ code: "E_IO_WRITE" }] }] });
-    expect(recordFiles(d.dir)).toEqual([]);
+    expect(readJson(path.join(d.dir, "exit.json"))).toMatchObject({
+      kind: "disk",
+      error: { code: "E_IO_WRITE" },
+    });
+    const waited = await waitOn("full", env);
+    expect(waited.code).toBe(1);
+    expect(waited.json).toMatchObject({ records: [{ status: "failed", error: { kind: "disk" } }] });
+    expect(readJson(path.join(d.dir, "record.json")).error).toMatchObject({
+      message: expect.stringContaining(noSpaceOn(mount)),
+    });
     fs.rmSync(filler);
-    const after = await runCli(["status", "--json"], { env });
-    expect(after.code).toBe(0);
-    expect(recordFiles(d.dir)).toEqual(["record.json"]);
-    expect(readJson(path.join(d.dir, "record.json"))).toMatchObject({ status: "lost" });
     t.pass();
   });
 
-  it("refuses a dispatch on a full disk with E_IO_WRITE and leaves no half-written dispatch behind", async (context) => {
+  it("says the disk is full where nothing can be written, and records the disk's words once space is back", async () => {
+    const t = trial("5 tmpfs full before the spawn: status and wait say so, then the record");
+    const { mount, env } = homeOnTmpfs(t, "2m", { CATHERD_TEST_ONLY_PAUSE_AT: "before-spawn" });
+    const readerEnv = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
+    const never = path.join(t.dir(), "never");
+    const d = await dispatchFake(t, env, [{ touch: never }, { exit: 0 }], ["--name", "nospace"]);
+    await waitForFile(path.join(d.dir, "test-paused-before-spawn"));
+    // The file comes just before the SIGSTOP: a SIGCONT sent before it would be lost.
+    await waitFor("the supervisor stopped", () => (procState(d.supervisorPid) === "T" ? true : undefined));
+    const filler = fill(mount);
+    process.kill(d.supervisorPid, "SIGCONT");
+    await waitGone(d.supervisorPid, 20_000);
+    expect(fs.existsSync(never), "no agent was started").toBe(false);
+    expect(fs.existsSync(path.join(d.dir, "exit.json"))).toBe(false);
+    expect(fs.existsSync(path.join(d.dir, "disk-full"))).toBe(true);
+    const status = await runCli(["status", "--json"], { env: readerEnv });
+    expect(status.code, status.stderr).toBe(0);
+    const row = (
+      jsonOf(status).dispatches as { state: string; problems: { code: string; message: string }[] }[]
+    )[0];
+    expect(row?.state).toBe("lost");
+    expect(row?.problems).toContainEqual(
+      expect.objectContaining({
+        code: "E_IO_WRITE",
+        message: expect.stringContaining(`the disk is full: ${noSpaceOn(mount)}`),
+      }),
+    );
+    const waited = await waitOn("nospace", readerEnv);
+    expect(waited.code).toBe(1);
+    expect(waited.json).toMatchObject({
+      error: { code: "E_IO_WRITE", message: expect.stringContaining("the disk is full") },
+    });
+    expect(recordFiles(d.dir)).toEqual([]);
+    fs.rmSync(filler);
+    const after = await waitOn("nospace", readerEnv);
+    expect(after.code).toBe(1);
+    expect(after.json).toMatchObject({
+      records: [{ status: "failed", reason: "lost", error: { code: "E_IO_WRITE", kind: "disk" } }],
+    });
+    expect(readJson(path.join(d.dir, "record.json")).error).toMatchObject({
+      message: expect.stringContaining("found the disk full"),
+    });
+    t.pass();
+  });
+
+  it("refuses a dispatch on a full disk with E_IO_WRITE and leaves no half-written dispatch behind", async () => {
     const t = trial("5 dispatch onto a full tmpfs");
-    const mounted = mountTmpfs(t, "1m");
-    if ("refused" in mounted) {
-      t.note(`skipped: mount refused: ${mounted.refused}`);
-      context.skip(`mount -t tmpfs was refused: ${mounted.refused}`);
-      return;
-    }
-    const home = path.join(mounted.dir, "home");
+    const { mount, home, env } = homeOnTmpfs(t, "1m");
     fs.mkdirSync(path.join(home, "runs/default/dispatches"), { recursive: true, mode: 0o700 });
     fs.mkdirSync(path.join(home, "runs/default/live"), { recursive: true, mode: 0o700 });
-    const env = { ...process.env, CATHERD_HOME: home, CATHERD_RUN: "" };
-    const filler = fill(mounted.dir);
+    const filler = fill(mount);
     const result = await runCli(
       ["dispatch", "--backend", "exec", "--name", "nospace", "--json", "--brief", "hello", "--", "/bin/true"],
       { env },

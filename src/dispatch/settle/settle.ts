@@ -1,8 +1,12 @@
+import * as fs from "node:fs";
+import { diskStateWords } from "../../domain/disk.js";
 import { CatherdError, isCatherdError } from "../../domain/errors.js";
 import { writeEndedExit } from "../../folder/exit.js";
 import { agentDispatchId } from "../../folder/ids.js";
+import { FILES, fileIn } from "../../folder/layout.js";
 import { writeRecord } from "../../folder/record.js";
 import type { Clock } from "../../infra/clock.js";
+import { diskFullOf, fileSystemOf } from "../../infra/disk-space.js";
 import { isSameProcess } from "../../infra/process-identity.js";
 import { stopDispatch } from "../../infra/stop.js";
 import { endingOfSight } from "../read/engine-sight.js";
@@ -43,16 +47,21 @@ export async function recordDead(view: DispatchView, clock: Clock): Promise<Disp
     );
   }
   if (view.state === "lost") {
+    // A supervisor that met a full disk and could not write exit.json left `disk-full` (an empty file).
+    const diskFull = view.supervisor !== null && fs.existsSync(fileIn(view.dir, FILES.diskFull));
     const why =
       view.supervisor === null
         ? "the supervisor never started"
-        : `supervisor ${view.supervisor.pid} is gone and left no exit.json`;
+        : diskFull
+          ? `supervisor ${view.supervisor.pid} found the disk full (${fileSystemOf(view.dir)}) and could not write exit.json`
+          : `supervisor ${view.supervisor.pid} is gone and left no exit.json`;
     return recordEnding(view.dir, clock, () =>
       writeEndedExit(
         view.dir,
         {
           reason: "lost",
-          error: { code: "E_SUPERVISOR_LOST", message: why },
+          kind: diskFull ? "disk" : null,
+          error: { code: diskFull ? "E_IO_WRITE" : "E_SUPERVISOR_LOST", message: why },
           pid: view.proc?.pid ?? null,
           startedAt: firstStartedAt(view),
           adoptions: view.supervisor?.adoptions ?? 0,
@@ -160,11 +169,15 @@ async function recordEnding(
   const view = inspectDispatch(dir, { clock });
   // A torn or newer exit.json is already among the problems; a refused write is not.
   if (failure !== null && !isCatherdError(failure)) {
-    const message = failure instanceof Error ? failure.message : String(failure);
+    const full = diskFullOf(failure, dir);
+    const message =
+      full !== null ? diskStateWords(full) : failure instanceof Error ? failure.message : String(failure);
     view.problems.push(
       new CatherdError("E_IO_WRITE", `cannot record ${dir}: ${message}`, {
         fix: "free disk space (or fix the folder's permissions), then run catherd status again",
         cause: failure,
+        // What a waiter matches on (await-records.ts): this dispatch's record cannot be written now.
+        file: fileIn(dir, FILES.record),
       }),
     );
   }
