@@ -293,8 +293,15 @@ export const admitFileSchema = loose({
   name: z.string().min(1),
   backend: backendIdSchema,
   model: z.string().nullable(),
+  /** The agent's folder as the request named it (what people read; the agent's PWD). */
   cwd: z.string().min(1),
+  /** `--owns` as given: relative to `cwd`, a trailing `/` a folder. */
   owns: z.array(z.string()),
+  /**
+   * `cwd` and `owns` as the file system resolves them (every symbolic link followed; a path not there yet
+   * resolved through its deepest existing ancestor): what admission compared. Absent from older folders.
+   */
+  resolved: z.object({ cwd: z.string().min(1), owns: z.array(z.string()) }).optional(),
   admittedAt: isoTime,
   dispatcher: processIdentity,
   git: gitSnapshotSchema.nullable(),
