@@ -1,7 +1,16 @@
 import { z } from "zod";
 import { MAX_COST_CAP_USD, MAX_TOKENS_CAP } from "./budget.js";
 import { MAX_BUDGET_MINUTES, RUN_BUDGET_KEYS } from "./run-budget.js";
-import { host, isoTime, loose, ms, processIdentity, schemaField, startTime } from "./schema-parts.js";
+import {
+  bootStamp,
+  host,
+  isoTime,
+  loose,
+  ms,
+  processIdentity,
+  schemaField,
+  startTime,
+} from "./schema-parts.js";
 import { supervisorFileSchema } from "./supervisor-schema.js";
 import { COST_SOURCES } from "./usage.js";
 import {
@@ -162,6 +171,8 @@ export const procFileSchema = loose({
   startTime,
   host,
   startedAt: isoTime,
+  /** The same instant on the boot's monotonic clock: what an adopter counts the wall from. */
+  startedMono: bootStamp,
   argv0: z.string(),
 });
 export type ProcFile = z.infer<typeof procFileSchema>;
