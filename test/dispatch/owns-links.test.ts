@@ -33,17 +33,17 @@ const errorOf = (r: CliResult) => {
 const waitForGo = (go: string) =>
   `i=0; while [ ! -e '${go}' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done`;
 
-/** A repository-like tree `<root>/work/repo/src/main.ts`, and links to it from another folder. */
+/** A repository-like tree `<root>/projects/repo/src/main.ts`, and links to it from another folder. */
 function layout() {
   const root = fs.realpathSync(tempDir());
-  const repo = path.join(root, "work", "repo");
+  const repo = path.join(root, "projects", "repo");
   fs.mkdirSync(path.join(repo, "src"), { recursive: true });
   fs.mkdirSync(path.join(repo, "docs"));
   fs.writeFileSync(path.join(repo, "src", "main.ts"), "");
   const elsewhere = path.join(root, "elsewhere");
   fs.mkdirSync(elsewhere);
   fs.symlinkSync(repo, path.join(elsewhere, "repo-link"));
-  fs.symlinkSync(path.join(root, "work"), path.join(elsewhere, "work-link"));
+  fs.symlinkSync(path.join(root, "projects"), path.join(elsewhere, "projects-link"));
   fs.symlinkSync(path.join(repo, "src"), path.join(elsewhere, "src-link"));
   return { root, repo, elsewhere, go: path.join(root, "go") };
 }
@@ -75,9 +75,9 @@ describe("--owns through symbolic links", () => {
       },
       {
         title: "--cwd through a link to a folder above the repository, a file under the owned folder",
-        cwd: path.join(elsewhere, "work-link", "repo"),
+        cwd: path.join(elsewhere, "projects-link", "repo"),
         owns: "src/main.ts",
-        given: path.join(elsewhere, "work-link", "repo", "src", "main.ts"),
+        given: path.join(elsewhere, "projects-link", "repo", "src", "main.ts"),
         resolved: path.join(repo, "src", "main.ts"),
       },
       {
