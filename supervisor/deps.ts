@@ -1,6 +1,6 @@
 import { atomicWriter, type JsonWriter } from "../src/folder/write.js";
 import { type Clock, systemClock } from "../src/infra/clock.js";
-import { withWriteFaults } from "./test-hooks.js";
+import { withWallShift, withWriteFaults } from "./test-hooks.js";
 
 /** The writes whose failure the supervisor must survive; faults are injected here in tests. */
 export type FileWriter = JsonWriter;
@@ -14,5 +14,5 @@ export interface SupervisorDeps {
 export const systemFiles: FileWriter = atomicWriter;
 
 export function systemDeps(): SupervisorDeps {
-  return { clock: systemClock, files: withWriteFaults(systemFiles) };
+  return { clock: withWallShift(systemClock), files: withWriteFaults(systemFiles) };
 }

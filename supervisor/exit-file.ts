@@ -72,6 +72,7 @@ export function writeExitFile(
 ): boolean {
   const { ending, child, usage } = facts;
   const state = ending.state;
+  const durationMs = Math.max(0, facts.durationMs);
   const toIso = (mono: number | null) =>
     mono === null ? null : new Date(facts.startedAt.getTime() + (mono - facts.startedMono)).toISOString();
   const exit: FolderJsonBody<typeof FILES.exit> = {
@@ -80,8 +81,10 @@ export function writeExitFile(
     code: child?.exit?.code ?? null,
     signal: child?.exit?.signal ?? null,
     startedAt: facts.startedAt.toISOString(),
-    endedAt: deps.clock.wallNow().toISOString(),
-    durationMs: Math.max(0, facts.durationMs),
+    // One timeline with startedAt and every time below: the start plus the monotonic duration, never
+    // before the start whatever the wall clock did meanwhile (or says in an adopter).
+    endedAt: new Date(facts.startedAt.getTime() + durationMs).toISOString(),
+    durationMs,
     pid: child?.pid ?? null,
     sawFinal: state?.finalAt !== null && state?.finalAt !== undefined,
     thread: state?.thread ?? null,

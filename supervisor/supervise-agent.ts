@@ -1,5 +1,6 @@
 import { loadBackend } from "../src/backends/load.js";
 import type { Backend } from "../src/backends/types.js";
+import { elapsedSince } from "../src/domain/boot-clock.js";
 import { SPEC_DEFAULTS } from "../src/domain/defaults.js";
 import { diskEndingMessage, diskFullWords } from "../src/domain/disk.js";
 import { asCatherdError, CatherdError, isCatherdError, stackOf } from "../src/domain/errors.js";
@@ -8,6 +9,7 @@ import { agentDispatchId } from "../src/folder/ids.js";
 import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
 import { absolutePaths, readSpecFile, resolveSpec } from "../src/folder/spec.js";
 import { writeFolderJson } from "../src/folder/write.js";
+import { bootStamp, type Clock } from "../src/infra/clock.js";
 import { diskFullOf } from "../src/infra/disk-space.js";
 import { hostIdentity } from "../src/infra/host-identity.js";
 import { startTimeOf } from "../src/infra/process-identity.js";
@@ -92,6 +94,7 @@ export async function superviseFirst(
         startTime: watched.startTime,
         host: hostIdentity(),
         startedAt: clock.wallNow().toISOString(),
+        startedMono: bootStamp(clock),
         argv0: spec.cmd,
       },
       files,
@@ -118,10 +121,7 @@ export async function superviseAdopted(
 ): Promise<void> {
   const { clock } = deps;
   const { proc } = adoption;
-  const firstWall = Date.parse(adoption.firstStartedAt);
-  const origin: Origin = Number.isFinite(firstWall)
-    ? { wall: new Date(firstWall), mono: clock.now() - (clock.wallNow().getTime() - firstWall) }
-    : { wall: clock.wallNow(), mono: clock.now() };
+  const origin = originOf(adoption, clock, log);
   const child = adoptedChild(proc.pid, proc.startTime, clock);
   let watched: Watched | null = null;
   let ending: Ending;
@@ -140,7 +140,10 @@ export async function superviseAdopted(
     }
     watched = { limits: spec, child, startTime: proc.startTime, contained };
     pauseAt("adopted", dir);
-    const resume = resumePoint(dir, proc.startedAt, clock);
+    const resume = resumePoint(dir, proc, clock);
+    if (resume.sinceStart.clock === "wall") {
+      log("clock-fallback", { of: "agent-start", why: resume.sinceStart.why });
+    }
     ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt, resume });
   } catch (error) {
     ending = failedEnding(error, log, dir);
@@ -161,6 +164,25 @@ export async function superviseAdopted(
   } finally {
     child.dispose();
   }
+}
+
+/**
+ * Where an adopter's exit.json counts from: the first supervisor's start, as it wrote it on the wall
+ * clock, placed on this process's monotonic clock by the time elapsed since — on the boot's clock when
+ * both readings are of one boot, so that a jump of the wall clock neither lengthens nor shortens it (the
+ * wall clock otherwise, logged as `clock-fallback`).
+ */
+function originOf(adoption: Adoption, clock: Clock, log: SupervisorLog): Origin {
+  const now = clock.now();
+  const wallNow = clock.wallNow().getTime();
+  const firstWall = Date.parse(adoption.firstStartedAt);
+  if (!Number.isFinite(firstWall)) return { wall: new Date(wallNow), mono: now };
+  const since = elapsedSince(
+    { wallMs: firstWall, boot: adoption.firstStartedMono },
+    { wallMs: wallNow, boot: bootStamp(clock) },
+  );
+  if (since.clock === "wall") log("clock-fallback", { of: "first-supervisor-start", why: since.why });
+  return { wall: new Date(firstWall), mono: now - since.ms };
 }
 
 async function watchToEnding(input: WatchInput): Promise<Ending> {

@@ -91,6 +91,7 @@ async function adopt(
  */
 function nameThisSupervisor(dir: string, { clock, files }: SupervisorDeps): Origin {
   const origin: Origin = { wall: clock.wallNow(), mono: clock.now() };
+  const mono = { bootId: hostIdentity().bootId, ms: origin.mono };
   writeFolderJson(
     dir,
     FILES.supervisor,
@@ -99,8 +100,10 @@ function nameThisSupervisor(dir: string, { clock, files }: SupervisorDeps): Orig
       startTime: startTimeOf(process.pid),
       host: hostIdentity(),
       startedAt: origin.wall.toISOString(),
+      startedMono: mono,
       adoptions: 0,
       firstStartedAt: origin.wall.toISOString(),
+      firstStartedMono: mono,
     },
     files,
   );

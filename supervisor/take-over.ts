@@ -1,9 +1,10 @@
 import * as fs from "node:fs";
+import type { BootStamp } from "../src/domain/boot-clock.js";
 import type { ProcFile, SupervisorFile } from "../src/domain/schemas.js";
 import { FILES, fileIn } from "../src/folder/layout.js";
 import { readFolderJson } from "../src/folder/read.js";
 import { writeFolderJson } from "../src/folder/write.js";
-import type { Clock } from "../src/infra/clock.js";
+import { bootStamp, type Clock } from "../src/infra/clock.js";
 import { hostIdentity } from "../src/infra/host-identity.js";
 import { type Release, tryLock } from "../src/infra/lock.js";
 import { isSameProcess, startTimeOf } from "../src/infra/process-identity.js";
@@ -32,6 +33,8 @@ export interface Adoption {
   adoptions: number;
   /** When the dispatch's first supervisor started. */
   firstStartedAt: string;
+  /** The same instant on the boot's monotonic clock; null when no supervisor before recorded it. */
+  firstStartedMono: BootStamp | null;
 }
 
 /**
@@ -71,7 +74,7 @@ export async function takeOver(
     const release = await takeSupervisorLock(dir, log, lockStaleMs, deps.clock);
     if (release === null) return bowOut("supervisor.lock is held");
     const adoptions = (before?.adoptions ?? 0) + 1;
-    const firstStartedAt = before?.firstStartedAt ?? before?.startedAt ?? proc.startedAt;
+    const first = firstStart(before, proc);
     try {
       writeFolderJson(
         dir,
@@ -81,8 +84,10 @@ export async function takeOver(
           startTime: startTimeOf(process.pid),
           host: hostIdentity(),
           startedAt: deps.clock.wallNow().toISOString(),
+          startedMono: bootStamp(deps.clock),
           adoptions,
-          firstStartedAt,
+          firstStartedAt: first.at,
+          ...(first.mono === null ? {} : { firstStartedMono: first.mono }),
         },
         deps.files,
       );
@@ -91,10 +96,29 @@ export async function takeOver(
       throw error;
     }
     log("adopted", { pid: process.pid, agent: proc.pid, adoptions, previous: before?.pid ?? null });
-    return { release, proc: { ...proc, startTime: proc.startTime }, adoptions, firstStartedAt };
+    return {
+      release,
+      proc: { ...proc, startTime: proc.startTime },
+      adoptions,
+      firstStartedAt: first.at,
+      firstStartedMono: first.mono,
+    };
   } finally {
     await adoptLock().catch(() => {});
   }
+}
+
+/**
+ * When the dispatch's first supervisor started, on both clocks, from the supervisor.json before (the
+ * first one's own start when it was the first), else the agent's start (a folder whose first supervisor
+ * recorded neither). Each wall time is taken with the boot reading of the same instant, or none.
+ */
+function firstStart(before: SupervisorFile | null, proc: ProcFile): { at: string; mono: BootStamp | null } {
+  if (before?.firstStartedAt !== undefined) {
+    return { at: before.firstStartedAt, mono: before.firstStartedMono ?? null };
+  }
+  if (before !== null) return { at: before.startedAt, mono: before.startedMono ?? null };
+  return { at: proc.startedAt, mono: proc.startedMono ?? null };
 }
 
 /**

@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { Clock } from "../src/infra/clock.js";
 import type { FileWriter } from "./deps.js";
 
 // Test-only fault injection for the real supervisor process (specs/supervisor.md, "Test hooks"). Each hook
@@ -77,4 +78,19 @@ export function withWriteFaults(
  */
 export function cgroupsDisabledForTest(): boolean {
   return process.env.CATHERD_TEST_ONLY_NO_CGROUP === "1";
+}
+
+/**
+ * With CATHERD_TEST_ONLY_WALL_SHIFT_MS=<ms> (negative: behind) this supervisor's wall clock reads that far
+ * from the machine's, its monotonic clock untouched: a process whose wall clock jumped, without changing
+ * the machine's.
+ */
+export function withWallShift(clock: Clock, spec = process.env.CATHERD_TEST_ONLY_WALL_SHIFT_MS): Clock {
+  const shiftMs = Number(spec);
+  if (spec === undefined || spec === "" || !Number.isFinite(shiftMs) || shiftMs === 0) return clock;
+  return {
+    now: () => clock.now(),
+    wallNow: () => new Date(clock.wallNow().getTime() + shiftMs),
+    sleep: (ms, signal) => clock.sleep(ms, signal),
+  };
 }

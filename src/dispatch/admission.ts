@@ -7,7 +7,14 @@ import { type RunPaths, runPaths } from "../infra/paths.js";
 import { engineSightsOf, LiveSet } from "./admit/live-set.js";
 import { underAdmissionLock } from "./admit/lock.js";
 import { ensureRunFile } from "./admit/run-file.js";
-import { type Committed, commitDispatch, discardStaged, queuedFile, stageDispatch } from "./admit/stage.js";
+import {
+  type Committed,
+  commitDispatch,
+  discardStaged,
+  queuedFile,
+  type Staged,
+  stageDispatch,
+} from "./admit/stage.js";
 import { planWorkplace } from "./admit/workplace.js";
 import { discardPlans, planHandOvers } from "./queue/hand-over.js";
 import { promoteUnderLock } from "./queue/promote.js";
@@ -57,7 +64,7 @@ export async function admit(request: DispatchRequest, home: string, clock: Clock
       const { caps } = promotion;
       if (caps.spent !== null) throw budgetRefusal(request, caps.spent);
       const blocked = blockerOf({ ...asking, notBefore: null }, promotion.slots, caps, at.getTime());
-      if (blocked !== null && !request.queue) throw refusal(request, blocked, promotion.slots);
+      if (blocked !== null && !request.queue) throw refusal(request, staged, blocked, promotion.slots);
       const result = commitDispatch(run, staged, queuedFile(blocked, null, at), at);
       committed = true;
       return { ...result, promoted: promotion.toLaunch, withDuties: promotion.withDuties };
@@ -99,17 +106,26 @@ function budgetRefusal(request: DispatchRequest, spent: Crossing): CatherdError 
   });
 }
 
-/** The error for a dispatch blocked without --queue: it names the blocker and the way around it. */
-function refusal(request: DispatchRequest, blocked: Blocked, slots: readonly Slot[]): CatherdError {
+/**
+ * The error for a dispatch blocked without --queue: it names the blocker and the way around it. An
+ * overlap names our path as given and, when a symbolic link made it another, as resolved.
+ */
+function refusal(
+  request: DispatchRequest,
+  staged: Pick<Staged, "ownsAbsolute" | "ownsGiven">,
+  blocked: Blocked,
+  slots: readonly Slot[],
+): CatherdError {
   const b = blocked.blocker ?? {};
   const queue = "add --queue to wait in the run's queue";
   if (blocked.blockedBy === "overlap") {
-    const theirs = slots
-      .find((s) => s.dispatchId === b.dispatchId)
-      ?.owns.find((o) => ownsOverlap(o, b.owns ?? ""));
+    const ours = b.owns ?? "";
+    const given = staged.ownsGiven[staged.ownsAbsolute.indexOf(ours)] ?? ours;
+    const named = given === ours ? ours : `${given} (${ours} once its links are followed)`;
+    const theirs = slots.find((s) => s.dispatchId === b.dispatchId)?.owns.find((o) => ownsOverlap(o, ours));
     return new CatherdError(
       "E_ADMIT_OVERLAP",
-      `--owns ${b.owns} overlaps ${theirs ?? b.owns}, owned by live dispatch ${b.name} (${b.dispatchId})`,
+      `--owns ${named} overlaps ${theirs ?? ours}, owned by live dispatch ${b.name} (${b.dispatchId})`,
       { fix: `wait for ${b.name} (catherd wait ${b.name}), narrow --owns, or ${queue}` },
     );
   }

@@ -32,4 +32,12 @@ export const host = loose({
   bootId: z.string().min(1).nullable(),
   pidNamespace: z.string().min(1).nullable(),
 }).optional();
+/**
+ * A reading of the monotonic clock the processes of one boot share (src/domain/boot-clock.ts): ms since
+ * boot, and the boot id. Optional where it appears: a file written before it was recorded has none, and
+ * time since it is then measured on the wall clock.
+ */
+export const bootStamp = z
+  .object({ bootId: z.string().min(1).nullable(), ms: z.number().nonnegative() })
+  .optional();
 export const processIdentity = z.object({ pid: z.number().int().positive(), startTime, host });

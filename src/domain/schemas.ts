@@ -1,7 +1,16 @@
 import { z } from "zod";
 import { MAX_COST_CAP_USD, MAX_TOKENS_CAP } from "./budget.js";
 import { MAX_BUDGET_MINUTES, RUN_BUDGET_KEYS } from "./run-budget.js";
-import { host, isoTime, loose, ms, processIdentity, schemaField, startTime } from "./schema-parts.js";
+import {
+  bootStamp,
+  host,
+  isoTime,
+  loose,
+  ms,
+  processIdentity,
+  schemaField,
+  startTime,
+} from "./schema-parts.js";
 import { supervisorFileSchema } from "./supervisor-schema.js";
 import { COST_SOURCES } from "./usage.js";
 import {
@@ -162,6 +171,8 @@ export const procFileSchema = loose({
   startTime,
   host,
   startedAt: isoTime,
+  /** The same instant on the boot's monotonic clock: what an adopter counts the wall from. */
+  startedMono: bootStamp,
   argv0: z.string(),
 });
 export type ProcFile = z.infer<typeof procFileSchema>;
@@ -293,8 +304,15 @@ export const admitFileSchema = loose({
   name: z.string().min(1),
   backend: backendIdSchema,
   model: z.string().nullable(),
+  /** The agent's folder as the request named it (what people read; the agent's PWD). */
   cwd: z.string().min(1),
+  /** `--owns` as given: relative to `cwd`, a trailing `/` a folder. */
   owns: z.array(z.string()),
+  /**
+   * `cwd` and `owns` as the file system resolves them (every symbolic link followed; a path not there yet
+   * resolved through its deepest existing ancestor): what admission compared. Absent from older folders.
+   */
+  resolved: z.object({ cwd: z.string().min(1), owns: z.array(z.string()) }).optional(),
   admittedAt: isoTime,
   dispatcher: processIdentity,
   git: gitSnapshotSchema.nullable(),

@@ -1,4 +1,12 @@
-/** Time as catherd uses it: a monotonic `now()` (ms) for every duration, the wall clock only for timestamps. */
+import type { BootStamp } from "../domain/boot-clock.js";
+import { hostIdentity } from "./host-identity.js";
+
+/**
+ * Time as catherd uses it: a monotonic `now()` (ms) for every duration, the wall clock only for
+ * timestamps. The system's `now()` is the monotonic clock every process of one boot shares, counted
+ * from boot (process.hrtime: Linux's CLOCK_MONOTONIC, macOS's mach time), so a reading recorded by one
+ * process — with the boot id, `bootStamp` — measures time in another (src/domain/boot-clock.ts).
+ */
 export interface Clock {
   now(): number;
   wallNow(): Date;
@@ -7,7 +15,7 @@ export interface Clock {
 }
 
 export const systemClock: Clock = {
-  now: () => performance.now(),
+  now: () => Number(process.hrtime.bigint()) / 1e6,
   wallNow: () => new Date(),
   sleep: (ms, signal) =>
     new Promise((resolve) => {
@@ -21,3 +29,8 @@ export const systemClock: Clock = {
       signal?.addEventListener("abort", done, { once: true });
     }),
 };
+
+/** `clock.now()` with this host's boot id: a reading another process of the same boot can compare. */
+export function bootStamp(clock: Clock): BootStamp {
+  return { bootId: hostIdentity().bootId, ms: clock.now() };
+}

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { backendFor } from "../../src/backends/registry.js";
 import type { Spec } from "../../src/domain/schemas.js";
+import { hostIdentity } from "../../src/infra/host-identity.js";
 import { systemFiles } from "../../supervisor/deps.js";
 import { oomEnding } from "../../supervisor/exit-file.js";
 import { resumePoint } from "../../supervisor/resume.js";
@@ -35,7 +36,7 @@ function folderWith(events: string, wroteAt: number): string {
 
 async function adoptAndWatch(dir: string, clock: FakeClock, agentStartedAt: number, limits: Partial<Spec>) {
   const spec = loopSpec(dir, "codex", { pollMs: 250, ...limits });
-  const resume = resumePoint(dir, wallAt(agentStartedAt).toISOString(), clock);
+  const resume = resumePoint(dir, { startedAt: wallAt(agentStartedAt).toISOString() }, clock);
   const outcome = await watchAgent({
     dir,
     spec,
@@ -73,9 +74,12 @@ describe("resumePoint", () => {
         slotWaitMs: 4200,
       }),
     );
-    expect(resumePoint(dir, wallAt(50_000).toISOString(), new FakeClock({ mono: 100_000 }))).toEqual({
+    expect(
+      resumePoint(dir, { startedAt: wallAt(50_000).toISOString() }, new FakeClock({ mono: 100_000 })),
+    ).toEqual({
       startedAt: 50_000,
       startedAtWall: FAKE_WALL_ZERO + 50_000,
+      sinceStart: { ms: 50_000, clock: "wall", why: "no-boot-stamp" },
       linesAt: 90_000,
       stalled: true,
       thread: "t-1",
@@ -85,15 +89,64 @@ describe("resumePoint", () => {
 
   it("never dates the lines before the start or after now, nor the start after now", () => {
     const clock = new FakeClock({ mono: 100_000 });
-    expect(resumePoint(folderWith("", 10_000), wallAt(50_000).toISOString(), clock).linesAt).toBe(50_000);
-    expect(resumePoint(folderWith("", 500_000), wallAt(50_000).toISOString(), clock).linesAt).toBe(100_000);
-    expect(resumePoint(folderWith("", 90_000), wallAt(900_000).toISOString(), clock)).toMatchObject({
+    expect(
+      resumePoint(folderWith("", 10_000), { startedAt: wallAt(50_000).toISOString() }, clock).linesAt,
+    ).toBe(50_000);
+    expect(
+      resumePoint(folderWith("", 500_000), { startedAt: wallAt(50_000).toISOString() }, clock).linesAt,
+    ).toBe(100_000);
+    expect(
+      resumePoint(folderWith("", 90_000), { startedAt: wallAt(900_000).toISOString() }, clock),
+    ).toMatchObject({
       startedAt: 100_000,
       linesAt: 100_000,
     });
-    expect(resumePoint(tempDir(), "not a time", clock)).toMatchObject({
+    expect(resumePoint(tempDir(), { startedAt: "not a time" }, clock)).toMatchObject({
       startedAt: 100_000,
       linesAt: 100_000,
+    });
+  });
+});
+
+describe("resumePoint on the boot's clock", () => {
+  const HOUR = 3_600_000;
+  const bootId = hostIdentity().bootId;
+  // The agent started at monotonic 50 s (proc.json's startedMono) and last wrote at 90 s; adopted at 100 s
+  // by a supervisor whose wall clock reads `shift` away from the one that wrote proc.json and the files.
+  const adoptedWith = (shift: number) => {
+    const dir = folderWith(THREAD, 90_000);
+    const clock = new FakeClock({ mono: 100_000, wall: FAKE_WALL_ZERO + 100_000 + shift });
+    return resumePoint(
+      dir,
+      { startedAt: wallAt(50_000).toISOString(), startedMono: { bootId, ms: 50_000 } },
+      clock,
+    );
+  };
+
+  it.runIf(bootId !== null).each([
+    ["in step", 0],
+    ["two hours ahead", 2 * HOUR],
+    ["two hours behind", -2 * HOUR],
+  ])("counts the start and the last write as they were with the wall clock %s", (_, shift) => {
+    expect(adoptedWith(shift)).toMatchObject({
+      startedAt: 50_000,
+      startedAtWall: FAKE_WALL_ZERO + 50_000,
+      sinceStart: { ms: 50_000, clock: "boot" },
+      linesAt: shift < 0 ? 100_000 : 90_000,
+    });
+  });
+
+  it("falls back to the wall clock for a start recorded in another boot", () => {
+    const dir = folderWith(THREAD, 90_000);
+    const clock = new FakeClock({ mono: 100_000 });
+    const resume = resumePoint(
+      dir,
+      { startedAt: wallAt(50_000).toISOString(), startedMono: { bootId: "another-boot", ms: 99_000 } },
+      clock,
+    );
+    expect(resume).toMatchObject({
+      startedAt: 50_000,
+      sinceStart: { ms: 50_000, clock: "wall", why: bootId === null ? "no-boot-id" : "another-boot" },
     });
   });
 });

@@ -19,6 +19,7 @@ import { makeDir, writeFileAtomic } from "../../infra/atomic.js";
 import { hostIdentity } from "../../infra/host-identity.js";
 import { dispatchDir, latestFile, nameDir, type RunPaths } from "../../infra/paths.js";
 import { startTimeOf } from "../../infra/process-identity.js";
+import { resolvedPath } from "../../infra/real-path.js";
 import { admitPlacementOf } from "../request/placement.js";
 import type { ChainRequest, DispatchRequest } from "../request/request.js";
 import { type Placed, placeDispatch, type Workplace } from "./workplace.js";
@@ -40,8 +41,14 @@ export interface Staged {
   admit: AdmitFile;
   /** spec.json as written: every default resolved. */
   spec: Spec;
-  /** Its `--owns`, absolute in the agent's own folder: dispatches in different worktrees never overlap. */
+  /**
+   * Its `--owns`, absolute in the agent's own folder and resolved as the file system does (real-path.ts):
+   * what overlaps are judged by, so that a path named through a symbolic link is caught. Dispatches in
+   * different worktrees never overlap.
+   */
   ownsAbsolute: string[];
+  /** The same paths absolute as the request named them, index for index: what a refusal quotes. */
+  ownsGiven: string[];
 }
 
 /** A dispatch folder committed into its run. */
@@ -72,8 +79,9 @@ export function stageDispatch(
   try {
     const placed = placeDispatch(workplace, request, run, name, dispatchId);
     const written = writeFolder(request, staging, dir, dispatchId, name, placed, at);
-    const ownsAbsolute = request.owns.map((p) => absoluteOwn(written.admit.cwd, p));
-    return { dispatchId, name, dir, staging, ownsAbsolute, ...written };
+    const ownsGiven = request.owns.map((p) => absoluteOwn(written.admit.cwd, p));
+    const ownsAbsolute = written.admit.resolved?.owns ?? ownsGiven;
+    return { dispatchId, name, dir, staging, ownsAbsolute, ownsGiven, ...written };
   } catch (error) {
     fs.rmSync(staging, { recursive: true, force: true });
     removeNameDirIfEmpty(run, name);
@@ -141,9 +149,10 @@ export function commitDispatch(
   }
 }
 
+/** An `--owns` path made absolute in `cwd`, as named (no link followed); a trailing `/` kept. */
 function absoluteOwn(cwd: string, own: string): string {
-  const resolved = path.resolve(cwd, own);
-  return own.endsWith("/") ? `${resolved}/` : resolved;
+  const absolute = path.resolve(cwd, own);
+  return own.endsWith("/") && absolute !== "/" ? `${absolute}/` : absolute;
 }
 
 function writeFailed(dir: string, error: unknown): CatherdError {
@@ -212,6 +221,10 @@ function writeFolder(
     model: request.model,
     cwd: placed.cwd,
     owns: request.owns,
+    resolved: {
+      cwd: resolvedPath(placed.cwd),
+      owns: request.owns.map((p) => resolvedPath(absoluteOwn(placed.cwd, p))),
+    },
     admittedAt: at.toISOString(),
     dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid), host: hostIdentity() },
     git: placed.git,
