@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { backendNamed } from "../backends/registry.js";
 import { briefTooLong, MAX_BRIEF_BYTES } from "../dispatch/request/request.js";
 import { CatherdError, ioFix, isCatherdError } from "../domain/errors.js";
@@ -85,7 +86,8 @@ function briefFileRefused(file: string, error: unknown): CatherdError {
   if (errno === "ENOENT") {
     const link = fs.lstatSync(file, { throwIfNoEntry: false });
     if (link?.isSymbolicLink() === true) {
-      return notABriefFile(file, `is a symbolic link to ${fs.readlinkSync(file)}, which does not exist`);
+      const target = path.resolve(path.dirname(file), fs.readlinkSync(file));
+      return notABriefFile(file, `is a symbolic link to ${target}, which does not exist`);
     }
     return notABriefFile(file, "does not exist");
   }

@@ -624,7 +624,7 @@ describe("file-system errors in their own words", () => {
   it("says why a --brief-file cannot be read: a folder, not there, a link to nowhere (exit 2)", async () => {
     const { home, env } = isolatedHome();
     const dir = tempDir();
-    fs.symlinkSync(path.join(dir, "gone"), path.join(dir, "link"));
+    fs.symlinkSync("gone", path.join(dir, "link"));
     for (const [file, why] of [
       [dir, `--brief-file ${dir} is a folder, not a file`],
       [path.join(dir, "missing.md"), `--brief-file ${dir}/missing.md does not exist`],
