@@ -8,6 +8,7 @@ import { FILES, fileIn } from "../folder/layout.js";
 import { systemClock } from "../infra/clock.js";
 import { readLineBytesFrom, readLinesFrom } from "../infra/lines-from.js";
 import { waitUntil } from "../infra/wait-until.js";
+import { jsonText } from "./json-text.js";
 import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
@@ -65,7 +66,7 @@ export const logsCommand: Command<Logs | null> = {
     const emit = (line: string | Buffer, end: number) => {
       // --raw as text: the file's own bytes, newlines included, never decoded (invalid UTF-8 stays so).
       if (typeof line !== "string") process.stdout.write(line);
-      else if (streaming) process.stdout.write(`${JSON.stringify({ line, cursor: end })}\n`);
+      else if (streaming) process.stdout.write(`${jsonText({ line, cursor: end })}\n`);
       else if (input.json) collected.push(line);
       else process.stdout.write(`${line}\n`);
     };

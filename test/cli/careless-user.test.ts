@@ -604,11 +604,18 @@ describe("an agent's escapes reach no terminal", () => {
     expect(doing.stdout).not.toMatch(ACTIVE);
     fs.writeFileSync(go, "");
     await waitForFile(path.join(d.dir, "record.json"), 20_000);
-    for (const argv of [["show", "noisy"], ["logs", "noisy"], ["result", "noisy"], ["status"]]) {
+    for (const argv of [
+      ["show", "noisy"],
+      ["logs", "noisy"],
+      ["result", "noisy"],
+      ["status"],
+      ["show", "noisy", "--json"],
+      ["logs", "noisy", "--raw", "--json"],
+    ]) {
       const shown = await runCli(argv, { env });
       expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout, argv.join(" ")).not.toMatch(ACTIVE);
-      expect(shown.stdout, argv.join(" ")).not.toContain("pwned");
+      if (!argv.includes("--json")) expect(shown.stdout, argv.join(" ")).not.toContain("pwned");
     }
     const show = (await runCli(["show", "noisy"], { env })).stdout;
     expect(show).toMatch(/stderr\n {2}warn red {3}\ufffd\ufffd on stderr/);
