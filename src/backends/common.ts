@@ -1,4 +1,5 @@
 import type { LineFacts } from "../domain/facts.js";
+import { cutChars, inertText } from "../domain/inert-text.js";
 import { type ExitFacts, type JudgeRules, judgeEnding } from "../domain/status.js";
 import type { StreamSummary } from "../domain/summary.js";
 import {
@@ -111,14 +112,17 @@ export function asCount(value: unknown): number {
 /** White space that oneLine folds: anything but a lone space. */
 const FOLDABLE_SPACE = /[^\S ]| {2}/;
 
-/** A one-line excerpt for human output. */
+/**
+ * A one-line excerpt for human output, inert for a terminal (an agent's escape sequences removed before
+ * the cut, so that none is kept in part: domain/inert-text.ts).
+ */
 export function oneLine(text: string, max = 60): string {
   // Cut before folding white space: this runs on every line, and an agent message can be megabytes.
   const cut = text.length > max * 4;
-  const head = cut ? text.slice(0, max * 4) : text;
+  const head = inertText(cut ? text.slice(0, max * 4) : text);
   // Most texts (a command, a short message) have only single spaces: testing is cheaper than replacing.
   const flat = (FOLDABLE_SPACE.test(head) ? head.replace(/\s+/g, " ") : head).trim();
-  return flat.length > max || cut ? `${flat.slice(0, max - 1)}…` : flat;
+  return flat.length > max || cut ? `${cutChars(flat, max - 1)}…` : flat;
 }
 
 /**

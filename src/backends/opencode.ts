@@ -1,7 +1,7 @@
 import type { LineFacts } from "../domain/facts.js";
 import { PROGRESS } from "../domain/facts.js";
 import type { ErrorFact } from "../domain/failure.js";
-import { stripAnsi } from "../domain/redact.js";
+import { inertText } from "../domain/inert-text.js";
 import { errorFact, httpStatus, providerBody } from "./classify.js";
 import {
   AGENT_DEFAULTS,
@@ -182,7 +182,7 @@ function parse(line: string): LineFacts {
  * stays progress, as stderr is for a backend that does not report retries there.
  */
 function parseStderr(line: string): LineFacts {
-  const text = stripAnsi(line);
+  const text = inertText(line);
   if (!text.startsWith("Error: ")) return PROGRESS;
   return {
     progress: true,

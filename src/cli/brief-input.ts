@@ -1,7 +1,9 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { backendNamed } from "../backends/registry.js";
-import { MAX_BRIEF_BYTES } from "../dispatch/request/request.js";
-import { CatherdError } from "../domain/errors.js";
+import { briefTooLong, MAX_BRIEF_BYTES } from "../dispatch/request/request.js";
+import { CatherdError, ioFix, isCatherdError } from "../domain/errors.js";
+import { readFdCapped, readStreamCapped } from "../infra/capped-read.js";
 import { systemClock } from "../infra/clock.js";
 import { waitUntil, wakeOnEvents } from "../infra/wait-until.js";
 import { type ParsedInput, stringOption } from "./kit.js";
@@ -44,25 +46,65 @@ export async function readBrief(input: ParsedInput, stdinIsOurs: boolean): Promi
   return readOptionalStdin();
 }
 
+/**
+ * The bytes of a brief file, read without blocking (a FIFO given as the file is refused, never waited on)
+ * and no further than MAX_BRIEF_BYTES. A path that is no file — not there, a folder, a device — is the
+ * user's mistake (E_INPUT_INVALID); a file the system refuses to read is E_IO_READ with the fix for its
+ * errno.
+ */
 function readBriefFile(file: string): Buffer {
-  const stat = fs.statSync(file, { throwIfNoEntry: false });
-  if (stat === undefined || !stat.isFile()) {
-    throw new CatherdError("E_INPUT_INVALID", `--brief-file ${file} is not a readable file`, {
-      fix: "give the path of a text file",
-    });
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch (error) {
+    throw briefFileRefused(file, error);
   }
-  if (stat.size > MAX_BRIEF_BYTES) return Buffer.alloc(MAX_BRIEF_BYTES + 1);
-  return fs.readFileSync(file);
+  try {
+    const stat = fs.fstatSync(fd);
+    if (stat.isDirectory()) throw notABriefFile(file, "is a folder, not a file");
+    if (!stat.isFile()) throw notABriefFile(file, "is not a regular file (a FIFO, a device or a socket)");
+    if (stat.size > MAX_BRIEF_BYTES) throw briefTooLong(`--brief-file ${file}`, stat.size);
+    const read = readFdCapped(fd, MAX_BRIEF_BYTES);
+    if (read.kind === "over") throw briefTooLong(`--brief-file ${file}`, null);
+    return read.bytes;
+  } catch (error) {
+    throw isCatherdError(error) ? error : briefFileRefused(file, error);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function notABriefFile(file: string, why: string): CatherdError {
+  return new CatherdError("E_INPUT_INVALID", `--brief-file ${file} ${why}`, {
+    fix: "give the path of a text file",
+  });
+}
+
+/** Why opening or reading a brief file failed, in the words of its errno. */
+function briefFileRefused(file: string, error: unknown): CatherdError {
+  const errno = (error as NodeJS.ErrnoException).code;
+  if (errno === "ENOENT") {
+    const link = fs.lstatSync(file, { throwIfNoEntry: false });
+    if (link?.isSymbolicLink() === true) {
+      const target = path.resolve(path.dirname(file), fs.readlinkSync(file));
+      return notABriefFile(file, `is a symbolic link to ${target}, which does not exist`);
+    }
+    return notABriefFile(file, "does not exist");
+  }
+  if (errno === "ENOTDIR") return notABriefFile(file, "is not a path to a file: a part of it is a file");
+  if (typeof errno !== "string") throw error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new CatherdError("E_IO_READ", `cannot read --brief-file ${file}: ${message}`, {
+    fix: ioFix(errno, file, "read"),
+    cause: error,
+    file,
+  });
 }
 
 /** Stdin as a brief that may be there: read when it shows it is (see readBrief), else null. */
 async function readOptionalStdin(): Promise<Buffer | null> {
-  let stat: fs.Stats;
-  try {
-    stat = fs.fstatSync(0);
-  } catch {
-    return null;
-  }
+  const stat = fstatOrNull(0);
+  if (stat === null) return null;
   // /dev/null, a terminal: nothing given.
   if (stat.isCharacterDevice()) return null;
   if (stat.isFile()) return stat.size === 0 ? null : readStdin();
@@ -97,15 +139,26 @@ async function stdinShowsItself(ms: number): Promise<boolean> {
   return shown;
 }
 
+/**
+ * Stdin to its end, as a brief: no further than the first byte past MAX_BRIEF_BYTES, then refused — an
+ * endless pipe (`yes |`) or device (`< /dev/zero`) is refused as soon as it passes the limit, and a
+ * finite one over it the same way, unread to its end (its writer gets EPIPE: specs/dispatch.md §1).
+ */
 async function readStdin(): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of process.stdin) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size <= MAX_BRIEF_BYTES) chunks.push(buffer);
+  const stat = fstatOrNull(0);
+  // A file on stdin says its size: refused with it, unread.
+  if (stat?.isFile() === true && stat.size > MAX_BRIEF_BYTES) {
+    throw briefTooLong("the brief on stdin", stat.size);
   }
-  // Over the limit: drain the rest and let validation refuse it (never a brief cut short silently).
-  if (size > MAX_BRIEF_BYTES) return Buffer.alloc(MAX_BRIEF_BYTES + 1);
-  return Buffer.concat(chunks);
+  const read = await readStreamCapped(process.stdin, MAX_BRIEF_BYTES);
+  if (read.kind === "over") throw briefTooLong("the brief on stdin", null);
+  return read.bytes;
+}
+
+function fstatOrNull(fd: number): fs.Stats | null {
+  try {
+    return fs.fstatSync(fd);
+  } catch {
+    return null;
+  }
 }

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import type { StandbySupervisor } from "../dispatch/start/standby.js";
 import { CatherdError } from "../domain/errors.js";
 import { reportError } from "../infra/report-error.js";
+import { jsonText } from "./json-text.js";
 
 // The one place that turns a command's data or error into output and an exit code (specs/cli.md, "Output
 // and errors"), and a command's option table into its usage text.
@@ -211,7 +212,7 @@ export async function executeCommand(
     if (result.silent === true) return result.exitCode ?? 0;
     process.stdout.write(
       input.json
-        ? `${JSON.stringify(result.data)}\n`
+        ? `${jsonText(result.data)}\n`
         : result.text.endsWith("\n") || result.text === ""
           ? result.text
           : `${result.text}\n`,

@@ -1,12 +1,14 @@
 import * as fs from "node:fs";
 import { readDispatch } from "../dispatch/reader.js";
 import { CatherdError } from "../domain/errors.js";
+import { inertText } from "../domain/inert-text.js";
 import { backendOf } from "../folder/backend.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn } from "../folder/layout.js";
 import { systemClock } from "../infra/clock.js";
-import { readLinesFrom } from "../infra/lines-from.js";
+import { readLineBytesFrom, readLinesFrom } from "../infra/lines-from.js";
 import { waitUntil } from "../infra/wait-until.js";
+import { jsonText } from "./json-text.js";
 import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
@@ -41,7 +43,7 @@ export const logsCommand: Command<Logs | null> = {
       integer: true,
     },
     follow: { type: "boolean", description: "keep printing until the dispatch is recorded" },
-    raw: { type: "boolean", description: "the lines as the CLI wrote them" },
+    raw: { type: "boolean", description: "the lines as the CLI wrote them, byte for byte" },
   },
   async handler(input) {
     const ref = refOf(input, "logs");
@@ -49,34 +51,43 @@ export const logsCommand: Command<Logs | null> = {
     const since = wholeNumber(input, "since", 0);
     const dir = dispatchDirOf(input, ref);
     const backend = backendOf(await readDispatch(dir, { promote: false }));
-    // exec's output is whatever the command prints: its lines as they are (specs/cli.md, logs).
-    const render = (line: string): string | null =>
-      input.values.raw === true || backend.plainText ? line : humanLine(backend, line);
+    const raw = input.values.raw === true;
+    // exec's output is whatever the command prints: its lines as they are (specs/cli.md, logs), made inert
+    // for the terminal as every other human line is; --json carries them as read (JSON escapes controls).
+    const render = (line: string): string | null => {
+      if (raw) return line;
+      const human = backend.plainText ? line : humanLine(backend, line);
+      return human === null || input.json ? human : inertText(human);
+    };
     const follow = input.values.follow === true;
     // --follow --json streams: one JSON object per line as it comes, so that nothing is lost on Ctrl-C.
     const streaming = follow && input.json;
     const collected: string[] = [];
-    const emit = (line: string, end: number) => {
-      if (streaming) process.stdout.write(`${JSON.stringify({ line, cursor: end })}\n`);
+    const emit = (line: string | Buffer, end: number) => {
+      // --raw as text: the file's own bytes, newlines included, never decoded (invalid UTF-8 stays so).
+      if (typeof line !== "string") process.stdout.write(line);
+      else if (streaming) process.stdout.write(`${jsonText({ line, cursor: end })}\n`);
       else if (input.json) collected.push(line);
       else process.stdout.write(`${line}\n`);
     };
     const file = fileIn(dir, FILES.events);
     const recorded = () => fs.existsSync(fileIn(dir, FILES.record));
     // Once recorded the stream is complete: its unterminated last line, if any, is a line too.
-    const drain = (from: number, onLine: (line: string, end: number) => void) =>
-      readLinesFrom(
-        file,
-        from,
-        (line, end) => {
-          const shown = render(line);
-          if (shown !== null) onLine(shown, end);
-        },
-        { final: recorded() },
-      );
+    const drain = (from: number, onLine: (line: string | Buffer, end: number) => void) =>
+      raw && !input.json
+        ? readLineBytesFrom(file, from, onLine, { final: recorded() })
+        : readLinesFrom(
+            file,
+            from,
+            (line, end) => {
+              const shown = render(line);
+              if (shown !== null) onLine(shown, end);
+            },
+            { final: recorded() },
+          );
 
     // With --tail, only the last n are kept (trimmed in batches: one copy per n lines, not one per line).
-    const first: [string, number][] = [];
+    const first: [string | Buffer, number][] = [];
     const read = drain(since ?? 0, (line, end) => {
       first.push([line, end]);
       if (tail !== undefined && first.length >= 2 * tail) first.splice(0, first.length - tail);

@@ -1,4 +1,5 @@
 import { formatDuration } from "../domain/duration.js";
+import { cutChars, inertText } from "../domain/inert-text.js";
 import { comeBackAt } from "../domain/record-words.js";
 
 // Human output: fits 80 columns — a terminal's own width where a table can use it — and colours only for
@@ -31,10 +32,14 @@ export function paint(text: string, style: Style, enabled = colorEnabled()): str
   return `\u001b[${open}m${text}\u001b[${close}m`;
 }
 
-/** Cuts text to `width` characters with an ellipsis, and pads it to exactly that width. */
+/**
+ * Text for a table's cell: made inert for a terminal (an agent's words reach every column that says what
+ * it is doing), its white space folded, then cut to `width` characters with an ellipsis — after the
+ * escapes are gone, so no sequence is ever cut in half — and padded to exactly that width.
+ */
 export function cell(text: string, width: number): string {
-  const flat = text.replace(/\s+/g, " ");
-  if (flat.length > width) return `${flat.slice(0, Math.max(0, width - 1))}…`;
+  const flat = inertText(text).replace(/\s+/g, " ");
+  if (flat.length > width) return `${cutChars(flat, Math.max(0, width - 1))}…`;
   return flat.padEnd(width);
 }
 

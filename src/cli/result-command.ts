@@ -1,5 +1,6 @@
 import type { AttemptSummary } from "../dispatch/read/attempts.js";
 import { resultOf } from "../dispatch/result.js";
+import { inertText } from "../domain/inert-text.js";
 import { recordHeadline, whyLine } from "../domain/record-words.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { systemClock } from "../infra/clock.js";
@@ -34,7 +35,7 @@ export const resultCommand: Command<ResultData> = {
       ...errorLines(record, systemClock.wallNow().getTime()),
       ...leftBehindLines(record, view.spec, view.admit?.owns ?? []),
       "",
-      record.reply ?? "(no reply)",
+      record.reply === null ? "(no reply)" : inertText(record.reply),
     ];
     return { data: { ...record, attempts }, text: `${text.join("\n")}\n` };
   },
@@ -51,11 +52,12 @@ function attemptWords(a: AttemptSummary): string {
  */
 export function errorLines(r: RecordFile, nowMs: number, options: { tail?: boolean } = {}): string[] {
   if (r.error === null || r.status === "ok") return [];
-  const lines = [`error: ${whyLine(r.error, nowMs)}`];
-  if (r.error.retryAfter != null) lines.push(`retry after: ${r.error.retryAfter}`);
+  // A record is written inert, but one written by hand (or by another program) is printed inert too.
+  const lines = [`error: ${inertText(whyLine(r.error, nowMs))}`];
+  if (r.error.retryAfter != null) lines.push(`retry after: ${inertText(r.error.retryAfter)}`);
   const tail = r.error.tail ?? [];
   if (options.tail !== false && tail.length > 0)
-    lines.push("stderr (last lines):", ...tail.map((l) => `  ${l}`));
+    lines.push("stderr (last lines):", ...tail.map((l) => `  ${inertText(l)}`));
   return lines;
 }
 

@@ -6,6 +6,7 @@ import { type QueueInfo, queueInfo } from "../dispatch/read/rows.js";
 import { readDispatch } from "../dispatch/reader.js";
 import { compactDuration, formatDuration } from "../domain/duration.js";
 import { isSecretName } from "../domain/env.js";
+import { cutChars, inertText } from "../domain/inert-text.js";
 import { statusWords } from "../domain/record-words.js";
 import type { ExitFile, SpecFile } from "../domain/schemas.js";
 import { formatSize } from "../domain/size.js";
@@ -126,7 +127,7 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
   }
   if (d.spec !== null) {
     head("spec");
-    out.push(`${d.spec.cmd} ${d.spec.args.join(" ")}`.slice(0, 400));
+    out.push(cutChars(inertText(`${d.spec.cmd} ${d.spec.args.join(" ")}`), 400));
     const env = Object.entries(d.spec.env).map(([k, v]) => `${k}=${v}`);
     if (env.length > 0) out.push(`env ${env.join(" ")}`);
     const passed = d.spec.passEnv ?? [];
@@ -162,7 +163,7 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
     );
     out.push(`stop: term ${d.exit.stop.term}, kill ${d.exit.stop.kill}, swept ${d.exit.stop.swept}`);
     if (d.exit.containment !== null) out.push(`containment: ${containmentLine(d.exit)}`);
-    if (d.exit.error !== null) out.push(`error ${d.exit.error.code}: ${d.exit.error.message}`);
+    if (d.exit.error !== null) out.push(`error ${d.exit.error.code}: ${inertText(d.exit.error.message)}`);
     if (d.exit.kind != null) out.push(`kind: ${d.exit.kind} (the supervisor's account)`);
   }
   if (d.record !== null) {
@@ -177,13 +178,14 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
     if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);
     out.push(...leftBehindLines(d.record, d.spec, d.admit?.owns ?? []));
   }
+  // The agent's own lines: made inert, then cut (never the other way round: see inert-text.ts).
   if (d.events.length > 0) {
     head("last events");
-    out.push(...d.events.map((e) => `  ${e.slice(0, 76)}`));
+    out.push(...d.events.map((e) => `  ${cutChars(inertText(e), 76)}`));
   }
   if (d.stderr.length > 0) {
     head("stderr");
-    out.push(...d.stderr.map((e) => `  ${e.slice(0, 76)}`));
+    out.push(...d.stderr.map((e) => `  ${cutChars(inertText(e), 76)}`));
   }
   return `${out.join("\n")}\n`;
 }

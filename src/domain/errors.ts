@@ -36,17 +36,18 @@ export const INTERNAL_FIX =
 /**
  * Any throw as the one user-facing error (matched by its class and errno code, never by its text): a
  * CatherdError as it is; a file-system call the operating system refused (ENOSPC, EACCES, EROFS…) as
- * E_IO_WRITE or E_IO_READ naming the path; anything else — a throw catherd did not anticipate, a bug — as
- * E_INTERNAL carrying it (its message, and its stack through toJSON).
+ * E_IO_WRITE or E_IO_READ naming the path, with the fix for that errno (ioFix); anything else — a throw
+ * catherd did not anticipate, a bug — as E_INTERNAL carrying it (its message, and its stack through
+ * toJSON).
  */
 export function asCatherdError(error: unknown): CatherdError {
   if (isCatherdError(error)) return error;
   const io = ioCodeOf(error);
   if (io !== null) {
-    const file = (error as { path?: unknown }).path;
+    const { code, path: file } = error as { code: string; path?: unknown };
     const where = typeof file === "string" ? file : "the file";
     return new CatherdError(io, (error as Error).message, {
-      fix: `check the free space and the permissions of ${where}, then run the command again`,
+      fix: ioFix(code, where, io === "E_IO_WRITE" ? "write" : "read"),
       cause: error,
       ...(typeof file === "string" ? { file } : {}),
     });
@@ -91,6 +92,43 @@ const READ_CALLS = new Set([
   "realpath",
   "access",
 ]);
+
+/**
+ * What to do about the operating system's refusal (`errno`) to read or write `where`: the cause in a few
+ * words and what to run, one line for each cause — a full disk is not a permission, nor a read-only file
+ * system, nor a path that is not there.
+ */
+export function ioFix(errno: string, where: string, act: "read" | "write"): string {
+  switch (errno) {
+    case "ENOSPC":
+    case "EDQUOT":
+      return `the file system that holds ${where} is full (or its quota spent): free space there (df -h), then run the command again`;
+    case "EROFS":
+      return `${where} is on a read-only file system: remount it read-write, or, if it is in catherd's home, point CATHERD_HOME at a writable folder`;
+    case "EACCES":
+    case "EPERM":
+      return act === "write"
+        ? `this user may not write ${where}: check its permissions and its folder's (ls -ld ${where}), and that it is not immutable (lsattr -d ${where})`
+        : `this user may not read ${where}: check its permissions (ls -l ${where})`;
+    case "ENOENT":
+      return `${where} does not exist, or a folder on its path does not (a symbolic link may point nowhere): check the path`;
+    case "ENOTDIR":
+      return `a part of the path ${where} is a file, not a folder: check the path`;
+    case "EISDIR":
+      return `${where} is a folder where a file was expected: give the path of a file`;
+    case "ELOOP":
+      return `a symbolic link on the path ${where} leads back to itself: check the path`;
+    case "ENAMETOOLONG":
+      return `the path ${where} is too long: give a shorter one`;
+    case "EIO":
+      return `the device that holds ${where} reported an I/O error: check the disk (dmesg), then run the command again`;
+    case "EMFILE":
+    case "ENFILE":
+      return "too many files are open (ulimit -n): close some programs, then run the command again";
+    default:
+      return `check ${where} (ls -ld ${where}), then run the command again`;
+  }
+}
 
 /** E_IO_WRITE / E_IO_READ for an operating system's refusal of a file-system call (errno code + syscall). */
 function ioCodeOf(error: unknown): "E_IO_WRITE" | "E_IO_READ" | null {

@@ -1,14 +1,13 @@
-// Text that leaves the agent's own files for a record or a screen: terminal colours removed, secrets
-// redacted, length capped. Error messages echo what was sent (a key in a URL, a bearer token in a header).
+// Text that leaves the agent's own files for a record or a screen: made inert for a terminal
+// (inert-text.ts), secrets redacted, length capped. Error messages echo what was sent (a key in a URL, a
+// bearer token in a header).
+
+import { cutChars, inertText } from "./inert-text.js";
 
 /** The longest error message a record keeps. */
 export const MAX_MESSAGE_CHARS = 2_000;
 
 const REDACTED = "[redacted]";
-
-const ESC = "\u001b";
-/** ANSI escape sequences (colours, cursor moves) as CLIs print them even with NO_COLOR. */
-const ANSI = new RegExp(`${ESC}\\[[0-?]*[ -/]*[@-~]|${ESC}[@-Z\\\\-_]`, "g");
 
 /**
  * Secret shapes, each replaced by `[redacted]` (a named value keeps its name). Ordered: a `Bearer` token
@@ -30,10 +29,6 @@ const SECRETS: readonly [RegExp, string][] = [
   [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, REDACTED],
 ];
 
-export function stripAnsi(text: string): string {
-  return text.includes(ESC) ? text.replace(ANSI, "") : text;
-}
-
 /** The text with every secret shape replaced by `[redacted]`. */
 export function redact(text: string): string {
   let out = text;
@@ -41,12 +36,12 @@ export function redact(text: string): string {
   return out;
 }
 
-/** A message fit for a record: no colours, no secrets, trimmed, at most `max` characters. */
+/** A message fit for a record: inert for a terminal, no secrets, trimmed, at most `max` characters. */
 export function cleanMessage(text: string, max = MAX_MESSAGE_CHARS): string {
   // Cut before redacting (a stream's line can be megabytes), with room for a secret cut in half.
   const head = text.length > max * 2 ? text.slice(0, max * 2) : text;
-  const clean = redact(stripAnsi(head)).trim();
-  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
+  const clean = redact(inertText(head)).trim();
+  return clean.length > max ? `${cutChars(clean, max - 1)}…` : clean;
 }
 
 /** The stderr lines a record keeps: the last 20 non-empty ones, at most 4 KiB in all. */
@@ -57,13 +52,14 @@ const utf8 = new TextEncoder();
 
 /**
  * The tail a record keeps of stderr.log (specs/record.md): the last TAIL_LINES non-empty lines, each
- * without colours and with secrets redacted, the oldest dropped (and a last single line cut) until they
- * fit in TAIL_BYTES of UTF-8, a newline counted after each.
+ * inert for a terminal and with secrets redacted, the oldest dropped (and a last single line cut) until they
+ * fit in TAIL_BYTES of UTF-8, a newline counted after each. A line is made inert after a rough cut for size
+ * and before the exact one: no part of an escape sequence is kept.
  */
 export function recordTail(lines: readonly string[]): string[] {
   const kept = lines
     .map((line) =>
-      redact(stripAnsi(line.length > TAIL_BYTES * 2 ? line.slice(0, TAIL_BYTES * 2) : line)).trimEnd(),
+      redact(inertText(line.length > TAIL_BYTES * 2 ? line.slice(0, TAIL_BYTES * 2) : line)).trimEnd(),
     )
     .filter((line) => line.trim() !== "")
     .slice(-TAIL_LINES);

@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { folderRefusal } from "./folder-refusal.js";
 
 // Every state change is a whole file: write a temp file beside the target, fsync, rename (or link, for
 // create-once files). Readers never see a torn file written by catherd.
@@ -91,9 +92,16 @@ export function createJsonExclusive(target: string, value: unknown): boolean {
   return createFileExclusive(target, `${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** Creates a folder (and parents) with mode 0700 regardless of the umask. */
+/**
+ * Creates a folder (and parents) with mode 0700 regardless of the umask. A refusal names its real cause
+ * (folder-refusal.ts: a read-only home, a home that is a symbolic link to nowhere), not node's ENOENT.
+ */
 export function makeDir(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  } catch (error) {
+    throw folderRefusal(dir, error);
+  }
   fs.chmodSync(dir, DIR_MODE);
 }
 

@@ -4,6 +4,7 @@ import { MAX_LINE_BYTES } from "./line-reader.js";
 
 const CHUNK_BYTES = 1024 * 1024;
 const NEWLINE = 0x0a;
+const RETURN = 0x0d;
 
 export interface LinesFrom {
   /** The byte offset just after the last line handed over: where the next read starts (a cursor). */
@@ -19,12 +20,36 @@ export interface LinesFrom {
  * unterminated last line is held back (its writer may still be writing it) unless `final` says the file
  * will not grow. A line over `maxLineBytes` (default MAX_LINE_BYTES) is skipped. A missing file yields
  * nothing (not written yet); one that cannot be read, or is not a regular file (a FIFO is never opened
- * for a blocking read), is E_IO_READ naming it.
+ * for a blocking read), is E_IO_READ naming it. Each line is decoded as UTF-8 (an invalid byte reads as
+ * U+FFFD), without its newline and a carriage return that ends it.
  */
 export function readLinesFrom(
   file: string,
   from: number,
   onLine: (line: string, end: number) => void,
+  options: { final?: boolean; maxLineBytes?: number } = {},
+): LinesFrom {
+  return readLineBytesFrom(
+    file,
+    from,
+    (bytes, end) => {
+      let length = bytes.at(-1) === NEWLINE ? bytes.length - 1 : bytes.length;
+      if (bytes[length - 1] === RETURN) length -= 1;
+      onLine(bytes.toString("utf8", 0, length), end);
+    },
+    options,
+  );
+}
+
+/**
+ * As readLinesFrom, each line as the bytes the file holds, its newline included when it has one (the
+ * last line of a `final` file may have none): written one after the other they are the file's bytes from
+ * `from` to `next`, but for a line skipped as too long. The Buffer is the callee's to keep.
+ */
+export function readLineBytesFrom(
+  file: string,
+  from: number,
+  onLine: (bytes: Buffer, end: number) => void,
   { final = false, maxLineBytes = MAX_LINE_BYTES }: { final?: boolean; maxLineBytes?: number } = {},
 ): LinesFrom {
   let fd: number;
@@ -43,8 +68,7 @@ export function readLinesFrom(
     let carryBytes = 0;
     let skipping = false;
     const emit = (piece: Buffer, end: number) => {
-      const text = (carry.length === 0 ? piece : Buffer.concat([...carry, piece])).toString("utf8");
-      onLine(text.endsWith("\r") ? text.slice(0, -1) : text, end);
+      onLine(carry.length === 0 ? Buffer.from(piece) : Buffer.concat([...carry, piece]), end);
     };
     const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(stat.size - next, 1)));
     for (let position = next; position < stat.size; ) {
@@ -54,7 +78,7 @@ export function readLinesFrom(
       let start = 0;
       for (let nl = chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
         if (!skipping && carryBytes + (nl - start) <= maxLineBytes)
-          emit(chunk.subarray(start, nl), position + nl + 1);
+          emit(chunk.subarray(start, nl + 1), position + nl + 1);
         skipping = false;
         carry = [];
         carryBytes = 0;

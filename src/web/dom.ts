@@ -1,7 +1,7 @@
-import { cleanText } from "./clean.js";
+import { inertText } from "../domain/inert-text.js";
 
 // The page's only way of making elements. Children that are strings become text nodes — never markup —
-// after cleanText; attributes are set one by one with setAttribute (never a `style` attribute, which the
+// after inertText; attributes are set one by one with setAttribute (never a `style` attribute, which the
 // CSP forbids, never an event handler). No innerHTML anywhere in the page.
 
 export type Child = Node | string | number | null | undefined | false;
@@ -10,11 +10,11 @@ type Attrs = Record<string, string | number | boolean | null | undefined>;
 function fill(el: Element, attrs: Attrs | null, children: Child[]): void {
   for (const [name, value] of Object.entries(attrs ?? {})) {
     if (value === null || value === undefined || value === false) continue;
-    el.setAttribute(name, value === true ? "" : cleanText(String(value)));
+    el.setAttribute(name, value === true ? "" : inertText(String(value)));
   }
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
-    el.append(typeof child === "object" ? child : document.createTextNode(cleanText(String(child))));
+    el.append(typeof child === "object" ? child : document.createTextNode(inertText(String(child))));
   }
 }
 

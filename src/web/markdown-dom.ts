@@ -1,4 +1,4 @@
-import { cleanText } from "./clean.js";
+import { inertText } from "../domain/inert-text.js";
 import { h } from "./dom.js";
 import type { Block, Inline } from "./markdown.js";
 
@@ -33,7 +33,7 @@ function renderBlock(block: Block): Node {
 function renderInline(inline: Inline): Node {
   switch (inline.t) {
     case "text":
-      return document.createTextNode(cleanText(inline.v));
+      return document.createTextNode(inertText(inline.v));
     case "code":
       return h("code", null, inline.v);
     case "em":

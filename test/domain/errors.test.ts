@@ -47,6 +47,31 @@ describe("asCatherdError", () => {
     expect(error.toJSON()).toEqual({ code: "E_IO_WRITE", message: cause.message, fix: error.fix });
   });
 
+  it.each([
+    ["ENOSPC", "mkdir", "E_IO_WRITE", /is full.*free space there/],
+    ["EDQUOT", "write", "E_IO_WRITE", /quota spent/],
+    ["EROFS", "open", "E_IO_WRITE", /read-only file system.*CATHERD_HOME/],
+    ["EACCES", "rename", "E_IO_WRITE", /may not write \/h\/x.*ls -ld \/h\/x/],
+    ["EPERM", "unlink", "E_IO_WRITE", /may not write.*immutable/],
+    ["EACCES", "scandir", "E_IO_READ", /may not read \/h\/x.*ls -l \/h\/x/],
+    ["ENOENT", "mkdir", "E_IO_WRITE", /does not exist.*symbolic link/],
+    ["ENOTDIR", "stat", "E_IO_READ", /a part of the path \/h\/x is a file/],
+    ["EISDIR", "read", "E_IO_READ", /is a folder where a file was expected/],
+    ["EIO", "read", "E_IO_READ", /I\/O error/],
+    ["EMFILE", "open", "E_IO_WRITE", /too many files are open/],
+    ["EXDEV", "rename", "E_IO_WRITE", /^check \/h\/x \(ls -ld \/h\/x\)/],
+  ])("gives %s under %s a fix of its own (%s)", (errno, syscall, code, fix) => {
+    const error = asCatherdError(systemError(errno, syscall, "/h/x"));
+    expect(error.code).toBe(code);
+    expect(error.fix).toMatch(fix);
+  });
+
+  it("says nothing of free space for anything but a full disk", () => {
+    for (const errno of ["EROFS", "EACCES", "ENOENT", "EISDIR", "EIO"]) {
+      expect(asCatherdError(systemError(errno, "open", "/h/x")).fix).not.toMatch(/space/);
+    }
+  });
+
   it("gives an internal error a fix and the stack of its throw in --json", () => {
     const bug = new TypeError("x is not a function");
     const error = asCatherdError(bug);

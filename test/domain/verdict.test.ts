@@ -1,13 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type ErrorFact, retryAfterTime, statusOfKind } from "../../src/domain/failure.js";
-import {
-  cleanMessage,
-  MAX_MESSAGE_CHARS,
-  recordTail,
-  redact,
-  stripAnsi,
-  TAIL_BYTES,
-} from "../../src/domain/redact.js";
+import { inertText } from "../../src/domain/inert-text.js";
+import { cleanMessage, MAX_MESSAGE_CHARS, recordTail, redact, TAIL_BYTES } from "../../src/domain/redact.js";
 import { errorKindSchema } from "../../src/domain/schemas.js";
 import { type ExitFacts, judgeEnding, statusByPrecedence } from "../../src/domain/status.js";
 import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/summary.js";
@@ -412,7 +406,7 @@ describe("redaction", () => {
   });
 
   it("strips terminal colours", () => {
-    expect(stripAnsi("\u001b[91m\u001b[1mError: \u001b[0mSession not found")).toBe(
+    expect(inertText("\u001b[91m\u001b[1mError: \u001b[0mSession not found")).toBe(
       "Error: Session not found",
     );
     expect(cleanMessage("  \u001b[1mbold\u001b[0m  ")).toBe("bold");

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readLinesFrom } from "../../src/infra/lines-from.js";
+import { readLineBytesFrom, readLinesFrom } from "../../src/infra/lines-from.js";
 import { tempDir } from "../helpers/folders.js";
 
 function read(file: string, from: number, options: { final?: boolean; maxLineBytes?: number } = {}) {
@@ -46,5 +46,26 @@ describe("readLinesFrom", () => {
     fs.writeFileSync(file, "new\n");
     expect(read(file, 100)).toEqual({ lines: ["new"], next: 4, restarted: true });
     expect(read(path.join(tempDir(), "missing"), 7)).toEqual({ lines: [], next: 7, restarted: false });
+  });
+});
+
+describe("readLineBytesFrom", () => {
+  it("hands the file's own bytes, newlines, CRLF and invalid UTF-8 included, that add up to the file", () => {
+    const file = path.join(tempDir(), "events.jsonl");
+    const bytes = Buffer.concat([
+      Buffer.from("one\r\n"),
+      Buffer.from([0xff, 0xfe, 0x0a]),
+      Buffer.from("\u001b]0;t\u0007x\n"),
+      Buffer.from("no end"),
+    ]);
+    fs.writeFileSync(file, bytes);
+    const held: Buffer[] = [];
+    const first = readLineBytesFrom(file, 0, (line) => held.push(line));
+    expect(Buffer.concat(held)).toEqual(bytes.subarray(0, first.next));
+    readLineBytesFrom(file, first.next, (line) => held.push(line), { final: true });
+    expect(Buffer.concat(held)).toEqual(bytes);
+    const decoded: string[] = [];
+    readLinesFrom(file, 0, (line) => decoded.push(line), { final: true });
+    expect(decoded).toEqual(["one", "\ufffd\ufffd", "\u001b]0;t\u0007x", "no end"]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cleanText } from "../../src/web/clean.js";
+import { inertText } from "../../src/domain/inert-text.js";
 import { parsePatch } from "../../src/web/diff.js";
 import { count, duration } from "../../src/web/format.js";
 import { layoutTimeline } from "../../src/web/timeline-layout.js";
@@ -28,7 +28,7 @@ const bar = (
 
 describe("the page's pure parts", () => {
   it("takes ANSI escapes out of text and makes other control characters visible", () => {
-    expect(cleanText("\u001b[31mred\u001b[0m \u001b]0;title\u0007ok\ttab\nline \u0000\u0007\u009b2J")).toBe(
+    expect(inertText("\u001b[31mred\u001b[0m \u001b]0;title\u0007ok\ttab\nline \u0000\u0007\u009b2J")).toBe(
       "red ok\ttab\nline \ufffd\ufffd",
     );
   });

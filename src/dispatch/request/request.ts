@@ -20,6 +20,22 @@ import { type PlacementRequest, parsePlacement } from "./placement.js";
 /** The largest brief accepted: larger ones belong in a file in the work tree that the brief names. */
 export const MAX_BRIEF_BYTES = 4 * 1024 * 1024;
 
+/**
+ * The refusal of a brief over MAX_BRIEF_BYTES, from any source (`what`: "brief", "--brief-file x", "the
+ * brief on stdin"), with its size when it is known; a stream is read only to the first byte past the limit,
+ * so its size is not.
+ */
+export function briefTooLong(what: string, size: number | null): CatherdError {
+  const limit = `the ${MAX_BRIEF_BYTES}-byte (4 MiB) limit of a brief`;
+  return invalid(
+    what,
+    size === null
+      ? `is over ${limit} (reading stopped at its first byte past it)`
+      : `is ${size} bytes, over ${limit}`,
+    "put long material in a file in the work tree and name it in the brief",
+  );
+}
+
 /** `--retry-within` at most: the supervisor of a rate-limited attempt stays that long for its retry. */
 export const MAX_RETRY_WITHIN_MS = 24 * 3600_000;
 
@@ -417,13 +433,7 @@ function validateBrief(brief: Buffer | null, backend: Backend): Buffer | null {
     return null;
   }
   if (brief.length === 0) throw invalid("brief", "is empty", fix);
-  if (brief.length > MAX_BRIEF_BYTES) {
-    throw invalid(
-      "brief",
-      `is ${brief.length} bytes, over the ${MAX_BRIEF_BYTES}-byte limit`,
-      "put long material in a file in the work tree and name it in the brief",
-    );
-  }
+  if (brief.length > MAX_BRIEF_BYTES) throw briefTooLong("brief", brief.length);
   if (brief.includes(0) || !isUtf8(brief)) {
     throw invalid("brief", "is not UTF-8 text (binary data or NUL bytes)", "give the brief as UTF-8 text");
   }

@@ -1,0 +1,47 @@
+import * as fs from "node:fs";
+import type { Readable } from "node:stream";
+
+// Reading input that has a size limit without trusting it to end: a pipe from `yes`, a character device
+// such as /dev/zero, or a file that grows while it is read. Reading stops at the first byte past the
+// limit, so an endless source costs at most the limit and one chunk, and time in proportion to that.
+
+const CHUNK_BYTES = 64 * 1024;
+
+/** What a capped read found: every byte, or that there were more than `max` (how many were read then). */
+export type CappedRead = { kind: "whole"; bytes: Buffer } | { kind: "over"; read: number };
+
+/**
+ * A stream's bytes to its end, or "over" at the first chunk that passes `max` bytes. Over the limit the
+ * stream is destroyed, unread to its end: its writer then gets EPIPE (or SIGPIPE) on its next write, as
+ * a writer to `head -c` does — no source is drained that may never end.
+ */
+export async function readStreamCapped(stream: Readable, max: number): Promise<CappedRead> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Leaving the loop early (return) destroys the stream: the for-await iterator's contract.
+  for await (const chunk of stream) {
+    const buffer = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
+    size += buffer.length;
+    if (size > max) return { kind: "over", read: size };
+    chunks.push(buffer);
+  }
+  return { kind: "whole", bytes: Buffer.concat(chunks, size) };
+}
+
+/**
+ * An open file's bytes from its start to its end, or "over" once more than `max` have been read: a
+ * regular file that grows while it is read, or a file of /proc that says it is empty and is not, is read
+ * no further than that.
+ */
+export function readFdCapped(fd: number, max: number): CappedRead {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for (;;) {
+    const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+    const n = fs.readSync(fd, buffer, 0, buffer.length, size);
+    if (n === 0) return { kind: "whole", bytes: Buffer.concat(chunks, size) };
+    size += n;
+    if (size > max) return { kind: "over", read: size };
+    chunks.push(buffer.subarray(0, n));
+  }
+}
