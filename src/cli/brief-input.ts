@@ -140,9 +140,9 @@ async function stdinShowsItself(ms: number): Promise<boolean> {
 }
 
 /**
- * Stdin to its end, as a brief: no further than the first byte past MAX_BRIEF_BYTES, then refused — an
- * endless pipe (`yes |`) or device (`< /dev/zero`) is refused as soon as it passes the limit, and a
- * finite one over it the same way, unread to its end (its writer gets EPIPE: specs/dispatch.md §1).
+ * Stdin to its end, as a brief, kept no further than MAX_BRIEF_BYTES: a finite pipe over it is drained
+ * and refused, an endless one (`yes |`, `< /dev/zero`) refused once it has run a bounded way past the limit
+ * (its writer gets EPIPE: specs/dispatch.md §1).
  */
 async function readStdin(): Promise<Buffer> {
   const stat = fstatOrNull(0);

@@ -2,30 +2,39 @@ import * as fs from "node:fs";
 import type { Readable } from "node:stream";
 
 // Reading input that has a size limit without trusting it to end: a pipe from `yes`, a character device
-// such as /dev/zero, or a file that grows while it is read. Reading stops at the first byte past the
-// limit, so an endless source costs at most the limit and one chunk, and time in proportion to that.
+// such as /dev/zero, or a file that grows while it is read. What is kept stops at the limit; a stream is
+// drained a bounded way past it (so that a finite writer ends cleanly), never read without end.
 
 const CHUNK_BYTES = 64 * 1024;
 
 /** What a capped read found: every byte, or that there were more than `max` (how many were read then). */
 export type CappedRead = { kind: "whole"; bytes: Buffer } | { kind: "over"; read: number };
 
+/** Past its limit, a stream is drained of at most this many times the limit before it is cut. */
+export const DRAIN_FACTOR = 8;
+
 /**
- * A stream's bytes to its end, or "over" at the first chunk that passes `max` bytes. Over the limit the
- * stream is destroyed, unread to its end: its writer then gets EPIPE (or SIGPIPE) on its next write, as
- * a writer to `head -c` does — no source is drained that may never end.
+ * A stream's bytes to its end, or "over" once it passes `max` bytes. Over the limit the rest is read and
+ * thrown away, up to `drainMax` bytes more, so that a finite writer (a file piped in) finishes its writes
+ * and sees no EPIPE; a stream still going after that — `yes`, /dev/zero — is destroyed unread to its end,
+ * and its writer gets EPIPE (or SIGPIPE) on its next write, as a writer to `head -c` does. Either way the
+ * cost is bounded: at most `max` bytes kept, `max + drainMax` and a chunk read.
  */
-export async function readStreamCapped(stream: Readable, max: number): Promise<CappedRead> {
+export async function readStreamCapped(
+  stream: Readable,
+  max: number,
+  drainMax = max * DRAIN_FACTOR,
+): Promise<CappedRead> {
   const chunks: Buffer[] = [];
   let size = 0;
   // Leaving the loop early (return) destroys the stream: the for-await iterator's contract.
   for await (const chunk of stream) {
     const buffer = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
     size += buffer.length;
-    if (size > max) return { kind: "over", read: size };
-    chunks.push(buffer);
+    if (size <= max) chunks.push(buffer);
+    else if (size > max + drainMax) return { kind: "over", read: size };
   }
-  return { kind: "whole", bytes: Buffer.concat(chunks, size) };
+  return size > max ? { kind: "over", read: size } : { kind: "whole", bytes: Buffer.concat(chunks, size) };
 }
 
 /**

@@ -546,7 +546,7 @@ describe("a brief on stdin that does not end", () => {
         code: "E_INPUT_INVALID",
         message: expect.stringContaining(limit),
       });
-      // yes is not drained: it ends on the broken pipe.
+      // yes never ends: it is drained a bounded way past the limit, then ends on the broken pipe.
       await waitFor("yes to end on the broken pipe", () => yes.exitCode ?? yes.signalCode ?? undefined);
     } finally {
       yes.kill("SIGKILL");
@@ -554,7 +554,7 @@ describe("a brief on stdin that does not end", () => {
     expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
   });
 
-  it("is refused at the limit from /dev/zero, and a finite pipe over the limit the same way", async () => {
+  it("is refused at the limit from /dev/zero, and a finite pipe over the limit once it is drained", async () => {
     const { home, env } = isolatedHome();
     const zero = fs.openSync("/dev/zero", "r");
     const fromZero = await runCliFrom(
@@ -566,11 +566,30 @@ describe("a brief on stdin that does not end", () => {
       { code: fromZero.code, stdout: fromZero.stdout.toString(), stderr: fromZero.stderr },
       { code: 2, says: ["error E_INPUT_INVALID: the brief on stdin is", limit] },
     );
-    const finite = await runCli(["dispatch", "--backend", "codex", "--bin", "/bin/true", "--json"], {
-      env,
-      input: Buffer.alloc(5 * 1024 * 1024, "a"),
+    // A finite pipe over the limit is drained to its end before the refusal: its writer ends cleanly.
+    const head = spawn("head", ["-c", String(5 * 1024 * 1024), "/dev/zero"], {
+      stdio: ["ignore", "pipe", "ignore"],
     });
-    expectAnswer(finite, { code: 2, error: "E_INPUT_INVALID", says: [limit] });
+    const headEnded = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      head.on("exit", (code, signal) => resolve({ code, signal })),
+    );
+    try {
+      const running = runCliFrom(
+        ["dispatch", "--backend", "codex", "--bin", "/bin/true", "--json"],
+        env,
+        head.stdout,
+      );
+      head.stdout.destroy();
+      const finite = await running;
+      expect(finite.code, finite.stderr).toBe(2);
+      expect(JSON.parse(finite.stdout.toString()).error).toMatchObject({
+        code: "E_INPUT_INVALID",
+        message: expect.stringContaining(limit),
+      });
+      expect(await headEnded).toEqual({ code: 0, signal: null });
+    } finally {
+      head.kill("SIGKILL");
+    }
     expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
   });
 });

@@ -21,13 +21,21 @@ function endless(): Readable & { pulled: () => number } {
 }
 
 describe("readStreamCapped", () => {
-  it("stops an endless stream at its first chunk past the limit, and destroys it", async () => {
+  it("stops an endless stream once it has drained it a bounded way past the limit, and destroys it", async () => {
     const stream = endless();
     const read = await readStreamCapped(stream, 1024 * 1024);
-    expect(read).toEqual({ kind: "over", read: 1024 * 1024 + 64 * 1024 });
+    // The limit, then eight times it drained, then the chunk that went past.
+    expect(read).toEqual({ kind: "over", read: 9 * 1024 * 1024 + 64 * 1024 });
     expect(stream.destroyed).toBe(true);
-    // What was pulled ahead (the stream's own buffer) stays within a few chunks of the limit.
-    expect(stream.pulled()).toBeLessThan(2 * 1024 * 1024);
+    // What was pulled ahead (the stream's own buffer) stays within a few chunks of that.
+    expect(stream.pulled()).toBeLessThan(10 * 1024 * 1024);
+  });
+
+  it("drains a finite stream over the limit to its end before it says so", async () => {
+    const chunks = Array.from({ length: 40 }, () => Buffer.alloc(64 * 1024, 1));
+    const stream = Readable.from(chunks);
+    expect(await readStreamCapped(stream, 1024 * 1024)).toEqual({ kind: "over", read: 40 * 64 * 1024 });
+    expect(stream.readableEnded).toBe(true);
   });
 
   it("returns a stream that ends within the limit whole, the limit itself included", async () => {

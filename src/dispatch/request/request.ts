@@ -22,16 +22,14 @@ export const MAX_BRIEF_BYTES = 4 * 1024 * 1024;
 
 /**
  * The refusal of a brief over MAX_BRIEF_BYTES, from any source (`what`: "brief", "--brief-file x", "the
- * brief on stdin"), with its size when it is known; a stream is read only to the first byte past the limit,
- * so its size is not.
+ * brief on stdin"), with its size when it is known; a stream is drained only a bounded way past the limit
+ * (infra/capped-read.ts), so its size is not.
  */
 export function briefTooLong(what: string, size: number | null): CatherdError {
   const limit = `the ${MAX_BRIEF_BYTES}-byte (4 MiB) limit of a brief`;
   return invalid(
     what,
-    size === null
-      ? `is over ${limit} (reading stopped at its first byte past it)`
-      : `is ${size} bytes, over ${limit}`,
+    size === null ? `is over ${limit}` : `is ${size} bytes, over ${limit}`,
     "put long material in a file in the work tree and name it in the brief",
   );
 }
