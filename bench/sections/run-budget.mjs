@@ -16,23 +16,21 @@
 // Only these public functions are called, never the ledger's internals: how they sum the run's spend may
 // change and this section measures whichever way it is.
 import { spawn } from "node:child_process";
-import * as path from "node:path";
-import { pathToFileURL } from "node:url";
 import { dispatch, finish } from "../lib/catherd.mjs";
 import {
   AGENT,
   BASE_ENV,
   CLK_TCK,
-  DIST,
   QUICK,
   RUN_BUDGET_LIVE as SIZES,
   STEADY_SECS,
   STEADY_WARM_SECS,
 } from "../lib/config.mjs";
 import { cpuSecs, procStat, schedSecs } from "../lib/proc.mjs";
+import { budgetApi, timeChecks } from "../lib/run-budget-checks.mjs";
 import { timed } from "../lib/spawn.mjs";
 import { fmt, stats } from "../lib/stats.mjs";
-import { exists, readJson, sleep, waitFor } from "../lib/wait.mjs";
+import { exists, sleep, waitFor } from "../lib/wait.mjs";
 
 /** The run every dispatch goes into, and its budget: far above what the agents spend (10,100 tokens each). */
 const RUN = "budget";
@@ -51,7 +49,7 @@ export async function benchRunBudget(ctx) {
     `\n[runbudget] ${SIZES.join(", ")} live dispatches under one --run-budget: supervisors' CPU over ${STEADY_SECS} s, one look, admission's check`,
   );
   const { report, reaper, scratch, node } = ctx;
-  const api = await importApi();
+  const api = await budgetApi();
   /** @type {number[]} */ const nodeCpu = [];
   for (let i = 0; i < 5; i++) nodeCpu.push((await timed(node, ["-e", ""])).cpuMs);
   report.row({
@@ -101,7 +99,7 @@ export async function benchRunBudget(ctx) {
       const alive = pids.filter((pid) => procStat(pid) !== null).length;
       // The checks come after the window: they sum the run's spend as any look does, and would spare the
       // supervisors measured above some of theirs (all of them at 1 live).
-      const checks = await timeChecks(api, run, live[0], CHECKS_SECS * 1000);
+      const checks = await timeChecks(api, run, live[0], CHECKS, CHECKS_SECS * 1000);
       const spend = await api.runBudgetView(run, api.readRunFile(run), Date.now());
       const cpu = stats(perMin);
       const look = stats(checks.look);
@@ -236,56 +234,6 @@ async function dispatchLive(ctx, home, n, infos) {
 }
 
 /**
- * Times the checks, interleaved, spread over `windowMs`: a supervisor's look (its watch built on a live
- * dispatch's folder, asked with a clock a look apart each time and no new report, so it never writes that
- * dispatch's part), admission's check and runBudgetView, and a read of run.json (the floor of any check). Each look
- * is also filed by the age of the run's last sum just before it (spend-now.json's `at`,
- * dispatch-folder.md): fresh, the look reads it; stale, the look makes it (or finds the lock taken).
- * @param {Api} api
- * @param {import("../../src/infra/paths.js").RunPaths} run
- * @param {Dispatched | undefined} sample
- * @param {number} windowMs
- */
-async function timeChecks(api, run, sample, windowMs) {
-  if (sample === undefined) throw new Error("no live dispatch to look from");
-  const watch = api.RunBudgetWatch.of(sample.dir, () => {});
-  if (watch === null) throw new Error(`${sample.dir} is not laid out in a run`);
-  /** @type {Record<"look" | "lookFresh" | "lookStale" | "caps" | "view" | "runFile", number[]>} */
-  const times = { look: [], lookFresh: [], lookStale: [], caps: [], view: [], runFile: [] };
-  const noSpend = async () => ({ tokens: 0, costUsd: 0, priced: false });
-  const gapMs = windowMs / CHECKS;
-  const start = performance.now();
-  for (let i = 0; i < CHECKS; i++) {
-    let t = performance.now();
-    const runFile = api.readRunFile(run);
-    times.runFile.push(performance.now() - t);
-    const fresh = sumAgeMs(run) < api.SUM_EVERY_MS;
-    t = performance.now();
-    await watch.look((i + 1) * api.RUN_LOOK_MS, new Date(), 0, noSpend);
-    const lookMs = performance.now() - t;
-    times.look.push(lookMs);
-    (fresh ? times.lookFresh : times.lookStale).push(lookMs);
-    t = performance.now();
-    await api.runCapsUnderLock(run, runFile, Date.now).spentNow();
-    times.caps.push(performance.now() - t);
-    t = performance.now();
-    await api.runBudgetView(run, runFile, Date.now());
-    times.view.push(performance.now() - t);
-    await sleep(Math.max(0, start + (i + 1) * gapMs - performance.now()));
-  }
-  return times;
-}
-
-/**
- * How old the run's last sum is (ms; Infinity when there is none).
- * @param {import("../../src/infra/paths.js").RunPaths} run
- */
-function sumAgeMs(run) {
-  const at = Date.parse(readJson(run.spendNow)?.at ?? "");
-  return Number.isFinite(at) ? Date.now() - at : Number.POSITIVE_INFINITY;
-}
-
-/**
  * Flat from the first size: within 1.5× of its figure, or within `slack` of it (near the clock's
  * resolution, a ratio says nothing).
  * @param {number} oneLive
@@ -296,36 +244,5 @@ function flat(oneLive, slack) {
   return {
     text: `flat: ≤ 1.5× of ${SIZES[0]} live or + ${slack}`,
     ok: (s, ratio) => (ratio !== null && ratio <= 1.5) || s.median - oneLive <= slack,
-  };
-}
-
-/** @typedef {Awaited<ReturnType<typeof importApi>>} Api */
-
-/** The public functions measured, from the build. */
-async function importApi() {
-  /** @param {string} file */
-  const load = (file) => import(pathToFileURL(path.join(DIST, file)).href);
-  const watch = /** @type {typeof import("../../supervisor/run-budget-watch.js")} */ (
-    await load("supervisor/run-budget-watch.js")
-  );
-  const budget = /** @type {typeof import("../../src/dispatch/read/run-budget.js")} */ (
-    await load("src/dispatch/read/run-budget.js")
-  );
-  const runFile = /** @type {typeof import("../../src/folder/run-file.js")} */ (
-    await load("src/folder/run-file.js")
-  );
-  const paths = /** @type {typeof import("../../src/infra/paths.js")} */ (await load("src/infra/paths.js"));
-  const spendNow = /** @type {typeof import("../../src/folder/run-spend-now.js")} */ (
-    await load("src/folder/run-spend-now.js")
-  );
-  return {
-    RunBudgetWatch: watch.RunBudgetWatch,
-    RUN_LOOK_MS: watch.RUN_LOOK_MS,
-    SUM_EVERY_MS: spendNow.SUM_EVERY_MS,
-    runCapsUnderLock: budget.runCapsUnderLock,
-    runBudgetView: budget.runBudgetView,
-    readRunFile: runFile.readRunFile,
-    runPaths: paths.runPaths,
-    spendFile: paths.spendFile,
   };
 }
