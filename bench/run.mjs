@@ -19,8 +19,9 @@
 //   BENCH_INGEST_MB=n      size of the ingestion files (default 100)
 //   BENCH_CHATTY_HZ=n      ticks per second of the chatty agent (2 lines a tick; default 100)
 //   BENCH_SCALE=1,10,50,100  concurrency levels
+//   BENCH_RUNBUDGET_LIVE=1,10,50  live dispatches of the run-budget section's run
 //   BENCH_ONLY=a,b         sections: dispatch, mcp, imports, reaction, stop, ingest, steady, read, admission,
-//                          lockhold, scale, ui, lock
+//                          lockhold, scale, ui, lock, runbudget
 //   BENCH_TMP=dir          where the temporary homes go (default: the OS temp dir)
 //   BENCH_KEEP=1           keep the temporary folders
 //   BENCH_SOURCE=text      where the measured tree came from, when it is a copy (recorded in results.json)
@@ -51,6 +52,7 @@ import { benchLockHold } from "./sections/lock-hold.mjs";
 import { benchMcp } from "./sections/mcp.mjs";
 import { benchReaction } from "./sections/reaction.mjs";
 import { benchRead } from "./sections/read.mjs";
+import { benchRunBudget } from "./sections/run-budget.mjs";
 import { benchScale } from "./sections/scale.mjs";
 import { benchSteady } from "./sections/steady.mjs";
 import { benchStop } from "./sections/stop.mjs";
@@ -73,6 +75,7 @@ const SECTIONS = [
   ["scale", benchScale],
   ["ui", benchUi],
   ["lock", benchLock],
+  ["runbudget", benchRunBudget],
 ];
 
 const { ROOT, CLI, AGENT, QUICK, ONLY, KEEP } = config;

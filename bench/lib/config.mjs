@@ -18,6 +18,7 @@ export const AGENT = {
   quiet: path.join(AGENTS, "quiet.sh"),
   stubborn: path.join(AGENTS, "stubborn.sh"),
   chatty: path.join(AGENTS, "chatty.mjs"),
+  spendOnce: path.join(AGENTS, "spend-once.sh"),
 };
 /** Streams recorded from the real CLIs. */
 export const RECORDED = path.join(ROOT, "test/fixtures/recorded");
@@ -31,6 +32,8 @@ export const STEADY_WARM_SECS = Number(env.BENCH_STEADY_WARM ?? (QUICK ? 2 : 20)
 export const INGEST_MB = Number(env.BENCH_INGEST_MB ?? 100);
 export const CHATTY_HZ = Number(env.BENCH_CHATTY_HZ ?? 100);
 export const SCALE = (env.BENCH_SCALE ?? "1,10,50,100").split(",").map(Number);
+/** The sizes of the run-budget section's run, in live dispatches (the first is the others' baseline). */
+export const RUN_BUDGET_LIVE = (env.BENCH_RUNBUDGET_LIVE ?? "1,10,50").split(",").map(Number);
 export const ONLY = (env.BENCH_ONLY ?? "").split(",").filter((s) => s !== "");
 export const KEEP = env.BENCH_KEEP === "1";
 /** Repetitions after the warm-up, per measurement. */
