@@ -27,7 +27,7 @@ function sourceWords(r: RecordFile, long: boolean): string {
 
 /**
  * The usage lines of `show` and `result`: tokens in all (and by model when there are several), the cost
- * and its source, and each cap of the spec against what was used.
+ * and its source, each cap of the spec against what was used, and a cap the usage crossed without a stop.
  */
 export function spendLines(r: RecordFile, spec: SpecFile | null): string[] {
   const lines: string[] = [];
@@ -62,6 +62,12 @@ export function spendLines(r: RecordFile, spec: SpecFile | null): string[] {
   if (capCost !== null) {
     lines.push(
       `cap: --max-cost ${capCost}, used ${r.costUsd === null ? "an unknown amount" : formatUsd(r.costUsd)}`,
+    );
+  }
+  const crossed = r.capCrossed ?? null;
+  if (crossed !== null) {
+    lines.push(
+      `cap crossed: ${crossed.message}, reported with the CLI's final answer: nothing was stopped (the work was done)`,
     );
   }
   return lines;

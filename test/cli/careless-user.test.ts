@@ -362,6 +362,16 @@ describe("each refusal states its rule, in catherd's words", () => {
     ["that value joined", [...exec, "--idle=-1s", "--", "true"], "must be longer than zero"],
     ["an unknown option", [...exec, "--bogus", "--", "true"], "unknown option --bogus"],
     ["a flag without its value", [...exec, "--name"], "--name needs a value"],
+    [
+      "--max-tokens on exec, which reports no usage",
+      [...exec, "--max-tokens", "50k", "--", "true"],
+      "--max-tokens cannot hold a --backend exec dispatch: exec reports no usage, so the cap would never fire",
+    ],
+    [
+      "--max-cost on exec, which reports no usage",
+      [...exec, "--max-cost", "5", "--", "true"],
+      "--max-cost cannot hold a --backend exec dispatch: exec reports no usage",
+    ],
   ])("%s", async (_title, argv, rule) => {
     const { home, env } = isolatedHome();
     const result = await runCli(argv, { env });
