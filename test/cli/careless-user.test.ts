@@ -271,6 +271,41 @@ describe("what the verbs say", () => {
     ).toBe(true);
   });
 
+  it("counts the run's live dispatches in its budget line, though none has a part in the ledger yet", async () => {
+    const { env } = isolatedHome();
+    const dirs: string[] = [];
+    for (const name of ["one", "two"]) {
+      const d = dispatchedOf(
+        await runCli(
+          [
+            "dispatch",
+            "--backend",
+            "exec",
+            "--name",
+            name,
+            "--run-budget",
+            "tokens=2M",
+            "--json",
+            "--",
+            "sleep",
+            "60",
+          ],
+          { env },
+        ),
+      );
+      dispatched.push(d.dispatchId);
+      dirs.push(d.dir);
+    }
+    for (const dir of dirs) await waitForFile(path.join(dir, "proc.json"), 20_000);
+    expectAnswer(await runCli(["status"], { env }), {
+      code: 0,
+      says: [/--run-budget tokens=2M\).* — 2 live/],
+    });
+    const json = JSON.parse((await runCli(["status", "--json"], { env })).stdout);
+    expect(json.runBudget).toMatchObject({ live: 2, spent: null });
+    for (const name of ["one", "two"]) await runCli(["cancel", name, "--wait"], { env });
+  });
+
   it("wait without names returns the records not yet read, then says every one is read, exit 0", async () => {
     const { env } = await homeWithOne();
     const first = await runCli(["wait", "--json"], { env });
