@@ -151,14 +151,21 @@ async function cleanDispatch(
   if (!options.dryRun && !fs.existsSync(fileIn(dir, FILES.record))) {
     await readDispatch(dir, { clock, promote: false });
   }
-  const record = okValue(readFolderJson(dir, FILES.record));
-  const admit = okValue(readFolderJson(dir, FILES.admit));
+  const recordRead = readFolderJson(dir, FILES.record);
+  const admitRead = readFolderJson(dir, FILES.admit);
+  const record = okValue(recordRead);
+  const admit = okValue(admitRead);
   const plan = okValue(readFolderJson(dir, FILES.spec))?.worktree ?? null;
   const at = Date.parse(record?.endedAt ?? admit?.admittedAt ?? "");
+  const unreadable = [
+    { file: FILES.record, read: recordRead },
+    { file: FILES.admit, read: admitRead },
+  ].flatMap(({ file, read }) => (read.kind === "invalid" ? [{ file, code: read.error.code }] : []));
   const facts: CleanFacts = {
     recorded: record !== null,
     at: Number.isFinite(at) ? at : null,
     worktree: plan === null ? null : await worktreeFacts(run, plan),
+    unreadable,
   };
   const verdict = judgeForClean(facts, {
     now,

@@ -108,6 +108,33 @@ describe("a dispatch folder that cannot be read", () => {
   });
 });
 
+describe("clean and a dispatch folder that cannot be read", () => {
+  it("lists it as kept with why, in --dry-run as in the real run, and leaves it", async () => {
+    const { env, dir } = await homeWithOne();
+    for (const file of ["admit.json", "record.json"]) {
+      fs.rmSync(path.join(dir, file));
+      fs.mkdirSync(path.join(dir, file));
+    }
+    const why = /^cannot read record\.json \(E_IO_READ\), admit\.json \(E_IO_READ\): clean cannot tell/;
+    for (const flags of [["--dry-run"], []]) {
+      const result = await runCli(["clean", "--older-than", "0", "--json", ...flags], { env });
+      expect(result.code, result.stderr).toBe(0);
+      const { clean } = JSON.parse(result.stdout) as {
+        clean: { removed: unknown[]; kept: { name: string; dir: string; why: string }[] };
+      };
+      expect(clean.removed).toEqual([]);
+      expect(clean.kept).toEqual([
+        expect.objectContaining({ name: "done", dir, why: expect.stringMatching(why) }),
+      ]);
+    }
+    expectAnswer(await runCli(["clean", "--older-than", "0", "--dry-run"], { env }), {
+      code: 0,
+      says: ["cannot read record.json (E_IO_READ)"],
+    });
+    expect(fs.existsSync(dir)).toBe(true);
+  });
+});
+
 describe("nothing left behind", () => {
   it("removes a dispatch's cgroups when a reader records it lost, in every hierarchy", async () => {
     const { env } = isolatedHome();
