@@ -2,6 +2,8 @@ import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { detectCgroups } from "../../src/infra/cgroup/detect.js";
+import { cgroupName } from "../../src/infra/cgroup/dispatch-cgroup.js";
 import { type CliResult, dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, reapAll, tempDir } from "../helpers/folders.js";
 import { cgroupsOf, isAlive, killPid } from "../helpers/processes.js";
@@ -136,6 +138,24 @@ describe("clean and a dispatch folder that cannot be read", () => {
 });
 
 describe("nothing left behind", () => {
+  it("has clean remove the empty cgroups of a recorded dispatch at once, not an hour later", async () => {
+    const { env, dir } = await homeWithOne();
+    const layout = detectCgroups();
+    if (layout === null) return; // no cgroups for catherd on this machine: nothing to leave behind
+    const dispatchId = path.basename(dir);
+    const name = cgroupName(dispatchId, dir);
+    // What a process stuck in it at the record leaves once it has gone: the cgroup, empty.
+    for (const { parent } of layout.hierarchies) fs.mkdirSync(path.join(parent, name), { recursive: true });
+    expect(cgroupsOf(dispatchId)).not.toEqual([]);
+    const dry = JSON.parse((await runCli(["clean", "--dry-run", "--json"], { env })).stdout);
+    expect(dry.clean.cgroupsRemoved).toEqual([name]);
+    expect(cgroupsOf(dispatchId)).not.toEqual([]);
+    const cleaned = JSON.parse((await runCli(["clean", "--json"], { env })).stdout);
+    expect(cleaned.clean).toMatchObject({ cgroupsRemoved: [name], removed: [] });
+    expect(cgroupsOf(dispatchId)).toEqual([]);
+    expect(fs.existsSync(dir)).toBe(true);
+  });
+
   it("removes a dispatch's cgroups when a reader records it lost, in every hierarchy", async () => {
     const { env } = isolatedHome();
     const d = dispatchedOf(
