@@ -567,18 +567,28 @@ describe("result says what its patch holds", () => {
     );
     dispatched.push(d.dispatchId);
     await waitForFile(path.join(d.dir, "record.json"), 20_000);
-    return (await runCli(["result", d.dir], { env })).stdout;
+    const text = (await runCli(["result", d.dir], { env })).stdout;
+    const json = JSON.parse((await runCli(["result", d.dir, "--json"], { env })).stdout);
+    outsideOf.set(text, json.changedOutsideOwns);
+    return text;
   }
 
-  it("counts the files outside --owns apart from the patch, and says none without --owns as none", async () => {
+  /** `result --json`'s changedOutsideOwns, by the text `result` printed for the same dispatch. */
+  const outsideOf = new Map<string, unknown>();
+
+  it("counts and names the files changed outside --owns that the patch leaves out, and says none without --owns as none", async () => {
     const { env } = isolatedHome();
     const cwd = repo();
     const owned = await resultOf(env, cwd, "echo b >> src/a.ts; echo p >> other.txt", ["--owns", "src/"]);
     expect(owned).toMatch(
-      /changes under its --owns src\/: \S+changes\.patch \(\d+ B\); 2 files changed in the work tree in all, the patch holding only those under its --owns src\//,
+      /changes under its --owns src\/: \S+changes\.patch \(\d+ B\); 2 files changed in the work tree in all, 1 outside it and not in the patch: other\.txt$/m,
     );
+    const inside = await resultOf(env, cwd, "echo c >> src/a.ts", ["--owns", "src/"]);
+    expect(inside).toMatch(/; 1 file changed in the work tree in all, none outside it$/m);
+    expect(outsideOf.get(owned)).toEqual(["other.txt"]);
     const nothing = await resultOf(env, cwd, "true", []);
     expect(nothing).toMatch(/changes: none \(\S+changes\.patch is empty\)/);
     expect(nothing).not.toContain("--owns");
+    expect(outsideOf.get(nothing)).toEqual([]);
   });
 });
