@@ -306,6 +306,7 @@ export const claudeCodeBackend: Backend = {
   versionArgs: ["--version"],
   minVersion: "2.1.197",
   needsBrief: true,
+  reportsUsage: true,
   plainText: false,
   // Claude exits within a second of its result in every recording; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },

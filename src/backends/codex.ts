@@ -304,6 +304,7 @@ export const codexBackend: Backend = {
   versionArgs: ["--version"],
   minVersion: "0.171.0",
   needsBrief: true,
+  reportsUsage: true,
   plainText: false,
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,

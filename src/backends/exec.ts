@@ -12,6 +12,7 @@ export const execBackend: Backend = {
   versionArgs: [],
   minVersion: null,
   needsBrief: false,
+  reportsUsage: false,
   plainText: true,
   defaults: { idleMs: 10 * 60_000, wallMs: 2 * 3_600_000, graceAfterFinalMs: null },
   plan(request) {

@@ -329,6 +329,7 @@ export const geminiBackend: Backend = {
   versionArgs: ["--version"],
   minVersion: "0.61.0",
   needsBrief: true,
+  reportsUsage: true,
   plainText: false,
   // gemini exits right after its result line in every recording; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },

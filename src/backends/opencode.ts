@@ -225,6 +225,7 @@ export const opencodeBackend: Backend = {
   versionArgs: ["--version"],
   minVersion: "1.18.33",
   needsBrief: true,
+  reportsUsage: true,
   plainText: false,
   // opencode exits once its session goes idle, right after the last step; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },

@@ -118,6 +118,11 @@ export interface Backend {
   /** Whether a brief is required. */
   needsBrief: boolean;
   /**
+   * Whether its output reports the tokens it spends: without, --max-tokens and --max-cost could never
+   * fire, and admission refuses them (specs/dispatch.md, "Caps on spending").
+   */
+  reportsUsage: boolean;
+  /**
    * Its stdout is text for people, not an event stream: `catherd logs` prints those lines as they are,
    * where it prints each event of a CLI as its `describe` (a one-line excerpt, also what status shows).
    */

@@ -1,4 +1,5 @@
-import type { RecordFile, SpecFile } from "../domain/schemas.js";
+import type { AdmitFile, RecordFile, SpecFile } from "../domain/schemas.js";
+import { changedOutsideOwns } from "../folder/outside-owns.js";
 import { bytes } from "./render.js";
 
 /**
@@ -8,12 +9,12 @@ import { bytes } from "./render.js";
 export function leftBehindLines(
   record: RecordFile,
   spec: SpecFile | null,
-  owns: readonly string[] = [],
+  admit: Pick<AdmitFile, "owns" | "git"> | null,
 ): string[] {
   const lines: string[] = [];
   const repo = spec?.worktree?.repo ?? null;
   if (record.patch !== null && record.patch !== undefined) {
-    lines.push(...changeLines(record.patch, record.changedFiles, owns));
+    lines.push(...changeLines(record.patch, record.changedFiles, admit));
     if (record.patch.bytes > 0) {
       lines.push(
         repo === null
@@ -50,8 +51,9 @@ export function leftBehindLines(
 function changeLines(
   patch: { path: string; bytes: number },
   changedFiles: readonly string[] | null,
-  owns: readonly string[],
+  admit: Pick<AdmitFile, "owns" | "git"> | null,
 ): string[] {
+  const owns = admit?.owns ?? [];
   const changed = changedFiles?.length ?? null;
   const files = (n: number) => `${n} file${n === 1 ? "" : "s"}`;
   if (owns.length === 0) {
@@ -61,10 +63,17 @@ function changeLines(
     ];
   }
   const scope = `its --owns ${owns.join(",")}`;
-  const inAll =
-    changed === null
-      ? ""
-      : `; ${files(changed)} changed in the work tree in all, the patch holding only those under ${scope}`;
+  const outside = changedOutsideOwns(changedFiles, admit?.git?.prefix, owns) ?? [];
+  const named = outside.slice(0, SHOWN_OUTSIDE).join(", ");
+  const more = outside.length > SHOWN_OUTSIDE ? ` and ${outside.length - SHOWN_OUTSIDE} more` : "";
+  const left =
+    outside.length === 0
+      ? ", none outside it"
+      : `, ${outside.length} outside it and not in the patch: ${named}${more}`;
+  const inAll = changed === null ? "" : `; ${files(changed)} changed in the work tree in all${left}`;
   if (patch.bytes === 0) return [`changes: none under ${scope} (${patch.path} is empty)${inAll}`];
   return [`changes under ${scope}: ${patch.path} (${bytes(patch.bytes)})${inAll}`];
 }
+
+/** How many of the files changed outside --owns `result` names; the rest are counted. */
+const SHOWN_OUTSIDE = 5;

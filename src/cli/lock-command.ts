@@ -25,7 +25,7 @@ export const lockCommand: Command<LockData> = {
     "command's stdin, stdout and stderr are its own. Exits with the command's status (128 + n for a signal), " +
     "or 75 (E_LOCK_BUSY) when --wait passes without a slot. Under a dispatch, the wait is not idle time and " +
     "does not count against the wall. With --status, lists each class: its slots, holders and waiters.",
-  json: "with --status, {lock: {classes: [{class, slots, holders, waiters}]}}; running a command, nothing",
+  json: "with --status, {lock: {classes: [{class, slots, defaultSlots, holders, waiters}]}}; running a command, nothing",
   options: {
     slots: {
       type: "string",
@@ -75,7 +75,7 @@ function renderStatus(classes: ClassStatus[]): string {
   for (const c of classes) {
     lines.push(
       paint(
-        `${c.class}: ${c.slots} slot${c.slots === 1 ? "" : "s"}, ${c.holders.length} held, ${c.waiters.length} waiting`,
+        `${c.class}: ${c.slots} slot${c.slots === 1 ? "" : "s"}${c.slots === c.defaultSlots ? "" : ` (--slots ${c.slots} of a holder; ${c.defaultSlots} for a taker given none)`}, ${c.holders.length} held, ${c.waiters.length} waiting`,
         "bold",
       ),
     );

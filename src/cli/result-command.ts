@@ -3,14 +3,18 @@ import { resultOf } from "../dispatch/result.js";
 import { inertText } from "../domain/inert-text.js";
 import { recordHeadline, whyLine } from "../domain/record-words.js";
 import type { RecordFile } from "../domain/schemas.js";
+import { changedOutsideOwns } from "../folder/outside-owns.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 import { spendLines, spendWords } from "./spend-text.js";
 
-/** `result --json`: record.json as written, and every attempt of its chain (one for a plain dispatch). */
-export type ResultData = RecordFile & { attempts: AttemptSummary[] };
+/**
+ * `result --json`: record.json as written, every attempt of its chain (one for a plain dispatch), and the
+ * changed files its patch leaves out, outside its --owns (empty without --owns; null when unknown).
+ */
+export type ResultData = RecordFile & { attempts: AttemptSummary[]; changedOutsideOwns: string[] | null };
 
 export const resultCommand: Command<ResultData> = {
   name: "result",
@@ -19,7 +23,9 @@ export const resultCommand: Command<ResultData> = {
   summary:
     "The record of a finished dispatch and its reply; for a chain of attempts (--fallback), the record of " +
     "its last attempt once the chain has ended (E_NOT_RECORDED while it goes on).",
-  json: "record.json as written (it holds the reply) and `attempts`: every attempt of the chain with how it ended",
+  json:
+    "record.json as written (it holds the reply), `attempts`: every attempt of the chain with how it ended, " +
+    "and `changedOutsideOwns`: the changed files outside its --owns, which its patch leaves out",
   options: {
     run: RUN_OPTION,
   },
@@ -33,11 +39,12 @@ export const resultCommand: Command<ResultData> = {
         : [`chain stopped: ${stopped.stopped}${stopped.message === null ? "" : ` — ${stopped.message}`}`]),
       ...spendLines(record, view.spec),
       ...errorLines(record, systemClock.wallNow().getTime()),
-      ...leftBehindLines(record, view.spec, view.admit?.owns ?? []),
+      ...leftBehindLines(record, view.spec, view.admit),
       "",
       record.reply === null ? "(no reply)" : inertText(record.reply),
     ];
-    return { data: { ...record, attempts }, text: `${text.join("\n")}\n` };
+    const outside = changedOutsideOwns(record.changedFiles, view.admit?.git?.prefix, view.admit?.owns ?? []);
+    return { data: { ...record, attempts, changedOutsideOwns: outside }, text: `${text.join("\n")}\n` };
   },
 };
 

@@ -176,7 +176,7 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
       out.push(`waited ${formatDuration(waited)} for heavy slots (not counted against idle or wall)`);
     if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
     if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);
-    out.push(...leftBehindLines(d.record, d.spec, d.admit?.owns ?? []));
+    out.push(...leftBehindLines(d.record, d.spec, d.admit));
   }
   // The agent's own lines: made inert, then cut (never the other way round: see inert-text.ts).
   if (d.events.length > 0) {

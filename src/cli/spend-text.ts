@@ -27,7 +27,7 @@ function sourceWords(r: RecordFile, long: boolean): string {
 
 /**
  * The usage lines of `show` and `result`: tokens in all (and by model when there are several), the cost
- * and its source, and each cap of the spec against what was used.
+ * and its source, each cap of the spec against what was used, and a cap the usage crossed without a stop.
  */
 export function spendLines(r: RecordFile, spec: SpecFile | null): string[] {
   const lines: string[] = [];
@@ -64,6 +64,12 @@ export function spendLines(r: RecordFile, spec: SpecFile | null): string[] {
       `cap: --max-cost ${capCost}, used ${r.costUsd === null ? "an unknown amount" : formatUsd(r.costUsd)}`,
     );
   }
+  const crossed = r.capCrossed ?? null;
+  if (crossed !== null) {
+    lines.push(
+      `cap crossed: ${crossed.message}, reported with the CLI's final answer: nothing was stopped (the work was done)`,
+    );
+  }
   return lines;
 }
 
@@ -92,9 +98,10 @@ export function costCell(spend: RowSpend | null): string {
 
 /**
  * status's header line for a run with a budget: what it spent against each limit, and whether it is
- * spent ("run nightly budget: 412k of 2M tokens, $3.20 of $25, 1h05m of 10h — 3 live").
+ * spent ("run nightly budget: 412k of 2M tokens, $3.20 of $25, 1h05m of 10h — 3 live"); `live` counts the
+ * run's dispatches that are live now, as its rows say.
  */
-export function budgetLine(view: RunBudgetView, run: string): string {
+export function budgetLine(view: RunBudgetView, run: string, live: number): string {
   const { budget, spend } = view;
   const parts: string[] = [];
   if (budget.tokens !== null) parts.push(`${count(spend.tokens)} of ${count(budget.tokens)} tokens`);
@@ -105,7 +112,7 @@ export function budgetLine(view: RunBudgetView, run: string): string {
   if (budget.minutes !== null) {
     parts.push(`${formatDuration(view.elapsedMs)} of ${formatDuration(budget.minutes * 60_000)}`);
   }
-  const state = view.spent === null ? `${spend.live} live` : "SPENT: admits nothing, starts nothing queued";
+  const state = view.spent === null ? `${live} live` : "SPENT: admits nothing, starts nothing queued";
   const unpriced = spend.unpriced > 0 ? ` (${spend.unpriced} without a dollar figure)` : "";
   return `run ${run} budget (--run-budget ${formatRunBudget(budget)}): ${parts.join(", ")}${unpriced} — ${state}\n`;
 }

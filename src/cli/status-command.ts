@@ -70,7 +70,10 @@ export const statusCommand: Command<StatusData> = {
             (r) => r.state !== "recorded" || r.unread || now - Date.parse(r.endedAt ?? "") < RECENT_MS,
           );
     const cleanable = cleanableBytes(all, now, DEFAULT_CLEAN_AGE_MS);
-    const budget = await runBudgetView(run, readRunFile(run), now);
+    const view = await runBudgetView(run, readRunFile(run), now);
+    // The run's live dispatches are its rows, not its ledger: a dispatch that has written no part yet
+    // (every one, until the run has a budget and its supervisor's next look) is live all the same.
+    const budget = view === null ? null : { ...view, live: all.filter(spendsNow).length };
     return {
       data: { dispatches: shown, cleanableBytes: cleanable, runBudget: budget },
       text:
@@ -81,9 +84,22 @@ export const statusCommand: Command<StatusData> = {
   },
 };
 
-function budgetText(view: RunBudgetView | null, run: string): string {
+function budgetText(view: (RunBudgetView & { live: number }) | null, run: string): string {
   if (view === null) return "";
-  return paint(budgetLine(view, run), view.spent === null ? "dim" : "yellow");
+  return paint(budgetLine(view, run, view.live), view.spent === null ? "dim" : "yellow");
+}
+
+/** The states of a dispatch that may be spending now: from its start to its record. Queued spends nothing. */
+const SPENDING_STATES: ReadonlySet<DispatchState> = new Set([
+  "starting",
+  "running",
+  "stopping",
+  "exited",
+  "orphaned",
+]);
+
+function spendsNow(row: DispatchRow): boolean {
+  return SPENDING_STATES.has(row.state);
 }
 
 /**

@@ -59,8 +59,9 @@ export interface CleanReport {
 }
 
 /**
- * A leftover cgroup is removed once its dispatch is older than this and the cgroup empty: a live
- * dispatch's cgroup is empty only for moments, and another home's dispatches share catherd's cgroup.
+ * A leftover cgroup whose dispatch clean did not find recorded is removed once its dispatch is older than
+ * this and the cgroup empty: a live dispatch's cgroup is empty only for moments, and another home's
+ * dispatches share catherd's cgroup. The empty cgroup of a dispatch clean found recorded goes at once.
  */
 export const LEFTOVER_CGROUP_AGE_MS = 3_600_000;
 
@@ -77,11 +78,16 @@ export async function cleanRuns(runs: readonly RunPaths[], options: CleanOptions
     cgroupsRemoved: [],
   };
   const live = new Set<string>();
+  const recorded = new Set<string>();
   for (const run of runs) {
     for (const dir of listDispatchDirs(run)) {
+      // Named before the clean, which may remove the folder (only a recorded one's).
+      const name = cgroupNameOf(dir);
       const outcome = await cleanDispatch(run, dir, options, clock, now);
-      const name = liveCgroupName(dir);
-      if (name !== null) live.add(name);
+      if (name !== null) {
+        const gone = outcome !== null && !("why" in outcome);
+        (gone || fs.existsSync(fileIn(dir, FILES.record)) ? recorded : live).add(name);
+      }
       if (outcome === null) continue;
       if ("why" in outcome) report.kept.push(outcome);
       else {
@@ -98,13 +104,13 @@ export async function cleanRuns(runs: readonly RunPaths[], options: CleanOptions
   }
   report.cgroupsRemoved = removeLeftoverCgroups(now, LEFTOVER_CGROUP_AGE_MS, (name) => live.has(name), {
     dryRun: options.dryRun,
+    ended: (name) => recorded.has(name),
   });
   return report;
 }
 
-/** The cgroup name of a dispatch that is not recorded (its cgroup may be in use), else null. */
-function liveCgroupName(dir: string): string | null {
-  if (fs.existsSync(fileIn(dir, FILES.record))) return null;
+/** The cgroup name of the dispatch in `dir`, null without a readable spec.json. */
+function cgroupNameOf(dir: string): string | null {
   const spec = okValue(readFolderJson(dir, FILES.spec));
   return spec === null ? null : cgroupName(agentDispatchId({ dir, spec }), dir);
 }
@@ -151,14 +157,21 @@ async function cleanDispatch(
   if (!options.dryRun && !fs.existsSync(fileIn(dir, FILES.record))) {
     await readDispatch(dir, { clock, promote: false });
   }
-  const record = okValue(readFolderJson(dir, FILES.record));
-  const admit = okValue(readFolderJson(dir, FILES.admit));
+  const recordRead = readFolderJson(dir, FILES.record);
+  const admitRead = readFolderJson(dir, FILES.admit);
+  const record = okValue(recordRead);
+  const admit = okValue(admitRead);
   const plan = okValue(readFolderJson(dir, FILES.spec))?.worktree ?? null;
   const at = Date.parse(record?.endedAt ?? admit?.admittedAt ?? "");
+  const unreadable = [
+    { file: FILES.record, read: recordRead },
+    { file: FILES.admit, read: admitRead },
+  ].flatMap(({ file, read }) => (read.kind === "invalid" ? [{ file, code: read.error.code }] : []));
   const facts: CleanFacts = {
     recorded: record !== null,
     at: Number.isFinite(at) ? at : null,
     worktree: plan === null ? null : await worktreeFacts(run, plan),
+    unreadable,
   };
   const verdict = judgeForClean(facts, {
     now,

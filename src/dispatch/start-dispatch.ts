@@ -91,21 +91,34 @@ function placedRequest(request: DispatchRequest, home: string): DispatchRequest 
 }
 
 /**
+ * Slurm can take a job from here: sbatch installed (E_ENGINE_MISSING) and the controller answering
+ * (`slurmUnusable`). Checked before admission, so that a Slurm installed but not configured leaves no
+ * failed dispatch behind, nor a `--run-placement slurm` remembered for the run's later dispatches.
+ */
+async function checkSlurmUsable(): Promise<void> {
+  const { slurmUnusable } = await import("../infra/slurm/usable.js");
+  const { NOT_PLACED_FIX } = await import("../infra/slurm/command.js");
+  if (resolveExecutable("sbatch", process.env.PATH ?? "") === null) {
+    throw new CatherdError(
+      "E_ENGINE_MISSING",
+      "cannot place the dispatch on Slurm: sbatch is not installed here (not found on PATH)",
+      {
+        fix: `install Slurm's client commands on this host (Debian: apt-get install slurm-client), ${NOT_PLACED_FIX}`,
+      },
+    );
+  }
+  const unusable = await slurmUnusable();
+  if (unusable !== null) throw unusable;
+}
+
+/**
  * Readiness before admission: a CLI that cannot start, or is too old, fails here, before any write. The
  * CLI and every rung of its --fallback ladder, checked at once; for a dispatch placed on an engine, the
  * engine's client commands too (E_ENGINE_MISSING).
  */
 async function checkReady(request: DispatchRequest, home: string, clock: Clock): Promise<void> {
   const engine = request.placement.placement;
-  if (engine === "slurm" && resolveExecutable("sbatch", process.env.PATH ?? "") === null) {
-    throw new CatherdError(
-      "E_ENGINE_MISSING",
-      "cannot place the dispatch on Slurm: sbatch is not installed here (not found on PATH)",
-      {
-        fix: "install Slurm's client commands on this host (Debian: apt-get install slurm-client), or use --placement local",
-      },
-    );
-  }
+  if (engine === "slurm") await checkSlurmUsable();
   const checks = [
     { backend: request.backend, bin: request.bin },
     ...(request.chain?.rungs ?? []).map((rung) => ({ backend: backendFor(rung.backend), bin: rung.bin })),

@@ -24,6 +24,11 @@ export interface CleanFacts {
   /** When it ended (record), or when it was admitted when it has not ended; epoch ms, null when unknown. */
   at: number | null;
   worktree: WorktreeFacts | null;
+  /**
+   * The deciding files that exist but cannot be read (`record.json`, `admit.json`), each with its error
+   * code: such a folder cannot be judged live or old, and is kept and listed. Absent: none.
+   */
+  unreadable?: readonly { file: string; code: string }[];
 }
 
 export interface CleanRule {
@@ -41,6 +46,14 @@ export type CleanVerdict =
 
 /** The verdict for one dispatch. */
 export function judgeForClean(facts: CleanFacts, rule: CleanRule): CleanVerdict {
+  const unreadable = facts.unreadable ?? [];
+  if (unreadable.length > 0) {
+    const files = unreadable.map((u) => `${u.file} (${u.code})`).join(", ");
+    return {
+      action: "keep",
+      why: `cannot read ${files}: clean cannot tell whether it is live or how old; repair or remove it by hand`,
+    };
+  }
   if (facts.at === null || rule.now - facts.at < rule.olderThanMs) {
     // An unknown age is never old enough: it might be a dispatch being admitted right now.
     return { action: "young" };

@@ -166,6 +166,7 @@ export function exitCodeFor(code: ErrorCode): number {
     case "E_BACKEND_BROKEN":
     case "E_BACKEND_TOO_OLD":
     case "E_ENGINE_MISSING":
+    case "E_ENGINE_UNCONFIGURED":
       return 3;
     case "E_LOCK_BUSY":
       return LOCK_BUSY_EXIT;

@@ -420,6 +420,19 @@ export const recordFileSchema = loose({
   lastEventAt: isoTime.nullable().optional(),
   /** exit.json's `slotWaitMs`: how long the dispatch waited for heavy slots in all (specs/lock.md). */
   slotWaitMs: ms.nullable().optional(),
+  /**
+   * A cap of its own (--max-tokens, --max-cost) its usage reached without stopping it — the crossing came
+   * with the CLI's final answer, or after it (specs/dispatch.md, "Caps on spending"); null when none did.
+   */
+  capCrossed: z
+    .object({
+      cap: z.enum(["tokens", "cost"]),
+      limit: z.number().positive(),
+      used: z.number().nonnegative(),
+      message: z.string(),
+    })
+    .nullable()
+    .optional(),
 });
 export type RecordFile = z.infer<typeof recordFileSchema>;
 

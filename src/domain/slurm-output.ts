@@ -240,3 +240,14 @@ export function saysUnknownJob(stderr: string): boolean {
 export function saysAccountingDisabled(stderr: string): boolean {
   return /accounting storage is disabled/i.test(stderr);
 }
+
+/**
+ * Whether a client command's stderr says Slurm is not set up on this host: no configuration found
+ * (`Could not establish a configuration source`, an unreadable `slurm.conf`) or no controller answering
+ * (`Unable to contact slurm controller`).
+ */
+export function saysUnconfigured(stderr: string): boolean {
+  return /Could not establish a configuration source|fetch_config|slurm\.conf|Unable to contact slurm controller|Unable to establish (?:a )?controller/i.test(
+    stderr,
+  );
+}

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Backend, Outcome } from "../backends/types.js";
-import { formatUsd } from "../domain/budget.js";
+import { crossing, formatUsd } from "../domain/budget.js";
 import { cleanMessage, recordTail } from "../domain/redact.js";
 import {
   type AdmitFile,
@@ -10,6 +10,7 @@ import {
   SCHEMA_VERSION,
   type SpecFile,
 } from "../domain/schemas.js";
+import { billedTokens } from "../domain/usage.js";
 import { removeCgroupOf } from "../infra/cgroup/leftovers.js";
 import { okValue } from "../infra/json-file.js";
 import { tailLines } from "../infra/tail.js";
@@ -142,6 +143,8 @@ async function buildRecord(
     lastEvent: activity?.lastEvent ?? null,
     lastEventAt: activity?.lastEventAt ?? exit.lastEventAt ?? null,
     slotWaitMs: exit.slotWaitMs ?? null,
+    capCrossed:
+      exit.reason === "budget" || outcome.failure?.kind === "budget" ? null : capCrossed(spec, spend),
   };
   if (admit?.attempt === undefined && admit?.ladder === undefined) return ended;
   const next = nextStepOf(admit, ended);
@@ -191,6 +194,22 @@ function budgetWords(spec: SpecFile | null, spend: PricedUsage): string | null {
   const cap = spec?.maxCostUsd ?? null;
   if (cap === null || spend.costUsd === null) return null;
   return `used ${formatUsd(spend.costUsd)} of --max-cost ${cap}`;
+}
+
+/**
+ * The dispatch's own cap its final usage reached, for a dispatch no cap stopped: a CLI that reports usage
+ * only with its answer (codex, gemini) crosses its cap when the work is already done. Null: none reached.
+ */
+function capCrossed(spec: SpecFile | null, spend: PricedUsage): RecordFile["capCrossed"] {
+  const caps = { maxTokens: spec?.maxTokens ?? null, maxCostUsd: spec?.maxCostUsd ?? null };
+  if (caps.maxTokens === null && caps.maxCostUsd === null) return null;
+  const reached = crossing(caps, {
+    tokens: billedTokens(spend.usage),
+    costUsd: spend.costUsd,
+    priced: spend.costSource === "priced",
+  });
+  if (reached === null || (reached.cap !== "tokens" && reached.cap !== "cost")) return null;
+  return { cap: reached.cap, limit: reached.limit, used: reached.used, message: reached.message };
 }
 
 /** How much of stderr.log is read for its tail: enough lines to find 20 non-empty ones. */

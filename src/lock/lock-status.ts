@@ -24,8 +24,13 @@ export interface ListedClaim {
 
 export interface ClassStatus {
   class: string;
-  /** The count a taker given none uses: the one CATHERD_LOCK_SLOTS last gave, else half the cores. */
+  /**
+   * The slots the class has now: the most any live holder's own count allows (a `--slots 2` holder makes
+   * two), and at least `defaultSlots`.
+   */
   slots: number;
+  /** The count a taker given none uses: the one CATHERD_LOCK_SLOTS last gave, else half the cores. */
+  defaultSlots: number;
   holders: ListedClaim[];
   waiters: ListedClaim[];
 }
@@ -41,10 +46,14 @@ export function lockStatus(home: string, cls: string | null, cores: number): Cla
       .map(listedClaim);
   return classes.map((name) => {
     const { state } = readSlots(slotClassDir(home, name));
+    const given = state.slots ?? defaultSlots(cores);
+    const holders = listed(state.holders);
     return {
       class: name,
-      slots: state.slots ?? defaultSlots(cores),
-      holders: listed(state.holders),
+      // Each taker counts by its own number: the holders' tell how many the class has now.
+      slots: Math.max(given, ...holders.map((h) => h.slots)),
+      defaultSlots: given,
+      holders,
       waiters: listed(state.waiters),
     };
   });

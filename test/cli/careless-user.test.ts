@@ -2,6 +2,8 @@ import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { detectCgroups } from "../../src/infra/cgroup/detect.js";
+import { cgroupName } from "../../src/infra/cgroup/dispatch-cgroup.js";
 import { type CliResult, dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, reapAll, tempDir } from "../helpers/folders.js";
 import { cgroupsOf, isAlive, killPid } from "../helpers/processes.js";
@@ -108,7 +110,52 @@ describe("a dispatch folder that cannot be read", () => {
   });
 });
 
+describe("clean and a dispatch folder that cannot be read", () => {
+  it("lists it as kept with why, in --dry-run as in the real run, and leaves it", async () => {
+    const { env, dir } = await homeWithOne();
+    for (const file of ["admit.json", "record.json"]) {
+      fs.rmSync(path.join(dir, file));
+      fs.mkdirSync(path.join(dir, file));
+    }
+    const why = /^cannot read record\.json \(E_IO_READ\), admit\.json \(E_IO_READ\): clean cannot tell/;
+    for (const flags of [["--dry-run"], []]) {
+      const result = await runCli(["clean", "--older-than", "0", "--json", ...flags], { env });
+      expect(result.code, result.stderr).toBe(0);
+      const { clean } = JSON.parse(result.stdout) as {
+        clean: { removed: unknown[]; kept: { name: string; dir: string; why: string }[] };
+      };
+      expect(clean.removed).toEqual([]);
+      expect(clean.kept).toEqual([
+        expect.objectContaining({ name: "done", dir, why: expect.stringMatching(why) }),
+      ]);
+    }
+    expectAnswer(await runCli(["clean", "--older-than", "0", "--dry-run"], { env }), {
+      code: 0,
+      says: ["cannot read record.json (E_IO_READ)"],
+    });
+    expect(fs.existsSync(dir)).toBe(true);
+  });
+});
+
 describe("nothing left behind", () => {
+  it("has clean remove the empty cgroups of a recorded dispatch at once, not an hour later", async () => {
+    const { env, dir } = await homeWithOne();
+    const layout = detectCgroups();
+    if (layout === null) return; // no cgroups for catherd on this machine: nothing to leave behind
+    const dispatchId = path.basename(dir);
+    const name = cgroupName(dispatchId, dir);
+    // What a process stuck in it at the record leaves once it has gone: the cgroup, empty.
+    for (const { parent } of layout.hierarchies) fs.mkdirSync(path.join(parent, name), { recursive: true });
+    expect(cgroupsOf(dispatchId)).not.toEqual([]);
+    const dry = JSON.parse((await runCli(["clean", "--dry-run", "--json"], { env })).stdout);
+    expect(dry.clean.cgroupsRemoved).toEqual([name]);
+    expect(cgroupsOf(dispatchId)).not.toEqual([]);
+    const cleaned = JSON.parse((await runCli(["clean", "--json"], { env })).stdout);
+    expect(cleaned.clean).toMatchObject({ cgroupsRemoved: [name], removed: [] });
+    expect(cgroupsOf(dispatchId)).toEqual([]);
+    expect(fs.existsSync(dir)).toBe(true);
+  });
+
   it("removes a dispatch's cgroups when a reader records it lost, in every hierarchy", async () => {
     const { env } = isolatedHome();
     const d = dispatchedOf(
@@ -271,6 +318,41 @@ describe("what the verbs say", () => {
     ).toBe(true);
   });
 
+  it("counts the run's live dispatches in its budget line, though none has a part in the ledger yet", async () => {
+    const { env } = isolatedHome();
+    const dirs: string[] = [];
+    for (const name of ["one", "two"]) {
+      const d = dispatchedOf(
+        await runCli(
+          [
+            "dispatch",
+            "--backend",
+            "exec",
+            "--name",
+            name,
+            "--run-budget",
+            "tokens=2M",
+            "--json",
+            "--",
+            "sleep",
+            "60",
+          ],
+          { env },
+        ),
+      );
+      dispatched.push(d.dispatchId);
+      dirs.push(d.dir);
+    }
+    for (const dir of dirs) await waitForFile(path.join(dir, "proc.json"), 20_000);
+    expectAnswer(await runCli(["status"], { env }), {
+      code: 0,
+      says: [/--run-budget tokens=2M\).* — 2 live/],
+    });
+    const json = JSON.parse((await runCli(["status", "--json"], { env })).stdout);
+    expect(json.runBudget).toMatchObject({ live: 2, spent: null });
+    for (const name of ["one", "two"]) await runCli(["cancel", name, "--wait"], { env });
+  });
+
   it("wait without names returns the records not yet read, then says every one is read, exit 0", async () => {
     const { env } = await homeWithOne();
     const first = await runCli(["wait", "--json"], { env });
@@ -362,6 +444,16 @@ describe("each refusal states its rule, in catherd's words", () => {
     ["that value joined", [...exec, "--idle=-1s", "--", "true"], "must be longer than zero"],
     ["an unknown option", [...exec, "--bogus", "--", "true"], "unknown option --bogus"],
     ["a flag without its value", [...exec, "--name"], "--name needs a value"],
+    [
+      "--max-tokens on exec, which reports no usage",
+      [...exec, "--max-tokens", "50k", "--", "true"],
+      "--max-tokens cannot hold a --backend exec dispatch: exec reports no usage, so the cap would never fire",
+    ],
+    [
+      "--max-cost on exec, which reports no usage",
+      [...exec, "--max-cost", "5", "--", "true"],
+      "--max-cost cannot hold a --backend exec dispatch: exec reports no usage",
+    ],
   ])("%s", async (_title, argv, rule) => {
     const { home, env } = isolatedHome();
     const result = await runCli(argv, { env });
@@ -475,19 +567,29 @@ describe("result says what its patch holds", () => {
     );
     dispatched.push(d.dispatchId);
     await waitForFile(path.join(d.dir, "record.json"), 20_000);
-    return (await runCli(["result", d.dir], { env })).stdout;
+    const text = (await runCli(["result", d.dir], { env })).stdout;
+    const json = JSON.parse((await runCli(["result", d.dir, "--json"], { env })).stdout);
+    outsideOf.set(text, json.changedOutsideOwns);
+    return text;
   }
 
-  it("counts the files outside --owns apart from the patch, and says none without --owns as none", async () => {
+  /** `result --json`'s changedOutsideOwns, by the text `result` printed for the same dispatch. */
+  const outsideOf = new Map<string, unknown>();
+
+  it("counts and names the files changed outside --owns that the patch leaves out, and says none without --owns as none", async () => {
     const { env } = isolatedHome();
     const cwd = repo();
     const owned = await resultOf(env, cwd, "echo b >> src/a.ts; echo p >> other.txt", ["--owns", "src/"]);
     expect(owned).toMatch(
-      /changes under its --owns src\/: \S+changes\.patch \(\d+ B\); 2 files changed in the work tree in all, the patch holding only those under its --owns src\//,
+      /changes under its --owns src\/: \S+changes\.patch \(\d+ B\); 2 files changed in the work tree in all, 1 outside it and not in the patch: other\.txt$/m,
     );
+    const inside = await resultOf(env, cwd, "echo c >> src/a.ts", ["--owns", "src/"]);
+    expect(inside).toMatch(/; 1 file changed in the work tree in all, none outside it$/m);
+    expect(outsideOf.get(owned)).toEqual(["other.txt"]);
     const nothing = await resultOf(env, cwd, "true", []);
     expect(nothing).toMatch(/changes: none \(\S+changes\.patch is empty\)/);
     expect(nothing).not.toContain("--owns");
+    expect(outsideOf.get(nothing)).toEqual([]);
   });
 });
 

@@ -116,6 +116,29 @@ describe("catherd lock: the slots", () => {
     );
   });
 
+  it("says a class has the slots its holders took them under, not only the count a taker given none uses", async () => {
+    const { env } = isolatedHome();
+    const dir = tempDir();
+    const notes = path.join(dir, "notes");
+    const go = path.join(dir, "go");
+    // A count no default reaches, so that the holders' count is what shows on any machine.
+    const locks = [0, 1].map((i) =>
+      startLock(["--slots", "4096", "--", ...notingCommand(notes, String(i), { go })], env),
+    );
+    await waitFor("both to hold", () =>
+      notesOf(notes).filter((l) => l.startsWith("start ")).length === 2 ? true : undefined,
+    );
+    const [heavy] = await statusOf(env);
+    expect(heavy).toMatchObject({ class: "heavy", slots: 4096 });
+    expect(heavy?.holders).toHaveLength(2);
+    const text = await runCli(["lock", "--status"], { env });
+    expect(text.stdout.split("\n")[0]).toMatch(
+      /^heavy: 4096 slots \(--slots 4096 of a holder; \d+ for a taker given none\), 2 held, 0 waiting$/,
+    );
+    fs.writeFileSync(go, "");
+    for (const lock of locks) expect((await exitOf(lock)).code).toBe(0);
+  });
+
   it("passes stdin, stdout and stderr through, and takes the count from CATHERD_LOCK_SLOTS", async () => {
     const { env } = isolatedHome();
     const lock = startLock(
@@ -265,7 +288,7 @@ describe("catherd lock --status", () => {
     expect(lines[2]).toMatch(new RegExp(`^  waiting +pid ${waiter.pid} +\\S+ +/bin/true$`));
     const only = await runCli(["lock", "--status", "--class", "heavy", "--json"], { env });
     expect(JSON.parse(only.stdout)).toEqual({
-      lock: { classes: [{ class: "heavy", slots: 1, holders: [], waiters: [] }] },
+      lock: { classes: [{ class: "heavy", slots: 1, defaultSlots: 1, holders: [], waiters: [] }] },
     });
     fs.writeFileSync(go, "");
     await exitOf(holder);

@@ -239,16 +239,17 @@ describe("dispatch validation refuses bad input, naming the flag, with a fix", (
   });
 
   it("accepts caps at the edges of their rules", () => {
-    expect(validateDispatch({ ...EXEC_TRUE, maxTokens: "1", maxCost: "0.01" }).caps).toEqual({
+    const AGENT = { ...EXEC_TRUE, ...CODEX, brief: Buffer.from("hi") };
+    expect(validateDispatch({ ...AGENT, maxTokens: "1", maxCost: "0.01" }).caps).toEqual({
       maxTokens: 1,
       maxCostUsd: 0.01,
     });
-    expect(validateDispatch({ ...EXEC_TRUE, maxTokens: "1000000000000", maxCost: "$1000000" }).caps).toEqual({
+    expect(validateDispatch({ ...AGENT, maxTokens: "1000000000000", maxCost: "$1000000" }).caps).toEqual({
       maxTokens: 1_000_000_000_000,
       maxCostUsd: 1_000_000,
     });
-    expect(validateDispatch({ ...EXEC_TRUE, maxTokens: "2M" }).caps.maxTokens).toBe(2_000_000);
-    expect(validateDispatch(EXEC_TRUE).caps).toEqual({ maxTokens: null, maxCostUsd: null });
+    expect(validateDispatch({ ...AGENT, maxTokens: "2M" }).caps.maxTokens).toBe(2_000_000);
+    expect(validateDispatch(AGENT).caps).toEqual({ maxTokens: null, maxCostUsd: null });
   });
 
   it("maps usage errors to exit 2 and a missing CLI to exit 3", () => {

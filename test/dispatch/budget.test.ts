@@ -138,4 +138,52 @@ describe("a dispatch's caps on spending", () => {
       expect.arrayContaining(["--max-budget-usd", "0.5"]),
     );
   });
+
+  it("marks a cap crossed by the usage a CLI reports with its final answer, and leaves the record ok", async () => {
+    const { env } = isolatedHome();
+    const codex = (event: Record<string, unknown>) => ({ out: JSON.stringify(event) });
+    const scenario = path.join(tempDir(), "scenario.json");
+    fs.writeFileSync(
+      scenario,
+      JSON.stringify({
+        steps: [
+          codex({ type: "thread.started", thread_id: "0199a213-81c0-7800-8aa1-bbab2a035a53" }),
+          codex({ type: "turn.started" }),
+          codex({ type: "item.completed", item: { id: "m", type: "agent_message", text: "done" } }),
+          codex({ type: "turn.completed", usage: { input_tokens: 60_000, output_tokens: 500 } }),
+          { exit: 0 },
+        ],
+      }),
+    );
+    const result = await runCli(
+      [
+        "dispatch",
+        "--backend",
+        "codex",
+        "--bin",
+        FAKE_AGENT,
+        "--brief",
+        "spend",
+        "--json",
+        "--max-tokens",
+        "50k",
+      ],
+      { env: { ...env, FAKE_AGENT_SCENARIO_FILE: scenario } },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const d = dispatchedOf(result);
+    dispatched.push(d.dispatchId);
+    const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
+    const words = "used 60,500 tokens of --max-tokens 50000";
+    expect(record).toMatchObject({
+      status: "ok",
+      error: null,
+      capCrossed: { cap: "tokens", limit: 50_000, used: 60_500, message: words },
+    });
+    for (const verb of ["result", "show"]) {
+      const shown = await runCli([verb, d.dir], { env });
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toContain(`cap crossed: ${words}, reported with the CLI's final answer`);
+    }
+  });
 });

@@ -170,6 +170,8 @@ describe("a lock under a dispatch", () => {
       expect(status.stdout).toMatch(/ waits .* heavy slot: next\n/);
       const shown = await runCli(["show", "runs-heavy"], { env });
       expect(shown.stdout).toMatch(/\nrunning a heavy command: \/bin\/sh -c "echo \$\$ > .*, \d+\w*\n/);
+      const shownWaiting = await runCli(["show", "waits"], { env });
+      expect(shownWaiting.stdout).toMatch(/\nwaiting for a heavy slot \(next\)\n/);
       // wait's snapshot (the MCP tool's too) says the same.
       const waited = await runCli(["wait", "runs-heavy", "waits", "--timeout", "1s", "--json"], { env });
       expect(waited.code).toBe(124);

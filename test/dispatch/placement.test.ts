@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { dispatchFolders, fakeDispatchArgs, isolatedHome, runCli } from "../helpers/cli.js";
-import { readJson, reapAll, tempDir } from "../helpers/folders.js";
+import { ROOT, readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { waitForJson } from "../helpers/wait.js";
 
 // Where a dispatch's supervisor runs, as the command line resolves it (specs/placement.md, "Placement"):
@@ -36,6 +36,21 @@ async function dispatch(env: NodeJS.ProcessEnv, flags: string[]) {
     await waitForJson(path.join(d.dir, "record.json"));
   }
   return result;
+}
+
+/**
+ * A home whose PATH has Slurm's client commands installed but not configured: each prints what Slurm's
+ * print without a slurm.conf and fails.
+ */
+function homeWithUnconfiguredSlurm() {
+  const { home, env } = isolatedHome();
+  const bin = tempDir("catherd-slurm-bin-");
+  const said = path.join(ROOT, "test/fixtures/slurm/sinfo-no-configuration.stderr");
+  for (const name of ["sbatch", "squeue", "sinfo", "scontrol"]) {
+    const body = `sed 's/^sinfo/${name}/' '${said}' >&2; exit 1`;
+    fs.writeFileSync(path.join(bin, name), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  }
+  return { home, env: { ...env, PATH: `${bin}:/usr/bin:/bin` } };
 }
 
 const errorOf = (stdout: string) => JSON.parse(stdout).error as { code: string; message: string };
@@ -103,5 +118,35 @@ describe("the placement a dispatch gets", () => {
       message: expect.stringMatching(message),
     });
     expect(dispatchFolders(home)).toEqual([]);
+  });
+});
+
+describe("a Slurm installed but not configured", () => {
+  it("refuses a dispatch placed on it before anything is written, and never remembers it for the run", async () => {
+    const { home, env } = homeWithUnconfiguredSlurm();
+    const runFile = path.join(home, "runs", "default", "run.json");
+    const refused = await dispatch(env, ["--run-placement", "slurm"]);
+    expect(refused.code).toBe(3);
+    const error = JSON.parse(refused.stdout).error as { code: string; message: string; fix: string };
+    expect(error).toMatchObject({
+      code: "E_ENGINE_UNCONFIGURED",
+      message: expect.stringContaining("Slurm is installed here but not configured"),
+    });
+    expect(error.message).toContain("Could not establish a configuration source");
+    expect(error.fix).toContain("--run-placement none");
+    expect(dispatchFolders(home)).toEqual([]);
+    expect(fs.existsSync(runFile) ? readJson(runFile).placement : undefined).toBeUndefined();
+
+    // A run that remembers slurm from before: each plain dispatch is refused the same, none recorded
+    // failed, until --run-placement none takes the run back to local.
+    const remembered = await dispatch(env, ["--placement", "local", "--run-placement", "slurm"]);
+    expect(remembered.code, remembered.stderr).toBe(0);
+    const plain = await dispatch(env, []);
+    expect(plain.code).toBe(3);
+    expect(errorOf(plain.stdout).code).toBe("E_ENGINE_UNCONFIGURED");
+    expect(dispatchFolders(home)).toHaveLength(1);
+    const back = await dispatch(env, ["--run-placement", "none"]);
+    expect(back.code, back.stderr).toBe(0);
+    expect(readJson(runFile).placement).toBeUndefined();
   });
 });

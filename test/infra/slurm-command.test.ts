@@ -7,6 +7,7 @@ import { readJob, readJobs } from "../../src/infra/slurm/job.js";
 import { engineNoticeIn } from "../../src/infra/slurm/job-output.js";
 import { clusterLicenses, definesLicense } from "../../src/infra/slurm/licenses.js";
 import { submitJob } from "../../src/infra/slurm/submit.js";
+import { slurmUnusable } from "../../src/infra/slurm/usable.js";
 import { ROOT, tempDir } from "../helpers/folders.js";
 
 // The engine wrapper where the engine misbehaves: stand-in programs on PATH that print what Slurm printed
@@ -196,6 +197,35 @@ describe("cancelling a job and reading the cluster's licenses", () => {
     expect(await definesLicense("opencode", { env })).toBe(false);
     await expect(clusterLicenses({ env: { ...process.env, PATH: tempDir() } })).rejects.toMatchObject({
       code: "E_ENGINE_MISSING",
+    });
+  });
+});
+
+describe("whether Slurm can take a job from here", () => {
+  it.each([
+    ["no configuration", "sinfo-no-configuration.stderr", "Could not establish a configuration source"],
+    ["no controller answering", "sinfo-no-controller.stderr", "Unable to contact slurm controller"],
+  ])("says Slurm is not configured when sinfo finds %s, and how to go back", async (_title, file, words) => {
+    const env = standIns({ sinfo: `cat ${fixture(file)} >&2; exit 1` });
+    const unusable = await slurmUnusable({ env });
+    expect(unusable).toMatchObject({
+      code: "E_ENGINE_UNCONFIGURED",
+      message: expect.stringContaining("Slurm is installed here but not configured"),
+    });
+    expect(unusable?.message).toContain(words);
+    expect(unusable?.fix).toContain("--run-placement none");
+    expect(unusable?.fix).toContain("--placement local");
+  });
+
+  it("says nothing when sinfo answers or is not installed, and passes on another refusal in sinfo's words", async () => {
+    expect(await slurmUnusable({ env: standIns({ sinfo: "echo debug*" }) })).toBeNull();
+    expect(await slurmUnusable({ env: { ...process.env, PATH: tempDir() } })).toBeNull();
+    const refused = await slurmUnusable({
+      env: standIns({ sinfo: "echo 'sinfo: error: Invalid user for SlurmUser slurm' >&2; exit 1" }),
+    });
+    expect(refused).toMatchObject({
+      code: "E_ENGINE_REFUSED",
+      message: "cannot place the dispatch on Slurm: sinfo says: Invalid user for SlurmUser slurm",
     });
   });
 });

@@ -1,3 +1,5 @@
+import { allBackends } from "../../backends/registry.js";
+import type { Backend } from "../../backends/types.js";
 import { parseCostCap, parseTokenCap, type SpendCaps } from "../../domain/budget.js";
 import { CatherdError } from "../../domain/errors.js";
 import { parseRunBudget, type RunBudget } from "../../domain/run-budget.js";
@@ -10,12 +12,27 @@ export interface RawCapsInput {
   maxCost?: string | undefined;
 }
 
-/** Validates --max-tokens and --max-cost: E_INPUT_INVALID naming the flag and its rule. */
-export function validateCaps(raw: RawCapsInput): SpendCaps {
-  return {
+/**
+ * Validates --max-tokens and --max-cost: E_INPUT_INVALID naming the flag and its rule, or naming the
+ * backend when its output reports no usage (exec): a cap nothing is counted against could never fire.
+ */
+export function validateCaps(raw: RawCapsInput, backend: Backend): SpendCaps {
+  const caps = {
     maxTokens: raw.maxTokens === undefined ? null : checked("--max-tokens", raw.maxTokens, parseTokenCap),
     maxCostUsd: raw.maxCost === undefined ? null : checked("--max-cost", raw.maxCost, parseCostCap),
   };
+  const given = caps.maxTokens !== null ? "--max-tokens" : caps.maxCostUsd !== null ? "--max-cost" : null;
+  if (given === null || backend.reportsUsage) return caps;
+  const counted = allBackends()
+    .filter((b) => b.reportsUsage)
+    .map((b) => b.id);
+  throw new CatherdError(
+    "E_INPUT_INVALID",
+    `${given} cannot hold a --backend ${backend.id} dispatch: ${backend.id} reports no usage, so the cap would never fire`,
+    {
+      fix: `leave ${given} out (bound the command with --wall or --idle), or dispatch an agent CLI that reports its tokens (${counted.join(", ")})`,
+    },
+  );
 }
 
 function checked(flag: string, text: string, parse: (text: string) => number | string): number {

@@ -288,7 +288,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     bin,
     extraArgs,
     isolation,
-    caps: validateCaps(raw),
+    caps: validateCaps(raw, backend),
     placement,
     chain,
     notify: raw.notify === undefined ? null : notifyCommand("--notify", raw.notify),

@@ -41,20 +41,25 @@ export function dispatchCgroups(layout = detectCgroups()): CgroupEntry[] {
 
 /**
  * Removes the empty dispatch cgroups that `keep` does not claim and whose dispatch was created more than
- * `minAgeMs` before `nowMs`: a live dispatch's cgroup is empty only for moments (between its creation and
- * the agent joining it, and between the agent's end and its record). Returns the names removed (with
- * `dryRun`, those it would remove).
+ * `minAgeMs` before `nowMs`, or that `ended` names (a recorded dispatch's: nothing will join it again):
+ * a live dispatch's cgroup is empty only for moments (between its creation and the agent joining it, and
+ * between the agent's end and its record), and a dispatch of another home is known to neither. Returns
+ * the names removed (with `dryRun`, those it would remove).
  */
 export function removeLeftoverCgroups(
   nowMs: number,
   minAgeMs: number,
   keep: (name: string) => boolean,
-  { dryRun = false, layout = detectCgroups() }: { dryRun?: boolean; layout?: CgroupLayout | null } = {},
+  {
+    dryRun = false,
+    layout = detectCgroups(),
+    ended = () => false,
+  }: { dryRun?: boolean; layout?: CgroupLayout | null; ended?: (name: string) => boolean } = {},
 ): string[] {
   if (layout === null) return [];
   const removed: string[] = [];
   for (const { name, createdMs } of dispatchCgroups(layout)) {
-    if (keep(name) || !(nowMs - createdMs > minAgeMs)) continue;
+    if (keep(name) || !(ended(name) || nowMs - createdMs > minAgeMs)) continue;
     const cgroup = cgroupOf(layout, name);
     if (cgroup.folders.some((f) => pidsIn(f.dir).length > 0)) continue;
     if (dryRun || removeDispatchCgroup(cgroup)) removed.push(name);

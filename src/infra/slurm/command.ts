@@ -7,6 +7,10 @@ import { engineWords } from "../../domain/slurm-output.js";
 // caller turns it into an error (`engineError`) or picks a safe fallback. The commands find their cluster
 // as Slurm's own do: SLURM_CONF, else the configuration installed on the host.
 
+/** The end of a fix for a Slurm that cannot take a dispatch: place it elsewhere, or forget the run's. */
+export const NOT_PLACED_FIX =
+  "or dispatch with --placement local (--run-placement none forgets a run's remembered placement)";
+
 /** The default bound on one Slurm call: the controller answers in milliseconds, or is in trouble. */
 export const SLURM_TIMEOUT_MS = 20_000;
 const MAX_BUFFER = 16 * 1024 * 1024;
@@ -88,7 +92,7 @@ export function engineError(result: SlurmResult & { ok: false }, asked: string):
   switch (result.failure) {
     case "missing":
       return new CatherdError("E_ENGINE_MISSING", `cannot ${asked}: ${result.words}`, {
-        fix: "install Slurm's client commands on this host (Debian: apt-get install slurm-client), or use --placement local",
+        fix: `install Slurm's client commands on this host (Debian: apt-get install slurm-client), ${NOT_PLACED_FIX}`,
       });
     case "timeout":
       return new CatherdError("E_ENGINE_TIMEOUT", `cannot ${asked}: ${result.words}`, {
