@@ -92,8 +92,9 @@ export function costCell(spend: RowSpend | null): string {
   if (spend === null) return "-";
   const used =
     spend.costUsd === null ? "?" : `${spend.costSource === "priced" ? "~" : ""}${shortUsd(spend.costUsd)}`;
+  // `?`: the dispatch has usage but no dollar figure (an unknown model); `-` is "no usage yet".
   if (spend.maxCostUsd !== null) return `${used}/${shortUsd(spend.maxCostUsd)}`;
-  return spend.costUsd === null ? "-" : used;
+  return used;
 }
 
 /**

@@ -125,7 +125,7 @@ export function renderStatus(
   const tokensWidth = Math.min(13, Math.max(6, ...rows.map((r) => tokensCell(r.spend).length)));
   // COST only when some row has a figure or a cap: most CLIs give none, and the last column gets the room.
   const costs = rows.map((r) => costCell(r.spend));
-  const costWidth = costs.every((c) => c === "-")
+  const costWidth = costs.every((c) => c === "-" || c === "?")
     ? 0
     : Math.min(15, Math.max(5, ...costs.map((c) => c.length)));
   const header = `  ${cell("NAME", nameWidth)} ${cell("ID", 6)} ${cell("BACKEND", backendWidth)} ${cell("STATE", 8)} ${cell("AGE", 6)} ${cell("TOKENS", tokensWidth)} ${costWidth === 0 ? "" : `${cell("COST", costWidth)} `}DOING / RESULT`;

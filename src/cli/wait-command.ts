@@ -91,7 +91,7 @@ function snapshotLine(s: RunningSnapshot): string {
   const spent =
     s.spend === null
       ? ""
-      : ` [${tokensCell(s.spend)} tokens${costCell(s.spend) === "-" ? "" : `, ${costCell(s.spend)}`}]`;
+      : ` [${tokensCell(s.spend)} tokens${["-", "?"].includes(costCell(s.spend)) ? "" : `, ${costCell(s.spend)}`}]`;
   return `  ${s.name ?? s.dispatchId} ${s.state}${attemptSuffix(s)}${age}${spent}${doing}`;
 }
 

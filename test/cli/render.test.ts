@@ -277,7 +277,8 @@ describe("spend in status", () => {
     const [header, first, second] = text.split("\n");
     expect(header).toBe("  NAME   ID     BACKEND STATE    AGE    TOKENS  COST         DOING / RESULT");
     expect(first).toMatch(/^ {2}capped k3x9qa codex {3}running {2}3m12s {2}41k\/50k ~\$0\.12\/\$5\.00 /);
-    expect(second).toMatch(/ 20k {5}- {12}\$ npm test$/);
+    // Usage without a dollar figure: `?`, where `-` would say there is no usage yet.
+    expect(second).toMatch(/ 20k {5}\? {12}\$ npm test$/);
     const view = {
       budget: { tokens: 2_000_000, usd: 25, minutes: 600 },
       spend: { tokens: 412_000, costUsd: 3.2, unpriced: 1, live: 3, dispatches: 7 },

@@ -206,6 +206,12 @@ describe("a run's budget", () => {
     // Nothing to wait for: a stale admission.lock would hold the next dispatch for seconds (its stale time).
     const second = started(await dispatch(env, "next", { steps: [{ exit: 0 }] }));
     await waitForJson(path.join(second.dir, "record.json"), 30_000);
+    // After its record the supervisor still folds the ledger under spend.lock: wait for it to exit.
+    await waitFor(
+      "the next one's supervisor to exit",
+      () => (isAlive(second.supervisorPid) ? undefined : true),
+      70_000,
+    );
     expect(fs.readdirSync(runDir).filter((name) => name.endsWith(".lock"))).toEqual([]);
   }, 120_000);
 
