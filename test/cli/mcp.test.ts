@@ -413,13 +413,22 @@ describe("catherd mcp, in process", () => {
   });
 
   it("takes a dispatch's caps on spending as numbers, and writes them to its spec.json", async () => {
-    const d = await dispatch({ backend: "exec", args: ["true"], maxTokens: 50_000, maxCost: 2.5 });
-    const spec = JSON.parse(fs.readFileSync(path.join(d.dir, "spec.json"), "utf8")) as Record<
-      string,
-      unknown
-    >;
-    expect(spec).toMatchObject({ maxTokens: 50_000, maxCostUsd: 2.5 });
-    await waitForFile(path.join(d.dir, "record.json"));
+    // A CLI that reports usage (exec reports none, and takes no caps): a codex that ends at once.
+    process.env.CATHERD_CODEX_BIN = "/bin/true";
+    try {
+      const d = await dispatch({ backend: "codex", brief: "spend", maxTokens: 50_000, maxCost: 2.5 });
+      const spec = JSON.parse(fs.readFileSync(path.join(d.dir, "spec.json"), "utf8")) as Record<
+        string,
+        unknown
+      >;
+      expect(spec).toMatchObject({ maxTokens: 50_000, maxCostUsd: 2.5 });
+      await waitForFile(path.join(d.dir, "record.json"));
+    } finally {
+      delete process.env.CATHERD_CODEX_BIN;
+    }
+    const refused = await session.call("dispatch", { backend: "exec", args: ["true"], maxTokens: 50_000 });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toMatch(/^error E_INPUT_INVALID: maxTokens cannot hold a backend exec dispatch/);
   });
 
   it("survives a client that goes mid-call: the call ends, the next client is served, the dispatch is recorded", async () => {
