@@ -1,16 +1,17 @@
-import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { detectCgroups } from "../../src/infra/cgroup/detect.js";
 import { cgroupName } from "../../src/infra/cgroup/dispatch-cgroup.js";
-import { type CliResult, dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
-import { CLI_MAIN, reapAll, tempDir } from "../helpers/folders.js";
+import { expectAnswer, homeWithOne } from "../helpers/answers.js";
+import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
+import { reapAll, tempDir } from "../helpers/folders.js";
 import { cgroupsOf, isAlive, killPid } from "../helpers/processes.js";
 import { waitFor, waitForFile } from "../helpers/wait.js";
 
-// What a new user trips on, tried as one would: careless input, broken homes, the words of each answer.
-// Each row is a command line and what it must answer (exit code, the error's code, words it must say).
+// What a new user trips on, tried as one would: unreadable runs and folders, careless input, arguments a
+// verb does not take, the words of each answer. Each row is a command line and what it must answer (exit
+// code, the error's code, words it must say). More rows: careless-words.test.ts, careless-terminal.test.ts.
 
 const dispatched: string[] = [];
 
@@ -18,49 +19,13 @@ afterEach(() => {
   expect(reapAll(dispatched.splice(0)), "left behind").toBe(0);
 });
 
-interface Answer {
-  code: number;
-  /** The error's code, with --json. */
-  error?: string;
-  /** Words the output (stdout and stderr) must hold. */
-  says?: (string | RegExp)[];
-}
-
-function expectAnswer(result: CliResult, answer: Answer): void {
-  const all = `${result.stdout}${result.stderr}`;
-  expect(result.code, all).toBe(answer.code);
-  if (answer.error !== undefined) {
-    const printed = JSON.parse(result.stdout) as { error?: { code?: string } };
-    expect(printed.error?.code, all).toBe(answer.error);
-  }
-  for (const words of answer.says ?? []) {
-    if (typeof words === "string") expect(all).toContain(words);
-    else expect(all).toMatch(words);
-  }
-}
-
-/** A home with one recorded dispatch `done` (it printed "working") in its default run; returns its folder. */
-async function homeWithOne(): Promise<{ home: string; env: NodeJS.ProcessEnv; dir: string }> {
-  const { home, env } = isolatedHome();
-  const result = await runCli(
-    ["dispatch", "--backend", "exec", "--name", "done", "--json", "--", "echo", "working"],
-    {
-      env,
-    },
-  );
-  const d = dispatchedOf(result);
-  dispatched.push(d.dispatchId);
-  await waitForFile(path.join(d.dir, "record.json"), 20_000);
-  return { home, env, dir: d.dir };
-}
-
 describe("a run that cannot be read is an error, never an empty run", () => {
   it.each([
     ["status", ["status", "--json"]],
     ["clean --dry-run", ["clean", "--dry-run", "--json"]],
     ["wait", ["wait", "--json"]],
   ])("%s answers E_IO_READ naming the run's folder", async (_title, argv) => {
-    const { home, env } = await homeWithOne();
+    const { home, env } = await homeWithOne(dispatched);
     const dispatches = path.join(home, "runs/default/dispatches");
     fs.renameSync(dispatches, `${dispatches}.moved`);
     fs.writeFileSync(dispatches, "not a folder");
@@ -69,7 +34,7 @@ describe("a run that cannot be read is an error, never an empty run", () => {
   });
 
   it("says a run that does not exist does not exist, naming the runs there are", async () => {
-    const { env } = await homeWithOne();
+    const { env } = await homeWithOne(dispatched);
     expectAnswer(await runCli(["status", "--run", "typo", "--json"], { env }), {
       code: 1,
       error: "E_RUN_NOT_FOUND",
@@ -89,7 +54,7 @@ describe("a run that cannot be read is an error, never an empty run", () => {
 
 describe("a dispatch folder that cannot be read", () => {
   it("shows as unknown under its own name, and logs of it is E_IO_READ", async () => {
-    const { env, dir } = await homeWithOne();
+    const { env, dir } = await homeWithOne(dispatched);
     for (const file of ["admit.json", "record.json", "events.jsonl"]) {
       fs.rmSync(path.join(dir, file));
       fs.mkdirSync(path.join(dir, file));
@@ -112,7 +77,7 @@ describe("a dispatch folder that cannot be read", () => {
 
 describe("clean and a dispatch folder that cannot be read", () => {
   it("lists it as kept with why, in --dry-run as in the real run, and leaves it", async () => {
-    const { env, dir } = await homeWithOne();
+    const { env, dir } = await homeWithOne(dispatched);
     for (const file of ["admit.json", "record.json"]) {
       fs.rmSync(path.join(dir, file));
       fs.mkdirSync(path.join(dir, file));
@@ -139,7 +104,7 @@ describe("clean and a dispatch folder that cannot be read", () => {
 
 describe("nothing left behind", () => {
   it("has clean remove the empty cgroups of a recorded dispatch at once, not an hour later", async () => {
-    const { env, dir } = await homeWithOne();
+    const { env, dir } = await homeWithOne(dispatched);
     const layout = detectCgroups();
     if (layout === null) return; // no cgroups for catherd on this machine: nothing to leave behind
     const dispatchId = path.basename(dir);
@@ -308,7 +273,7 @@ describe("arguments a verb does not take", () => {
 
 describe("what the verbs say", () => {
   it("status --json keeps a recorded dispatch's admission time and last event", async () => {
-    const { env } = await homeWithOne();
+    const { env } = await homeWithOne(dispatched);
     const status = JSON.parse((await runCli(["status", "--json"], { env })).stdout) as {
       dispatches: Record<string, unknown>[];
     };
@@ -354,7 +319,7 @@ describe("what the verbs say", () => {
   });
 
   it("wait without names returns the records not yet read, then says every one is read, exit 0", async () => {
-    const { env } = await homeWithOne();
+    const { env } = await homeWithOne(dispatched);
     const first = await runCli(["wait", "--json"], { env });
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({
@@ -413,436 +378,5 @@ describe("what the verbs say", () => {
     const result = await runCli(["supervise", "--help"], { cwd });
     expectAnswer(result, { code: 0, says: ["usage: catherd supervise <dispatch-dir>"] });
     expect(fs.readdirSync(cwd)).toEqual([]);
-  });
-});
-
-describe("each refusal states its rule, in catherd's words", () => {
-  const exec = ["dispatch", "--backend", "exec"];
-  const nameRule = "a name is 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit";
-  it.each([
-    ["a name with a slash", [...exec, "--name", "a/b", "--", "true"], nameRule],
-    ["a name with a space", [...exec, "--name", "my task", "--", "true"], nameRule],
-    ["a name of 300 characters", [...exec, "--name", "n".repeat(300), "--", "true"], nameRule],
-    ["a name of ..", [...exec, "--name", "..", "--", "true"], nameRule],
-    ["a name with é", [...exec, "--name", "é", "--", "true"], nameRule],
-    [
-      "an unknown backend",
-      ["dispatch", "--backend", "foo", "--", "true"],
-      'unknown --backend "foo": the backends are codex, claude-code, opencode, gemini, exec',
-    ],
-    [
-      "a cap that is no number",
-      [...exec, "--max-parallel", "abc", "--", "true"],
-      "a whole number from 1 to 10000, or none",
-    ],
-    ["a cap of 0", [...exec, "--max-parallel", "0", "--", "true"], "a whole number from 1 to 10000, or none"],
-    [
-      "a value that starts with -",
-      [...exec, "--idle", "-1s", "--", "true"],
-      "join it to the flag: --idle=-1s",
-    ],
-    ["that value joined", [...exec, "--idle=-1s", "--", "true"], "must be longer than zero"],
-    ["an unknown option", [...exec, "--bogus", "--", "true"], "unknown option --bogus"],
-    ["a flag without its value", [...exec, "--name"], "--name needs a value"],
-    [
-      "--max-tokens on exec, which reports no usage",
-      [...exec, "--max-tokens", "50k", "--", "true"],
-      "--max-tokens cannot hold a --backend exec dispatch: exec reports no usage, so the cap would never fire",
-    ],
-    [
-      "--max-cost on exec, which reports no usage",
-      [...exec, "--max-cost", "5", "--", "true"],
-      "--max-cost cannot hold a --backend exec dispatch: exec reports no usage",
-    ],
-  ])("%s", async (_title, argv, rule) => {
-    const { home, env } = isolatedHome();
-    const result = await runCli(argv, { env });
-    expectAnswer(result, { code: 2, says: ["error E_INPUT_INVALID", rule, "fix: "] });
-    expect(result.stderr).not.toMatch(/Invalid|Expected|received|ambiguous|'-- "/);
-    expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
-  });
-
-  it("takes --max-parallel none to remove the run's remembered cap", async () => {
-    const { home, env } = isolatedHome();
-    const run = (flags: string[]) => runCli([...exec, "--json", ...flags, "--", "true"], { env });
-    for (const [flags, cap] of [
-      [["--max-parallel", "3"], 3],
-      [[], 3],
-      [["--max-parallel", "none"], null],
-    ] as const) {
-      const d = dispatchedOf(await run([...flags]));
-      dispatched.push(d.dispatchId);
-      await waitForFile(path.join(d.dir, "record.json"), 20_000);
-      const runFile = JSON.parse(fs.readFileSync(path.join(home, "runs/default/run.json"), "utf8"));
-      expect(runFile.maxParallel ?? null).toBe(cap);
-    }
-  });
-});
-
-describe("logs", () => {
-  it("--follow --json streams a JSON object per line as it comes, and says when the dispatch is recorded", async () => {
-    const { env } = isolatedHome();
-    const go = path.join(tempDir(), "go");
-    const d = dispatchedOf(
-      await runCli(
-        [
-          "dispatch",
-          "--backend",
-          "exec",
-          "--json",
-          "--",
-          "sh",
-          "-c",
-          `echo first; while [ ! -e '${go}' ]; do sleep 0.05; done; echo second`,
-        ],
-        { env },
-      ),
-    );
-    dispatched.push(d.dispatchId);
-    const child = spawn(process.execPath, [CLI_MAIN, "logs", d.dir, "--follow", "--json"], { env });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-    try {
-      // The first line arrives while the dispatch still runs: nothing waits for the record.
-      await waitFor(
-        "the first line, streamed",
-        () => (out.includes('"line":"first"') ? true : undefined),
-        20_000,
-      );
-      expect(fs.existsSync(path.join(d.dir, "record.json"))).toBe(false);
-      fs.writeFileSync(go, "");
-      expect(await exited).toBe(0);
-    } finally {
-      child.kill("SIGKILL");
-    }
-    const objects = out
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-    const size = fs.statSync(path.join(d.dir, "events.jsonl")).size;
-    expect(objects).toEqual([
-      { line: "first", cursor: 6 },
-      { line: "second", cursor: size },
-      { recorded: true, cursor: size },
-    ]);
-  });
-
-  it("says a --since past the end was read from the start", async () => {
-    const { env, dir } = await homeWithOne();
-    const text = await runCli(["logs", dir, "--since", "99999"], { env });
-    expect(text.code).toBe(0);
-    expect(text.stdout).toBe("working\n");
-    expect(text.stderr).toContain("--since 99999 is past the end");
-    const json = JSON.parse((await runCli(["logs", dir, "--since", "99999", "--json"], { env })).stdout);
-    expect(json).toEqual({ lines: ["working"], cursor: 8, restarted: true });
-  });
-});
-
-describe("result says what its patch holds", () => {
-  function repo(): string {
-    const dir = tempDir();
-    const git = (...args: string[]) =>
-      execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], {
-        cwd: dir,
-        stdio: "ignore",
-      });
-    git("init", "-q");
-    fs.mkdirSync(path.join(dir, "src"));
-    fs.writeFileSync(path.join(dir, "src/a.ts"), "a\n");
-    fs.writeFileSync(path.join(dir, "other.txt"), "o\n");
-    git("add", "-A");
-    git("commit", "-qm", "init");
-    return dir;
-  }
-
-  async function resultOf(env: NodeJS.ProcessEnv, cwd: string, script: string, flags: string[]) {
-    const d = dispatchedOf(
-      await runCli(
-        ["dispatch", "--backend", "exec", "--json", "--cwd", cwd, ...flags, "--", "sh", "-c", script],
-        { env },
-      ),
-    );
-    dispatched.push(d.dispatchId);
-    await waitForFile(path.join(d.dir, "record.json"), 20_000);
-    const text = (await runCli(["result", d.dir], { env })).stdout;
-    const json = JSON.parse((await runCli(["result", d.dir, "--json"], { env })).stdout);
-    outsideOf.set(text, json.changedOutsideOwns);
-    return text;
-  }
-
-  /** `result --json`'s changedOutsideOwns, by the text `result` printed for the same dispatch. */
-  const outsideOf = new Map<string, unknown>();
-
-  it("counts and names the files changed outside --owns that the patch leaves out, and says none without --owns as none", async () => {
-    const { env } = isolatedHome();
-    const cwd = repo();
-    const owned = await resultOf(env, cwd, "echo b >> src/a.ts; echo p >> other.txt", ["--owns", "src/"]);
-    expect(owned).toMatch(
-      /changes under its --owns src\/: \S+changes\.patch \(\d+ B\); 2 files changed in the work tree in all, 1 outside it and not in the patch: other\.txt$/m,
-    );
-    const inside = await resultOf(env, cwd, "echo c >> src/a.ts", ["--owns", "src/"]);
-    expect(inside).toMatch(/; 1 file changed in the work tree in all, none outside it$/m);
-    expect(outsideOf.get(owned)).toEqual(["other.txt"]);
-    const nothing = await resultOf(env, cwd, "true", []);
-    expect(nothing).toMatch(/changes: none \(\S+changes\.patch is empty\)/);
-    expect(nothing).not.toContain("--owns");
-    expect(outsideOf.get(nothing)).toEqual([]);
-  });
-});
-
-/** A CLI run whose stdin is `stdin` (a pipe from another process, or an open file) and whose output is bytes. */
-function runCliFrom(
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  stdin: "pipe" | number | NodeJS.ReadableStream,
-  timeoutMs = 20_000,
-): Promise<{ code: number | null; stdout: Buffer; stderr: string; ms: number }> {
-  const started = Date.now();
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], {
-    env,
-    cwd: tempDir(),
-    stdio: [stdin as "pipe", "pipe", "pipe"],
-  });
-  const out: Buffer[] = [];
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  if (stdin === "pipe") child.stdin?.end();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`catherd ${args.join(" ")} did not finish in ${timeoutMs} ms; stderr: ${stderr}`));
-    }, timeoutMs);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout: Buffer.concat(out), stderr, ms: Date.now() - started });
-    });
-  });
-}
-
-/** A character a terminal acts on: C0 but tab and newline, DEL, C1 (ESC, BEL and CSI among them). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const ACTIVE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
-
-describe("a brief on stdin that does not end", () => {
-  const limit = "over the 4194304-byte (4 MiB) limit of a brief";
-  it.each([
-    ["--brief-file -, for exec", ["--backend", "exec", "--brief-file", "-", "--json", "--", "true"]],
-    ["the brief exec may take", ["--backend", "exec", "--json", "--", "true"]],
-    ["an agent CLI's brief", ["--backend", "codex", "--bin", "/bin/true", "--json"]],
-  ])("is refused at the limit from yes, for %s, writing nothing", async (_title, argv) => {
-    const { home, env } = isolatedHome();
-    const yes = spawn("yes", [], { stdio: ["ignore", "pipe", "ignore"] });
-    try {
-      const running = runCliFrom(["dispatch", ...argv], env, yes.stdout);
-      // The pipe's read end is the CLI's alone: once it stops reading, yes gets the broken pipe.
-      yes.stdout.destroy();
-      const refused = await running;
-      expect(refused.code, refused.stderr).toBe(2);
-      expect(JSON.parse(refused.stdout.toString()).error).toMatchObject({
-        code: "E_INPUT_INVALID",
-        message: expect.stringContaining(limit),
-      });
-      // yes never ends: it is drained a bounded way past the limit, then ends on the broken pipe.
-      await waitFor("yes to end on the broken pipe", () => yes.exitCode ?? yes.signalCode ?? undefined);
-    } finally {
-      yes.kill("SIGKILL");
-    }
-    expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
-  });
-
-  it("is refused at the limit from /dev/zero, and a finite pipe over the limit once it is drained", async () => {
-    const { home, env } = isolatedHome();
-    const zero = fs.openSync("/dev/zero", "r");
-    const fromZero = await runCliFrom(
-      ["dispatch", "--backend", "exec", "--brief-file", "-", "--", "true"],
-      env,
-      zero,
-    ).finally(() => fs.closeSync(zero));
-    expectAnswer(
-      { code: fromZero.code, stdout: fromZero.stdout.toString(), stderr: fromZero.stderr },
-      { code: 2, says: ["error E_INPUT_INVALID: the brief on stdin is", limit] },
-    );
-    // A finite pipe over the limit is drained to its end before the refusal: its writer ends cleanly.
-    const head = spawn("head", ["-c", String(5 * 1024 * 1024), "/dev/zero"], {
-      stdio: ["ignore", "pipe", "ignore"],
-    });
-    const headEnded = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-      head.on("exit", (code, signal) => resolve({ code, signal })),
-    );
-    try {
-      const running = runCliFrom(
-        ["dispatch", "--backend", "codex", "--bin", "/bin/true", "--json"],
-        env,
-        head.stdout,
-      );
-      head.stdout.destroy();
-      const finite = await running;
-      expect(finite.code, finite.stderr).toBe(2);
-      expect(JSON.parse(finite.stdout.toString()).error).toMatchObject({
-        code: "E_INPUT_INVALID",
-        message: expect.stringContaining(limit),
-      });
-      expect(await headEnded).toEqual({ code: 0, signal: null });
-    } finally {
-      head.kill("SIGKILL");
-    }
-    expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
-  });
-});
-
-describe("an agent's escapes reach no terminal", () => {
-  it("prints status, show, logs and result inert, and logs --raw byte for byte", async () => {
-    const { env } = isolatedHome();
-    const go = path.join(tempDir(), "go");
-    // A title ("pwned", spelt in octal so that the spec's words do not hold it), a cleared screen, colours,
-    // an 8-bit CSI (blink), a DCS, invalid UTF-8, on stdout and on stderr.
-    const noise = String.raw`\033]0;\160wned\007\033[2J\033[31mred\033[0m \302\2335m \033Pq#1\033\\ \377\376`;
-    const script = [
-      `printf '%s${noise} the tests pass\n' "$(printf 'x%.0s' $(seq 50))"`,
-      `printf 'warn ${noise} on stderr\n' >&2`,
-      `while [ ! -e '${go}' ]; do sleep 0.05; done`,
-      `printf '${noise} done\n'`,
-    ].join("; ");
-    const d = dispatchedOf(
-      await runCli(["dispatch", "--backend", "exec", "--name", "noisy", "--json", "--", "sh", "-c", script], {
-        env,
-      }),
-    );
-    dispatched.push(d.dispatchId);
-    const activity = path.join(d.dir, "activity.json");
-    await waitFor("the agent's line as what it is doing", () => {
-      const text = fs.existsSync(activity) ? fs.readFileSync(activity, "utf8") : "";
-      return text.includes("xxxxxxxxxx") ? true : undefined;
-    });
-    const doing = await runCli(["status"], { env });
-    expect(doing.stdout).toMatch(/noisy .* running .*xxxx/);
-    expect(doing.stdout).not.toMatch(ACTIVE);
-    fs.writeFileSync(go, "");
-    await waitForFile(path.join(d.dir, "record.json"), 20_000);
-    for (const argv of [
-      ["show", "noisy"],
-      ["logs", "noisy"],
-      ["result", "noisy"],
-      ["status"],
-      ["show", "noisy", "--json"],
-      ["logs", "noisy", "--raw", "--json"],
-    ]) {
-      const shown = await runCli(argv, { env });
-      expect(shown.code, shown.stderr).toBe(0);
-      expect(shown.stdout, argv.join(" ")).not.toMatch(ACTIVE);
-      if (!argv.includes("--json")) expect(shown.stdout, argv.join(" ")).not.toContain("pwned");
-    }
-    const show = (await runCli(["show", "noisy"], { env })).stdout;
-    expect(show).toMatch(/stderr\n {2}warn red {3}\ufffd\ufffd on stderr/);
-    expect((await runCli(["logs", "noisy"], { env })).stdout).toContain("red   \ufffd\ufffd done\n");
-    const raw = await runCliFrom(["logs", "noisy", "--raw"], env, "pipe");
-    expect(raw.code, raw.stderr).toBe(0);
-    expect(raw.stdout.equals(fs.readFileSync(path.join(d.dir, "events.jsonl")))).toBe(true);
-    expect(raw.stdout.includes(Buffer.from([0xff, 0xfe]))).toBe(true);
-  });
-});
-
-describe("file-system errors in their own words", () => {
-  it("says why a --brief-file cannot be read: a folder, not there, a link to nowhere (exit 2)", async () => {
-    const { home, env } = isolatedHome();
-    const dir = tempDir();
-    fs.symlinkSync("gone", path.join(dir, "link"));
-    for (const [file, why] of [
-      [dir, `--brief-file ${dir} is a folder, not a file`],
-      [path.join(dir, "missing.md"), `--brief-file ${dir}/missing.md does not exist`],
-      [path.join(dir, "link"), `is a symbolic link to ${dir}/gone, which does not exist`],
-    ] as const) {
-      expectAnswer(
-        await runCli(["dispatch", "--backend", "exec", "--brief-file", file, "--", "true"], { env }),
-        {
-          code: 2,
-          says: ["error E_INPUT_INVALID", why, "fix: give the path of a text file"],
-        },
-      );
-    }
-    expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
-  });
-
-  it("answers a --brief-file the system refuses to read with E_IO_READ, not a write's words", async (context) => {
-    // A file no one may read, root included: a write-only file of /proc/sys (root reads chmod 000 files).
-    const file = "/proc/sys/vm/drop_caches";
-    let refusal: string | undefined;
-    try {
-      fs.readFileSync(file);
-    } catch (error) {
-      refusal = (error as NodeJS.ErrnoException).code;
-    }
-    if (refusal !== "EACCES") {
-      context.skip(`${file} is not refused with EACCES here (${refusal ?? "it reads"})`);
-      return;
-    }
-    const { home, env } = isolatedHome();
-    const argv = ["dispatch", "--backend", "exec", "--brief-file", file, "--", "true"];
-    expectAnswer(await runCli([...argv, "--json"], { env }), {
-      code: 1,
-      error: "E_IO_READ",
-      says: [`cannot read --brief-file ${file}`],
-    });
-    const text = await runCli(argv, { env });
-    expectAnswer(text, { code: 1, says: [`fix: this user may not read ${file}`] });
-    expect(text.stderr).not.toMatch(/E_IO_WRITE|free space/);
-    expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
-  });
-
-  it("says a home that is a symbolic link to nowhere points nowhere, and one under a file is under a file", async () => {
-    const parent = tempDir();
-    const home = path.join(parent, "home");
-    fs.symlinkSync(path.join(parent, "gone"), home);
-    const env = { ...process.env, CATHERD_HOME: home, CATHERD_RUN: "" };
-    expectAnswer(await runCli(["dispatch", "--backend", "exec", "--", "true"], { env }), {
-      code: 1,
-      says: [
-        `error E_IO_WRITE: cannot create ${home}/runs/default/dispatches: catherd's home ${home} is a symbolic link to ${parent}/gone, which does not exist`,
-        `fix: create the folder it points to (mkdir -p ${parent}/gone), or point CATHERD_HOME at a folder`,
-      ],
-    });
-    fs.writeFileSync(path.join(parent, "file"), "");
-    const under = { ...env, CATHERD_HOME: path.join(parent, "file/home") };
-    expectAnswer(await runCli(["dispatch", "--backend", "exec", "--", "true"], { env: under }), {
-      code: 1,
-      says: [`${parent}/file is a file, not a folder`, "CATHERD_HOME"],
-    });
-    expect(fs.existsSync(path.join(parent, "gone"))).toBe(false);
-  });
-
-  it("says a read-only home is read-only, for dispatch and lock, and how to give it another", async (context) => {
-    const mount = tempDir();
-    try {
-      execFileSync("mount", ["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", mount], { stdio: "pipe" });
-    } catch (error) {
-      const why = String((error as { stderr?: Buffer }).stderr ?? error).trim();
-      context.skip(`mount -t tmpfs -o ro was refused: ${why}`);
-      return;
-    }
-    try {
-      for (const home of [mount, path.join(mount, "home")]) {
-        const env = { ...process.env, CATHERD_HOME: home, CATHERD_RUN: "" };
-        const subject = home === mount ? `catherd's home ${mount}` : mount;
-        for (const argv of [
-          ["dispatch", "--backend", "exec", "--", "true"],
-          ["lock", "--class", "heavy", "--", "true"],
-        ]) {
-          const refused = await runCli(argv, { env });
-          expectAnswer(refused, {
-            code: 1,
-            says: [`${subject} is on a read-only file system (EROFS)`, "or point CATHERD_HOME at a folder"],
-          });
-          expect(refused.stderr).not.toMatch(/ENOENT|free space/);
-        }
-      }
-    } finally {
-      execFileSync("umount", [mount], { stdio: "ignore" });
-    }
   });
 });
