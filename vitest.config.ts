@@ -31,10 +31,19 @@ export default defineConfig({
     reporters: ["default", "./test/helpers/slowest-files.ts"],
     projects: [
       { extends: true, test: { name: "pure", include: PURE, pool: "threads", isolate: false } },
-      // Each file in a process of its own: they start real processes, set variables, change folders.
+      // Each file in a process of its own: they start real processes, set variables, change folders. A
+      // test's deadline says only how soon a hung test is reported: on a loaded machine a test of a dozen
+      // commands, each a node start, takes well over the pure tests' 30 s.
       {
         extends: true,
-        test: { name: "processes", include: ["test/**/*.test.ts"], exclude: PURE, pool: "forks" },
+        test: {
+          name: "processes",
+          include: ["test/**/*.test.ts"],
+          exclude: PURE,
+          pool: "forks",
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+        },
       },
     ],
     coverage: {
