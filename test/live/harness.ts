@@ -68,7 +68,12 @@ export const CLIS: Record<LiveCli, CliSetup> = {
       const codexHome = path.join(home, "codex-home");
       fs.mkdirSync(codexHome, { recursive: true });
       fs.writeFileSync(path.join(codexHome, "config.toml"), codexConfigToml(baseUrl));
-      return { CODEX_HOME: codexHome };
+      // A HOME of its own too, as the other CLIs have: codex runs its tools in a login shell
+      // (`bash -lc`), which would read the machine's ~/.profile and ~/.bashrc — on this image a pyenv
+      // rehash that waits a minute for a lock a killed shell left behind.
+      const userHome = path.join(home, "user-home");
+      fs.mkdirSync(userHome, { recursive: true });
+      return { CODEX_HOME: codexHome, HOME: userHome };
     },
     extraArgs: () => [],
   },
