@@ -2,7 +2,6 @@
 
 /** A C1 control character: JSON.stringify writes it as it is (it escapes only C0, quote and backslash). */
 const C1 = /[\u0080-\u009f]/g;
-const HAS_C1 = /[\u0080-\u009f]/;
 
 /**
  * `value` as one JSON text, C1 controls written as `\u0080`…`\u009f` escapes: the same value to any JSON
@@ -10,8 +9,5 @@ const HAS_C1 = /[\u0080-\u009f]/;
  * stand inside strings, where an escape means the same character.
  */
 export function jsonText(value: unknown): string {
-  const text = JSON.stringify(value);
-  return HAS_C1.test(text)
-    ? text.replace(C1, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
-    : text;
+  return JSON.stringify(value).replace(C1, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
