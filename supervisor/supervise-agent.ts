@@ -21,6 +21,7 @@ import type { Ending } from "./exit-file.js";
 import { finish, type Origin, type Watched } from "./finish.js";
 import { failure, type SupervisorLog } from "./log.js";
 import { endingOfOwnJob, notePlacementNode, ownPlacement } from "./placed.js";
+import { stopPreviousTurn } from "./previous-turn.js";
 import { resumePoint } from "./resume.js";
 import type { Adoption } from "./take-over.js";
 import { pauseAt } from "./test-hooks.js";
@@ -63,6 +64,7 @@ export async function superviseFirst(
         throw new NoRoom(error, dir);
       }
       const env = await prepareWorkplace(dir, spec, process.env, placeOf(dir)?.run ?? null);
+      await stopPreviousTurn(dir, log, clock);
       const { child, contained } = await spawnContained(
         dir,
         spec,

@@ -1,8 +1,9 @@
 import { AGENT_DEFAULTS } from "../backends/common.js";
 import { execBackend } from "../backends/exec.js";
+import { validateFollowUp } from "../dispatch/follow-up/request.js";
 import { withLockHint } from "../dispatch/request/lock-hint.js";
 import { RUN_PLACEMENTS } from "../dispatch/request/placement.js";
-import { validateDispatch } from "../dispatch/request/request.js";
+import { type RawDispatchInput, validateDispatch } from "../dispatch/request/request.js";
 import type { SubmittedSupervisor } from "../dispatch/start/submit.js";
 import { startDispatch } from "../dispatch/start-dispatch.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
@@ -55,7 +56,7 @@ export const dispatchCommand: Command<Dispatched> = {
       value: "<backend>",
       description: "the agent CLI to run, or exec for any command",
       choices: BACKEND_IDS,
-      required: true,
+      default: "required; with --follow-up, its turn's",
     },
     name: {
       type: "string",
@@ -97,6 +98,12 @@ export const dispatchCommand: Command<Dispatched> = {
       default: "the CLI's own",
     },
     thread: { type: "string", value: "<id>", description: "continue this thread (session) id of the CLI" },
+    "follow-up": {
+      type: "string",
+      value: "<name>",
+      description:
+        "continue the conversation of this recorded dispatch of the run as its next turn: same name, CLI, model, effort, access, folder or worktree, and thread",
+    },
     owns: {
       type: "string",
       value: "<a/,b.ts>",
@@ -255,7 +262,10 @@ export const dispatchCommand: Command<Dispatched> = {
     },
   },
   async handler(input, { early, stdinIsOurs }) {
-    const request = validateDispatch({
+    const followUp = stringOption(input, "follow-up");
+    const validate = (raw: RawDispatchInput) =>
+      followUp === undefined ? validateDispatch(raw) : validateFollowUp(raw, followUp);
+    const request = validate({
       backend: stringOption(input, "backend"),
       name: stringOption(input, "name"),
       run: runName(stringOption(input, "run")),
@@ -321,7 +331,10 @@ export const dispatchCommand: Command<Dispatched> = {
     const what = `${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}`;
     const where =
       (plan === null ? "" : `\nworktree ${plan.path} on branch ${plan.branch}`) +
-      (submitted === null ? "" : `\n  ${submittedText(submitted)}`);
+      (submitted === null ? "" : `\n  ${submittedText(submitted)}`) +
+      (request.followUp == null
+        ? ""
+        : `\n  follows up ${request.followUp.dispatchId} on its thread ${request.thread}`);
     return {
       data,
       text:

@@ -1,3 +1,4 @@
+import { conversationOf, type Turn } from "../dispatch/follow-up/conversation.js";
 import type { AttemptSummary } from "../dispatch/read/attempts.js";
 import { resultOf } from "../dispatch/result.js";
 import { inertText } from "../domain/inert-text.js";
@@ -5,6 +6,7 @@ import { recordHeadline, whyLine } from "../domain/record-words.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { changedOutsideOwns } from "../folder/outside-owns.js";
 import { systemClock } from "../infra/clock.js";
+import { conversationText } from "./conversation-text.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
@@ -16,7 +18,10 @@ import { spendLines, spendWords } from "./spend-text.js";
  */
 export type ResultData = RecordFile & { attempts: AttemptSummary[]; changedOutsideOwns: string[] | null };
 
-export const resultCommand: Command<ResultData> = {
+/** `result --conversation --json`: every turn of the dispatch's conversation, first to last. */
+export type ConversationData = { conversation: Turn[] };
+
+export const resultCommand: Command<ResultData | ConversationData> = {
   name: "result",
   synopsis: "<name|id|dir>",
   positionals: 1,
@@ -28,8 +33,17 @@ export const resultCommand: Command<ResultData> = {
     "and `changedOutsideOwns`: the changed files outside its --owns, which its patch leaves out",
   options: {
     run: RUN_OPTION,
+    conversation: {
+      type: "boolean",
+      description:
+        "every turn of its conversation (the dispatch and its follow-ups, --follow-up): when, how it ended, its brief's first line and its reply",
+    },
   },
   async handler(input) {
+    if (input.values.conversation === true) {
+      const turns = conversationOf(dispatchDirOf(input, refOf(input, "result")));
+      return { data: { conversation: turns }, text: conversationText(turns) };
+    }
     const { view, record, attempts, stopped } = await resultOf(dispatchDirOf(input, refOf(input, "result")));
     const text = [
       recordLine(record),

@@ -1,4 +1,5 @@
 import type { Backend } from "../backends/types.js";
+import { conversationOf, type Turn } from "../dispatch/follow-up/conversation.js";
 import { type HeavyActivity, heavyActivityOf, heavyText } from "../dispatch/read/heavy-activity.js";
 import type { DispatchView } from "../dispatch/read/inspect.js";
 import { queuePositions } from "../dispatch/read/queued.js";
@@ -16,6 +17,7 @@ import { FILES, fileIn, runOf } from "../folder/layout.js";
 import { resolveSpec } from "../folder/spec.js";
 import { systemClock } from "../infra/clock.js";
 import { tailLines } from "../infra/tail.js";
+import { conversationLine } from "./conversation-text.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
 import { paint } from "./render.js";
@@ -35,6 +37,8 @@ export interface ShownDispatch {
     heavy: HeavyActivity | null;
     events: string[];
     stderr: string[];
+    /** Every turn of its conversation (dispatch --follow-up), first to last; one for a dispatch never followed up. */
+    conversation: Turn[];
   };
 }
 
@@ -66,6 +70,7 @@ export const showCommand: Command<ShownDispatch> = {
       heavy: view.record === null ? heavyActivityOf(view.dir) : null,
       events,
       stderr,
+      conversation: conversationOf(view.dir),
     };
     return { data: { dispatch }, text: renderShow(dispatch, systemClock.wallNow().getTime()) };
   },
@@ -112,6 +117,8 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
   if (d.queue !== null) out.push(`${queuedText(d.queue)}, since ${d.queue.since}`);
   if (d.heavy !== null) out.push(heavyText(d.heavy, Date.now()));
   if (d.undecided !== null) out.push(`? ${d.undecided}`);
+  const conversation = conversationLine(d.conversation, d.dispatchId);
+  if (conversation !== null) out.push(conversation);
   if (d.placement !== null) {
     const p = d.placement;
     out.push(

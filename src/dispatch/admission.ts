@@ -16,6 +16,7 @@ import {
   stageDispatch,
 } from "./admit/stage.js";
 import { planWorkplace } from "./admit/workplace.js";
+import { refuseStaleFollowUp } from "./follow-up/under-lock.js";
 import { discardPlans, planHandOvers } from "./queue/hand-over.js";
 import { promoteUnderLock } from "./queue/promote.js";
 import { liveMarkersOf } from "./read/queued.js";
@@ -57,6 +58,7 @@ export async function admit(request: DispatchRequest, home: string, clock: Clock
       const at = clock.wallNow();
       const runCaps = runCapsUnderLock(run, ensureRunFile(run, request, at), () => at.getTime());
       const live = new LiveSet(run, clock, sights);
+      refuseStaleFollowUp(request, live);
       refuseDuplicate(request, live);
       const asking = { backend: request.backend.id, owns: staged.ownsAbsolute };
       const promotion = await promoteUnderLock(live, runCaps, clock, planned, asking);

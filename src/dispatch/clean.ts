@@ -80,10 +80,12 @@ export async function cleanRuns(runs: readonly RunPaths[], options: CleanOptions
   const live = new Set<string>();
   const recorded = new Set<string>();
   for (const run of runs) {
-    for (const dir of listDispatchDirs(run)) {
+    const dirs = listDispatchDirs(run);
+    const worktreeHolders = newestWorktreeHolders(dirs);
+    for (const dir of dirs) {
       // Named before the clean, which may remove the folder (only a recorded one's).
       const name = cgroupNameOf(dir);
-      const outcome = await cleanDispatch(run, dir, options, clock, now);
+      const outcome = await cleanDispatch(run, dir, options, clock, now, worktreeHolders);
       if (name !== null) {
         const gone = outcome !== null && !("why" in outcome);
         (gone || fs.existsSync(fileIn(dir, FILES.record)) ? recorded : live).add(name);
@@ -146,12 +148,27 @@ function leftoversOf(
   return found;
 }
 
+/**
+ * Each worktree's newest dispatch (dirs newest first): a conversation's follow-ups work in its first
+ * turn's worktree (specs/dispatch.md, "Following up"), which goes only with its newest turn — an earlier
+ * turn's folder is removed without it, and a live follow-up, never cleaned, keeps it.
+ */
+function newestWorktreeHolders(dirs: readonly string[]): Map<string, string> {
+  const holders = new Map<string, string>();
+  for (const dir of dirs) {
+    const plan = okValue(readFolderJson(dir, FILES.spec))?.worktree ?? null;
+    if (plan !== null && !holders.has(plan.path)) holders.set(plan.path, dir);
+  }
+  return holders;
+}
+
 async function cleanDispatch(
   run: RunPaths,
   dir: string,
   options: CleanOptions,
   clock: Clock,
   now: number,
+  worktreeHolders: ReadonlyMap<string, string>,
 ): Promise<CleanedDispatch | KeptDispatch | null> {
   // A dead dispatch nobody recorded yet is recorded first (as any reader would), then judged as recorded.
   if (!options.dryRun && !fs.existsSync(fileIn(dir, FILES.record))) {
@@ -161,7 +178,9 @@ async function cleanDispatch(
   const admitRead = readFolderJson(dir, FILES.admit);
   const record = okValue(recordRead);
   const admit = okValue(admitRead);
-  const plan = okValue(readFolderJson(dir, FILES.spec))?.worktree ?? null;
+  const named = okValue(readFolderJson(dir, FILES.spec))?.worktree ?? null;
+  // A worktree a later turn of the conversation works in is that turn's to take with it.
+  const plan = named !== null && (worktreeHolders.get(named.path) ?? dir) !== dir ? null : named;
   const at = Date.parse(record?.endedAt ?? admit?.admittedAt ?? "");
   const unreadable = [
     { file: FILES.record, read: recordRead },

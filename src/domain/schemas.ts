@@ -297,6 +297,17 @@ export const admitPlacementSchema = loose({
 export type AdmitPlacement = z.infer<typeof admitPlacementSchema>;
 export type LadderFile = z.infer<typeof ladderSchema>;
 
+/**
+ * What a follow-up (specs/dispatch.md, "Following up") reads of the turn it continues, and the link to
+ * it: `access` and `effort` as the request gave them (null: the CLI's own; absent from older folders), and
+ * `followUpOf`, the dispatch id of the turn this one continues (absent: it starts a conversation).
+ */
+const followUpAdmitShape = {
+  access: accessSchema.nullable().optional(),
+  effort: z.string().nullable().optional(),
+  followUpOf: z.string().min(1).optional(),
+};
+
 export const admitFileSchema = loose({
   schema: schemaField,
   dispatchId: z.string().min(1),
@@ -326,6 +337,7 @@ export const admitFileSchema = loose({
   notify: notifyCommandSchema.nullable().optional(),
   /** Present when an engine runs its supervisor (specs/placement.md); every attempt of a chain has it too. */
   placement: admitPlacementSchema.optional(),
+  ...followUpAdmitShape,
 });
 export type AdmitFile = z.infer<typeof admitFileSchema>;
 

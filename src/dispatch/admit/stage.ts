@@ -232,10 +232,21 @@ function writeFolder(
     failoverFrom: request.chain?.failoverFrom ?? null,
     ...(request.chain === null ? {} : { ladder: ladderOf(request, request.chain) }),
     ...(request.notify == null ? {} : { notify: request.notify }),
+    ...followUpFields(request),
   };
   const placement = admitPlacementOf(request.placement.placement ?? "local", request.placement);
   if (placement !== undefined) admit.placement = placement;
   return { admit, spec };
+}
+
+/** What a later follow-up reads of this turn (access, effort), and the turn this one continues. */
+function followUpFields(request: DispatchRequest): Pick<AdmitFile, "access" | "effort" | "followUpOf"> {
+  const continued = request.followUp?.dispatchId;
+  return {
+    access: request.access,
+    effort: request.effort,
+    ...(continued === undefined ? {} : { followUpOf: continued }),
+  };
 }
 
 /** admit.json's `ladder`: the chain's future, and what its next attempts repeat of this request. */

@@ -13,7 +13,8 @@ import type { DispatchRequest } from "../request/request.js";
 
 export type Workplace =
   | { kind: "checkout"; git: AdmitFile["git"] }
-  | { kind: "worktree"; repo: string; prefix: string; base: string; baseTree: string };
+  | { kind: "worktree"; repo: string; prefix: string; base: string; baseTree: string }
+  | { kind: "continued"; git: AdmitFile["git"]; worktree: WorktreePlan };
 
 /**
  * The workplace of a request. For --worktree: E_INPUT_INVALID when --cwd is not in a git work tree or
@@ -23,9 +24,14 @@ export async function planWorkplace(request: DispatchRequest): Promise<Workplace
   const wanted = request.isolation.worktree;
   if (wanted === null) {
     const taken = await snapshotWorkTree(request.cwd);
-    if (!taken.ok) return { kind: "checkout", git: null };
-    const { root, prefix, head, tree } = taken;
-    return { kind: "checkout", git: { root, prefix, head, tree } };
+    const git = taken.ok
+      ? { root: taken.root, prefix: taken.prefix, head: taken.head, tree: taken.tree }
+      : null;
+    // A follow-up works in its conversation's worktree itself: its snapshot is the worktree as the
+    // previous turn left it, so that its patch holds its own turn's changes.
+    const continued = request.followUp?.worktree ?? null;
+    if (continued !== null) return { kind: "continued", git, worktree: continued };
+    return { kind: "checkout", git };
   }
   const repo = await locateRepo(request.cwd);
   if (repo === null) {
@@ -67,6 +73,8 @@ export function placeDispatch(
   dispatchId: string,
 ): Placed {
   if (workplace.kind === "checkout") return { cwd: request.cwd, git: workplace.git, worktree: null };
+  if (workplace.kind === "continued")
+    return { cwd: request.cwd, git: workplace.git, worktree: workplace.worktree };
   const worktreePath = worktreeDir(run, dispatchId);
   return {
     cwd: path.resolve(worktreePath, workplace.prefix),

@@ -13,6 +13,7 @@ import { accessSchema, backendIdSchema, notifyCommandSchema } from "../../domain
 import { parseSize } from "../../domain/size.js";
 import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
 import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
+import type { FollowUpOf } from "../follow-up/request.js";
 import { validateCaps, validateRunBudget } from "./caps-input.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 import { type PlacementRequest, parsePlacement } from "./placement.js";
@@ -84,6 +85,8 @@ export interface DispatchRequest {
   notify?: string | null;
   /** `--run-notify`: remembered in run.json; null removes it (`none`); absent: run.json's stays. */
   runNotify?: string | null;
+  /** `--follow-up NAME`: the turn this dispatch continues (dispatch/follow-up/); absent or null: none. */
+  followUp?: FollowUpOf | null;
 }
 
 /** The chain a dispatch belongs to, as admission writes it into admit.json. */
@@ -179,7 +182,11 @@ export const ID_RULE =
 /** Validates every input of `catherd dispatch` before anything is written (specs/dispatch.md §1). */
 export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
   if (raw.backend === undefined)
-    throw invalid("--backend", "is required", `catherd dispatch --backend ${BACKEND_IDS.join("|")} …`);
+    throw invalid(
+      "--backend",
+      "is required (unless --follow-up names the dispatch to continue)",
+      `catherd dispatch --backend ${BACKEND_IDS.join("|")} …`,
+    );
   const backendId = backendIdSchema.safeParse(raw.backend);
   if (!backendId.success) {
     throw new CatherdError(

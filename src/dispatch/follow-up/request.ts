@@ -1,0 +1,166 @@
+import * as fs from "node:fs";
+import { backendFor } from "../../backends/registry.js";
+import { CatherdError } from "../../domain/errors.js";
+import { isValidId } from "../../domain/ids.js";
+import type { WorktreePlan } from "../../domain/schemas.js";
+import type { AccessLevel } from "../../domain/vocab.js";
+import { handOverPending } from "../../folder/chain.js";
+import { catherdHome, runPaths } from "../../infra/paths.js";
+import { inspectDispatch } from "../read/inspect.js";
+import {
+  type DispatchRequest,
+  ID_RULE,
+  type RawDispatchInput,
+  validateDispatch,
+} from "../request/request.js";
+import { newestTurnDir } from "./turn.js";
+
+// `dispatch --follow-up NAME` (specs/dispatch.md, "Following up"): the request of a new turn of NAME's
+// conversation, made from its newest turn's folder — backend, model, effort, access, folder (its
+// worktree itself), executable and thread — with what the caller gave on top where a thread allows it.
+// Every refusal comes here, before anything is written; admission judges the turn again under the lock.
+
+/** The turn a follow-up continues, as admission and its supervisor need it. */
+export interface FollowUpOf {
+  /** The continued turn's dispatch id: admit.json's `followUpOf`. */
+  dispatchId: string;
+  dir: string;
+  /** The conversation's private worktree (the first turn's `--worktree`), worked in again; null: none. */
+  worktree: WorktreePlan | null;
+}
+
+/** The flags a follow-up takes from its turn: given with --follow-up they are refused, not ignored. */
+const TAKEN_FROM_THE_TURN = [
+  ["thread", "--thread"],
+  ["cwd", "--cwd"],
+  ["worktree", "--worktree"],
+  ["base", "--base"],
+  ["fallback", "--fallback"],
+  ["retryWithin", "--retry-within"],
+] as const;
+
+/**
+ * The request of a follow-up of `name`'s newest turn in the run `raw.run`: validateDispatch's checks
+ * and its own. Throws what refuses it (E_INPUT_INVALID, E_DISPATCH_NOT_FOUND, E_ADMIT_DUPLICATE for a
+ * live turn); nothing is written either way.
+ */
+export function validateFollowUp(
+  raw: RawDispatchInput,
+  name: string,
+  home: string = catherdHome(),
+): DispatchRequest {
+  if (!isValidId(name))
+    throw invalid(
+      `--follow-up ${JSON.stringify(name.slice(0, 80))} is not a name: ${ID_RULE}`,
+      "give the name of a recorded dispatch (catherd status --all)",
+    );
+  refuseTakenFlags(raw, name);
+  if (!isValidId(raw.run)) return validateDispatch(raw); // its refusal of the run's name, as without --follow-up
+  const run = runPaths(home, raw.run);
+  const dir = newestTurnDir(run, name);
+  if (dir === null) {
+    throw new CatherdError(
+      "E_DISPATCH_NOT_FOUND",
+      `--follow-up ${name}: run ${raw.run} has no dispatch named ${name}`,
+      {
+        fix: `follow up a recorded dispatch of the run (catherd status --run ${raw.run} --all), or dispatch it anew with --name ${name}`,
+      },
+    );
+  }
+  const turn = inspectDispatch(dir);
+  const { record, admit, spec } = turn;
+  if (turn.state !== "recorded" || record === null || handOverPending(dir, record))
+    throw stillLive(name, turn.dispatchId, turn.state);
+  if (admit === null || spec === null) {
+    throw invalid(
+      `--follow-up ${name}: its newest turn ${dir} has no readable admit.json or spec.json`,
+      `catherd show ${name} names the problem`,
+    );
+  }
+  const backend = backendFor(record.backend);
+  if (backend.checkThread === undefined) {
+    throw invalid(
+      `--follow-up ${name}: --backend ${backend.id} has no thread to continue`,
+      `dispatch it anew: catherd dispatch --backend ${backend.id} --name ${name} …`,
+    );
+  }
+  if (record.thread === null) {
+    throw invalid(
+      `--follow-up ${name}: its CLI never named its thread (${turn.dispatchId} ended ${record.status} without one)`,
+      `dispatch it anew with --name ${name}: there is no conversation to continue`,
+    );
+  }
+  const access = admit.access ?? admit.ladder?.request.access ?? null;
+  refuseOtherThread(raw, name, backend.id, access);
+  if (!fs.statSync(admit.cwd, { throwIfNoEntry: false })?.isDirectory()) {
+    throw invalid(
+      `--follow-up ${name}: the folder its turn worked in, ${admit.cwd}, is gone`,
+      `dispatch it anew with --name ${name} (a worktree removed by catherd clean is not made again)`,
+    );
+  }
+  const request = validateDispatch({
+    ...raw,
+    backend: backend.id,
+    name,
+    cwd: admit.cwd,
+    model: raw.model ?? admit.model ?? undefined,
+    effort: raw.effort ?? admit.effort ?? admit.ladder?.request.effort ?? undefined,
+    access: access ?? undefined,
+    thread: record.thread,
+    // The thread lives in that CLI's own store: the same executable continues it.
+    bin: raw.bin ?? (spec.cmd === undefined || !fs.existsSync(spec.cmd) ? undefined : spec.cmd),
+  });
+  return { ...request, followUp: { dispatchId: turn.dispatchId, dir, worktree: spec.worktree ?? null } };
+}
+
+/** E_ADMIT_DUPLICATE for a turn not recorded yet: a running agent cannot be told more (yet). */
+export function stillLive(name: string, dispatchId: string, state: string): CatherdError {
+  return new CatherdError(
+    "E_ADMIT_DUPLICATE",
+    `--follow-up ${name}: its turn ${dispatchId} is still ${state === "recorded" ? "handing its chain over" : state}, and live steering does not exist yet`,
+    { fix: `wait for it (catherd wait ${name}) and follow up then, or cancel it (catherd cancel ${name})` },
+  );
+}
+
+function refuseTakenFlags(raw: RawDispatchInput, name: string): void {
+  if (raw.name !== undefined && raw.name !== name) {
+    throw invalid(
+      `--name ${raw.name} with --follow-up ${name}: a follow-up keeps its conversation's name`,
+      `leave --name out (the follow-up is named ${name}), or dispatch anew without --follow-up`,
+    );
+  }
+  for (const [field, flag] of TAKEN_FROM_THE_TURN) {
+    const value = raw[field];
+    if (value === undefined || value === false || (Array.isArray(value) && value.length === 0)) continue;
+    throw invalid(
+      `${flag} with --follow-up: a follow-up continues its turn's ${field === "thread" ? "thread" : "place and CLI"} (one or the other)`,
+      `leave ${flag} out, or dispatch without --follow-up`,
+    );
+  }
+}
+
+/** A --backend or --access other than the thread's: the CLIs keep the access a thread started with. */
+function refuseOtherThread(
+  raw: RawDispatchInput,
+  name: string,
+  backend: string,
+  access: AccessLevel | null,
+): void {
+  if (raw.backend !== undefined && raw.backend !== backend) {
+    throw invalid(
+      `--backend ${raw.backend} with --follow-up ${name}: its thread is a ${backend} thread`,
+      `leave --backend out, or dispatch anew on ${raw.backend} with another --name`,
+    );
+  }
+  if (raw.access !== undefined && raw.access !== (access ?? undefined)) {
+    const had = access === null ? "the CLI's own access (no --access)" : `--access ${access}`;
+    throw invalid(
+      `--access ${raw.access} with --follow-up ${name}: its thread started with ${had}, which the CLI keeps`,
+      "leave --access out, or dispatch anew with another --name",
+    );
+  }
+}
+
+function invalid(message: string, fix: string): CatherdError {
+  return new CatherdError("E_INPUT_INVALID", message, { fix });
+}
