@@ -1,6 +1,7 @@
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { isValidId } from "../src/domain/ids.js";
-import { FILES, runOf } from "../src/folder/layout.js";
+import { FILES, fileIn, runOf } from "../src/folder/layout.js";
 import { readFolderJson } from "../src/folder/read.js";
 import type { Clock } from "../src/infra/clock.js";
 import { okValue } from "../src/infra/json-file.js";
@@ -13,8 +14,8 @@ import type { SupervisorLog } from "./log.js";
 
 /** How long a leftover gets between SIGTERM and SIGKILL: a follow-up's start waits no longer. */
 const LEFTOVER_GRACE_MS = 2000;
-/** Room past the earlier turn's end for what its stop was still ending (its kill grace comes on top). */
-const END_SLACK_MS = 5000;
+/** Room around the turn's window for a start time counted in 10 ms ticks and a wall clock read beside it. */
+const TICK_SLACK_MS = 250;
 
 /**
  * Stops what the turn named by this folder's admit.json `followUpOf` left running — the processes
@@ -53,13 +54,17 @@ function privateWorktreeOf(turn: string): string | null {
   return inRun ? plan.path : null;
 }
 
-/** From the earlier turn's agent's start to its end, in ms since boot; null when either is unknown. */
+/**
+ * From the earlier turn's agent's start to the end of its stop (exit.json is written once the stop has
+ * swept), in ms since boot; null when either is unknown. The end is measured on the wall clock from the
+ * agent's start (proc.json names the same instant both ways), with a quarter second for the tick.
+ */
 function whileItRan(turn: string): { fromMs: number; toMs: number } | null {
   const proc = okValue(readFolderJson(turn, FILES.proc));
-  const exit = okValue(readFolderJson(turn, FILES.exit));
-  const spec = okValue(readFolderJson(turn, FILES.spec));
+  const exitWritten = fs.statSync(fileIn(turn, FILES.exit), { throwIfNoEntry: false })?.mtimeMs;
   const startTicks = Number(proc?.startTime);
-  if (proc === null || exit === null || exit.durationMs === null || !Number.isFinite(startTicks)) return null;
-  const fromMs = startTicks * 10; // USER_HZ 100: a tick is 10 ms
-  return { fromMs, toMs: fromMs + exit.durationMs + (spec?.killGraceMs ?? 10_000) + END_SLACK_MS };
+  const startedAt = Date.parse(proc?.startedAt ?? "");
+  if (exitWritten === undefined || !Number.isFinite(startTicks) || !Number.isFinite(startedAt)) return null;
+  const fromMs = startTicks * 10; // USER_HZ is 100: a tick is 10 ms
+  return { fromMs, toMs: fromMs + Math.max(0, exitWritten - startedAt) + TICK_SLACK_MS };
 }

@@ -25,8 +25,9 @@ const TICKS_PER_SECOND = 100;
 /**
  * The processes provably of an ended turn: those carrying its CATHERD_DISPATCH, and — when it worked in a
  * private worktree — those whose cwd lies in that worktree and that started while the turn ran (`startedWithin`,
- * ms since boot: from its agent's start to its end, plus the stop's grace), so that a user's shell opened
- * in the worktree afterwards is never one. This process and pid ≤ 1 are never named.
+ * ms since boot: from its agent's start to the end of its stop), so that a user's shell opened in the
+ * worktree afterwards is never one. A cwd in a folder others share (a checkout) proves nothing and is
+ * never looked at. This process and pid ≤ 1 are never named.
  */
 export function findLeftovers(turn: {
   dispatchId: string;

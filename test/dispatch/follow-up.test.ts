@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -29,7 +30,8 @@ const THREAD = "01a2264d-a96b-7c23-b4e9-0484292c91b3";
 /**
  * A fake codex: prints the recorded codex text run (thread THREAD), appends its argv to `codex.calls`;
  * with LEFTOVER_PIDFILE set, its first run leaves a sleeping process in its cwd with an empty
- * environment in a session of its own, and writes that pid to the file.
+ * environment in a session of its own, and writes that pid to the file. With HOLD_UNTIL, it prints
+ * nothing until that file exists; with FAKE_NO_THREAD=1, it never names its thread.
  */
 function fakeCodex(dir: string): string {
   const script = path.join(dir, "codex");
@@ -48,11 +50,36 @@ if (pidFile !== undefined && !fs.existsSync(pidFile)) {
   child.unref();
   fs.writeFileSync(pidFile, String(child.pid));
 }
-for (const line of ${lines}) fs.writeSync(1, line + "\\n");
+const hold = process.env.HOLD_UNTIL;
+const finish = () => {
+  for (const line of ${lines}) {
+    if (process.env.FAKE_NO_THREAD === "1" && line.includes("thread.started")) continue;
+    fs.writeSync(1, line + "\\n");
+  }
+};
+if (hold === undefined) finish();
+else { const look = () => (fs.existsSync(hold) ? finish() : setTimeout(look, 20)); look(); }
 `,
     { mode: 0o755 },
   );
   return script;
+}
+
+/** A sleeping process in `cwd` with an empty environment, as a user's shell there would be (its pid). */
+function startSleeper(cwd: string): number {
+  const child = spawn("/bin/sh", ["-c", "exec sleep 1000"], {
+    detached: true,
+    stdio: "ignore",
+    env: {},
+    cwd,
+  });
+  child.unref();
+  return child.pid as number;
+}
+
+function firstOf<T>(list: T[]): T {
+  expect(list.length).toBeGreaterThan(0);
+  return list[0] as T;
 }
 
 function calls(dir: string): { argv: string[]; cwd: string }[] {
@@ -76,7 +103,7 @@ function json<T>(result: CliResult): T {
 type Dispatched = { dispatched: { dispatchId: string; dir: string; name: string } };
 
 async function dispatch(env: NodeJS.ProcessEnv, args: string[]): Promise<Dispatched["dispatched"]> {
-  const result = await runCli(["dispatch", ...args, "--json"], { env });
+  const result = await runCli(["dispatch", "--json", ...args], { env });
   expect(result.code, result.stdout + result.stderr).toBe(0);
   const d = json<Dispatched>(result).dispatched;
   dispatched.push(d.dispatchId);
@@ -129,6 +156,12 @@ describe("dispatch --follow-up, with real processes", () => {
     // The end of the first turn could not find it: no variable, no group, no cgroup.
     expect(isAlive(leftover)).toBe(true);
 
+    // A user's shell opened in the worktree once the turn had ended is not the turn's: it stays.
+    const exitWritten = fs.statSync(path.join(first.dir, "exit.json")).mtimeMs;
+    await waitFor("the turn's end to be past", () => (Date.now() > exitWritten + 500 ? true : undefined));
+    const user = startSleeper(firstOf(calls(bins)).cwd);
+    leftovers.push(user);
+
     const second = await dispatch(env, ["--follow-up", "talk", "--brief", "and then?"]);
     expect(second.name).toBe("talk");
     const secondRecord = await waitRecorded(env, "talk");
@@ -153,6 +186,7 @@ describe("dispatch --follow-up, with real processes", () => {
 
     // The leftover was stopped before the second turn's CLI started, by pid and start time, and named.
     await waitFor("the leftover to be gone", () => (isAlive(leftover) ? undefined : true), 10_000);
+    expect(isAlive(user)).toBe(true);
     const log = fs.readFileSync(path.join(second.dir, "supervisor.log"), "utf8");
     const stopped = log
       .split("\n")
@@ -194,5 +228,123 @@ describe("dispatch --follow-up, with real processes", () => {
       await runCli(["usage", "--by", "name", "--json"], { env }),
     );
     expect(usage.groups.find((g) => g.key === "talk")).toMatchObject({ dispatches: 2, output: 24 });
+  }, 120_000);
+});
+
+/** Every path under `dir` with its size and mtime: what a refusal must leave as it found it. */
+function treeOf(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, entry.name);
+      const stat = fs.lstatSync(p);
+      out.push(`${path.relative(dir, p)} ${stat.isDirectory() ? "dir" : `${stat.size} ${stat.mtimeMs}`}`);
+      if (entry.isDirectory()) walk(p);
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
+
+describe("dispatch --follow-up in a shared folder", () => {
+  it("leaves a process in a checkout alone: a cwd others share proves nothing", async () => {
+    const { env, pidFile } = setUp({ leftover: true });
+    const cwd = tempDir();
+    await dispatch(env, ["--backend", "codex", "--name", "talk", "--cwd", cwd, "--brief", "q"]);
+    await waitRecorded(env, "talk");
+    const stray = Number(fs.readFileSync(pidFile, "utf8"));
+    leftovers.push(stray);
+    const second = await dispatch(env, ["--follow-up", "talk", "--brief", "more"]);
+    await waitRecorded(env, "talk");
+    expect(isAlive(stray)).toBe(true);
+    const log = fs.readFileSync(path.join(second.dir, "supervisor.log"), "utf8");
+    expect(log).not.toContain("previous-turn-stopped");
+    const admit = JSON.parse(fs.readFileSync(path.join(second.dir, "admit.json"), "utf8"));
+    expect(admit.cwd).toBe(cwd);
+  }, 120_000);
+});
+
+describe("dispatch --follow-up refuses, writing nothing", () => {
+  it("refuses each follow-up that cannot continue a thread, with its code and nothing written", async () => {
+    const { home, bins, env } = setUp();
+    await dispatch(env, ["--backend", "codex", "--name", "talk", "--access", "read-only", "--brief", "q"]);
+    await waitRecorded(env, "talk");
+    await dispatch({ ...env, FAKE_NO_THREAD: "1" }, ["--backend", "codex", "--name", "mute", "--brief", "q"]);
+    await waitRecorded(env, "mute");
+    await dispatch(env, ["--backend", "exec", "--name", "shell", "--", "true"]);
+    await waitRecorded(env, "shell");
+    const hold = path.join(bins, "go");
+    const busy = await dispatch({ ...env, HOLD_UNTIL: hold }, [
+      "--backend",
+      "codex",
+      "--name",
+      "busy",
+      "--brief",
+      "q",
+    ]);
+    await waitFor("busy to run", () => (fs.existsSync(path.join(busy.dir, "proc.json")) ? true : undefined));
+    // The live dispatch's own supervisor writes in its folder meanwhile; nothing else may change.
+    const busyFiles = `${path.relative(home, busy.dir)}/`;
+    const tree = () => treeOf(home).filter((line) => !line.startsWith(busyFiles));
+
+    const cases: [string[], string, RegExp][] = [
+      [["--follow-up", "nobody"], "E_DISPATCH_NOT_FOUND", /run default has no dispatch named nobody/],
+      [
+        ["--follow-up", "busy"],
+        "E_ADMIT_DUPLICATE",
+        /still (starting|running).*live steering does not exist yet/,
+      ],
+      [["--follow-up", "shell"], "E_INPUT_INVALID", /--backend exec has no thread to continue/],
+      [["--follow-up", "mute"], "E_INPUT_INVALID", /its CLI never named its thread/],
+      [
+        ["--follow-up", "talk", "--backend", "claude-code"],
+        "E_INPUT_INVALID",
+        /its thread is a codex thread/,
+      ],
+      [["--follow-up", "talk", "--access", "full"], "E_INPUT_INVALID", /started with --access read-only/],
+      [
+        ["--follow-up", "talk", "--thread", THREAD],
+        "E_INPUT_INVALID",
+        /--thread with --follow-up.*one or the other/,
+      ],
+      [["--follow-up", "talk", "--name", "other"], "E_INPUT_INVALID", /keeps its conversation's name/],
+      [["--follow-up", "talk", "--worktree"], "E_INPUT_INVALID", /--worktree with --follow-up/],
+      [["--follow-up", "../x"], "E_INPUT_INVALID", /is not a name/],
+    ];
+    const before = tree();
+    for (const [args, code, message] of cases) {
+      const result = await runCli(["dispatch", ...args, "--brief", "more", "--json"], { env });
+      const error = json<{ error: { code: string; message: string; fix: string } }>(result).error;
+      expect([args.join(" "), error.code], error.message).toEqual([args.join(" "), code]);
+      expect(error.message).toMatch(message);
+      expect(error.fix.length).toBeGreaterThan(0);
+    }
+    expect(tree()).toEqual(before);
+    fs.writeFileSync(hold, "");
+    await waitRecorded(env, "busy");
+  }, 120_000);
+
+  it("admits one of two follow-ups of one turn made at once, and refuses the other", async () => {
+    const { bins, env } = setUp();
+    const first = await dispatch(env, ["--backend", "codex", "--name", "talk", "--brief", "q"]);
+    await waitRecorded(env, "talk");
+    const hold = path.join(bins, "go");
+    const held = { ...env, HOLD_UNTIL: hold };
+    const both = await Promise.all(
+      [1, 2].map(() =>
+        runCli(["dispatch", "--follow-up", "talk", "--brief", "more", "--json"], { env: held }),
+      ),
+    );
+    const admitted = both.filter((r) => r.code === 0).map((r) => json<Dispatched>(r).dispatched);
+    for (const d of admitted) dispatched.push(d.dispatchId);
+    const refused = both.filter((r) => r.code !== 0).map((r) => json<{ error: { code: string } }>(r).error);
+    expect(admitted).toHaveLength(1);
+    expect(refused.map((e) => e.code)).toEqual(["E_ADMIT_DUPLICATE"]);
+    fs.writeFileSync(hold, "");
+    await waitRecorded(env, "talk");
+    const conversation = json<{ conversation: Turn[] }>(
+      await runCli(["result", "--conversation", "talk", "--json"], { env }),
+    ).conversation;
+    expect(conversation.map((t) => t.dispatchId)).toEqual([first.dispatchId, admitted[0]?.dispatchId]);
   }, 120_000);
 });
