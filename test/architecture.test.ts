@@ -164,6 +164,7 @@ const DISPATCH_ROOMS: Record<string, readonly string[]> = {
   "src/dispatch/settle": ["src/dispatch/read"],
   "src/dispatch/start": ["src/dispatch/read", "src/dispatch/settle"],
   "src/dispatch/admit": ["src/dispatch/request", "src/dispatch/read"],
+  "src/dispatch/follow-up": ["src/dispatch/request", "src/dispatch/read", "src/dispatch/admit"],
   "src/dispatch/queue": [
     "src/dispatch/request",
     "src/dispatch/read",

@@ -98,9 +98,11 @@ describe("catherd mcp, in process", () => {
     for (const flag of Object.keys(dispatchCommand.options))
       expect(properties).toHaveProperty(argumentName(flag));
     expect(properties.backend?.enum).toEqual([...BACKEND_IDS]);
-    // maxParallel takes `none` as the flag does; backend is required; owns takes a list; briefFile is a path.
+    // maxParallel takes `none` as the flag does; backend is not required (followUp names its own);
+    // owns takes a list; briefFile is a path.
     expect(properties.maxParallel?.type).toBe("string");
-    expect(dispatchTool?.inputSchema.required).toEqual(["backend"]);
+    expect(dispatchTool?.inputSchema.required).toBeUndefined();
+    expect(properties.followUp).toMatchObject({ type: "string" });
     expect(properties.owns).toMatchObject({ type: "array", items: { type: "string" } });
     expect(String(properties.briefFile?.description)).not.toMatch(/stdin|-/);
     expect(String(properties.idle?.description)).toContain("(default: 15m for an agent CLI, 10m for exec)");

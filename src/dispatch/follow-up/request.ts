@@ -2,7 +2,6 @@ import * as fs from "node:fs";
 import { backendFor } from "../../backends/registry.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
-import type { WorktreePlan } from "../../domain/schemas.js";
 import type { AccessLevel } from "../../domain/vocab.js";
 import { handOverPending } from "../../folder/chain.js";
 import { catherdHome, runPaths } from "../../infra/paths.js";
@@ -20,14 +19,7 @@ import { newestTurnDir } from "./turn.js";
 // worktree itself), executable and thread — with what the caller gave on top where a thread allows it.
 // Every refusal comes here, before anything is written; admission judges the turn again under the lock.
 
-/** The turn a follow-up continues, as admission and its supervisor need it. */
-export interface FollowUpOf {
-  /** The continued turn's dispatch id: admit.json's `followUpOf`. */
-  dispatchId: string;
-  dir: string;
-  /** The conversation's private worktree (the first turn's `--worktree`), worked in again; null: none. */
-  worktree: WorktreePlan | null;
-}
+export type { FollowUpOf } from "../request/request.js";
 
 /** The flags a follow-up takes from its turn: given with --follow-up they are refused, not ignored. */
 const TAKEN_FROM_THE_TURN = [

@@ -9,11 +9,15 @@ import { CatherdError } from "../../domain/errors.js";
 import { ID_PATTERN } from "../../domain/ids.js";
 import type { Rung } from "../../domain/ladder.js";
 import type { RunBudget } from "../../domain/run-budget.js";
-import { accessSchema, backendIdSchema, notifyCommandSchema } from "../../domain/schemas.js";
+import {
+  accessSchema,
+  backendIdSchema,
+  notifyCommandSchema,
+  type WorktreePlan,
+} from "../../domain/schemas.js";
 import { parseSize } from "../../domain/size.js";
 import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
 import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
-import type { FollowUpOf } from "../follow-up/request.js";
 import { validateCaps, validateRunBudget } from "./caps-input.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 import { type PlacementRequest, parsePlacement } from "./placement.js";
@@ -87,6 +91,15 @@ export interface DispatchRequest {
   runNotify?: string | null;
   /** `--follow-up NAME`: the turn this dispatch continues (dispatch/follow-up/); absent or null: none. */
   followUp?: FollowUpOf | null;
+}
+
+/** The turn a follow-up continues (dispatch/follow-up/), as admission and its supervisor need it. */
+export interface FollowUpOf {
+  /** The continued turn's dispatch id: admit.json's `followUpOf`. */
+  dispatchId: string;
+  dir: string;
+  /** The conversation's private worktree (the first turn's `--worktree`), worked in again; null: none. */
+  worktree: WorktreePlan | null;
 }
 
 /** The chain a dispatch belongs to, as admission writes it into admit.json. */
