@@ -1,7 +1,9 @@
 import * as fs from "node:fs";
 import { backendFor } from "../../backends/registry.js";
+import type { Backend } from "../../backends/types.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
+import type { SpecFile } from "../../domain/schemas.js";
 import type { AccessLevel } from "../../domain/vocab.js";
 import { handOverPending } from "../../folder/chain.js";
 import { catherdHome, runPaths } from "../../infra/paths.js";
@@ -92,6 +94,7 @@ export function validateFollowUp(
   }
   const request = validateDispatch({
     ...raw,
+    env: [...repeatedEnv(backend, spec, access), ...raw.env],
     backend: backend.id,
     name,
     cwd: admit.cwd,
@@ -103,6 +106,25 @@ export function validateFollowUp(
     bin: raw.bin ?? (spec.cmd === undefined || !fs.existsSync(spec.cmd) ? undefined : spec.cmd),
   });
   return { ...request, followUp: { dispatchId: turn.dispatchId, dir, worktree: spec.worktree ?? null } };
+}
+
+/**
+ * The turn's `--env` values, as its spec.json holds them (less what the backend's plan sets by itself):
+ * given again, as a chain's next attempt is given them — the CLI's own home or endpoint is often one, and
+ * its thread lives there. `--env` given to the follow-up wins, name by name.
+ */
+function repeatedEnv(backend: Backend, spec: SpecFile, access: AccessLevel | null): string[] {
+  const planned = backend.plan({
+    bin: spec.cmd,
+    briefPath: null,
+    model: null,
+    effort: null,
+    access,
+    thread: null,
+    extraArgs: [],
+    maxCostUsd: null,
+  }).env;
+  return Object.entries(spec.env).flatMap(([k, v]) => (planned[k] === v ? [] : [`${k}=${v}`]));
 }
 
 /** E_ADMIT_DUPLICATE for a turn not recorded yet: a running agent cannot be told more (yet). */
