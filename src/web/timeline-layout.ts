@@ -1,6 +1,6 @@
 import type { BarWire } from "./wire.js";
 
-// The run's timeline as geometry in time: every chain of attempts gets a lane (chains that do not
+// The run's timeline as geometry in time: every chain of attempts (a conversation of follow-ups too) gets a lane (chains that do not
 // overlap in time share one), each attempt a bar on it from admission to its record (or now), its queue
 // wait marked apart. Pure: no DOM; the renderer (timeline.ts) maps times to pixels.
 
@@ -36,7 +36,8 @@ export function layoutTimeline(bars: readonly BarWire[], nowMs: number): Layout 
   }
   const placedChains = [...byChain.values()].map((list) =>
     list
-      .sort((a, b) => a.attempt - b.attempt || a.admittedAtMs - b.admittedAtMs)
+      // Admission order: a chain's attempts and a conversation's turns are admitted one after the other.
+      .sort((a, b) => a.admittedAtMs - b.admittedAtMs || a.attempt - b.attempt)
       .map((bar) => placeBar(bar, nowMs)),
   );
   const startMs = Math.min(nowMs, ...placedChains.flat().map((p) => p.startMs));

@@ -4,7 +4,7 @@ import { layoutTimeline } from "./timeline-layout.js";
 import type { BarWire } from "./wire.js";
 
 // The run's timeline as SVG: one bar per attempt from admission to record, its queue wait shaded, the
-// attempts of a chain joined by a line, coloured by status (or state while live), now marked. A bar's
+// attempts of a chain joined by a line (a conversation's turns by a dashed one), coloured by status (or state while live), now marked. A bar's
 // <title> says what it is; clicking it opens the dispatch.
 
 const WIDTH = 1000;
@@ -42,7 +42,7 @@ export function renderTimeline(bars: readonly BarWire[], nowMs: number, open: (i
       if (a === undefined || b === undefined) continue;
       root.append(
         svg("line", {
-          class: "join",
+          class: b.bar.followUpOf === null ? "join" : "join follow-up",
           x1: x(a.endMs),
           x2: x(b.startMs),
           y1: y(a.lane) + BAR / 2,
@@ -61,7 +61,7 @@ export function renderTimeline(bars: readonly BarWire[], nowMs: number, open: (i
       svg(
         "title",
         null,
-        `${bar.name} (attempt ${bar.attempt}): ${bar.status ?? bar.state}, ${duration(p.endMs - p.startMs)}` +
+        `${bar.name} (${bar.followUpOf === null ? `attempt ${bar.attempt}` : `follow-up of ${bar.followUpOf}`}): ${bar.status ?? bar.state}, ${duration(p.endMs - p.startMs)}` +
           (p.waitEndMs === null ? "" : `, queued ${duration(p.waitEndMs - p.startMs)}`),
       ),
       svg("rect", {

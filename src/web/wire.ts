@@ -66,8 +66,13 @@ export interface RowWire {
 /** One bar of the run's timeline: one attempt, from admission to record. */
 export interface BarWire {
   dispatchId: string;
-  /** The first attempt of its chain: bars with one chain join. */
+  /**
+   * The first attempt of its chain — or, for a turn of a conversation (dispatch --follow-up), of the
+   * conversation's first turn: bars with one chain join.
+   */
   chain: string;
+  /** The turn it follows up (admit.json `followUpOf`): its join is drawn as a follow-up's. */
+  followUpOf: string | null;
   attempt: number;
   name: string;
   state: string;

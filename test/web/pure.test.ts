@@ -15,6 +15,7 @@ const bar = (
 ): BarWire => ({
   dispatchId: id,
   chain,
+  followUpOf: null,
   attempt,
   name: id,
   state: to === null ? "running" : "recorded",
@@ -84,6 +85,19 @@ describe("the page's pure parts", () => {
     const c = layout.bars.find((p) => p.bar.dispatchId === "c");
     expect(c).toMatchObject({ open: true, endMs: 400, waitEndMs: 320 });
     expect([layout.startMs, layout.endMs]).toEqual([0, 400]);
+  });
+
+  it("joins a conversation's turns on one lane in admission order, after its first turn's chain", () => {
+    const layout = layoutTimeline(
+      [
+        bar("t2", "a1", 1, 300, 400, { followUpOf: "a2" }),
+        bar("a2", "a1", 2, 110, 200),
+        bar("a1", "a1", 1, 0, 100),
+      ],
+      500,
+    );
+    expect(layout.chains.map((c) => c.map((p) => p.bar.dispatchId))).toEqual([["a1", "a2", "t2"]]);
+    expect(layout.lanes).toBe(1);
   });
 
   it("writes durations and counts short", () => {

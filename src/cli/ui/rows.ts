@@ -79,6 +79,7 @@ export function barWire(row: DispatchRow, view: DispatchView, chain: string): Ba
   return {
     dispatchId: row.dispatchId,
     chain,
+    followUpOf: view.admit?.followUpOf ?? null,
     attempt: row.attempt,
     name: row.name ?? row.dispatchId,
     state: row.state,

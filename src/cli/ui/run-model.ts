@@ -267,12 +267,13 @@ export class RunModel {
       .sort((a, b) => rank(a) - rank(b) || (a.dispatchId < b.dispatchId ? 1 : -1));
   }
 
-  /** One bar per attempt, each naming its chain's first attempt. */
+  /** One bar per attempt, each naming its chain's first attempt (a follow-up's: its conversation's first turn's). */
   bars(): BarWire[] {
     const chainOf = (id: string): string => {
       let current = id;
-      for (let i = 0; i < 64; i++) {
-        const from = this.entries.get(current)?.failoverFrom;
+      for (let i = 0; i < 1024; i++) {
+        const entry = this.entries.get(current);
+        const from = entry?.failoverFrom ?? entry?.bar.followUpOf;
         if (from == null || !this.entries.has(from)) return current;
         current = from;
       }
