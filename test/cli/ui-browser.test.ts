@@ -254,6 +254,34 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     await page.close();
   });
 
+  it("joins a conversation's turns on the timeline: a follow-up's bar follows its first turn's, dashed", async () => {
+    const bins = tempDir();
+    const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "text"), exit: 0 }]);
+    const talkEnv = { ...env, CATHERD_CODEX_BIN: codex };
+    const turn = async (args: string[]) => {
+      const d = dispatchedOf(
+        await runCli(["dispatch", "--run", "talks", ...args, "--json"], { env: talkEnv }),
+      );
+      dispatched.push(d.dispatchId);
+      const waited = await runCli(["wait", "talk", "--run", "talks", "--timeout", "60s"], {
+        env: talkEnv,
+        timeoutMs: 90_000,
+      });
+      expect(waited.code, waited.stdout + waited.stderr).toBe(0);
+      return d;
+    };
+    const first = await turn(["--backend", "codex", "--name", "talk", "--brief", "hi"]);
+    const second = await turn(["--follow-up", "talk", "--brief", "and then?"]);
+    const page = await openPage("/runs/talks");
+    await countReaches(page, "rect.bar", 2);
+    expect(await page.locator("line.join.follow-up").count()).toBe(1);
+    expect(await page.locator("line.join.follow-up").getAttribute("data-chain")).toBe(first.dispatchId);
+    expect(await page.locator(`g.bar-group[data-id="${second.dispatchId}"] title`).textContent()).toContain(
+      `follow-up of ${first.dispatchId}`,
+    );
+    await page.close();
+  });
+
   it("cancels from the page after a confirmation: the agent stops and its record says cancelled", async () => {
     const ready = path.join(tempDir(), "ready");
     const d = await dispatch("cancel", "victim", [{ touch: ready }, { hang: true }]);
