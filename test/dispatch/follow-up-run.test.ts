@@ -9,9 +9,9 @@ import { isolateGitConfig, makeRepo } from "../helpers/git.js";
 import { killPid } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait.js";
 
-// `catherd clean` and a conversation's worktree (specs/dispatch.md, "Following up"): the worktree goes
-// only with the conversation's newest turn, never while a follow-up works in it. The same fake codex as
-// follow-up.test.ts.
+// A follow-up as its run sees it (specs/dispatch.md, "Following up"): `catherd clean` takes a
+// conversation's worktree only with its newest turn, never while a follow-up works in it; the run's
+// budget counts the conversation's turns as any dispatches. The same fake codex as follow-up.test.ts.
 
 const dispatched: string[] = [];
 const leftovers: number[] = [];
@@ -23,7 +23,7 @@ afterEach(() => {
   expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
 });
 
-const _THREAD = "01a2264d-a96b-7c23-b4e9-0484292c91b3";
+const THREAD = "01a2264d-a96b-7c23-b4e9-0484292c91b3";
 
 /**
  * A fake codex: prints the recorded codex text run (thread THREAD), appends its argv to `codex.calls`;
@@ -170,3 +170,48 @@ describe("catherd clean and a conversation's worktree", () => {
     expect(fs.existsSync(worktree)).toBe(false);
   }, 120_000);
 });
+
+describe("a follow-up and its run's budget", () => {
+  it("is refused with E_RUN_BUDGET, nothing written, once the first turn spent the run's budget", async () => {
+    const { home, env } = setUp();
+    // The recorded codex run bills 10,091 tokens: over the budget of 5,000 once it is recorded.
+    await dispatch(env, [
+      "--backend",
+      "codex",
+      "--name",
+      "talk",
+      "--run-budget",
+      "tokens=5000",
+      "--brief",
+      "q",
+    ]);
+    const first = await waitRecordedAny(env, "talk");
+    expect(first.thread).toBe(THREAD);
+    const before = treeOf(home);
+    const refused = await runCli(["dispatch", "--follow-up", "talk", "--brief", "more", "--json"], { env });
+    const error = json<{ error: { code: string; message: string } }>(refused).error;
+    expect(error.code, error.message).toBe("E_RUN_BUDGET");
+    expect(treeOf(home)).toEqual(before);
+  }, 120_000);
+});
+
+/** The record `wait` returns, whatever its status (a turn stopped by the run's budget is not ok). */
+async function waitRecordedAny(env: NodeJS.ProcessEnv, name: string): Promise<Record<string, unknown>> {
+  const waited = await runCli(["wait", name, "--json", "--timeout", "60s"], { env, timeoutMs: 90_000 });
+  return json<{ records: Record<string, unknown>[] }>(waited).records[0] as Record<string, unknown>;
+}
+
+/** Every path under `dir` with its size and mtime: what a refusal must leave as it found it. */
+function treeOf(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, entry.name);
+      const stat = fs.lstatSync(p);
+      out.push(`${path.relative(dir, p)} ${stat.isDirectory() ? "dir" : `${stat.size} ${stat.mtimeMs}`}`);
+      if (entry.isDirectory()) walk(p);
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
