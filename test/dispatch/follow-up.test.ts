@@ -1,11 +1,21 @@
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Turn } from "../../src/dispatch/follow-up/conversation.js";
-import { type CliResult, isolatedHome, runCli } from "../helpers/cli.js";
-import { recordedLines } from "../helpers/fake-cli.js";
+import { runCli } from "../helpers/cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
+import {
+  calls,
+  type Dispatched,
+  dispatch,
+  firstOf,
+  json,
+  setUp,
+  startSleeper,
+  THREAD,
+  treeOf,
+  waitRecorded,
+} from "../helpers/follow-up.js";
 import { isolateGitConfig, makeRepo } from "../helpers/git.js";
 import { isAlive, killPid } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait.js";
@@ -25,116 +35,11 @@ afterEach(() => {
   expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
 });
 
-const THREAD = "01a2264d-a96b-7c23-b4e9-0484292c91b3";
-
-/**
- * A fake codex: prints the recorded codex text run (thread THREAD), appends its argv to `codex.calls`;
- * with LEFTOVER_PIDFILE set, its first run leaves a sleeping process in its cwd with an empty
- * environment in a session of its own, and writes that pid to the file. With HOLD_UNTIL, it prints
- * nothing until that file exists; with FAKE_NO_THREAD=1, it never names its thread.
- */
-function fakeCodex(dir: string): string {
-  const script = path.join(dir, "codex");
-  const lines = JSON.stringify(recordedLines("codex", "text"));
-  const calls = JSON.stringify(path.join(dir, "codex.calls"));
-  fs.writeFileSync(
-    script,
-    `#!${process.execPath}
-const fs = require("node:fs");
-const { spawn } = require("node:child_process");
-if (process.argv[2] === "--version") { console.log("codex-cli 99.0.0"); process.exit(0); }
-fs.appendFileSync(${calls}, JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd() }) + "\\n");
-const pidFile = process.env.LEFTOVER_PIDFILE;
-if (pidFile !== undefined && !fs.existsSync(pidFile)) {
-  const child = spawn("/bin/sh", ["-c", "exec sleep 1000"], { detached: true, stdio: "ignore", env: {}, cwd: process.cwd() });
-  child.unref();
-  fs.writeFileSync(pidFile, String(child.pid));
-}
-const hold = process.env.HOLD_UNTIL;
-const finish = () => {
-  for (const line of ${lines}) {
-    if (process.env.FAKE_NO_THREAD === "1" && line.includes("thread.started")) continue;
-    fs.writeSync(1, line + "\\n");
-  }
-};
-if (hold === undefined) finish();
-else { const look = () => (fs.existsSync(hold) ? finish() : setTimeout(look, 20)); look(); }
-`,
-    { mode: 0o755 },
-  );
-  return script;
-}
-
-/** A sleeping process in `cwd` with an empty environment, as a user's shell there would be (its pid). */
-function startSleeper(cwd: string): number {
-  const child = spawn("/bin/sh", ["-c", "exec sleep 1000"], {
-    detached: true,
-    stdio: "ignore",
-    env: {},
-    cwd,
-  });
-  child.unref();
-  return child.pid as number;
-}
-
-function firstOf<T>(list: T[]): T {
-  expect(list.length).toBeGreaterThan(0);
-  return list[0] as T;
-}
-
-function calls(dir: string): { argv: string[]; cwd: string }[] {
-  const file = path.join(dir, "codex.calls");
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l) as { argv: string[]; cwd: string });
-}
-
-function json<T>(result: CliResult): T {
-  try {
-    return JSON.parse(result.stdout) as T;
-  } catch {
-    throw new Error(`not JSON (exit ${result.code}): ${result.stdout}${result.stderr}`);
-  }
-}
-
-type Dispatched = { dispatched: { dispatchId: string; dir: string; name: string } };
-
-async function dispatch(env: NodeJS.ProcessEnv, args: string[]): Promise<Dispatched["dispatched"]> {
-  const result = await runCli(["dispatch", "--json", ...args], { env });
-  expect(result.code, result.stdout + result.stderr).toBe(0);
-  const d = json<Dispatched>(result).dispatched;
-  dispatched.push(d.dispatchId);
-  return d;
-}
-
-async function waitRecorded(env: NodeJS.ProcessEnv, name: string): Promise<Record<string, unknown>> {
-  const waited = await runCli(["wait", name, "--json", "--timeout", "60s"], { env, timeoutMs: 90_000 });
-  expect(waited.code, waited.stdout + waited.stderr).toBe(0);
-  return json<{ records: Record<string, unknown>[] }>(waited).records[0] as Record<string, unknown>;
-}
-
-function setUp(options: { leftover?: boolean } = {}) {
-  const { home, env: base } = isolatedHome();
-  const bins = tempDir();
-  const codex = fakeCodex(bins);
-  const pidFile = path.join(bins, "leftover.pid");
-  const env: NodeJS.ProcessEnv = {
-    ...base,
-    CATHERD_CODEX_BIN: codex,
-    CATHERD_TEST_ONLY_NO_CGROUP: "1",
-    ...(options.leftover === true ? { LEFTOVER_PIDFILE: pidFile } : {}),
-  };
-  return { home, bins, env, pidFile };
-}
-
 describe("dispatch --follow-up, with real processes", () => {
   it("resumes the first turn's thread in its worktree, stops the leftover of that turn first, and lists the conversation", async () => {
     const { bins, env, pidFile } = setUp({ leftover: true });
     const repo = makeRepo(tempDir(), { "a.txt": "one\n" });
-    const first = await dispatch(env, [
+    const first = await dispatch(dispatched, env, [
       "--backend",
       "codex",
       "--name",
@@ -162,7 +67,7 @@ describe("dispatch --follow-up, with real processes", () => {
     const user = startSleeper(firstOf(calls(bins)).cwd);
     leftovers.push(user);
 
-    const second = await dispatch(env, ["--follow-up", "talk", "--brief", "and then?"]);
+    const second = await dispatch(dispatched, env, ["--follow-up", "talk", "--brief", "and then?"]);
     expect(second.name).toBe("talk");
     const secondRecord = await waitRecorded(env, "talk");
     expect(secondRecord).toMatchObject({ dispatchId: second.dispatchId, status: "ok", thread: THREAD });
@@ -231,30 +136,15 @@ describe("dispatch --follow-up, with real processes", () => {
   }, 120_000);
 });
 
-/** Every path under `dir` with its size and mtime: what a refusal must leave as it found it. */
-function treeOf(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, entry.name);
-      const stat = fs.lstatSync(p);
-      out.push(`${path.relative(dir, p)} ${stat.isDirectory() ? "dir" : `${stat.size} ${stat.mtimeMs}`}`);
-      if (entry.isDirectory()) walk(p);
-    }
-  };
-  walk(dir);
-  return out.sort();
-}
-
 describe("dispatch --follow-up in a shared folder", () => {
   it("leaves a process in a checkout alone: a cwd others share proves nothing", async () => {
     const { env, pidFile } = setUp({ leftover: true });
     const cwd = tempDir();
-    await dispatch(env, ["--backend", "codex", "--name", "talk", "--cwd", cwd, "--brief", "q"]);
+    await dispatch(dispatched, env, ["--backend", "codex", "--name", "talk", "--cwd", cwd, "--brief", "q"]);
     await waitRecorded(env, "talk");
     const stray = Number(fs.readFileSync(pidFile, "utf8"));
     leftovers.push(stray);
-    const second = await dispatch(env, ["--follow-up", "talk", "--brief", "more"]);
+    const second = await dispatch(dispatched, env, ["--follow-up", "talk", "--brief", "more"]);
     await waitRecorded(env, "talk");
     expect(isAlive(stray)).toBe(true);
     const log = fs.readFileSync(path.join(second.dir, "supervisor.log"), "utf8");
@@ -267,14 +157,30 @@ describe("dispatch --follow-up in a shared folder", () => {
 describe("dispatch --follow-up refuses, writing nothing", () => {
   it("refuses each follow-up that cannot continue a thread, with its code and nothing written", async () => {
     const { home, bins, env } = setUp();
-    await dispatch(env, ["--backend", "codex", "--name", "talk", "--access", "read-only", "--brief", "q"]);
+    await dispatch(dispatched, env, [
+      "--backend",
+      "codex",
+      "--name",
+      "talk",
+      "--access",
+      "read-only",
+      "--brief",
+      "q",
+    ]);
     await waitRecorded(env, "talk");
-    await dispatch({ ...env, FAKE_NO_THREAD: "1" }, ["--backend", "codex", "--name", "mute", "--brief", "q"]);
+    await dispatch(dispatched, { ...env, FAKE_NO_THREAD: "1" }, [
+      "--backend",
+      "codex",
+      "--name",
+      "mute",
+      "--brief",
+      "q",
+    ]);
     await waitRecorded(env, "mute");
-    await dispatch(env, ["--backend", "exec", "--name", "shell", "--", "true"]);
+    await dispatch(dispatched, env, ["--backend", "exec", "--name", "shell", "--", "true"]);
     await waitRecorded(env, "shell");
     const hold = path.join(bins, "go");
-    const busy = await dispatch({ ...env, HOLD_UNTIL: hold }, [
+    const busy = await dispatch(dispatched, { ...env, HOLD_UNTIL: hold }, [
       "--backend",
       "codex",
       "--name",
@@ -326,7 +232,7 @@ describe("dispatch --follow-up refuses, writing nothing", () => {
 
   it("admits one of two follow-ups of one turn made at once, and refuses the other", async () => {
     const { bins, env } = setUp();
-    const first = await dispatch(env, ["--backend", "codex", "--name", "talk", "--brief", "q"]);
+    const first = await dispatch(dispatched, env, ["--backend", "codex", "--name", "talk", "--brief", "q"]);
     await waitRecorded(env, "talk");
     const hold = path.join(bins, "go");
     const held = { ...env, HOLD_UNTIL: hold };

@@ -49,7 +49,12 @@ export function validateFollowUp(
       "give the name of a recorded dispatch (catherd status --all)",
     );
   refuseTakenFlags(raw, name);
-  if (!isValidId(raw.run)) return validateDispatch(raw); // its refusal of the run's name, as without --follow-up
+  if (!isValidId(raw.run)) {
+    throw invalid(
+      `--run ${JSON.stringify(raw.run.slice(0, 80))} is not a run's name: ${ID_RULE.replace("a name", "a run's name")}`,
+      "give a name such as fix-tests or nightly.2",
+    );
+  }
   const run = runPaths(home, raw.run);
   const dir = newestTurnDir(run, name);
   if (dir === null) {
@@ -63,6 +68,14 @@ export function validateFollowUp(
   }
   const turn = inspectDispatch(dir);
   const { record, admit, spec } = turn;
+  if (turn.duty === "record") {
+    // Ended without its record (its supervisor died): a reader records it; a follow-up only reads.
+    throw new CatherdError(
+      "E_NOT_RECORDED",
+      `--follow-up ${name}: its turn ${turn.dispatchId} ended without its record`,
+      { fix: `let a reader record it (catherd show ${name}), then follow up again` },
+    );
+  }
   if (turn.state !== "recorded" || record === null || handOverPending(dir, record))
     throw stillLive(name, turn.dispatchId, turn.state);
   if (admit === null || spec === null) {
