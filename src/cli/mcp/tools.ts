@@ -6,7 +6,7 @@ import { type Dispatched, dispatchCommand } from "../dispatch-command.js";
 import { type BackendCheck, doctorCommand } from "../doctor-command.js";
 import type { Command, ParsedInput } from "../kit.js";
 import { type Logs, logsCommand } from "../logs-command.js";
-import { recordLine, resultCommand } from "../result-command.js";
+import { outcomeSuffix, recordLine, resultCommand } from "../result-command.js";
 import { type ShownDispatch, showCommand } from "../show-command.js";
 import { statusCommand } from "../status-command.js";
 import { type UsageReport, usageCommand } from "../usage-command.js";
@@ -107,19 +107,20 @@ const showTool: ToolSpec<ShownDispatch> = {
   positionals: ref("show"),
   readOnly: true,
   line: ({ dispatch: d }) =>
-    `${d.admit?.name ?? "(by hand)"} ${d.dispatchId} ${d.state}${d.record === null ? "" : ` ${d.record.status} (${d.record.reason})`}`,
+    `${d.admit?.name ?? "(by hand)"} ${d.dispatchId} ${d.state}${d.record === null ? "" : ` ${d.record.status} (${d.record.reason})${outcomeSuffix(d.record)}`}`,
 };
 
 const resultTool: ToolSpec<RecordFile> = {
   name: "result",
   title: "The record and reply of a finished dispatch",
   description:
-    "The record of a finished dispatch: status, reason, secs, tokens, error, changed files, and the " +
+    "The record of a finished dispatch: status, reason, secs, tokens, error, changed files, the worker's declared outcome (with dispatch outcome), and the " +
     "agent's reply. E_NOT_RECORDED while it still runs: call wait. As `catherd result`.",
   command: resultCommand,
   positionals: ref("read"),
   readOnly: true,
-  line: (record) => `${recordLine(record)}: ${firstLine(record.reply) ?? "(no reply)"}`,
+  line: (record) =>
+    `${recordLine(record)}${outcomeSuffix(record)}: ${firstLine(record.reply) ?? "(no reply)"}`,
 };
 
 const logsTool: ToolSpec<Logs | null> = {
@@ -200,7 +201,7 @@ const waitTool: ToolSpec<Waited> = {
   },
   readOnly: true,
   line: ({ records, running }) => {
-    const done = records.map((r) => `${r.name ?? r.dispatchId} ${r.status}`);
+    const done = records.map((r) => `${r.name ?? r.dispatchId} ${r.status}${outcomeSuffix(r)}`);
     const live = running.map((r) => `${r.name ?? r.dispatchId} ${r.state}${attemptSuffix(r)}`);
     return [
       done.length === 0 ? "none recorded" : `recorded: ${done.join(", ")}`,

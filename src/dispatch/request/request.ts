@@ -84,6 +84,8 @@ export interface DispatchRequest {
   notify?: string | null;
   /** `--run-notify`: remembered in run.json; null removes it (`none`); absent: run.json's stays. */
   runNotify?: string | null;
+  /** `--outcome`: the brief carries the outcome contract, and the record reads the outcome line. */
+  outcome?: boolean;
 }
 
 /** The chain a dispatch belongs to, as admission writes it into admit.json. */
@@ -137,6 +139,7 @@ export interface RawDispatchInput {
   placement?: string | undefined;
   runPlacement?: string | undefined;
   slurmOpt?: string[] | undefined;
+  outcome?: boolean | undefined;
   rest: string[];
   environment: NodeJS.ProcessEnv;
 }
@@ -295,6 +298,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     ...(raw.runNotify === undefined
       ? {}
       : { runNotify: raw.runNotify === "none" ? null : notifyCommand("--run-notify", raw.runNotify) }),
+    ...(raw.outcome === true ? { outcome: true } : {}),
   };
 }
 
