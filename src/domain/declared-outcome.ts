@@ -1,3 +1,5 @@
+import { cutChars, inertText } from "./inert-text.js";
+
 // The declared outcome (specs/record.md, "outcome"): the worker's own word on how its work ended, read
 // from its final message when the dispatch was given `--outcome`. Beside catherd's verdict, never in its
 // place: the record's `status` says what the process did, this says what the worker says it did.
@@ -48,12 +50,16 @@ export function declaredOutcome(reply: string | null): DeclaredOutcome | null {
   return null;
 }
 
-/** The why without the emphasis that closes what opened before STATUS (`**STATUS: blocked — no key**`). */
+/**
+ * The why without the emphasis that closes what opened before STATUS (`**STATUS: blocked — no key**`),
+ * inert (no escape sequence, no control character: it goes into a terminal and a notification's
+ * environment, which takes no NUL) and at most MAX_WHY_CHARS long.
+ */
 function cleanWhy(why: string, open: string, close: string): string {
-  let text = why.trim();
+  let text = inertText(why).trim();
   const closer = [...open].reverse().join("");
   if (open !== "" && close === "" && text.endsWith(closer)) text = text.slice(0, -closer.length).trim();
-  return text.length > MAX_WHY_CHARS ? `${text.slice(0, MAX_WHY_CHARS - 1)}…` : text;
+  return text.length > MAX_WHY_CHARS ? `${cutChars(text, MAX_WHY_CHARS - 1)}…` : text;
 }
 
 /** The outcome as one line says it: "blocked — no API key for the staging database", "complete". */

@@ -67,6 +67,11 @@ describe("declaredOutcome", () => {
       "STATUS: blocked — needs **admin** rights",
       said("blocked", "needs **admin** rights"),
     ],
+    [
+      "a why made inert: no escape sequence, no NUL",
+      "STATUS: blocked — \u001b[31mred\u001b[0m and \u0000nul",
+      said("blocked", "red and \ufffdnul"),
+    ],
     ["missing", "All done, tests pass.", null],
     ["no reply", null, null],
     ["an empty reply", "", null],

@@ -114,8 +114,8 @@ const resultTool: ToolSpec<RecordFile> = {
   name: "result",
   title: "The record and reply of a finished dispatch",
   description:
-    "The record of a finished dispatch: status, reason, secs, tokens, error, changed files, the worker's declared outcome (with dispatch outcome), and the " +
-    "agent's reply. E_NOT_RECORDED while it still runs: call wait. As `catherd result`.",
+    "The record of a finished dispatch: status, reason, secs, tokens, error, changed files, the " +
+    "worker's declared outcome (when dispatched with outcome), and the agent's reply. E_NOT_RECORDED while it still runs: call wait. As `catherd result`.",
   command: resultCommand,
   positionals: ref("read"),
   readOnly: true,
