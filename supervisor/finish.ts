@@ -99,6 +99,12 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog, ear
       writeRecord(dir, deps.files, { ownPart: true }),
     );
     log("recorded", { status: written?.status ?? "already recorded" });
+    // `outcome: null` is written only when it was asked for (--outcome) and the reply had no line.
+    if (written?.outcome === null) {
+      log("no-outcome-line", {
+        message: "asked for an outcome (--outcome), the final message carried no STATUS line: outcome null",
+      });
+    }
   } catch (error) {
     log("record-write-failed", failure(error));
   }

@@ -3,10 +3,10 @@
 // detached (src/folder/notify.ts). It claims the notification (notify.json, created exclusively: a second
 // notifier exits at once), then runs each command — the dispatch's --notify, then the run's --run-notify
 // — with `sh -c`, the record's JSON on stdin and CATHERD_RECORD, CATHERD_NAME, CATHERD_STATUS,
-// CATHERD_KIND and CATHERD_RUN in its environment, each within its own timeout, appending what it printed
-// and how it ended to notify.log. Nothing here writes the record: a command that fails or hangs changes
-// nothing but notify.log. Exit 0 (a second notifier too), 1 with the error on stderr (lost: stdio is
-// ignored by whoever started it).
+// CATHERD_KIND, CATHERD_OUTCOME, CATHERD_OUTCOME_WHY and CATHERD_RUN in its environment, each within its
+// own timeout, appending what it printed and how it ended to notify.log. Nothing here writes the record:
+// a command that fails or hangs changes nothing but notify.log. Exit 0 (a second notifier too), 1 with
+// the error on stderr (lost: stdio is ignored by whoever started it).
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { RecordFile } from "../domain/schemas.js";
@@ -72,6 +72,9 @@ function commandEnv(dir: string, recordFile: string, record: RecordFile): NodeJS
     CATHERD_NAME: record.name ?? record.dispatchId,
     CATHERD_STATUS: record.status,
     CATHERD_KIND: record.error?.kind ?? "",
+    // The worker's declared outcome (--outcome), empty when none: its word, beside CATHERD_STATUS.
+    CATHERD_OUTCOME: record.outcome?.status ?? "",
+    CATHERD_OUTCOME_WHY: record.outcome?.why ?? "",
     CATHERD_RUN: record.run ?? "",
   };
 }

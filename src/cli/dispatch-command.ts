@@ -2,6 +2,7 @@ import { AGENT_DEFAULTS } from "../backends/common.js";
 import { execBackend } from "../backends/exec.js";
 import { validateFollowUp } from "../dispatch/follow-up/request.js";
 import { withLockHint } from "../dispatch/request/lock-hint.js";
+import { withOutcomeContract } from "../dispatch/request/outcome-contract.js";
 import { RUN_PLACEMENTS } from "../dispatch/request/placement.js";
 import { type RawDispatchInput, validateDispatch } from "../dispatch/request/request.js";
 import type { SubmittedSupervisor } from "../dispatch/start/submit.js";
@@ -248,7 +249,7 @@ export const dispatchCommand: Command<Dispatched> = {
       type: "string",
       value: "<cmd>",
       description:
-        "a shell command run once when the dispatch is recorded (a chain: when it ends), with CATHERD_RECORD, CATHERD_NAME, CATHERD_STATUS, CATHERD_KIND set and the record's JSON on stdin; its output goes to notify.log",
+        "a shell command run once when the dispatch is recorded (a chain: when it ends), with CATHERD_RECORD, CATHERD_NAME, CATHERD_STATUS, CATHERD_KIND, CATHERD_OUTCOME set and the record's JSON on stdin; its output goes to notify.log",
     },
     "run-notify": {
       type: "string",
@@ -259,6 +260,11 @@ export const dispatchCommand: Command<Dispatched> = {
       type: "boolean",
       description:
         "add one line to the brief telling the agent to run test suites and builds through catherd lock",
+    },
+    outcome: {
+      type: "boolean",
+      description:
+        "add a short contract to the brief asking the agent to end with `STATUS: complete|partial|blocked|refused — why`, read into the record's outcome",
     },
   },
   async handler(input, { early, stdinIsOurs }) {
@@ -278,11 +284,16 @@ export const dispatchCommand: Command<Dispatched> = {
       runBudget: stringOption(input, "run-budget"),
       queue: input.values.queue === true,
       env: listOption(input, "env"),
-      brief: withLockHint(
-        await readBrief(input, stdinIsOurs),
-        input.values["lock-hint"] === true,
+      brief: withOutcomeContract(
+        withLockHint(
+          await readBrief(input, stdinIsOurs),
+          input.values["lock-hint"] === true,
+          stringOption(input, "backend"),
+        ),
+        input.values.outcome === true,
         stringOption(input, "backend"),
       ),
+      outcome: input.values.outcome === true,
       thread: stringOption(input, "thread"),
       owns: stringOption(input, "owns"),
       idle: stringOption(input, "idle"),

@@ -36,6 +36,10 @@ the previous logs call) shows only what is new; cancel <name> stops one you no l
   priced: catherd's estimate; null: unknown), thread (give it as thread to continue that session), reply
   (the agent's final answer, also in the file replyPath). Cap a brief's spending with maxTokens (every
   token billed, cached input included) and maxCost (dollars at list prices).
+- outcome: give outcome=true (--outcome) to learn what the worker says of its work: its brief then asks
+  it to end with STATUS: complete|partial|blocked|refused — why, and the record has outcome {status, why}
+  (null: it did not say). It is the worker's word beside status, never in its place: an ok record whose
+  outcome is blocked or partial is not done. A chain does not fall back after blocked or refused.
 
 ## When to queue
 Without queue, a dispatch that cannot start now is refused, never half-started: E_ADMIT_CAPACITY (the

@@ -1,6 +1,7 @@
 import { conversationOf, type Turn } from "../dispatch/follow-up/conversation.js";
 import type { AttemptSummary } from "../dispatch/read/attempts.js";
 import { resultOf } from "../dispatch/result.js";
+import { outcomeText } from "../domain/declared-outcome.js";
 import { inertText } from "../domain/inert-text.js";
 import { recordHeadline, whyLine } from "../domain/record-words.js";
 import type { RecordFile } from "../domain/schemas.js";
@@ -47,6 +48,7 @@ export const resultCommand: Command<ResultData | ConversationData> = {
     const { view, record, attempts, stopped } = await resultOf(dispatchDirOf(input, refOf(input, "result")));
     const text = [
       recordLine(record),
+      ...outcomeLines(record),
       ...(attempts.length > 1 ? [`attempts: ${attempts.map(attemptWords).join(" → ")}`] : []),
       ...(stopped === null
         ? []
@@ -80,6 +82,23 @@ export function errorLines(r: RecordFile, nowMs: number, options: { tail?: boole
   if (options.tail !== false && tail.length > 0)
     lines.push("stderr (last lines):", ...tail.map((l) => `  ${inertText(l)}`));
   return lines;
+}
+
+/**
+ * The worker's declared outcome (`--outcome`), beside the verdict: "outcome: blocked — no key (the
+ * worker's word)"; asked for and missing, says so; nothing for a dispatch not asked for one.
+ */
+export function outcomeLines(r: Pick<RecordFile, "outcome">): string[] {
+  if (r.outcome === undefined) return [];
+  if (r.outcome === null)
+    return ["outcome: none — the final message carried no STATUS line (asked for with --outcome)"];
+  return [`outcome: ${inertText(outcomeText(r.outcome))} (the worker's word)`];
+}
+
+/** " · blocked", " · no outcome" after a record's line; "" for a dispatch not asked for one. */
+export function outcomeSuffix(r: Pick<RecordFile, "outcome">): string {
+  if (r.outcome === undefined) return "";
+  return ` · ${r.outcome === null ? "no outcome" : r.outcome.status}`;
 }
 
 /**

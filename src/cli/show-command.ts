@@ -22,7 +22,7 @@ import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
 import { paint } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
-import { errorLines } from "./result-command.js";
+import { errorLines, outcomeLines } from "./result-command.js";
 import { spendLines } from "./spend-text.js";
 import { queuedText } from "./status-command.js";
 
@@ -176,6 +176,7 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
   if (d.record !== null) {
     head("record");
     out.push(statusWords(d.record.status, d.record.reason));
+    out.push(...outcomeLines(d.record));
     out.push(...spendLines(d.record, d.spec));
     out.push(...errorLines(d.record, nowMs));
     const waited = d.record.slotWaitMs ?? 0;

@@ -5,6 +5,7 @@ import { heavyCell } from "../dispatch/read/heavy-activity.js";
 import type { DispatchRow } from "../dispatch/read/rows.js";
 import { type RunBudgetView, runBudgetView } from "../dispatch/read/run-budget.js";
 import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean.js";
+import type { DeclaredOutcome } from "../domain/declared-outcome.js";
 import { statusWords } from "../domain/record-words.js";
 import type { DispatchState, Status } from "../domain/vocab.js";
 import { readRunFile } from "../folder/run-file.js";
@@ -107,7 +108,7 @@ function spendsNow(row: DispatchRow): boolean {
  * backend, state (always a state: `recorded` once there is a record), age, tokens and cost (each against
  * its cap: "41k/50k"), and the last: what a
  * live dispatch is doing, or the result of a recorded one — its most useful words first, since a narrow
- * terminal cuts the end.
+ * terminal cuts the end; a declared outcome (`--outcome`) follows catherd's verdict: "ok · blocked: no key".
  */
 export function renderStatus(
   rows: DispatchRow[],
@@ -221,9 +222,10 @@ function doingOrResult(r: DispatchRow, now: number): { text: string; status: Dis
   if (r.problems.length > 0) return { text: problemText(r), status: null };
   if (r.undecided !== null) return { text: `? ${r.undecided}`, status: null };
   if (r.state === "recorded" && r.status !== null) {
+    const declared = r.outcome === undefined ? "" : ` · ${outcomeCell(r.outcome)}`;
     if (r.error !== null && !CATHERD_KINDS.has(r.error.kind ?? "") && r.error.kind !== null)
-      return { text: shortWhy(r.error, now), status: r.status };
-    return { text: statusWords(r.status, r.reason), status: r.status };
+      return { text: `${shortWhy(r.error, now)}${declared}`, status: r.status };
+    return { text: `${statusWords(r.status, r.reason)}${declared}`, status: r.status };
   }
   // Ended (exit.json written) but not yet recorded: the reason is known, the status not yet.
   if (r.state === "recorded" || r.state === "exited") return { text: r.reason ?? "", status: null };
@@ -234,6 +236,15 @@ function doingOrResult(r: DispatchRow, now: number): { text: string; status: Dis
     return { text: `tool open ${age(open.openedAt, now)}: ${open.label.replace(/^\$ /, "")}`, status: null };
   }
   return { text: r.lastEvent ?? (r.state === "starting" ? "starting" : ""), status: null };
+}
+
+/**
+ * The worker's declared outcome after catherd's verdict, as the last column has room for: "blocked: no
+ * key"; "no outcome" when it was asked for and the final message had no line.
+ */
+function outcomeCell(outcome: DeclaredOutcome | null): string {
+  if (outcome === null) return "no outcome";
+  return outcome.why === "" ? outcome.status : `${outcome.status}: ${outcome.why}`;
 }
 
 /** One line when the run's old records hold more than CLEANABLE_NOTE_BYTES that `clean` could free. */

@@ -8,7 +8,7 @@ import { markSeen } from "../folder/markers.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION, stringOption } from "./kit.js";
 import { dispatchDirOf, runPathsOf } from "./resolve.js";
-import { errorLines, recordLine } from "./result-command.js";
+import { errorLines, outcomeLines, recordLine } from "./result-command.js";
 import { costCell, tokensCell } from "./spend-text.js";
 
 /** The records that are done and, for each dispatch waited for that is not, what it is doing. */
@@ -63,6 +63,7 @@ export const waitCommand: Command<Waited> = {
     const allOk = records.length > 0 && records.every((r) => r.status === "ok");
     const lines = records.flatMap((r) => [
       recordLine(r),
+      ...outcomeLines(r).map((l) => `  ${l}`),
       ...errorLines(r, systemClock.wallNow().getTime(), { tail: false }).map((l) => `  ${l}`),
     ]);
     if (result.timedOut) lines.push(`timed out with ${result.pending.length} still running`);

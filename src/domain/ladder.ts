@@ -1,3 +1,4 @@
+import type { DeclaredStatus } from "./declared-outcome.js";
 import type { BackendId, ErrorKind, Status } from "./vocab.js";
 
 // The failover ladder (specs/dispatch.md, "The failover ladder"): what a chain of attempts does after one
@@ -61,17 +62,27 @@ export interface Ended {
   retryAfter: string | null;
   /** When the attempt ended (ISO). */
   endedAt: string;
+  /** The worker's declared outcome (`--outcome`), null when none; absent: none. */
+  outcome?: DeclaredStatus | null;
 }
+
+/**
+ * What a worker declares that another CLI would be told the same: it could not go on (`blocked`), or it
+ * would not (`refused`). The brief is the same on every rung, so the chain ends there.
+ */
+const FINAL_DECLARATIONS: ReadonlySet<DeclaredStatus> = new Set(["blocked", "refused"]);
 
 /**
  * The next attempt of a chain, or null when the chain ends here. A rate limit that names a time within
  * `retryWithinMs` of the end retries the same rung at that time (at most MAX_RETRIES_PER_RUNG times); else
- * an ending another provider would not share moves to the next rung; else the chain ends.
+ * an ending another provider would not share moves to the next rung; else the chain ends. A worker that
+ * declared itself blocked or refused ends the chain whatever its ending: it would be told the same again.
  */
 export function nextStep(ended: Ended): NextStep | null {
   const { ladder, kind } = ended;
   if (ladder === null || kind === null || ended.status === "ok") return null;
   if (!FAILOVER_KINDS.has(kind)) return null;
+  if (ended.outcome != null && FINAL_DECLARATIONS.has(ended.outcome)) return null;
   if (kind === "rate-limit" && ended.retryAfter !== null && ladder.retryWithinMs !== null) {
     const waitMs = Date.parse(ended.retryAfter) - Date.parse(ended.endedAt);
     if (Number.isFinite(waitMs) && waitMs <= ladder.retryWithinMs && ladder.retries < MAX_RETRIES_PER_RUNG) {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MAX_COST_CAP_USD, MAX_TOKENS_CAP } from "./budget.js";
+import { DECLARED_STATUSES } from "./declared-outcome.js";
 import { MAX_BUDGET_MINUTES, RUN_BUDGET_KEYS } from "./run-budget.js";
 import {
   bootStamp,
@@ -130,6 +131,8 @@ export const specFileSchema = loose({
   keepTmp: z.boolean().optional(),
   maxTokens: maxTokensField.nullable().optional(),
   maxCostUsd: maxCostField.nullable().optional(),
+  /** `--outcome`: the record reads the worker's outcome line (specs/record.md, "outcome"); absent: false. */
+  outcome: z.boolean().optional(),
 });
 export type SpecFile = z.infer<typeof specFileSchema>;
 
@@ -161,6 +164,8 @@ export const specSchema = loose({
   maxTokens: maxTokensField.nullable(),
   /** --max-cost: the cap in US dollars; null: none. */
   maxCostUsd: maxCostField.nullable(),
+  /** `--outcome` (absent: false). */
+  outcome: z.boolean().optional(),
 });
 export type Spec = z.infer<typeof specSchema>;
 
@@ -443,6 +448,13 @@ export const recordFileSchema = loose({
       used: z.number().nonnegative(),
       message: z.string(),
     })
+    .nullable()
+    .optional(),
+  /**
+   * The worker's declared outcome (`--outcome`): its last `STATUS:` line, beside `status`, never in its
+   * place; null when it was asked for and the final message had none; absent when not asked for.
+   */
+  outcome: loose({ status: z.enum(DECLARED_STATUSES), why: z.string() })
     .nullable()
     .optional(),
 });

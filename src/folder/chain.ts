@@ -18,7 +18,7 @@ const MAX_ATTEMPTS = 64;
 /** The next step after an attempt that ended as `record` says, by its admit.json's ladder. */
 export function nextStepOf(
   admit: AdmitFile | null,
-  record: Pick<RecordFile, "status" | "error" | "endedAt">,
+  record: Pick<RecordFile, "status" | "error" | "endedAt" | "outcome">,
 ): NextStep | null {
   const ladder = admit?.ladder;
   if (ladder === undefined) return null;
@@ -29,6 +29,7 @@ export function nextStepOf(
     kind: (record.error?.kind ?? null) as ErrorKind | null,
     retryAfter: record.error?.retryAfter ?? null,
     endedAt: record.endedAt,
+    outcome: record.outcome?.status ?? null,
   };
   return nextStep(ended);
 }

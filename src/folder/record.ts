@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Backend, Outcome } from "../backends/types.js";
 import { crossing, formatUsd } from "../domain/budget.js";
+import { declaredOutcome } from "../domain/declared-outcome.js";
 import { cleanMessage, recordTail } from "../domain/redact.js";
 import {
   type AdmitFile,
@@ -145,6 +146,8 @@ async function buildRecord(
     slotWaitMs: exit.slotWaitMs ?? null,
     capCrossed:
       exit.reason === "budget" || outcome.failure?.kind === "budget" ? null : capCrossed(spec, spend),
+    // The worker's word, read only when asked for (absent when not): beside `status`, never changing it.
+    ...(spec?.outcome === true ? { outcome: declaredOutcome(reply) } : {}),
   };
   if (admit?.attempt === undefined && admit?.ladder === undefined) return ended;
   const next = nextStepOf(admit, ended);

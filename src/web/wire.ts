@@ -61,6 +61,11 @@ export interface RowWire {
   next: { backend: string; notBefore: string | null } | null;
   unread: boolean;
   problems: { code: string; message: string }[];
+  /**
+   * The worker's declared outcome (record.json `outcome`, `--outcome`): null when asked for and the final
+   * message had none; absent when not asked for, and while it lives.
+   */
+  outcome?: { status: string; why: string } | null;
 }
 
 /** One bar of the run's timeline: one attempt, from admission to record. */

@@ -282,6 +282,59 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     await page.close();
   });
 
+  it("shows the worker's declared outcome beside the verdict, on the run's page and the dispatch's", async () => {
+    const why = "the docs are left <b>bold?</b>";
+    const said = scenario([
+      codexLine({ type: "thread.started", thread_id: "t-3" }),
+      codexLine({ type: "turn.started" }),
+      codexLine({
+        type: "item.completed",
+        item: { id: "m1", type: "agent_message", text: `Done.\n\nSTATUS: partial — ${why}` },
+      }),
+      codexLine({ type: "turn.completed", usage: { input_tokens: 100, output_tokens: 10 } }),
+      { exit: 0 },
+    ]);
+    const asked = (name: string, extra: string[]) =>
+      runCli(
+        [
+          "dispatch",
+          "--run",
+          "outcomes",
+          "--backend",
+          "codex",
+          "--name",
+          name,
+          "--bin",
+          FAKE_AGENT,
+          "--brief",
+          "fix it",
+          "--env",
+          `FAKE_AGENT_SCENARIO_FILE=${said}`,
+          "--json",
+          ...extra,
+        ],
+        { env },
+      );
+    const d = dispatchedOf(await asked("declared", ["--outcome"]));
+    dispatched.push(d.dispatchId);
+    const plain = dispatchedOf(await asked("plain", []));
+    dispatched.push(plain.dispatchId);
+    await runCli(["wait", "declared", "plain", "--run", "outcomes"], { env });
+    const page = await openPage("/runs/outcomes");
+    await row(page, "declared").locator('.pill:text-is("ok")').waitFor({ timeout: DEADLINE });
+    expect(await row(page, "declared").locator("td.doing .outcome").textContent()).toBe(` · partial: ${why}`);
+    await row(page, "plain").locator('.pill:text-is("ok")').waitFor({ timeout: DEADLINE });
+    expect(await row(page, "plain").locator("td.doing .outcome").count()).toBe(0);
+    expect(await page.locator("main b").count()).toBe(0);
+    await page.close();
+    const detail = await openPage(`/runs/outcomes/dispatches/${d.dispatchId}`);
+    await detail.waitForSelector("p.outcome", { timeout: DEADLINE });
+    expect(await detail.locator("p.outcome").textContent()).toBe(
+      `Outcome, the worker's word: partial — ${why}`,
+    );
+    await detail.close();
+  });
+
   it("cancels from the page after a confirmation: the agent stops and its record says cancelled", async () => {
     const ready = path.join(tempDir(), "ready");
     const d = await dispatch("cancel", "victim", [{ touch: ready }, { hang: true }]);

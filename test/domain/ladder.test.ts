@@ -96,6 +96,29 @@ describe("nextStep", () => {
     });
   }
 
+  // The worker's declared outcome (--outcome): blocked or refused would be told the same on the next rung.
+  const declared: [string, Partial<Ended>, Partial<NextStep> | null][] = [
+    ["a quota after complete climbs", { outcome: "complete" }, { backend: "claude-code", why: "failover" }],
+    ["a quota after partial climbs", { outcome: "partial" }, { backend: "claude-code", why: "failover" }],
+    ["a quota with no outcome line climbs", { outcome: null }, { backend: "claude-code" }],
+    ["a quota after blocked ends the chain", { outcome: "blocked" }, null],
+    ["a quota after refused ends the chain", { outcome: "refused" }, null],
+    ["an auth failure after blocked ends it", { status: "failed", kind: "auth", outcome: "blocked" }, null],
+    [
+      "a rate limit within the horizon after refused is not retried either",
+      { kind: "rate-limit", retryAfter: "2026-11-30T10:05:00Z", outcome: "refused" },
+      null,
+    ],
+    ["ok after blocked stays ok's: no next", { status: "ok", kind: null, outcome: "blocked" }, null],
+  ];
+  for (const [what, given, expected] of declared) {
+    it(what, () => {
+      const step = nextStep(ended(given));
+      if (expected === null) expect(step).toBeNull();
+      else expect(step).toMatchObject(expected);
+    });
+  }
+
   it("carries the ladder on: the rest of the rungs after a climb, one more retry after a retry", () => {
     expect(nextStep(ended({}))?.ladder).toEqual({ rungs: [gemini], retryWithinMs: 600_000, retries: 0 });
     expect(nextStep(ended({ kind: "rate-limit", retryAfter: "2026-11-30T10:01:00Z" }))?.ladder).toEqual({

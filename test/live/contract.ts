@@ -8,7 +8,7 @@ import {
   leftovers,
   waitForRecord,
 } from "./harness.js";
-import { FINAL_MARKER, startMockModelServer } from "./mock-model-server.js";
+import { FINAL_MARKER, OUTCOME_LINE, startMockModelServer } from "./mock-model-server.js";
 
 // One contract, run against each real CLI through `catherd dispatch` (specs/live-suite.md). The expected
 // verdicts follow specs/record.md's status precedence and specs/supervisor.md's stop rules; where a CLI's own
@@ -158,6 +158,19 @@ export function defineContract(cli: LiveCli): void {
         run.server.requests.map((r) => r.answer),
         why,
       ).toEqual(expect.arrayContaining(["tool-call", "final"]));
+      expect(leftovers(d), why).toEqual([]);
+    });
+
+    it("--outcome: the final answer ends with a STATUS line → ok, and the record has the outcome", async () => {
+      const d = await run.dispatch(cli, "outcome", { idle: "60s", flags: ["--outcome"] });
+      const { record } = await waitForRecord(d, 90_000);
+      const why = diagnostics(d, run.server);
+      expect(record.status, why).toBe("ok");
+      expect(record.reply ?? "", why).toContain(OUTCOME_LINE);
+      expect(record.outcome, why).toEqual({
+        status: "partial",
+        why: OUTCOME_LINE.slice(OUTCOME_LINE.indexOf("— ") + 2),
+      });
       expect(leftovers(d), why).toEqual([]);
     });
 

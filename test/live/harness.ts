@@ -336,6 +336,8 @@ export interface RecordJson {
   replyPath: string | null;
   error: { code: string; kind?: string; message: string; retryAfter?: string | null; tail?: string[] } | null;
   secs: number;
+  /** `--outcome`: the worker's declared outcome; null when asked for and missing, absent when not asked. */
+  outcome?: { status: string; why: string } | null;
 }
 
 export interface ExitJson {

@@ -28,6 +28,7 @@ import * as path from "node:path";
 export type Scenario =
   | "tool"
   | "text"
+  | "outcome"
   | "always500"
   | "always429"
   | "hang"
@@ -39,6 +40,7 @@ export type Scenario =
 export const SCENARIOS: readonly Scenario[] = [
   "tool",
   "text",
+  "outcome",
   "always500",
   "always429",
   "hang",
@@ -87,6 +89,7 @@ function usageOf(scenario: string): RequestUsage {
 /** The shell command each tool scenario asks the CLI to run. */
 export const SCENARIO_COMMANDS: Partial<Record<Scenario, string>> = {
   tool: "echo hi",
+  outcome: "echo hi",
   // Started in the background with its output detached, so the tool call returns at once and the
   // sleep outlives it; `echo` reports its pid so the test can prove it existed and is gone.
   orphan: "sleep 1000 > /dev/null 2>&1 & echo started $!",
@@ -94,6 +97,9 @@ export const SCENARIO_COMMANDS: Partial<Record<Scenario, string>> = {
 
 /** Every final answer starts with this marker; the tool's output (as the CLI reported it) follows. */
 export const FINAL_MARKER = "LIVE-OK";
+
+/** The outcome line the `outcome` scenario's final answer ends with (`dispatch --outcome`). */
+export const OUTCOME_LINE = "STATUS: partial — the mock model stops after one command";
 
 export type Api =
   | "responses"
@@ -486,7 +492,8 @@ function turnFor(
   }
   if (toolResult !== null) {
     entry.answer = "final";
-    return { kind: "text", text: `${FINAL_MARKER}: the command printed: ${toolResult.trim()}` };
+    const said = `${FINAL_MARKER}: the command printed: ${toolResult.trim()}`;
+    return { kind: "text", text: scenario === "outcome" ? `${said}\n\n${OUTCOME_LINE}` : said };
   }
   const command = SCENARIO_COMMANDS[scenario];
   if (command !== undefined && shellTool !== null) {

@@ -6,7 +6,7 @@ import { type Dispatched, dispatchCommand } from "../dispatch-command.js";
 import { type BackendCheck, doctorCommand } from "../doctor-command.js";
 import type { Command, ParsedInput } from "../kit.js";
 import { type Logs, logsCommand } from "../logs-command.js";
-import { type ConversationData, recordLine, resultCommand } from "../result-command.js";
+import { type ConversationData, outcomeSuffix, recordLine, resultCommand } from "../result-command.js";
 import { type ShownDispatch, showCommand } from "../show-command.js";
 import { statusCommand } from "../status-command.js";
 import { type UsageReport, usageCommand } from "../usage-command.js";
@@ -107,23 +107,23 @@ const showTool: ToolSpec<ShownDispatch> = {
   positionals: ref("show"),
   readOnly: true,
   line: ({ dispatch: d }) =>
-    `${d.admit?.name ?? "(by hand)"} ${d.dispatchId} ${d.state}${d.record === null ? "" : ` ${d.record.status} (${d.record.reason})`}`,
+    `${d.admit?.name ?? "(by hand)"} ${d.dispatchId} ${d.state}${d.record === null ? "" : ` ${d.record.status} (${d.record.reason})${outcomeSuffix(d.record)}`}`,
 };
 
 const resultTool: ToolSpec<RecordFile | ConversationData> = {
   name: "result",
   title: "The record and reply of a finished dispatch",
   description:
-    "The record of a finished dispatch: status, reason, secs, tokens, error, changed files, and the " +
-    "agent's reply. E_NOT_RECORDED while it still runs: call wait. conversation: every turn of its " +
-    "conversation (dispatch followUp) instead. As `catherd result`.",
+    "The record of a finished dispatch: status, reason, secs, tokens, error, changed files, the " +
+    "worker's declared outcome (when dispatched with outcome), and the agent's reply. E_NOT_RECORDED while it still runs: call wait. " +
+    "conversation: every turn of its conversation (dispatch followUp) instead. As `catherd result`.",
   command: resultCommand,
   positionals: ref("read"),
   readOnly: true,
   line: (data) =>
     "conversation" in data
       ? `${data.conversation.length} turns; newest ${data.conversation.at(-1)?.status ?? "live"}`
-      : `${recordLine(data)}: ${firstLine(data.reply) ?? "(no reply)"}`,
+      : `${recordLine(data)}${outcomeSuffix(data)}: ${firstLine(data.reply) ?? "(no reply)"}`,
 };
 
 const logsTool: ToolSpec<Logs | null> = {
@@ -204,7 +204,7 @@ const waitTool: ToolSpec<Waited> = {
   },
   readOnly: true,
   line: ({ records, running }) => {
-    const done = records.map((r) => `${r.name ?? r.dispatchId} ${r.status}`);
+    const done = records.map((r) => `${r.name ?? r.dispatchId} ${r.status}${outcomeSuffix(r)}`);
     const live = running.map((r) => `${r.name ?? r.dispatchId} ${r.state}${attemptSuffix(r)}`);
     return [
       done.length === 0 ? "none recorded" : `recorded: ${done.join(", ")}`,

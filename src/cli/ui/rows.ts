@@ -58,6 +58,7 @@ export function rowWire(row: DispatchRow, view: DispatchView): RowWire {
     next: row.next === null ? null : { backend: row.next.backend, notBefore: row.next.notBefore },
     unread: row.unread,
     problems: row.problems,
+    ...(row.outcome === undefined ? {} : { outcome: row.outcome }),
   };
 }
 

@@ -209,6 +209,7 @@ function writeFolder(
     keepTmp: request.isolation.keepTmp,
     maxTokens: request.caps.maxTokens,
     maxCostUsd: request.caps.maxCostUsd,
+    ...(request.outcome === true ? { outcome: true } : {}),
   };
   const spec = resolveSpec(asked, request.backend, dir);
   writeFolderJson(staging, FILES.spec, spec);

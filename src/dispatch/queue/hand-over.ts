@@ -230,6 +230,8 @@ function nextRequest(
     extraArgs: sameBackend ? asked.extraArgs : [],
     isolation: { worktree: asked.worktree, passEnv: asked.passEnv, keepTmp: asked.keepTmp },
     caps: chainCaps(spec, record),
+    // The brief already carries the contract (brief.md is copied): the next attempt reads the line too.
+    ...(spec?.outcome === true ? { outcome: true } : {}),
     // Every attempt of a chain goes where its first went.
     placement: {
       placement: admit.placement?.engine ?? "local",

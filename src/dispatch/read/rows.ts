@@ -1,5 +1,6 @@
 // status's rows (specs/cli.md, `status`): one dispatch as a row, from its record alone once it has one,
 // from its view and activity.json while it lives; a chain's attempts folded into one row. Reading only.
+import type { DeclaredOutcome } from "../../domain/declared-outcome.js";
 import type { ActivityFile, PlacementFile, QueuedFile, RecordFile, SpecFile } from "../../domain/schemas.js";
 import { pendingWords } from "../../domain/slurm-states.js";
 import { billedTokens } from "../../domain/usage.js";
@@ -67,6 +68,11 @@ export interface DispatchRow {
   next: { backend: BackendId; model: string | null; notBefore: string | null } | null;
   /** A `catherd lock` of its agent waiting for a heavy slot or running in one (live dispatches only). */
   heavy: HeavyActivity | null;
+  /**
+   * The worker's declared outcome as record.json has it (`--outcome`): null when asked for and the final
+   * message had none; absent when not asked for, and while it lives.
+   */
+  outcome?: DeclaredOutcome | null;
 }
 
 /**
@@ -198,6 +204,7 @@ export function recordedRow(run: RunPaths, dir: string, record: RecordFile): Dis
     earlier: [],
     next: nextOf(record),
     heavy: null,
+    ...(record.outcome === undefined ? {} : { outcome: record.outcome }),
   };
 }
 
@@ -241,6 +248,7 @@ export function liveRow(
     earlier: [],
     next: nextOf(view.record),
     heavy: AGENT_STATES.has(view.state) ? heavyActivityOf(view.dir) : null,
+    ...(view.record?.outcome === undefined ? {} : { outcome: view.record.outcome }),
   };
 }
 

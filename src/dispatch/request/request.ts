@@ -89,6 +89,8 @@ export interface DispatchRequest {
   notify?: string | null;
   /** `--run-notify`: remembered in run.json; null removes it (`none`); absent: run.json's stays. */
   runNotify?: string | null;
+  /** `--outcome`: the brief carries the outcome contract, and the record reads the outcome line. */
+  outcome?: boolean;
   /** `--follow-up NAME`: the turn this dispatch continues (dispatch/follow-up/); absent or null: none. */
   followUp?: FollowUpOf | null;
 }
@@ -153,6 +155,7 @@ export interface RawDispatchInput {
   placement?: string | undefined;
   runPlacement?: string | undefined;
   slurmOpt?: string[] | undefined;
+  outcome?: boolean | undefined;
   rest: string[];
   environment: NodeJS.ProcessEnv;
 }
@@ -315,6 +318,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     ...(raw.runNotify === undefined
       ? {}
       : { runNotify: raw.runNotify === "none" ? null : notifyCommand("--run-notify", raw.runNotify) }),
+    ...(raw.outcome === true ? { outcome: true } : {}),
   };
 }
 

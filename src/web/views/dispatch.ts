@@ -5,7 +5,7 @@ import { clock, count, duration, usd } from "../format.js";
 import { parseMarkdown } from "../markdown.js";
 import { renderMarkdown } from "../markdown-dom.js";
 import type { DispatchWire, PushWire, UsagePointWire, UsageWire } from "../wire.js";
-import { chainText } from "./run.js";
+import { chainText, outcomeWords } from "./run.js";
 
 // A dispatch: the brief, its events as human lines, tool calls with their durations, stalls and provider
 // retries marked, the reply rendered from Markdown (safely: markdown.ts), changes.patch as a diff, the
@@ -96,6 +96,15 @@ export class DispatchView implements View {
         r.reason === null ? "" : ` · ${r.reason}`,
         r.error === null ? "" : ` · ${r.error.kind ?? ""}: ${r.error.message}`,
       ),
+      r.outcome === undefined
+        ? null
+        : h(
+            "p",
+            { class: "outcome" },
+            r.outcome === null
+              ? "Outcome: none — the final message carried no STATUS line (asked for with --outcome)"
+              : `Outcome, the worker's word: ${outcomeWords(r.outcome, " — ")}`,
+          ),
       d.attempts.length > 1
         ? h(
             "p",

@@ -263,8 +263,12 @@ function tokensText(r: RowWire): string {
 function doing(r: RowWire, now: number): Node | string {
   if (r.problems.length > 0) return `! ${r.problems[0]?.code}: ${r.problems[0]?.message}`;
   if (r.state === "recorded") {
-    if (r.error !== null) return `${r.error.kind ?? r.status}: ${r.error.message}`;
-    return `${r.status ?? "?"} (${r.reason ?? "?"})`;
+    const verdict =
+      r.error !== null
+        ? `${r.error.kind ?? r.status}: ${r.error.message}`
+        : `${r.status ?? "?"} (${r.reason ?? "?"})`;
+    if (r.outcome === undefined) return verdict;
+    return h("span", null, verdict, h("span", { class: "outcome" }, ` · ${outcomeWords(r.outcome, ": ")}`));
   }
   if (r.queue !== null) return r.queue.blocker;
   const parts: (Node | string)[] = [];
@@ -284,4 +288,13 @@ function doing(r: RowWire, now: number): Node | string {
   if (r.retrying > 0) parts.push(h("span", { class: "warn" }, ` · provider retry ${r.retrying}`));
   else if (r.retries > 0) parts.push(h("span", { class: "dim" }, ` · ${r.retries} retries`));
   return h("span", null, ...parts);
+}
+
+/**
+ * The worker's declared outcome (`--outcome`) in words, beside catherd's verdict: "blocked: no key";
+ * "no outcome" when it was asked for and the final message had no STATUS line.
+ */
+export function outcomeWords(outcome: RowWire["outcome"], separator: string): string {
+  if (outcome == null) return "no outcome";
+  return outcome.why === "" ? outcome.status : `${outcome.status}${separator}${outcome.why}`;
 }
