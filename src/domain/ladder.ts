@@ -20,6 +20,8 @@ export interface LadderState {
   retryWithinMs: number | null;
   /** Timed retries of the current rung so far. */
   retries: number;
+  /** Repair turns left for an answer that does not fit the dispatch's --answer-schema (--repair). */
+  repairs: number;
 }
 
 /** The step after an attempt: the attempt to admit next, and from when it may start. */
@@ -29,7 +31,7 @@ export interface NextStep {
   bin: string;
   /** ISO time before which the next attempt must not start (a timed retry), or null. */
   notBefore: string | null;
-  why: "retry" | "failover";
+  why: "retry" | "failover" | "repair";
   /** The ladder as the next attempt carries it. */
   ladder: LadderState;
 }
@@ -61,16 +63,21 @@ export interface Ended {
   retryAfter: string | null;
   /** When the attempt ended (ISO). */
   endedAt: string;
+  /** The thread (session) the attempt ran on, as its record names it; null: the CLI never named one. */
+  thread: string | null;
 }
 
 /**
- * The next attempt of a chain, or null when the chain ends here. A rate limit that names a time within
+ * The next attempt of a chain, or null when the chain ends here. An answer that did not fit its schema
+ * (`answer-invalid`) is repaired on the same rung and thread while repairs are left and a thread is known;
+ * else that ends the chain (another provider would be asked the same thing). A rate limit that names a time within
  * `retryWithinMs` of the end retries the same rung at that time (at most MAX_RETRIES_PER_RUNG times); else
  * an ending another provider would not share moves to the next rung; else the chain ends.
  */
 export function nextStep(ended: Ended): NextStep | null {
   const { ladder, kind } = ended;
   if (ladder === null || kind === null || ended.status === "ok") return null;
+  if (kind === "answer-invalid") return repairStep(ended, ladder);
   if (!FAILOVER_KINDS.has(kind)) return null;
   if (kind === "rate-limit" && ended.retryAfter !== null && ladder.retryWithinMs !== null) {
     const waitMs = Date.parse(ended.retryAfter) - Date.parse(ended.endedAt);
@@ -89,6 +96,17 @@ export function nextStep(ended: Ended): NextStep | null {
     ...next,
     notBefore: null,
     why: "failover",
-    ladder: { rungs: rest, retryWithinMs: ladder.retryWithinMs, retries: 0 },
+    ladder: { rungs: rest, retryWithinMs: ladder.retryWithinMs, retries: 0, repairs: ladder.repairs },
+  };
+}
+
+/** One repair turn on the attempt's own rung and thread, counted off the repairs left; null: none possible. */
+function repairStep(ended: Ended, ladder: LadderState): NextStep | null {
+  if (ladder.repairs <= 0 || ended.thread === null) return null;
+  return {
+    ...ended.rung,
+    notBefore: null,
+    why: "repair",
+    ladder: { ...ladder, retries: 0, repairs: ladder.repairs - 1 },
   };
 }

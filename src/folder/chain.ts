@@ -18,17 +18,23 @@ const MAX_ATTEMPTS = 64;
 /** The next step after an attempt that ended as `record` says, by its admit.json's ladder. */
 export function nextStepOf(
   admit: AdmitFile | null,
-  record: Pick<RecordFile, "status" | "error" | "endedAt">,
+  record: Pick<RecordFile, "status" | "error" | "endedAt" | "thread">,
 ): NextStep | null {
   const ladder = admit?.ladder;
   if (ladder === undefined) return null;
   const ended: Ended = {
     rung: ladder.rung,
-    ladder: { rungs: ladder.rungs, retryWithinMs: ladder.retryWithinMs, retries: ladder.retries },
+    ladder: {
+      rungs: ladder.rungs,
+      retryWithinMs: ladder.retryWithinMs,
+      retries: ladder.retries,
+      repairs: ladder.repairs ?? 0,
+    },
     status: record.status,
     kind: (record.error?.kind ?? null) as ErrorKind | null,
     retryAfter: record.error?.retryAfter ?? null,
     endedAt: record.endedAt,
+    thread: record.thread,
   };
   return nextStep(ended);
 }

@@ -14,6 +14,7 @@ import { billedTokens } from "../domain/usage.js";
 import { removeCgroupOf } from "../infra/cgroup/leftovers.js";
 import { okValue } from "../infra/json-file.js";
 import { tailLines } from "../infra/tail.js";
+import { judgeAnswer } from "./answer.js";
 import { backendOf } from "./backend.js";
 import { nextStepOf } from "./chain.js";
 import { dispatchChanges } from "./changes.js";
@@ -109,7 +110,7 @@ async function buildRecord(
     new Date(Number.isFinite(endedAtMs) ? endedAtMs : Date.now()),
   );
   const { changedFiles, patch, worktree, commits } = await dispatchChanges(dir, admit, spec);
-  const ended: RecordFile = {
+  const recorded: RecordFile = {
     schema: SCHEMA_VERSION,
     dispatchId,
     run: admit?.run ?? null,
@@ -146,6 +147,8 @@ async function buildRecord(
     capCrossed:
       exit.reason === "budget" || outcome.failure?.kind === "budget" ? null : capCrossed(spec, spend),
   };
+  // With --answer-schema, the answer decides too: one that does not fit fails the attempt (answer-invalid).
+  const ended = await judgeAnswer(dir, spec, admit, summary, recorded);
   if (admit?.attempt === undefined && admit?.ladder === undefined) return ended;
   const next = nextStepOf(admit, ended);
   return {
