@@ -107,7 +107,9 @@ describe("an answer that fits a schema, with real processes", () => {
       error: { kind: "answer-invalid", code: "exited" },
       next: { backend: "codex", why: "repair", notBefore: null },
     });
-    expect(record1.error.message).toMatch(/does not fit --answer-schema: \/verdict .*; a repair turn follows/);
+    expect(record1.error.message).toMatch(
+      /does not fit --answer-schema: \/verdict .*; a repair turn follows/,
+    );
     expect(fs.existsSync(path.join(one.dir, "answer.json"))).toBe(false);
 
     // The repair resumed the thread the first attempt named, with the schema again and the errors as brief.
@@ -127,7 +129,9 @@ describe("an answer that fits a schema, with real processes", () => {
       failoverFrom: one.dispatchId,
       ladder: { rungs: [] },
     });
-    expect(JSON.parse(fs.readFileSync(path.join(two.dir, "admit.json"), "utf8")).ladder.repairs).toBeUndefined();
+    expect(
+      JSON.parse(fs.readFileSync(path.join(two.dir, "admit.json"), "utf8")).ladder.repairs,
+    ).toBeUndefined();
 
     // answer.json beside reply.md, and `result --answer` prints it alone.
     expect(JSON.parse(fs.readFileSync(path.join(two.dir, "answer.json"), "utf8"))).toEqual({
@@ -200,7 +204,18 @@ describe("an answer that fits a schema, with real processes", () => {
     fs.writeFileSync(schemaFile, JSON.stringify(SCHEMA));
     const env = { ...base, CATHERD_CLAUDE_BIN: claude };
     const started = await runCli(
-      ["dispatch", "--backend", "claude-code", "--name", "c", "--brief", "b", "--answer-schema", schemaFile, "--json"],
+      [
+        "dispatch",
+        "--backend",
+        "claude-code",
+        "--name",
+        "c",
+        "--brief",
+        "b",
+        "--answer-schema",
+        schemaFile,
+        "--json",
+      ],
       { env },
     );
     dispatched.push(json<{ dispatched: { dispatchId: string } }>(started).dispatched.dispatchId);
@@ -223,11 +238,16 @@ describe("an answer that fits a schema, with real processes", () => {
       [["--answer-schema", notJson], new RegExp(`--answer-schema ${notJson} is not JSON: `)],
       [
         ["--answer-schema", notSchema],
-        new RegExp(`--answer-schema ${notSchema} is not a valid JSON Schema \\(draft 2020-12\\): data/type must be`),
+        new RegExp(
+          `--answer-schema ${notSchema} is not a valid JSON Schema \\(draft 2020-12\\): data/type must be`,
+        ),
       ],
       [["--answer-schema", path.join(bins, "none.json")], /cannot be read \(ENOENT\)/],
       [["--repair", "1"], /--repair needs --answer-schema/],
-      [["--answer-schema", notSchema.replace("bad", "verdict.schema"), "--repair", "9"], /not a whole number from 0 to 5/],
+      [
+        ["--answer-schema", notSchema.replace("bad", "verdict.schema"), "--repair", "9"],
+        /not a whole number from 0 to 5/,
+      ],
     ];
     for (const [flags, message] of cases) {
       const r = await runCli(["dispatch", "--backend", "codex", "--brief", "b", "--json", ...flags], { env });
