@@ -157,7 +157,9 @@ describe("an answer that fits a schema, with real processes", () => {
       answerErrors: [{ path: "", message: expect.stringMatching(/^the final message is not JSON/) }],
       error: { kind: "answer-invalid" },
     });
-    expect((record?.error as { message: string }).message).not.toMatch(/repair turn follows/);
+    expect(String((record?.error as { message?: string } | undefined)?.message)).not.toMatch(
+      /repair turn follows/,
+    );
     expect(calls(bins, "codex")).toHaveLength(2);
     const full = json<{ attempts: AttemptSummary[] }>(await runCli(["result", "prose", "--json"], { env }));
     for (const a of full.attempts) dispatched.push(a.dispatchId);
