@@ -193,6 +193,38 @@ describe("an answer that fits a schema, with real processes", () => {
     });
   });
 
+  it("fails at once when the CLI named no thread to resume, and leaves a failure of another kind as it was", async () => {
+    const noThread = codexSaying("not json");
+    noThread.lines = noThread.lines.filter((l) => !l.includes('"thread.started"'));
+    const { bins, schemaFile, env } = codexWith([noThread]);
+    await dispatchCodex(env, "nothread", ["--answer-schema", schemaFile]);
+    const waited = await runCli(["wait", "nothread", "--json", "--timeout", "60s"], {
+      env,
+      timeoutMs: 90_000,
+    });
+    const [record] = json<{ records: Record<string, unknown>[] }>(waited).records;
+    expect(record).toMatchObject({ status: "failed", attempt: 1, next: null, thread: null });
+    expect(record?.error).toMatchObject({
+      kind: "answer-invalid",
+      message: expect.stringMatching(/; no repair is possible: the CLI named no thread to resume$/),
+    });
+    expect(calls(bins, "codex")).toHaveLength(1);
+
+    const quota = codexWith([{ lines: recordedLines("codex", "quota"), exit: 1 }]);
+    await dispatchCodex(quota.env, "quota", ["--answer-schema", quota.schemaFile]);
+    const ended = await runCli(["wait", "quota", "--json", "--timeout", "60s"], {
+      env: quota.env,
+      timeoutMs: 90_000,
+    });
+    expect(json<{ records: Record<string, unknown>[] }>(ended).records[0]).toMatchObject({
+      status: "limit",
+      error: { kind: "quota" },
+      answer: null,
+      answerErrors: null,
+      next: null,
+    });
+  });
+
   it("takes Claude Code's structured_output as the answer, given the schema by --json-schema", async () => {
     const { env: base } = isolatedHome();
     const bins = tempDir();
