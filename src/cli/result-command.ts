@@ -51,6 +51,7 @@ export const resultCommand: Command<ResultData> = {
         ? []
         : [`chain stopped: ${stopped.stopped}${stopped.message === null ? "" : ` — ${stopped.message}`}`]),
       ...spendLines(record, view.spec),
+      ...answerLines(record),
       ...errorLines(record, systemClock.wallNow().getTime()),
       ...leftBehindLines(record, view.spec, view.admit),
       "",
@@ -89,6 +90,19 @@ function answerOf(record: RecordFile, ref: string): unknown {
     throw new CatherdError("E_NO_ANSWER", `${ref} ended ${why}: it gave no answer`, { fix: readReply });
   }
   return record.answer;
+}
+
+/** The most of an answer the text output shows on its line: `--answer` prints it whole. */
+const ANSWER_LINE_CHARS = 500;
+
+/** "answer: {"verdict":"pass"} (catherd result --answer …)" for a record whose answer fit its schema. */
+function answerLines(record: RecordFile): string[] {
+  if (record.answer === undefined || record.status !== "ok" || record.answerErrors != null) return [];
+  const text = JSON.stringify(record.answer) ?? "null";
+  const shown = text.length > ANSWER_LINE_CHARS ? `${text.slice(0, ANSWER_LINE_CHARS)}…` : text;
+  return [
+    `answer: ${inertText(shown)} (all of it: catherd result --answer ${record.name ?? record.dispatchId})`,
+  ];
 }
 
 /** "codex quota", "claude-code ok". */

@@ -141,6 +141,10 @@ describe("an answer that fits a schema, with real processes", () => {
     const answer = await runCli(["result", "judge", "--answer"], { env });
     expect(answer.code, answer.stderr).toBe(0);
     expect(JSON.parse(answer.stdout)).toEqual({ verdict: "pass", count: 3 });
+    const shown = await runCli(["result", "judge"], { env });
+    expect(shown.stdout).toContain(
+      'answer: {"verdict":"pass","count":3} (all of it: catherd result --answer judge)',
+    );
   });
 
   it("records answer-invalid once the repairs are spent, and result --answer says there is none", async () => {
