@@ -294,6 +294,23 @@ describe("an answer that fits a schema, with real processes", () => {
       expect(error.code).toBe("E_INPUT_INVALID");
       expect(error.message).toMatch(message);
     }
+    const exec = await runCli(
+      [
+        "dispatch",
+        "--backend",
+        "exec",
+        "--answer-schema",
+        path.join(bins, "verdict.schema.json"),
+        "--json",
+        "--",
+        "/bin/true",
+      ],
+      { env },
+    );
+    expect(exec.code).toBe(2);
+    expect(json<{ error: { message: string } }>(exec).error.message).toBe(
+      "--answer-schema is for an agent's final answer; exec runs a command",
+    );
     expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
     expect(calls(bins, "codex")).toHaveLength(0);
   });
