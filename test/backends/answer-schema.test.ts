@@ -105,3 +105,26 @@ describe("the contract in the brief", () => {
     expect(withoutAnswerContract(brief("no contract"))?.toString("utf8")).toBe("no contract");
   });
 });
+
+describe("Claude's structured answer in its stream", () => {
+  const result = (more: Record<string, unknown>) =>
+    JSON.stringify({
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      result: "",
+      session_id: "s",
+      ...more,
+    });
+
+  it("is carried on the final fact as `structured`, any JSON value, null included", () => {
+    const claude = backendFor("claude-code");
+    expect(claude.parse(result({ structured_output: { a: 1 } })).final).toEqual({
+      isError: false,
+      message: null,
+      structured: { a: 1 },
+    });
+    expect(claude.parse(result({ structured_output: null })).final?.structured).toBeNull();
+    expect(claude.parse(result({})).final).toEqual({ isError: false, message: null });
+  });
+});
