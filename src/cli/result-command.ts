@@ -1,7 +1,7 @@
 import type { AttemptSummary } from "../dispatch/read/attempts.js";
 import { resultOf } from "../dispatch/result.js";
-import { outcomeText } from "../domain/declared-outcome.js";
 import { errorsText } from "../domain/answer.js";
+import { outcomeText } from "../domain/declared-outcome.js";
 import { CatherdError } from "../domain/errors.js";
 import { inertText } from "../domain/inert-text.js";
 import { recordHeadline, whyLine } from "../domain/record-words.js";
