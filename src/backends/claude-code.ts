@@ -69,8 +69,22 @@ function plan(request: PlanRequest) {
   // Claude's own budget, checked after each response by its own prices: it stops with a result of
   // subtype error_max_budget_usd, often before catherd's estimate of the same cap is reached.
   if (request.maxCostUsd !== null) args.push("--max-budget-usd", String(request.maxCostUsd));
+  // --answer-schema: Claude takes the schema inline (`--json-schema <json>`, an object), gives the model a
+  // StructuredOutput tool whose input is checked against it (ajv; up to 5 tries in the turn, then a result
+  // of subtype error_max_structured_output_retries) and puts the answer in its result's
+  // `structured_output` (specs/backends.md, "An answer that fits a schema").
+  if (request.answerSchema != null) args.push("--json-schema", compactJson(request.answerSchema.text));
   args.push(...request.extraArgs);
   return { cmd: request.bin, args, env: {}, stdin: "brief" as const };
+}
+
+/** A schema's text on one line (a command line shown in `show`), as it was when it is not JSON. */
+function compactJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    return text;
+  }
 }
 
 function positive(value: unknown): number | null {
@@ -237,6 +251,8 @@ function parseResult(event: Record<string, unknown>): LineFacts {
   const text = asString(event.result);
   if (event.is_error !== true) {
     out.final = { isError: false, message: null };
+    // With --json-schema, the StructuredOutput tool's input as Claude validated it.
+    if (event.structured_output !== undefined) out.final.structured = event.structured_output;
     // result.result is what Claude calls its result; it is normally the last message gathered already.
     if (text !== null) out.reply = { text, mode: "result" };
     out.describe = "finished";
@@ -308,6 +324,7 @@ export const claudeCodeBackend: Backend = {
   needsBrief: true,
   reportsUsage: true,
   plainText: false,
+  answerSchemaFlag: true,
   // Claude exits within a second of its result in every recording; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,

@@ -54,6 +54,9 @@ function plan(request: PlanRequest) {
   if (request.access !== null) args.push(...ACCESS_SANDBOX[request.access]);
   if (request.model !== null) args.push("-m", request.model);
   if (request.effort !== null) args.push("-c", `model_reasoning_effort=${JSON.stringify(request.effort)}`);
+  // --answer-schema: `codex exec --output-schema FILE`, which `exec resume` takes too (codex 0.171.0
+  // --help): the model's final message is then JSON of that shape (OpenAI's strict structured outputs).
+  if (request.answerSchema != null) args.push("--output-schema", request.answerSchema.path);
   args.push(...request.extraArgs);
   if (request.thread !== null) args.push(request.thread);
   // "-" makes codex read the prompt from stdin, which is the brief file: it reads to EOF, then starts.
@@ -306,6 +309,7 @@ export const codexBackend: Backend = {
   needsBrief: true,
   reportsUsage: true,
   plainText: false,
+  answerSchemaFlag: true,
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,
   parse,

@@ -14,6 +14,7 @@ export const execBackend: Backend = {
   needsBrief: false,
   reportsUsage: false,
   plainText: true,
+  answerSchemaFlag: false,
   defaults: { idleMs: 10 * 60_000, wallMs: 2 * 3_600_000, graceAfterFinalMs: null },
   plan(request) {
     return {

@@ -331,6 +331,7 @@ export const geminiBackend: Backend = {
   needsBrief: true,
   reportsUsage: true,
   plainText: false,
+  answerSchemaFlag: false,
   // gemini exits right after its result line in every recording; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,

@@ -227,6 +227,7 @@ export const opencodeBackend: Backend = {
   needsBrief: true,
   reportsUsage: true,
   plainText: false,
+  answerSchemaFlag: false,
   // opencode exits once its session goes idle, right after the last step; 30 s is the common grace.
   defaults: { ...AGENT_DEFAULTS, graceAfterFinalMs: 30_000 },
   plan,

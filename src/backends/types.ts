@@ -16,6 +16,11 @@ export interface PlanRequest {
   extraArgs: readonly string[];
   /** --max-cost, for a CLI with a budget of its own to pass it to (Claude's --max-budget-usd); null: none. */
   maxCostUsd: number | null;
+  /**
+   * --answer-schema: the JSON Schema the final answer must fit, as the folder's answer-schema.json (its
+   * path) and its text, for a CLI with a schema flag of its own (answerSchemaFlag); null: none. Absent: none.
+   */
+  answerSchema?: { path: string; text: string } | null;
 }
 
 /** How to run the CLI. The brief reaches it by stdin (`stdin: "brief"`) or a file it reads, never argv. */
@@ -128,6 +133,11 @@ export interface Backend {
    */
   plainText: boolean;
   defaults: BackendDefaults;
+  /**
+   * Whether the CLI takes --answer-schema's schema through a flag of its own (Claude's --json-schema,
+   * codex's --output-schema); false: the contract is appended to the brief (specs/backends.md).
+   */
+  answerSchemaFlag: boolean;
   plan(request: PlanRequest): Plan;
   /** Facts of one stdout line (without its newline). Never throws; unknown lines are progress. */
   parse(line: string): LineFacts;

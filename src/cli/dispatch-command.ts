@@ -1,6 +1,8 @@
+import * as path from "node:path";
 import { AGENT_DEFAULTS } from "../backends/common.js";
 import { execBackend } from "../backends/exec.js";
 import { validateFollowUp } from "../dispatch/follow-up/request.js";
+import { type AnswerSchemaSource, answerInput } from "../dispatch/request/answer-input.js";
 import { withLockHint } from "../dispatch/request/lock-hint.js";
 import { withOutcomeContract } from "../dispatch/request/outcome-contract.js";
 import { RUN_PLACEMENTS } from "../dispatch/request/placement.js";
@@ -13,7 +15,10 @@ import { CatherdError } from "../domain/errors.js";
 import { ACCESS_LEVELS, BACKEND_IDS, PLACEMENTS, type QueueBlocker } from "../domain/vocab.js";
 import { catherdHome, runName } from "../infra/paths.js";
 import { readBrief } from "./brief-input.js";
-import { type Command, listOption, stringOption } from "./kit.js";
+import { type Command, listOption, type ParsedInput, stringOption } from "./kit.js";
+
+/** The input key under which the MCP dispatch tool passes `answerSchema`, the schema inline, as JSON text. */
+export const INLINE_ANSWER_SCHEMA = "answer-schema-inline";
 
 export interface Dispatched {
   dispatched: {
@@ -266,8 +271,31 @@ export const dispatchCommand: Command<Dispatched> = {
       description:
         "add a short contract to the brief asking the agent to end with `STATUS: complete|partial|blocked|refused — why`, read into the record's outcome",
     },
+    "answer-schema": {
+      type: "string",
+      value: "<file>",
+      description:
+        "a JSON Schema (draft 2020-12) the agent's final answer must be valid against: catherd checks it, records it as `answer` and answer.json, and `result --answer` prints it",
+    },
+    repair: {
+      type: "string",
+      value: "<n>",
+      integer: true,
+      description:
+        "with --answer-schema: turns on the same thread, with the validator's errors, for an answer that does not fit (0: none)",
+      default: "1",
+    },
   },
   async handler(input, { early, stdinIsOurs }) {
+    const schemaSource = answerSchemaSource(input);
+    if (input.values.outcome === true && schemaSource !== null) {
+      // Where the CLI keeps to the schema itself (codex, Claude) the final message can hold nothing else,
+      // and for the others a STATUS line after the value would make it no JSON: the two cannot both hold.
+      throw new CatherdError("E_INPUT_INVALID", "--outcome and --answer-schema cannot be given together", {
+        fix: "leave out --outcome and put the worker's status in the schema (e.g. a required `status` property)",
+      });
+    }
+    const answer = await answerInput(schemaSource, stringOption(input, "repair"));
     const followUp = stringOption(input, "follow-up");
     const validate = (raw: RawDispatchInput) =>
       followUp === undefined ? validateDispatch(raw) : validateFollowUp(raw, followUp);
@@ -315,6 +343,7 @@ export const dispatchCommand: Command<Dispatched> = {
       placement: stringOption(input, "placement"),
       runPlacement: stringOption(input, "run-placement"),
       slurmOpt: listOption(input, "slurm-opt"),
+      answer,
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });
@@ -355,6 +384,17 @@ export const dispatchCommand: Command<Dispatched> = {
     };
   },
 };
+
+/**
+ * Where --answer-schema comes from: a file (relative to this process's folder), or the object the MCP
+ * tool was given inline (INLINE_ANSWER_SCHEMA, JSON text: the command line has no such flag).
+ */
+function answerSchemaSource(input: ParsedInput): AnswerSchemaSource | null {
+  const inline = stringOption(input, INLINE_ANSWER_SCHEMA);
+  if (inline !== undefined) return { inline: JSON.parse(inline) as unknown };
+  const file = stringOption(input, "answer-schema");
+  return file === undefined ? null : { file: path.resolve(file) };
+}
 
 /** "slurm job 12 queued: Licenses", "slurm job 12 running on node4". */
 function submittedText(job: SubmittedSupervisor): string {

@@ -59,6 +59,13 @@ by dispatching the same brief to the same CLI at once: pick another backend or c
 error.retryAfter. Never fall back on failed (other kinds) or timeout: another provider would not fix the
 brief or the work tree; read the record and the logs first.
 
+## Asking for an answer
+When you need a value rather than prose, give answerSchema (--answer-schema FILE): a JSON Schema the
+worker's final answer must be valid against. catherd checks it itself; the record's answer is the parsed
+value (result --answer prints it alone), or null with answerErrors when it did not fit. One repair turn
+on the same thread with the validator's errors comes by itself (repair, default 1); after that the record
+is failed, kind answer-invalid.
+
 ## Heavy commands
 Several agents on one machine that all run the test suite or a full build at once make every run slow
 and flaky. Run your own test suites and builds as catherd lock -- <command> (catherd lock -- npm test):

@@ -1,7 +1,9 @@
 import { conversationOf, type Turn } from "../dispatch/follow-up/conversation.js";
 import type { AttemptSummary } from "../dispatch/read/attempts.js";
 import { resultOf } from "../dispatch/result.js";
+import { errorsText } from "../domain/answer.js";
 import { outcomeText } from "../domain/declared-outcome.js";
+import { CatherdError } from "../domain/errors.js";
 import { inertText } from "../domain/inert-text.js";
 import { recordHeadline, whyLine } from "../domain/record-words.js";
 import type { RecordFile } from "../domain/schemas.js";
@@ -39,13 +41,24 @@ export const resultCommand: Command<ResultData | ConversationData> = {
       description:
         "every turn of its conversation (the dispatch and its follow-ups, --follow-up): when, how it ended, its brief's first line and its reply",
     },
+    answer: {
+      type: "boolean",
+      description:
+        "print only the answer (--answer-schema) as JSON, for jq; E_NO_ANSWER when the record has none",
+    },
   },
   async handler(input) {
+    const ref = refOf(input, "result");
     if (input.values.conversation === true) {
-      const turns = conversationOf(dispatchDirOf(input, refOf(input, "result")));
+      const turns = conversationOf(dispatchDirOf(input, ref));
       return { data: { conversation: turns }, text: conversationText(turns) };
     }
-    const { view, record, attempts, stopped } = await resultOf(dispatchDirOf(input, refOf(input, "result")));
+    const { view, record, attempts, stopped } = await resultOf(dispatchDirOf(input, ref));
+    const outside = changedOutsideOwns(record.changedFiles, view.admit?.git?.prefix, view.admit?.owns ?? []);
+    const data = { ...record, attempts, changedOutsideOwns: outside };
+    // The answer alone on stdout (--json keeps the record, which holds it as `answer`).
+    if (input.values.answer === true)
+      return { data, text: `${JSON.stringify(answerOf(record, ref), null, 2)}\n` };
     const text = [
       recordLine(record),
       ...outcomeLines(record),
@@ -54,15 +67,59 @@ export const resultCommand: Command<ResultData | ConversationData> = {
         ? []
         : [`chain stopped: ${stopped.stopped}${stopped.message === null ? "" : ` — ${stopped.message}`}`]),
       ...spendLines(record, view.spec),
+      ...answerLines(record),
       ...errorLines(record, systemClock.wallNow().getTime()),
       ...leftBehindLines(record, view.spec, view.admit),
       "",
       record.reply === null ? "(no reply)" : inertText(record.reply),
     ];
-    const outside = changedOutsideOwns(record.changedFiles, view.admit?.git?.prefix, view.admit?.owns ?? []);
-    return { data: { ...record, attempts, changedOutsideOwns: outside }, text: `${text.join("\n")}\n` };
+    return { data, text: `${text.join("\n")}\n` };
   },
 };
+
+/**
+ * The record's answer (specs/record.md, "The answer"): its value when it fit the schema — `null` too, for a
+ * schema that allows it — else E_NO_ANSWER saying why there is none.
+ */
+function answerOf(record: RecordFile, ref: string): unknown {
+  const readReply = `read the reply with: catherd result ${ref}`;
+  if (record.answer === undefined) {
+    throw new CatherdError(
+      "E_NO_ANSWER",
+      `${ref} was dispatched without --answer-schema: its record has no answer`,
+      {
+        fix: `dispatch with --answer-schema <file>, or ${readReply}`,
+      },
+    );
+  }
+  if (record.answerErrors != null && record.answerErrors.length > 0) {
+    throw new CatherdError(
+      "E_NO_ANSWER",
+      `${ref}'s answer did not fit its schema: ${errorsText(record.answerErrors)}`,
+      {
+        fix: `${readReply} (--json: answerErrors)`,
+      },
+    );
+  }
+  if (record.status !== "ok") {
+    const why = record.error?.kind == null ? record.status : `${record.status}, ${record.error.kind}`;
+    throw new CatherdError("E_NO_ANSWER", `${ref} ended ${why}: it gave no answer`, { fix: readReply });
+  }
+  return record.answer;
+}
+
+/** The most of an answer the text output shows on its line: `--answer` prints it whole. */
+const ANSWER_LINE_CHARS = 500;
+
+/** "answer: {"verdict":"pass"} (catherd result --answer …)" for a record whose answer fit its schema. */
+function answerLines(record: RecordFile): string[] {
+  if (record.answer === undefined || record.status !== "ok" || record.answerErrors != null) return [];
+  const text = JSON.stringify(record.answer) ?? "null";
+  const shown = text.length > ANSWER_LINE_CHARS ? `${text.slice(0, ANSWER_LINE_CHARS)}…` : text;
+  return [
+    `answer: ${inertText(shown)} (all of it: catherd result --answer ${record.name ?? record.dispatchId})`,
+  ];
+}
 
 /** "codex quota", "claude-code ok". */
 function attemptWords(a: AttemptSummary): string {

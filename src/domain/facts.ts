@@ -22,6 +22,8 @@ export interface ToolOpen {
 export interface FinalFact {
   isError: boolean;
   message: string | null;
+  /** The CLI's structured answer for a JSON Schema it was given (Claude's `structured_output`); absent: none. */
+  structured?: unknown;
 }
 
 /**

@@ -23,6 +23,7 @@ const STATUS_OF_KIND: Readonly<Record<ErrorKind, Status>> = {
   budget: "limit",
   // Freeing space is the fix, and nothing the dispatch could do about it: a failure, not a wait.
   disk: "failed",
+  "answer-invalid": "failed",
 };
 
 export function statusOfKind(kind: ErrorKind): Status {

@@ -21,6 +21,8 @@ export interface LadderState {
   retryWithinMs: number | null;
   /** Timed retries of the current rung so far. */
   retries: number;
+  /** Repair turns left for an answer that does not fit the dispatch's --answer-schema (--repair). */
+  repairs: number;
 }
 
 /** The step after an attempt: the attempt to admit next, and from when it may start. */
@@ -30,7 +32,7 @@ export interface NextStep {
   bin: string;
   /** ISO time before which the next attempt must not start (a timed retry), or null. */
   notBefore: string | null;
-  why: "retry" | "failover";
+  why: "retry" | "failover" | "repair";
   /** The ladder as the next attempt carries it. */
   ladder: LadderState;
 }
@@ -64,6 +66,8 @@ export interface Ended {
   endedAt: string;
   /** The worker's declared outcome (`--outcome`), null when none; absent: none. */
   outcome?: DeclaredStatus | null;
+  /** The thread (session) the attempt ran on, as its record names it; null: the CLI never named one. */
+  thread: string | null;
 }
 
 /**
@@ -73,16 +77,20 @@ export interface Ended {
 const FINAL_DECLARATIONS: ReadonlySet<DeclaredStatus> = new Set(["blocked", "refused"]);
 
 /**
- * The next attempt of a chain, or null when the chain ends here. A rate limit that names a time within
+ * The next attempt of a chain, or null when the chain ends here. A worker that declared itself blocked or
+ * refused ends the chain whatever its ending: it would be told the same again. An answer that did not fit
+ * its schema (`answer-invalid`) is repaired on the same rung and thread while repairs are left and a thread
+ * is known; else that ends the chain (another provider would be asked the same thing). A rate limit that
+ * names a time within
  * `retryWithinMs` of the end retries the same rung at that time (at most MAX_RETRIES_PER_RUNG times); else
- * an ending another provider would not share moves to the next rung; else the chain ends. A worker that
- * declared itself blocked or refused ends the chain whatever its ending: it would be told the same again.
+ * an ending another provider would not share moves to the next rung; else the chain ends.
  */
 export function nextStep(ended: Ended): NextStep | null {
   const { ladder, kind } = ended;
   if (ladder === null || kind === null || ended.status === "ok") return null;
-  if (!FAILOVER_KINDS.has(kind)) return null;
   if (ended.outcome != null && FINAL_DECLARATIONS.has(ended.outcome)) return null;
+  if (kind === "answer-invalid") return repairStep(ended, ladder);
+  if (!FAILOVER_KINDS.has(kind)) return null;
   if (kind === "rate-limit" && ended.retryAfter !== null && ladder.retryWithinMs !== null) {
     const waitMs = Date.parse(ended.retryAfter) - Date.parse(ended.endedAt);
     if (Number.isFinite(waitMs) && waitMs <= ladder.retryWithinMs && ladder.retries < MAX_RETRIES_PER_RUNG) {
@@ -100,6 +108,17 @@ export function nextStep(ended: Ended): NextStep | null {
     ...next,
     notBefore: null,
     why: "failover",
-    ladder: { rungs: rest, retryWithinMs: ladder.retryWithinMs, retries: 0 },
+    ladder: { rungs: rest, retryWithinMs: ladder.retryWithinMs, retries: 0, repairs: ladder.repairs },
+  };
+}
+
+/** One repair turn on the attempt's own rung and thread, counted off the repairs left; null: none possible. */
+function repairStep(ended: Ended, ladder: LadderState): NextStep | null {
+  if (ladder.repairs <= 0 || ended.thread === null) return null;
+  return {
+    ...ended.rung,
+    notBefore: null,
+    why: "repair",
+    ladder: { ...ladder, retries: 0, repairs: ladder.repairs - 1 },
   };
 }

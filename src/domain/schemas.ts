@@ -97,6 +97,12 @@ const recordErrorField = loose({
 const maxTokensField = z.number().int().min(1).max(MAX_TOKENS_CAP);
 const maxCostField = z.number().positive().max(MAX_COST_CAP_USD);
 
+/**
+ * spec.json's `answerSchema` (specs/dispatch.md, "An answer that fits a schema"): the path of the folder's
+ * answer-schema.json, a copy of `--answer-schema` made at admission. Absent from older folders: no schema.
+ */
+const answerSchemaField = z.string().min(1).nullable();
+
 /** run.json's `budget` (`--run-budget`): each limit as the flag bounds it, null when not given. */
 const runBudgetSchema = loose({
   tokens: maxTokensField.nullable(),
@@ -133,6 +139,7 @@ export const specFileSchema = loose({
   maxCostUsd: maxCostField.nullable().optional(),
   /** `--outcome`: the record reads the worker's outcome line (specs/record.md, "outcome"); absent: false. */
   outcome: z.boolean().optional(),
+  answerSchema: answerSchemaField.optional(),
 });
 export type SpecFile = z.infer<typeof specFileSchema>;
 
@@ -166,6 +173,8 @@ export const specSchema = loose({
   maxCostUsd: maxCostField.nullable(),
   /** `--outcome` (absent: false). */
   outcome: z.boolean().optional(),
+  /** --answer-schema: the folder's answer-schema.json, which the final answer must fit; absent: none. */
+  answerSchema: answerSchemaField.optional(),
 });
 export type Spec = z.infer<typeof specSchema>;
 
@@ -270,6 +279,8 @@ export const ladderSchema = loose({
   rungs: z.array(rungSchema),
   retryWithinMs: positiveMs.nullable(),
   retries: ms,
+  /** Repair turns left to the chain (--repair) for an answer that does not fit --answer-schema; absent: 0. */
+  repairs: ms.optional(),
   /** This attempt's own rung: what a timed retry runs again. */
   rung: rungSchema,
   request: loose({
@@ -370,6 +381,13 @@ const modelUsageSchema = loose({
 export const usageSchema = loose({ ...tokenCountsShape, models: z.array(modelUsageSchema) });
 export type UsageField = z.infer<typeof usageSchema>;
 
+/** Why a chain goes on to a next attempt (record.json `next.why`, specs/dispatch.md §8). */
+export const NEXT_WHYS = ["retry", "failover", "repair"] as const;
+
+/** One way the answer did not fit its schema: where (a JSON Pointer into the answer, "" its root), and why. */
+export const answerErrorSchema = z.object({ path: z.string(), message: z.string() });
+export type AnswerError = z.infer<typeof answerErrorSchema>;
+
 export const recordFileSchema = loose({
   schema: schemaField,
   dispatchId: z.string().min(1),
@@ -423,7 +441,7 @@ export const recordFileSchema = loose({
     backend: backendIdSchema,
     model: z.string().nullable(),
     notBefore: isoTime.nullable(),
-    why: z.enum(["retry", "failover"]),
+    why: z.enum(NEXT_WHYS),
   })
     .nullable()
     .optional(),
@@ -441,6 +459,13 @@ export const recordFileSchema = loose({
    * A cap of its own (--max-tokens, --max-cost) its usage reached without stopping it — the crossing came
    * with the CLI's final answer, or after it (specs/dispatch.md, "Caps on spending"); null when none did.
    */
+  /**
+   * With --answer-schema (specs/record.md, "The answer"): the final answer parsed and valid against the
+   * schema, else null; `answerErrors` the validator's errors when it did not fit (null when it did, or when
+   * the dispatch did not end ok). Absent without a schema.
+   */
+  answer: z.unknown().optional(),
+  answerErrors: z.array(answerErrorSchema).nullable().optional(),
   capCrossed: z
     .object({
       cap: z.enum(["tokens", "cost"]),

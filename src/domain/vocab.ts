@@ -25,7 +25,8 @@ export type Status = (typeof STATUSES)[number];
  * (auth … cli) are what the provider or the CLI said; the next six are how catherd, or the machine's
  * memory limit (oom), ended or lost the dispatch; `budget` is a cap on spending reached (catherd's
  * --max-tokens or --max-cost, or the CLI's own budget); `disk` a file system that could no longer keep the
- * dispatch's files (full, over quota, failing).
+ * dispatch's files (full, over quota, failing); `answer-invalid` a final answer that did not fit the
+ * dispatch's --answer-schema, its repairs spent (specs/record.md, "The answer").
  */
 export const ERROR_KINDS = [
   "auth",
@@ -45,6 +46,7 @@ export const ERROR_KINDS = [
   "oom",
   "budget",
   "disk",
+  "answer-invalid",
 ] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 
@@ -116,6 +118,7 @@ export const ERROR_CODES = [
   "E_DISPATCH_NOT_FOUND",
   "E_RUN_NOT_FOUND",
   "E_NOT_RECORDED",
+  "E_NO_ANSWER",
   "E_SPEC_INVALID",
   "E_SCHEMA_NEWER",
   "E_FILE_CORRUPT",

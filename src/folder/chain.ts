@@ -18,18 +18,24 @@ const MAX_ATTEMPTS = 64;
 /** The next step after an attempt that ended as `record` says, by its admit.json's ladder. */
 export function nextStepOf(
   admit: AdmitFile | null,
-  record: Pick<RecordFile, "status" | "error" | "endedAt" | "outcome">,
+  record: Pick<RecordFile, "status" | "error" | "endedAt" | "outcome" | "thread">,
 ): NextStep | null {
   const ladder = admit?.ladder;
   if (ladder === undefined) return null;
   const ended: Ended = {
     rung: ladder.rung,
-    ladder: { rungs: ladder.rungs, retryWithinMs: ladder.retryWithinMs, retries: ladder.retries },
+    ladder: {
+      rungs: ladder.rungs,
+      retryWithinMs: ladder.retryWithinMs,
+      retries: ladder.retries,
+      repairs: ladder.repairs ?? 0,
+    },
     status: record.status,
     kind: (record.error?.kind ?? null) as ErrorKind | null,
     retryAfter: record.error?.retryAfter ?? null,
     endedAt: record.endedAt,
     outcome: record.outcome?.status ?? null,
+    thread: record.thread,
   };
   return nextStep(ended);
 }

@@ -29,6 +29,10 @@ export const FILES = {
   exit: "exit.json",
   record: "record.json",
   reply: "reply.md",
+  /** --answer-schema as copied at admission (specs/dispatch.md, "An answer that fits a schema"). */
+  answerSchema: "answer-schema.json",
+  /** The final answer, parsed and valid against answer-schema.json (specs/record.md, "The answer"). */
+  answer: "answer.json",
   seen: "seen",
   supervisorLog: "supervisor.log",
   supervisorOut: "supervisor.out",

@@ -15,6 +15,7 @@ import { billedTokens } from "../domain/usage.js";
 import { removeCgroupOf } from "../infra/cgroup/leftovers.js";
 import { okValue } from "../infra/json-file.js";
 import { tailLines } from "../infra/tail.js";
+import { judgeAnswer } from "./answer.js";
 import { backendOf } from "./backend.js";
 import { nextStepOf } from "./chain.js";
 import { dispatchChanges } from "./changes.js";
@@ -110,7 +111,7 @@ async function buildRecord(
     new Date(Number.isFinite(endedAtMs) ? endedAtMs : Date.now()),
   );
   const { changedFiles, patch, worktree, commits } = await dispatchChanges(dir, admit, spec);
-  const ended: RecordFile = {
+  const recorded: RecordFile = {
     schema: SCHEMA_VERSION,
     dispatchId,
     run: admit?.run ?? null,
@@ -149,6 +150,8 @@ async function buildRecord(
     // The worker's word, read only when asked for (absent when not): beside `status`, never changing it.
     ...(spec?.outcome === true ? { outcome: declaredOutcome(reply) } : {}),
   };
+  // With --answer-schema, the answer decides too: one that does not fit fails the attempt (answer-invalid).
+  const ended = await judgeAnswer(dir, spec, admit, summary, recorded);
   if (admit?.attempt === undefined && admit?.ladder === undefined) return ended;
   const next = nextStepOf(admit, ended);
   return {

@@ -10,7 +10,14 @@ import { TOOLS, type ToolSpec } from "../../src/cli/mcp/tools.js";
 // a flag that does not reach the tool fails it.
 
 /** The flags a tool leaves out, each because it blocks past any client's tool-call ceiling (specs/mcp.md). */
-const LEFT_OUT: Record<string, string[]> = { logs: ["follow"], cancel: ["wait"], wait: ["timeout"] };
+const LEFT_OUT: Record<string, string[]> = {
+  logs: ["follow"],
+  cancel: ["wait"],
+  wait: ["timeout"],
+  // The tool takes the schema inline (`answerSchema`, an object), and returns the record, which holds the answer.
+  dispatch: ["answer-schema"],
+  result: ["answer"],
+};
 
 /** A value of the flag's kind, as the tool takes it and as the command line writes it. */
 function sample(def: OptionDef): { tool: unknown; argv: string[] } {
@@ -33,7 +40,9 @@ describe("tool arguments from the commands' flags", () => {
     const flags = Object.keys(dispatchCommand.options);
     expect(flags.length).toBeGreaterThan(10);
     for (const flag of flags) expect(properties, `--${flag}`).toHaveProperty(argumentName(flag));
-    expect(toolOf("dispatch").omit ?? []).toEqual([]);
+    // --answer-schema is a file on the command line; the tool's `answerSchema` is the schema itself.
+    expect(toolOf("dispatch").omit ?? []).toEqual(["answer-schema"]);
+    expect(properties.answerSchema).toMatchObject({ type: "object" });
   });
 
   for (const tool of TOOLS) {

@@ -128,3 +128,26 @@ describe("the dashboard's place in the programs", () => {
     }
   });
 });
+
+describe("the answer validator's place in the programs", () => {
+  // A keyword of draft 2020-12 that only the validator's code (ajv's 2020 build) holds.
+  const AJV_MARK = "$dynamicAnchor";
+  const holdsAjv = (chunks: Iterable<string>) => [...chunks].filter((c) => source(c).includes(AJV_MARK));
+  const loadedStatically = (verb: string) =>
+    new Set([
+      ...staticallyReachable("catherd.js"),
+      ...staticallyReachable(cliChunk()),
+      ...staticallyReachable(verbChunk(verb)),
+    ]);
+
+  it("is imported only when a dispatch has a schema: reachable by a dynamic import, never a static one", () => {
+    // dispatch checks a schema at admission; the supervisor (the record writer) checks the answer.
+    expect(holdsAjv(loadedFor("dispatch")).length).toBeGreaterThan(0);
+    expect(holdsAjv(reachable("supervisor.js")).length).toBeGreaterThan(0);
+    expect(holdsAjv(loadedStatically("dispatch"))).toEqual([]);
+    expect(holdsAjv(staticallyReachable("supervisor.js"))).toEqual([]);
+    for (const verb of ["status", "wait", "result", "show", "logs", "cancel"]) {
+      expect(holdsAjv(loadedStatically(verb)), verb).toEqual([]);
+    }
+  });
+});

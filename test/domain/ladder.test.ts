@@ -17,11 +17,12 @@ const END = "2026-11-30T10:00:00Z";
 function ended(overrides: Partial<Ended>): Ended {
   return {
     rung: codex,
-    ladder: { rungs: [claude, gemini], retryWithinMs: 600_000, retries: 0 },
+    ladder: { rungs: [claude, gemini], retryWithinMs: 600_000, retries: 0, repairs: 0 },
     status: "limit",
     kind: "quota",
     retryAfter: null,
     endedAt: END,
+    thread: "t-1",
     ...overrides,
   };
 }
@@ -68,7 +69,7 @@ describe("nextStep", () => {
       {
         kind: "rate-limit",
         retryAfter: "2026-11-30T10:01:00Z",
-        ladder: { rungs: [claude], retryWithinMs: null, retries: 0 },
+        ladder: { rungs: [claude], retryWithinMs: null, retries: 0, repairs: 0 },
       },
       { backend: "claude-code", why: "failover" },
     ],
@@ -77,11 +78,15 @@ describe("nextStep", () => {
       {
         kind: "rate-limit",
         retryAfter: "2026-11-30T10:01:00Z",
-        ladder: { rungs: [claude], retryWithinMs: 600_000, retries: MAX_RETRIES_PER_RUNG },
+        ladder: { rungs: [claude], retryWithinMs: 600_000, retries: MAX_RETRIES_PER_RUNG, repairs: 0 },
       },
       { backend: "claude-code", why: "failover" },
     ],
-    ["a quota without a rung left ends", { ladder: { rungs: [], retryWithinMs: null, retries: 0 } }, null],
+    [
+      "a quota without a rung left ends",
+      { ladder: { rungs: [], retryWithinMs: null, retries: 0, repairs: 0 } },
+      null,
+    ],
     [
       "a quota naming a time does not wait for it: it climbs",
       { kind: "quota", retryAfter: "2026-11-30T10:01:00Z" },
@@ -120,11 +125,62 @@ describe("nextStep", () => {
   }
 
   it("carries the ladder on: the rest of the rungs after a climb, one more retry after a retry", () => {
-    expect(nextStep(ended({}))?.ladder).toEqual({ rungs: [gemini], retryWithinMs: 600_000, retries: 0 });
+    expect(nextStep(ended({}))?.ladder).toEqual({
+      rungs: [gemini],
+      retryWithinMs: 600_000,
+      retries: 0,
+      repairs: 0,
+    });
     expect(nextStep(ended({ kind: "rate-limit", retryAfter: "2026-11-30T10:01:00Z" }))?.ladder).toEqual({
       rungs: [claude, gemini],
       retryWithinMs: 600_000,
       retries: 1,
+      repairs: 0,
     });
+  });
+});
+
+// A repair turn (specs/dispatch.md, "An answer that fits a schema"): an answer that does not fit its
+// schema is asked again on the same rung and thread while repairs are left.
+describe("nextStep for an answer that does not fit", () => {
+  const invalid = (repairs: number, more: Partial<Ended> = {}): Ended =>
+    ended({
+      status: "failed",
+      kind: "answer-invalid",
+      ladder: { rungs: [claude], retryWithinMs: null, retries: 0, repairs },
+      ...more,
+    });
+  const cases: [string, Ended, Partial<NextStep> | null][] = [
+    [
+      "repairs left and a thread: a repair on the same rung, at once",
+      invalid(1),
+      { backend: "codex", model: null, bin: "/bin/codex", why: "repair", notBefore: null },
+    ],
+    ["no repair left: the chain ends (another rung would be asked the same)", invalid(0), null],
+    ["no thread recorded: no repair is possible", invalid(2, { thread: null }), null],
+    ["no ladder: a plain dispatch ends", invalid(1, { ladder: null }), null],
+    ["a valid answer (ok) ends the chain", invalid(1, { status: "ok", kind: null }), null],
+    [
+      "an attempt that failed otherwise falls over as ever, its repairs kept",
+      invalid(1, { status: "limit", kind: "quota" }),
+      { backend: "claude-code", why: "failover" },
+    ],
+  ];
+  for (const [what, given, expected] of cases) {
+    it(what, () => {
+      const step = nextStep(given);
+      if (expected === null) expect(step).toBeNull();
+      else expect(step).toMatchObject(expected);
+    });
+  }
+
+  it("counts a repair off the repairs left, and keeps the rungs for later", () => {
+    expect(nextStep(invalid(2))?.ladder).toEqual({
+      rungs: [claude],
+      retryWithinMs: null,
+      retries: 0,
+      repairs: 1,
+    });
+    expect(nextStep(invalid(1, { status: "limit", kind: "quota" }))?.ladder.repairs).toBe(1);
   });
 });

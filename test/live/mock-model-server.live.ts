@@ -1,9 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   FINAL_MARKER,
+  INVALID_ANSWER,
   type MockModelServer,
   SCRIPTED_MARKER,
   startMockModelServer,
+  VALID_ANSWER,
 } from "./mock-model-server.js";
 
 // The mock model server on its own (no CLI): each wire protocol's scripted turns, the failure
@@ -239,5 +241,46 @@ describe("mock model server", () => {
     const reset = res.headers.get("anthropic-ratelimit-requests-reset") ?? "";
     expect(Date.parse(reset) - Date.now()).toBeGreaterThan(59 * 60_000);
     expect(await res.text()).toContain(`The limit resets at ${reset}.`);
+  });
+
+  it("answer: JSON that does not fit first, JSON that fits after catherd's repair brief; Claude's StructuredOutput after its tool error", async () => {
+    const url = `${server.baseUrl("answer")}/v1/responses`;
+    const tools = [{ type: "function", name: "exec_command" }];
+    const textOf = (events: Record<string, unknown>[]) =>
+      String(events.find((e) => e.type === "response.output_text.delta")?.delta);
+    const format = { format: { type: "json_schema", name: "codex_output_schema" } };
+    const first = sseData(
+      (await post(url, { input: [{ type: "message" }], tools, text: format, stream: true })).text,
+    );
+    expect(JSON.parse(textOf(first))).toEqual(INVALID_ANSWER);
+    const repair = [
+      { type: "message", content: [{ type: "input_text", text: "Your answer did not fit the JSON Schema" }] },
+    ];
+    const second = sseData((await post(url, { input: repair, tools, text: format, stream: true })).text);
+    expect(JSON.parse(textOf(second))).toEqual(VALID_ANSWER);
+    expect(server.requests.map((r) => [r.answer, r.note])).toEqual([
+      ["answer-invalid", "output-schema"],
+      ["answer-valid", "output-schema"],
+    ]);
+
+    const claude = `${server.baseUrl("answer")}/v1/messages`;
+    const offered = [{ name: "Bash" }, { name: "StructuredOutput" }];
+    const call = JSON.parse(
+      (await post(claude, { messages: [{ role: "user", content: "b" }], tools: offered })).text,
+    );
+    expect(call.content[0]).toMatchObject({
+      type: "tool_use",
+      name: "StructuredOutput",
+      input: INVALID_ANSWER,
+    });
+    const refused = [
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t", is_error: true, content: "no" }] },
+    ];
+    const again = JSON.parse((await post(claude, { messages: refused, tools: offered })).text);
+    expect(again.content[0]).toMatchObject({
+      type: "tool_use",
+      name: "StructuredOutput",
+      input: VALID_ANSWER,
+    });
   });
 });

@@ -36,7 +36,8 @@ export type Scenario =
   | "auth401"
   | "ratelimit-long"
   | "model404"
-  | "context400";
+  | "context400"
+  | "answer";
 export const SCENARIOS: readonly Scenario[] = [
   "tool",
   "text",
@@ -49,7 +50,43 @@ export const SCENARIOS: readonly Scenario[] = [
   "ratelimit-long",
   "model404",
   "context400",
+  "answer",
 ];
+
+/**
+ * The `answer` scenario (specs/live-suite.md): the model's first answer does not fit ANSWER_SCHEMA; asked
+ * again — by catherd's repair brief on the same thread, or by Claude's StructuredOutput tool error — it
+ * answers one that does. What the request carried of the schema is noted: `output-schema` (codex's
+ * text.format json_schema), `structured-output-tool` (claude's StructuredOutput tool), `contract` (the
+ * brief's contract: gemini, opencode), else `none`.
+ */
+export const ANSWER_SCHEMA = {
+  type: "object",
+  properties: { verdict: { enum: ["pass", "fail"] }, count: { type: "integer" } },
+  required: ["verdict", "count"],
+  additionalProperties: false,
+};
+export const INVALID_ANSWER = { verdict: "maybe", count: 1 };
+export const VALID_ANSWER = { verdict: "pass", count: 2 };
+/** Words of catherd's repair brief (src/domain/answer.ts) and of its contract, as the model reads them. */
+const REPAIR_WORDS = "did not fit the JSON Schema";
+const CONTRACT_WORDS = "only a JSON value that is valid against the JSON";
+
+/** The `answer` scenario's turn for a model request that offers tools (`said`: the request's JSON). */
+function answerTurn(said: string, shellTool: string | null, entry: LoggedRequest): Turn {
+  if (shellTool === null) {
+    entry.answer = "text";
+    return { kind: "text", text: "Live test" };
+  }
+  entry.note = said.includes('"json_schema"')
+    ? "output-schema"
+    : said.includes(CONTRACT_WORDS)
+      ? "contract"
+      : "none";
+  const repaired = said.includes(REPAIR_WORDS);
+  entry.answer = repaired ? "answer-valid" : "answer-invalid";
+  return { kind: "text", text: JSON.stringify(repaired ? VALID_ANSWER : INVALID_ANSWER) };
+}
 
 /**
  * A scenario whose usage figures the test sets (specs/live-suite.md, "spend"): `spend~<input>~<output>~<calls>`
@@ -476,7 +513,9 @@ function turnFor(
   shellTool: string | null,
   entry: LoggedRequest,
   results = 0,
+  said = "",
 ): Turn {
+  if (scenario === "answer") return answerTurn(said, shellTool, entry);
   const plan = spendPlanOf(scenario);
   if (plan !== null) {
     if (results < plan.calls && shellTool !== null) {
@@ -569,7 +608,7 @@ function responsesAnswer(
   const shell =
     ["exec_command", "shell_command", "shell", "local_shell"].find((n) => names.includes(n)) ?? null;
   const results = input.filter((i) => /_call_output$/.test(String(i.type))).length;
-  const turn = turnFor(scenario, toolResult, shell, entry, results);
+  const turn = turnFor(scenario, toolResult, shell, entry, results, JSON.stringify(body));
   const usage = usageOf(scenario);
 
   const responseId = nextId("resp");
@@ -669,7 +708,7 @@ function chatAnswer(
   const names = arrayOf(body.tools).map((t) => String(asRecordOrEmpty(t.function).name ?? ""));
   const shell = ["bash", "shell"].find((n) => names.includes(n)) ?? null;
   const results = messages.filter((m) => m.role === "tool").length;
-  const turn = turnFor(scenario, toolResult, shell, entry, results);
+  const turn = turnFor(scenario, toolResult, shell, entry, results, JSON.stringify(body));
   const spent = usageOf(scenario);
   const model = typeof body.model === "string" ? body.model : "mock-model";
   const id = nextId("chatcmpl");
@@ -771,17 +810,25 @@ function anthropicAnswer(
     .filter((m) => m.role === "user")
     .flatMap((m) => arrayOf(m.content))
     .filter((b) => b.type === "tool_result").length;
-  const turn = turnFor(scenario, toolResult, shell, entry, results);
+  // With --json-schema Claude offers the StructuredOutput tool: the answer is a call of it.
+  const structured =
+    scenario === "answer" && names.includes("StructuredOutput") ? structuredCall(last, entry) : null;
+  const turn: Turn =
+    structured === null
+      ? turnFor(scenario, toolResult, shell, entry, results, JSON.stringify(body))
+      : { kind: "text", text: "done" };
   const spent = usageOf(scenario);
   // Anthropic's input_tokens leaves out what was read from the cache.
   const uncached = spent.input - spent.cached;
   const model = typeof body.model === "string" ? body.model : "claude-mock";
   const messageId = nextId("msg");
   const block =
-    turn.kind === "tool"
-      ? { type: "tool_use", id: nextId("toolu"), name: turn.tool, input: shellArgs(turn.command) }
-      : { type: "text", text: turn.text };
-  const stopReason = turn.kind === "tool" ? "tool_use" : "end_turn";
+    structured !== null && structured !== "done"
+      ? { type: "tool_use", id: nextId("toolu"), name: "StructuredOutput", input: structured }
+      : turn.kind === "tool"
+        ? { type: "tool_use", id: nextId("toolu"), name: turn.tool, input: shellArgs(turn.command) }
+        : { type: "text", text: turn.text };
+  const stopReason = block.type === "tool_use" ? "tool_use" : "end_turn";
 
   if (body.stream !== true) {
     sendJson(res, 200, {
@@ -837,6 +884,29 @@ function anthropicAnswer(
   sendNamedEvents(res, events);
 }
 
+/**
+ * Claude's StructuredOutput call in the `answer` scenario: first an answer that does not fit; after
+ * Claude's tool error (its own check of the schema) one that does; after its success, `done` (a text).
+ */
+function structuredCall(
+  last: Record<string, unknown> | undefined,
+  entry: LoggedRequest,
+): Record<string, unknown> | "done" {
+  entry.note = "structured-output-tool";
+  const result =
+    last?.role === "user" ? arrayOf(last.content).find((b) => b.type === "tool_result") : undefined;
+  if (result === undefined) {
+    entry.answer = "answer-invalid";
+    return INVALID_ANSWER;
+  }
+  if (result.is_error === true) {
+    entry.answer = "answer-valid";
+    return VALID_ANSWER;
+  }
+  entry.answer = "final";
+  return "done";
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Gemini generateContent / streamGenerateContent (gemini-cli)
 
@@ -870,7 +940,7 @@ function geminiAnswer(
         kind: "text",
         text: JSON.stringify({ reasoning: "scripted", next_speaker: "user", model_choice: "flash" }),
       }
-    : turnFor(scenario, toolResult, shell, entry, results);
+    : turnFor(scenario, toolResult, shell, entry, results, JSON.stringify(body));
   if (wantsJson) entry.answer = "json";
   const spent = usageOf(scenario);
   const usageMetadata = {

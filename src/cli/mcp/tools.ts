@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { DispatchRow } from "../../dispatch/read/rows.js";
 import type { RecordFile } from "../../domain/schemas.js";
 import { cancelCommand } from "../cancel-command.js";
-import { type Dispatched, dispatchCommand } from "../dispatch-command.js";
+import { type Dispatched, dispatchCommand, INLINE_ANSWER_SCHEMA } from "../dispatch-command.js";
 import { type BackendCheck, doctorCommand } from "../doctor-command.js";
 import type { Command, ParsedInput } from "../kit.js";
 import { type Logs, logsCommand } from "../logs-command.js";
@@ -72,6 +72,21 @@ const dispatchTool: ToolSpec<Dispatched> = {
     name: "args",
     description: "for exec: the command and its arguments; otherwise extra arguments for the CLI",
   },
+  // The schema is given inline, as an object: a client has no file to name on the server's machine.
+  omit: ["answer-schema"],
+  extra: {
+    answerSchema: {
+      schema: {
+        type: "object",
+        description:
+          "a JSON Schema (draft 2020-12), inline, that the agent's final answer must be valid against: result and wait then return the answer as `answer` (as --answer-schema)",
+      },
+      check: z.record(z.string(), z.unknown()),
+      apply(value, input) {
+        input.values[INLINE_ANSWER_SCHEMA] = JSON.stringify(value);
+      },
+    },
+  },
   madeDispatch: ({ dispatched }) => dispatched.dir,
   readOnly: false,
   line: ({ dispatched: d }) => `dispatched ${d.name} (${d.dispatchId}, ${d.backend})`,
@@ -119,6 +134,8 @@ const resultTool: ToolSpec<RecordFile | ConversationData> = {
     "conversation: every turn of its conversation (dispatch followUp) instead. As `catherd result`.",
   command: resultCommand,
   positionals: ref("read"),
+  // structuredContent is the record, whose `answer` is the answer (an MCP structuredContent is an object).
+  omit: ["answer"],
   readOnly: true,
   line: (data) =>
     "conversation" in data

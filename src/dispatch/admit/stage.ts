@@ -20,6 +20,7 @@ import { hostIdentity } from "../../infra/host-identity.js";
 import { dispatchDir, latestFile, nameDir, type RunPaths } from "../../infra/paths.js";
 import { startTimeOf } from "../../infra/process-identity.js";
 import { resolvedPath } from "../../infra/real-path.js";
+import { withAnswerContract } from "../request/answer-input.js";
 import { admitPlacementOf } from "../request/placement.js";
 import type { ChainRequest, DispatchRequest } from "../request/request.js";
 import { type Placed, placeDispatch, type Workplace } from "./workplace.js";
@@ -177,7 +178,11 @@ function writeFolder(
   placed: Placed,
   at: Date,
 ): { admit: AdmitFile; spec: Spec } {
-  if (request.brief !== null) writeBrief(staging, request.brief);
+  const answer = request.answer ?? null;
+  const brief = withAnswerContract(request.brief, request.backend, answer);
+  if (brief !== null) writeBrief(staging, brief);
+  if (answer !== null) writeFileAtomic(path.join(staging, FILES.answerSchema), answer.text);
+  const answerSchemaPath = answer === null ? null : path.join(dir, FILES.answerSchema);
   const plan = request.backend.plan({
     bin: request.bin,
     briefPath: request.brief === null ? null : path.join(dir, FILES.brief),
@@ -187,6 +192,8 @@ function writeFolder(
     thread: request.thread,
     extraArgs: request.extraArgs,
     maxCostUsd: request.caps.maxCostUsd,
+    answerSchema:
+      answerSchemaPath === null || answer === null ? null : { path: answerSchemaPath, text: answer.text },
   });
   // What the request says, in spec.json's order; resolveSpec fills in the rest.
   const asked: SpecFile = {
@@ -210,6 +217,7 @@ function writeFolder(
     maxTokens: request.caps.maxTokens,
     maxCostUsd: request.caps.maxCostUsd,
     ...(request.outcome === true ? { outcome: true } : {}),
+    ...(answerSchemaPath === null ? {} : { answerSchema: answerSchemaPath }),
   };
   const spec = resolveSpec(asked, request.backend, dir);
   writeFolderJson(staging, FILES.spec, spec);
@@ -256,6 +264,7 @@ function ladderOf(request: DispatchRequest, chain: ChainRequest): LadderFile {
     rungs: chain.rungs,
     retryWithinMs: chain.retryWithinMs,
     retries: chain.retries,
+    ...(chain.repairs === undefined || chain.repairs === 0 ? {} : { repairs: chain.repairs }),
     rung: { backend: request.backend.id, model: request.model, bin: request.bin },
     request: {
       cwd: request.cwd,

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { backendFor } from "../../backends/registry.js";
 import { blockerOf, type Caps, type Slot } from "../../domain/admission.js";
+import { repairBrief } from "../../domain/answer.js";
 import { remainingCaps, type SpendCaps } from "../../domain/budget.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
@@ -20,6 +21,7 @@ import { underAdmissionLock } from "../admit/lock.js";
 import { commitDispatch, discardStaged, queuedFile, type Staged, stageDispatch } from "../admit/stage.js";
 import { planWorkplace } from "../admit/workplace.js";
 import { inspectDispatch } from "../read/inspect.js";
+import { type AnswerRequest, withoutAnswerContract } from "../request/answer-input.js";
 import type { DispatchRequest } from "../request/request.js";
 
 // The hand-over of a chain (specs/dispatch.md §8): once an attempt's record names a `next`, the next
@@ -179,9 +181,10 @@ function runOfRequest(dir: string, request: DispatchRequest): RunPaths {
 }
 
 /**
- * The request of the next attempt: the recorded one's name, brief, cwd, owns, access, timeouts, caps and
- * isolation, on the step's backend and model. On another backend, what only means something to the
- * first — `--effort`, `--thread`, the arguments after `--` — is left out.
+ * The request of the next attempt: the recorded one's name, brief, cwd, owns, access, timeouts, caps,
+ * isolation and answer schema, on the step's backend and model. On another backend, what only means
+ * something to the first — `--effort`, `--thread`, the arguments after `--` — is left out. A repair
+ * (`why: "repair"`) resumes the recorded attempt's own thread with a brief of the validator's errors.
  */
 function nextRequest(
   dir: string,
@@ -200,6 +203,11 @@ function nextRequest(
   } catch {
     // a backend that runs without a brief (exec) has none
   }
+  const answer = answerOf(dir, spec, step);
+  const repair = step.why === "repair" && answer !== null;
+  if (repair) brief = Buffer.from(repairBrief(record.answerErrors ?? [], answer.text), "utf8");
+  // The contract a CLI without a schema flag got is the next attempt's to append, for its own CLI.
+  else if (answer !== null) brief = withoutAnswerContract(brief);
   const env: Record<string, string> = {};
   for (const name of asked.envNames) {
     const value = spec?.env[name];
@@ -219,7 +227,7 @@ function nextRequest(
     queue: true,
     env,
     brief,
-    thread: sameBackend ? asked.thread : null,
+    thread: repair ? record.thread : sameBackend ? asked.thread : null,
     owns: admit.owns,
     idleMs: asked.idleMs,
     wallMs: asked.wallMs,
@@ -247,8 +255,25 @@ function nextRequest(
       failoverFrom: admit.dispatchId,
       notBefore: step.notBefore,
       thread: asked.thread,
+      repairs: step.ladder.repairs,
     },
+    answer,
   };
+}
+
+/** The chain's answer schema as the recorded attempt's folder holds it (answer-schema.json), or null. */
+function answerOf(dir: string, spec: SpecFile | null, step: NextStep): AnswerRequest | null {
+  if (spec?.answerSchema == null) return null;
+  let text: string;
+  let schema: unknown;
+  try {
+    text = fs.readFileSync(fileIn(dir, FILES.answerSchema), "utf8");
+    schema = JSON.parse(text);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new CatherdError("E_FILE_CORRUPT", `${fileIn(dir, FILES.answerSchema)} cannot be read: ${why}`);
+  }
+  return { schema, text, repair: step.ladder.repairs };
 }
 
 /** The attempts of a chain share one budget: the next gets what this one's caps leave (domain/budget.ts). */

@@ -18,6 +18,7 @@ import {
 import { parseSize } from "../../domain/size.js";
 import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
 import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
+import type { AnswerRequest } from "./answer-input.js";
 import { validateCaps, validateRunBudget } from "./caps-input.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 import { type PlacementRequest, parsePlacement } from "./placement.js";
@@ -91,6 +92,8 @@ export interface DispatchRequest {
   runNotify?: string | null;
   /** `--outcome`: the brief carries the outcome contract, and the record reads the outcome line. */
   outcome?: boolean;
+  /** `--answer-schema` and `--repair` (answer-input.ts); absent or null: no schema. */
+  answer?: AnswerRequest | null;
   /** `--follow-up NAME`: the turn this dispatch continues (dispatch/follow-up/); absent or null: none. */
   followUp?: FollowUpOf | null;
 }
@@ -117,6 +120,8 @@ export interface ChainRequest {
   notBefore: string | null;
   /** `--thread` as the chain was given it: repeated only on the same backend. */
   thread: string | null;
+  /** Repair turns left for an answer that does not fit --answer-schema; absent: 0. */
+  repairs?: number;
 }
 
 /** The flags as the command line gave them. */
@@ -156,6 +161,8 @@ export interface RawDispatchInput {
   runPlacement?: string | undefined;
   slurmOpt?: string[] | undefined;
   outcome?: boolean | undefined;
+  /** `--answer-schema`/`--repair`, already read and checked (answer-input.ts: the check is async). */
+  answer?: AnswerRequest | null;
   rest: string[];
   environment: NodeJS.ProcessEnv;
 }
@@ -283,10 +290,29 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
   if (retryWithinMs !== null && retryWithinMs > MAX_RETRY_WITHIN_MS) {
     throw invalid("--retry-within", `${raw.retryWithin} is over a day`, "give at most 24h");
   }
+  const answer = raw.answer ?? null;
+  if (answer !== null && backend.id === "exec") {
+    throw invalid(
+      "--answer-schema",
+      "is for an agent's final answer; exec runs a command",
+      "leave out --answer-schema, or check the command's output yourself",
+    );
+  }
+  // A repair turn is the next attempt of a chain: a dispatch that may need one always carries a ladder.
+  const repairs = answer?.repair ?? 0;
   const chain: ChainRequest | null =
-    rungs.length === 0 && retryWithinMs === null
+    rungs.length === 0 && retryWithinMs === null && repairs === 0
       ? null
-      : { rungs, retryWithinMs, retries: 0, attempt: 1, failoverFrom: null, notBefore: null, thread };
+      : {
+          rungs,
+          retryWithinMs,
+          retries: 0,
+          attempt: 1,
+          failoverFrom: null,
+          notBefore: null,
+          thread,
+          repairs,
+        };
   return {
     backend,
     name,
@@ -315,6 +341,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     placement,
     chain,
     notify: raw.notify === undefined ? null : notifyCommand("--notify", raw.notify),
+    answer,
     ...(raw.runNotify === undefined
       ? {}
       : { runNotify: raw.runNotify === "none" ? null : notifyCommand("--run-notify", raw.runNotify) }),

@@ -1,0 +1,130 @@
+import * as fs from "node:fs";
+import type { Backend } from "../../backends/types.js";
+import { ANSWER_CONTRACT_HEAD, answerContract } from "../../domain/answer.js";
+import { CatherdError } from "../../domain/errors.js";
+
+// `dispatch --answer-schema FILE` and `--repair N` (the MCP tool: `answerSchema`, the schema inline, and
+// `repair`), checked before anything is written (specs/dispatch.md, "An answer that fits a schema"). The
+// validator is imported only here and only when a schema is given: the plain dispatch never loads it.
+
+/** The answer a dispatch asks for: its JSON Schema (parsed, and as the text the folder keeps), the repairs. */
+export interface AnswerRequest {
+  schema: unknown;
+  /** The schema as answer-schema.json holds it, and as Claude's --json-schema and the briefs carry it. */
+  text: string;
+  /** Repair turns at most, on the same thread, for an answer that does not fit (--repair, default 1). */
+  repair: number;
+}
+
+/** The default of --repair: one turn with the validator's errors. */
+export const DEFAULT_REPAIRS = 1;
+/** --repair at most: a model that misses a schema five times in a row will not hit it on the sixth. */
+export const MAX_REPAIRS = 5;
+/** The largest schema accepted: it is copied into the folder, and for Claude Code onto its command line. */
+export const MAX_SCHEMA_BYTES = 64 * 1024;
+
+/** Where the schema comes from: a file named on the command line, or an object the MCP tool was given. */
+export type AnswerSchemaSource = { file: string } | { inline: unknown };
+
+function invalid(message: string, fix: string): CatherdError {
+  return new CatherdError("E_INPUT_INVALID", message, { fix });
+}
+
+/**
+ * The answer asked for, or null without --answer-schema. E_INPUT_INVALID for --repair without a schema, a
+ * --repair that is not 0 to MAX_REPAIRS, a file that cannot be read, is too large, is not JSON, or is not a
+ * valid draft 2020-12 schema (naming the file and the validator's first error).
+ */
+export async function answerInput(
+  source: AnswerSchemaSource | null,
+  repairText: string | undefined,
+): Promise<AnswerRequest | null> {
+  if (source === null) {
+    if (repairText !== undefined) {
+      throw invalid("--repair needs --answer-schema", "give --answer-schema <file>, or leave out --repair");
+    }
+    return null;
+  }
+  const repair = repairText === undefined ? DEFAULT_REPAIRS : parseRepair(repairText);
+  const { schema, text, what } = "file" in source ? readSchemaFile(source.file) : inlineSchema(source.inline);
+  // Loaded only now: a dispatch without a schema never imports the validator.
+  const { compileAnswerSchema } = await import("../../infra/answer-validator.js");
+  const compiled = await compileAnswerSchema(schema);
+  if (!compiled.ok) {
+    throw invalid(
+      `${what} is not a valid JSON Schema (draft 2020-12): ${compiled.problem}`,
+      "fix the schema (https://json-schema.org/draft/2020-12), then dispatch again",
+    );
+  }
+  return { schema, text, repair };
+}
+
+function parseRepair(text: string): number {
+  if (!/^[0-9]{1,2}$/.test(text) || Number(text) > MAX_REPAIRS) {
+    throw invalid(
+      `--repair ${JSON.stringify(text.slice(0, 40))} is not a whole number from 0 to ${MAX_REPAIRS}`,
+      `give --repair 0 (no repair turn) to ${MAX_REPAIRS}; the default is ${DEFAULT_REPAIRS}`,
+    );
+  }
+  return Number(text);
+}
+
+function readSchemaFile(file: string): { schema: unknown; text: string; what: string } {
+  const what = `--answer-schema ${file}`;
+  let bytes: Buffer;
+  try {
+    bytes = fs.readFileSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw invalid(`${what} cannot be read (${code})`, "give the path of a JSON Schema file");
+  }
+  if (bytes.length > MAX_SCHEMA_BYTES) {
+    throw invalid(
+      `${what} is ${bytes.length} bytes, over the ${MAX_SCHEMA_BYTES}-byte limit of a schema`,
+      "give a smaller schema",
+    );
+  }
+  const text = bytes.toString("utf8");
+  try {
+    return { schema: JSON.parse(text), text, what };
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw invalid(`${what} is not JSON: ${why}`, "give a JSON Schema file (JSON text)");
+  }
+}
+
+function inlineSchema(schema: unknown): { schema: unknown; text: string; what: string } {
+  const text = `${JSON.stringify(schema, null, 2)}\n`;
+  if (Buffer.byteLength(text) > MAX_SCHEMA_BYTES) {
+    throw invalid(
+      `--answer-schema is over the ${MAX_SCHEMA_BYTES}-byte limit of a schema`,
+      "give a smaller schema",
+    );
+  }
+  return { schema, text, what: "--answer-schema" };
+}
+
+/**
+ * The brief as a CLI without a schema flag of its own gets it (Backend.answerSchemaFlag false): the
+ * orchestrator's bytes, a blank line, the contract and the schema. Others get the brief untouched.
+ */
+export function withAnswerContract(
+  brief: Buffer | null,
+  backend: Backend,
+  answer: AnswerRequest | null,
+): Buffer | null {
+  if (brief === null || answer === null || backend.answerSchemaFlag) return brief;
+  const gap = brief.at(-1) === 0x0a ? "\n" : "\n\n";
+  return Buffer.concat([brief, Buffer.from(`${gap}${answerContract(answer.text)}`, "utf8")]);
+}
+
+/** The brief without the contract withAnswerContract appended (a chain's next attempt appends its own). */
+export function withoutAnswerContract(brief: Buffer | null): Buffer | null {
+  if (brief === null) return null;
+  const text = brief.toString("utf8");
+  const at = text.lastIndexOf(`\n${ANSWER_CONTRACT_HEAD}`);
+  if (at === -1) return brief;
+  // withAnswerContract wrote `brief + "\n" + contract` (a brief ending in a newline) or `brief + "\n\n" +
+  // contract`: what comes before the contract's last newline is the brief, at most one newline more.
+  return Buffer.from(text.slice(0, at), "utf8");
+}

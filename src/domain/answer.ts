@@ -1,0 +1,105 @@
+import type { AnswerError } from "./schemas.js";
+
+// An answer that fits a schema (specs/record.md, "The answer"; specs/dispatch.md, "An answer that fits a
+// schema"): how the final answer is read from what the CLI gave, the words a CLI without a schema flag of
+// its own is told, and the brief of a repair turn. Pure: the validator is loaded elsewhere
+// (src/infra/answer-validator.ts), only for a dispatch that has a schema.
+
+/**
+ * What --answer-schema appends to the brief of a CLI that has no schema flag of its own (gemini,
+ * opencode), after a blank line, as --lock-hint appends its line: one fixed contract, the schema beside.
+ */
+export const ANSWER_CONTRACT_HEAD =
+  "When you are done, end with your final answer: only a JSON value that is valid against the JSON " +
+  "Schema below — no other text before or after it, no Markdown fence. catherd reads your last message as " +
+  "that JSON and checks it against the schema.";
+
+/** The contract as appended: the head, then the schema (at most MAX_SCHEMA_IN_BRIEF characters of it). */
+export function answerContract(schemaText: string): string {
+  return `${ANSWER_CONTRACT_HEAD}\n\nJSON Schema:\n${schemaInBrief(schemaText)}\n`;
+}
+
+/** The most of a schema's text a brief carries: a schema larger than this is named by its start. */
+export const MAX_SCHEMA_IN_BRIEF = 64 * 1024;
+
+function schemaInBrief(text: string): string {
+  const trimmed = text.trim();
+  return trimmed.length > MAX_SCHEMA_IN_BRIEF
+    ? `${trimmed.slice(0, MAX_SCHEMA_IN_BRIEF)}\n[schema cut by catherd]`
+    : trimmed;
+}
+
+/** The final answer as catherd reads it: a JSON value, or why there is none. */
+export type AnswerRead = { ok: true; value: unknown } | { ok: false; message: string };
+
+/** A fence around the whole message: ```json … ``` (or ``` … ```), nothing outside it but white space. */
+const WHOLE_FENCE = /^```[ \t]*(?:json)?[ \t]*\r?\n([\s\S]*?)\r?\n?```$/i;
+
+/**
+ * The answer of a dispatch: the CLI's structured answer when it gave one (Claude Code's result
+ * `structured_output`), else the final message as JSON. Lenient in one way only: a single Markdown
+ * fence (```json) around the whole message is taken off, since models add one however they are told;
+ * JSON inside prose is not searched for — an answer is the message, not something found in it.
+ */
+export function readAnswer(structured: unknown, reply: string | null): AnswerRead {
+  if (structured !== undefined) return { ok: true, value: structured };
+  if (reply === null || reply.trim() === "") {
+    return { ok: false, message: "the final message is empty: there is no answer to read" };
+  }
+  const trimmed = reply.trim();
+  const text = WHOLE_FENCE.exec(trimmed)?.[1] ?? trimmed;
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return { ok: false, message: `the final message is not JSON (${why})` };
+  }
+}
+
+/** The errors of a final message that is not JSON at all: one, at the answer's root. */
+export function unreadableErrors(message: string): AnswerError[] {
+  return [{ path: "", message }];
+}
+
+/** The most errors a record and a repair brief carry: the first ones are what a repair needs. */
+export const MAX_ANSWER_ERRORS = 20;
+
+/** "/count must be >= 0; (root) must have required property 'verdict'". */
+export function errorsText(errors: readonly AnswerError[]): string {
+  return errors.map((e) => `${e.path === "" ? "(root)" : e.path} ${e.message}`).join("; ");
+}
+
+/**
+ * The brief of a repair turn, sent on the same thread: the validator's errors, the schema, and what to
+ * answer — only the corrected JSON.
+ */
+export function repairBrief(errors: readonly AnswerError[], schemaText: string): string {
+  const lines = errors.map((e) => `- ${e.path === "" ? "(root)" : e.path}: ${e.message}`);
+  return [
+    "Your answer did not fit the JSON Schema it must be valid against. The validator said:",
+    ...lines,
+    "",
+    "Reply with only the corrected JSON value — no other text, no Markdown fence. The JSON Schema:",
+    schemaInBrief(schemaText),
+    "",
+  ].join("\n");
+}
+
+/**
+ * record.error.message of an answer that did not fit: what the validator said, then what follows — a
+ * repair on the same thread, or why none does.
+ */
+export function answerInvalidMessage(
+  errors: readonly AnswerError[],
+  then: "repair" | "no-repairs" | "no-thread",
+): string {
+  const said = `the answer does not fit --answer-schema: ${errorsText(errors)}`;
+  switch (then) {
+    case "repair":
+      return `${said}; a repair turn follows on the same thread`;
+    case "no-repairs":
+      return said;
+    case "no-thread":
+      return `${said}; no repair is possible: the CLI named no thread to resume`;
+  }
+}

@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import { compileAnswerSchema } from "../../src/infra/answer-validator.js";
+
+// The validator of --answer-schema (ajv's draft 2020-12 build): what it accepts, what it refuses, and
+// the errors as the record keeps them ({path, message}).
+
+async function errorsOf(schema: unknown, value: unknown) {
+  const compiled = await compileAnswerSchema(schema);
+  if (!compiled.ok) throw new Error(compiled.problem);
+  return compiled.validator.validate(value);
+}
+
+describe("compileAnswerSchema", () => {
+  const person = {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    $defs: { name: { type: "string", minLength: 1 } },
+    type: "object",
+    properties: {
+      name: { $ref: "#/$defs/name" },
+      tags: { type: "array", prefixItems: [{ const: "first" }], items: { type: "string" } },
+      email: { type: "string", format: "email" },
+    },
+    required: ["name"],
+    dependentRequired: { email: ["name"] },
+    unevaluatedProperties: false,
+  };
+  const cases: [string, unknown, unknown, { path: string; message: string }[]][] = [
+    ["a value that fits: []", person, { name: "a", tags: ["first", "x"] }, []],
+    [
+      "$ref into $defs",
+      person,
+      { name: "" },
+      [{ path: "/name", message: "must NOT have fewer than 1 characters" }],
+    ],
+    [
+      "prefixItems (2020-12)",
+      person,
+      { name: "a", tags: ["second"] },
+      [{ path: "/tags/0", message: "must be equal to constant" }],
+    ],
+    [
+      "items after prefixItems",
+      person,
+      { name: "a", tags: ["first", 2] },
+      [{ path: "/tags/1", message: "must be string" }],
+    ],
+    [
+      "unevaluatedProperties names the extra one",
+      person,
+      { name: "a", extra: 1 },
+      [{ path: "", message: "must NOT have unevaluated properties" }],
+    ],
+    [
+      "every error, not only the first",
+      { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["c"] },
+      { a: "x", b: "y" },
+      [
+        { path: "", message: "must have required property 'c'" },
+        { path: "/a", message: "must be number" },
+        { path: "/b", message: "must be number" },
+      ],
+    ],
+    [
+      "additionalProperties names the extra one",
+      { type: "object", additionalProperties: false },
+      { x: 1 },
+      [{ path: "", message: 'must NOT have additional properties ("x")' }],
+    ],
+    [
+      "enum lists what is allowed",
+      { enum: ["a", "b"] },
+      "c",
+      [{ path: "", message: 'must be equal to one of the allowed values: "a", "b"' }],
+    ],
+    // format is an annotation in 2020-12 (the format-annotation vocabulary): not asserted.
+    ["format is not asserted", person, { name: "a", email: "not an address" }, []],
+    ["a schema of true takes anything", true, { any: "thing" }, []],
+    [
+      "a schema without $schema is read as 2020-12",
+      { type: "array", prefixItems: [{ type: "number" }] },
+      ["x"],
+      [{ path: "/0", message: "must be number" }],
+    ],
+    ["unknown keywords are ignored", { type: "string", "x-note": "mine" }, "s", []],
+  ];
+  for (const [what, schema, value, expected] of cases) {
+    it(what, async () => {
+      expect(await errorsOf(schema, value)).toEqual(expected);
+    });
+  }
+
+  const bad: [string, unknown, RegExp][] = [
+    ["a type that is no type", { type: "objekt" }, /^data\/type must be equal to one of the allowed values/],
+    ["a minimum that is not a number", { minimum: "1" }, /data\/minimum must be number/],
+    ["a $ref that resolves to nothing", { $ref: "#/$defs/none" }, /can't resolve reference #\/\$defs\/none/],
+    [
+      "another draft's $schema",
+      { $schema: "http://json-schema.org/draft-07/schema#" },
+      /no schema with key or ref "http:\/\/json-schema.org\/draft-07\/schema#"/,
+    ],
+    ["an array is no schema", [], /a JSON Schema is an object/],
+    ["a number is no schema", 3, /a JSON Schema is an object/],
+  ];
+  for (const [what, schema, problem] of bad) {
+    it(`refuses ${what}`, async () => {
+      const compiled = await compileAnswerSchema(schema);
+      expect(compiled.ok).toBe(false);
+      if (!compiled.ok) expect(compiled.problem).toMatch(problem);
+    });
+  }
+});
