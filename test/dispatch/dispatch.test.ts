@@ -287,13 +287,26 @@ describe("catherd dispatch", () => {
     expect(await ended).toBe("SIGKILL");
     expect(printed, "the dispatcher never returned").toBe("");
     process.kill(standbyPid, "SIGCONT");
-    const record = await waitForJson(path.join(dir, "record.json"), 20_000);
+    // A whole supervision (the agent's start, its stream, the record) on a machine the suite loads: the
+    // deadline is for a supervisor that never records, and its failure says what the supervisor did.
+    const record = await waitForJson(path.join(dir, "record.json"), 60_000).catch((error: Error) => {
+      throw new Error(`${error.message}\n${folderDiagnostics(dir, standbyPid)}`);
+    });
     expect(record).toMatchObject({ status: "ok", name: "orphaned-early" });
     expect(readJson(path.join(dir, "supervisor.json"))).toMatchObject({ pid: standbyPid });
     expect(fs.readFileSync(path.join(dir, "events.jsonl"), "utf8")).toBe("working\n");
     await waitFor("supervisor to exit", () => (isAlive(standbyPid) ? undefined : true));
   });
 });
+
+/** What a dispatch folder's supervisor wrote, and whether it lives: a failure's explanation. */
+function folderDiagnostics(dir: string, supervisorPid: number): string {
+  const files = ["supervisor.log", "supervisor.out", "exit.json", "proc.json"].map((name) => {
+    const file = path.join(dir, name);
+    return `--- ${name}\n${fs.existsSync(file) ? fs.readFileSync(file, "utf8").slice(-4000) : "(none)"}`;
+  });
+  return [`supervisor ${supervisorPid} alive: ${isAlive(supervisorPid)}`, ...files].join("\n");
+}
 
 /** Whether process `pid` holds an open file descriptor on `target` (a readlink of /proc/<pid>/fd/*). */
 function holdsFile(pid: number, target: string): boolean {
