@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import type { Backend } from "../../backends/types.js";
 import { ANSWER_CONTRACT_HEAD, answerContract } from "../../domain/answer.js";
 import { CatherdError } from "../../domain/errors.js";
+import { appendToBrief } from "./brief-append.js";
 
 // `dispatch --answer-schema FILE` and `--repair N` (the MCP tool: `answerSchema`, the schema inline, and
 // `repair`), checked before anything is written (specs/dispatch.md, "An answer that fits a schema"). The
@@ -114,8 +115,7 @@ export function withAnswerContract(
   answer: AnswerRequest | null,
 ): Buffer | null {
   if (brief === null || answer === null || backend.answerSchemaFlag) return brief;
-  const gap = brief.at(-1) === 0x0a ? "\n" : "\n\n";
-  return Buffer.concat([brief, Buffer.from(`${gap}${answerContract(answer.text)}`, "utf8")]);
+  return appendToBrief(brief, answerContract(answer.text));
 }
 
 /** The brief without the contract withAnswerContract appended (a chain's next attempt appends its own). */

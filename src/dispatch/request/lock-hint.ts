@@ -1,4 +1,5 @@
 import { CatherdError } from "../../domain/errors.js";
+import { appendToBrief } from "./brief-append.js";
 
 // `dispatch --lock-hint` (specs/lock.md, "The guide and the brief"): one line added to the end of the
 // brief, telling the agent to run its test suites and builds through `catherd lock`. Asked for, never
@@ -28,7 +29,5 @@ export function withLockHint(
     );
   }
   if (brief === null) return null; // refused as a missing brief by validation, which names it
-  // The brief's own bytes first, untouched; then a blank line and the hint.
-  const gap = brief.at(-1) === 0x0a ? "\n" : "\n\n";
-  return Buffer.concat([brief, Buffer.from(`${gap}${LOCK_HINT}\n`, "utf8")]);
+  return appendToBrief(brief, `${LOCK_HINT}\n`);
 }

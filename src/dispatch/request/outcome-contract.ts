@@ -1,4 +1,5 @@
 import { CatherdError } from "../../domain/errors.js";
+import { appendToBrief } from "./brief-append.js";
 
 // `dispatch --outcome` (specs/dispatch.md, "A declared outcome"): a short, fixed contract added to the end
 // of the brief, telling the worker to end its final message with its outcome line, which the record
@@ -28,7 +29,5 @@ export function withOutcomeContract(
     );
   }
   if (brief === null) return null; // refused as a missing brief by validation, which names it
-  // The brief's own bytes first, untouched; then a blank line and the contract.
-  const gap = brief.at(-1) === 0x0a ? "\n" : "\n\n";
-  return Buffer.concat([brief, Buffer.from(`${gap}${OUTCOME_CONTRACT}\n`, "utf8")]);
+  return appendToBrief(brief, `${OUTCOME_CONTRACT}\n`);
 }
