@@ -28,6 +28,8 @@ export interface SpawnRequest {
   cwd: string;
   env: Record<string, string>;
   stdinPath: string | null;
+  /** stdinPath is the dispatch's channel (channel.ts): opened for reading and writing, never to EOF. */
+  stdinChannel?: boolean;
   eventsPath: string;
   stderrPath: string;
   /** The cgroup.procs files of the dispatch's cgroup: the agent is started inside it. */
@@ -56,7 +58,7 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
     return fd;
   };
   try {
-    const stdin = open(request.stdinPath ?? "/dev/null", "r");
+    const stdin = open(request.stdinPath ?? "/dev/null", request.stdinChannel === true ? "r+" : "r");
     const stdout = open(request.eventsPath, "a");
     const stderr = open(request.stderrPath, "a");
     fs.fchmodSync(stdout, FILE_MODE);

@@ -22,6 +22,8 @@ export interface Ending {
   state: WatchState | null;
   /** `engine`: what the engine said of the job it ended, for a supervisor an engine placed. */
   error: { code: EndingErrorCode; message: string; engine?: EngineWords } | null;
+  /** A steerable dispatch: how long its ended turns waited for messages; absent: not steerable. */
+  keptOpenMs?: number;
 }
 
 /**
@@ -105,6 +107,7 @@ export function writeExitFile(
     peakMemoryBytes: usage?.peakMemoryBytes ?? null,
     oomKills: usage?.oomKills ?? null,
     slotWaitMs: state === null ? null : Math.round(state.slotWaitedMs),
+    ...(ending.keptOpenMs === undefined ? {} : { keptOpenMs: Math.round(ending.keptOpenMs) }),
   };
   try {
     writeExit(dir, exit, deps.files);

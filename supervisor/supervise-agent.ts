@@ -1,3 +1,4 @@
+import * as fs from "node:fs";
 import { loadBackend } from "../src/backends/load.js";
 import type { Backend } from "../src/backends/types.js";
 import { elapsedSince } from "../src/domain/boot-clock.js";
@@ -14,6 +15,7 @@ import { diskFullOf } from "../src/infra/disk-space.js";
 import { hostIdentity } from "../src/infra/host-identity.js";
 import { startTimeOf } from "../src/infra/process-identity.js";
 import { adoptedChild } from "./adopted-child.js";
+import { makeChannel } from "./channel.js";
 import { reopenContainment, spawnContained } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
 import { hasReserve, makeReserve } from "./disk-reserve.js";
@@ -23,6 +25,7 @@ import { failure, type SupervisorLog } from "./log.js";
 import { endingOfOwnJob, notePlacementNode, ownPlacement } from "./placed.js";
 import { stopPreviousTurn } from "./previous-turn.js";
 import { resumePoint } from "./resume.js";
+import { Steering } from "./steering.js";
 import type { Adoption } from "./take-over.js";
 import { pauseAt } from "./test-hooks.js";
 import { type WatchInput, watchAgent } from "./watch-loop.js";
@@ -65,6 +68,7 @@ export async function superviseFirst(
       }
       const env = await prepareWorkplace(dir, spec, process.env, placeOf(dir)?.run ?? null);
       await stopPreviousTurn(dir, log, clock);
+      const channel = steerChannel(dir, spec, backend);
       const { child, contained } = await spawnContained(
         dir,
         spec,
@@ -73,7 +77,8 @@ export async function superviseFirst(
           args: spec.args,
           cwd: spec.cwd,
           env,
-          stdinPath: spec.stdinPath,
+          stdinPath: channel ?? spec.stdinPath,
+          stdinChannel: channel !== null,
           eventsPath: fileIn(dir, FILES.events),
           stderrPath: fileIn(dir, FILES.stderr),
         },
@@ -102,7 +107,8 @@ export async function superviseFirst(
       files,
     );
     pauseAt("running", dir);
-    ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt });
+    const steering = steeringOf(dir, spec, backend, log, clock);
+    ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt, steering });
   } catch (error) {
     ending = failedEnding(error, log, dir);
   }
@@ -146,7 +152,8 @@ export async function superviseAdopted(
     if (resume.sinceStart.clock === "wall") {
       log("clock-fallback", { of: "agent-start", why: resume.sinceStart.why });
     }
-    ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt, resume });
+    const steering = steeringOf(dir, spec, backend, log, clock);
+    ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt, resume, steering });
   } catch (error) {
     ending = failedEnding(error, log, dir);
   }
@@ -187,9 +194,49 @@ function originOf(adoption: Adoption, clock: Clock, log: SupervisorLog): Origin 
   return { wall: new Date(firstWall), mono: now - since.ms };
 }
 
+/** A steerable dispatch's channel, made before the spawn; null for any other. */
+function steerChannel(dir: string, spec: Spec, backend: Backend): string | null {
+  if (spec.steer === undefined || backend.steer === undefined) return null;
+  const channel = fileIn(dir, FILES.channel);
+  makeChannel(channel);
+  return channel;
+}
+
+/** The conversation of a steerable dispatch (steering.ts); undefined for any other. */
+function steeringOf(
+  dir: string,
+  spec: Spec,
+  backend: Backend,
+  log: SupervisorLog,
+  clock: Clock,
+): Steering | undefined {
+  if (spec.steer === undefined || backend.steer === undefined) return undefined;
+  const briefPath = fileIn(dir, FILES.brief);
+  return new Steering({
+    dir,
+    dispatchId: spec.dispatchId,
+    protocol: backend.steer,
+    settings: spec.steer,
+    brief: fs.existsSync(briefPath) ? fs.readFileSync(briefPath, "utf8") : null,
+    channel: fileIn(dir, FILES.channel),
+    log,
+    wallNow: () => clock.wallNow(),
+  });
+}
+
 async function watchToEnding(input: WatchInput): Promise<Ending> {
+  const ending = await endingOfWatch(input);
+  const steering = input.steering;
+  return steering === undefined
+    ? ending
+    : { ...ending, keptOpenMs: steering.keptOpenMs(input.deps.clock.now()) };
+}
+
+async function endingOfWatch(input: WatchInput): Promise<Ending> {
   const watched = await watchAgent(input);
   const { interrupt, log } = input;
+  // What was not delivered never will be: failed, with why.
+  input.steering?.end(watched.reason === "cancelled");
   if (watched.disk !== null) {
     log("decided", { reason: watched.reason, kind: "disk", place: watched.disk.place });
     return {

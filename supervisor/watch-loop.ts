@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import type { Backend } from "../src/backends/types.js";
 import type { Crossing } from "../src/domain/budget.js";
 import type { DiskFull } from "../src/domain/disk.js";
@@ -18,18 +19,20 @@ import { FILES, fileIn } from "../src/folder/layout.js";
 import { isLockReportName } from "../src/folder/lock-reports.js";
 import type { FolderJsonFile } from "../src/folder/read.js";
 import { type FolderJsonBody, writeFolderJson } from "../src/folder/write.js";
+import { makeDir } from "../src/infra/atomic.js";
 import { LineReader, type ReadResult } from "../src/infra/line-reader.js";
 import { ActivityWriter } from "./activity.js";
 import type { RunningChild } from "./child.js";
 import type { SupervisorDeps } from "./deps.js";
 import { DiskWatch } from "./disk-watch.js";
 import { EventTimes } from "./event-times.js";
-import { watchFolder } from "./folder-watch.js";
+import { type FolderWatch, watchFolder } from "./folder-watch.js";
 import type { SupervisorLog } from "./log.js";
 import type { Resume } from "./resume.js";
 import { RunBudgetWatch } from "./run-budget-watch.js";
 import { SlotReports } from "./slot-reports.js";
 import { SpendWatch } from "./spend-watch.js";
+import type { Steering } from "./steering.js";
 import { UsageLogReader } from "./usage-log.js";
 
 /**
@@ -48,7 +51,10 @@ export const QUIET_POLL_MS = 30_000;
 const USAGE_LOG_POLL_MS = 1000;
 /** A floor under every sleep, so that no slip in the deadline arithmetic can make the loop spin. */
 const MIN_SLEEP_MS = 5;
-/** The files whose change is news: the agent's output, a cancel request, a lock's report (slot-reports.ts). */
+/**
+ * The files whose change is news: the agent's output, a cancel request, a lock's report (slot-reports.ts);
+ * for a steerable dispatch the inbox and the questions (watched folders of their own).
+ */
 const WATCHED: readonly string[] = [FILES.events, FILES.stderr, FILES.cancel];
 const isWatched = (name: string) => WATCHED.includes(name) || isLockReportName(name);
 
@@ -63,6 +69,8 @@ export interface WatchInput {
   interrupt: AbortSignal;
   /** An adopted dispatch: the state is rebuilt from the whole of both files, dated as `resume` says. */
   resume?: Resume | undefined;
+  /** A steerable dispatch's conversation (steering.ts); absent: not steerable. */
+  steering?: Steering | undefined;
 }
 
 export interface WatchOutcome {
@@ -74,6 +82,18 @@ export interface WatchOutcome {
   budget: Crossing | null;
   /** For a stop on a full disk (reason supervisor-error, kind disk): the file system and its refusal. */
   disk: DiskFull | null;
+}
+
+/** The watch of a steerable dispatch's inbox/ and questions/: a message or an answer is news. */
+function watchConversation(dir: string, onChange: () => void): FolderWatch[] {
+  const watches: FolderWatch[] = [];
+  for (const sub of [FILES.inbox, FILES.questions]) {
+    const folder = path.join(dir, sub);
+    makeDir(folder);
+    const watch = watchFolder(folder, () => true, onChange);
+    if (watch !== null) watches.push(watch);
+  }
+  return watches;
 }
 
 export function limitsOf(spec: Spec): WatchLimits {
@@ -154,6 +174,14 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
     sawChange = true;
     if (wakeOnChange || name === FILES.cancel) sleeping?.abort();
   });
+  const steering = input.steering;
+  const conversation =
+    steering === undefined
+      ? []
+      : watchConversation(dir, () => {
+          sawChange = true;
+          if (wakeOnChange) sleeping?.abort();
+        });
 
   const ingest = (
     file: string,
@@ -178,8 +206,11 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
     if (read.restarted) log("file-restarted", { file });
     if (read.restarted && file === FILES.events) eventTimes.restart();
     for (const line of read.lines) {
-      const facts = safeParse(parse, line);
+      const parsed = safeParse(parse, line);
+      const facts = steering === undefined ? parsed : steering.observe(parsed, now);
       state = observe(state, facts, now);
+      // A message taken starts a turn: the last turn's final is no longer the last word.
+      if (facts.taken !== undefined) state = { ...state, finalAt: null };
       const ignored = activity.note(facts);
       if (ignored !== null) spend.ignore(file, ignored);
       if (facts.retry !== undefined) log("retry", { attempt: facts.retry.attempt, max: facts.retry.max });
@@ -238,7 +269,14 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
         };
       }
       const cancelRequested = input.interrupt.aborted || fs.existsSync(cancelPath);
-      const judged = decide(state, { exited, cancelRequested, budget }, limits, now);
+      if (steering !== undefined && !exited && !cancelRequested) steering.look(now);
+      const steer = steering?.signals(now);
+      const judged = decide(
+        state,
+        { exited, cancelRequested, budget, ...(steer === undefined ? {} : { steer }) },
+        limits,
+        now,
+      );
       state = judged.state;
       const verdict = judged.verdict;
       if (verdict.kind === "stall") {
@@ -259,7 +297,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       }
       const moving = bytes > 0 || sawChange;
       const dueAt = Math.min(
-        nextDeadline(state, limits),
+        nextDeadline(state, limits, steer),
         activity.dueAt() ?? Number.POSITIVE_INFINITY,
         runBudget?.dueAt() ?? Number.POSITIVE_INFINITY,
         slots.dueAt() ?? Number.POSITIVE_INFINITY,
@@ -279,6 +317,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
     eventTimes.flush(clock.now());
     wake.removeEventListener("abort", onWake);
     folder?.close();
+    for (const watch of conversation) watch.close();
     usageLog?.close();
     events.close();
     stderr.close();

@@ -1,5 +1,5 @@
 import type { LineFacts, ToolOpen } from "../domain/facts.js";
-import { PROGRESS } from "../domain/facts.js";
+import { NEUTRAL, PROGRESS } from "../domain/facts.js";
 import type { ErrorFact } from "../domain/failure.js";
 import { type Evidence, errorFact, retryKind, statusInText } from "./classify.js";
 import {
@@ -19,7 +19,7 @@ import {
   usageFacts,
   uuidThread,
 } from "./common.js";
-import type { Backend, BillingContext, PlanRequest } from "./types.js";
+import type { Backend, BillingContext, PlanRequest, SteerProtocol } from "./types.js";
 
 // `claude -p --output-format stream-json --verbose` (test/fixtures/recorded/claude, Claude Code 2.1.197).
 // system/init{session_id} → assistant{tool_use.id} → user{tool_result.tool_use_id} → assistant text →
@@ -74,8 +74,98 @@ function plan(request: PlanRequest) {
   // of subtype error_max_structured_output_retries) and puts the answer in its result's
   // `structured_output` (specs/backends.md, "An answer that fits a schema").
   if (request.answerSchema != null) args.push("--json-schema", compactJson(request.answerSchema.text));
+  // --steerable (specs/steering.md): the brief and every later message come as stream-json user lines on
+  // the channel, each echoed back once taken; with questions, permission asks come to catherd.
+  const steer = request.steer ?? null;
+  if (steer !== null) {
+    args.push("--input-format", "stream-json", "--replay-user-messages");
+    if (steer.questions) args.push("--permission-prompt-tool", "stdio");
+  }
   args.push(...request.extraArgs);
-  return { cmd: request.bin, args, env: {}, stdin: "brief" as const };
+  return {
+    cmd: request.bin,
+    args,
+    env: {},
+    stdin: steer === null ? ("brief" as const) : ("channel" as const),
+  };
+}
+
+/**
+ * Claude's stream-json input (specs/steering.md, "Claude Code"): a user line joins the running turn (after
+ * the tool result it waits for); a uuid it has seen is skipped; an interrupt is a control request, and the
+ * turn it stops ends in a result of subtype error_during_execution; a permission answer carries
+ * `updatedInput` to allow, `message` to deny (Claude rejects an answer without them).
+ */
+const claudeSteer: SteerProtocol = {
+  joins: "mid-turn",
+  userLine: (text, uuid) =>
+    JSON.stringify({
+      type: "user",
+      message: { role: "user", content: [{ type: "text", text }] },
+      parent_tool_use_id: null,
+      session_id: "",
+      uuid,
+    }),
+  interruptLine: (requestId) =>
+    JSON.stringify({ type: "control_request", request_id: requestId, request: { subtype: "interrupt" } }),
+  answerLine: (request, input, answer) => {
+    const behavior = answer.allow
+      ? { behavior: "allow", updatedInput: answerInput(input, answer.text) }
+      : { behavior: "deny", message: answer.why ?? "denied by catherd" };
+    return JSON.stringify({
+      type: "control_response",
+      response: { subtype: "success", request_id: request.requestId, response: behavior },
+    });
+  },
+  // end_session: an idle Claude answers it and exits 0 with its input still open (mid-turn it would
+  // abort the turn: the supervisor sends it only once the conversation is over).
+  endLine: (requestId) =>
+    JSON.stringify({ type: "control_request", request_id: requestId, request: { subtype: "end_session" } }),
+};
+
+/**
+ * The input an allowed tool runs with: as asked. An AskUserQuestion's answer rides along as `answers`,
+ * question text → answer: a JSON object of those as it is, else the text answers the first question.
+ */
+function answerInput(input: unknown, text: string | null): unknown {
+  const asked = asRecord(input) ?? {};
+  if (text === null) return asked;
+  const given = parseObject(text);
+  if (given !== null && Object.values(given).every((v) => typeof v === "string")) {
+    return { ...asked, answers: given };
+  }
+  const questions = Array.isArray(asked.questions) ? asked.questions : [];
+  const first = asString(asRecord(questions[0])?.question) ?? "";
+  return { ...asked, answers: { [first]: text } };
+}
+
+/** A control request from Claude: a permission ask (`can_use_tool`) becomes a question for catherd. */
+function parseControlRequest(event: Record<string, unknown>): LineFacts {
+  const request = asRecord(event.request);
+  const requestId = asString(event.request_id);
+  if (request?.subtype !== "can_use_tool" || requestId === null) return NEUTRAL;
+  const tool = asString(request.tool_name) ?? "tool";
+  const input = asRecord(request.input) ?? {};
+  const question = tool === "AskUserQuestion";
+  const asks = question ? askedQuestion(input) : describeToolCall(tool, input);
+  return {
+    progress: true,
+    asks: {
+      kind: question ? "question" : "permission",
+      asks,
+      tool,
+      input,
+      request: { requestId, toolUseId: asString(request.tool_use_id) },
+    },
+    describe: `asks: ${oneLine(asks)}`,
+  };
+}
+
+/** AskUserQuestion's first question, as a person reads it. */
+function askedQuestion(input: Record<string, unknown>): string {
+  const questions = Array.isArray(input.questions) ? input.questions : [];
+  const first = asRecord(questions[0]);
+  return asString(first?.question) ?? "a question";
 }
 
 /** A schema's text on one line (a command line shown in `show`), as it was when it is not JSON. */
@@ -237,11 +327,21 @@ function messageUsage(message: Record<string, unknown> | null): Pick<LineFacts, 
 }
 
 function parseUser(event: Record<string, unknown>): LineFacts {
+  // --replay-user-messages: Claude's echo of a user line it took from its input. The reply is what the
+  // agent says after the last message it took: what came before answered an earlier one.
+  const uuid = asString(event.uuid);
+  if (uuid !== null && event.isReplay === true && !hasToolResult(event)) {
+    return { progress: true, taken: uuid, reply: { text: "", mode: "replace" }, describe: "took a message" };
+  }
   const results = blocks(asRecord(event.message)).filter((b) => b.type === "tool_result");
   const closed = results.map((b) => asString(b.tool_use_id)).filter((id): id is string => id !== null);
   if (closed.length === 0) return PROGRESS;
   const failed = results.some((b) => b.is_error === true);
   return { progress: true, toolsClosed: closed, describe: failed ? "tool failed" : "tool done" };
+}
+
+function hasToolResult(event: Record<string, unknown>): boolean {
+  return blocks(asRecord(event.message)).some((b) => b.type === "tool_result");
 }
 
 function parseResult(event: Record<string, unknown>): LineFacts {
@@ -281,6 +381,8 @@ function parse(line: string): LineFacts {
       return parseUser(event);
     case "result":
       return parseResult(event);
+    case "control_request":
+      return parseControlRequest(event);
     default:
       return PROGRESS;
   }
@@ -334,4 +436,5 @@ export const claudeCodeBackend: Backend = {
   checkThread: uuidThread("Claude Code"),
   finalize: (summary, exit) => finalizeFromSummary(summary, exit),
   billing,
+  steer: claudeSteer,
 };

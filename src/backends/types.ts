@@ -21,6 +21,12 @@ export interface PlanRequest {
    * path) and its text, for a CLI with a schema flag of its own (answerSchemaFlag); null: none. Absent: none.
    */
   answerSchema?: { path: string; text: string } | null;
+  /**
+   * `--steerable`: the CLI is started so that catherd can talk to it while it runs (specs/steering.md):
+   * its input is the dispatch's channel, with `questions` its permission asks come to catherd. Absent or
+   * null: not steerable. Only for a backend with `steer`.
+   */
+  steer?: { questions: boolean } | null;
 }
 
 /** How to run the CLI. The brief reaches it by stdin (`stdin: "brief"`) or a file it reads, never argv. */
@@ -28,7 +34,35 @@ export interface Plan {
   cmd: string;
   args: string[];
   env: Record<string, string>;
-  stdin: "brief" | "none";
+  stdin: "brief" | "none" | "channel";
+}
+
+/** An answer to what the CLI asked, as the backend's protocol says it (questions.ts). */
+export interface AskAnswer {
+  allow: boolean;
+  text: string | null;
+  why: string | null;
+}
+
+/**
+ * How catherd talks to a running CLI over its own protocol (specs/steering.md). Its input is a line
+ * channel the supervisor writes (a FIFO in the dispatch folder that outlives the supervisor); what the
+ * CLI says back comes in its stream, as `parse` reads it (LineFacts `taken`, `asks`).
+ */
+export interface SteerProtocol {
+  /** `mid-turn`: a message joins the running turn as soon as it is written; `turn-end`: after the turn. */
+  joins: "mid-turn" | "turn-end";
+  /** The line that gives the CLI a user message; `uuid` names it, and the CLI skips one it has seen. */
+  userLine(text: string, uuid: string): string;
+  /** The line that stops the current turn; `requestId` is the dispatch's own. */
+  interruptLine(requestId: string): string;
+  /** The line that answers an ask (`request` as `asks` gave it, `input` the tool's input). */
+  answerLine(request: Readonly<Record<string, unknown>>, input: unknown, answer: AskAnswer): string;
+  /**
+   * The line that ends the session of an idle CLI, which then exits by itself; absent: the supervisor
+   * stops it once its conversation is over.
+   */
+  endLine?(requestId: string): string;
 }
 
 export interface BackendDefaults {
@@ -153,4 +187,6 @@ export interface Backend {
   billing?(context: BillingContext): Billing;
   /** Its usage log, where it keeps one that is finer than its stream. */
   usageLog?: UsageLog;
+  /** How catherd talks to it while it runs; absent: it cannot be steered (`send` refuses). */
+  steer?: SteerProtocol;
 }

@@ -47,6 +47,16 @@ export async function readBrief(input: ParsedInput, stdinIsOurs: boolean): Promi
 }
 
 /**
+ * A text given as a file (`send --file`), else on stdin when stdin is the command's and no terminal; null
+ * when neither gives one. Read as a brief is: without blocking on a FIFO, and no further than its cap.
+ */
+export async function readStdinText(file: string | undefined, stdinIsOurs: boolean): Promise<string | null> {
+  if (file !== undefined && file !== "-") return readBriefFile(file).toString("utf8");
+  if (!stdinIsOurs || process.stdin.isTTY === true) return null;
+  return (await readStdin()).toString("utf8");
+}
+
+/**
  * The bytes of a brief file, read without blocking (a FIFO given as the file is refused, never waited on)
  * and no further than MAX_BRIEF_BYTES. A path that is no file — not there, a folder, a device — is the
  * user's mistake (E_INPUT_INVALID); a file the system refuses to read is E_IO_READ with the fix for its

@@ -277,6 +277,23 @@ export const dispatchCommand: Command<Dispatched> = {
       description:
         "a JSON Schema (draft 2020-12) the agent's final answer must be valid against: catherd checks it, records it as `answer` and answer.json, and `result --answer` prints it",
     },
+    steerable: {
+      type: "boolean",
+      description:
+        "start the agent so that catherd can talk to it while it runs: catherd send, catherd answer (claude-code; specs/steering.md)",
+    },
+    "keep-open": {
+      type: "string",
+      value: "<duration>",
+      description:
+        "steerable: an ended turn waits this long for another message before the dispatch ends (neither idle nor wall time)",
+    },
+    "on-question": {
+      type: "string",
+      value: "<policy>",
+      description:
+        "steerable: the agent's permission asks and questions come to catherd (questions/, catherd answer); allow or deny answers them at once, `wait 10m` gives a person that long, then denies",
+    },
     repair: {
       type: "string",
       value: "<n>",
@@ -344,6 +361,9 @@ export const dispatchCommand: Command<Dispatched> = {
       runPlacement: stringOption(input, "run-placement"),
       slurmOpt: listOption(input, "slurm-opt"),
       answer,
+      steerable: input.values.steerable === true,
+      keepOpen: stringOption(input, "keep-open"),
+      onQuestion: stringOption(input, "on-question"),
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });

@@ -29,6 +29,8 @@ const VERBS: Record<string, Verb> = {
   wait: { load: async () => (await import("./wait-command.js")).waitCommand as Command<unknown> },
   result: { load: async () => (await import("./result-command.js")).resultCommand as Command<unknown> },
   cancel: { load: async () => (await import("./cancel-command.js")).cancelCommand as Command<unknown> },
+  send: { load: async () => (await import("./send-command.js")).sendCommand as Command<unknown> },
+  answer: { load: async () => (await import("./answer-command.js")).answerCommand as Command<unknown> },
   clean: { load: async () => (await import("./clean-command.js")).cleanCommand as Command<unknown> },
   usage: { load: async () => (await import("./usage-command.js")).usageCommand as Command<unknown> },
   doctor: { load: async () => (await import("./doctor-command.js")).doctorCommand as Command<unknown> },
@@ -63,6 +65,16 @@ const HELP_LINES: readonly { verb: string; synopsis: string; summary: string }[]
   },
   { verb: "result", synopsis: "<name|id>", summary: "the record and the reply" },
   { verb: "cancel", synopsis: "<name|id> [--wait]", summary: "stop it" },
+  {
+    verb: "send",
+    synopsis: '<name|id> "text" [--interrupt]',
+    summary: "a message to a running steerable agent (specs/steering.md)",
+  },
+  {
+    verb: "answer",
+    synopsis: "<name|id> <q> --allow|--deny|text",
+    summary: "answer what the agent asked (a permission, a question)",
+  },
   {
     verb: "usage",
     synopsis: "[--by <what>] [--since 7d]",

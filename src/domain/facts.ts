@@ -12,6 +12,15 @@ export interface Tokens {
 
 export const ZERO_TOKENS: Tokens = Object.freeze({ input: 0, cached: 0, output: 0 });
 
+/** What a CLI asks its caller (specs/steering.md, "Questions"). `request` is what its answer must carry. */
+export interface AskFact {
+  kind: "permission" | "question";
+  asks: string;
+  tool: string | null;
+  input: unknown;
+  request: Record<string, unknown>;
+}
+
 /** A tool call the agent opened; it keeps the agent "busy" until closed. */
 export interface ToolOpen {
   id: string;
@@ -57,6 +66,10 @@ export interface LineFacts {
   reply?: { text: string; mode: "replace" | "append" | "message" | "result" };
   /** A failure the CLI or its provider reported (not a retry): the record's kind and message come from these. */
   error?: ErrorFact;
+  /** The CLI took a user message from its input: the uuid it was sent with (its echo of it). */
+  taken?: string;
+  /** The CLI asks its caller (a permission, a question): what steering turns into questions/<id>.json. */
+  asks?: AskFact;
   /** A short human line for `status` and `logs`: "$ npm test", "edit src/a.ts", "retrying 2/5". */
   describe?: string;
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { MAX_COST_CAP_USD, MAX_TOKENS_CAP } from "./budget.js";
 import { DECLARED_STATUSES } from "./declared-outcome.js";
+import { onQuestionSchema } from "./questions.js";
 import { MAX_BUDGET_MINUTES, RUN_BUDGET_KEYS } from "./run-budget.js";
 import {
   bootStamp,
@@ -103,6 +104,18 @@ const maxCostField = z.number().positive().max(MAX_COST_CAP_USD);
  */
 const answerSchemaField = z.string().min(1).nullable();
 
+/**
+ * spec.json's `steer` (`--steerable`, specs/steering.md): the brief and later messages reach the agent by
+ * its channel; `keepOpenMs` (`--keep-open`) how long an ended turn waits for another message (null: it does
+ * not wait); `onQuestion` (`--on-question`) what answers what nobody answered (null: the CLI is not asked
+ * to put its questions to catherd). Absent: not steerable.
+ */
+const steerField = loose({
+  keepOpenMs: z.number().int().positive().nullable(),
+  onQuestion: onQuestionSchema.nullable(),
+});
+export type SteerSettings = z.infer<typeof steerField>;
+
 /** run.json's `budget` (`--run-budget`): each limit as the flag bounds it, null when not given. */
 const runBudgetSchema = loose({
   tokens: maxTokensField.nullable(),
@@ -140,6 +153,7 @@ export const specFileSchema = loose({
   /** `--outcome`: the record reads the worker's outcome line (specs/record.md, "outcome"); absent: false. */
   outcome: z.boolean().optional(),
   answerSchema: answerSchemaField.optional(),
+  steer: steerField.optional(),
 });
 export type SpecFile = z.infer<typeof specFileSchema>;
 
@@ -175,6 +189,8 @@ export const specSchema = loose({
   outcome: z.boolean().optional(),
   /** --answer-schema: the folder's answer-schema.json, which the final answer must fit; absent: none. */
   answerSchema: answerSchemaField.optional(),
+  /** --steerable: how catherd talks to the running agent (specs/steering.md); absent: it does not. */
+  steer: steerField.optional(),
 });
 export type Spec = z.infer<typeof specSchema>;
 
@@ -240,6 +256,11 @@ export const exitFileSchema = loose({
    * watched it. Absent in an exit.json written before it existed.
    */
   slotWaitMs: ms.nullable().optional(),
+  /**
+   * A steerable dispatch: how long its ended turns waited for messages (--keep-open), neither idle nor
+   * wall time (specs/steering.md). Absent: not steerable.
+   */
+  keptOpenMs: ms.optional(),
 });
 export type ExitFile = z.infer<typeof exitFileSchema>;
 

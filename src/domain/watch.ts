@@ -115,12 +115,52 @@ export function observe(state: WatchState, facts: LineFacts, now: number): Watch
   return next;
 }
 
+/**
+ * A steerable dispatch's conversation (specs/steering.md), as the rules need it. Its CLI never exits by
+ * itself (its input stays open), so the end is the rules' call: when a turn has ended with nothing held
+ * (no message queued, none taken and not yet acted on, no question open) and its keep-open window is over.
+ */
+export interface SteerSignals {
+  /** The last turn ended and nothing is held. */
+  ended: boolean;
+  /** A question the CLI asked waits for its answer: busy, as an open tool call, never idle. */
+  asking: boolean;
+  /** Since when the ended turn waits for a message (--keep-open); null: it does not wait. */
+  waitingSince: number | null;
+  /** Time spent waiting for messages in the waits that are over: not wall time. */
+  waitedMs: number;
+  keepOpenMs: number | null;
+  /** When the first open question is answered by its policy (monotonic); null: none is open. */
+  questionDueAt: number | null;
+  /**
+   * When the CLI was asked to end its session, the conversation being over (null: not yet; absent: its
+   * protocol cannot be asked, and it is stopped then). It exits by itself, else is stopped after the
+   * grace after a final.
+   */
+  endRequestedAt?: number | null;
+}
+
 /** What the world told the loop since the last poll, besides the lines. */
 export interface PollSignals {
   exited: boolean;
   cancelRequested: boolean;
   /** A cap on spending the usage so far has reached (budget.ts `crossing`); null or absent: none. */
   budget?: Crossing | null;
+  /** A steerable dispatch's conversation; absent: not steerable. */
+  steer?: SteerSignals;
+}
+
+/** The time a steerable dispatch spent waiting for messages, the current wait included. */
+function inputWaitedMs(steer: SteerSignals | undefined, now: number): number {
+  if (steer === undefined) return 0;
+  return steer.waitedMs + (steer.waitingSince === null ? 0 : now - steer.waitingSince);
+}
+
+/** Whether a steerable dispatch's keep-open window is over (or it has none): its ended turn is the end. */
+function steerDone(steer: SteerSignals, now: number): boolean {
+  if (!steer.ended) return false;
+  if (steer.keepOpenMs === null || steer.waitingSince === null) return true;
+  return now - steer.waitingSince >= steer.keepOpenMs;
 }
 
 /**
@@ -150,9 +190,19 @@ export function decide(
   // A cap reached while the agent works; once its final answer stands the work is done, and the record
   // shows what the last report used.
   if (signals.budget != null && state.finalAt === null) return stop("budget", "budget");
-  // The wall counts the time not spent waiting for a heavy slot.
-  if (now - state.startedAt - slotWaitedMs(state, now) >= limits.wallMs) return stop("wall-timeout");
-  if (
+  // The wall counts the time not spent waiting for a heavy slot, nor for a message.
+  const steer = signals.steer;
+  if (now - state.startedAt - slotWaitedMs(state, now) - inputWaitedMs(steer, now) >= limits.wallMs) {
+    return stop("wall-timeout");
+  }
+  // Steerable: a final ends a turn, not the dispatch; the conversation's end is (SteerSignals).
+  if (steer !== undefined) {
+    if (steerDone(steer, now)) {
+      const asked = steer.endRequestedAt;
+      if (asked === undefined) return stop("after-final");
+      if (asked !== null && now - asked >= (limits.graceAfterFinalMs ?? 0)) return stop("after-final");
+    }
+  } else if (
     state.finalAt !== null &&
     limits.graceAfterFinalMs !== null &&
     now - state.finalAt >= limits.graceAfterFinalMs
@@ -166,7 +216,9 @@ export function decide(
   ) {
     return stop("provider-unavailable", state.retryKind ?? "provider-down");
   }
-  const busy = state.openTools.length > 0 || state.slotBusy;
+  // Waiting for a message, or for the answer to a question, is neither idle nor a stall.
+  const waiting = steer !== undefined && (steer.asking || steer.waitingSince !== null);
+  const busy = state.openTools.length > 0 || state.slotBusy || waiting;
   const quietMs = now - state.quietSince;
   if (quietMs >= limits.idleMs) {
     // Quiet since a provider retry: the silence was the provider's, and it may heal later.
@@ -185,17 +237,29 @@ export function decide(
  * quiet stretch of a busy agent) and the stall notice; the time of the line that made a stop due (a
  * refusal, a full retry count). The loop may sleep until then when nothing moves.
  */
-export function nextDeadline(state: WatchState, limits: WatchLimits): number {
+export function nextDeadline(state: WatchState, limits: WatchLimits, steer?: SteerSignals): number {
   // A refusal or a full retry count ends the dispatch at the next decision, whatever the time.
   if (state.refusal !== null || state.consecutiveRetries >= limits.retryAttempts) {
     return state.lastEventAt ?? state.startedAt;
   }
-  let at = wallDueAt(state, limits.wallMs);
-  if (state.finalAt !== null && limits.graceAfterFinalMs !== null) {
+  let at = wallDueAt(state, limits.wallMs) + (steer === undefined ? 0 : steer.waitedMs);
+  if (steer !== undefined) {
+    // Waiting for a message: the wall stands still, and the window's end is the deadline.
+    if (steer.waitingSince !== null) at = Number.POSITIVE_INFINITY;
+    if (steer.waitingSince !== null && steer.keepOpenMs !== null) at = steer.waitingSince + steer.keepOpenMs;
+    if (steer.endRequestedAt != null) {
+      at = Math.min(at, steer.endRequestedAt + (limits.graceAfterFinalMs ?? 0));
+    } else if (steer.ended && steer.keepOpenMs === null) {
+      at = Math.min(at, state.lastEventAt ?? state.startedAt);
+    }
+    if (steer.questionDueAt !== null) at = Math.min(at, steer.questionDueAt);
+  } else if (state.finalAt !== null && limits.graceAfterFinalMs !== null) {
     at = Math.min(at, state.finalAt + limits.graceAfterFinalMs);
   }
   if (state.retryingSince !== null) at = Math.min(at, state.retryingSince + limits.retryWindowMs);
   at = Math.min(at, state.quietSince + limits.idleMs);
+  const waiting = steer !== undefined && (steer.asking || steer.waitingSince !== null);
+  if (waiting) return at;
   const busy = state.openTools.length > 0 || state.slotBusy;
   if (!busy && !state.stalled) at = Math.min(at, state.quietSince + limits.stallMs);
   return at;

@@ -51,6 +51,15 @@ export const FILES = {
   tmp: "tmp",
   /** Room the supervisor keeps back while the agent runs, for exit.json on a full disk. */
   diskReserve: "disk-reserve",
+  /**
+   * A steerable dispatch's input channel (specs/steering.md): a FIFO the agent holds open for reading and
+   * writing (so that a supervisor's death is not the end of its input), which the supervisor writes.
+   */
+  channel: "agent.in",
+  /** Messages sent to the running agent, one file each, and the supervisor's receipts beside them. */
+  inbox: "inbox",
+  /** What the agent asked its caller, one file each, and the one answer each got. */
+  questions: "questions",
   /** Empty: the supervisor met a full disk and could not write exit.json even through its reserve. */
   diskFull: "disk-full",
 } as const;

@@ -194,6 +194,7 @@ function writeFolder(
     maxCostUsd: request.caps.maxCostUsd,
     answerSchema:
       answerSchemaPath === null || answer === null ? null : { path: answerSchemaPath, text: answer.text },
+    steer: request.steer == null ? null : { questions: request.steer.onQuestion !== null },
   });
   // What the request says, in spec.json's order; resolveSpec fills in the rest.
   const asked: SpecFile = {
@@ -218,6 +219,7 @@ function writeFolder(
     maxCostUsd: request.caps.maxCostUsd,
     ...(request.outcome === true ? { outcome: true } : {}),
     ...(answerSchemaPath === null ? {} : { answerSchema: answerSchemaPath }),
+    ...(request.steer == null ? {} : { steer: request.steer }),
   };
   const spec = resolveSpec(asked, request.backend, dir);
   writeFolderJson(staging, FILES.spec, spec);

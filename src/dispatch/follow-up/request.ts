@@ -118,7 +118,13 @@ export function validateFollowUp(
     // The thread lives in that CLI's own store: the same executable continues it.
     bin: raw.bin ?? (spec.cmd === undefined || !fs.existsSync(spec.cmd) ? undefined : spec.cmd),
   });
-  return { ...request, followUp: { dispatchId: turn.dispatchId, dir, worktree: spec.worktree ?? null } };
+  // A steerable conversation stays steerable, with its policy for questions, unless the caller says anew.
+  const steer = request.steer ?? spec.steer ?? null;
+  return {
+    ...request,
+    ...(steer === null ? {} : { steer }),
+    followUp: { dispatchId: turn.dispatchId, dir, worktree: spec.worktree ?? null },
+  };
 }
 
 /**
@@ -144,8 +150,10 @@ function repeatedEnv(backend: Backend, spec: SpecFile, access: AccessLevel | nul
 export function stillLive(name: string, dispatchId: string, state: string): CatherdError {
   return new CatherdError(
     "E_ADMIT_DUPLICATE",
-    `--follow-up ${name}: its turn ${dispatchId} is still ${state === "recorded" ? "handing its chain over" : state}, and live steering does not exist yet`,
-    { fix: `wait for it (catherd wait ${name}) and follow up then, or cancel it (catherd cancel ${name})` },
+    `--follow-up ${name}: its turn ${dispatchId} is still ${state === "recorded" ? "handing its chain over" : state}`,
+    {
+      fix: `talk to it while it runs (catherd send ${name} "…", if it was dispatched --steerable), wait for it (catherd wait ${name}) and follow up then, or cancel it (catherd cancel ${name})`,
+    },
   );
 }
 

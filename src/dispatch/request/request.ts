@@ -9,6 +9,7 @@ import { CatherdError } from "../../domain/errors.js";
 import { ID_PATTERN } from "../../domain/ids.js";
 import type { Rung } from "../../domain/ladder.js";
 import type { RunBudget } from "../../domain/run-budget.js";
+import type { SteerSettings } from "../../domain/schemas.js";
 import {
   accessSchema,
   backendIdSchema,
@@ -22,6 +23,7 @@ import type { AnswerRequest } from "./answer-input.js";
 import { validateCaps, validateRunBudget } from "./caps-input.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 import { type PlacementRequest, parsePlacement } from "./placement.js";
+import { parseSteer } from "./steer-input.js";
 
 /** The largest brief accepted: larger ones belong in a file in the work tree that the brief names. */
 export const MAX_BRIEF_BYTES = 4 * 1024 * 1024;
@@ -96,6 +98,8 @@ export interface DispatchRequest {
   answer?: AnswerRequest | null;
   /** `--follow-up NAME`: the turn this dispatch continues (dispatch/follow-up/); absent or null: none. */
   followUp?: FollowUpOf | null;
+  /** `--steerable`, `--keep-open`, `--on-question` (steer-input.ts); absent or null: not steerable. */
+  steer?: SteerSettings | null;
 }
 
 /** The turn a follow-up continues (dispatch/follow-up/), as admission and its supervisor need it. */
@@ -163,6 +167,9 @@ export interface RawDispatchInput {
   outcome?: boolean | undefined;
   /** `--answer-schema`/`--repair`, already read and checked (answer-input.ts: the check is async). */
   answer?: AnswerRequest | null;
+  steerable?: boolean | undefined;
+  keepOpen?: string | undefined;
+  onQuestion?: string | undefined;
   rest: string[];
   environment: NodeJS.ProcessEnv;
 }
@@ -346,7 +353,12 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
       ? {}
       : { runNotify: raw.runNotify === "none" ? null : notifyCommand("--run-notify", raw.runNotify) }),
     ...(raw.outcome === true ? { outcome: true } : {}),
+    ...steerField(parseSteer(raw, backend)),
   };
+}
+
+function steerField(steer: SteerSettings | null): Pick<DispatchRequest, "steer"> {
+  return steer === null ? {} : { steer };
 }
 
 /** A notification command: a shell command line (`sh -c`), at most 8 KiB, no NUL. */

@@ -1,0 +1,133 @@
+import { backendFor } from "../../backends/registry.js";
+import { CatherdError } from "../../domain/errors.js";
+import { MAX_MESSAGE_BYTES, type MessageFile, type MessageState } from "../../domain/inbox.js";
+import { readEntry, writeMessage } from "../../folder/inbox.js";
+import { FILES, fileIn } from "../../folder/layout.js";
+import { systemClock } from "../../infra/clock.js";
+import { waitUntil, watchFolders } from "../../infra/wait-until.js";
+import { inspectDispatch } from "../read/inspect.js";
+import { steerSupport } from "../request/steer-input.js";
+
+// `catherd send` and the MCP `send` tool (specs/steering.md, "Sending"): a message into a running
+// steerable dispatch's inbox/, which its supervisor gives the CLI. Returns at once with the message's id
+// (or, with `wait`, once the CLI took it). A dispatch that has ended is followed up instead (the caller
+// does that: `endedTurn` says so); one that cannot take messages is refused, saying why and what can.
+
+export interface SendRequest {
+  text: string;
+  interrupt: boolean;
+  /** Who sends, as inbox/ records it: "catherd send (pid 123)", "mcp (pid 456)". */
+  from: string;
+}
+
+export interface SentMessage {
+  message: MessageFile;
+  dir: string;
+  dispatchId: string;
+  name: string | null;
+  /** Its state when `send` returned: queued, or (with wait) delivered, acted or failed. */
+  state: MessageState;
+  why: string | null;
+}
+
+/** A message to a dispatch whose last turn has ended: it becomes a follow-up (the caller starts it). */
+export class EndedTurn extends Error {
+  constructor(
+    readonly dir: string,
+    readonly shown: string,
+  ) {
+    super(`${shown} has ended`);
+  }
+}
+
+/** Checks a message's text: not empty, at most MAX_MESSAGE_BYTES, no NUL. */
+export function checkMessageText(text: string): string {
+  const fix = `send one message of 1 to ${MAX_MESSAGE_BYTES} bytes`;
+  if (text.trim() === "") throw new CatherdError("E_INPUT_INVALID", "the message is empty", { fix });
+  if (Buffer.byteLength(text) > MAX_MESSAGE_BYTES) {
+    throw new CatherdError("E_INPUT_INVALID", `the message is over ${MAX_MESSAGE_BYTES} bytes`, { fix });
+  }
+  if (text.includes("\0")) throw new CatherdError("E_INPUT_INVALID", "the message holds a NUL byte", { fix });
+  return text;
+}
+
+/**
+ * Writes the message into the dispatch's inbox. Throws EndedTurn for a recorded dispatch (no --keep-open
+ * window left: its agent is gone), E_NOT_STEERABLE for one not started steerable or a backend catherd
+ * cannot talk to.
+ */
+export async function sendMessage(
+  dir: string,
+  request: SendRequest,
+  options: { wait?: boolean; timeoutMs?: number; now?: () => Date } = {},
+): Promise<SentMessage> {
+  const text = checkMessageText(request.text);
+  const view = inspectDispatch(dir);
+  const name = view.admit?.name ?? null;
+  const shown = name ?? view.dispatchId;
+  const ended = view.state === "recorded" || view.state === "exited" || view.exit !== null;
+  if (ended) {
+    if (request.interrupt) {
+      throw new CatherdError("E_NOT_STEERABLE", `${shown} has ended: there is no turn to interrupt`, {
+        fix: `send it without --interrupt: it becomes a follow-up (catherd dispatch --follow-up ${shown})`,
+      });
+    }
+    throw new EndedTurn(dir, shown);
+  }
+  const backend = view.spec?.backend ?? view.admit?.backend ?? null;
+  if (backend !== null && backendFor(backend).steer === undefined) {
+    throw new CatherdError("E_NOT_STEERABLE", `${shown} cannot take messages: ${steerSupport(backend)}`, {
+      fix:
+        backend === "exec"
+          ? "give the command its input another way (a file it reads)"
+          : `follow it up once it ends: catherd dispatch --follow-up ${shown} --brief …`,
+    });
+  }
+  if (view.spec === null || view.spec.steer === undefined) {
+    throw new CatherdError("E_NOT_STEERABLE", `${shown} was not started steerable`, {
+      fix: `dispatch with --steerable (or --keep-open) to talk to an agent while it runs; follow this one up once it ends: catherd dispatch --follow-up ${shown} --brief …`,
+    });
+  }
+  const message = writeMessage(
+    dir,
+    { text, interrupt: request.interrupt, from: request.from },
+    (options.now ?? (() => new Date()))(),
+  );
+  const sent: SentMessage = { message, dir, dispatchId: view.dispatchId, name, state: "queued", why: null };
+  if (options.wait !== true) return sent;
+  return { ...sent, ...(await waitForDelivery(dir, message.id, options.timeoutMs ?? 60_000)) };
+}
+
+/** Waits until the CLI took the message (or it failed, or the dispatch ended); E_TIMEOUT past the limit. */
+async function waitForDelivery(
+  dir: string,
+  id: string,
+  timeoutMs: number,
+): Promise<{ state: MessageState; why: string | null }> {
+  const settled = await waitUntil(
+    () => {
+      const entry = readEntry(dir, id);
+      if (entry.state !== "queued") {
+        const last = entry.receipt?.history.at(-1);
+        return { state: entry.state, why: last?.why ?? null };
+      }
+      return undefined;
+    },
+    {
+      clock: systemClock,
+      deadline: systemClock.now() + timeoutMs,
+      pollMs: 500,
+      watch: watchFolders([fileIn(dir, FILES.inbox)]),
+    },
+  );
+  if (settled === undefined) {
+    throw new CatherdError(
+      "E_TIMEOUT",
+      `message ${id} was not delivered within ${Math.round(timeoutMs / 1000)} s`,
+      {
+        fix: "it stays queued: catherd show NAME says where it stands",
+      },
+    );
+  }
+  return settled;
+}

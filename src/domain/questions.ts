@@ -1,0 +1,76 @@
+import { z } from "zod";
+import { isoTime, loose, schemaField } from "./schema-parts.js";
+
+// What an agent asks its caller — a permission (run this command? write this file?) or a question for
+// the user — and the one answer each gets (specs/steering.md, "Questions"). Pure.
+
+export const QUESTION_KINDS = ["permission", "question"] as const;
+export type QuestionKind = (typeof QUESTION_KINDS)[number];
+
+/**
+ * `dispatch --on-question`: what answers a question nobody answered. `allow` and `deny` answer at once;
+ * `wait` gives a person `waitMs` to answer, then denies.
+ */
+export const QUESTION_POLICIES = ["allow", "deny", "wait"] as const;
+export type QuestionPolicy = (typeof QUESTION_POLICIES)[number];
+
+export const onQuestionSchema = loose({
+  policy: z.enum(QUESTION_POLICIES),
+  /** How long a question waits for a person (`wait` only; 0 for allow and deny). */
+  waitMs: z.number().int().nonnegative(),
+});
+export type OnQuestion = z.infer<typeof onQuestionSchema>;
+
+/** questions/<id>.json: what the agent asked, written by the supervisor when the CLI asks. */
+export const questionFileSchema = loose({
+  schema: schemaField,
+  id: z.string().min(1),
+  kind: z.enum(QUESTION_KINDS),
+  /** One line for `status` and `logs`: "run: npm test", "write src/a.ts", or the question itself. */
+  asks: z.string(),
+  /** The tool the permission is for, and its input as the CLI gave it (null for a question). */
+  tool: z.string().nullable(),
+  input: z.unknown(),
+  askedAt: isoTime,
+  /** When the policy answers if nobody has: null for no deadline (never: every policy has one). */
+  answerBy: isoTime,
+  /** What the CLI needs to match the answer to its ask (its request id), opaque to everyone else. */
+  request: z.record(z.string(), z.unknown()),
+});
+export type QuestionFile = z.infer<typeof questionFileSchema>;
+
+/** questions/<id>.answer.json: the one answer, created exclusively by whoever answers first. */
+export const answerFileSchema = loose({
+  schema: schemaField,
+  id: z.string().min(1),
+  /** A permission: allow or deny. A question: the text (allow with it). */
+  allow: z.boolean(),
+  text: z.string().nullable(),
+  why: z.string().nullable(),
+  /** `catherd answer` (pid), the MCP server, or `policy` (the dispatch's --on-question). */
+  by: z.string().min(1),
+  at: isoTime,
+});
+export type AnswerFile = z.infer<typeof answerFileSchema>;
+
+/** questions/<id>.delivered.json: the supervisor gave the answer to the CLI (once). */
+export const deliveredFileSchema = loose({ schema: schemaField, id: z.string().min(1), at: isoTime });
+
+/** The answer a policy gives when nobody answered. */
+export function policyAnswer(onQuestion: OnQuestion, id: string, at: string): Omit<AnswerFile, "schema"> {
+  const allow = onQuestion.policy === "allow";
+  const why =
+    onQuestion.policy === "wait"
+      ? `nobody answered within ${Math.round(onQuestion.waitMs / 1000)} s (--on-question wait)`
+      : `--on-question ${onQuestion.policy}`;
+  return { id, allow, text: null, why, by: "policy", at };
+}
+
+/** Question ids are short, for people to type: q1, q2, … in the order asked. */
+export function questionId(n: number): string {
+  return `q${n}`;
+}
+
+export function isQuestionId(value: string): boolean {
+  return /^q[1-9]\d{0,5}$/.test(value);
+}
