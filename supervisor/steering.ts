@@ -15,6 +15,7 @@ import {
 } from "../src/folder/questions.js";
 import { ChannelWriter } from "./channel.js";
 import type { SupervisorLog } from "./log.js";
+import { pauseAt } from "./test-hooks.js";
 
 // The supervisor's side of talking to a running agent (specs/steering.md): it gives the CLI the brief and
 // then each message of inbox/ over the channel, moves each message on as the stream shows the CLI took it

@@ -15,6 +15,8 @@ export const PAUSE_PHASES = [
   "after-spawn",
   "running",
   "adopted",
+  /** A steerable dispatch's message went to the CLI's channel, its receipt not yet written (steering.ts). */
+  "message-written",
   "stopping",
   "after-exit",
   "after-record",
