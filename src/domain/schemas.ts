@@ -503,6 +503,15 @@ export const recordFileSchema = loose({
   outcome: loose({ status: z.enum(DECLARED_STATUSES), why: z.string() })
     .nullable()
     .optional(),
+  /**
+   * A steerable dispatch's talk (specs/record.md, "steering"): its messages by state, what it asked and how
+   * that was answered, and how long its ended turns waited for messages. Absent: not steerable.
+   */
+  steering: loose({
+    messages: loose({ queued: ms, delivered: ms, acted: ms, failed: ms }),
+    questions: loose({ asked: ms, answered: ms, byPolicy: ms, unanswered: ms }),
+    keptOpenMs: ms.nullable(),
+  }).optional(),
 });
 export type RecordFile = z.infer<typeof recordFileSchema>;
 

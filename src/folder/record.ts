@@ -19,6 +19,7 @@ import { judgeAnswer } from "./answer.js";
 import { backendOf } from "./backend.js";
 import { nextStepOf } from "./chain.js";
 import { dispatchChanges } from "./changes.js";
+import { conversationCounts, readConversation } from "./conversation.js";
 import { agentDispatchId, dispatchIdOf } from "./ids.js";
 import { FILES, fileIn } from "./layout.js";
 import { markHandOver, removeLiveMarkerOf } from "./markers.js";
@@ -149,6 +150,14 @@ async function buildRecord(
       exit.reason === "budget" || outcome.failure?.kind === "budget" ? null : capCrossed(spec, spend),
     // The worker's word, read only when asked for (absent when not): beside `status`, never changing it.
     ...(spec?.outcome === true ? { outcome: declaredOutcome(reply) } : {}),
+    ...(spec?.steer === undefined
+      ? {}
+      : {
+          steering: {
+            ...conversationCounts(readConversation(dir)),
+            keptOpenMs: exit.keptOpenMs ?? null,
+          },
+        }),
   };
   // With --answer-schema, the answer decides too: one that does not fit fails the attempt (answer-invalid).
   const ended = await judgeAnswer(dir, spec, admit, summary, recorded);

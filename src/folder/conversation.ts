@@ -1,0 +1,98 @@
+import type { MessageState } from "../domain/inbox.js";
+import type { QuestionKind } from "../domain/questions.js";
+import { readInbox } from "./inbox.js";
+import { readQuestions } from "./questions.js";
+
+// A steerable dispatch's conversation as readers show it (specs/steering.md, "What readers show"): its
+// messages with their states, and what the agent asked with the answers — read from inbox/ and questions/.
+
+export interface MessageView {
+  id: string;
+  state: MessageState;
+  /** The message's first line, at most 80 characters ("" for a file that is not a message). */
+  head: string;
+  interrupt: boolean;
+  sentAt: string | null;
+  /** When it reached its state, and why for `failed`. */
+  at: string | null;
+  why: string | null;
+  /** Every change, in order: what `logs` prints a line for. */
+  history: { state: MessageState; at: string; why: string | null }[];
+}
+
+export interface QuestionView {
+  id: string;
+  kind: QuestionKind;
+  asks: string;
+  askedAt: string;
+  answerBy: string;
+  answer: { allow: boolean; text: string | null; why: string | null; by: string; at: string } | null;
+  delivered: boolean;
+}
+
+export interface ConversationView {
+  messages: MessageView[];
+  questions: QuestionView[];
+  /** The questions nobody has answered yet: the dispatch waits for an answer. */
+  waiting: QuestionView[];
+}
+
+/** What record.json's `conversation` counts (specs/record.md, "conversation"). */
+export interface ConversationCounts {
+  messages: Record<MessageState, number>;
+  questions: { asked: number; answered: number; byPolicy: number; unanswered: number };
+}
+
+export function readConversation(dir: string): ConversationView {
+  const messages = readInbox(dir).map((entry): MessageView => {
+    const last = entry.receipt?.history.at(-1) ?? null;
+    const text = entry.message?.text ?? "";
+    const head = (text.split("\n")[0] ?? "").slice(0, 80);
+    return {
+      id: entry.id,
+      state: entry.state,
+      head,
+      interrupt: entry.message?.interrupt ?? false,
+      sentAt: entry.message?.sentAt ?? null,
+      at: last?.at ?? entry.message?.sentAt ?? null,
+      why: last?.why ?? null,
+      history: (entry.receipt?.history ?? []).map((h) => ({ state: h.state, at: h.at, why: h.why ?? null })),
+    };
+  });
+  const questions = readQuestions(dir).map(
+    (q): QuestionView => ({
+      id: q.question.id,
+      kind: q.question.kind,
+      asks: q.question.asks,
+      askedAt: q.question.askedAt,
+      answerBy: q.question.answerBy,
+      answer:
+        q.answer === null
+          ? null
+          : {
+              allow: q.answer.allow,
+              text: q.answer.text,
+              why: q.answer.why,
+              by: q.answer.by,
+              at: q.answer.at,
+            },
+      delivered: q.deliveredAt !== null,
+    }),
+  );
+  return { messages, questions, waiting: questions.filter((q) => q.answer === null) };
+}
+
+export function conversationCounts(view: ConversationView): ConversationCounts {
+  const messages: Record<MessageState, number> = { queued: 0, delivered: 0, acted: 0, failed: 0 };
+  for (const m of view.messages) messages[m.state] += 1;
+  const answered = view.questions.filter((q) => q.answer !== null);
+  return {
+    messages,
+    questions: {
+      asked: view.questions.length,
+      answered: answered.length,
+      byPolicy: answered.filter((q) => q.answer?.by === "policy").length,
+      unanswered: view.questions.length - answered.length,
+    },
+  };
+}
