@@ -6,6 +6,7 @@ import { policyAnswer, questionId } from "../src/domain/questions.js";
 import type { SteerSettings } from "../src/domain/schemas.js";
 import type { SteerSignals } from "../src/domain/watch.js";
 import { type InboxEntry, moveMessage, readInbox } from "../src/folder/inbox.js";
+import { notifyQuestion } from "../src/folder/notify.js";
 import {
   markAnswerDelivered,
   questionIds,
@@ -273,6 +274,9 @@ export class Steering {
         request: ask.request,
       });
       log("question", { id, kind: ask.kind, asks: ask.asks });
+      // Someone is to answer: the dispatch's --notify runs now, once, with CATHERD_STATUS=question (a
+      // policy that answers at once needs nobody).
+      if (waitMs > 0) notifyQuestion(dir, id);
     }
   }
 

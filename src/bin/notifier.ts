@@ -11,7 +11,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { RecordFile } from "../domain/schemas.js";
 import { FILES, fileIn } from "../folder/layout.js";
-import { claimNotification, type NotifyCommand, notifyCommandsOf, notifySweepId } from "../folder/notify.js";
+import {
+  claimNotification,
+  claimQuestionNotification,
+  type NotifyCommand,
+  notifyCommandsOf,
+  notifySweepId,
+} from "../folder/notify.js";
+import { readQuestion } from "../folder/questions.js";
 import { readFolderJson } from "../folder/read.js";
 import { appendLine } from "../infra/atomic.js";
 import { systemClock } from "../infra/clock.js";
@@ -32,9 +39,10 @@ const LABEL: Record<NotifyCommand["source"], string> = {
 };
 
 async function notifierMain(args: readonly string[]): Promise<number> {
-  const [given] = args;
-  if (given === undefined) throw new TypeError("usage: notifier <dispatch-dir>");
+  const [given, flag, questionId] = args;
+  if (given === undefined) throw new TypeError("usage: notifier <dispatch-dir> [--question <id>]");
   const dir = path.resolve(given);
+  if (flag === "--question" && questionId !== undefined) return notifyOfQuestion(dir, questionId);
   const recordFile = fileIn(dir, FILES.record);
   const record = okValue(readFolderJson(dir, FILES.record));
   if (record === null) throw new TypeError(`${recordFile} is missing or unreadable`);
@@ -59,6 +67,49 @@ async function notifierMain(args: readonly string[]): Promise<number> {
       systemClock,
     );
     appendLine(logFile, `${new Date().toISOString()} ${LABEL[source]}: ${outcomeText(outcome)}`);
+  }
+  return 0;
+}
+
+/**
+ * A question of a steerable dispatch (specs/steering.md): each command once, with CATHERD_STATUS=question,
+ * CATHERD_QUESTION (its id) and CATHERD_ASKS, the question's JSON on stdin.
+ */
+async function notifyOfQuestion(dir: string, questionId: string): Promise<number> {
+  const entry = readQuestion(dir, questionId);
+  if (entry === null) throw new TypeError(`${dir} has no question ${questionId}`);
+  const commands = notifyCommandsOf(dir);
+  if (commands.length === 0 || !claimQuestionNotification(dir, questionId, new Date())) return 0;
+  const admit = okValue(readFolderJson(dir, FILES.admit));
+  const logFile = fileIn(dir, FILES.notifyLog);
+  for (const { source, command } of commands) {
+    appendLine(logFile, `${new Date().toISOString()} ${LABEL[source]} (question ${questionId}): started`);
+    const outcome = await runShellHook(
+      {
+        command,
+        env: {
+          ...process.env,
+          CATHERD_DISPATCH: notifySweepId(dir),
+          CATHERD_NAME: admit?.name ?? path.basename(dir),
+          CATHERD_STATUS: "question",
+          CATHERD_QUESTION: questionId,
+          CATHERD_ASKS: entry.question.asks,
+          CATHERD_RUN: admit?.run ?? "",
+        },
+        sweepId: notifySweepId(dir),
+        stdin: `${JSON.stringify(entry.question)}\n`,
+        cwd: dir,
+        logFile,
+        timeoutMs: timeoutMs(),
+        killGraceMs: NOTIFY_KILL_GRACE_MS,
+        maxOutputBytes: NOTIFY_MAX_OUTPUT_BYTES,
+      },
+      systemClock,
+    );
+    appendLine(
+      logFile,
+      `${new Date().toISOString()} ${LABEL[source]} (question ${questionId}): ${outcomeText(outcome)}`,
+    );
   }
   return 0;
 }

@@ -2,7 +2,9 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { isValidId } from "../domain/ids.js";
+import { SCHEMA_VERSION } from "../domain/schema-version.js";
 import { type RecordFile, runFileSchema } from "../domain/schemas.js";
+import { createJsonExclusive } from "../infra/atomic.js";
 import { okValue, readJsonFile } from "../infra/json-file.js";
 import { startTimeOf } from "../infra/process-identity.js";
 import { programFile } from "../infra/programs.js";
@@ -89,9 +91,31 @@ export function notifyIfEnded(dir: string, record: Pick<RecordFile, "next"> | nu
   }
 }
 
+/**
+ * A steerable dispatch asked a question (specs/steering.md, "Questions"): its commands run once for it,
+ * with CATHERD_STATUS=question, while the dispatch waits. Never throws.
+ */
+export function notifyQuestion(dir: string, questionId: string): void {
+  try {
+    if (notifyCommandsOf(dir).length === 0) return;
+    startNotifier(dir, ["--question", questionId]);
+  } catch {
+    // a notification must not fail the supervision
+  }
+}
+
+/** The claim of a question's notification: questions/<id>.notify.json, created exclusively. */
+export function claimQuestionNotification(dir: string, questionId: string, at: Date): boolean {
+  return createJsonExclusive(path.join(dir, FILES.questions, `${questionId}.notify.json`), {
+    schema: SCHEMA_VERSION,
+    at: at.toISOString(),
+    by: { pid: process.pid, startTime: startTimeOf(process.pid) },
+  });
+}
+
 /** Starts the notifier program on `dir`, detached in its own session, owing nothing to this process. */
-function startNotifier(dir: string): void {
-  const child = spawn(process.execPath, [programFile("notifier", import.meta.url), dir], {
+function startNotifier(dir: string, extra: readonly string[] = []): void {
+  const child = spawn(process.execPath, [programFile("notifier", import.meta.url), dir, ...extra], {
     detached: true,
     stdio: "ignore",
     cwd: dir,

@@ -17,6 +17,9 @@ const LEFT_OUT: Record<string, string[]> = {
   // The tool takes the schema inline (`answerSchema`, an object), and returns the record, which holds the answer.
   dispatch: ["answer-schema"],
   result: ["answer"],
+  // The message is inline (`text`): a client has no file on the server's machine; `wait` would block past
+  // a client's tool-call ceiling (show tells where a message stands).
+  send: ["file", "wait"],
 };
 
 /** A value of the flag's kind, as the tool takes it and as the command line writes it. */

@@ -40,11 +40,13 @@ describe("catherd mcp over stdio", () => {
       expect(session.client.getServerVersion()).toEqual({ name: "catherd", version });
       const { tools } = await session.client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual([
+        "answer",
         "cancel",
         "dispatch",
         "doctor",
         "logs",
         "result",
+        "send",
         "show",
         "status",
         "usage",

@@ -84,7 +84,19 @@ describe("catherd mcp, in process", () => {
   it("lists the verbs as tools, their input schemas valid JSON Schema made from the commands' flags", async () => {
     const { tools } = await session.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ["cancel", "dispatch", "doctor", "logs", "result", "show", "status", "usage", "wait"].sort(),
+      [
+        "answer",
+        "cancel",
+        "dispatch",
+        "doctor",
+        "logs",
+        "result",
+        "send",
+        "show",
+        "status",
+        "usage",
+        "wait",
+      ].sort(),
     );
     const validator = new AjvJsonSchemaValidator();
     type Schema = Parameters<typeof validator.getValidator>[0];

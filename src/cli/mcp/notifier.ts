@@ -1,8 +1,12 @@
+import * as path from "node:path";
 import { readDispatch } from "../../dispatch/reader.js";
 import type { RecordFile } from "../../domain/schemas.js";
 import { handOverPending } from "../../folder/chain.js";
 import { FILES } from "../../folder/layout.js";
+import { readQuestions } from "../../folder/questions.js";
+import { readFolderJson } from "../../folder/read.js";
 import { type Clock, systemClock } from "../../infra/clock.js";
+import { okValue } from "../../infra/json-file.js";
 import { waitUntil, watchFolders } from "../../infra/wait-until.js";
 /** How often the folders are looked at when no file event came (fs.watch can miss events). */
 export const NOTIFY_POLL_MS = 1000;
@@ -22,6 +26,19 @@ export interface RecordedNotice {
   reply: string | null;
 }
 
+/** What the server tells its client when a dispatch it made or talks to asks a question (specs/mcp.md). */
+export interface QuestionNotice {
+  event: "question";
+  name: string | null;
+  dispatchId: string;
+  /** The question's id, for the answer tool. */
+  id: string;
+  kind: "permission" | "question";
+  asks: string;
+  /** When its --on-question policy answers if nobody does. */
+  answerBy: string;
+}
+
 /**
  * Watches the dispatches one server session made and calls `notify` once for each, when it has ended —
  * for a chain (--fallback), when its last attempt has a record that hands over to nothing: the notice names
@@ -34,7 +51,7 @@ export class RecordNotifier {
   private readonly closing = new AbortController();
 
   constructor(
-    private readonly notify: (notice: RecordedNotice) => void,
+    private readonly notify: (notice: RecordedNotice | QuestionNotice) => void,
     private readonly pollMs = NOTIFY_POLL_MS,
     private readonly clock: Clock = systemClock,
   ) {}
@@ -54,8 +71,10 @@ export class RecordNotifier {
   }
 
   private untilEnded(dir: string): Promise<RecordFile | undefined> {
+    const asked = new Set<string>();
     return waitUntil(
       async () => {
+        this.noticeQuestions(dir, asked);
         try {
           const view = await readDispatch(dir, { clock: this.clock, chain: "last" });
           return view.record !== null && !handOverPending(view.dir, view.record) ? view.record : undefined;
@@ -68,10 +87,34 @@ export class RecordNotifier {
         clock: this.clock,
         deadline: Number.POSITIVE_INFINITY,
         pollMs: this.pollMs,
-        watch: watchFolders([dir], [FILES.record, FILES.next]),
+        watch: watchFolders(
+          [dir, path.join(dir, FILES.questions)],
+          [FILES.record, FILES.next, FILES.questions],
+        ),
         signal: this.closing.signal,
       },
     );
+  }
+
+  /** Each question asked and not answered yet, once. */
+  private noticeQuestions(dir: string, asked: Set<string>): void {
+    if (this.closing.signal.aborted) return;
+    let admit: { name: string; dispatchId: string } | null = null;
+    for (const entry of readQuestions(dir)) {
+      const q = entry.question;
+      if (asked.has(q.id) || entry.answer !== null) continue;
+      asked.add(q.id);
+      admit ??= okValue(readFolderJson(dir, FILES.admit));
+      this.notify({
+        event: "question",
+        name: admit?.name ?? null,
+        dispatchId: admit?.dispatchId ?? path.basename(dir),
+        id: q.id,
+        kind: q.kind,
+        asks: q.asks,
+        answerBy: q.answerBy,
+      });
+    }
   }
 }
 

@@ -15,7 +15,7 @@ import { catherdVersion } from "../../infra/version.js";
 import { waitUntil, wakeWhenSettled } from "../../infra/wait-until.js";
 import { GUIDE } from "../guide-command.js";
 import { inputSchemaOf, inToolTerms, parsedInputOf } from "./input.js";
-import { type RecordedNotice, RecordNotifier } from "./notifier.js";
+import { type QuestionNotice, type RecordedNotice, RecordNotifier } from "./notifier.js";
 import { TOOLS, type ToolSpec } from "./tools.js";
 
 // `catherd mcp`: the verbs of the command line as MCP tools on stdio (specs/mcp.md). The SDK's low-level
@@ -194,7 +194,8 @@ function interrupted(): CatherdError {
   return new CatherdError("E_INTERRUPTED", "the client cancelled the call", { fix: "call it again" });
 }
 
-function loggingOf(notice: RecordedNotice) {
+function loggingOf(notice: RecordedNotice | QuestionNotice) {
+  if (notice.event === "question") return { level: "notice" as const, logger: "catherd", data: notice };
   return {
     level: notice.status === "ok" || notice.status === "cancelled" ? ("info" as const) : ("warning" as const),
     logger: "catherd",

@@ -1,12 +1,14 @@
 import { z } from "zod";
 import type { DispatchRow } from "../../dispatch/read/rows.js";
 import type { RecordFile } from "../../domain/schemas.js";
+import { type AnsweredData, answerCommand } from "../answer-command.js";
 import { cancelCommand } from "../cancel-command.js";
 import { type Dispatched, dispatchCommand, INLINE_ANSWER_SCHEMA } from "../dispatch-command.js";
 import { type BackendCheck, doctorCommand } from "../doctor-command.js";
 import type { Command, ParsedInput } from "../kit.js";
 import { type Logs, logsCommand } from "../logs-command.js";
 import { type ConversationData, outcomeSuffix, recordLine, resultCommand } from "../result-command.js";
+import { type Sent, sendCommand } from "../send-command.js";
 import { type ShownDispatch, showCommand } from "../show-command.js";
 import { statusCommand } from "../status-command.js";
 import { type UsageReport, usageCommand } from "../usage-command.js";
@@ -243,6 +245,65 @@ const usageTool: ToolSpec<UsageReport> = {
     `${total.dispatches} dispatches, ${total.tokens} tokens, $${total.costUsd.toFixed(2)}${total.unpriced > 0 ? " and more without a figure" : ""}; ${groups.length} by ${by}`,
 };
 
+const sendTool: ToolSpec<Sent> = {
+  name: "send",
+  title: "Talk to a running agent",
+  description:
+    "Send a message to a running steerable dispatch (dispatched with steerable or keepOpen; claude-code): it " +
+    "joins the conversation as soon as the CLI can take it (mid-turn, after the running tool's result) and the " +
+    "call returns at once with the message's id; show lists its state (queued, delivered, acted, failed). " +
+    "interrupt: stop the current turn first; the message starts the next. To a dispatch that has ended, the " +
+    "message becomes a follow-up turn, and the result says so. As `catherd send`.",
+  command: sendCommand,
+  positionals: ref("talk to"),
+  omit: ["file", "wait"],
+  extra: {
+    text: {
+      schema: { type: "string", description: "the message" },
+      check: z.string().min(1),
+      apply(value, input) {
+        input.positionals.push(value as string);
+      },
+    },
+  },
+  madeDispatch: ({ sent }) => sent.followUp?.dir ?? sent.dir,
+  readOnly: false,
+  line: ({ sent: s }) =>
+    s.followUp === null
+      ? `${s.name ?? s.dispatchId}: message ${s.id} ${s.state}`
+      : `${s.name ?? s.dispatchId}: had ended; follow-up ${s.followUp.dispatchId} started`,
+};
+
+const answerTool: ToolSpec<AnsweredData> = {
+  name: "answer",
+  title: "Answer what a running agent asked",
+  description:
+    "Answer a question a steerable dispatch asked (dispatched with onQuestion; the server notifies each " +
+    "question, and show lists them): allow or deny a permission (why: what the agent reads), or give a " +
+    "question's answer as text. The first answer stands and reaches the agent once. As `catherd answer`.",
+  command: answerCommand,
+  positionals: ref("answer"),
+  extra: {
+    question: {
+      schema: { type: "string", description: "the question's id: q1, q2, …" },
+      check: z.string().min(1),
+      apply(value, input) {
+        input.positionals.push(value as string);
+      },
+    },
+    text: {
+      schema: { type: "string", description: "a question's answer (instead of allow or deny)" },
+      check: z.string().min(1),
+      apply(value, input) {
+        input.positionals.push(value as string);
+      },
+    },
+  },
+  readOnly: false,
+  line: ({ answered: a }) =>
+    `${a.name ?? a.dispatchId} ${a.id}: ${a.text !== null ? "answered" : a.allow ? "allowed" : "denied"}`,
+};
+
 /** Every tool, in the order tools/list gives them. */
 export const TOOLS: readonly ToolSpec[] = [
   dispatchTool,
@@ -252,6 +313,8 @@ export const TOOLS: readonly ToolSpec[] = [
   showTool,
   logsTool,
   cancelTool,
+  sendTool,
+  answerTool,
   usageTool,
   doctorTool,
 ] as unknown as readonly ToolSpec[];
