@@ -383,6 +383,9 @@ function parse(line: string): LineFacts {
       return parseResult(event);
     case "control_request":
       return parseControlRequest(event);
+    // Claude's answer to a control request of catherd's, or its echo of catherd's answer: not work.
+    case "control_response":
+      return NEUTRAL;
     default:
       return PROGRESS;
   }

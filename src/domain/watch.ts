@@ -257,9 +257,10 @@ export function nextDeadline(state: WatchState, limits: WatchLimits, steer?: Ste
     at = Math.min(at, state.finalAt + limits.graceAfterFinalMs);
   }
   if (state.retryingSince !== null) at = Math.min(at, state.retryingSince + limits.retryWindowMs);
-  at = Math.min(at, state.quietSince + limits.idleMs);
+  // Waiting for a message or an answer is never idle: no idle deadline, no stall.
   const waiting = steer !== undefined && (steer.asking || steer.waitingSince !== null);
   if (waiting) return at;
+  at = Math.min(at, state.quietSince + limits.idleMs);
   const busy = state.openTools.length > 0 || state.slotBusy;
   if (!busy && !state.stalled) at = Math.min(at, state.quietSince + limits.stallMs);
   return at;
