@@ -90,3 +90,172 @@ export function bytes(n: number): string {
   }
   return `${value.toFixed(1)} ${units[unit]}`;
 }
+
+// A steerable dispatch's conversation (specs/steering.md), as status, show, logs and the dashboard say it.
+// Pure: each takes readConversation's views (src/folder/conversation.ts). Every text an agent or a person
+// wrote is made inert here, before it is cut.
+
+/** The parts of a question these lines use. */
+export interface AskedQuestion {
+  id: string;
+  kind: string;
+  asks: string;
+  askedAt: string;
+  answerBy: string;
+  answer: { allow: boolean; text: string | null; why: string | null; by: string; at: string } | null;
+}
+
+/** The parts of a message these lines use. */
+export interface SentMessage {
+  id: string;
+  state: string;
+  head: string;
+  interrupt: boolean;
+  sentAt: string | null;
+  at: string | null;
+  why: string | null;
+  history: { state: string; at: string; why: string | null }[];
+}
+
+/** What status's last column says of a dispatch waiting for an answer: "asks: q1 run: npm test". */
+export function askingText(q: Pick<AskedQuestion, "id" | "asks">, more = 0): string {
+  return `asks: ${q.id} ${inertText(q.asks).replace(/\s+/g, " ")}${more > 0 ? ` (+${more} more)` : ""}`;
+}
+
+/** "14:05:07" of an ISO time (UTC, as the files write it), or the ISO text when it is not one. */
+function clockOf(iso: string | null): string {
+  if (iso === null) return "?";
+  return /^\d{4}-\d\d-\d\dT(\d\d:\d\d:\d\d)/.exec(iso)?.[1] ?? iso;
+}
+
+/** The last six characters of a message id: what a person tells messages apart by. */
+export function messageTag(id: string): string {
+  return id.length > 6 ? `…${id.slice(-6)}` : id;
+}
+
+/** How a question was answered: "allowed", "denied", "answered \"yes\"", with why. */
+export function answerWords(a: NonNullable<AskedQuestion["answer"]>): string {
+  const what =
+    a.text !== null ? `answered ${JSON.stringify(inertText(a.text))}` : a.allow ? "allowed" : "denied";
+  return `${what}${a.why === null ? "" : ` (${inertText(a.why)})`}`;
+}
+
+/**
+ * show's lines for the conversation: a message a line ("…k3x9qa acted 10:15:02 also update the docs",
+ * "…k3x9qa failed 10:16:00 the dispatch was cancelled: one more thing") and a question a line
+ * ("q1 permission: run: npm test — allowed by catherd answer (pid 12) at 10:15:30", "q2 question: which
+ * port? — waiting for an answer until 2026-12-01T10:20:00.000Z").
+ */
+export function conversationShowLines(
+  messages: readonly SentMessage[],
+  questions: readonly AskedQuestion[],
+): string[] {
+  const lines: string[] = [];
+  if (messages.length > 0) lines.push(`messages (${messages.length}):`);
+  for (const m of messages) {
+    const why = m.state === "failed" && m.why !== null ? ` (${inertText(m.why)})` : "";
+    const head = m.head === "" ? "(not a message)" : inertText(m.head);
+    lines.push(
+      `  ${messageTag(m.id)} ${m.state}${m.interrupt ? " (interrupt)" : ""} ${m.at ?? "?"}${why}: ${cutChars(head, 60)}`,
+    );
+  }
+  if (questions.length > 0) lines.push(`questions (${questions.length}):`);
+  for (const q of questions) {
+    const answer =
+      q.answer === null
+        ? `waiting for an answer until ${q.answerBy}`
+        : `${answerWords(q.answer)} by ${inertText(q.answer.by)} at ${q.answer.at}`;
+    lines.push(`  ${q.id} ${q.kind}: ${cutChars(inertText(q.asks), 60)} — ${answer}`);
+  }
+  return lines;
+}
+
+/** One dated line of the conversation, as `logs` prints it among the event lines. */
+export interface ConversationLine {
+  /** When it happened (epoch ms; NaN sorts last). */
+  atMs: number;
+  /** Stable across reads: `logs --follow` prints each once. */
+  key: string;
+  text: string;
+}
+
+/**
+ * logs' lines: one per state a message reached ("» message …k3x9qa queued 10:15:00: also update the docs",
+ * "» message …k3x9qa delivered 10:15:01", "! » message …k3x9qa failed 10:16:00: the dispatch was
+ * cancelled") and per question asked and answered ("? q1 asks 10:15:20 (permission): run: npm test;
+ * answer by 10:16:20", "? q1 allowed 10:15:30 by catherd answer (pid 12)"), in time order.
+ */
+export function conversationLogLines(
+  messages: readonly SentMessage[],
+  questions: readonly AskedQuestion[],
+): ConversationLine[] {
+  const lines: ConversationLine[] = [];
+  const ms = (iso: string | null) => (iso === null ? Number.NaN : Date.parse(iso));
+  for (const m of messages) {
+    const head = m.head === "" ? "(not a message)" : cutChars(inertText(m.head).replace(/\s+/g, " "), 80);
+    const history = m.history.length > 0 ? m.history : [{ state: m.state, at: m.sentAt ?? "", why: null }];
+    history.forEach((h, i) => {
+      const failed = h.state === "failed";
+      const tail = i === 0 ? `: ${head}` : failed && h.why !== null ? `: ${inertText(h.why)}` : "";
+      lines.push({
+        atMs: ms(h.at === "" ? null : h.at),
+        key: `m ${m.id} ${i}`,
+        text: `${failed ? "! " : ""}» message ${messageTag(m.id)} ${h.state}${i === 0 && m.interrupt ? " (interrupt)" : ""} ${clockOf(h.at === "" ? null : h.at)}${tail}`,
+      });
+    });
+  }
+  for (const q of questions) {
+    const asks = cutChars(inertText(q.asks).replace(/\s+/g, " "), 120);
+    lines.push({
+      atMs: ms(q.askedAt),
+      key: `q ${q.id} asked`,
+      text: `? ${q.id} asks ${clockOf(q.askedAt)} (${q.kind}): ${asks}; answer by ${clockOf(q.answerBy)}`,
+    });
+    if (q.answer !== null) {
+      lines.push({
+        atMs: ms(q.answer.at),
+        key: `q ${q.id} answered`,
+        text: `? ${q.id} ${answerWords(q.answer)} ${clockOf(q.answer.at)} by ${inertText(q.answer.by)}`,
+      });
+    }
+  }
+  // Stable: lines of one time keep the order above (a message's states, a question then its answer).
+  return lines
+    .map((l, i) => ({ l, i }))
+    .sort((a, b) => order(a.l.atMs, b.l.atMs) || a.i - b.i)
+    .map(({ l }) => l);
+}
+
+function order(a: number, b: number): number {
+  if (Number.isNaN(a)) return Number.isNaN(b) ? 0 : 1;
+  if (Number.isNaN(b)) return -1;
+  return a - b;
+}
+
+/** record.json's `steering` (specs/record.md), as far as these lines read it. */
+export interface SteeringCounts {
+  messages: { queued: number; delivered: number; acted: number; failed: number };
+  questions: { asked: number; answered: number; byPolicy: number; unanswered: number };
+  keptOpenMs: number | null;
+}
+
+/**
+ * A record's steering counts in a line: "steering: 2 messages (2 acted), 1 question (1 answered, 0 by
+ * policy), kept open 30s".
+ */
+export function steeringLine(s: SteeringCounts): string {
+  const m = s.messages;
+  const total = m.queued + m.delivered + m.acted + m.failed;
+  const states = (["acted", "delivered", "queued", "failed"] as const)
+    .filter((k) => m[k] > 0)
+    .map((k) => `${m[k]} ${k}`);
+  const q = s.questions;
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const asked =
+    q.asked === 0
+      ? "no questions"
+      : `${plural(q.asked, "question")} (${q.answered} answered, ${q.byPolicy} by policy${q.unanswered > 0 ? `, ${q.unanswered} unanswered` : ""})`;
+  const kept =
+    s.keptOpenMs === null || s.keptOpenMs === 0 ? "" : `, kept open ${formatDuration(s.keptOpenMs)}`;
+  return `steering: ${plural(total, "message")}${states.length > 0 ? ` (${states.join(", ")})` : ""}, ${asked}${kept}`;
+}

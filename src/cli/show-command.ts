@@ -12,6 +12,7 @@ import { statusWords } from "../domain/record-words.js";
 import type { ExitFile, SpecFile } from "../domain/schemas.js";
 import { formatSize } from "../domain/size.js";
 import { backendOf } from "../folder/backend.js";
+import { type ConversationView, readConversation } from "../folder/conversation.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn, runOf } from "../folder/layout.js";
 import { resolveSpec } from "../folder/spec.js";
@@ -20,7 +21,7 @@ import { tailLines } from "../infra/tail.js";
 import { conversationLine } from "./conversation-text.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
-import { paint } from "./render.js";
+import { conversationShowLines, paint } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 import { errorLines, outcomeLines } from "./result-command.js";
 import { spendLines } from "./spend-text.js";
@@ -40,6 +41,11 @@ export interface ShownDispatch {
     /** Every turn of its conversation (dispatch --follow-up), first to last; one for a dispatch never followed up. */
     conversation: Turn[];
   };
+  /**
+   * A steerable dispatch's talk (specs/steering.md): its messages with their states and what it asked with
+   * the answers (readConversation); null for a dispatch not started steerable.
+   */
+  steering: ConversationView | null;
 }
 
 export const showCommand: Command<ShownDispatch> = {
@@ -49,7 +55,7 @@ export const showCommand: Command<ShownDispatch> = {
   summary:
     "Everything about one dispatch: admit, spec (secrets redacted), supervisor, process, exit, record, " +
     "and the tail of its events (as human lines) and of its stderr.",
-  json: "{dispatch: {…every file of the folder, read, with its queue place, events and stderr}}",
+  json: "{dispatch: {…every file of the folder, read, with its queue place, events and stderr}, steering: {messages, questions, waiting} | null}",
   options: {
     run: RUN_OPTION,
   },
@@ -72,7 +78,11 @@ export const showCommand: Command<ShownDispatch> = {
       stderr,
       conversation: conversationOf(view.dir),
     };
-    return { data: { dispatch }, text: renderShow(dispatch, systemClock.wallNow().getTime()) };
+    const talk = view.spec?.steer === undefined ? null : readConversation(view.dir);
+    return {
+      data: { dispatch, steering: talk },
+      text: renderShow(dispatch, talk, systemClock.wallNow().getTime()),
+    };
   },
 };
 
@@ -108,7 +118,7 @@ function limitsLine(file: SpecFile, backend: Backend, dir: string): string {
   ].join(", ");
 }
 
-function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
+function renderShow(d: ShownDispatch["dispatch"], talk: ConversationView | null, nowMs: number): string {
   const out: string[] = [];
   const head = (title: string) => out.push("", paint(title, "bold"));
   out.push(`${paint(d.admit?.name ?? "(by hand)", "bold")} ${d.dispatchId}  ${d.state}`);
@@ -117,6 +127,10 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
   if (d.queue !== null) out.push(`${queuedText(d.queue)}, since ${d.queue.since}`);
   if (d.heavy !== null) out.push(heavyText(d.heavy, Date.now()));
   if (d.undecided !== null) out.push(`? ${d.undecided}`);
+  // What it waits for first: an answer nobody has given.
+  for (const q of talk?.waiting ?? []) {
+    if (d.record === null) out.push(paint(`waiting for an answer to ${q.id} until ${q.answerBy}`, "yellow"));
+  }
   const conversation = conversationLine(d.conversation, d.dispatchId);
   if (conversation !== null) out.push(conversation);
   if (d.placement !== null) {
@@ -185,6 +199,11 @@ function renderShow(d: ShownDispatch["dispatch"], nowMs: number): string {
     if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
     if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);
     out.push(...leftBehindLines(d.record, d.spec, d.admit));
+  }
+  if (talk !== null) {
+    head("steering");
+    const lines = conversationShowLines(talk.messages, talk.questions);
+    out.push(...(lines.length === 0 ? ["no messages sent, no questions asked"] : lines));
   }
   // The agent's own lines: made inert, then cut (never the other way round: see inert-text.ts).
   if (d.events.length > 0) {

@@ -7,14 +7,17 @@ import type { RecordFile } from "../domain/schemas.js";
 import { markSeen } from "../folder/markers.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION, stringOption } from "./kit.js";
+import { askingText, steeringLine } from "./render.js";
 import { dispatchDirOf, runPathsOf } from "./resolve.js";
 import { errorLines, outcomeLines, recordLine } from "./result-command.js";
 import { costCell, tokensCell } from "./spend-text.js";
+import { type RowConversation, rowConversation } from "./status-command.js";
 
 /** The records that are done and, for each dispatch waited for that is not, what it is doing. */
 export interface Waited {
   records: RecordFile[];
-  running: RunningSnapshot[];
+  /** For a steerable dispatch, also its unanswered questions and messages by state (as `status` rows). */
+  running: (RunningSnapshot & RowConversation)[];
 }
 
 export const waitCommand: Command<Waited> = {
@@ -59,11 +62,16 @@ export const waitCommand: Command<Waited> = {
     for (const { dir } of result.records) markSeen(dir, systemClock.wallNow());
     const records = result.records.map((r) => r.record);
     const run = runPathsOf(input);
-    const running = result.pending.map((view) => runningSnapshot(run, view, systemClock));
+    // Read once it returns: waiting reads nothing of a dispatch's conversation, and changes nothing.
+    const running = result.pending.map((view) => {
+      const snapshot = runningSnapshot(run, view, systemClock);
+      return { ...snapshot, ...rowConversation({ dir: snapshot.dir, state: snapshot.state }) };
+    });
     const allOk = records.length > 0 && records.every((r) => r.status === "ok");
     const lines = records.flatMap((r) => [
       recordLine(r),
       ...outcomeLines(r).map((l) => `  ${l}`),
+      ...(r.steering === undefined ? [] : [`  ${steeringLine(r.steering)}`]),
       ...errorLines(r, systemClock.wallNow().getTime(), { tail: false }).map((l) => `  ${l}`),
     ]);
     if (result.timedOut) lines.push(`timed out with ${result.pending.length} still running`);
@@ -80,15 +88,18 @@ export const waitCommand: Command<Waited> = {
  * One line about a dispatch still running, its spend so far against its caps: "fix-tests running 3m12s
  * [41k/50k tokens, ~$0.12]: tool open 40s: cargo build".
  */
-function snapshotLine(s: RunningSnapshot): string {
+function snapshotLine(s: RunningSnapshot & Partial<RowConversation>): string {
   const age = s.secs === null ? "" : ` ${formatDuration(s.secs * 1000)}`;
   // A heavy slot says more than the tool call that runs `catherd lock`: `doing` names it then.
+  // An agent waiting for an answer waits for someone: that first.
   const doing =
-    s.heavy === null && s.openToolCall !== null
-      ? `: tool open ${formatDuration(s.openToolCall.openSecs * 1000)}: ${s.openToolCall.label}`
-      : s.doing === null
-        ? ""
-        : `: ${s.doing}`;
+    s.asking != null
+      ? `: ${askingText(s.asking, (s.questions ?? 1) - 1)}`
+      : s.heavy === null && s.openToolCall !== null
+        ? `: tool open ${formatDuration(s.openToolCall.openSecs * 1000)}: ${s.openToolCall.label}`
+        : s.doing === null
+          ? ""
+          : `: ${s.doing}`;
   const spent =
     s.spend === null
       ? ""

@@ -66,6 +66,13 @@ export interface RowWire {
    * message had none; absent when not asked for, and while it lives.
    */
   outcome?: { status: string; why: string } | null;
+  /**
+   * A steerable dispatch's talk, as `status --json` has it: questions nobody answered yet, its messages
+   * by state, the first question waiting (live only). Null (or absent) when it is not steerable.
+   */
+  questions?: number | null;
+  messages?: { queued: number; delivered: number; acted: number; failed: number } | null;
+  asking?: { id: string; kind: string; asks: string; answerBy: string } | null;
 }
 
 /** One bar of the run's timeline: one attempt, from admission to record. */
@@ -137,6 +144,29 @@ export interface UsagePointWire {
   costUsd: number | null;
 }
 
+/** A message sent to a steerable dispatch (`catherd send`), as readConversation reads it. */
+export interface MessageWire {
+  id: string;
+  state: string;
+  head: string;
+  interrupt: boolean;
+  sentAt: string | null;
+  at: string | null;
+  why: string | null;
+  history: { state: string; at: string; why: string | null }[];
+}
+
+/** What a steerable dispatch asked, and the one answer it got (null: nobody has answered yet). */
+export interface QuestionWire {
+  id: string;
+  kind: string;
+  asks: string;
+  askedAt: string;
+  answerBy: string;
+  answer: { allow: boolean; text: string | null; why: string | null; by: string; at: string } | null;
+  delivered: boolean;
+}
+
 export interface DispatchWire {
   run: string;
   row: RowWire;
@@ -159,6 +189,8 @@ export interface DispatchWire {
   notify: { claimed: boolean; log: string[] };
   /** The attempts of its chain, first to last. */
   attempts: AttemptWire[];
+  /** A steerable dispatch's messages and questions (`show --json`'s `conversation`); null when not steerable. */
+  conversation?: { messages: MessageWire[]; questions: QuestionWire[]; waiting: QuestionWire[] } | null;
   now: number;
 }
 

@@ -1,5 +1,12 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { shortWhy } from "../../src/cli/render.js";
+import { interleave } from "../../src/cli/logs-command.js";
+import {
+  askingText,
+  conversationLogLines,
+  conversationShowLines,
+  shortWhy,
+  steeringLine,
+} from "../../src/cli/render.js";
 import { budgetLine } from "../../src/cli/spend-text.js";
 import { renderStatus } from "../../src/cli/status-command.js";
 import { heavyText } from "../../src/dispatch/read/heavy-activity.js";
@@ -289,5 +296,144 @@ describe("spend in status", () => {
     expect(budgetLine(view, "nightly", 3)).toBe(
       "run nightly budget (--run-budget tokens=2M,usd=25,minutes=600): 412k of 2.0M tokens, ≥ $3.20 of $25.00, 1h05m of 10h00m (1 without a dollar figure) — 3 live\n",
     );
+  });
+});
+
+describe("a steerable dispatch's conversation in words", () => {
+  const question = {
+    id: "q1",
+    kind: "permission",
+    asks: "run: npm test",
+    askedAt: "2026-11-29T09:59:00.000Z",
+    answerBy: "2026-11-29T10:00:00.000Z",
+    answer: null,
+  };
+  const message = {
+    id: "20261129T095800000Z-k3x9qa",
+    state: "acted",
+    head: "also update the docs",
+    interrupt: false,
+    sentAt: "2026-11-29T09:58:00.000Z",
+    at: "2026-11-29T09:59:30.000Z",
+    why: null,
+    history: [
+      { state: "queued", at: "2026-11-29T09:58:00.000Z", why: null },
+      { state: "delivered", at: "2026-11-29T09:59:10.000Z", why: null },
+      { state: "acted", at: "2026-11-29T09:59:30.000Z", why: null },
+    ],
+  };
+
+  it("status: a live row waiting for an answer says what it asks, before its tool call", () => {
+    const text = renderStatus(
+      [
+        {
+          ...row({ name: "asker", state: "running" }),
+          questions: 2,
+          messages: { queued: 0, delivered: 0, acted: 0, failed: 0 },
+          asking: { id: "q1", kind: "permission", asks: "run:\nnpm test", answerBy: question.answerBy },
+        },
+      ],
+      "default",
+      0,
+      NOW,
+      120,
+    );
+    expect(text).toMatch(/asks: q1 run: npm test \(\+1 more\)/);
+    expect(text).not.toMatch(/tool open/);
+    expect(askingText({ id: "q3", asks: "\u001b[31mred" })).toBe("asks: q3 red");
+  });
+
+  it("show: a line per message and per question, with its answer or its deadline", () => {
+    const failed = { ...message, state: "failed", why: "the dispatch was cancelled", history: [] };
+    const answered = {
+      ...question,
+      id: "q2",
+      kind: "question",
+      answer: { allow: true, text: "sqlite", why: null, by: "policy", at: "2026-11-29T10:00:00.000Z" },
+    };
+    expect(conversationShowLines([message, failed], [question, answered])).toEqual([
+      "messages (2):",
+      "  …k3x9qa acted 2026-11-29T09:59:30.000Z: also update the docs",
+      "  …k3x9qa failed 2026-11-29T09:59:30.000Z (the dispatch was cancelled): also update the docs",
+      "questions (2):",
+      "  q1 permission: run: npm test — waiting for an answer until 2026-11-29T10:00:00.000Z",
+      '  q2 question: run: npm test — answered "sqlite" by policy at 2026-11-29T10:00:00.000Z',
+    ]);
+  });
+
+  it("logs: a line per state a message reached and per question asked and answered, in time order", () => {
+    const denied = {
+      ...question,
+      answer: {
+        allow: false,
+        text: null,
+        why: "not now",
+        by: "catherd answer (pid 7)",
+        at: "2026-11-29T09:59:20.000Z",
+      },
+    };
+    expect(conversationLogLines([message], [denied]).map((l) => l.text)).toEqual([
+      "» message …k3x9qa queued 09:58:00: also update the docs",
+      "? q1 asks 09:59:00 (permission): run: npm test; answer by 10:00:00",
+      "» message …k3x9qa delivered 09:59:10",
+      "? q1 denied (not now) 09:59:20 by catherd answer (pid 7)",
+      "» message …k3x9qa acted 09:59:30",
+    ]);
+    const cancelled = {
+      ...message,
+      state: "failed",
+      history: [
+        { state: "queued", at: "2026-11-29T09:58:00.000Z", why: null },
+        { state: "failed", at: "2026-11-29T09:59:00.000Z", why: "the dispatch was cancelled" },
+      ],
+    };
+    expect(conversationLogLines([cancelled], []).at(-1)?.text).toBe(
+      "! » message …k3x9qa failed 09:59:00: the dispatch was cancelled",
+    );
+  });
+
+  it("logs: conversation lines go among the event lines by the time events.times gives each", () => {
+    const times = [
+      { bytes: 100, atMs: 1000 },
+      { bytes: 200, atMs: 3000 },
+    ];
+    const events: [string, number][] = [
+      ["a", 50],
+      ["b", 100],
+      ["c", 150],
+      ["d", 250],
+    ];
+    const talk = [
+      { atMs: 500, key: "1", text: "x" },
+      { atMs: 2000, key: "2", text: "y" },
+      { atMs: 9000, key: "3", text: "z" },
+    ];
+    // d is past the last checkpoint: undated, after everything dated.
+    expect(interleave(events, talk, times, 0)).toEqual([
+      ["x", 0],
+      ["a", 50],
+      ["b", 100],
+      ["y", 100],
+      ["c", 150],
+      ["z", 150],
+      ["d", 250],
+    ]);
+  });
+
+  it("wait: a record's steering counts in one line", () => {
+    expect(
+      steeringLine({
+        messages: { queued: 0, delivered: 0, acted: 2, failed: 1 },
+        questions: { asked: 1, answered: 1, byPolicy: 1, unanswered: 0 },
+        keptOpenMs: 30_000,
+      }),
+    ).toBe("steering: 3 messages (2 acted, 1 failed), 1 question (1 answered, 1 by policy), kept open 30s");
+    expect(
+      steeringLine({
+        messages: { queued: 0, delivered: 0, acted: 0, failed: 0 },
+        questions: { asked: 0, answered: 0, byPolicy: 0, unanswered: 0 },
+        keptOpenMs: null,
+      }),
+    ).toBe("steering: 0 messages, no questions");
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { inertText } from "../../src/domain/inert-text.js";
+import { answerWords, askingWords, messageWords } from "../../src/web/conversation.js";
 import { parsePatch } from "../../src/web/diff.js";
 import { count, duration } from "../../src/web/format.js";
 import { layoutTimeline } from "../../src/web/timeline-layout.js";
@@ -113,5 +114,50 @@ describe("the page's pure parts", () => {
       "25k",
       "2.5M",
     ]);
+  });
+});
+
+describe("a steerable dispatch's talk on the page", () => {
+  it("a live row with a question nobody answered says what it asks; a recorded one does not", () => {
+    const asking = {
+      id: "q1",
+      kind: "permission",
+      asks: "run:  npm test",
+      answerBy: "2026-11-29T10:00:00.000Z",
+    };
+    expect(askingWords({ state: "running", asking, questions: 1 })).toBe("asks: q1 run: npm test");
+    expect(askingWords({ state: "running", asking, questions: 3 })).toBe("asks: q1 run: npm test (+2 more)");
+    expect(askingWords({ state: "recorded", asking, questions: 1 })).toBeNull();
+    expect(askingWords({ state: "running", asking: null, questions: 0 })).toBeNull();
+    expect(askingWords({ state: "running" })).toBeNull();
+  });
+
+  it("a question's answer and by whom, or until when it waits; a failed message says why", () => {
+    const q = {
+      id: "q1",
+      kind: "permission",
+      asks: "run: npm test",
+      askedAt: "2026-11-29T09:59:00.000Z",
+      answerBy: "2026-11-29T10:00:00.000Z",
+      answer: null,
+      delivered: false,
+    };
+    expect(answerWords(q)).toBe("waiting for an answer until 2026-11-29T10:00:00.000Z");
+    const answer = { allow: false, text: null, why: "no", by: "policy", at: "2026-11-29T10:00:00.000Z" };
+    expect(answerWords({ ...q, answer })).toBe("denied (no) by policy");
+    const m = {
+      id: "x",
+      state: "failed",
+      head: "",
+      interrupt: true,
+      sentAt: null,
+      at: null,
+      why: "the dispatch was cancelled",
+      history: [],
+    };
+    expect(messageWords(m)).toEqual({
+      state: "failed (interrupt): the dispatch was cancelled",
+      text: "(not a message)",
+    });
   });
 });

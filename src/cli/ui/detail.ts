@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { readConversation } from "../../folder/conversation.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
 import { okValue } from "../../infra/json-file.js";
@@ -52,6 +53,7 @@ export class Details {
       spec: view.spec === null ? null : { ...view.spec, env: redactedEnv(view.spec.env) },
       notify: { claimed: fs.existsSync(fileIn(dir, FILES.notify)), log: notifyLog },
       attempts,
+      conversation: view.spec?.steer === undefined ? null : readConversation(dir),
       now: Date.now(),
     };
   }

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { isValidId } from "../../domain/ids.js";
 import { runFileSchema } from "../../domain/schemas.js";
 import { handOverPending } from "../../folder/chain.js";
+import { FILES } from "../../folder/layout.js";
 import { readLiveMarkers } from "../../folder/markers.js";
 import { okValue, readJsonFile } from "../../infra/json-file.js";
 import { dispatchDir, type RunPaths } from "../../infra/paths.js";
@@ -111,8 +112,16 @@ export class RunModel {
     };
     this.entries.set(row.dispatchId, entry);
     const settled = row.state === "recorded" && !handOverPending(dir, view.record);
-    if (settled) this.unwatch(dir);
-    else this.watch(dir, (name) => this.folderMoved(dir, name));
+    // A steerable dispatch's inbox/ and questions/ (its supervisor makes them) say a message moved or the
+    // agent asked: news for its row ("asks: q1 …") and its page.
+    const talk = [path.join(dir, FILES.inbox), path.join(dir, FILES.questions)];
+    if (settled) {
+      this.unwatch(dir);
+      for (const sub of talk) this.unwatch(sub);
+    } else {
+      this.watch(dir, (name) => this.folderMoved(dir, name));
+      if (view.spec?.steer !== undefined) for (const sub of talk) this.watch(sub, () => this.talkMoved(dir));
+    }
     // Found recorded after the load (it came and went between two looks) ended while watched too.
     const ended = (before === undefined || before.row.state !== "recorded") && settled && row.next === null;
     if (announce && ended) {
@@ -146,6 +155,11 @@ export class RunModel {
     if (name === null || STATE_FILES.has(name)) this.dirty.add(dir);
     else if (STREAM_FILES.has(name)) this.streamDirty.add(dir);
     else return;
+    this.schedule();
+  }
+
+  private talkMoved(dir: string): void {
+    this.dirty.add(dir);
     this.schedule();
   }
 
@@ -236,6 +250,8 @@ export class RunModel {
         if (!fs.existsSync(e.dir)) {
           this.entries.delete(id);
           this.unwatch(e.dir);
+          this.unwatch(path.join(e.dir, FILES.inbox));
+          this.unwatch(path.join(e.dir, FILES.questions));
           gone = true;
         }
       }

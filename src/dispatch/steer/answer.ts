@@ -25,7 +25,7 @@ export interface Answered {
 
 const MAX_ANSWER_BYTES = 16 * 1024;
 
-/** Writes the answer; E_QUESTION_NOT_FOUND for an id the dispatch never asked, E_INPUT_INVALID for one answered. */
+/** Writes the answer; E_QUESTION_NOT_FOUND for an id the dispatch never asked, E_ALREADY_ANSWERED for one answered. */
 export function answerQuestion(
   dir: string,
   id: string,
@@ -42,7 +42,7 @@ export function answerQuestion(
   }
   if (entry.answer !== null) {
     throw new CatherdError(
-      "E_INPUT_INVALID",
+      "E_ALREADY_ANSWERED",
       `${shown} ${id} is answered already (${entry.answer.allow ? "allowed" : "denied"} by ${entry.answer.by} at ${entry.answer.at})`,
       { fix: "the first answer stands; send a message (catherd send) to say more" },
     );

@@ -1,10 +1,18 @@
 import { cancel, confirmCancel, getJson, notifyButton, notifyEnded, toast, type View } from "../app.js";
+import { answerWords, messageWords } from "../conversation.js";
 import { parsePatch } from "../diff.js";
 import { h, link, replace, svg } from "../dom.js";
 import { clock, count, duration, usd } from "../format.js";
 import { parseMarkdown } from "../markdown.js";
 import { renderMarkdown } from "../markdown-dom.js";
-import type { DispatchWire, PushWire, UsagePointWire, UsageWire } from "../wire.js";
+import type {
+  DispatchWire,
+  MessageWire,
+  PushWire,
+  QuestionWire,
+  UsagePointWire,
+  UsageWire,
+} from "../wire.js";
 import { chainText, outcomeWords } from "./run.js";
 
 // A dispatch: the brief, its events as human lines, tool calls with their durations, stalls and provider
@@ -121,6 +129,9 @@ export class DispatchView implements View {
         : null,
       h("p", { class: "dim" }, "folder ", d.dir),
       section("Brief", d.brief === null ? empty("no brief") : h("pre", { class: "text brief" }, d.brief)),
+      d.conversation == null
+        ? null
+        : section("Messages", messageTable(d.conversation.messages), questionTable(d.conversation.questions)),
       section(
         "Events",
         eventList(d),
@@ -184,6 +195,65 @@ function eventList(d: DispatchWire): HTMLElement {
         { class: `event${e.mark === null ? "" : ` mark-${e.mark}`}` },
         h("span", { class: "at" }, clock(e.atMs)),
         h("span", { class: "line" }, e.text),
+      ),
+    ),
+  );
+}
+
+/** The messages sent to a steerable dispatch (`catherd send`): each with its state and when it got there. */
+function messageTable(messages: MessageWire[]): HTMLElement {
+  if (messages.length === 0) return empty("no messages sent");
+  return h(
+    "table",
+    { class: "messages" },
+    h("thead", null, h("tr", null, h("th", null, "Message"), h("th", null, "State"), h("th", null, "At"))),
+    h(
+      "tbody",
+      null,
+      ...messages.map((m) => {
+        const words = messageWords(m);
+        return h(
+          "tr",
+          { class: `message m-${m.state}` },
+          h("td", { class: "line" }, words.text),
+          h("td", null, words.state),
+          h("td", { class: "at" }, clock(m.at === null ? null : Date.parse(m.at))),
+        );
+      }),
+    ),
+  );
+}
+
+/** What it asked (`questions/`) and the answer each got, or that it waits for one. */
+function questionTable(questions: QuestionWire[]): HTMLElement {
+  if (questions.length === 0) return empty("no questions asked");
+  return h(
+    "table",
+    { class: "questions" },
+    h(
+      "thead",
+      null,
+      h(
+        "tr",
+        null,
+        h("th", null, "Question"),
+        h("th", null, "Asks"),
+        h("th", null, "Answer"),
+        h("th", null, "Asked"),
+      ),
+    ),
+    h(
+      "tbody",
+      null,
+      ...questions.map((q) =>
+        h(
+          "tr",
+          { class: `question${q.answer === null ? " waiting warn" : ""}` },
+          h("td", null, `${q.id} (${q.kind})`),
+          h("td", { class: "line" }, q.asks),
+          h("td", null, answerWords(q)),
+          h("td", { class: "at" }, clock(Date.parse(q.askedAt))),
+        ),
       ),
     ),
   );

@@ -1,4 +1,5 @@
 import { cancel, confirmCancel, getJson, go, notifyButton, notifyEnded, toast, type View } from "../app.js";
+import { askingWords } from "../conversation.js";
 import { h, link, replace } from "../dom.js";
 import { count, duration, since, usd } from "../format.js";
 import { renderTimeline } from "../timeline.js";
@@ -271,6 +272,9 @@ function doing(r: RowWire, now: number): Node | string {
     return h("span", null, verdict, h("span", { class: "outcome" }, ` · ${outcomeWords(r.outcome, ": ")}`));
   }
   if (r.queue !== null) return r.queue.blocker;
+  // Waiting for an answer: what someone must do something about, first.
+  const asking = askingWords(r);
+  if (asking !== null) return h("span", { class: "warn asking" }, asking);
   const parts: (Node | string)[] = [];
   const open = r.openToolCalls[0];
   if (open !== undefined) {
