@@ -189,6 +189,7 @@ export class Steering {
       interrupt,
       ...(result === "pending" ? { pending: true } : {}),
     });
+    if (id !== BRIEF) pauseAt("message-written", this.input.dir);
   }
 
   private took(uuid: string, now: number): void {

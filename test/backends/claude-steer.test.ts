@@ -98,7 +98,7 @@ describe("claude-code's lines to the channel", () => {
   it("an allow carries the input as asked (updatedInput), a deny its message: as the answers Claude ran and refused", () => {
     const sent = objects("permission", "in").filter((e) => e.type === "control_response");
     const asked = objects("permission", "out").filter((e) => e.type === "control_request");
-    const input = (asked[0]?.request as { input: unknown }).input;
+    const input = (asked[0]?.request as { input: unknown } | undefined)?.input;
     const allow = JSON.parse(
       steer.answerLine({ requestId: asked[0]?.request_id }, input, { allow: true, text: null, why: null }),
     );
