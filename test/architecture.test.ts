@@ -165,6 +165,7 @@ const DISPATCH_ROOMS: Record<string, readonly string[]> = {
   "src/dispatch/start": ["src/dispatch/read", "src/dispatch/settle"],
   "src/dispatch/admit": ["src/dispatch/request", "src/dispatch/read"],
   "src/dispatch/follow-up": ["src/dispatch/request", "src/dispatch/read", "src/dispatch/admit"],
+  "src/dispatch/steer": ["src/dispatch/request", "src/dispatch/read"],
   "src/dispatch/queue": [
     "src/dispatch/request",
     "src/dispatch/read",
