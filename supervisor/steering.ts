@@ -5,12 +5,13 @@ import { isOpen } from "../src/domain/inbox.js";
 import { policyAnswer, questionId } from "../src/domain/questions.js";
 import type { SteerSettings } from "../src/domain/schemas.js";
 import type { SteerSignals } from "../src/domain/watch.js";
-import { type InboxEntry, moveMessage, readInbox } from "../src/folder/inbox.js";
+import { type InboxEntry, messageIds, moveMessage, readEntry } from "../src/folder/inbox.js";
 import { notifyQuestion } from "../src/folder/notify.js";
 import {
   markAnswerDelivered,
+  type QuestionEntry,
   questionIds,
-  readQuestions,
+  readQuestion,
   writeAnswer,
   writeQuestion,
 } from "../src/folder/questions.js";
@@ -62,6 +63,10 @@ export class Steering {
   private endRequestedAt: number | null = null;
   private asked: number;
   private readonly askedNow: AskFact[] = [];
+  /** The inbox as last read: an entry that can no longer change (acted, failed) is not read again. */
+  private readonly entries = new Map<string, InboxEntry>();
+  /** The questions whose answer was given: they can no longer change. */
+  private readonly settled = new Map<string, QuestionEntry>();
 
   constructor(private readonly input: SteeringInput) {
     this.writer = new ChannelWriter(input.channel);
@@ -108,7 +113,7 @@ export class Steering {
     if (!this.briefTaken && !this.isWritten(BRIEF)) {
       this.send(BRIEF, this.input.brief ?? "", false);
     }
-    for (const entry of readInbox(this.input.dir)) this.consider(entry, now);
+    for (const entry of this.inbox()) this.consider(entry, now);
     this.answerQuestions();
   }
 
@@ -149,7 +154,7 @@ export class Steering {
   /** The dispatch ends: what was not delivered never will be. */
   end(cancelled: boolean): void {
     const why = cancelled ? "the dispatch was cancelled" : "the dispatch ended before it was delivered";
-    for (const entry of readInbox(this.input.dir)) {
+    for (const entry of this.inbox()) {
       if (entry.state !== "queued") continue;
       this.move(entry, "failed", why);
     }
@@ -212,20 +217,20 @@ export class Steering {
       this.briefTaken = true;
       return;
     }
-    const entry = readInbox(this.input.dir).find((e) => e.id === id);
+    const entry = this.inbox().find((e) => e.id === id);
     if (entry !== undefined && entry.state === "queued") this.move(entry, "delivered");
     this.awaitingAct.add(id);
   }
 
   /** A uuid the stream shows that this supervisor did not write (an adopter reading the backlog). */
   private idOfUuid(uuid: string): string | null {
-    for (const entry of readInbox(this.input.dir)) if (this.uuidOf(entry.id) === uuid) return entry.id;
+    for (const entry of this.inbox()) if (this.uuidOf(entry.id) === uuid) return entry.id;
     return null;
   }
 
   private acted(): void {
     if (this.awaitingAct.size === 0) return;
-    const open = readInbox(this.input.dir);
+    const open = this.inbox();
     for (const id of this.awaitingAct) {
       const entry = open.find((e) => e.id === id);
       if (entry !== undefined && entry.state === "delivered") this.move(entry, "acted");
@@ -235,7 +240,7 @@ export class Steering {
 
   private holding(): boolean {
     if (this.written.size > 0 || this.awaitingAct.size > 0 || this.writer.hasPending) return true;
-    return readInbox(this.input.dir).some((e) => e.state === "queued");
+    return this.inbox().some((e) => e.state === "queued");
   }
 
   private isWritten(id: string): boolean {
@@ -249,8 +254,27 @@ export class Steering {
     this.waitingSince = null;
   }
 
+  /** The inbox in delivery order: a readdir, and a read of each entry that may still change. */
+  private inbox(): InboxEntry[] {
+    return messageIds(this.input.dir).map((id) => {
+      const known = this.entries.get(id);
+      if (known !== undefined && !isOpen(known.state)) return known;
+      const entry = readEntry(this.input.dir, id);
+      this.entries.set(id, entry);
+      return entry;
+    });
+  }
+
+  /** The questions in the order asked; one whose answer was given is not read again. */
+  private questions(): QuestionEntry[] {
+    const all = readQuestionsExcept(this.input.dir, this.settled);
+    for (const q of all) if (q.deliveredAt !== null) this.settled.set(q.question.id, q);
+    return all;
+  }
+
   private move(entry: InboxEntry, to: "delivered" | "acted" | "failed", why?: string): void {
     const moved = moveMessage(this.input.dir, entry, to, this.input.wallNow(), why);
+    if (moved !== null) this.entries.set(entry.id, { ...entry, receipt: moved, state: moved.state });
     if (moved !== null)
       this.input.log("message", { id: entry.id, state: to, ...(why === undefined ? {} : { why }) });
   }
@@ -284,13 +308,13 @@ export class Steering {
   /** An ask seen again (an adopter reading the backlog) is the question already written. */
   private knownRequest(ask: AskFact): boolean {
     const key = JSON.stringify(ask.request);
-    return readQuestions(this.input.dir).some((q) => JSON.stringify(q.question.request) === key);
+    return this.questions().some((q) => JSON.stringify(q.question.request) === key);
   }
 
   /** The open question answered first; a policy's answer for one whose wait is over. */
   private answerQuestions(): void {
     const { dir, settings, protocol, log, wallNow } = this.input;
-    for (const entry of readQuestions(dir)) {
+    for (const entry of this.questions()) {
       if (entry.deliveredAt !== null) continue;
       let answer = entry.answer;
       const now = wallNow();
@@ -300,7 +324,8 @@ export class Steering {
         Date.parse(entry.question.answerBy) <= now.getTime()
       ) {
         writeAnswer(dir, policyAnswer(settings.onQuestion, entry.question.id, now.toISOString()));
-        answer = readQuestions(dir).find((q) => q.question.id === entry.question.id)?.answer ?? null;
+        // The first answer stands: a person's that came first, else the policy's.
+        answer = readQuestion(dir, entry.question.id)?.answer ?? null;
       }
       if (answer === null) continue;
       const line = protocol.answerLine(entry.question.request, entry.question.input, answer);
@@ -316,13 +341,21 @@ export class Steering {
   /** When the first open question is answered by its policy (wall clock, ms); null: none is open. */
   private openQuestionDue(): number | null {
     let due: number | null = null;
-    for (const entry of readQuestions(this.input.dir)) {
+    for (const entry of this.questions()) {
       if (entry.deliveredAt !== null) continue;
       const at = Date.parse(entry.question.answerBy);
       due = due === null ? at : Math.min(due, at);
     }
     return due;
   }
+}
+
+/** The questions of `dir`, those in `settled` as they were (they no longer change). */
+function readQuestionsExcept(dir: string, settled: ReadonlyMap<string, QuestionEntry>): QuestionEntry[] {
+  return questionIds(dir).flatMap((id) => {
+    const known = settled.get(id) ?? readQuestion(dir, id);
+    return known === null ? [] : [known];
+  });
 }
 
 /** A line that shows the CLI working on what it took: a model's words, a tool call, a usage report, an end. */

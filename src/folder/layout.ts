@@ -58,6 +58,8 @@ export const FILES = {
   channel: "agent.in",
   /** Messages sent to the running agent, one file each, and the supervisor's receipts beside them. */
   inbox: "inbox",
+  /** Held by a sender while it picks a message's id and puts its file in place: ids appear in order. */
+  inboxLock: "inbox.lock",
   /** What the agent asked its caller, one file each, and the one answer each got. */
   questions: "questions",
   /** Empty: the supervisor met a full disk and could not write exit.json even through its reserve. */

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Dispatched } from "../../src/cli/dispatch-command.js";
+import { findByDispatchVariable } from "../../src/infra/sweep.js";
 import { isolatedHome, runCli } from "../helpers/cli.js";
 import { ROOT, readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { isAlive, reapDispatch } from "../helpers/processes.js";
@@ -135,6 +136,10 @@ describe("--on-question", () => {
       const text = fs.existsSync(log) ? fs.readFileSync(log, "utf8") : "";
       return (text.match(/: exit code 0 after/g) ?? []).length >= 2 ? true : undefined;
     });
+    // …and their notifiers have exited (they outlive their last log line by a moment).
+    await waitFor("the notifiers to exit", () =>
+      findByDispatchVariable(`${d.dispatchId}.notify`).length === 0 ? true : undefined,
+    );
     const lines = fs.readFileSync(out, "utf8").trim().split("\n");
     expect(lines[0]).toMatch(/^question q1 \$ sleep 0\.3/);
     expect(lines[1]).toMatch(/^ok/);

@@ -88,10 +88,10 @@ export async function sendMessage(
       fix: `dispatch with --steerable (or --keep-open) to talk to an agent while it runs; follow this one up once it ends: catherd dispatch --follow-up ${shown} --brief …`,
     });
   }
-  const message = writeMessage(
+  const message = await writeMessage(
     dir,
     { text, interrupt: request.interrupt, from: request.from },
-    (options.now ?? (() => new Date()))(),
+    options.now ?? (() => new Date()),
   );
   const sent: SentMessage = { message, dir, dispatchId: view.dispatchId, name, state: "queued", why: null };
   if (options.wait !== true) return sent;
