@@ -37,7 +37,8 @@ export type Scenario =
   | "ratelimit-long"
   | "model404"
   | "context400"
-  | "answer";
+  | "answer"
+  | "steer";
 export const SCENARIOS: readonly Scenario[] = [
   "tool",
   "text",
@@ -51,6 +52,7 @@ export const SCENARIOS: readonly Scenario[] = [
   "model404",
   "context400",
   "answer",
+  "steer",
 ];
 
 /**
@@ -157,6 +159,13 @@ export interface LoggedRequest {
   answer: string;
   /** The tool name chosen, or why none was. */
   note?: string;
+  /**
+   * `steer` only: the text of every user and system message the request carried, in order (tool results
+   * and system reminders left out), so that a test can see what the model was told.
+   */
+  said?: string[];
+  /** `steer` only: the CLI's session the request belongs to (Claude's X-Claude-Code-Session-Id). */
+  session?: string | null;
 }
 
 /**
@@ -389,6 +398,10 @@ export async function startMockModelServer(options: MockOptions = {}): Promise<M
         answer: "",
       };
       requests.push(entry);
+      if (scenario === "steer") {
+        const session = req.headers["x-claude-code-session-id"];
+        entry.session = typeof session === "string" ? session : null;
+      }
       if (options.dumpDir !== undefined) {
         fs.mkdirSync(options.dumpDir, { recursive: true });
         const file = path.join(
@@ -798,6 +811,10 @@ function anthropicAnswer(
   nextId: (prefix: string) => string,
 ): void {
   const messages = arrayOf(body.messages);
+  if (scenario === "steer") {
+    sendAnthropicTurn(res, body, steerTurn(messages, arrayOf(body.tools), entry), nextId);
+    return;
+  }
   const last = messages.at(-1);
   let toolResult: string | null = null;
   if (last?.role === "user" && Array.isArray(last.content)) {
@@ -882,6 +899,139 @@ function anthropicAnswer(
   });
   events.push({ type: "message_stop" });
   sendNamedEvents(res, events);
+}
+
+/** The `steer` scenario's command word: `RUN <command>` in the user's newest words asks for that command. */
+export const RUN_WORD = "RUN ";
+/** The `steer` scenario's answer to user words that ask for no command starts with this. */
+export const HEARD_MARKER = `${FINAL_MARKER}: heard: `;
+
+/** A message's text blocks (or its string content), system reminders taken out, empty ones dropped. */
+function wordsOf(message: Record<string, unknown>): string[] {
+  const content = message.content;
+  const texts =
+    typeof content === "string"
+      ? [content]
+      : arrayOf(content)
+          .filter((b) => b.type === "text")
+          .map((b) => String(b.text ?? ""));
+  return texts
+    .map((t) => t.replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, "").trim())
+    .filter((t) => t.length > 0);
+}
+
+/**
+ * The `steer` scenario (Claude's stream-json input, steer.live.ts): the model does what the user's newest
+ * words say. Claude sends what a user adds mid-turn as a message of role `system` ("The user sent a new
+ * message while you were working: …"), after the tool result; an interrupted tool's result and the
+ * "[Request interrupted by user…]" marker share a user message with the words that follow them. So the
+ * newest message of role user decides, system messages and markers aside:
+ * - words holding `RUN <command>` (to the end of the line): a Bash call of that command;
+ * - other words: `LIVE-OK: heard: <the words>` (a redirect after an interrupt, a plain question);
+ * - no words, a tool result: `LIVE-OK: the command printed: <its output>` (a denied call: the deny's
+ *   message as Claude reported it).
+ * Every request is noted with the user and system words it carried (`said`).
+ */
+function steerTurn(
+  messages: Record<string, unknown>[],
+  tools: Record<string, unknown>[],
+  entry: LoggedRequest,
+): Turn {
+  entry.said = messages.filter((m) => m.role === "user" || m.role === "system").flatMap(wordsOf);
+  if (!tools.some((t) => t.name === "Bash")) {
+    entry.answer = "text";
+    return { kind: "text", text: "Live test" };
+  }
+  const last = [...messages].reverse().find((m) => m.role === "user");
+  const words = (last === undefined ? [] : wordsOf(last)).filter((t) => !/^\[Request interrupted/.test(t));
+  const run = words
+    .flatMap((t) => t.split("\n"))
+    .map((line) => line.indexOf(RUN_WORD))
+    .findIndex((i) => i >= 0);
+  if (run >= 0) {
+    const line = words.flatMap((t) => t.split("\n"))[run] ?? "";
+    const command = line.slice(line.indexOf(RUN_WORD) + RUN_WORD.length).trim();
+    entry.answer = "tool-call";
+    entry.note = command;
+    return { kind: "tool", tool: "Bash", command };
+  }
+  if (words.length > 0) {
+    entry.answer = "heard";
+    return { kind: "text", text: `${HEARD_MARKER}${words.join(" ").replace(/\s+/g, " ")}` };
+  }
+  const result = arrayOf(last?.content).find((b) => b.type === "tool_result");
+  entry.answer = result === undefined ? "text" : "final";
+  return {
+    kind: "text",
+    text:
+      result === undefined
+        ? "Live test"
+        : `${FINAL_MARKER}: the command printed: ${outputText(result.content).trim()}`,
+  };
+}
+
+/** One scripted turn as a Messages API answer: SSE when the request streams, else one JSON message. */
+function sendAnthropicTurn(
+  res: http.ServerResponse,
+  body: Record<string, unknown>,
+  turn: Turn,
+  nextId: (prefix: string) => string,
+): void {
+  const model = typeof body.model === "string" ? body.model : "claude-mock";
+  const messageId = nextId("msg");
+  const block =
+    turn.kind === "tool"
+      ? { type: "tool_use", id: nextId("toolu"), name: turn.tool, input: shellArgs(turn.command) }
+      : { type: "text", text: turn.text };
+  const stopReason = turn.kind === "tool" ? "tool_use" : "end_turn";
+  if (body.stream !== true) {
+    sendJson(res, 200, {
+      id: messageId,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [block],
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: { input_tokens: USAGE.input, output_tokens: USAGE.output },
+    });
+    return;
+  }
+  sendNamedEvents(res, [
+    {
+      type: "message_start",
+      message: {
+        id: messageId,
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: USAGE.input, output_tokens: 1 },
+      },
+    },
+    {
+      type: "content_block_start",
+      index: 0,
+      content_block: block.type === "tool_use" ? { ...block, input: {} } : { type: "text", text: "" },
+    },
+    {
+      type: "content_block_delta",
+      index: 0,
+      delta:
+        block.type === "tool_use"
+          ? { type: "input_json_delta", partial_json: JSON.stringify(block.input) }
+          : { type: "text_delta", text: block.text },
+    },
+    { type: "content_block_stop", index: 0 },
+    {
+      type: "message_delta",
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: USAGE.output },
+    },
+    { type: "message_stop" },
+  ]);
 }
 
 /**
