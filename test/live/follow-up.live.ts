@@ -26,19 +26,16 @@ const FIRST_BRIEF = "Run the scripted command, then report what it printed.";
 let server: MockModelServer;
 let run: LiveRun;
 let dumpDir: string;
-let failed = false;
-
-beforeEach(async (context) => {
+beforeEach(async () => {
   dumpDir = fs.mkdtempSync(path.join(os.tmpdir(), "catherd-live-follow-up-dump-"));
   server = await startMockModelServer({ quiet: true, dumpDir });
   run = new LiveRun(server);
-  failed = false;
-  context.onTestFailed(() => {
-    failed = true;
-  });
 });
 
-afterEach(async () => {
+// A failed test keeps its folders (and its dumps). Read from the task's result: vitest runs onTestFailed
+// handlers only after the afterEach hooks, too late for the reap.
+afterEach(async (context) => {
+  const failed = context.task.result?.state === "fail";
   await run.reap(failed);
   if (!failed) fs.rmSync(dumpDir, { recursive: true, force: true });
 });

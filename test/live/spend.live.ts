@@ -29,19 +29,15 @@ const OUT = process.env.CATHERD_LIVE_SPEND_OUT ?? path.join(os.tmpdir(), "cather
 
 let server: MockModelServer;
 let run: LiveRun;
-let failed = false;
-
-beforeEach(async (context) => {
+beforeEach(async () => {
   server = await startMockModelServer({ quiet: true });
   run = new LiveRun(server);
-  failed = false;
-  context.onTestFailed(() => {
-    failed = true;
-  });
 });
 
-afterEach(async () => {
-  await run.reap(failed);
+// A failed test keeps its folders. Read from the task's result: vitest runs onTestFailed handlers only
+// after the afterEach hooks, too late for the reap.
+afterEach(async (context) => {
+  await run.reap(context.task.result?.state === "fail");
 });
 
 describe("the real CLIs under --max-tokens", () => {
