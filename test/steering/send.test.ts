@@ -181,3 +181,39 @@ describe("send refuses what cannot take a message, and follows up what has ended
     });
   });
 });
+
+describe("a steerable chain", () => {
+  it("hands its steer settings to the next attempt where that CLI can be talked to", async () => {
+    const s = setup();
+    const env = { ...s.env, FAKE_CLAUDE_FAIL_ONCE: path.join(tempDir(), "failed-once") };
+    const first = await dispatch({ ...s, env }, "ladder", "fix it", [
+      "--on-question",
+      "deny",
+      "--fallback",
+      "claude-code",
+    ]);
+    const record = await waitForJson(path.join(first.dir, "record.json"), 30_000);
+    expect(record).toMatchObject({ status: "failed", next: { backend: "claude-code", why: "failover" } });
+    const next = await waitFor(
+      "the next attempt's record",
+      () => {
+        const attempts = fs
+          .readdirSync(path.dirname(first.dir))
+          .filter((id) => id !== first.dispatchId && /^\d{8}T\d{6}Z-/.test(id));
+        const dir = attempts.length === 1 ? path.join(path.dirname(first.dir), attempts[0] ?? "") : null;
+        return dir !== null && fs.existsSync(path.join(dir, "record.json")) ? dir : undefined;
+      },
+      30_000,
+    );
+    dispatched.push(path.basename(next));
+    expect(readJson(path.join(next, "record.json"))).toMatchObject({
+      status: "ok",
+      attempt: 2,
+      reply: "done: fix it",
+    });
+    expect(readJson(path.join(next, "spec.json")).steer).toEqual({
+      keepOpenMs: null,
+      onQuestion: { policy: "deny", waitMs: 0 },
+    });
+  });
+});

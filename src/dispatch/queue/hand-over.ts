@@ -240,6 +240,10 @@ function nextRequest(
     caps: chainCaps(spec, record),
     // The brief already carries the contract (brief.md is copied): the next attempt reads the line too.
     ...(spec?.outcome === true ? { outcome: true } : {}),
+    // Steerable on, where the next attempt's CLI can be talked to (specs/steering.md, "Exactly once").
+    ...(spec?.steer !== undefined && backendFor(step.backend).steer !== undefined
+      ? { steer: spec.steer }
+      : {}),
     // Every attempt of a chain goes where its first went.
     placement: {
       placement: admit.placement?.engine ?? "local",
