@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The notifier program: `node notifier.js <dispatch-dir>`. Whoever ends a dispatch's chain starts it,
-// detached (src/folder/notify.ts). It claims the notification (notify.json, created exclusively: a second
+// detached (src/folder/notify.ts); `… <dispatch-dir> --question <id>`, the supervisor of a steerable
+// dispatch that asked a question (specs/steering.md: CATHERD_STATUS=question, claimed by the question's
+// own notify file). It claims the notification (notify.json, created exclusively: a second
 // notifier exits at once), then runs each command — the dispatch's --notify, then the run's --run-notify
 // — with `sh -c`, the record's JSON on stdin and CATHERD_RECORD, CATHERD_NAME, CATHERD_STATUS,
 // CATHERD_KIND, CATHERD_OUTCOME, CATHERD_OUTCOME_WHY and CATHERD_RUN in its environment, each within its
@@ -48,26 +50,11 @@ async function notifierMain(args: readonly string[]): Promise<number> {
   if (record === null) throw new TypeError(`${recordFile} is missing or unreadable`);
   const commands = notifyCommandsOf(dir);
   if (commands.length === 0 || !claimNotification(dir, commands, new Date())) return 0;
-  const stdin = fs.readFileSync(recordFile, "utf8");
-  const logFile = fileIn(dir, FILES.notifyLog);
-  for (const { source, command } of commands) {
-    appendLine(logFile, `${new Date().toISOString()} ${LABEL[source]}: started`);
-    const outcome = await runShellHook(
-      {
-        command,
-        env: commandEnv(dir, recordFile, record),
-        sweepId: notifySweepId(dir),
-        stdin,
-        cwd: dir,
-        logFile,
-        timeoutMs: timeoutMs(),
-        killGraceMs: NOTIFY_KILL_GRACE_MS,
-        maxOutputBytes: NOTIFY_MAX_OUTPUT_BYTES,
-      },
-      systemClock,
-    );
-    appendLine(logFile, `${new Date().toISOString()} ${LABEL[source]}: ${outcomeText(outcome)}`);
-  }
+  await runCommands(dir, commands, {
+    env: commandEnv(dir, recordFile, record),
+    stdin: fs.readFileSync(recordFile, "utf8"),
+    about: "",
+  });
   return 0;
 }
 
@@ -81,23 +68,41 @@ async function notifyOfQuestion(dir: string, questionId: string): Promise<number
   const commands = notifyCommandsOf(dir);
   if (commands.length === 0 || !claimQuestionNotification(dir, questionId, new Date())) return 0;
   const admit = okValue(readFolderJson(dir, FILES.admit));
+  await runCommands(dir, commands, {
+    env: {
+      ...process.env,
+      CATHERD_DISPATCH: notifySweepId(dir),
+      CATHERD_NAME: admit?.name ?? path.basename(dir),
+      CATHERD_STATUS: "question",
+      CATHERD_QUESTION: questionId,
+      CATHERD_ASKS: entry.question.asks,
+      CATHERD_RUN: admit?.run ?? "",
+    },
+    stdin: `${JSON.stringify(entry.question)}\n`,
+    about: ` (question ${questionId})`,
+  });
+  return 0;
+}
+
+/**
+ * Runs each command in turn with `sh -c`, within its own timeout, what it prints and how it ended appended
+ * to notify.log under its label (and `about`: which notification).
+ */
+async function runCommands(
+  dir: string,
+  commands: readonly NotifyCommand[],
+  given: { env: NodeJS.ProcessEnv; stdin: string; about: string },
+): Promise<void> {
   const logFile = fileIn(dir, FILES.notifyLog);
   for (const { source, command } of commands) {
-    appendLine(logFile, `${new Date().toISOString()} ${LABEL[source]} (question ${questionId}): started`);
+    const label = `${LABEL[source]}${given.about}`;
+    appendLine(logFile, `${new Date().toISOString()} ${label}: started`);
     const outcome = await runShellHook(
       {
         command,
-        env: {
-          ...process.env,
-          CATHERD_DISPATCH: notifySweepId(dir),
-          CATHERD_NAME: admit?.name ?? path.basename(dir),
-          CATHERD_STATUS: "question",
-          CATHERD_QUESTION: questionId,
-          CATHERD_ASKS: entry.question.asks,
-          CATHERD_RUN: admit?.run ?? "",
-        },
+        env: given.env,
         sweepId: notifySweepId(dir),
-        stdin: `${JSON.stringify(entry.question)}\n`,
+        stdin: given.stdin,
         cwd: dir,
         logFile,
         timeoutMs: timeoutMs(),
@@ -106,12 +111,8 @@ async function notifyOfQuestion(dir: string, questionId: string): Promise<number
       },
       systemClock,
     );
-    appendLine(
-      logFile,
-      `${new Date().toISOString()} ${LABEL[source]} (question ${questionId}): ${outcomeText(outcome)}`,
-    );
+    appendLine(logFile, `${new Date().toISOString()} ${label}: ${outcomeText(outcome)}`);
   }
-  return 0;
 }
 
 /** The command's environment: the notifier's (its recorder's), with the record's facts. */

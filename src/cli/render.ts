@@ -1,6 +1,7 @@
 import { formatDuration } from "../domain/duration.js";
 import { cutChars, inertText } from "../domain/inert-text.js";
 import { comeBackAt } from "../domain/record-words.js";
+import type { MessageView, QuestionView } from "../folder/conversation.js";
 
 // Human output: fits 80 columns — a terminal's own width where a table can use it — and colours only for
 // a terminal without NO_COLOR.
@@ -96,26 +97,10 @@ export function bytes(n: number): string {
 // wrote is made inert here, before it is cut.
 
 /** The parts of a question these lines use. */
-export interface AskedQuestion {
-  id: string;
-  kind: string;
-  asks: string;
-  askedAt: string;
-  answerBy: string;
-  answer: { allow: boolean; text: string | null; why: string | null; by: string; at: string } | null;
-}
+export type AskedQuestion = Omit<QuestionView, "delivered">;
 
 /** The parts of a message these lines use. */
-export interface SentMessage {
-  id: string;
-  state: string;
-  head: string;
-  interrupt: boolean;
-  sentAt: string | null;
-  at: string | null;
-  why: string | null;
-  history: { state: string; at: string; why: string | null }[];
-}
+export type SentMessage = MessageView;
 
 /** What status's last column says of a dispatch waiting for an answer: "asks: q1 run: npm test". */
 export function askingText(q: Pick<AskedQuestion, "id" | "asks">, more = 0): string {

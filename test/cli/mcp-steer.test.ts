@@ -2,15 +2,15 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isolatedHome } from "../helpers/cli.js";
-import { ROOT, readJson, reapAll } from "../helpers/folders.js";
+import { readJson, reapAll } from "../helpers/folders.js";
 import { inProcessSession, type McpSession } from "../helpers/mcp.js";
+import { FAKE_CLAUDE } from "../helpers/steering.js";
 import { waitFor } from "../helpers/wait.js";
 
 // Talking to a running agent through the MCP tools (specs/mcp.md, "Questions"; specs/steering.md): dispatch
 // steerable, a question notified, answered with the answer tool, a message sent with the send tool, the
 // record notified. The stand-in speaks Claude Code's stream-json protocol.
 
-const FAKE_CLAUDE = path.join(ROOT, "test/fixtures/fake-claude-stream.mjs");
 const dispatched: string[] = [];
 let session: McpSession;
 const saved = { home: process.env.CATHERD_HOME, run: process.env.CATHERD_RUN };

@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { interleave } from "../../src/cli/logs-command.js";
 import {
+  type AskedQuestion,
   askingText,
   conversationLogLines,
   conversationShowLines,
+  type SentMessage,
   shortWhy,
   steeringLine,
 } from "../../src/cli/render.js";
@@ -300,7 +302,7 @@ describe("spend in status", () => {
 });
 
 describe("a steerable dispatch's conversation in words", () => {
-  const question = {
+  const question: AskedQuestion = {
     id: "q1",
     kind: "permission",
     asks: "run: npm test",
@@ -308,7 +310,7 @@ describe("a steerable dispatch's conversation in words", () => {
     answerBy: "2026-11-29T10:00:00.000Z",
     answer: null,
   };
-  const message = {
+  const message: SentMessage = {
     id: "20261129T095800000Z-k3x9qa",
     state: "acted",
     head: "also update the docs",
@@ -344,8 +346,13 @@ describe("a steerable dispatch's conversation in words", () => {
   });
 
   it("show: a line per message and per question, with its answer or its deadline", () => {
-    const failed = { ...message, state: "failed", why: "the dispatch was cancelled", history: [] };
-    const answered = {
+    const failed: SentMessage = {
+      ...message,
+      state: "failed",
+      why: "the dispatch was cancelled",
+      history: [],
+    };
+    const answered: AskedQuestion = {
       ...question,
       id: "q2",
       kind: "question",
@@ -362,7 +369,7 @@ describe("a steerable dispatch's conversation in words", () => {
   });
 
   it("logs: a line per state a message reached and per question asked and answered, in time order", () => {
-    const denied = {
+    const denied: AskedQuestion = {
       ...question,
       answer: {
         allow: false,
@@ -379,7 +386,7 @@ describe("a steerable dispatch's conversation in words", () => {
       "? q1 denied (not now) 09:59:20 by catherd answer (pid 7)",
       "» message …k3x9qa acted 09:59:30",
     ]);
-    const cancelled = {
+    const cancelled: SentMessage = {
       ...message,
       state: "failed",
       history: [

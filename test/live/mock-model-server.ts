@@ -977,13 +977,28 @@ function sendAnthropicTurn(
   turn: Turn,
   nextId: (prefix: string) => string,
 ): void {
-  const model = typeof body.model === "string" ? body.model : "claude-mock";
-  const messageId = nextId("msg");
-  const block =
+  const block: AnthropicBlock =
     turn.kind === "tool"
       ? { type: "tool_use", id: nextId("toolu"), name: turn.tool, input: shellArgs(turn.command) }
       : { type: "text", text: turn.text };
-  const stopReason = turn.kind === "tool" ? "tool_use" : "end_turn";
+  sendAnthropicMessage(res, body, block, nextId);
+}
+
+/** A content block of an assistant message: a tool call or a text. */
+type AnthropicBlock =
+  | { type: "tool_use"; id: string; name: string; input: unknown }
+  | { type: "text"; text: string };
+
+/** One assistant message of one content block (a tool call or a text), as the Messages API sends it. */
+function sendAnthropicMessage(
+  res: http.ServerResponse,
+  body: Record<string, unknown>,
+  block: AnthropicBlock,
+  nextId: (prefix: string) => string,
+): void {
+  const stopReason = block.type === "tool_use" ? "tool_use" : "end_turn";
+  const model = typeof body.model === "string" ? body.model : "claude-mock";
+  const messageId = nextId("msg");
   if (body.stream !== true) {
     sendJson(res, 200, {
       id: messageId,
@@ -1219,61 +1234,14 @@ function scriptedAnswer(
     ]);
     return;
   }
-  const block =
+  sendAnthropicMessage(
+    res,
+    body,
     turn.kind === "call"
       ? { type: "tool_use", id: nextId("toolu"), name: `${namespace}__${turn.tool}`, input: turn.input }
-      : { type: "text", text: turn.text };
-  const stopReason = turn.kind === "call" ? "tool_use" : "end_turn";
-  const model = typeof body.model === "string" ? body.model : "claude-mock";
-  const messageId = nextId("msg");
-  if (body.stream !== true) {
-    sendJson(res, 200, {
-      id: messageId,
-      type: "message",
-      role: "assistant",
-      model,
-      content: [block],
-      stop_reason: stopReason,
-      stop_sequence: null,
-      usage: { input_tokens: USAGE.input, output_tokens: USAGE.output },
-    });
-    return;
-  }
-  sendNamedEvents(res, [
-    {
-      type: "message_start",
-      message: {
-        id: messageId,
-        type: "message",
-        role: "assistant",
-        model,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { input_tokens: USAGE.input, output_tokens: 1 },
-      },
-    },
-    {
-      type: "content_block_start",
-      index: 0,
-      content_block: block.type === "tool_use" ? { ...block, input: {} } : { type: "text", text: "" },
-    },
-    {
-      type: "content_block_delta",
-      index: 0,
-      delta:
-        block.type === "tool_use"
-          ? { type: "input_json_delta", partial_json: JSON.stringify(block.input) }
-          : { type: "text_delta", text: block.text },
-    },
-    { type: "content_block_stop", index: 0 },
-    {
-      type: "message_delta",
-      delta: { stop_reason: stopReason, stop_sequence: null },
-      usage: { output_tokens: USAGE.output },
-    },
-    { type: "message_stop" },
-  ]);
+      : { type: "text", text: turn.text },
+    nextId,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,45 +1,23 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import type { Dispatched } from "../../src/cli/dispatch-command.js";
-import { findByDispatchVariable } from "../../src/infra/sweep.js";
+import { describe, expect, it } from "vitest";
 import { isolatedHome, runCli } from "../helpers/cli.js";
-import { ROOT, readJson, reapAll, tempDir } from "../helpers/folders.js";
-import { isAlive, reapDispatch } from "../helpers/processes.js";
+import { readJson, tempDir } from "../helpers/folders.js";
+import { FAKE_CLAUDE, useSteeredDispatches } from "../helpers/steering.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 
 // What a steerable agent asks (specs/steering.md, "Questions"), with real processes: the stand-in speaks
 // Claude Code's permission protocol (`--permission-prompt-tool stdio`), its asks become questions/, and
 // `catherd answer` or the --on-question policy gives each its one answer.
 
-const FAKE_CLAUDE = path.join(ROOT, "test/fixtures/fake-claude-stream.mjs");
-const dispatched: string[] = [];
-const supervisors: number[] = [];
-
-afterEach(async () => {
-  await waitFor("the supervisors to exit", () =>
-    supervisors.every((pid) => !isAlive(pid)) ? true : undefined,
-  ).finally(() => supervisors.splice(0));
-  const ids = dispatched.splice(0);
-  const notifiers = ids.reduce((n, id) => n + reapDispatch(`${id}.notify`), 0);
-  expect(reapAll(ids) + notifiers, "processes left running").toBe(0);
-});
+const steered = useSteeredDispatches();
 
 function home(): NodeJS.ProcessEnv {
   return { ...isolatedHome().env, CATHERD_CLAUDE_BIN: FAKE_CLAUDE };
 }
 
-async function dispatch(env: NodeJS.ProcessEnv, name: string, brief: string, extra: string[]) {
-  const result = await runCli(
-    ["dispatch", "--backend", "claude-code", "--name", name, "--brief", brief, "--json", ...extra],
-    { env },
-  );
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  const d = (JSON.parse(result.stdout) as Dispatched).dispatched;
-  dispatched.push(d.dispatchId);
-  if (d.supervisorPid !== null) supervisors.push(d.supervisorPid);
-  return d;
+function dispatch(env: NodeJS.ProcessEnv, name: string, brief: string, extra: string[]) {
+  return steered.dispatch(env, name, brief, extra);
 }
 
 function toolResults(dir: string): { content: unknown; is_error: boolean }[] {
@@ -136,10 +114,6 @@ describe("--on-question", () => {
       const text = fs.existsSync(log) ? fs.readFileSync(log, "utf8") : "";
       return (text.match(/: exit code 0 after/g) ?? []).length >= 2 ? true : undefined;
     });
-    // …and their notifiers have exited (they outlive their last log line by a moment).
-    await waitFor("the notifiers to exit", () =>
-      findByDispatchVariable(`${d.dispatchId}.notify`).length === 0 ? true : undefined,
-    );
     const lines = fs.readFileSync(out, "utf8").trim().split("\n");
     expect(lines[0]).toMatch(/^question q1 \$ sleep 0\.3/);
     expect(lines[1]).toMatch(/^ok/);

@@ -1,27 +1,17 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import type { Dispatched } from "../../src/cli/dispatch-command.js";
+import { describe, expect, it } from "vitest";
 import type { Sent } from "../../src/cli/send-command.js";
 import { isolatedHome, runCli } from "../helpers/cli.js";
-import { ROOT, readJson, reapAll, tempDir } from "../helpers/folders.js";
-import { isAlive } from "../helpers/processes.js";
+import { readJson, tempDir } from "../helpers/folders.js";
+import { FAKE_CLAUDE, useSteeredDispatches } from "../helpers/steering.js";
 import { waitFor, waitForJson } from "../helpers/wait.js";
 
 // Talking to a running agent (specs/steering.md) with real processes: a stand-in that speaks Claude
 // Code's stream-json input protocol as recorded (test/fixtures/fake-claude-stream.mjs), supervised for
 // real, messages sent with `catherd send`.
 
-const FAKE_CLAUDE = path.join(ROOT, "test/fixtures/fake-claude-stream.mjs");
-const dispatched: string[] = [];
-const supervisors: number[] = [];
-
-afterEach(async () => {
-  await waitFor("the supervisors to exit", () =>
-    supervisors.every((pid) => !isAlive(pid)) ? true : undefined,
-  ).finally(() => supervisors.splice(0));
-  expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
-});
+const steered = useSteeredDispatches();
 
 interface Setup {
   env: NodeJS.ProcessEnv;
@@ -34,17 +24,8 @@ function setup(): Setup {
   return { env: { ...env, CATHERD_CLAUDE_BIN: FAKE_CLAUDE, FAKE_CLAUDE_LOG: log }, log };
 }
 
-async function dispatch(s: Setup, name: string, brief: string, extra: string[] = []) {
-  const result = await runCli(
-    ["dispatch", "--backend", "claude-code", "--name", name, "--brief", brief, "--json", ...extra],
-    { env: s.env },
-  );
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  const d = (JSON.parse(result.stdout) as Dispatched).dispatched;
-  dispatched.push(d.dispatchId);
-  if (d.supervisorPid !== null) supervisors.push(d.supervisorPid);
-  return d;
+function dispatch(s: Setup, name: string, brief: string, extra: string[] = []) {
+  return steered.dispatch(s.env, name, brief, extra);
 }
 
 async function send(s: Setup, args: string[]): Promise<Sent["sent"]> {
@@ -171,7 +152,7 @@ describe("send refuses what cannot take a message, and follows up what has ended
     expect(sent.why).toMatch(/had ended: the message is the brief of a follow-up turn/);
     expect(sent.followUp).not.toBeNull();
     const followUp = sent.followUp as { dispatchId: string; dir: string };
-    dispatched.push(followUp.dispatchId);
+    steered.track(followUp.dispatchId);
     const record = await waitForJson(path.join(followUp.dir, "record.json"), 30_000);
     expect(record).toMatchObject({ status: "ok", reply: "done: and then this" });
     // The conversation stays steerable.
@@ -205,7 +186,7 @@ describe("a steerable chain", () => {
       },
       30_000,
     );
-    dispatched.push(path.basename(next));
+    steered.track(path.basename(next));
     expect(readJson(path.join(next, "record.json"))).toMatchObject({
       status: "ok",
       attempt: 2,

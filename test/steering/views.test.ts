@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Dispatched } from "../../src/cli/dispatch-command.js";
 import type { Logs } from "../../src/cli/logs-command.js";
 import type { Sent } from "../../src/cli/send-command.js";
@@ -8,24 +8,15 @@ import type { ShownDispatch } from "../../src/cli/show-command.js";
 import type { StatusData } from "../../src/cli/status-command.js";
 import type { Waited } from "../../src/cli/wait-command.js";
 import { isolatedHome, runCli } from "../helpers/cli.js";
-import { ROOT, reapAll, tempDir } from "../helpers/folders.js";
-import { isAlive } from "../helpers/processes.js";
+import { tempDir } from "../helpers/folders.js";
+import { FAKE_CLAUDE, useSteeredDispatches } from "../helpers/steering.js";
 import { waitFor } from "../helpers/wait.js";
 
 // Every view shows a steerable dispatch's conversation (specs/cli.md: status, show, logs, wait): real
 // processes, the stand-in for Claude Code's stream-json protocol (test/fixtures/fake-claude-stream.mjs)
 // asking a permission ([ask]) that waits for a person (--on-question "wait 1m").
 
-const FAKE_CLAUDE = path.join(ROOT, "test/fixtures/fake-claude-stream.mjs");
-const dispatched: string[] = [];
-const supervisors: number[] = [];
-
-afterEach(async () => {
-  await waitFor("the supervisors to exit", () =>
-    supervisors.every((pid) => !isAlive(pid)) ? true : undefined,
-  ).finally(() => supervisors.splice(0));
-  expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
-});
+const steered = useSteeredDispatches();
 
 describe("the views of a steerable dispatch", () => {
   it("status, show, logs (and --follow) and wait show its messages and the question it waits on", async () => {
@@ -57,8 +48,7 @@ describe("the views of a steerable dispatch", () => {
         ]),
       ) as Dispatched
     ).dispatched;
-    dispatched.push(d.dispatchId);
-    if (d.supervisorPid !== null) supervisors.push(d.supervisorPid);
+    steered.track(d.dispatchId, d.supervisorPid);
     await waitFor(
       "the permission asked",
       () => (fs.existsSync(path.join(d.dir, "questions", "q1.json")) ? true : undefined),
@@ -142,8 +132,7 @@ describe("the views of a steerable dispatch", () => {
       },
     );
     const d = (JSON.parse(r.stdout) as Dispatched).dispatched;
-    dispatched.push(d.dispatchId);
-    if (d.supervisorPid !== null) supervisors.push(d.supervisorPid);
+    steered.track(d.dispatchId, d.supervisorPid);
     const waited = JSON.parse((await runCli(["wait", "plain", "--json"], { env })).stdout) as Waited;
     expect(waited.records[0]?.steering).toBeUndefined();
     const status = JSON.parse((await runCli(["status", "--json"], { env })).stdout) as StatusData;
