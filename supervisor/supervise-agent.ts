@@ -25,7 +25,7 @@ import { failure, type SupervisorLog } from "./log.js";
 import { endingOfOwnJob, notePlacementNode, ownPlacement } from "./placed.js";
 import { stopPreviousTurn } from "./previous-turn.js";
 import { resumePoint } from "./resume.js";
-import { Steering } from "./steering.js";
+import type { Steering } from "./steering.js";
 import type { Adoption } from "./take-over.js";
 import { pauseAt } from "./test-hooks.js";
 import { type WatchInput, watchAgent } from "./watch-loop.js";
@@ -107,7 +107,7 @@ export async function superviseFirst(
       files,
     );
     pauseAt("running", dir);
-    const steering = steeringOf(dir, spec, backend, log, clock);
+    const steering = await steeringOf(dir, spec, backend, log, clock);
     ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt, steering });
   } catch (error) {
     ending = failedEnding(error, log, dir);
@@ -152,7 +152,7 @@ export async function superviseAdopted(
     if (resume.sinceStart.clock === "wall") {
       log("clock-fallback", { of: "agent-start", why: resume.sinceStart.why });
     }
-    const steering = steeringOf(dir, spec, backend, log, clock);
+    const steering = await steeringOf(dir, spec, backend, log, clock);
     ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt, resume, steering });
   } catch (error) {
     ending = failedEnding(error, log, dir);
@@ -202,15 +202,19 @@ function steerChannel(dir: string, spec: Spec, backend: Backend): string | null 
   return channel;
 }
 
-/** The conversation of a steerable dispatch (steering.ts); undefined for any other. */
-function steeringOf(
+/**
+ * The conversation of a steerable dispatch (steering.ts, loaded only for one: a supervisor that talks to
+ * nobody carries none of it); undefined for any other.
+ */
+async function steeringOf(
   dir: string,
   spec: Spec,
   backend: Backend,
   log: SupervisorLog,
   clock: Clock,
-): Steering | undefined {
+): Promise<Steering | undefined> {
   if (spec.steer === undefined || backend.steer === undefined) return undefined;
+  const { Steering } = await import("./steering.js");
   const briefPath = fileIn(dir, FILES.brief);
   return new Steering({
     dir,

@@ -8,6 +8,7 @@ import { FAKE_AGENT, readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { isolateGitConfig, makeRepo } from "../helpers/git.js";
 import { codexLine } from "../helpers/mcp.js";
 import { isAlive } from "../helpers/processes.js";
+import { FAKE_CLAUDE, useSteeredDispatches } from "../helpers/steering.js";
 import {
   CHROMIUM,
   launchBrowser,
@@ -39,6 +40,9 @@ const seen = {
 const DEADLINE = 20_000;
 
 describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
+  // Steerable dispatches: their supervisors are waited for (they end by themselves), then reaped.
+  const steered = useSteeredDispatches();
+
   beforeAll(async () => {
     isolateGitConfig();
     ({ env } = isolatedHome());
@@ -333,6 +337,64 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
       `Outcome, the worker's word: partial — ${why}`,
     );
     await detail.close();
+  });
+
+  it("shows a steerable dispatch's question on its row, its messages and questions on its page, and the answer live", async () => {
+    const steerEnv = { ...env, CATHERD_CLAUDE_BIN: FAKE_CLAUDE };
+    const cli = async (args: string[]) => {
+      const r = await runCli(args, { env: steerEnv });
+      expect(r.code, `catherd ${args.join(" ")}: ${r.stderr}${r.stdout}`).toBe(0);
+      return r.stdout;
+    };
+    const page = await openPage("/runs/steer");
+    await page.waitForSelector("text=No dispatch in this run yet.", { timeout: DEADLINE });
+    const d = await steered.dispatch(steerEnv, "asker", "[ask] run the tests", [
+      "--run",
+      "steer",
+      "--steerable",
+      "--on-question",
+      "wait 1m",
+    ]);
+    // The run's row: it waits for an answer, and says so instead of what it is doing.
+    const asking = row(page, "asker").locator("td.doing .asking");
+    await asking.waitFor({ timeout: DEADLINE });
+    expect(await asking.textContent()).toBe("asks: q1 $ sleep 0.3"); // the fake's Bash call, [ask]
+    expect(fs.existsSync(path.join(d.dir, "questions", "q1.json"))).toBe(true);
+    await cli(["send", "asker", "also update the docs\nsecond line", "--run", "steer"]);
+
+    // The dispatch's page, reached from the row: the message queued, the question waiting.
+    await row(page, "asker").locator("td.name a").click();
+    await page.waitForURL(`${ui.origin}/runs/steer/dispatches/${d.dispatchId}`, { timeout: DEADLINE });
+    const messages = page.locator(".part-messages table.messages tbody tr.message");
+    const question = page.locator(".part-messages table.questions tbody tr.question");
+    await countReaches(page, ".part-messages table.messages tbody tr.message", 1);
+    expect(await messages.locator("td").allTextContents()).toEqual([
+      "also update the docs",
+      "queued",
+      expect.stringMatching(/^\d\d:\d\d:\d\d$/),
+    ]);
+    await countReaches(page, ".part-messages table.questions tbody tr.question.waiting", 1);
+    expect((await page.locator(".part-messages").textContent()) ?? "").not.toContain("second line");
+    const cells = await question.locator("td").allTextContents();
+    expect(cells[0]).toBe("q1 (permission)");
+    expect(cells[1]).toBe("$ sleep 0.3");
+    expect(cells[2]).toMatch(/^waiting for an answer until \d{4}-/);
+    await screenshot(page, "steering");
+
+    // Answered from the command line: the page shows the answer as it comes, then the record.
+    await cli(["answer", "asker", "q1", "--allow", "--run", "steer"]);
+    await question
+      .locator("td", { hasText: /^allowed by catherd answer \(pid \d+\)$/ })
+      .waitFor({ timeout: DEADLINE });
+    expect(await page.locator(".part-messages tr.question.waiting").count()).toBe(0);
+    await messages.locator('td:text-is("acted")').waitFor({ timeout: DEADLINE });
+    await page.locator('.title-row .pill:text-is("ok")').waitFor({ timeout: DEADLINE });
+    expect(readJson(path.join(d.dir, "record.json"))).toMatchObject({ status: "ok" });
+    // Back on the run's page: recorded ok, asking nothing.
+    await page.locator("p.summary a", { hasText: "steer" }).click();
+    await row(page, "asker").locator('.pill:text-is("ok")').waitFor({ timeout: DEADLINE });
+    expect(await row(page, "asker").locator(".asking").count()).toBe(0);
+    await page.close();
   });
 
   it("cancels from the page after a confirmation: the agent stops and its record says cancelled", async () => {
