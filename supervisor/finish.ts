@@ -58,7 +58,7 @@ async function stopAndRecord(
   let stop: StopReport = { term: false, kill: false, swept: 0 };
   let usage: CgroupUsage | null = null;
   if (watched !== null) {
-    stop = await stopAgent(dir, watched, run.pgid, deps, log);
+    stop = await stopAgent(dir, watched, run.pgid, deps, log, run.ending.reason);
     // A spawned leader is reaped by now or soon: its own code and signal belong in exit.json.
     if (watched.child.exit === null && run.adoptions === 0) {
       await Promise.race([watched.child.exited, clock.sleep(1000)]);
@@ -114,21 +114,38 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog, ear
   );
 }
 
+/**
+ * A cap on spending reached stops the agent within this much, whatever its kill grace: a CLI that does
+ * not act on SIGTERM at once (opencode while it installs its plugin drops it) must not go on spending for
+ * the grace the user gave for saving its work. Short of the second a CLI takes between two model
+ * requests when its tools are quick, so that the crossing report's next request is the last; the four
+ * CLIs write their sessions as they go, so a kill loses none of them.
+ */
+export const BUDGET_KILL_GRACE_MS = 250;
+
+/** How long the stop waits after SIGTERM: the dispatch's kill grace, at most BUDGET_KILL_GRACE_MS for a budget stop. */
+export function stopGraceMs(reason: Ending["reason"], killGraceMs: number): number {
+  return reason === "budget" ? Math.min(killGraceMs, BUDGET_KILL_GRACE_MS) : killGraceMs;
+}
+
 async function stopAgent(
   dir: string,
   watched: Watched,
   pgid: number | null,
   deps: SupervisorDeps,
   log: SupervisorLog,
+  reason: Ending["reason"],
 ): Promise<StopReport> {
   const { limits: spec, child, startTime } = watched;
+  const killGraceMs =
+    reason === "budget" ? Math.min(spec.killGraceMs, BUDGET_KILL_GRACE_MS) : spec.killGraceMs;
   try {
     const report = await stopDispatch(
       {
         dispatchId: spec.dispatchId,
         pgid,
         leader: child.exit === null && startTime !== null ? { pid: child.pid, startTime } : null,
-        killGraceMs: spec.killGraceMs,
+        killGraceMs,
         cgroup: watched.contained.cgroup,
         onTermSent: () => pauseAt("stopping", dir),
       },

@@ -27,10 +27,16 @@ export interface StopTarget {
 }
 
 const GROUP_POLL_MS = 25;
+/**
+ * SIGTERM again this often while the group lives within its grace: a CLI can drop one (opencode 1.18 while
+ * it installs its plugin in the background: its handlers swallow the signal), never a second that comes
+ * after its window.
+ */
+export const TERM_REPEAT_MS = 1000;
 const SWEEP_ROUNDS = 5;
 
 /**
- * Stops everything a dispatch started: SIGTERM to the group, up to killGraceMs for it to go, SIGKILL to
+ * Stops everything a dispatch started: SIGTERM to the group (again each TERM_REPEAT_MS), up to killGraceMs for it to go, SIGKILL to
  * the group unconditionally, then everything left in the dispatch's cgroup (cgroup.kill: no fork, setsid
  * or cleared environment escapes it), then SIGKILL to every escaped descendant found by parent chain and
  * by the CATHERD_DISPATCH variable, each only if its pid and start time read back exactly. `swept` counts
@@ -45,11 +51,18 @@ export async function stopDispatch(target: StopTarget, clock: Clock): Promise<St
   if (group !== null && groupAlive(group)) {
     report.term = signalGroup(group, "SIGTERM");
     target.onTermSent?.();
-    await waitUntil(() => (groupAlive(group) ? undefined : true), {
-      clock,
-      deadline: clock.now() + target.killGraceMs,
-      pollMs: GROUP_POLL_MS,
-    });
+    let termAgainAt = clock.now() + TERM_REPEAT_MS;
+    await waitUntil(
+      () => {
+        if (!groupAlive(group)) return true;
+        if (clock.now() >= termAgainAt) {
+          signalGroup(group, "SIGTERM");
+          termAgainAt += TERM_REPEAT_MS;
+        }
+        return undefined;
+      },
+      { clock, deadline: clock.now() + target.killGraceMs, pollMs: GROUP_POLL_MS },
+    );
   }
   // Unconditional: members may be stopped (SIGSTOP ignores SIGTERM) or may have just forked.
   report.kill = group !== null && signalGroup(group, "SIGKILL");

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { stopGraceMs } from "../../supervisor/finish.js";
 import {
   type FakeScenario,
   fakeAgentFolder,
@@ -244,6 +245,18 @@ describe("catherd supervise: every way a dispatch ends", () => {
   });
 });
 
+describe("the stop's grace", () => {
+  it.each([
+    ["budget", 10_000, 250],
+    ["budget", 100, 100],
+    ["cancelled", 10_000, 10_000],
+    ["after-final", 10_000, 10_000],
+    ["wall-timeout", 2000, 2000],
+  ] as const)("%s with a kill grace of %i ms waits %i ms after SIGTERM", (reason, grace, waits) => {
+    expect(stopGraceMs(reason, grace)).toBe(waits);
+  });
+});
+
 describe("catherd supervise: agents that fight back", () => {
   it("SIGKILLs an agent that ignores SIGTERM after the kill grace", async () => {
     const ready = path.join(tempDir(), "ready");
@@ -253,6 +266,20 @@ describe("catherd supervise: agents that fight back", () => {
       reason: "cancelled",
       signal: "SIGKILL",
       stop: { term: true, kill: true },
+    });
+  });
+
+  it("sends SIGTERM again within the grace: an agent that dropped the first one ends of the second", async () => {
+    const ready = path.join(tempDir(), "ready");
+    const { dir } = folder(
+      { steps: [{ dropTerm: 1 }, { touch: ready }, { hang: true }] },
+      { killGraceMs: 8000 },
+    );
+    await cancelOnce(dir, ready);
+    expect(exitOf(dir)).toMatchObject({
+      reason: "cancelled",
+      signal: "SIGTERM",
+      stop: { term: true, kill: false },
     });
   });
 
