@@ -66,6 +66,16 @@ value (result --answer prints it alone), or null with answerErrors when it did n
 on the same thread with the validator's errors comes by itself (repair, default 1); after that the record
 is failed, kind answer-invalid.
 
+## Talking to a running worker
+Dispatch claude-code with steerable=true (--steerable) when you may want to say more while it works:
+send <name> text=… joins the running turn (after the tool call it waits on), interrupt=true stops the
+turn and starts the next with your message; the message is queued, then delivered (the CLI took it), then
+acted (it moved on it) — show <name> lists each, and what failed says why. keepOpen (e.g. "10m") keeps an
+ended turn waiting for your next message. Give onQuestion ("wait 10m", allow, deny) to have its
+permission asks and questions come to you: each is a notification and a question q1, q2… in show;
+answer <name> question=q1 allow=true (or deny=true with why, or text=… for a question). What nobody
+answers in time is denied. send to a dispatch that has ended starts a follow-up turn on its thread.
+
 ## Heavy commands
 Several agents on one machine that all run the test suite or a full build at once make every run slow
 and flaky. Run your own test suites and builds as catherd lock -- <command> (catherd lock -- npm test):
@@ -87,7 +97,7 @@ export const guideCommand: Command<{ guide: string }> = {
   positionals: 0,
   summary:
     "How an orchestrating agent uses catherd well: the loop, reading a record, when to queue, when to fall " +
-    "back, heavy commands. The MCP server serves the same text as its prompt catherd-guide.",
+    "back, talking to a running worker, heavy commands. The MCP server serves the same text as its prompt catherd-guide.",
   json: "{guide: the text}",
   options: {},
   async handler() {
