@@ -121,7 +121,6 @@ export class Steering {
   signals(now: number): SteerSignals {
     const held = this.holding();
     const asking = this.openQuestionDue() !== null;
-    if (!asking && this.waitingSince !== null && !this.briefTaken) this.stopWaiting(now);
     const ended = this.briefTaken && !this.turnOpen && !held && !asking;
     if (ended && this.waitingSince === null && this.input.settings.keepOpenMs !== null)
       this.waitingSince = now;
@@ -162,7 +161,7 @@ export class Steering {
   }
 
   private consider(entry: InboxEntry, now: number): void {
-    if (!isOpen(entry.state) || entry.state !== "queued") return;
+    if (entry.state !== "queued") return;
     if (entry.message === null) {
       this.move(entry, "failed", `the message file is not a message: ${entry.torn ?? "unreadable"}`);
       return;
