@@ -277,7 +277,20 @@ function defineLoop(orchestrator: Orchestrator): void {
         const left = processesOfHome(catherdHome).map((p) => `${p} ${commandLineOf(p)}`);
         throw new Error(`${String(error)}: ${left.join("; ")}\n${context}`);
       });
-      expect(() => process.kill(-(child.pid as number), 0)).toThrow();
+      // The orchestrator's group is gone too: its last members may take a moment to be reaped (an
+      // orphan is a zombie until init collects it), so it is waited for, with a deadline.
+      await waitFor(
+        "the orchestrator's process group to be gone",
+        () => {
+          try {
+            process.kill(-(child.pid as number), 0);
+            return undefined;
+          } catch {
+            return true;
+          }
+        },
+        10_000,
+      );
     });
   });
 }
