@@ -121,8 +121,13 @@ export const CLI_EXPECTATIONS: Record<LiveCli, Expectations> = {
   },
 };
 
-export function defineContract(cli: LiveCli): void {
-  describe(`${cli} (real CLI, through catherd dispatch)`, () => {
+/**
+ * The contract's cases for one CLI. `steerable`: every dispatch is started `--steerable` (specs/steering.md):
+ * the same cases must end the same over the steerable transport, which is what makes it a default.
+ */
+export function defineContract(cli: LiveCli, options: { steerable?: boolean } = {}): void {
+  const steer = options.steerable === true ? ["--steerable"] : [];
+  describe(`${cli} (real CLI, through catherd dispatch${steer.length > 0 ? ", steerable" : ""})`, () => {
     let run: LiveRun;
     const expectations = CLI_EXPECTATIONS[cli];
 
@@ -142,7 +147,7 @@ export function defineContract(cli: LiveCli): void {
     });
 
     it("a tool call, then an answer → ok, with tokens and the reply", async () => {
-      const d = await run.dispatch(cli, "tool", { idle: "60s" });
+      const d = await run.dispatch(cli, "tool", { idle: "60s", flags: steer });
       const { record, exit } = await waitForRecord(d, 90_000);
       const why = diagnostics(d, run.server);
       expect(record.status, why).toBe("ok");
@@ -162,7 +167,7 @@ export function defineContract(cli: LiveCli): void {
     });
 
     it("--outcome: the final answer ends with a STATUS line → ok, and the record has the outcome", async () => {
-      const d = await run.dispatch(cli, "outcome", { idle: "60s", flags: ["--outcome"] });
+      const d = await run.dispatch(cli, "outcome", { idle: "60s", flags: ["--outcome", ...steer] });
       const { record } = await waitForRecord(d, 90_000);
       const why = diagnostics(d, run.server);
       expect(record.status, why).toBe("ok");
@@ -177,7 +182,7 @@ export function defineContract(cli: LiveCli): void {
     it(`persistent HTTP 500s → ${expectations.always500.status} (${expectations.always500.reason})`, async () => {
       // A long idle: retries are never progress, and gemini's retries are 5, 10, 20 s apart (with jitter);
       // its fourth attempt comes about 40 s in, and may be needed (see specs/live-suite.md).
-      const d = await run.dispatch(cli, "always500", { idle: "90s" });
+      const d = await run.dispatch(cli, "always500", { idle: "90s", flags: steer });
       const { record, exit } = await waitForRecord(d, 130_000);
       const why = diagnostics(d, run.server);
       expect(exit.reason, why).toBe(expectations.always500.reason);
@@ -196,7 +201,7 @@ export function defineContract(cli: LiveCli): void {
       // 20 s: long enough for the slowest CLI to reach its first request on a loaded 2-core machine
       // (opencode alone takes 4-5 s to start), shorter than every CLI's own request timeout (claude's
       // API_TIMEOUT_MS is set to 60 s, gemini's is about 60 s, opencode's 300 s, codex has none).
-      const d = await run.dispatch(cli, "hang", { idle: "20s", killGrace: "3s" });
+      const d = await run.dispatch(cli, "hang", { idle: "20s", killGrace: "3s", flags: steer });
       const { record, exit } = await waitForRecord(d, 60_000);
       const why = diagnostics(d, run.server);
       expect(exit.reason, why).toBe("idle-timeout");
@@ -219,6 +224,7 @@ export function defineContract(cli: LiveCli): void {
         const d = await run.dispatch(cli, scenario, {
           idle: end.reason === "idle-timeout" ? "20s" : "60s",
           killGrace: "3s",
+          flags: steer,
           ...(thread === undefined ? {} : { thread }),
         });
         const { record, exit } = await waitForRecord(d, 90_000);
@@ -238,7 +244,7 @@ export function defineContract(cli: LiveCli): void {
     }
 
     it("a tool that leaves `sleep 1000 &` behind → ok, and nothing left running", async () => {
-      const d = await run.dispatch(cli, "orphan", { idle: "60s" });
+      const d = await run.dispatch(cli, "orphan", { idle: "60s", flags: steer });
       const { record, exit } = await waitForRecord(d, 90_000);
       const why = diagnostics(d, run.server);
       expect(record.status, why).toBe("ok");
