@@ -149,17 +149,24 @@ function leftoversOf(
 }
 
 /**
- * Each worktree's newest dispatch (dirs newest first): a conversation's follow-ups work in its first
- * turn's worktree (specs/dispatch.md, "Following up"), which goes only with its newest turn — an earlier
- * turn's folder is removed without it, and a live follow-up, never cleaned, keeps it.
+ * Each worktree's newest dispatch: a conversation's follow-ups work in its first turn's worktree
+ * (specs/dispatch.md, "Following up"), which goes only with its newest turn — an earlier turn's folder is
+ * removed without it, and a live follow-up, never cleaned, keeps it. Newest by admit.json's `admittedAt`
+ * (to the millisecond; a follow-up is admitted only once the turn before is recorded), not by id: ids
+ * name the second, and two turns of one second sort by their random suffixes.
  */
 function newestWorktreeHolders(dirs: readonly string[]): Map<string, string> {
-  const holders = new Map<string, string>();
+  const holders = new Map<string, { dir: string; admittedAt: number }>();
   for (const dir of dirs) {
     const plan = okValue(readFolderJson(dir, FILES.spec))?.worktree ?? null;
-    if (plan !== null && !holders.has(plan.path)) holders.set(plan.path, dir);
+    if (plan === null) continue;
+    const admitted = Date.parse(okValue(readFolderJson(dir, FILES.admit))?.admittedAt ?? "");
+    const admittedAt = Number.isFinite(admitted) ? admitted : Number.NEGATIVE_INFINITY;
+    const held = holders.get(plan.path);
+    // dirs come newest id first: an equal admission time keeps the id order.
+    if (held === undefined || admittedAt > held.admittedAt) holders.set(plan.path, { dir, admittedAt });
   }
-  return holders;
+  return new Map([...holders].map(([worktree, held]) => [worktree, held.dir]));
 }
 
 async function cleanDispatch(
