@@ -67,6 +67,12 @@ export class Steering {
   private readonly entries = new Map<string, InboxEntry>();
   /** The questions whose answer was given: they can no longer change. */
   private readonly settled = new Map<string, QuestionEntry>();
+  /**
+   * When the first question still waiting for its answer (as the last look left them) is answered by
+   * its policy, on the wall clock; null: none waits. What `signals` reads: inbox/ and questions/ are read
+   * once a poll, in `look`.
+   */
+  private questionDue: number | null = null;
 
   constructor(private readonly input: SteeringInput) {
     this.writer = new ChannelWriter(input.channel);
@@ -120,11 +126,11 @@ export class Steering {
   /** What the watch's rules need to know (watch.ts, SteerSignals). */
   signals(now: number): SteerSignals {
     const held = this.holding();
-    const asking = this.openQuestionDue() !== null;
+    const asking = this.questionDue !== null;
     const ended = this.briefTaken && !this.turnOpen && !held && !asking;
     if (ended && this.waitingSince === null && this.input.settings.keepOpenMs !== null)
       this.waitingSince = now;
-    const due = this.openQuestionDue();
+    const due = this.questionDue;
     const over =
       ended &&
       (this.waitingSince === null || now - this.waitingSince >= (this.input.settings.keepOpenMs ?? 0));
@@ -216,30 +222,30 @@ export class Steering {
       this.briefTaken = true;
       return;
     }
-    const entry = this.inbox().find((e) => e.id === id);
-    if (entry !== undefined && entry.state === "queued") this.move(entry, "delivered");
+    const entry = this.entryOf(id);
+    if (entry?.state === "queued") this.move(entry, "delivered");
     this.awaitingAct.add(id);
   }
 
   /** A uuid the stream shows that this supervisor did not write (an adopter reading the backlog). */
   private idOfUuid(uuid: string): string | null {
-    for (const entry of this.inbox()) if (this.uuidOf(entry.id) === uuid) return entry.id;
-    return null;
+    return messageIds(this.input.dir).find((id) => this.uuidOf(id) === uuid) ?? null;
   }
 
   private acted(): void {
     if (this.awaitingAct.size === 0) return;
-    const open = this.inbox();
     for (const id of this.awaitingAct) {
-      const entry = open.find((e) => e.id === id);
-      if (entry !== undefined && entry.state === "delivered") this.move(entry, "acted");
+      const entry = this.entryOf(id);
+      if (entry?.state === "delivered") this.move(entry, "acted");
     }
     this.awaitingAct.clear();
   }
 
   private holding(): boolean {
     if (this.written.size > 0 || this.awaitingAct.size > 0 || this.writer.hasPending) return true;
-    return this.inbox().some((e) => e.state === "queued");
+    // As the last look read the inbox (moves since then are in it too).
+    for (const entry of this.entries.values()) if (entry.state === "queued") return true;
+    return false;
   }
 
   private isWritten(id: string): boolean {
@@ -262,6 +268,16 @@ export class Steering {
       this.entries.set(id, entry);
       return entry;
     });
+  }
+
+  /** A message as the last look read it (or, before any look — an adopter's backlog — as it is now). */
+  private entryOf(id: string): InboxEntry | undefined {
+    const known = this.entries.get(id);
+    if (known !== undefined) return known;
+    const entry = readEntry(this.input.dir, id);
+    if (entry.message === null && entry.receipt === null) return undefined;
+    this.entries.set(id, entry);
+    return entry;
   }
 
   /** The questions in the order asked; one whose answer was given is not read again. */
@@ -313,6 +329,7 @@ export class Steering {
   /** The open question answered first; a policy's answer for one whose wait is over. */
   private answerQuestions(): void {
     const { dir, settings, protocol, log, wallNow } = this.input;
+    let due: number | null = null;
     for (const entry of this.questions()) {
       if (entry.deliveredAt !== null) continue;
       let answer = entry.answer;
@@ -326,26 +343,21 @@ export class Steering {
         // The first answer stands: a person's that came first, else the policy's.
         answer = readQuestion(dir, entry.question.id)?.answer ?? null;
       }
-      if (answer === null) continue;
+      const waitsUntil = Date.parse(entry.question.answerBy);
+      if (answer === null) {
+        due = due === null ? waitsUntil : Math.min(due, waitsUntil);
+        continue;
+      }
       const line = protocol.answerLine(entry.question.request, entry.question.input, answer);
       if (this.writer.write(line) === "closed") {
         log("channel-closed", { question: entry.question.id });
+        due = due === null ? waitsUntil : Math.min(due, waitsUntil);
         continue;
       }
       markAnswerDelivered(dir, entry.question.id, now);
       log("answered", { id: entry.question.id, allow: answer.allow, by: answer.by });
     }
-  }
-
-  /** When the first open question is answered by its policy (wall clock, ms); null: none is open. */
-  private openQuestionDue(): number | null {
-    let due: number | null = null;
-    for (const entry of this.questions()) {
-      if (entry.deliveredAt !== null) continue;
-      const at = Date.parse(entry.question.answerBy);
-      due = due === null ? at : Math.min(due, at);
-    }
-    return due;
+    this.questionDue = due;
   }
 }
 

@@ -209,8 +209,6 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
       const parsed = safeParse(parse, line);
       const facts = steering === undefined ? parsed : steering.observe(parsed, now);
       state = observe(state, facts, now);
-      // A message taken starts a turn: the last turn's final is no longer the last word.
-      if (facts.taken !== undefined) state = { ...state, finalAt: null };
       const ignored = activity.note(facts);
       if (ignored !== null) spend.ignore(file, ignored);
       if (facts.retry !== undefined) log("retry", { attempt: facts.retry.attempt, max: facts.retry.max });

@@ -1,4 +1,3 @@
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { overview } from "../dispatch/overview.js";
 import { cleanableBytes } from "../dispatch/read/cleanable.js";
@@ -7,16 +6,10 @@ import type { DispatchRow } from "../dispatch/read/rows.js";
 import { type RunBudgetView, runBudgetView } from "../dispatch/read/run-budget.js";
 import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean.js";
 import type { DeclaredOutcome } from "../domain/declared-outcome.js";
-import type { MessageState } from "../domain/inbox.js";
 import { statusWords } from "../domain/record-words.js";
-import type { RecordFile } from "../domain/schemas.js";
 import type { DispatchState, Status } from "../domain/vocab.js";
-import { readConversation } from "../folder/conversation.js";
-import { FILES } from "../folder/layout.js";
-import { readFolderJson } from "../folder/read.js";
 import { readRunFile } from "../folder/run-file.js";
 import { systemClock } from "../infra/clock.js";
-import { okValue } from "../infra/json-file.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { age, askingText, bytes, cell, paint, type Style, shortWhy, tableWidth, WIDTH } from "./render.js";
 import { runPathsOf } from "./resolve.js";
@@ -44,64 +37,8 @@ const STATUS_STYLE: Partial<Record<Status, Style>> = {
   timeout: "yellow",
 };
 
-/**
- * A steerable dispatch's talk as its row says it (specs/steering.md): null fields for a dispatch that is
- * not steerable (its folder has no inbox/). Live, read from inbox/ and questions/; recorded, from the
- * record's `steering`.
- */
-export interface RowConversation {
-  /** Questions nobody has answered yet: while there is one, the dispatch waits for an answer. */
-  questions: number | null;
-  /** Its messages by state. */
-  messages: Record<MessageState, number> | null;
-  /** The first question waiting for an answer (live dispatches only). */
-  asking: { id: string; kind: string; asks: string; answerBy: string } | null;
-}
-
-export type StatusRow = DispatchRow & RowConversation;
-
-const NOT_STEERABLE: RowConversation = { questions: null, messages: null, asking: null };
-
-/**
- * The row's conversation. A folder without inbox/ costs one stat (its supervisor makes inbox/ and
- * questions/ for a steerable dispatch when it starts); a live steerable one reads both folders; a
- * recorded one its record again, for `steering`.
- */
-export function rowConversation(
-  row: Pick<DispatchRow, "dir" | "state">,
-  record: RecordFile | null = null,
-): RowConversation {
-  if (row.state === "recorded" && record !== null) return recordedConversation(record);
-  if (!fs.existsSync(path.join(row.dir, FILES.inbox))) return NOT_STEERABLE;
-  if (row.state === "recorded") {
-    const read = okValue(readFolderJson(row.dir, FILES.record));
-    return read === null ? NOT_STEERABLE : recordedConversation(read);
-  }
-  const view = readConversation(row.dir);
-  const messages: Record<MessageState, number> = { queued: 0, delivered: 0, acted: 0, failed: 0 };
-  for (const m of view.messages) messages[m.state] += 1;
-  const first = view.waiting[0];
-  return {
-    questions: view.waiting.length,
-    messages,
-    asking:
-      first === undefined
-        ? null
-        : { id: first.id, kind: first.kind, asks: first.asks, answerBy: first.answerBy },
-  };
-}
-
-/** A recorded dispatch's talk, as its record counted it (final: nothing is asked or sent to it any more). */
-function recordedConversation(record: RecordFile): RowConversation {
-  const steering = record.steering;
-  if (steering === undefined) return NOT_STEERABLE;
-  const m = steering.messages;
-  return {
-    questions: steering.questions.unanswered,
-    messages: { queued: m.queued, delivered: m.delivered, acted: m.acted, failed: m.failed },
-    asking: null,
-  };
-}
+/** A row of `status` (its conversation's fields: rows.ts, RowConversation). */
+export type StatusRow = DispatchRow;
 
 /** What `status --json` prints. */
 export interface StatusData {
@@ -136,7 +73,7 @@ export const statusCommand: Command<StatusData> = {
         : all.filter(
             (r) => r.state !== "recorded" || r.unread || now - Date.parse(r.endedAt ?? "") < RECENT_MS,
           );
-    const rows = shown.map((r): StatusRow => ({ ...r, ...rowConversation(r) }));
+    const rows = shown;
     const cleanable = cleanableBytes(all, now, DEFAULT_CLEAN_AGE_MS);
     const view = await runBudgetView(run, readRunFile(run), now);
     // The run's live dispatches are its rows, not its ledger: a dispatch that has written no part yet
@@ -178,7 +115,7 @@ function spendsNow(row: DispatchRow): boolean {
  * terminal cuts the end; a declared outcome (`--outcome`) follows catherd's verdict: "ok · blocked: no key".
  */
 export function renderStatus(
-  rows: (DispatchRow & Partial<RowConversation>)[],
+  rows: DispatchRow[],
   run: string,
   hidden: number,
   now: number,
@@ -290,10 +227,7 @@ function problemText(r: DispatchRow): string {
  * that a provider or the CLI explained says why, in the colour of its status ("auth: invalid x-api-key",
  * "rate-limit, retry 14:05"); any other says its status, and its exit reason where that adds something.
  */
-function doingOrResult(
-  r: DispatchRow & Partial<RowConversation>,
-  now: number,
-): { text: string; status: DispatchRow["status"] } {
+function doingOrResult(r: DispatchRow, now: number): { text: string; status: DispatchRow["status"] } {
   if (r.problems.length > 0) return { text: problemText(r), status: null };
   if (r.undecided !== null) return { text: `? ${r.undecided}`, status: null };
   // A question nobody answered: the agent waits for it, and that is what someone must do something about.

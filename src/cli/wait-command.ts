@@ -11,13 +11,12 @@ import { askingText, steeringLine } from "./render.js";
 import { dispatchDirOf, runPathsOf } from "./resolve.js";
 import { errorLines, outcomeLines, recordLine } from "./result-command.js";
 import { costCell, tokensCell } from "./spend-text.js";
-import { type RowConversation, rowConversation } from "./status-command.js";
 
 /** The records that are done and, for each dispatch waited for that is not, what it is doing. */
 export interface Waited {
   records: RecordFile[];
   /** For a steerable dispatch, also its unanswered questions and messages by state (as `status` rows). */
-  running: (RunningSnapshot & RowConversation)[];
+  running: RunningSnapshot[];
 }
 
 export const waitCommand: Command<Waited> = {
@@ -63,10 +62,7 @@ export const waitCommand: Command<Waited> = {
     const records = result.records.map((r) => r.record);
     const run = runPathsOf(input);
     // Read once it returns: waiting reads nothing of a dispatch's conversation, and changes nothing.
-    const running = result.pending.map((view) => {
-      const snapshot = runningSnapshot(run, view, systemClock);
-      return { ...snapshot, ...rowConversation({ dir: snapshot.dir, state: snapshot.state }) };
-    });
+    const running = result.pending.map((view) => runningSnapshot(run, view, systemClock));
     const allOk = records.length > 0 && records.every((r) => r.status === "ok");
     const lines = records.flatMap((r) => [
       recordLine(r),
@@ -88,7 +84,7 @@ export const waitCommand: Command<Waited> = {
  * One line about a dispatch still running, its spend so far against its caps: "fix-tests running 3m12s
  * [41k/50k tokens, ~$0.12]: tool open 40s: cargo build".
  */
-function snapshotLine(s: RunningSnapshot & Partial<RowConversation>): string {
+function snapshotLine(s: RunningSnapshot): string {
   const age = s.secs === null ? "" : ` ${formatDuration(s.secs * 1000)}`;
   // A heavy slot says more than the tool call that runs `catherd lock`: `doing` names it then.
   // An agent waiting for an answer waits for someone: that first.

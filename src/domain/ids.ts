@@ -29,7 +29,12 @@ export function makeDispatchId(at: Date, random: () => number): string {
     .toISOString()
     .replace(/[-:]/g, "")
     .replace(/\.\d{3}/, "");
+  return `${stamp}-${randomSuffix(random)}`;
+}
+
+/** Six random characters of 0-9 a-z (36^6): what keeps ids made in the same moment apart. */
+export function randomSuffix(random: () => number): string {
   let suffix = "";
   for (let i = 0; i < 6; i++) suffix += ID_ALPHABET[Math.floor(random() * ID_ALPHABET.length)] ?? "0";
-  return `${stamp}-${suffix}`;
+  return suffix;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { randomSuffix } from "./ids.js";
 import { isoTime, loose, schemaField } from "./schema-parts.js";
 
 // The inbox of a steerable dispatch (specs/steering.md): the messages sent to its running agent and the
@@ -87,7 +88,6 @@ export function advance(
   return { schema: 1, id, state: to, history: [...history, ...steps] };
 }
 
-const ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 const STAMP_LENGTH = "20261202T053012345Z".length;
 
 /** The time stamp of a message id, `20261202T053012345Z`: UTC to the millisecond. */
@@ -113,9 +113,7 @@ export function makeMessageId(at: Date, existing: readonly string[], random: () 
     const t = stampTime(id.slice(0, STAMP_LENGTH));
     if (t !== null && t >= ms) ms = t + 1;
   }
-  let suffix = "";
-  for (let i = 0; i < 6; i++) suffix += ID_ALPHABET[Math.floor(random() * ID_ALPHABET.length)] ?? "0";
-  return `${stampOf(new Date(ms))}-${suffix}`;
+  return `${stampOf(new Date(ms))}-${randomSuffix(random)}`;
 }
 
 const MESSAGE_ID = /^\d{8}T\d{9}Z-[0-9a-z]{6}$/;

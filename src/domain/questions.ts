@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isoTime, loose, schemaField } from "./schema-parts.js";
+import type { OnQuestion } from "./schemas.js";
 
 // What an agent asks its caller — a permission (run this command? write this file?) or a question for
 // the user — and the one answer each gets (specs/steering.md, "Questions"). Pure.
@@ -7,19 +8,8 @@ import { isoTime, loose, schemaField } from "./schema-parts.js";
 export const QUESTION_KINDS = ["permission", "question"] as const;
 export type QuestionKind = (typeof QUESTION_KINDS)[number];
 
-/**
- * `dispatch --on-question`: what answers a question nobody answered. `allow` and `deny` answer at once;
- * `wait` gives a person `waitMs` to answer, then denies.
- */
-export const QUESTION_POLICIES = ["allow", "deny", "wait"] as const;
-export type QuestionPolicy = (typeof QUESTION_POLICIES)[number];
-
-export const onQuestionSchema = loose({
-  policy: z.enum(QUESTION_POLICIES),
-  /** How long a question waits for a person (`wait` only; 0 for allow and deny). */
-  waitMs: z.number().int().nonnegative(),
-});
-export type OnQuestion = z.infer<typeof onQuestionSchema>;
+/** `dispatch --on-question`, as spec.json's `steer.onQuestion` holds it (schemas.ts). */
+export type { OnQuestion } from "./schemas.js";
 
 /** questions/<id>.json: what the agent asked, written by the supervisor when the CLI asks. */
 export const questionFileSchema = loose({

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { MAX_COST_CAP_USD, MAX_TOKENS_CAP } from "./budget.js";
 import { DECLARED_STATUSES } from "./declared-outcome.js";
-import { onQuestionSchema } from "./questions.js";
 import { MAX_BUDGET_MINUTES, RUN_BUDGET_KEYS } from "./run-budget.js";
 import {
   bootStamp,
@@ -103,6 +102,18 @@ const maxCostField = z.number().positive().max(MAX_COST_CAP_USD);
  * answer-schema.json, a copy of `--answer-schema` made at admission. Absent from older folders: no schema.
  */
 const answerSchemaField = z.string().min(1).nullable();
+
+/**
+ * `dispatch --on-question` (specs/steering.md, "Questions"): what answers a question nobody answered.
+ * `allow` and `deny` answer at once; `wait` gives a person `waitMs` to answer, then denies.
+ */
+export const QUESTION_POLICIES = ["allow", "deny", "wait"] as const;
+const onQuestionSchema = loose({
+  policy: z.enum(QUESTION_POLICIES),
+  /** How long a question waits for a person (`wait` only; 0 for allow and deny). */
+  waitMs: z.number().int().nonnegative(),
+});
+export type OnQuestion = z.infer<typeof onQuestionSchema>;
 
 /**
  * spec.json's `steer` (`--steerable`, specs/steering.md): the brief and later messages reach the agent by

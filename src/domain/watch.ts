@@ -110,7 +110,9 @@ export function observe(state: WatchState, facts: LineFacts, now: number): Watch
   } else if (facts.progress && state.lastOverflow !== null) {
     next.overflowAgain = true;
   }
-  if (facts.continues === true) next.finalAt = null;
+  // The CLI goes on after a final (opencode's compacted session), or took a message that starts its next
+  // turn (steering): that final is no longer the last word.
+  if (facts.continues === true || facts.taken !== undefined) next.finalAt = null;
   if (facts.final !== undefined && next.finalAt === null) next.finalAt = now;
   return next;
 }

@@ -6,22 +6,20 @@ import {
   isMessageId,
   type MessageFile,
   type MessageState,
-  makeMessageId,
   messageFileSchema,
   type ReceiptFile,
   receiptFileSchema,
 } from "../domain/inbox.js";
-import { SCHEMA_VERSION } from "../domain/schema-parts.js";
-import { createJsonExclusive, makeDir, writeJsonAtomic } from "../infra/atomic.js";
+import { writeJsonAtomic } from "../infra/atomic.js";
 import { readJsonFile } from "../infra/json-file.js";
-import { lockWithin } from "../infra/lock.js";
 import { FILES } from "./layout.js";
 
 // inbox/ of a dispatch folder (specs/steering.md, "The inbox"): `<id>.json`, a message as its sender wrote
 // it (created exclusively, complete before its name appears), and `<id>.state.json`, the supervisor's
 // receipts. Each file has one writer: the sender writes a message once, the supervisor its receipt.
 
-const MESSAGE_SUFFIX = ".json";
+/** A message's file name is its id and this; its receipt's, its id and RECEIPT_SUFFIX. */
+export const MESSAGE_SUFFIX = ".json";
 const RECEIPT_SUFFIX = ".state.json";
 
 export function inboxDir(dir: string): string {
@@ -35,42 +33,6 @@ export interface InboxEntry {
   torn: string | null;
   receipt: ReceiptFile | null;
   state: MessageState;
-}
-
-/** How long a sender waits for another to have put its message in place; a dead holder is stale after. */
-const INBOX_LOCK_STALE_MS = 10_000;
-const INBOX_LOCK_WAIT_MS = 10_000;
-
-/**
- * Writes a new message; returns it (with its id). Under inbox.lock, the id is picked after every message
- * already there and its file put in place before another sender picks one: ids appear in inbox/ in the
- * order they sort, so a supervisor that gives what it finds, in id order, never gives a message before
- * one with a smaller id (specs/steering.md, "The inbox").
- */
-export async function writeMessage(
-  dir: string,
-  body: Pick<MessageFile, "text" | "interrupt" | "from">,
-  now: () => Date,
-  random: () => number = Math.random,
-): Promise<MessageFile> {
-  const inbox = inboxDir(dir);
-  makeDir(inbox);
-  const release = await lockWithin({
-    lockPath: path.join(dir, FILES.inboxLock),
-    staleMs: INBOX_LOCK_STALE_MS,
-    waitMs: INBOX_LOCK_WAIT_MS,
-  });
-  try {
-    for (let attempt = 0; ; attempt++) {
-      const at = now();
-      const id = makeMessageId(at, messageIds(dir), random);
-      const message: MessageFile = { schema: SCHEMA_VERSION, id, ...body, sentAt: at.toISOString() };
-      if (createJsonExclusive(path.join(inbox, `${id}${MESSAGE_SUFFIX}`), message)) return message;
-      if (attempt >= 20) throw new Error(`cannot find a free message id in ${inbox}`);
-    }
-  } finally {
-    await release();
-  }
 }
 
 /** The ids of the inbox's messages, in delivery order. */

@@ -1,32 +1,15 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { isolatedHome } from "../helpers/cli.js";
+import { describe, expect, it } from "vitest";
 import { calls, fakeCli, recordedLines } from "../helpers/fake-cli.js";
-import { reapAll, tempDir } from "../helpers/folders.js";
-import { inProcessSession, type McpSession } from "../helpers/mcp.js";
+import { tempDir } from "../helpers/folders.js";
+import { useInProcessSession } from "../helpers/mcp.js";
 
 // The answer through the MCP tools (specs/mcp.md, "An answer that fits a schema"): dispatch takes the
 // schema inline as `answerSchema`; wait and result return the record as structuredContent, its `answer`
 // the parsed value. A fake codex plays what the real one prints, its final message a JSON answer.
 
-const dispatched: string[] = [];
-let session: McpSession;
-const saved = { home: process.env.CATHERD_HOME, run: process.env.CATHERD_RUN };
-
-beforeEach(async () => {
-  const { env } = isolatedHome();
-  process.env.CATHERD_HOME = env.CATHERD_HOME;
-  process.env.CATHERD_RUN = "";
-  session = await inProcessSession();
-});
-
-afterEach(async () => {
-  await session.close();
-  process.env.CATHERD_HOME = saved.home;
-  process.env.CATHERD_RUN = saved.run;
-  expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
-});
+const mcp = useInProcessSession();
 
 const SCHEMA = {
   type: "object",
@@ -41,7 +24,7 @@ describe("an answer through the MCP tools", () => {
       l.replace('"text":"Hello from mockllm."', `"text":${JSON.stringify('{"files": ["a.ts", "b.ts"]}')}`),
     );
     const codex = fakeCli(bins, "codex", [{ lines, exit: 0 }]);
-    const answer = await session.call("dispatch", {
+    const answer = await mcp.session.call("dispatch", {
       backend: "codex",
       bin: codex,
       name: "files",
@@ -51,15 +34,15 @@ describe("an answer through the MCP tools", () => {
     });
     expect(answer.isError, answer.text).toBe(false);
     const d = answer.data.dispatched as { dispatchId: string; dir: string };
-    dispatched.push(d.dispatchId);
+    mcp.dispatched.push(d.dispatchId);
     // The folder keeps the schema as given; codex is handed it by --output-schema.
     expect(JSON.parse(fs.readFileSync(path.join(d.dir, "answer-schema.json"), "utf8"))).toEqual(SCHEMA);
 
-    const waited = await session.call("wait", { names: ["files"], timeoutS: 60 }, 90_000);
+    const waited = await mcp.session.call("wait", { names: ["files"], timeoutS: 60 }, 90_000);
     expect(waited.data).toMatchObject({
       records: [{ name: "files", status: "ok", answer: { files: ["a.ts", "b.ts"] }, answerErrors: null }],
     });
-    const result = await session.call("result", { name: "files" });
+    const result = await mcp.session.call("result", { name: "files" });
     expect(result.isError).toBe(false);
     expect(result.data).toMatchObject({ answer: { files: ["a.ts", "b.ts"] } });
     expect(calls(bins, "codex")[0]).toEqual(
@@ -70,7 +53,7 @@ describe("an answer through the MCP tools", () => {
   it("answers a schema that is not one with a tool error in the tool's terms, and writes nothing", async () => {
     const bins = tempDir();
     const codex = fakeCli(bins, "codex", [{ lines: [], exit: 0 }]);
-    const bad = await session.call("dispatch", {
+    const bad = await mcp.session.call("dispatch", {
       backend: "codex",
       bin: codex,
       brief: "b",
@@ -83,7 +66,7 @@ describe("an answer through the MCP tools", () => {
         /^answerSchema is not a valid JSON Schema \(draft 2020-12\): data\/type/,
       ),
     });
-    const notObject = await session.call("dispatch", {
+    const notObject = await mcp.session.call("dispatch", {
       backend: "codex",
       bin: codex,
       brief: "b",

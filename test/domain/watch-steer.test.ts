@@ -62,6 +62,12 @@ describe("a steerable dispatch's end", () => {
     expect(verdictAt(now, s).kind).toBe(kind);
   });
 
+  it("forgets a turn's final once the CLI takes the next message: that turn's end is not the last word", () => {
+    const taken = observe(afterFinal(), { progress: true, taken: "u1" }, 2_000);
+    expect(afterFinal().finalAt).toBe(1_000);
+    expect(taken.finalAt).toBeNull();
+  });
+
   it("stops after-final once the end was asked and the CLI lingers past the grace", () => {
     expect(verdictAt(5_000, steer({ ended: true, endRequestedAt: 2_000 }))).toEqual({
       kind: "stop",

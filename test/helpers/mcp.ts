@@ -4,8 +4,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, beforeEach, expect } from "vitest";
 import { createCatherdServer } from "../../src/cli/mcp/server.js";
-import { FAKE_AGENT, tempDir } from "./folders.js";
+import { isolatedHome } from "./cli.js";
+import { FAKE_AGENT, reapAll, tempDir } from "./folders.js";
 
 /** What a tool call gave back, unpacked. */
 export interface ToolAnswer {
@@ -63,6 +65,36 @@ export async function inProcessSession(): Promise<McpSession> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await mcp.server.connect(serverSide);
   return connectClient(clientSide, () => mcp.close());
+}
+
+/**
+ * A fresh in-process session for each test of the file, in a home of its own (CATHERD_HOME and an empty
+ * CATHERD_RUN for the server, which reads them from this process; put back after): the dispatches added
+ * to `dispatched` are reaped after each test, and anything of theirs left running fails it.
+ */
+export function useInProcessSession(): { readonly session: McpSession; dispatched: string[] } {
+  const dispatched: string[] = [];
+  const saved = { home: process.env.CATHERD_HOME, run: process.env.CATHERD_RUN };
+  let current: McpSession | null = null;
+  beforeEach(async () => {
+    process.env.CATHERD_HOME = isolatedHome().env.CATHERD_HOME;
+    process.env.CATHERD_RUN = "";
+    current = await inProcessSession();
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = null;
+    process.env.CATHERD_HOME = saved.home;
+    process.env.CATHERD_RUN = saved.run;
+    expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
+  });
+  return {
+    get session() {
+      if (current === null) throw new Error("no MCP session outside a test");
+      return current;
+    },
+    dispatched,
+  };
 }
 
 /** A scenario file for the fake agent. */

@@ -2,7 +2,7 @@ import { FILES } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
 import { okValue } from "../../infra/json-file.js";
 import type { AttemptWire, BarWire, RowWire } from "../../web/wire.js";
-import { queuedText, rowConversation } from "../status-command.js";
+import { queuedText } from "../status-command.js";
 import type { DispatchRow, DispatchView } from "./reader.js";
 import { usageOf } from "./usage.js";
 
@@ -59,7 +59,9 @@ export function rowWire(row: DispatchRow, view: DispatchView): RowWire {
     unread: row.unread,
     problems: row.problems,
     ...(row.outcome === undefined ? {} : { outcome: row.outcome }),
-    ...rowConversation(row, view.record),
+    questions: row.questions ?? null,
+    messages: row.messages ?? null,
+    asking: row.asking ?? null,
   };
 }
 

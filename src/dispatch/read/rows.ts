@@ -1,11 +1,13 @@
 // status's rows (specs/cli.md, `status`): one dispatch as a row, from its record alone once it has one,
 // from its view and activity.json while it lives; a chain's attempts folded into one row. Reading only.
 import type { DeclaredOutcome } from "../../domain/declared-outcome.js";
+import type { MessageState } from "../../domain/inbox.js";
 import type { ActivityFile, PlacementFile, QueuedFile, RecordFile, SpecFile } from "../../domain/schemas.js";
 import { pendingWords } from "../../domain/slurm-states.js";
 import { billedTokens } from "../../domain/usage.js";
 import type { BackendId, DispatchState } from "../../domain/vocab.js";
 import { backendIdOf } from "../../folder/backend.js";
+import { readConversation } from "../../folder/conversation.js";
 import { FILES, placeOf } from "../../folder/layout.js";
 import { isSeen } from "../../folder/markers.js";
 import { readFolderJson } from "../../folder/read.js";
@@ -73,6 +75,56 @@ export interface DispatchRow {
    * message had none; absent when not asked for, and while it lives.
    */
   outcome?: DeclaredOutcome | null;
+  /** A steerable dispatch's talk (RowConversation): null for one not started steerable. */
+  questions?: RowConversation["questions"];
+  messages?: RowConversation["messages"];
+  asking?: RowConversation["asking"];
+}
+
+/**
+ * A steerable dispatch's talk as its row says it (specs/steering.md): null fields for a dispatch not
+ * started steerable. Recorded, from the record's `steering`; live, read from inbox/ and questions/ —
+ * only for a spec that says it is steerable.
+ */
+export interface RowConversation {
+  /** Questions nobody has answered yet: while there is one, the dispatch waits for an answer. */
+  questions: number | null;
+  /** Its messages by state. */
+  messages: Record<MessageState, number> | null;
+  /** The first question waiting for an answer (live dispatches only). */
+  asking: { id: string; kind: string; asks: string; answerBy: string } | null;
+}
+
+const NOT_STEERABLE: RowConversation = { questions: null, messages: null, asking: null };
+
+/** A recorded dispatch's talk, as its record counted it (final: nothing is asked or sent to it any more). */
+function recordedConversation(record: RecordFile): RowConversation {
+  const steering = record.steering;
+  if (steering === undefined) return NOT_STEERABLE;
+  const m = steering.messages;
+  return {
+    questions: steering.questions.unanswered,
+    messages: { queued: m.queued, delivered: m.delivered, acted: m.acted, failed: m.failed },
+    asking: null,
+  };
+}
+
+/** A live dispatch's talk: inbox/ and questions/ read, where its spec says it is steerable. */
+function liveConversation(view: DispatchView): RowConversation {
+  if (view.record !== null) return recordedConversation(view.record);
+  if (view.spec?.steer === undefined) return NOT_STEERABLE;
+  const talk = readConversation(view.dir);
+  const messages: Record<MessageState, number> = { queued: 0, delivered: 0, acted: 0, failed: 0 };
+  for (const m of talk.messages) messages[m.state] += 1;
+  const first = talk.waiting[0];
+  return {
+    questions: talk.waiting.length,
+    messages,
+    asking:
+      first === undefined
+        ? null
+        : { id: first.id, kind: first.kind, asks: first.asks, answerBy: first.answerBy },
+  };
 }
 
 /**
@@ -205,6 +257,7 @@ export function recordedRow(run: RunPaths, dir: string, record: RecordFile): Dis
     next: nextOf(record),
     heavy: null,
     ...(record.outcome === undefined ? {} : { outcome: record.outcome }),
+    ...recordedConversation(record),
   };
 }
 
@@ -249,6 +302,7 @@ export function liveRow(
     next: nextOf(view.record),
     heavy: AGENT_STATES.has(view.state) ? heavyActivityOf(view.dir) : null,
     ...(view.record?.outcome === undefined ? {} : { outcome: view.record.outcome }),
+    ...liveConversation(view),
   };
 }
 

@@ -4,7 +4,7 @@ import type { RunPaths } from "../../infra/paths.js";
 import { type HeavyActivity, heavyText } from "./heavy-activity.js";
 import type { DispatchView } from "./inspect.js";
 import { queuePositions } from "./queued.js";
-import { liveRow, type RowSpend } from "./rows.js";
+import { liveRow, type RowConversation, type RowSpend } from "./rows.js";
 
 /** What a dispatch that has no record yet is doing: what `wait` tells a caller it returns to early. */
 export interface RunningSnapshot {
@@ -28,6 +28,10 @@ export interface RunningSnapshot {
   attempt: number;
   /** A `catherd lock` of its agent waiting for a heavy slot or running in one. */
   heavy: HeavyActivity | null;
+  /** A steerable dispatch's talk (rows.ts, RowConversation); null fields for one not steerable. */
+  questions: RowConversation["questions"];
+  messages: RowConversation["messages"];
+  asking: RowConversation["asking"];
 }
 
 /**
@@ -59,5 +63,8 @@ export function runningSnapshot(run: RunPaths, view: DispatchView, clock: Clock)
     secs: secsSince(row.admittedAt),
     attempt: row.attempt,
     heavy: row.heavy,
+    questions: row.questions ?? null,
+    messages: row.messages ?? null,
+    asking: row.asking ?? null,
   };
 }

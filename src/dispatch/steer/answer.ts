@@ -2,6 +2,7 @@ import { CatherdError } from "../../domain/errors.js";
 import type { AnswerFile } from "../../domain/questions.js";
 import { readQuestion, writeAnswer } from "../../folder/questions.js";
 import { inspectDispatch } from "../read/inspect.js";
+import { checkedText } from "./text.js";
 
 // `catherd answer` and the MCP `answer` tool (specs/steering.md, "Questions"): the one answer to what the
 // agent asked. The first answer stands — a person's, an orchestrator's, or the policy's when its wait is
@@ -52,22 +53,11 @@ export function answerQuestion(
       fix: `follow it up: catherd send ${shown} "…"`,
     });
   }
-  for (const [field, value] of [
+  for (const [what, value] of [
     ["the answer", request.text],
     ["--why", request.why],
   ] as const) {
-    if (
-      value !== null &&
-      (value.trim() === "" || Buffer.byteLength(value) > MAX_ANSWER_BYTES || value.includes("\0"))
-    ) {
-      throw new CatherdError(
-        "E_INPUT_INVALID",
-        `${field} must be 1 to ${MAX_ANSWER_BYTES} bytes without NUL`,
-        {
-          fix: `give ${field} as text`,
-        },
-      );
-    }
+    if (value !== null) checkedText(what, value, MAX_ANSWER_BYTES);
   }
   const answer = { id, ...request, at: at.toISOString() };
   if (!writeAnswer(dir, answer)) {

@@ -1,12 +1,14 @@
 import { backendFor } from "../../backends/registry.js";
 import { CatherdError } from "../../domain/errors.js";
 import { MAX_MESSAGE_BYTES, type MessageFile, type MessageState } from "../../domain/inbox.js";
-import { readEntry, writeMessage } from "../../folder/inbox.js";
+import { readEntry } from "../../folder/inbox.js";
+import { writeMessage } from "../../folder/inbox-send.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { systemClock } from "../../infra/clock.js";
 import { waitUntil, watchFolders } from "../../infra/wait-until.js";
 import { inspectDispatch } from "../read/inspect.js";
 import { steerSupport } from "../request/steer-input.js";
+import { checkedText } from "./text.js";
 
 // `catherd send` and the MCP `send` tool (specs/steering.md, "Sending"): a message into a running
 // steerable dispatch's inbox/, which its supervisor gives the CLI. Returns at once with the message's id
@@ -40,17 +42,6 @@ export class EndedTurn extends Error {
   }
 }
 
-/** Checks a message's text: not empty, at most MAX_MESSAGE_BYTES, no NUL. */
-export function checkMessageText(text: string): string {
-  const fix = `send one message of 1 to ${MAX_MESSAGE_BYTES} bytes`;
-  if (text.trim() === "") throw new CatherdError("E_INPUT_INVALID", "the message is empty", { fix });
-  if (Buffer.byteLength(text) > MAX_MESSAGE_BYTES) {
-    throw new CatherdError("E_INPUT_INVALID", `the message is over ${MAX_MESSAGE_BYTES} bytes`, { fix });
-  }
-  if (text.includes("\0")) throw new CatherdError("E_INPUT_INVALID", "the message holds a NUL byte", { fix });
-  return text;
-}
-
 /**
  * Writes the message into the dispatch's inbox. Throws EndedTurn for a recorded dispatch (no --keep-open
  * window left: its agent is gone), E_NOT_STEERABLE for one not started steerable or a backend catherd
@@ -61,7 +52,7 @@ export async function sendMessage(
   request: SendRequest,
   options: { wait?: boolean; timeoutMs?: number; now?: () => Date } = {},
 ): Promise<SentMessage> {
-  const text = checkMessageText(request.text);
+  const text = checkedText("the message", request.text, MAX_MESSAGE_BYTES);
   const view = inspectDispatch(dir);
   const name = view.admit?.name ?? null;
   const shown = name ?? view.dispatchId;

@@ -1,0 +1,46 @@
+import * as path from "node:path";
+import { type MessageFile, makeMessageId } from "../domain/inbox.js";
+import { SCHEMA_VERSION } from "../domain/schema-parts.js";
+import { createJsonExclusive, makeDir } from "../infra/atomic.js";
+import { lockWithin } from "../infra/lock.js";
+import { inboxDir, MESSAGE_SUFFIX, messageIds } from "./inbox.js";
+import { FILES } from "./layout.js";
+
+// A sender's side of inbox/ (specs/steering.md, "The inbox"), apart from the readers' (inbox.ts): only
+// `send` takes the lock, and a reader of the inbox loads no lock code.
+
+/** How long a sender waits for another to have put its message in place; a dead holder is stale after. */
+const INBOX_LOCK_STALE_MS = 10_000;
+const INBOX_LOCK_WAIT_MS = 10_000;
+
+/**
+ * Writes a new message; returns it (with its id). Under inbox.lock, the id is picked after every message
+ * already there and its file put in place before another sender picks one: ids appear in inbox/ in the
+ * order they sort, so a supervisor that gives what it finds, in id order, never gives a message before
+ * one with a smaller id (specs/steering.md, "The inbox").
+ */
+export async function writeMessage(
+  dir: string,
+  body: Pick<MessageFile, "text" | "interrupt" | "from">,
+  now: () => Date,
+  random: () => number = Math.random,
+): Promise<MessageFile> {
+  const inbox = inboxDir(dir);
+  makeDir(inbox);
+  const release = await lockWithin({
+    lockPath: path.join(dir, FILES.inboxLock),
+    staleMs: INBOX_LOCK_STALE_MS,
+    waitMs: INBOX_LOCK_WAIT_MS,
+  });
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const at = now();
+      const id = makeMessageId(at, messageIds(dir), random);
+      const message: MessageFile = { schema: SCHEMA_VERSION, id, ...body, sentAt: at.toISOString() };
+      if (createJsonExclusive(path.join(inbox, `${id}${MESSAGE_SUFFIX}`), message)) return message;
+      if (attempt >= 20) throw new Error(`cannot find a free message id in ${inbox}`);
+    }
+  } finally {
+    await release();
+  }
+}
