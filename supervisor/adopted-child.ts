@@ -18,12 +18,14 @@ export function adoptedChild(
   pid: number,
   startTime: string,
   clock: Clock,
+  pgid: number = pid,
 ): RunningChild & { dispose(): void } {
   const ended = new AbortController();
   const disposed = new AbortController();
   let resolveExited: (exit: ChildExit) => void = () => {};
   const child: RunningChild & { dispose(): void } = {
     pid,
+    pgid,
     exit: null,
     exitSignal: ended.signal,
     exited: new Promise((resolve) => {

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import type { Readable } from "node:stream";
 import { FILE_MODE } from "../src/infra/atomic.js";
@@ -14,6 +15,11 @@ export interface ChildExit {
 
 export interface RunningChild {
   pid: number;
+  /**
+   * The group a stop signals: the agent's own. It is `pid`'s, but for a fenced agent, whose group is its
+   * own inside the fence while `pid` is bubblewrap's monitor (supervisor/fence/fence.ts).
+   */
+  pgid: number;
   /** Resolves once the agent (the group leader) has exited and been reaped. */
   exited: Promise<ChildExit>;
   /** The exit, once known. */
@@ -34,7 +40,15 @@ export interface SpawnRequest {
   stderrPath: string;
   /** The cgroup.procs files of the dispatch's cgroup: the agent is started inside it. */
   cgroupProcs?: readonly string[] | undefined;
+  /** The fence the agent runs in (supervisor/fence/): its command line around the agent's. */
+  fence?: { wrap(cmd: string, args: readonly string[]): { cmd: string; args: string[] } } | null;
 }
+
+/** The file descriptor bubblewrap tells the fenced agent's pid on (--info-fd). */
+export const FENCE_INFO_FD = 4;
+
+/** The fence could not be set up around the agent (bubblewrap said why on stderr); the agent never ran. */
+export class FenceFailed extends Error {}
 
 /** The agent could not be started inside its cgroup; nothing ran (src/infra/cgroup/join.ts). */
 export class CgroupJoinFailed extends Error {
@@ -64,11 +78,15 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
     fs.fchmodSync(stdout, FILE_MODE);
     fs.fchmodSync(stderr, FILE_MODE);
     const joining = request.cgroupProcs !== undefined && request.cgroupProcs.length > 0;
-    const argv = joining ? joinArgv(request) : { cmd: request.cmd, args: [...request.args] };
+    const fenced = request.fence !== undefined && request.fence !== null;
+    const inner = fenced
+      ? (request.fence as NonNullable<SpawnRequest["fence"]>).wrap(resolvedCommand(request), request.args)
+      : { cmd: request.cmd, args: [...request.args] };
+    const argv = joining ? joinArgv({ ...request, ...inner }) : inner;
     const child = spawn(argv.cmd, argv.args, {
       cwd: request.cwd,
       env: request.env,
-      stdio: joining ? [stdin, stdout, stderr, "pipe"] : [stdin, stdout, stderr],
+      stdio: [stdin, stdout, stderr, joining ? "pipe" : "ignore", ...(fenced ? (["pipe"] as const) : [])],
       detached: true, // setsid: its own session and process group, so the group can be stopped whole
       argv0: path.basename(joining ? argv.cmd : request.cmd),
     });
@@ -76,14 +94,47 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
       child.once("spawn", resolve);
       child.once("error", reject);
     });
-    const running = track(child);
+    const running = track(child, fenced);
     if (joining && !(await joinStatus(child.stdio[JOIN_STATUS_FD] as Readable))) {
       await running.exited;
       throw new CgroupJoinFailed();
     }
+    if (fenced) {
+      const inside = await fencedPid(child.stdio[FENCE_INFO_FD] as Readable);
+      if (inside === null) {
+        await running.exited;
+        throw new FenceFailed(`the fence could not be set up: ${lastLine(request.stderrPath) ?? "bwrap ended"}`);
+      }
+      running.pgid = inside;
+    }
     return running;
   } finally {
     for (const fd of fds) fs.closeSync(fd);
+  }
+}
+
+/**
+ * The pid of the fenced agent, as bubblewrap's --info-fd tells it once the fence is up (it leads its own
+ * group there: --new-session); null when bubblewrap ended without telling it (it could not set up).
+ */
+async function fencedPid(info: Readable): Promise<number | null> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of info) chunks.push(chunk as Buffer);
+  try {
+    const pid = (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { "child-pid"?: unknown })["child-pid"];
+    return typeof pid === "number" && Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The last non-empty line of a file, for a failure's words. */
+function lastLine(file: string): string | null {
+  try {
+    const lines = fs.readFileSync(file, "utf8").trim().split("\n");
+    return lines[lines.length - 1]?.trim() || null;
+  } catch {
+    return null;
   }
 }
 
@@ -95,24 +146,40 @@ const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
  * succeeded: the command is resolved here first, so that it fails to start as it would without a cgroup.
  */
 function joinArgv(request: SpawnRequest): { cmd: string; args: string[] } {
+  return joinCommand(request.cgroupProcs ?? [], resolvedCommand(request), request.args);
+}
+
+/** The request's command as an absolute path, or the spawn's own ENOENT when there is none to run. */
+function resolvedCommand(request: Pick<SpawnRequest, "cmd" | "cwd" | "env">): string {
   // A relative command with a slash is relative to the agent's cwd, as spawn takes it.
   const named = request.cmd.includes("/") ? path.resolve(request.cwd, request.cmd) : request.cmd;
   const cmd = resolveExecutable(named, request.env.PATH ?? DEFAULT_PATH);
   if (cmd === null) {
     throw Object.assign(new Error(`spawn ${request.cmd} ENOENT`), { code: "ENOENT", path: request.cmd });
   }
-  return joinCommand(request.cgroupProcs ?? [], cmd, request.args);
+  return cmd;
 }
 
-function track(child: ChildProcess): RunningChild {
+/**
+ * bubblewrap exits with the agent's status, a death by signal N as 128 + N: read back as the signal, so
+ * that a fenced agent's exit says what an unfenced one's would.
+ */
+function agentExit(code: number | null, signal: NodeJS.Signals | null, fenced: boolean): ChildExit {
+  if (!fenced || code === null || code <= 128) return { code, signal };
+  const name = Object.entries(os.constants.signals).find(([, n]) => n === code - 128)?.[0];
+  return name === undefined ? { code, signal } : { code: null, signal: name as NodeJS.Signals };
+}
+
+function track(child: ChildProcess, fenced: boolean): RunningChild {
   const exitController = new AbortController();
   const running: RunningChild = {
     pid: child.pid as number,
+    pgid: child.pid as number,
     exit: null,
     exitSignal: exitController.signal,
     exited: new Promise<ChildExit>((resolve) => {
       child.once("exit", (code, signal) => {
-        running.exit = { code, signal };
+        running.exit = agentExit(code, signal, fenced);
         exitController.abort();
         resolve(running.exit);
       });

@@ -20,6 +20,7 @@ import { reopenContainment, spawnContained } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
 import { hasReserve, makeReserve } from "./disk-reserve.js";
 import type { Ending } from "./exit-file.js";
+import type { Fence } from "./fence/fence.js";
 import { finish, type Origin, type Watched } from "./finish.js";
 import { failure, type SupervisorLog } from "./log.js";
 import { endingOfOwnJob, notePlacementNode, ownPlacement } from "./placed.js";
@@ -52,6 +53,7 @@ export async function superviseFirst(
 
   let watched: Watched | null = null;
   let ending: Ending;
+  let fence: Fence | null = null;
   try {
     let backend: Backend;
     let spec: Spec;
@@ -68,6 +70,7 @@ export async function superviseFirst(
       }
       const env = await prepareWorkplace(dir, spec, process.env, placeOf(dir)?.run ?? null);
       await stopPreviousTurn(dir, log, clock);
+      fence = await fenceOf(dir, spec, env, clock, log);
       const channel = steerChannel(dir, spec, backend);
       const { child, contained } = await spawnContained(
         dir,
@@ -76,7 +79,8 @@ export async function superviseFirst(
           cmd: spec.cmd,
           args: spec.args,
           cwd: spec.cwd,
-          env,
+          env: { ...env, ...fence?.env },
+          fence,
           stdinPath: channel ?? spec.stdinPath,
           stdinChannel: channel !== null,
           eventsPath: fileIn(dir, FILES.events),
@@ -97,7 +101,7 @@ export async function superviseFirst(
       FILES.proc,
       {
         pid: child.pid,
-        pgid: child.pid,
+        pgid: child.pgid,
         startTime: watched.startTime,
         host: hostIdentity(),
         startedAt: clock.wallNow().toISOString(),
@@ -112,7 +116,11 @@ export async function superviseFirst(
   } catch (error) {
     ending = failedEnding(error, log, dir);
   }
-  await finish(dir, deps, log, { ending, watched, origin, adoptions: 0, pgid: watched?.child.pid ?? null });
+  try {
+    await finish(dir, deps, log, { ending, watched, origin, adoptions: 0, pgid: watched?.child.pgid ?? null });
+  } finally {
+    await fence?.lower();
+  }
 }
 
 /**
@@ -130,14 +138,19 @@ export async function superviseAdopted(
   const { clock } = deps;
   const { proc } = adoption;
   const origin = originOf(adoption, clock, log);
-  const child = adoptedChild(proc.pid, proc.startTime, clock);
+  const child = adoptedChild(proc.pid, proc.startTime, clock, proc.pgid);
   let watched: Watched | null = null;
   let ending: Ending;
+  let fence: Fence | null = null;
   try {
     const file = readSpecFile(dir);
     const backend = await loadBackend(file.backend);
     const spec = absolutePaths(resolveSpec(file, backend, dir), dir);
     const contained = reopenContainment(dir, spec, proc.pid, log);
+    if (spec.sandbox !== undefined) {
+      const { serveFenceAgain } = await import("./fence/fence.js");
+      fence = await serveFenceAgain(dir, spec, clock, log);
+    }
     // The first supervisor's reserve, or a new one where it left none; without room, it goes on without.
     if (!hasReserve(dir)) {
       try {
@@ -172,6 +185,7 @@ export async function superviseAdopted(
     await finish(dir, deps, log, { ending, watched, origin, adoptions: adoption.adoptions, pgid: proc.pgid });
   } finally {
     child.dispose();
+    await fence?.lower();
   }
 }
 
@@ -192,6 +206,22 @@ function originOf(adoption: Adoption, clock: Clock, log: SupervisorLog): Origin 
   );
   if (since.clock === "wall") log("clock-fallback", { of: "first-supervisor-start", why: since.why });
   return { wall: new Date(firstWall), mono: now - since.ms };
+}
+
+/**
+ * The fence the spec asks for, raised (fence/fence.ts, loaded only for a fenced dispatch); null for any
+ * other.
+ */
+async function fenceOf(
+  dir: string,
+  spec: Spec,
+  env: Record<string, string>,
+  clock: Clock,
+  log: SupervisorLog,
+): Promise<Fence | null> {
+  if (spec.sandbox === undefined) return null;
+  const { raiseFence } = await import("./fence/fence.js");
+  return raiseFence(dir, spec, env, clock, log);
 }
 
 /** A steerable dispatch's channel, made before the spawn; null for any other. */

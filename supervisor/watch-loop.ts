@@ -182,6 +182,14 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
           sawChange = true;
           if (wakeOnChange) sleeping?.abort();
         });
+  // A fenced agent's locks report in locks/ (src/folder/lock-reports.ts): watched as the folder is.
+  const lockReports = fs.existsSync(path.join(dir, FILES.lockReports))
+    ? watchFolder(path.join(dir, FILES.lockReports), isLockReportName, () => {
+        slots.changed();
+        sawChange = true;
+        if (wakeOnChange) sleeping?.abort();
+      })
+    : null;
 
   const ingest = (
     file: string,
@@ -316,6 +324,7 @@ export async function watchAgent(input: WatchInput): Promise<WatchOutcome> {
     wake.removeEventListener("abort", onWake);
     folder?.close();
     for (const watch of conversation) watch.close();
+    lockReports?.close();
     usageLog?.close();
     events.close();
     stderr.close();

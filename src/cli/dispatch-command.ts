@@ -13,6 +13,7 @@ import { SPEC_DEFAULTS } from "../domain/defaults.js";
 import { compactDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import { ACCESS_LEVELS, BACKEND_IDS, PLACEMENTS, type QueueBlocker } from "../domain/vocab.js";
+import { SANDBOX_MODES } from "../domain/sandbox.js";
 import { catherdHome, runName } from "../infra/paths.js";
 import { readBrief } from "./brief-input.js";
 import { type Command, listOption, type ParsedInput, stringOption } from "./kit.js";
@@ -236,6 +237,40 @@ export const dispatchCommand: Command<Dispatched> = {
         "the placement of this and the run's later dispatches (remembered in run.json); none forgets it",
       choices: RUN_PLACEMENTS,
     },
+    sandbox: {
+      type: "string",
+      value: "<fence>",
+      description:
+        "the fence catherd runs the agent in: files (it writes only its workplace, its temp folder and its CLI's state; secrets hidden), files+net (and reaches only the allowed hosts, through catherd's proxy)",
+      choices: SANDBOX_MODES,
+      default: "the run's (--run-sandbox), else $CATHERD_SANDBOX, else off",
+    },
+    "run-sandbox": {
+      type: "string",
+      value: "<fence>",
+      description:
+        "the fence of this and the run's later dispatches, with this dispatch's --allow-net (remembered in run.json); none forgets it",
+      choices: [...SANDBOX_MODES, "none"],
+    },
+    "allow-write": {
+      type: "string",
+      value: "<path>",
+      multiple: true,
+      description: "a folder or file a fenced agent may write beside its workplace",
+    },
+    "deny-read": {
+      type: "string",
+      value: "<path>",
+      multiple: true,
+      description: "a path hidden from a fenced agent beside the deny list (~/.ssh, ~/.aws, …: specs/sandbox.md)",
+    },
+    "allow-net": {
+      type: "string",
+      value: "<host[:port]>",
+      multiple: true,
+      description:
+        "a host a files+net agent may reach (port 443 unless given; *.example.com for subdomains; 127.0.0.1:PORT for a loopback port), beside its provider's endpoints",
+    },
     "slurm-opt": {
       type: "string",
       value: "<option>",
@@ -364,6 +399,11 @@ export const dispatchCommand: Command<Dispatched> = {
       steerable: input.values.steerable === true,
       keepOpen: stringOption(input, "keep-open"),
       onQuestion: stringOption(input, "on-question"),
+      sandbox: stringOption(input, "sandbox"),
+      runSandbox: stringOption(input, "run-sandbox"),
+      allowWrite: listOption(input, "allow-write"),
+      denyRead: listOption(input, "deny-read"),
+      allowNet: listOption(input, "allow-net"),
       rest: input.positionals.length > 0 ? unexpected(input.positionals) : input.rest,
       environment: process.env,
     });

@@ -9,6 +9,7 @@ import { launchPromoted } from "./queue/promote.js";
 import { queuePositions } from "./read/queued.js";
 import { doDutiesIn } from "./reader.js";
 import { admitPlacementOf, resolvePlacement } from "./request/placement.js";
+import { resolveSandbox } from "./request/sandbox-input.js";
 import { checkReadiness } from "./request/readiness.js";
 import type { DispatchRequest } from "./request/request.js";
 import { launchSupervisor } from "./start/launch.js";
@@ -83,11 +84,32 @@ export async function startDispatch(request: DispatchRequest, options: StartOpti
  * `$CATHERD_PLACEMENT`, else local.
  */
 function placedRequest(request: DispatchRequest, home: string): DispatchRequest {
-  const runs = readRunFile(runPaths(home, request.run))?.placement ?? null;
-  const placement = resolvePlacement(request.placement, runs);
+  const runFile = readRunFile(runPaths(home, request.run));
+  const placement = resolvePlacement(request.placement, runFile?.placement ?? null);
   // --slurm-opt for a dispatch that runs locally is refused here, before anything is written.
   admitPlacementOf(placement, request.placement);
-  return { ...request, placement: { ...request.placement, placement } };
+  const fence =
+    request.fence !== undefined
+      ? request.fence
+      : resolveSandbox(request.sandbox, runFile?.sandbox ?? null, request.backend.id);
+  return { ...request, placement: { ...request.placement, placement }, fence };
+}
+
+/**
+ * The fence can run here (specs/sandbox.md, "Where it runs"): else E_SANDBOX_UNAVAILABLE with the fix,
+ * before anything is written. A dispatch placed on an engine is fenced by its supervisor on the node, which
+ * checks again there.
+ */
+async function checkFence(request: DispatchRequest): Promise<void> {
+  if (request.fence == null) return;
+  const { fenceUnavailable } = await import("../infra/fence/probe.js");
+  const missing = await fenceUnavailable(request.fence.mode);
+  if (missing === null) return;
+  throw new CatherdError(
+    "E_SANDBOX_UNAVAILABLE",
+    `--sandbox ${request.fence.mode} cannot run here: ${missing.what}: ${missing.detail}`,
+    { fix: `${missing.fix ?? "see catherd doctor"}; or dispatch with --sandbox off` },
+  );
 }
 
 /**
@@ -119,6 +141,7 @@ async function checkSlurmUsable(): Promise<void> {
 async function checkReady(request: DispatchRequest, home: string, clock: Clock): Promise<void> {
   const engine = request.placement.placement;
   if (engine === "slurm") await checkSlurmUsable();
+  await checkFence(request);
   const checks = [
     { backend: request.backend, bin: request.bin },
     ...(request.chain?.rungs ?? []).map((rung) => ({ backend: backendFor(rung.backend), bin: rung.bin })),

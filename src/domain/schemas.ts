@@ -2,6 +2,7 @@ import { z } from "zod";
 import { MAX_COST_CAP_USD, MAX_TOKENS_CAP } from "./budget.js";
 import { DECLARED_STATUSES } from "./declared-outcome.js";
 import { MAX_BUDGET_MINUTES, RUN_BUDGET_KEYS } from "./run-budget.js";
+import { netRuleSchema, SANDBOX_MODES, sandboxField } from "./sandbox.js";
 import {
   bootStamp,
   host,
@@ -165,6 +166,8 @@ export const specFileSchema = loose({
   outcome: z.boolean().optional(),
   answerSchema: answerSchemaField.optional(),
   steer: steerField.optional(),
+  /** --sandbox files|files+net: the fence the agent runs in (specs/sandbox.md); absent: none. */
+  sandbox: sandboxField.optional(),
 });
 export type SpecFile = z.infer<typeof specFileSchema>;
 
@@ -202,6 +205,8 @@ export const specSchema = loose({
   answerSchema: answerSchemaField.optional(),
   /** --steerable: how catherd talks to the running agent (specs/steering.md); absent: it does not. */
   steer: steerField.optional(),
+  /** --sandbox: the fence the agent runs in (specs/sandbox.md); absent: none. */
+  sandbox: sandboxField.optional(),
 });
 export type Spec = z.infer<typeof specSchema>;
 
@@ -523,6 +528,13 @@ export const recordFileSchema = loose({
     questions: loose({ asked: ms, answered: ms, byPolicy: ms, unanswered: ms }),
     keptOpenMs: ms.nullable(),
   }).optional(),
+  /** A fenced dispatch's account of its fence (specs/record.md, "sandbox"). Absent: not fenced. */
+  sandbox: loose({
+    mode: z.enum(["files", "files+net"]),
+    denied: ms,
+    firstDenied: z.string().nullable(),
+    refusedWrite: z.string().nullable(),
+  }).optional(),
 });
 export type RecordFile = z.infer<typeof recordFileSchema>;
 
@@ -618,6 +630,8 @@ export const runFileSchema = loose({
   notify: notifyCommandSchema.nullable().optional(),
   /** `--run-placement`: where the run's dispatches go when `--placement` does not say. */
   placement: z.enum(PLACEMENTS).optional(),
+  /** `--run-sandbox`: the run's fence when `--sandbox` does not say, and the hosts its dispatches may reach. */
+  sandbox: z.object({ mode: z.enum(SANDBOX_MODES), allowNet: z.array(netRuleSchema) }).optional(),
 });
 export type RunFile = z.infer<typeof runFileSchema>;
 

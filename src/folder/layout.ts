@@ -62,6 +62,12 @@ export const FILES = {
   inboxLock: "inbox.lock",
   /** What the agent asked its caller, one file each, and the one answer each got. */
   questions: "questions",
+  /** What the fence refused (specs/sandbox.md): a JSON line per refusal, after one that says the fence. */
+  sandboxLog: "sandbox.log",
+  /** The fence as its supervisor raised it: where its proxy listens, so that an adopter listens there again. */
+  fence: "fence.json",
+  /** Where a `catherd lock` of the agent reports (specs/lock.md): writable inside a fence, unlike the folder. */
+  lockReports: "locks",
   /** Empty: the supervisor met a full disk and could not write exit.json even through its reserve. */
   diskFull: "disk-full",
 } as const;

@@ -5,6 +5,7 @@ import { SCHEMA_VERSION } from "../domain/schemas.js";
 import { writeJsonAtomic } from "../infra/atomic.js";
 import { readJsonFile } from "../infra/json-file.js";
 import { isSameProcess } from "../infra/process-identity.js";
+import { FILES } from "./layout.js";
 
 // The reports a `catherd lock` run by a dispatch's agent leaves in the dispatch folder (specs/lock.md,
 // "Inside a dispatch"): `lock-<pid>-<startTime>.json`, one per lock process, written while it waits for
@@ -18,11 +19,16 @@ export function isLockReportName(name: string): boolean {
   return REPORT_FILE.test(name);
 }
 
-/** Where the lock process `pid` (started at `startTime`) reports in `dir`. */
+/**
+ * Where the lock process `pid` (started at `startTime`) reports for the dispatch folder `dir`: in its
+ * `locks/` folder where the supervisor made one (a fenced dispatch: the folder itself is read-only to the
+ * agent, specs/sandbox.md), else in the folder.
+ */
 export function lockReportPath(dir: string, pid: number, startTime: string | null): string {
   // A start time of digits (Linux) or of ps's words: only its letters and digits go into the name.
   const stamp = (startTime ?? "unknown").replace(/[^0-9A-Za-z]/g, "") || "unknown";
-  return path.join(dir, `lock-${pid}-${stamp}.json`);
+  const reports = path.join(dir, FILES.lockReports);
+  return path.join(fs.existsSync(reports) ? reports : dir, `lock-${pid}-${stamp}.json`);
 }
 
 export type LockReport = Omit<LockReportFile, "schema">;
@@ -45,15 +51,14 @@ export interface ReadReport {
 export function readLockReports(dir: string): { live: ReadReport[]; dead: string[] } {
   const live: ReadReport[] = [];
   const dead: string[] = [];
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return { live, dead };
-  }
-  for (const name of names) {
-    if (!isLockReportName(name)) continue;
-    const file = path.join(dir, name);
+  const files = [dir, path.join(dir, FILES.lockReports)].flatMap((folder) => {
+    try {
+      return fs.readdirSync(folder).filter(isLockReportName).map((name) => path.join(folder, name));
+    } catch {
+      return [];
+    }
+  });
+  for (const file of files) {
     const read = readJsonFile(file, lockReportFileSchema);
     if (read.kind !== "ok") continue;
     if (isSameProcess(read.value.pid, read.value.startTime)) live.push({ file, report: read.value });

@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { type FenceAccount, fenceWords } from "../domain/sandbox.js";
 import type { Backend, Outcome } from "../backends/types.js";
 import { crossing, formatUsd } from "../domain/budget.js";
 import { declaredOutcome } from "../domain/declared-outcome.js";
@@ -21,6 +22,7 @@ import { nextStepOf } from "./chain.js";
 import { dispatchChanges } from "./changes.js";
 import { conversationCounts, readConversation } from "./conversation.js";
 import { agentDispatchId, dispatchIdOf } from "./ids.js";
+import { fenceAccount } from "./sandbox-log.js";
 import { FILES, fileIn } from "./layout.js";
 import { markHandOver, removeLiveMarkerOf } from "./markers.js";
 import { notifyIfEnded } from "./notify.js";
@@ -112,6 +114,7 @@ async function buildRecord(
     new Date(Number.isFinite(endedAtMs) ? endedAtMs : Date.now()),
   );
   const { changedFiles, patch, worktree, commits } = await dispatchChanges(dir, admit, spec);
+  const fence = spec?.sandbox === undefined ? null : fenceAccount(dir, spec.sandbox.mode);
   const recorded: RecordFile = {
     schema: SCHEMA_VERSION,
     dispatchId,
@@ -135,7 +138,7 @@ async function buildRecord(
     reply,
     replyPath: reply === null ? null : path.join(dir, FILES.reply),
     changedFiles,
-    error: recordError(dir, exit, status, outcome, budgetWords(spec, spend)),
+    error: recordError(dir, exit, status, outcome, budgetWords(spec, spend), fence),
     patch,
     worktree,
     commits,
@@ -158,6 +161,7 @@ async function buildRecord(
             keptOpenMs: exit.keptOpenMs ?? null,
           },
         }),
+    ...(fence === null ? {} : { sandbox: fence }),
   };
   // With --answer-schema, the answer decides too: one that does not fit fails the attempt (answer-invalid).
   const ended = await judgeAnswer(dir, spec, admit, summary, recorded);
@@ -185,6 +189,7 @@ function recordError(
   status: RecordFile["status"],
   outcome: Outcome,
   budget: string | null,
+  fence: FenceAccount | null,
 ): RecordFile["error"] {
   if (status === "ok") return null;
   const failure = outcome.failure;
@@ -196,12 +201,18 @@ function recordError(
     code: exit.error?.code ?? exit.reason,
     kind: failure?.kind ?? (status === "lost" ? "lost" : "cli"),
     // exit.json's words are catherd's, but they can quote a path or a spec: cleaned like any other.
-    message: cleanMessage(exit.error?.message ?? words ?? exit.reason),
+    message: withFenceWords(cleanMessage(exit.error?.message ?? words ?? exit.reason), fence),
     retryAfter: failure?.retryAfter ?? null,
     tail,
     // What the engine said of a job it ended (specs/placement.md): carried from exit.json as it is.
     ...(exit.error?.engine === undefined ? {} : { engine: exit.error.engine }),
   };
+}
+
+/** A failure's words with what the fence refused after them, and the flag that would allow it. */
+function withFenceWords(message: string, fence: FenceAccount | null): string {
+  const words = fence === null ? null : fenceWords(fence);
+  return words === null ? message : `${message} (${words})`;
 }
 
 /** "used $0.0069 of --max-cost 0.001": the spend against the dispatch's dollar cap, or null without one. */

@@ -43,6 +43,7 @@ export function loopSpec(dir: string, backend: BackendId, overrides: Partial<Spe
 export function neverExitingChild(): RunningChild {
   return {
     pid: 999_999,
+    pgid: 999_999,
     exit: null,
     exited: new Promise(() => {}),
     exitSignal: new AbortController().signal,

@@ -7,7 +7,7 @@ import type { RunPaths } from "../../infra/paths.js";
 import type { DispatchRequest } from "../request/request.js";
 
 // run.json: the run's own file (specs/dispatch.md §2, step 1), created by its first admission; the caps a
-// dispatch gives, its --run-placement and its --run-budget, are remembered in it for the next.
+// dispatch gives, its --run-placement, --run-sandbox and --run-budget, are remembered in it for the next.
 
 /** run.json as it is, or null when it is missing or cannot be read. */
 export function readRunFile(run: RunPaths): RunFile | null {
@@ -46,11 +46,21 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
     !sameBudget(file.budget ?? null, budget);
   const asked = request.placement.runPlacement;
   const placementChanged = asked !== null && (file.placement ?? "none") !== asked;
-  if (read.kind !== "ok" || capsChanged || placementChanged) {
-    const { placement: _placement, ...rest } = file;
+  // --run-sandbox: the mode and this dispatch's --allow-net replace the run's; `none` forgets both.
+  const fenceAsked = request.sandbox.runMode;
+  const sandbox =
+    fenceAsked === null
+      ? file.sandbox
+      : fenceAsked === "none"
+        ? undefined
+        : { mode: fenceAsked, allowNet: request.sandbox.allowNet };
+  const sandboxChanged = fenceAsked !== null && JSON.stringify(sandbox) !== JSON.stringify(file.sandbox);
+  if (read.kind !== "ok" || capsChanged || placementChanged || sandboxChanged) {
+    const { placement: _placement, sandbox: _sandbox, ...rest } = file;
     const placement = asked === null ? file.placement : asked === "none" ? undefined : asked;
     file = {
       ...rest,
+      ...(sandbox === undefined ? {} : { sandbox }),
       maxParallel,
       ...(Object.keys(perBackend).length > 0 ? { maxParallelBackend: perBackend } : {}),
       ...(budget === null && file.budget === undefined ? {} : { budget }),

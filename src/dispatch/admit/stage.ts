@@ -220,6 +220,7 @@ function writeFolder(
     ...(request.outcome === true ? { outcome: true } : {}),
     ...(answerSchemaPath === null ? {} : { answerSchema: answerSchemaPath }),
     ...(request.steer == null ? {} : { steer: request.steer }),
+    ...(request.fence == null ? {} : { sandbox: request.fence }),
   };
   const spec = resolveSpec(asked, request.backend, dir);
   writeFolderJson(staging, FILES.spec, spec);

@@ -7,7 +7,9 @@ import { remainingCaps, type SpendCaps } from "../../domain/budget.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
 import type { NextStep } from "../../domain/ladder.js";
+import { PROVIDER_ENDPOINTS, type SandboxPolicy, uniqueRules } from "../../domain/sandbox.js";
 import type { AdmitFile, NextFile, RecordFile, SpecFile } from "../../domain/schemas.js";
+import type { BackendId } from "../../domain/vocab.js";
 import { handOverPending, nextStepOf } from "../../folder/chain.js";
 import { FILES, fileIn, runOf } from "../../folder/layout.js";
 import { removeLiveMarkerOf } from "../../folder/markers.js";
@@ -23,6 +25,7 @@ import { planWorkplace } from "../admit/workplace.js";
 import { inspectDispatch } from "../read/inspect.js";
 import { type AnswerRequest, withoutAnswerContract } from "../request/answer-input.js";
 import type { DispatchRequest } from "../request/request.js";
+import type { SandboxRequest } from "../request/sandbox-input.js";
 
 // The hand-over of a chain (specs/dispatch.md §8): once an attempt's record names a `next`, the next
 // attempt is admitted and next.json is written in the recorded attempt's folder. It runs under the run's
@@ -244,6 +247,9 @@ function nextRequest(
     ...(spec?.steer !== undefined && backendFor(step.backend).steer !== undefined
       ? { steer: spec.steer }
       : {}),
+    // Fenced as the first was, its provider endpoints added for the step's CLI (specs/sandbox.md).
+    sandbox: NO_SANDBOX_FLAGS,
+    fence: spec?.sandbox === undefined ? null : fenceFor(spec.sandbox, step.backend),
     // Every attempt of a chain goes where its first went.
     placement: {
       placement: admit.placement?.engine ?? "local",
@@ -263,6 +269,22 @@ function nextRequest(
     },
     answer,
   };
+}
+
+/** A request's fence flags when its fence is already resolved (`fence`). */
+const NO_SANDBOX_FLAGS: SandboxRequest = {
+  mode: null,
+  runMode: null,
+  fromEnvironment: null,
+  allowWrite: [],
+  denyRead: [],
+  allowNet: [],
+};
+
+function fenceFor(fence: SandboxPolicy, backend: BackendId): SandboxPolicy {
+  if (fence.mode === "files") return fence;
+  const providers = PROVIDER_ENDPOINTS[backend].map((host) => ({ host, port: 443 }));
+  return { ...fence, allowNet: uniqueRules([...providers, ...fence.allowNet]) };
 }
 
 /** The chain's answer schema as the recorded attempt's folder holds it (answer-schema.json), or null. */

@@ -9,6 +9,7 @@ import { CatherdError } from "../../domain/errors.js";
 import { ID_PATTERN } from "../../domain/ids.js";
 import type { Rung } from "../../domain/ladder.js";
 import type { RunBudget } from "../../domain/run-budget.js";
+import type { SandboxPolicy } from "../../domain/sandbox.js";
 import type { SteerSettings } from "../../domain/schemas.js";
 import {
   accessSchema,
@@ -23,6 +24,7 @@ import type { AnswerRequest } from "./answer-input.js";
 import { validateCaps, validateRunBudget } from "./caps-input.js";
 import { type IsolationRequest, validateIsolation } from "./isolation-input.js";
 import { type PlacementRequest, parsePlacement } from "./placement.js";
+import { parseSandbox, type SandboxRequest } from "./sandbox-input.js";
 import { parseSteer } from "./steer-input.js";
 
 /** The largest brief accepted: larger ones belong in a file in the work tree that the brief names. */
@@ -100,6 +102,13 @@ export interface DispatchRequest {
   followUp?: FollowUpOf | null;
   /** `--steerable`, `--keep-open`, `--on-question` (steer-input.ts); absent or null: not steerable. */
   steer?: SteerSettings | null;
+  /**
+   * `--sandbox`, `--run-sandbox` and what shapes the fence (sandbox-input.ts), as given; the dispatch use
+   * case resolves it against the run into `fence` before admission.
+   */
+  sandbox: SandboxRequest;
+  /** The fence the agent runs in, once resolved; absent or null: none. */
+  fence?: SandboxPolicy | null;
 }
 
 /** The turn a follow-up continues (dispatch/follow-up/), as admission and its supervisor need it. */
@@ -170,6 +179,11 @@ export interface RawDispatchInput {
   steerable?: boolean | undefined;
   keepOpen?: string | undefined;
   onQuestion?: string | undefined;
+  sandbox?: string | undefined;
+  runSandbox?: string | undefined;
+  allowWrite?: string[] | undefined;
+  denyRead?: string[] | undefined;
+  allowNet?: string[] | undefined;
   rest: string[];
   environment: NodeJS.ProcessEnv;
 }
@@ -354,6 +368,15 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
       : { runNotify: raw.runNotify === "none" ? null : notifyCommand("--run-notify", raw.runNotify) }),
     ...(raw.outcome === true ? { outcome: true } : {}),
     ...steerField(parseSteer(raw, backend)),
+    sandbox: parseSandbox({
+      sandbox: raw.sandbox,
+      runSandbox: raw.runSandbox,
+      allowWrite: raw.allowWrite,
+      denyRead: raw.denyRead,
+      allowNet: raw.allowNet,
+      cwd,
+      environment: raw.environment,
+    }),
   };
 }
 

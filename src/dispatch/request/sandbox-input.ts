@@ -1,0 +1,156 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { CatherdError } from "../../domain/errors.js";
+import {
+  type FenceMode,
+  type NetRule,
+  netRuleText,
+  PROVIDER_ENDPOINTS,
+  parseNetRule,
+  SANDBOX_MODES,
+  type SandboxMode,
+  type SandboxPolicy,
+  uniqueRules,
+} from "../../domain/sandbox.js";
+import type { BackendId } from "../../domain/vocab.js";
+
+// The fence a request asks for (specs/sandbox.md): `--sandbox`, else the run's (`--run-sandbox`,
+// run.json), else `$CATHERD_SANDBOX`, else off; and what it widens or narrows. Validated before anything is
+// written; resolved against run.json by the dispatch use case, before admission.
+
+/** The fence flags of a request, validated. */
+export interface SandboxRequest {
+  /** `--sandbox`; null: the run's, else $CATHERD_SANDBOX, else off. */
+  mode: SandboxMode | null;
+  /** `--run-sandbox`: remembered in run.json with this dispatch's `--allow-net`; `none` forgets it. */
+  runMode: SandboxMode | "none" | null;
+  fromEnvironment: SandboxMode | null;
+  allowWrite: string[];
+  denyRead: string[];
+  allowNet: NetRule[];
+}
+
+/** run.json's `sandbox`: the run's fence and the hosts every dispatch of it may reach. */
+export interface RunSandbox {
+  mode: SandboxMode;
+  allowNet: NetRule[];
+}
+
+const MAX_PATHS = 64;
+const MAX_RULES = 64;
+
+function invalid(message: string, fix: string): CatherdError {
+  return new CatherdError("E_INPUT_INVALID", message, { fix });
+}
+
+function mode(field: string, value: string, withNone: boolean): SandboxMode | "none" {
+  const values: readonly string[] = withNone ? [...SANDBOX_MODES, "none"] : SANDBOX_MODES;
+  if (values.includes(value)) return value as SandboxMode | "none";
+  throw invalid(
+    `${field} ${JSON.stringify(value.slice(0, 80))} is not a fence`,
+    `give ${field} ${values.join(" | ")}`,
+  );
+}
+
+/** `--allow-write` / `--deny-read`: absolute in `cwd`, one line each; an allowed one must exist. */
+function paths(field: string, values: readonly string[], cwd: string, mustExist: boolean): string[] {
+  if (values.length > MAX_PATHS) throw invalid(`${field} is given ${values.length} times`, `give at most ${MAX_PATHS}`);
+  return [
+    ...new Set(
+      values.map((value) => {
+        if (value === "" || /[\0\n\r]/.test(value)) {
+          throw invalid(`${field} ${JSON.stringify(value.slice(0, 80))} is not a path`, `give ${field} PATH`);
+        }
+        const absolute = path.resolve(cwd, value);
+        if (absolute === "/") throw invalid(`${field} / would be everything`, `give ${field} a folder or a file`);
+        if (mustExist && !fs.existsSync(absolute)) {
+          throw invalid(`${field} ${absolute} does not exist`, `create it first, or leave ${field} ${value} out`);
+        }
+        return absolute;
+      }),
+    ),
+  ];
+}
+
+export function parseSandbox(raw: {
+  sandbox?: string | undefined;
+  runSandbox?: string | undefined;
+  allowWrite?: readonly string[] | undefined;
+  denyRead?: readonly string[] | undefined;
+  allowNet?: readonly string[] | undefined;
+  cwd: string;
+  environment: NodeJS.ProcessEnv;
+}): SandboxRequest {
+  const env = raw.environment.CATHERD_SANDBOX;
+  const rules = (raw.allowNet ?? []).flatMap((v) => v.split(",")).filter((v) => v.trim() !== "");
+  if (rules.length > MAX_RULES) throw invalid(`--allow-net names ${rules.length} hosts`, `give at most ${MAX_RULES}`);
+  return {
+    mode: raw.sandbox === undefined ? null : (mode("--sandbox", raw.sandbox, false) as SandboxMode),
+    runMode: raw.runSandbox === undefined ? null : mode("--run-sandbox", raw.runSandbox, true),
+    fromEnvironment:
+      env === undefined || env === "" ? null : (mode("CATHERD_SANDBOX", env, false) as SandboxMode),
+    allowWrite: paths("--allow-write", raw.allowWrite ?? [], raw.cwd, true),
+    denyRead: paths("--deny-read", raw.denyRead ?? [], raw.cwd, false),
+    allowNet: uniqueRules(
+      rules.map((text) => {
+        const rule = parseNetRule(text);
+        if (typeof rule === "string") {
+          throw invalid(
+            `--allow-net ${JSON.stringify(text.slice(0, 80))}: ${rule}`,
+            "give --allow-net HOST[:PORT], e.g. registry.npmjs.org:443 or 127.0.0.1:4873",
+          );
+        }
+        return rule;
+      }),
+    ),
+  };
+}
+
+/**
+ * The fence a dispatch gets: `--sandbox`, else `--run-sandbox` (this dispatch is the run's first under it),
+ * else the run's, else `$CATHERD_SANDBOX`, else off. Its allow list: the backend's provider endpoints, the
+ * run's hosts and this dispatch's. Null: no fence. What widens a fence that is off is refused: it would be
+ * silently ignored.
+ */
+export function resolveSandbox(
+  asked: SandboxRequest,
+  runs: RunSandbox | null,
+  backend: BackendId,
+): SandboxPolicy | null {
+  const run = asked.runMode === null ? runs?.mode : asked.runMode === "none" ? null : asked.runMode;
+  const chosen: SandboxMode = asked.mode ?? run ?? asked.fromEnvironment ?? "off";
+  const widening = [
+    ...(asked.allowWrite.length > 0 ? ["--allow-write"] : []),
+    ...(asked.denyRead.length > 0 ? ["--deny-read"] : []),
+    ...(asked.allowNet.length > 0 ? ["--allow-net"] : []),
+  ];
+  if (chosen === "off") {
+    if (widening.length > 0) {
+      throw invalid(
+        `${widening.join(" and ")} shape a fence, and this dispatch has none (--sandbox off)`,
+        "add --sandbox files (or files+net), or leave them out",
+      );
+    }
+    return null;
+  }
+  const fence: FenceMode = chosen;
+  if (fence === "files" && asked.allowNet.length > 0) {
+    throw invalid(
+      "--allow-net is for --sandbox files+net: under --sandbox files the network is not fenced",
+      "give --sandbox files+net, or leave --allow-net out",
+    );
+  }
+  const providers = PROVIDER_ENDPOINTS[backend].map((host) => ({ host, port: 443 }));
+  const runHosts = asked.runMode === null || asked.runMode === "none" ? (runs?.allowNet ?? []) : [];
+  return {
+    mode: fence,
+    allowWrite: asked.allowWrite,
+    denyRead: asked.denyRead,
+    allowNet: fence === "files" ? [] : uniqueRules([...providers, ...runHosts, ...asked.allowNet]),
+  };
+}
+
+/** The rules as a line of a message. */
+export function rulesText(rules: readonly NetRule[]): string {
+  return rules.map(netRuleText).join(", ");
+}

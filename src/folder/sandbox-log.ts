@@ -1,0 +1,56 @@
+import * as fs from "node:fs";
+import { type FenceAccount, type FenceMode, netRuleText, refusedWriteIn } from "../domain/sandbox.js";
+import { tailLines } from "../infra/tail.js";
+import { FILES, fileIn } from "./layout.js";
+
+// sandbox.log (specs/sandbox.md, "What it refused"): a `fence` line when the supervisor raised the fence,
+// then a line per refusal. Read by the record, `show` and `logs`; written only by the supervisor (the
+// agent cannot: the folder is read-only inside its fence).
+
+/** One line of sandbox.log, as far as readers need it. */
+export interface SandboxLine {
+  at: string;
+  event: string;
+  host?: string;
+  port?: number;
+  method?: string;
+  why?: string;
+}
+
+/** The lines of sandbox.log that parse; none when it is missing. */
+export function readSandboxLog(dir: string): SandboxLine[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(fileIn(dir, FILES.sandboxLog), "utf8");
+  } catch {
+    return [];
+  }
+  const lines: SandboxLine[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      const value = JSON.parse(line) as SandboxLine;
+      if (typeof value.at === "string" && typeof value.event === "string") lines.push(value);
+    } catch {
+      // a torn last line: skipped
+    }
+  }
+  return lines;
+}
+
+const STDERR_SCAN_LINES = 400;
+const STDERR_SCAN_BYTES = 128 * 1024;
+
+/** The fence's account of a fenced dispatch, for its record. */
+export function fenceAccount(dir: string, mode: FenceMode): FenceAccount {
+  const denied = readSandboxLog(dir).filter((line) => line.event === "denied");
+  const first = denied.find((line) => line.host !== undefined && line.port !== undefined);
+  const stderr = tailLines(fileIn(dir, FILES.stderr), STDERR_SCAN_LINES, STDERR_SCAN_BYTES);
+  return {
+    mode,
+    denied: denied.length,
+    firstDenied:
+      first === undefined ? null : netRuleText({ host: first.host as string, port: first.port as number }),
+    refusedWrite: refusedWriteIn(stderr),
+  };
+}

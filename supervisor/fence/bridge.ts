@@ -1,0 +1,71 @@
+import { portSocket, proxySocket } from "./proxy.js";
+
+// Inside a `files+net` fence the agent's network namespace has its own loopback and nothing else. The
+// bridge, the first program run inside it, listens there — on the proxy's port and on every allowed
+// loopback port — and carries each connection over a unix socket to the supervisor's proxy (socat, one
+// listener per port, a child per connection). It starts the agent only once every listener is up, so
+// that the agent's first connection finds one; then it becomes the agent (exec).
+
+/** The proxy's port inside the fence: the first from 3128 that no allowed loopback port takes. */
+export function insidePort(loopbackPorts: readonly number[]): number {
+  let port = 3128;
+  while (loopbackPorts.includes(port)) port += 1;
+  return port;
+}
+
+/** How long the bridge may take to listen: socat starts in milliseconds; a loaded machine is slower. */
+const READY_TRIES = 1000;
+
+/**
+ * The bridge as `sh -c`: `$1` the socket folder's proxy socket, `$2` the inside proxy port, then `PORT
+ * SOCKET` pairs, `--`, the agent's command. A listener that is not up within READY_TRIES × 10 ms ends it
+ * with 125 before the agent starts, with the reason on stderr.
+ */
+const BRIDGE_SCRIPT = `
+listen() { socat "TCP-LISTEN:$1,bind=127.0.0.1,fork,reuseaddr" "UNIX-CONNECT:$2" & }
+ready() {
+  hex=$(printf '%04X' "$1"); tries=0
+  until grep -q ":$hex 00000000:0000 0A" /proc/net/tcp; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt ${READY_TRIES} ]; then echo "catherd fence: the bridge of port $1 did not start" >&2; exit 125; fi
+    sleep 0.01
+  done
+}
+ports=""
+while [ "$1" != "--" ]; do listen "$1" "$2"; ports="$ports $1"; shift 2; done
+shift
+for port in $ports; do ready "$port"; done
+exec "$@"
+`;
+
+/** The bridge's command line, to run inside the fence in front of `cmd args`. */
+export function bridgeArgv(
+  socketDir: string,
+  proxyPort: number,
+  loopbackPorts: readonly number[],
+  cmd: string,
+  args: readonly string[],
+): string[] {
+  const pairs = [
+    String(proxyPort),
+    proxySocket(socketDir),
+    ...loopbackPorts.flatMap((port) => [String(port), portSocket(socketDir, port)]),
+  ];
+  return ["/bin/sh", "-c", BRIDGE_SCRIPT, "catherd-fence", ...pairs, "--", cmd, ...args];
+}
+
+/** The agent's proxy settings: every HTTP client it runs goes through the bridge, loopback included. */
+export function proxyEnvironment(proxyPort: number): Record<string, string> {
+  const url = `http://127.0.0.1:${proxyPort}`;
+  return {
+    HTTP_PROXY: url,
+    HTTPS_PROXY: url,
+    http_proxy: url,
+    https_proxy: url,
+    ALL_PROXY: url,
+    all_proxy: url,
+    // Nothing bypasses the proxy: a request it does not see cannot be told to sandbox.log.
+    NO_PROXY: "",
+    no_proxy: "",
+  };
+}

@@ -1,0 +1,231 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { z } from "zod";
+import { CatherdError } from "../../src/domain/errors.js";
+import { loose } from "../../src/domain/schema-parts.js";
+import { loopbackPorts, type SandboxPolicy } from "../../src/domain/sandbox.js";
+import type { Spec } from "../../src/domain/schemas.js";
+import { FILES, fileIn, placeOf } from "../../src/folder/layout.js";
+import { appendLine, writeJsonAtomic } from "../../src/infra/atomic.js";
+import type { Clock } from "../../src/infra/clock.js";
+import { readJsonFile } from "../../src/infra/json-file.js";
+import { catherdHome } from "../../src/infra/paths.js";
+import { resolveExecutable } from "../../src/infra/which.js";
+import { FENCE_INFO_FD } from "../child.js";
+import type { SupervisorLog } from "../log.js";
+import { bridgeArgv, insidePort, proxyEnvironment } from "./bridge.js";
+import { fenceMounts } from "./mounts.js";
+import { type Denial, type FenceProxy, startFenceProxy } from "./proxy.js";
+
+// The fence of one dispatch (specs/sandbox.md), raised by its supervisor just before the spawn and
+// lowered after the stop: bubblewrap around the agent, and under files+net the proxy its connections go
+// through. The supervisor itself stays outside: it reads, signals and records.
+
+/** fence.json: what an adopter needs to serve the fence again. */
+const fenceFileSchema = loose({
+  mode: z.enum(["files", "files+net"]),
+  /** The proxy's unix sockets (a short path: a socket's path is at most 107 bytes); null under `files`. */
+  socketDir: z.string().min(1).nullable(),
+  proxyPort: z.number().int().positive().nullable(),
+  loopbackPorts: z.array(z.number().int().positive()),
+});
+type FenceFile = z.infer<typeof fenceFileSchema>;
+
+/** A fence raised: the command that runs the agent inside it, what it adds to its environment, its end. */
+export interface Fence {
+  wrap(cmd: string, args: readonly string[]): { cmd: string; args: string[] };
+  env: Record<string, string>;
+  /** Refusals told so far by this supervisor's proxy. */
+  denials(): number;
+  lower(): Promise<void>;
+}
+
+/** The uid the agent has inside: its own, or — for root, who could undo the mounts — an ordinary one. */
+const UID_FOR_ROOT = 1000;
+
+function sandboxLogger(dir: string, clock: Clock): (fields: Record<string, unknown>) => void {
+  const file = fileIn(dir, FILES.sandboxLog);
+  return (fields) => appendLine(file, JSON.stringify({ at: clock.wallNow().toISOString(), ...fields }));
+}
+
+function serve(dir: string, file: FenceFile, policy: SandboxPolicy, clock: Clock, log: SupervisorLog) {
+  const say = sandboxLogger(dir, clock);
+  let count = 0;
+  const onDenied = (denial: Denial) => {
+    count += 1;
+    say({ event: "denied", what: "net", ...denial });
+    log("fence-denied", { what: "net", host: denial.host, port: denial.port });
+  };
+  return {
+    count: () => count,
+    start: (): Promise<FenceProxy | null> =>
+      file.socketDir === null
+        ? Promise.resolve(null)
+        : startFenceProxy({
+            socketDir: file.socketDir,
+            rules: policy.allowNet,
+            loopbackPorts: file.loopbackPorts,
+            onDenied,
+          }),
+  };
+}
+
+/**
+ * Raises the fence the spec asks for, or returns null when it asks none. Throws E_SANDBOX_UNAVAILABLE when
+ * bubblewrap (or socat, for files+net) is gone since admission: the agent is not started unfenced.
+ */
+export async function raiseFence(
+  dir: string,
+  spec: Spec,
+  env: Readonly<Record<string, string>>,
+  clock: Clock,
+  log: SupervisorLog,
+): Promise<Fence | null> {
+  const policy = spec.sandbox;
+  if (policy === undefined) return null;
+  const bwrap = resolveExecutable("bwrap", env.PATH ?? process.env.PATH ?? "");
+  const socat = resolveExecutable("socat", env.PATH ?? process.env.PATH ?? "");
+  if (bwrap === null || (policy.mode === "files+net" && socat === null)) {
+    throw new CatherdError("E_SANDBOX_UNAVAILABLE", `the fence cannot run on ${os.hostname()}: ${bwrap === null ? "bwrap" : "socat"} is not on PATH`, {
+      fix: "install bubblewrap and socat there (catherd doctor says what the fence needs), or dispatch with --sandbox off",
+    });
+  }
+  const net = policy.mode === "files+net";
+  const ports = loopbackPorts(policy.allowNet);
+  const file: FenceFile = {
+    mode: policy.mode,
+    socketDir: net ? fs.mkdtempSync("/tmp/catherd-fence-") : null,
+    proxyPort: net ? insidePort(ports) : null,
+    loopbackPorts: ports,
+  };
+  writeJsonAtomic(fileIn(dir, FILES.fence), file);
+  const place = placeOf(dir);
+  const home = place === null ? catherdHome(env) : path.dirname(path.dirname(place.runDir));
+  const homes = [...new Set([env.HOME, os.userInfo().homedir].filter((h): h is string => h !== undefined && h !== ""))];
+  const mounts = fenceMounts({
+    backend: spec.backend,
+    policy,
+    dir,
+    cwd: spec.cwd,
+    worktree: spec.worktree?.path ?? null,
+    tmp: env.TMPDIR ?? fileIn(dir, FILES.tmp),
+    lockReports: fileIn(dir, FILES.lockReports),
+    home,
+    homes,
+    sockets: unixSocketsOf(env),
+    proxyDir: file.socketDir,
+  });
+  const uid = process.getuid?.() ?? UID_FOR_ROOT;
+  const gid = process.getgid?.() ?? UID_FOR_ROOT;
+  const identity = uid === 0 ? { uid: UID_FOR_ROOT, gid: UID_FOR_ROOT } : { uid, gid };
+  const say = sandboxLogger(dir, clock);
+  say({
+    event: "fence",
+    mode: policy.mode,
+    uid: identity.uid,
+    writable: mounts.writable,
+    hidden: mounts.hidden,
+    allowNet: net ? policy.allowNet : null,
+  });
+  const served = serve(dir, file, policy, clock, log);
+  const proxy = await served.start();
+  log("fence", { mode: policy.mode, writable: mounts.writable.length, hidden: mounts.hidden.length });
+  const options = [
+    ...mounts.args,
+    "--unshare-user",
+    "--uid",
+    String(identity.uid),
+    "--gid",
+    String(identity.gid),
+    "--disable-userns",
+    "--unshare-ipc",
+    ...(net ? ["--unshare-net"] : []),
+    "--cap-drop",
+    "ALL",
+    // The agent's own session and group: a stop's SIGTERM reaches it and not bubblewrap's monitor, which
+    // would die of it at once and take the exit status with it (supervisor/child.ts).
+    "--new-session",
+    "--chdir",
+    spec.cwd,
+    "--info-fd",
+    String(FENCE_INFO_FD),
+  ];
+  return {
+    env: net && file.proxyPort !== null ? proxyEnvironment(file.proxyPort) : {},
+    wrap: (cmd, args) => ({
+      cmd: bwrap,
+      args: [
+        ...options,
+        "--",
+        ...(net && file.socketDir !== null && file.proxyPort !== null
+          ? bridgeArgv(file.socketDir, file.proxyPort, ports, cmd, args)
+          : [cmd, ...args]),
+      ],
+    }),
+    denials: served.count,
+    lower: async () => {
+      await proxy?.close();
+      if (file.socketDir !== null) fs.rmSync(file.socketDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * An adopter's part: serves the proxy of a fence its predecessor raised (fence.json) again, so that the
+ * agent's next connection is served. Null when the dispatch has no fence, or one without network.
+ */
+export async function serveFenceAgain(
+  dir: string,
+  spec: Spec,
+  clock: Clock,
+  log: SupervisorLog,
+): Promise<Fence | null> {
+  const policy = spec.sandbox;
+  if (policy === undefined) return null;
+  const read = readJsonFile(fileIn(dir, FILES.fence), fenceFileSchema);
+  if (read.kind !== "ok") {
+    log("fence-unreadable", { why: read.kind === "missing" ? "fence.json is missing" : read.error.message });
+    return null;
+  }
+  const file = read.value;
+  if (file.socketDir !== null) fs.mkdirSync(file.socketDir, { recursive: true, mode: 0o700 });
+  const served = serve(dir, file, policy, clock, log);
+  const proxy = await served.start();
+  log("fence-served-again", { mode: file.mode });
+  return {
+    env: {},
+    wrap: (cmd, args) => ({ cmd, args: [...args] }),
+    denials: served.count,
+    lower: async () => {
+      await proxy?.close();
+      if (file.socketDir !== null) fs.rmSync(file.socketDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The refusals sandbox.log holds: what the record counts, whoever told them. */
+export function deniedCount(dir: string): number {
+  let text: string;
+  try {
+    text = fs.readFileSync(fileIn(dir, FILES.sandboxLog), "utf8");
+  } catch {
+    return 0;
+  }
+  return text.split("\n").filter((line) => line.includes('"event":"denied"')).length;
+}
+
+/** The unix sockets an environment points at that would lead out of the fence: an ssh agent, the user's runtime folder. */
+function unixSocketsOf(env: Readonly<Record<string, string>>): string[] {
+  const uid = process.getuid?.();
+  return [
+    env.SSH_AUTH_SOCK,
+    env.XDG_RUNTIME_DIR,
+    uid === undefined ? undefined : `/run/user/${uid}`,
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/run/dbus/system_bus_socket",
+  ].filter((p): p is string => p !== undefined && p !== "" && path.isAbsolute(p));
+}
