@@ -6,13 +6,14 @@ import { inertText } from "../domain/inert-text.js";
 import { backendOf } from "../folder/backend.js";
 import { readConversation } from "../folder/conversation.js";
 import { humanLine } from "../folder/human-line.js";
+import { readSandboxLog } from "../folder/sandbox-log.js";
 import { FILES, fileIn } from "../folder/layout.js";
 import { systemClock } from "../infra/clock.js";
 import { readLineBytesFrom, readLinesFrom } from "../infra/lines-from.js";
 import { waitUntil } from "../infra/wait-until.js";
 import { jsonText } from "./json-text.js";
 import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./kit.js";
-import { type ConversationLine, conversationLogLines } from "./render.js";
+import { byTime, type ConversationLine, conversationLogLines, fenceLogLines } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
 const FOLLOW_POLL_MS = 200;
@@ -93,10 +94,14 @@ export const logsCommand: Command<Logs | null> = {
 
     // A steerable dispatch's talk (its supervisor makes inbox/ when it starts): lines of their own, placed
     // among the events by time. Not with --raw: those are the file's bytes.
-    const talking = !raw && fs.existsSync(path.join(dir, FILES.inbox));
+    // A fenced dispatch's refusals (sandbox.log) are placed among them the same way.
+    const steered = fs.existsSync(path.join(dir, FILES.inbox));
+    const fenced = fs.existsSync(path.join(dir, FILES.sandboxLog));
+    const talking = !raw && (steered || fenced);
     const talk = (): ConversationLine[] => {
-      const c = readConversation(dir);
-      return conversationLogLines(c.messages, c.questions);
+      const c = steered ? readConversation(dir) : { messages: [], questions: [] };
+      const refused = fenced ? fenceLogLines(readSandboxLog(dir)) : [];
+      return byTime([...conversationLogLines(c.messages, c.questions), ...refused]);
     };
     const printed = new Set<string>();
     // The events.times checkpoints: an event line is dated by the first at or past its end.

@@ -2,6 +2,7 @@ import { formatDuration } from "../domain/duration.js";
 import { cutChars, inertText } from "../domain/inert-text.js";
 import { comeBackAt } from "../domain/record-words.js";
 import type { MessageView, QuestionView } from "../folder/conversation.js";
+import type { SandboxLine } from "../folder/sandbox-log.js";
 
 // Human output: fits 80 columns — a terminal's own width where a table can use it — and colours only for
 // a terminal without NO_COLOR.
@@ -205,6 +206,32 @@ export function conversationLogLines(
     }
   }
   // Stable: lines of one time keep the order above (a message's states, a question then its answer).
+  return lines
+    .map((l, i) => ({ l, i }))
+    .sort((a, b) => order(a.l.atMs, b.l.atMs) || a.i - b.i)
+    .map(({ l }) => l);
+}
+
+/**
+ * sandbox.log's refusals as `logs` lines (specs/sandbox.md, "What it refused"): `! fence refused
+ * 127.0.0.1:4000 (GET) 10:15:02: not on the allow list`.
+ */
+export function fenceLogLines(lines: readonly SandboxLine[]): ConversationLine[] {
+  return lines.flatMap((line, i) =>
+    line.event !== "denied"
+      ? []
+      : [
+          {
+            atMs: Date.parse(line.at),
+            key: `f ${i}`,
+            text: `! fence refused ${inertText(String(line.host ?? "?"))}:${line.port ?? "?"} (${inertText(String(line.method ?? "?"))}) ${clockOf(line.at)}: ${inertText(String(line.why ?? ""))}`,
+          },
+        ],
+  );
+}
+
+/** Lines of several sources in one list by time (a stable merge: one source's order is kept). */
+export function byTime(lines: readonly ConversationLine[]): ConversationLine[] {
   return lines
     .map((l, i) => ({ l, i }))
     .sort((a, b) => order(a.l.atMs, b.l.atMs) || a.i - b.i)

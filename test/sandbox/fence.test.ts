@@ -1,0 +1,179 @@
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { isolatedHome, runCli } from "../helpers/cli.js";
+import { FENCE_PROBE, filesUnder, probeReports, recordOf, useFencedDispatches } from "../helpers/fence.js";
+import { readJson, tempDir } from "../helpers/folders.js";
+
+// The fence for real (specs/sandbox.md): bubblewrap around an exec agent — the fence probe — and the
+// supervisor's proxy in front of its network, on this machine's kernel.
+
+const fenced = useFencedDispatches();
+
+/** A home with a planted key, the agent's HOME; and the catherd home beside it. */
+function setup() {
+  const { home, env } = isolatedHome();
+  const userHome = tempDir("catherd-user-home-");
+  const secret = `planted-${randomBytes(12).toString("hex")}`;
+  fs.mkdirSync(path.join(userHome, ".ssh"), { mode: 0o700 });
+  fs.writeFileSync(path.join(userHome, ".ssh", "id_test"), `${secret}\n`);
+  fs.mkdirSync(path.join(userHome, ".aws"));
+  fs.writeFileSync(path.join(userHome, ".aws", "credentials"), `${secret}\n`);
+  return { home, env: { ...env, HOME: userHome }, userHome, secret, work: tempDir("catherd-work-") };
+}
+
+describe("--sandbox files+net", () => {
+  it("refuses a planted key, a write outside the workplace and a loopback port not allowed, logs them, and lets the allowed port through", async () => {
+    const s = setup();
+    const allowed = await fenced.server("allowed-answer");
+    const refused = await fenced.server("must-not-be-reached");
+    const outside = path.join(tempDir("catherd-outside-"), "escaped.txt");
+    const d = await fenced.dispatch(
+      s.env,
+      "probe",
+      ["--cwd", s.work, "--sandbox", "files+net", "--allow-net", `127.0.0.1:${allowed.port}`],
+      [
+        process.execPath,
+        FENCE_PROBE,
+        `read:${path.join(s.userHome, ".ssh", "id_test")}`,
+        `read:${path.join(s.userHome, ".aws", "credentials")}`,
+        `write:${outside}`,
+        `!write:${path.join(s.work, "inside.txt")}`,
+        `proxy:http://127.0.0.1:${refused.port}/`,
+        `connect:127.0.0.1:${refused.port}`,
+        `!proxy:http://127.0.0.1:${allowed.port}/`,
+        `!connect:127.0.0.1:${allowed.port}`,
+        "udp:192.0.2.1:53",
+      ],
+    );
+    const record = await recordOf(s.env, "probe");
+    const tries = probeReports(d.dir);
+    expect(tries.get(`read:${path.join(s.userHome, ".ssh", "id_test")}`)?.ok).toBe(false);
+    expect(tries.get(`read:${path.join(s.userHome, ".aws", "credentials")}`)?.ok).toBe(false);
+    expect(tries.get(`write:${outside}`)).toMatchObject({ ok: false, detail: "EROFS" });
+    expect(fs.existsSync(outside)).toBe(false);
+    expect(fs.readFileSync(path.join(s.work, "inside.txt"), "utf8")).toContain("fence probe");
+    expect(tries.get(`proxy:http://127.0.0.1:${refused.port}/`)?.detail).toMatch(/^403 catherd's fence refused/);
+    expect(tries.get(`connect:127.0.0.1:${refused.port}`)).toMatchObject({ ok: false, detail: "ECONNREFUSED" });
+    expect(tries.get(`proxy:http://127.0.0.1:${allowed.port}/`)).toMatchObject({ ok: true, detail: "200 allowed-answer" });
+    expect(tries.get(`connect:127.0.0.1:${allowed.port}`)?.ok).toBe(true);
+    expect(tries.get("udp:192.0.2.1:53")?.ok).toBe(false);
+    expect(refused.hits()).toBe(0);
+    expect(allowed.hits()).toBe(1);
+
+    expect(record.status).toBe("ok");
+    expect(record.sandbox).toEqual({
+      mode: "files+net",
+      denied: 1,
+      firstDenied: `127.0.0.1:${refused.port}`,
+      refusedWrite: null,
+    });
+    const log = fs.readFileSync(path.join(d.dir, "sandbox.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(log[0]).toMatchObject({ event: "fence", mode: "files+net" });
+    expect(log[0].hidden).toEqual(expect.arrayContaining([path.join(s.userHome, ".ssh"), path.join(s.userHome, ".aws")]));
+    expect(log.filter((l) => l.event === "denied")).toEqual([
+      expect.objectContaining({ what: "net", host: "127.0.0.1", port: refused.port, method: "GET" }),
+    ]);
+    // The planted secret is in no file of the dispatch folder.
+    for (const { file, text } of filesUnder(d.dir)) expect(text.includes(s.secret), file).toBe(false);
+    // The proxy's sockets went with the fence.
+    const fence = readJson(path.join(d.dir, "fence.json"));
+    expect(fs.existsSync(fence.socketDir as string)).toBe(false);
+  });
+
+  it("says in the failure line what the fence refused and the flag that allows it", async () => {
+    const s = setup();
+    const refused = await fenced.server("must-not-be-reached");
+    await fenced.dispatch(
+      s.env,
+      "needs-net",
+      ["--cwd", s.work, "--sandbox", "files+net"],
+      [process.execPath, FENCE_PROBE, `!proxy:http://127.0.0.1:${refused.port}/`],
+    );
+    const record = await recordOf(s.env, "needs-net");
+    expect(record.status).toBe("failed");
+    expect((record.error as { message: string }).message).toContain(
+      `the fence refused a connection to 127.0.0.1:${refused.port}: allow it with --allow-net 127.0.0.1:${refused.port}`,
+    );
+    const logs = await runCli(["logs", "needs-net"], { env: s.env });
+    expect(logs.stdout).toContain(`fence refused 127.0.0.1:${refused.port}`);
+  });
+
+  it("says which write the fence refused, from the agent's own words", async () => {
+    const s = setup();
+    const outside = path.join(tempDir("catherd-outside-"), "report.txt");
+    await fenced.dispatch(s.env, "writes-out", ["--cwd", s.work, "--sandbox", "files"], [
+      "/bin/sh",
+      "-c",
+      `echo x > ${outside}`,
+    ]);
+    const record = await recordOf(s.env, "writes-out");
+    expect(record.status).toBe("failed");
+    expect(record.sandbox).toMatchObject({ mode: "files", denied: 0, refusedWrite: outside });
+    expect((record.error as { message: string }).message).toContain(
+      `the fence refused a write to ${outside}: allow it with --allow-write ${path.dirname(outside)}`,
+    );
+  });
+});
+
+describe("--sandbox files", () => {
+  it("hides other dispatches' folders and other CLIs' logins, and leaves the network as it was", async () => {
+    const s = setup();
+    const server = await fenced.server("open-network");
+    fs.mkdirSync(path.join(s.userHome, ".codex"));
+    fs.writeFileSync(path.join(s.userHome, ".codex", "auth.json"), `{"token":"${s.secret}"}`);
+    const first = await fenced.dispatch(s.env, "first", ["--cwd", s.work], ["/bin/sh", "-c", "echo first"]);
+    await recordOf(s.env, "first");
+    const d = await fenced.dispatch(
+      s.env,
+      "second",
+      ["--cwd", s.work, "--sandbox", "files"],
+      [
+        "/bin/sh",
+        "-c",
+        // Its own folder comes from the environment: the verdict's files are not the agent's to write.
+        `exec "$0" "$1" "$2" "$3" "$4" "write:$CATHERD_DISPATCH_DIR/record.json" "!write:$TMPDIR/scratch"`,
+        process.execPath,
+        FENCE_PROBE,
+        `read:${path.join(first.dir, "events.jsonl")}`,
+        `read:${path.join(s.userHome, ".codex", "auth.json")}`,
+        `!connect:127.0.0.1:${server.port}`,
+      ],
+    );
+    await recordOf(s.env, "second");
+    const tries = probeReports(d.dir);
+    expect(tries.get(`read:${path.join(first.dir, "events.jsonl")}`)).toMatchObject({ ok: false, detail: "ENOENT" });
+    // Another CLI's login: a device nobody may open where it was.
+    expect(tries.get(`read:${path.join(s.userHome, ".codex", "auth.json")}`)).toMatchObject({ ok: false, detail: "EACCES" });
+    expect(tries.get(`connect:127.0.0.1:${server.port}`)?.ok).toBe(true);
+    expect(tries.get(`write:${path.join(d.dir, "record.json")}`)).toMatchObject({ ok: false, detail: "EROFS" });
+    expect(tries.get(`write:${path.join(d.dir, "tmp", "scratch")}`)?.ok).toBe(true);
+  });
+});
+
+describe("where the fence cannot run", () => {
+  it("refuses with E_SANDBOX_UNAVAILABLE and the fix, writing nothing", async () => {
+    const { home, env } = isolatedHome();
+    const result = await runCli(
+      ["dispatch", "--backend", "exec", "--name", "nofence", "--sandbox", "files", "--json", "--", "/bin/true"],
+      { env: { ...env, PATH: "/nonexistent" } },
+    );
+    expect(result.code).toBe(3);
+    const error = (JSON.parse(result.stdout) as { error: { code: string; message: string; fix: string } }).error;
+    expect(error.code).toBe("E_SANDBOX_UNAVAILABLE");
+    expect(error.message).toContain("bubblewrap");
+    expect(error.fix).toContain("apt-get install bubblewrap");
+    expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
+  });
+
+  it("refuses what shapes a fence for a dispatch that has none", async () => {
+    const { env } = isolatedHome();
+    const result = await runCli(
+      ["dispatch", "--backend", "exec", "--name", "x", "--allow-net", "example.com", "--", "/bin/true"],
+      { env },
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--allow-net shape a fence, and this dispatch has none");
+  });
+});
