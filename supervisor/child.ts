@@ -46,6 +46,12 @@ export interface SpawnRequest {
 
 /** The file descriptor bubblewrap tells the fenced agent's pid on (--info-fd). */
 export const FENCE_INFO_FD = 4;
+/**
+ * The file descriptor the fence's first program writes one byte on once the fence is up, just before it
+ * becomes the agent (supervisor/fence/bridge.ts); its end without a byte is a fence that could not be set
+ * up (bubblewrap tells its pid before it makes the mounts).
+ */
+export const FENCE_UP_FD = 5;
 
 /** The fence could not be set up around the agent (bubblewrap said why on stderr); the agent never ran. */
 export class FenceFailed extends Error {}
@@ -86,7 +92,13 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
     const child = spawn(argv.cmd, argv.args, {
       cwd: request.cwd,
       env: request.env,
-      stdio: [stdin, stdout, stderr, joining ? "pipe" : "ignore", ...(fenced ? (["pipe"] as const) : [])],
+      stdio: [
+        stdin,
+        stdout,
+        stderr,
+        joining ? "pipe" : "ignore",
+        ...(fenced ? (["pipe", "pipe"] as const) : []),
+      ],
       detached: true, // setsid: its own session and process group, so the group can be stopped whole
       argv0: path.basename(joining ? argv.cmd : request.cmd),
     });
@@ -101,9 +113,14 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
     }
     if (fenced) {
       const inside = await fencedPid(child.stdio[FENCE_INFO_FD] as Readable);
-      if (inside === null) {
+      if (
+        inside === null ||
+        !(await fenceUp((child.stdio as unknown as Readable[])[FENCE_UP_FD] as Readable))
+      ) {
         await running.exited;
-        throw new FenceFailed(`the fence could not be set up: ${lastLine(request.stderrPath) ?? "bwrap ended"}`);
+        throw new FenceFailed(
+          `the fence could not be set up: ${lastLine(request.stderrPath) ?? "bwrap ended"}`,
+        );
       }
       running.pgid = inside;
     }
@@ -121,11 +138,25 @@ async function fencedPid(info: Readable): Promise<number | null> {
   const chunks: Buffer[] = [];
   for await (const chunk of info) chunks.push(chunk as Buffer);
   try {
-    const pid = (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { "child-pid"?: unknown })["child-pid"];
+    const pid = (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { "child-pid"?: unknown })[
+      "child-pid"
+    ];
     return typeof pid === "number" && Number.isInteger(pid) && pid > 0 ? pid : null;
   } catch {
     return null;
   }
+}
+
+/** Whether the fence's first program said the fence is up (a byte) before the pipe ended. */
+function fenceUp(up: Readable): Promise<boolean> {
+  return new Promise((resolve) => {
+    up.once("data", () => {
+      up.destroy();
+      resolve(true);
+    });
+    up.once("end", () => resolve(false));
+    up.once("error", () => resolve(false));
+  });
 }
 
 /** The last non-empty line of a file, for a failure's words. */

@@ -117,7 +117,13 @@ export async function superviseFirst(
     ending = failedEnding(error, log, dir);
   }
   try {
-    await finish(dir, deps, log, { ending, watched, origin, adoptions: 0, pgid: watched?.child.pgid ?? null });
+    await finish(dir, deps, log, {
+      ending,
+      watched,
+      origin,
+      adoptions: 0,
+      pgid: watched?.child.pgid ?? null,
+    });
   } finally {
     await fence?.lower();
   }

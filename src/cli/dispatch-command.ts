@@ -12,8 +12,8 @@ import { startDispatch } from "../dispatch/start-dispatch.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
 import { compactDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
-import { ACCESS_LEVELS, BACKEND_IDS, PLACEMENTS, type QueueBlocker } from "../domain/vocab.js";
 import { SANDBOX_MODES } from "../domain/sandbox.js";
+import { ACCESS_LEVELS, BACKEND_IDS, PLACEMENTS, type QueueBlocker } from "../domain/vocab.js";
 import { catherdHome, runName } from "../infra/paths.js";
 import { readBrief } from "./brief-input.js";
 import { type Command, listOption, type ParsedInput, stringOption } from "./kit.js";
@@ -262,7 +262,8 @@ export const dispatchCommand: Command<Dispatched> = {
       type: "string",
       value: "<path>",
       multiple: true,
-      description: "a path hidden from a fenced agent beside the deny list (~/.ssh, ~/.aws, …: specs/sandbox.md)",
+      description:
+        "a path hidden from a fenced agent beside the deny list (~/.ssh, ~/.aws, …: specs/sandbox.md)",
     },
     "allow-net": {
       type: "string",

@@ -1,4 +1,3 @@
-import * as path from "node:path";
 import { z } from "zod";
 import type { BackendId } from "./vocab.js";
 
@@ -183,10 +182,15 @@ export function uniqueRules(rules: readonly NetRule[]): NetRule[] {
   });
 }
 
-/** Whether `inner` is `outer` or below it (both absolute and normalised). */
+/** Whether `inner` is `outer` or below it (both absolute and normalised, POSIX). */
 export function isWithin(inner: string, outer: string): boolean {
-  const relative = path.relative(outer, inner);
-  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+  return inner === outer || inner.startsWith(outer.endsWith("/") ? outer : `${outer}/`);
+}
+
+/** The folder a path is in (absolute and normalised, POSIX). */
+export function parentOf(file: string): string {
+  const slash = file.lastIndexOf("/");
+  return slash <= 0 ? "/" : file.slice(0, slash);
 }
 
 /** What the fence refused, as the record counts it (specs/record.md, "sandbox"). */
@@ -209,7 +213,10 @@ export function refusedWriteIn(lines: readonly string[]): string | null {
   for (const line of lines) {
     const node = /EROFS: read-only file system, \w+ '([^']+)'/.exec(line);
     if (node !== null) return node[1] as string;
-    const shell = /(?:cannot create|cannot touch|can't create|cannot open) '?([^':]+)'?: Read-only file system/i.exec(line);
+    const shell =
+      /(?:cannot create|cannot touch|can't create|cannot open) '?([^':]+)'?: Read-only file system/i.exec(
+        line,
+      );
     if (shell !== null) return (shell[1] as string).trim();
     const generic = /^(?:[\w.-]+: )*'?(\/[^':]+)'?: Read-only file system/.exec(line);
     if (generic !== null) return generic[1] as string;
@@ -232,7 +239,7 @@ export function fenceWords(account: FenceAccount): string | null {
   }
   if (account.refusedWrite !== null) {
     parts.push(
-      `the fence refused a write to ${account.refusedWrite}: allow it with --allow-write ${path.dirname(account.refusedWrite)}`,
+      `the fence refused a write to ${account.refusedWrite}: allow it with --allow-write ${parentOf(account.refusedWrite)}`,
     );
   }
   return parts.length === 0 ? null : parts.join("; ");

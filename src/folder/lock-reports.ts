@@ -53,7 +53,10 @@ export function readLockReports(dir: string): { live: ReadReport[]; dead: string
   const dead: string[] = [];
   const files = [dir, path.join(dir, FILES.lockReports)].flatMap((folder) => {
     try {
-      return fs.readdirSync(folder).filter(isLockReportName).map((name) => path.join(folder, name));
+      return fs
+        .readdirSync(folder)
+        .filter(isLockReportName)
+        .map((name) => path.join(folder, name));
     } catch {
       return [];
     }

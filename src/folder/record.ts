@@ -1,10 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type FenceAccount, fenceWords } from "../domain/sandbox.js";
 import type { Backend, Outcome } from "../backends/types.js";
 import { crossing, formatUsd } from "../domain/budget.js";
 import { declaredOutcome } from "../domain/declared-outcome.js";
 import { cleanMessage, recordTail } from "../domain/redact.js";
+import { type FenceAccount, fenceWords } from "../domain/sandbox.js";
 import {
   type AdmitFile,
   type ExitFile,
@@ -22,7 +22,6 @@ import { nextStepOf } from "./chain.js";
 import { dispatchChanges } from "./changes.js";
 import { conversationCounts, readConversation } from "./conversation.js";
 import { agentDispatchId, dispatchIdOf } from "./ids.js";
-import { fenceAccount } from "./sandbox-log.js";
 import { FILES, fileIn } from "./layout.js";
 import { markHandOver, removeLiveMarkerOf } from "./markers.js";
 import { notifyIfEnded } from "./notify.js";
@@ -30,6 +29,7 @@ import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
 import { summarizeDispatch } from "./replay.js";
 import { settleSpend, spendBeforeRecord } from "./run-ledger.js";
+import { fenceAccount } from "./sandbox-log.js";
 import { billingOf, type PricedUsage, priceUsage } from "./spend.js";
 import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./write.js";
 

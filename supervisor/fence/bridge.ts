@@ -1,3 +1,4 @@
+import { FENCE_UP_FD } from "../child.js";
 import { portSocket, proxySocket } from "./proxy.js";
 
 // Inside a `files+net` fence the agent's network namespace has its own loopback and nothing else. The
@@ -12,6 +13,9 @@ export function insidePort(loopbackPorts: readonly number[]): number {
   while (loopbackPorts.includes(port)) port += 1;
   return port;
 }
+
+/** Tells the supervisor the fence is up (supervisor/child.ts, FENCE_UP_FD), then lets go of the pipe. */
+const UP = `printf up >&${FENCE_UP_FD}; exec ${FENCE_UP_FD}>&-; exec "$@"`;
 
 /** How long the bridge may take to listen: socat starts in milliseconds; a loaded machine is slower. */
 const READY_TRIES = 1000;
@@ -35,8 +39,13 @@ ports=""
 while [ "$1" != "--" ]; do listen "$1" "$2"; ports="$ports $1"; shift 2; done
 shift
 for port in $ports; do ready "$port"; done
-exec "$@"
+${UP}
 `;
+
+/** The first program of a fence without a network of its own: it says the fence is up and becomes the agent. */
+export function upArgv(cmd: string, args: readonly string[]): string[] {
+  return ["/bin/sh", "-c", UP, "catherd-fence", cmd, ...args];
+}
 
 /** The bridge's command line, to run inside the fence in front of `cmd args`. */
 export function bridgeArgv(

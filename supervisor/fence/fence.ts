@@ -3,8 +3,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { z } from "zod";
 import { CatherdError } from "../../src/domain/errors.js";
-import { loose } from "../../src/domain/schema-parts.js";
 import { loopbackPorts, type SandboxPolicy } from "../../src/domain/sandbox.js";
+import { loose } from "../../src/domain/schema-parts.js";
 import type { Spec } from "../../src/domain/schemas.js";
 import { FILES, fileIn, placeOf } from "../../src/folder/layout.js";
 import { appendLine, writeJsonAtomic } from "../../src/infra/atomic.js";
@@ -14,7 +14,7 @@ import { catherdHome } from "../../src/infra/paths.js";
 import { resolveExecutable } from "../../src/infra/which.js";
 import { FENCE_INFO_FD } from "../child.js";
 import type { SupervisorLog } from "../log.js";
-import { bridgeArgv, insidePort, proxyEnvironment } from "./bridge.js";
+import { bridgeArgv, insidePort, proxyEnvironment, upArgv } from "./bridge.js";
 import { fenceMounts } from "./mounts.js";
 import { type Denial, type FenceProxy, startFenceProxy } from "./proxy.js";
 
@@ -87,9 +87,13 @@ export async function raiseFence(
   const bwrap = resolveExecutable("bwrap", env.PATH ?? process.env.PATH ?? "");
   const socat = resolveExecutable("socat", env.PATH ?? process.env.PATH ?? "");
   if (bwrap === null || (policy.mode === "files+net" && socat === null)) {
-    throw new CatherdError("E_SANDBOX_UNAVAILABLE", `the fence cannot run on ${os.hostname()}: ${bwrap === null ? "bwrap" : "socat"} is not on PATH`, {
-      fix: "install bubblewrap and socat there (catherd doctor says what the fence needs), or dispatch with --sandbox off",
-    });
+    throw new CatherdError(
+      "E_SANDBOX_UNAVAILABLE",
+      `the fence cannot run on ${os.hostname()}: ${bwrap === null ? "bwrap" : "socat"} is not on PATH`,
+      {
+        fix: "install bubblewrap and socat there (catherd doctor says what the fence needs), or dispatch with --sandbox off",
+      },
+    );
   }
   const net = policy.mode === "files+net";
   const ports = loopbackPorts(policy.allowNet);
@@ -102,7 +106,9 @@ export async function raiseFence(
   writeJsonAtomic(fileIn(dir, FILES.fence), file);
   const place = placeOf(dir);
   const home = place === null ? catherdHome(env) : path.dirname(path.dirname(place.runDir));
-  const homes = [...new Set([env.HOME, os.userInfo().homedir].filter((h): h is string => h !== undefined && h !== ""))];
+  const homes = [
+    ...new Set([env.HOME, os.userInfo().homedir].filter((h): h is string => h !== undefined && h !== "")),
+  ];
   const mounts = fenceMounts({
     backend: spec.backend,
     policy,
@@ -160,7 +166,7 @@ export async function raiseFence(
         "--",
         ...(net && file.socketDir !== null && file.proxyPort !== null
           ? bridgeArgv(file.socketDir, file.proxyPort, ports, cmd, args)
-          : [cmd, ...args]),
+          : upArgv(cmd, args)),
       ],
     }),
     denials: served.count,

@@ -1,6 +1,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { deniedUnderHome, isWithin, type SandboxPolicy, writableUnderHome } from "../../src/domain/sandbox.js";
+import {
+  deniedUnderHome,
+  isWithin,
+  type SandboxPolicy,
+  writableUnderHome,
+} from "../../src/domain/sandbox.js";
 import type { BackendId } from "../../src/domain/vocab.js";
 
 // The file side of the fence (specs/sandbox.md, "Files") as bubblewrap's mount options: the whole system
@@ -79,10 +84,6 @@ function byDepth(paths: readonly string[]): string[] {
 export function fenceMounts(places: FencePlaces): FenceMounts {
   const args = ["--ro-bind", "/", "/", "--dev", "/dev"];
   const runs = path.join(places.home, "runs");
-  // Other dispatch folders and worktrees: a read-only empty folder over them all, then this one's again.
-  const hideRuns = isDir(runs) && isWithin(places.dir, runs);
-  if (hideRuns) args.push("--tmpfs", runs, "--ro-bind", places.dir, places.dir);
-
   const locks = path.join(places.home, "locks");
   fs.mkdirSync(locks, { recursive: true });
   fs.mkdirSync(places.lockReports, { recursive: true });
@@ -111,11 +112,18 @@ export function fenceMounts(places: FencePlaces): FenceMounts {
       .filter(exists),
   );
   for (const file of writable) args.push("--bind", file, file);
+  // Other dispatch folders and worktrees: an empty folder over them all (after the binds: a workplace
+  // that holds the catherd home must not show them again), then this dispatch's own places again.
+  if (isDir(runs) && isWithin(places.dir, runs)) {
+    args.push("--tmpfs", runs, "--ro-bind", places.dir, places.dir);
+    for (const file of writable.filter((w) => isWithin(w, runs))) args.push("--bind", file, file);
+    // Read-only once the binds below it are made (the remount is of the empty folder alone).
+    args.push("--remount-ro", runs);
+  }
   // What catherd judges a repository by: its hooks run on the user's next commit, its config names them.
-  const gitGuarded = git.common === null ? [] : ["hooks", "config"].map((n) => path.join(git.common as string, n));
+  const gitGuarded =
+    git.common === null ? [] : ["hooks", "config"].map((n) => path.join(git.common as string, n));
   for (const file of gitGuarded.filter(exists)) args.push("--ro-bind", file, file);
-  // Read-only once the binds below it are made (the remount is of the empty folder alone).
-  if (hideRuns) args.push("--remount-ro", runs);
 
   const hidden = byDepth(
     [

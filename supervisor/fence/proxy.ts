@@ -99,13 +99,16 @@ export async function startFenceProxy(options: {
     try {
       url = new URL(request.url ?? "");
     } catch {
-      response.writeHead(400, { "content-type": "text/plain" }).end("catherd's fence: a proxy request names its URL whole\n");
+      response
+        .writeHead(400, { "content-type": "text/plain" })
+        .end("catherd's fence: a proxy request names its URL whole\n");
       return;
     }
     const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port);
     const host = url.hostname.toLowerCase();
     if (url.protocol !== "http:" || !allowsConnection(rules, host, port)) {
-      const why = url.protocol !== "http:" ? `${url.protocol} is not proxied in the clear` : "not on the allow list";
+      const why =
+        url.protocol !== "http:" ? `${url.protocol} is not proxied in the clear` : "not on the allow list";
       const text = refuse({ host, port, method: request.method ?? "GET", why });
       response.writeHead(403, { "content-type": "text/plain" }).end(`${text}\n`);
       return;
@@ -143,7 +146,9 @@ export async function startFenceProxy(options: {
       pipeBoth(client, upstream);
     });
     upstream.once("error", (error) => {
-      client.end(`HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\n\r\ncatherd's fence could not reach ${asked.host}:${asked.port}: ${error.message}\n`);
+      client.end(
+        `HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\n\r\ncatherd's fence could not reach ${asked.host}:${asked.port}: ${error.message}\n`,
+      );
     });
   });
   proxy.on("clientError", (_error, socket) => socket.destroy());
@@ -168,7 +173,9 @@ export async function startFenceProxy(options: {
   return {
     close: async () => {
       for (const socket of sockets) socket.destroy();
-      await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+      await Promise.all(
+        servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+      );
     },
   };
 }

@@ -48,7 +48,19 @@ export function useFencedDispatches(): FencedDispatches {
   return {
     async dispatch(env, name, flags, command) {
       const result = await runCli(
-        ["dispatch", "--backend", "exec", "--name", name, "--json", "--kill-grace", "500ms", ...flags, "--", ...command],
+        [
+          "dispatch",
+          "--backend",
+          "exec",
+          "--name",
+          name,
+          "--json",
+          "--kill-grace",
+          "500ms",
+          ...flags,
+          "--",
+          ...command,
+        ],
         { env },
       );
       expect(result.stderr).toBe("");
@@ -76,7 +88,10 @@ export function useFencedDispatches(): FencedDispatches {
 export async function recordOf(env: NodeJS.ProcessEnv, name: string): Promise<Record<string, unknown>> {
   const waited = await runCli(["wait", name, "--timeout", "60s", "--json"], { env, timeoutMs: 70_000 });
   expect(waited.stderr).toBe("");
-  return (JSON.parse(waited.stdout) as { records: Record<string, unknown>[] }).records[0] as Record<string, unknown>;
+  return (JSON.parse(waited.stdout) as { records: Record<string, unknown>[] }).records[0] as Record<
+    string,
+    unknown
+  >;
 }
 
 /** The probe's reports, by attempt. */

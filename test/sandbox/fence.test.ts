@@ -54,9 +54,17 @@ describe("--sandbox files+net", () => {
     expect(tries.get(`write:${outside}`)).toMatchObject({ ok: false, detail: "EROFS" });
     expect(fs.existsSync(outside)).toBe(false);
     expect(fs.readFileSync(path.join(s.work, "inside.txt"), "utf8")).toContain("fence probe");
-    expect(tries.get(`proxy:http://127.0.0.1:${refused.port}/`)?.detail).toMatch(/^403 catherd's fence refused/);
-    expect(tries.get(`connect:127.0.0.1:${refused.port}`)).toMatchObject({ ok: false, detail: "ECONNREFUSED" });
-    expect(tries.get(`proxy:http://127.0.0.1:${allowed.port}/`)).toMatchObject({ ok: true, detail: "200 allowed-answer" });
+    expect(tries.get(`proxy:http://127.0.0.1:${refused.port}/`)?.detail).toMatch(
+      /^403 catherd's fence refused/,
+    );
+    expect(tries.get(`connect:127.0.0.1:${refused.port}`)).toMatchObject({
+      ok: false,
+      detail: "ECONNREFUSED",
+    });
+    expect(tries.get(`proxy:http://127.0.0.1:${allowed.port}/`)).toMatchObject({
+      ok: true,
+      detail: "200 allowed-answer",
+    });
     expect(tries.get(`connect:127.0.0.1:${allowed.port}`)?.ok).toBe(true);
     expect(tries.get("udp:192.0.2.1:53")?.ok).toBe(false);
     expect(refused.hits()).toBe(0);
@@ -69,9 +77,15 @@ describe("--sandbox files+net", () => {
       firstDenied: `127.0.0.1:${refused.port}`,
       refusedWrite: null,
     });
-    const log = fs.readFileSync(path.join(d.dir, "sandbox.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const log = fs
+      .readFileSync(path.join(d.dir, "sandbox.log"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(log[0]).toMatchObject({ event: "fence", mode: "files+net" });
-    expect(log[0].hidden).toEqual(expect.arrayContaining([path.join(s.userHome, ".ssh"), path.join(s.userHome, ".aws")]));
+    expect(log[0].hidden).toEqual(
+      expect.arrayContaining([path.join(s.userHome, ".ssh"), path.join(s.userHome, ".aws")]),
+    );
     expect(log.filter((l) => l.event === "denied")).toEqual([
       expect.objectContaining({ what: "net", host: "127.0.0.1", port: refused.port, method: "GET" }),
     ]);
@@ -103,11 +117,12 @@ describe("--sandbox files+net", () => {
   it("says which write the fence refused, from the agent's own words", async () => {
     const s = setup();
     const outside = path.join(tempDir("catherd-outside-"), "report.txt");
-    await fenced.dispatch(s.env, "writes-out", ["--cwd", s.work, "--sandbox", "files"], [
-      "/bin/sh",
-      "-c",
-      `echo x > ${outside}`,
-    ]);
+    await fenced.dispatch(
+      s.env,
+      "writes-out",
+      ["--cwd", s.work, "--sandbox", "files"],
+      ["/bin/sh", "-c", `echo x > ${outside}`],
+    );
     const record = await recordOf(s.env, "writes-out");
     expect(record.status).toBe("failed");
     expect(record.sandbox).toMatchObject({ mode: "files", denied: 0, refusedWrite: outside });
@@ -143,11 +158,20 @@ describe("--sandbox files", () => {
     );
     await recordOf(s.env, "second");
     const tries = probeReports(d.dir);
-    expect(tries.get(`read:${path.join(first.dir, "events.jsonl")}`)).toMatchObject({ ok: false, detail: "ENOENT" });
+    expect(tries.get(`read:${path.join(first.dir, "events.jsonl")}`)).toMatchObject({
+      ok: false,
+      detail: "ENOENT",
+    });
     // Another CLI's login: a device nobody may open where it was.
-    expect(tries.get(`read:${path.join(s.userHome, ".codex", "auth.json")}`)).toMatchObject({ ok: false, detail: "EACCES" });
+    expect(tries.get(`read:${path.join(s.userHome, ".codex", "auth.json")}`)).toMatchObject({
+      ok: false,
+      detail: "EACCES",
+    });
     expect(tries.get(`connect:127.0.0.1:${server.port}`)?.ok).toBe(true);
-    expect(tries.get(`write:${path.join(d.dir, "record.json")}`)).toMatchObject({ ok: false, detail: "EROFS" });
+    expect(tries.get(`write:${path.join(d.dir, "record.json")}`)).toMatchObject({
+      ok: false,
+      detail: "EROFS",
+    });
     expect(tries.get(`write:${path.join(d.dir, "tmp", "scratch")}`)?.ok).toBe(true);
   });
 });
@@ -156,11 +180,23 @@ describe("where the fence cannot run", () => {
   it("refuses with E_SANDBOX_UNAVAILABLE and the fix, writing nothing", async () => {
     const { home, env } = isolatedHome();
     const result = await runCli(
-      ["dispatch", "--backend", "exec", "--name", "nofence", "--sandbox", "files", "--json", "--", "/bin/true"],
+      [
+        "dispatch",
+        "--backend",
+        "exec",
+        "--name",
+        "nofence",
+        "--sandbox",
+        "files",
+        "--json",
+        "--",
+        "/bin/true",
+      ],
       { env: { ...env, PATH: "/nonexistent" } },
     );
     expect(result.code).toBe(3);
-    const error = (JSON.parse(result.stdout) as { error: { code: string; message: string; fix: string } }).error;
+    const error = (JSON.parse(result.stdout) as { error: { code: string; message: string; fix: string } })
+      .error;
     expect(error.code).toBe("E_SANDBOX_UNAVAILABLE");
     expect(error.message).toContain("bubblewrap");
     expect(error.fix).toContain("apt-get install bubblewrap");

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { isolatedHome } from "../helpers/cli.js";
+import { isolatedHome, runCli } from "../helpers/cli.js";
 import { recordOf, useFencedDispatches } from "../helpers/fence.js";
 import { CLI_MAIN, tempDir } from "../helpers/folders.js";
 import { git, isolateGitConfig, makeRepo } from "../helpers/git.js";
@@ -37,7 +37,7 @@ describe("work inside a fence", () => {
         "-c",
         [
           "echo b > b.txt && git add b.txt && git -c user.name=agent -c user.email=agent@example.invalid commit -qm 'from the fence' && echo committed",
-          'common=$(git rev-parse --git-common-dir)',
+          "common=$(git rev-parse --git-common-dir)",
           'echo "[core] hooksPath = /tmp" >> "$common/config" || echo config-refused',
           'printf "#!/bin/sh\\n" > "$common/hooks/post-checkout" || echo hooks-refused',
         ].join("; "),
@@ -49,7 +49,9 @@ describe("work inside a fence", () => {
     expect(events).toContain("config-refused");
     expect(events).toContain("hooks-refused");
     expect(record.status).toBe("ok");
-    expect((record.commits as { list: { subject: string }[] }).list.map((c) => c.subject)).toEqual(["from the fence"]);
+    expect((record.commits as { list: { subject: string }[] }).list.map((c) => c.subject)).toEqual([
+      "from the fence",
+    ]);
     expect(fs.existsSync(path.join(repo, ".git", "hooks", "post-checkout"))).toBe(false);
     expect(fs.readFileSync(path.join(repo, ".git", "config"), "utf8")).not.toContain("hooksPath");
     expect(git(repo, "log", "--all", "--format=%s")).toContain("from the fence");
@@ -71,24 +73,30 @@ describe("work inside a fence", () => {
       ["--cwd", tempDir("catherd-work-"), "--sandbox", "files+net", "--allow-write", shared],
       [process.execPath, CLI_MAIN, "lock", "--", "/bin/sh", "-c", `echo inside >> '${notes}'`],
     );
-    // Waiting, it reports from inside the fence where the supervisor reads it.
+    // Waiting, it reports from inside the fence (locks/), where the readers find it.
     await waitFor("the fenced lock to report that it waits", () => {
       const reports = path.join(d.dir, "locks");
-      return fs.existsSync(reports) && fs.readdirSync(reports).some((n) => n.startsWith("lock-")) ? true : undefined;
+      return fs.existsSync(reports) && fs.readdirSync(reports).some((n) => n.startsWith("lock-"))
+        ? true
+        : undefined;
     });
+    const status = await runCli(["status"], { env });
+    expect(status.stdout).toMatch(/heavy\s+\S+\s+exec\s+running .*heavy slot: next/);
     expect(notesOf(notes)).toEqual(["start outside"]);
     fs.writeFileSync(go, "");
     expect((await exitOf(outside)).code).toBe(0);
     const record = await recordOf(env, "heavy");
     expect(record.status, JSON.stringify(record.error)).toBe("ok");
     expect(notesOf(notes)).toEqual(["start outside", "end outside", "inside"]);
-    expect(record.slotWaitMs).toBeGreaterThan(0);
   });
 
   it("installs a package from a registry on an allowed loopback port", async () => {
     const s = setup();
     const pkg = tempDir("catherd-pkg-");
-    fs.writeFileSync(path.join(pkg, "package.json"), JSON.stringify({ name: "fence-tiny", version: "1.0.0" }));
+    fs.writeFileSync(
+      path.join(pkg, "package.json"),
+      JSON.stringify({ name: "fence-tiny", version: "1.0.0" }),
+    );
     fs.writeFileSync(path.join(pkg, "index.js"), "module.exports = 'tiny';\n");
     const npm = path.join(path.dirname(process.execPath), "npm");
     const packed = tempDir("catherd-packed-");
@@ -123,7 +131,10 @@ describe("work inside a fence", () => {
       }
     });
     const work = tempDir("catherd-work-");
-    fs.writeFileSync(path.join(work, "package.json"), JSON.stringify({ name: "work", version: "1.0.0", private: true }));
+    fs.writeFileSync(
+      path.join(work, "package.json"),
+      JSON.stringify({ name: "work", version: "1.0.0", private: true }),
+    );
     await fenced.dispatch(
       s.env,
       "installs",
@@ -141,7 +152,9 @@ describe("work inside a fence", () => {
     );
     const record = await recordOf(s.env, "installs");
     expect(record.status, JSON.stringify(record.error)).toBe("ok");
-    expect(fs.readFileSync(path.join(work, "node_modules", "fence-tiny", "index.js"), "utf8")).toContain("tiny");
+    expect(fs.readFileSync(path.join(work, "node_modules", "fence-tiny", "index.js"), "utf8")).toContain(
+      "tiny",
+    );
     expect(registry.hits()).toBeGreaterThanOrEqual(1);
   });
 });

@@ -54,7 +54,8 @@ function mode(field: string, value: string, withNone: boolean): SandboxMode | "n
 
 /** `--allow-write` / `--deny-read`: absolute in `cwd`, one line each; an allowed one must exist. */
 function paths(field: string, values: readonly string[], cwd: string, mustExist: boolean): string[] {
-  if (values.length > MAX_PATHS) throw invalid(`${field} is given ${values.length} times`, `give at most ${MAX_PATHS}`);
+  if (values.length > MAX_PATHS)
+    throw invalid(`${field} is given ${values.length} times`, `give at most ${MAX_PATHS}`);
   return [
     ...new Set(
       values.map((value) => {
@@ -62,9 +63,13 @@ function paths(field: string, values: readonly string[], cwd: string, mustExist:
           throw invalid(`${field} ${JSON.stringify(value.slice(0, 80))} is not a path`, `give ${field} PATH`);
         }
         const absolute = path.resolve(cwd, value);
-        if (absolute === "/") throw invalid(`${field} / would be everything`, `give ${field} a folder or a file`);
+        if (absolute === "/")
+          throw invalid(`${field} / would be everything`, `give ${field} a folder or a file`);
         if (mustExist && !fs.existsSync(absolute)) {
-          throw invalid(`${field} ${absolute} does not exist`, `create it first, or leave ${field} ${value} out`);
+          throw invalid(
+            `${field} ${absolute} does not exist`,
+            `create it first, or leave ${field} ${value} out`,
+          );
         }
         return absolute;
       }),
@@ -83,7 +88,8 @@ export function parseSandbox(raw: {
 }): SandboxRequest {
   const env = raw.environment.CATHERD_SANDBOX;
   const rules = (raw.allowNet ?? []).flatMap((v) => v.split(",")).filter((v) => v.trim() !== "");
-  if (rules.length > MAX_RULES) throw invalid(`--allow-net names ${rules.length} hosts`, `give at most ${MAX_RULES}`);
+  if (rules.length > MAX_RULES)
+    throw invalid(`--allow-net names ${rules.length} hosts`, `give at most ${MAX_RULES}`);
   return {
     mode: raw.sandbox === undefined ? null : (mode("--sandbox", raw.sandbox, false) as SandboxMode),
     runMode: raw.runSandbox === undefined ? null : mode("--run-sandbox", raw.runSandbox, true),

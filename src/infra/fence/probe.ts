@@ -42,7 +42,10 @@ function trial(bwrap: string): Promise<string | null> {
 }
 
 /** Every check the fence `mode` needs on this host, in order; the first that fails is what to fix first. */
-export async function fenceChecks(mode: FenceMode, searchPath = process.env.PATH ?? ""): Promise<FenceCheck[]> {
+export async function fenceChecks(
+  mode: FenceMode,
+  searchPath = process.env.PATH ?? "",
+): Promise<FenceCheck[]> {
   const checks: FenceCheck[] = [];
   const bwrap = resolveExecutable("bwrap", searchPath);
   checks.push({
@@ -92,7 +95,9 @@ export function landlockState(): string {
     return "unknown (/sys/kernel/security/lsm is not readable)";
   }
   if (!lsm.split(",").includes("landlock")) return "not enabled in this kernel";
-  const [major = 0, minor = 0] = (fs.readFileSync("/proc/sys/kernel/osrelease", "utf8").match(/^(\d+)\.(\d+)/) ?? [])
+  const [major = 0, minor = 0] = (
+    fs.readFileSync("/proc/sys/kernel/osrelease", "utf8").match(/^(\d+)\.(\d+)/) ?? []
+  )
     .slice(1)
     .map(Number);
   const version = major * 1000 + minor;
