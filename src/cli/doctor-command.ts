@@ -2,6 +2,8 @@ import { allBackends, backendNamed } from "../backends/registry.js";
 import type { Backend } from "../backends/types.js";
 import { checkReadiness } from "../dispatch/request/readiness.js";
 import { CatherdError } from "../domain/errors.js";
+import type { FenceMode } from "../domain/sandbox.js";
+import type { FenceCheck } from "../infra/fence/probe.js";
 import { BACKEND_IDS, type BackendId } from "../domain/vocab.js";
 import { systemClock } from "../infra/clock.js";
 import { catherdHome } from "../infra/paths.js";
@@ -25,15 +27,25 @@ export interface BackendCheck {
   fix: string | null;
 }
 
-export const doctorCommand: Command<{ backends: BackendCheck[] }> = {
+/** Whether the fence (`--sandbox`, specs/sandbox.md) can run here, check by check. */
+export interface FenceReport {
+  /** Every check of `files+net` (bubblewrap, user namespaces, socat), in order. */
+  checks: FenceCheck[];
+  /** The modes that can run here. */
+  modes: FenceMode[];
+  landlock: string;
+}
+
+export const doctorCommand: Command<{ backends: BackendCheck[]; fence: FenceReport }> = {
   name: "doctor",
   synopsis: "[<backend>…]",
   positionals: "many",
   summary:
     "Which agent CLIs catherd can run here: found or not (and where), their versions, whether each is " +
     "ready as a dispatch checks it (answers --version within 5 s, not older than catherd reads), and how to " +
-    "fix what is not. Exit 3 when a backend you name is missing or not ready.",
-  json: "{backends: [{backend, found, path, via, version, minVersion, ready, problem, fix}…]}",
+    "fix what is not; and whether the fence (--sandbox) can run here. Exit 3 when a backend you name is " +
+    "missing or not ready.",
+  json: "{backends: [{backend, found, path, via, version, minVersion, ready, problem, fix}…], fence: {checks: [{what, ok, detail, fix}…], modes, landlock}}",
   options: {},
   async handler(input) {
     const named = input.positionals.map((name) => {
@@ -47,13 +59,16 @@ export const doctorCommand: Command<{ backends: BackendCheck[] }> = {
     });
     const asked = named.length > 0 ? named : allBackends();
     const targets = asked.filter((b) => b.command === "cli");
-    const backends = await Promise.all(targets.map((b) => check(b, process.env)));
+    const [backends, fence] = await Promise.all([
+      Promise.all(targets.map((b) => check(b, process.env))),
+      fenceReport(),
+    ]);
     const notReady = named.length > 0 && backends.some((b) => !b.ready);
     // A backend that runs the command given after -- has nothing installed to check: said, not skipped.
     const givenCommands = named.filter((b) => b.command !== "cli").map((b) => NOTHING_TO_CHECK(b.id));
     return {
-      data: { backends },
-      text: [render(backends), ...givenCommands].filter((t) => t !== "").join("\n"),
+      data: { backends, fence },
+      text: [render(backends), ...givenCommands, renderFence(fence)].filter((t) => t !== "").join("\n"),
       exitCode: notReady ? 3 : 0,
     };
   },
@@ -98,6 +113,29 @@ async function check(backend: Backend, env: NodeJS.ProcessEnv): Promise<BackendC
     problem: ready.problem === null ? null : { code: ready.problem.code, message: ready.problem.message },
     fix: ready.problem?.fix ?? null,
   };
+}
+
+async function fenceReport(): Promise<FenceReport> {
+  const { fenceChecks, landlockState } = await import("../infra/fence/probe.js");
+  const checks = await fenceChecks("files+net");
+  const filesOk = checks.filter((c) => c.what !== "socat").every((c) => c.ok);
+  const modes: FenceMode[] = filesOk ? (checks.every((c) => c.ok) ? ["files", "files+net"] : ["files"]) : [];
+  return { checks, modes, landlock: landlockState() };
+}
+
+function renderFence(fence: FenceReport): string {
+  const lines = ["fence (--sandbox)"];
+  for (const c of fence.checks) {
+    lines.push(`${c.ok ? paint("ok     ", "green") : paint("missing", "red")} ${cell(c.what, 16)} ${c.detail}`);
+    if (c.fix !== null) lines.push(`        fix: ${c.fix}`);
+  }
+  lines.push(`        Landlock: ${fence.landlock} (the fence does not depend on it)`);
+  lines.push(
+    fence.modes.length === 0
+      ? "        the fence cannot run here: agents run with every permission of this account"
+      : `        the fence can run here (${fence.modes.join(", ")}): dispatch with --sandbox ${fence.modes.at(-1)} (or --run-sandbox for a whole run) to keep agents off your secrets${fence.modes.includes("files+net") ? " and the network" : ""}`,
+  );
+  return `${lines.join("\n")}\n`;
 }
 
 const NOTHING_TO_CHECK = (id: BackendId): string =>

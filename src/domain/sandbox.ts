@@ -214,7 +214,7 @@ export function refusedWriteIn(lines: readonly string[]): string | null {
     const node = /EROFS: read-only file system, \w+ '([^']+)'/.exec(line);
     if (node !== null) return node[1] as string;
     const shell =
-      /(?:cannot create|cannot touch|can't create|cannot open) '?([^':]+)'?: Read-only file system/i.exec(
+      /(?:cannot create(?: directory| regular file)?|cannot touch|can't create|cannot open) '?([^':]+)'?: Read-only file system/i.exec(
         line,
       );
     if (shell !== null) return (shell[1] as string).trim();

@@ -17,21 +17,19 @@ describe("catherd doctor", () => {
     const { env } = isolatedHome();
     const result = await runCli(["doctor", "codex", "--json"], { env: { ...env, CATHERD_CODEX_BIN: bin } });
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({
-      backends: [
-        {
-          backend: "codex",
-          found: true,
-          path: bin,
-          via: "CATHERD_CODEX_BIN",
-          version: "0.171.0",
-          minVersion: "0.171.0",
-          ready: true,
-          problem: null,
-          fix: null,
-        },
-      ],
-    });
+    expect((JSON.parse(result.stdout) as { backends: unknown }).backends).toEqual([
+      {
+        backend: "codex",
+        found: true,
+        path: bin,
+        via: "CATHERD_CODEX_BIN",
+        version: "0.171.0",
+        minVersion: "0.171.0",
+        ready: true,
+        problem: null,
+        fix: null,
+      },
+    ]);
   });
 
   it("exits 3 with the install command when a named backend is missing", async () => {
@@ -84,6 +82,21 @@ describe("catherd doctor", () => {
       (b) => b.backend,
     );
     expect(names.sort()).toEqual(["claude-code", "codex", "gemini", "opencode"]);
+  });
+
+  it("says whether the fence can run here, and what to install where it cannot", async () => {
+    const { env } = isolatedHome();
+    const here = await runCli(["doctor", "exec", "--json"], { env });
+    const fence = (
+      JSON.parse(here.stdout) as { fence: { checks: { what: string; ok: boolean }[]; modes: string[] } }
+    ).fence;
+    expect(fence.checks.map((c) => c.what)).toEqual(["bubblewrap", "user namespaces", "socat"]);
+    // CI installs bubblewrap and socat, and its kernel gives user namespaces.
+    expect(fence.modes).toEqual(["files", "files+net"]);
+    const nowhere = await runCli(["doctor", "exec"], { env: { ...env, PATH: tempDir(), NO_COLOR: "1" } });
+    expect(nowhere.stdout).toContain("missing bubblewrap       bwrap is not on PATH");
+    expect(nowhere.stdout).toContain("fix: install bubblewrap (Debian: apt-get install bubblewrap)");
+    expect(nowhere.stdout).toContain("the fence cannot run here");
   });
 
   it("refuses an unknown backend name as a usage error", async () => {

@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import {
+  allowsConnection,
+  deniedUnderHome,
+  fenceWords,
+  loopbackPorts,
+  parseNetRule,
+  refusedWriteIn,
+  writableUnderHome,
+} from "../../src/domain/sandbox.js";
+
+// The fence's rules without I/O (specs/sandbox.md): the allow list, what is hidden and writable, and how a
+// refusal reads.
+
+describe("parseNetRule", () => {
+  it.each([
+    ["registry.npmjs.org", { host: "registry.npmjs.org", port: 443 }],
+    ["Registry.NPMJS.org:8443", { host: "registry.npmjs.org", port: 8443 }],
+    ["*.example.com", { host: "*.example.com", port: 443 }],
+    ["127.0.0.1:4873", { host: "127.0.0.1", port: 4873 }],
+    ["localhost:3000", { host: "localhost", port: 3000 }],
+    ["[::1]:8080", { host: "::1", port: 8080 }],
+    ["10.0.0.7:80", { host: "10.0.0.7", port: 80 }],
+  ])("reads %s", (text, rule) => {
+    expect(parseNetRule(text)).toEqual(rule);
+  });
+
+  it.each([
+    ["127.0.0.1", "a loopback host needs its port"],
+    ["example.com:http", "is not a number"],
+    ["example.com:0", "is not from 1 to 65535"],
+    ["example.com:70000", "is not from 1 to 65535"],
+    ["-rf.example.com", "is not a host name"],
+    ["exa mple.com", "is not a host name"],
+    ["[2001:db8::1]:443", "the only IPv6 address allowed is [::1]"],
+    ["http://example.com", "is not"],
+  ])("refuses %s", (text, why) => {
+    expect(parseNetRule(text)).toEqual(expect.stringContaining(why));
+  });
+});
+
+describe("allowsConnection", () => {
+  const rules = [
+    { host: "api.anthropic.com", port: 443 },
+    { host: "*.example.com", port: 443 },
+    { host: "127.0.0.1", port: 4873 },
+  ];
+  it.each([
+    ["api.anthropic.com", 443, true],
+    ["API.Anthropic.com", 443, true],
+    ["api.anthropic.com", 80, false],
+    ["evil-api.anthropic.com", 443, false],
+    ["registry.example.com", 443, true],
+    ["example.com", 443, false],
+    ["notexample.com", 443, false],
+    ["127.0.0.1", 4873, true],
+    ["localhost", 4873, true],
+    ["[::1]", 4873, true],
+    ["127.0.0.1", 4874, false],
+    ["10.0.0.1", 4873, false],
+  ] as const)("%s:%i → %s", (host, port, allowed) => {
+    expect(allowsConnection(rules, host, port)).toBe(allowed);
+  });
+
+  it("bridges each loopback port once, sorted", () => {
+    expect(
+      loopbackPorts([
+        { host: "localhost", port: 9000 },
+        { host: "127.0.0.1", port: 3000 },
+        { host: "::1", port: 9000 },
+        { host: "example.com", port: 443 },
+      ]),
+    ).toEqual([3000, 9000]);
+  });
+});
+
+describe("what a CLI may write and what it is not shown", () => {
+  it("hides every other CLI's login, never its own", () => {
+    const forClaude = deniedUnderHome("claude-code");
+    expect(forClaude).toEqual(expect.arrayContaining([".ssh", ".aws", ".codex/auth.json", ".gemini/oauth_creds.json"]));
+    expect(forClaude).not.toContain(".claude/.credentials.json");
+    expect(deniedUnderHome("exec")).toEqual(expect.arrayContaining([".claude/.credentials.json", ".codex/auth.json"]));
+  });
+
+  it("lets a CLI write its own state and the tool caches, and nothing of another CLI", () => {
+    expect(writableUnderHome("codex")).toEqual(expect.arrayContaining([".codex", ".npm"]));
+    expect(writableUnderHome("codex")).not.toContain(".claude");
+    expect(writableUnderHome("exec")).not.toContain(".codex");
+  });
+});
+
+describe("a refusal in a failure line", () => {
+  it.each([
+    ["/usr/bin/sh: 1: cannot create /srv/out.txt: Read-only file system", "/srv/out.txt"],
+    ["touch: cannot touch '/srv/a b': Read-only file system", "/srv/a b"],
+    ["Error: EROFS: read-only file system, open '/srv/x.json'", "/srv/x.json"],
+    ["mkdir: cannot create directory '/srv/d': Read-only file system", "/srv/d"],
+    ["cp: /srv/y: Read-only file system", "/srv/y"],
+    ["all good", null],
+  ])("finds the write in %j", (line, file) => {
+    expect(refusedWriteIn([line])).toBe(file);
+  });
+
+  it("names the flag that allows what was refused", () => {
+    expect(
+      fenceWords({ mode: "files+net", denied: 3, firstDenied: "registry.example:443", refusedWrite: "/srv/out/a.txt" }),
+    ).toBe(
+      "the fence refused a connection to registry.example:443 (and 2 more): allow it with --allow-net registry.example:443; the fence refused a write to /srv/out/a.txt: allow it with --allow-write /srv/out",
+    );
+    expect(fenceWords({ mode: "files", denied: 0, firstDenied: null, refusedWrite: null })).toBeNull();
+  });
+});
