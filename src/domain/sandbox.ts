@@ -82,8 +82,41 @@ const CLI_STATE: Record<BackendId, { state: readonly string[]; login: readonly s
   exec: { state: [], login: [] },
 };
 
+/**
+ * Where each CLI keeps its state when its environment moves it (CODEX_HOME, CLAUDE_CONFIG_DIR, the XDG
+ * folders opencode follows): writable by its own agent as its folder under the home is.
+ */
+export function stateFromEnvironment(
+  backend: BackendId,
+  env: Readonly<Record<string, string | undefined>>,
+): string[] {
+  const set = (name: string) => {
+    const value = env[name];
+    return value !== undefined && value.startsWith("/") ? [value] : [];
+  };
+  switch (backend) {
+    case "codex":
+      return set("CODEX_HOME");
+    case "claude-code":
+      return set("CLAUDE_CONFIG_DIR");
+    case "gemini":
+      return set("GEMINI_CLI_HOME").map((home) => `${home}/.gemini`);
+    case "opencode":
+      return ["XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"].flatMap((name) =>
+        set(name).map((dir) => `${dir}/opencode`),
+      );
+    default:
+      return [];
+  }
+}
+
 /** Tool caches any agent may write (a package manager's downloads): not credentials, not verdicts. */
 const CACHES_UNDER_HOME = [".npm", ".cache/node", ".cache/pip", ".cache/yarn"] as const;
+
+/** A CLI's own state under a home (folders and files), the caches aside. */
+export function cliStateUnderHome(backend: BackendId): readonly string[] {
+  return CLI_STATE[backend].state;
+}
 
 /** What a backend's agent may write under a home beside its workplace: its CLI's state and tool caches. */
 export function writableUnderHome(backend: BackendId): string[] {

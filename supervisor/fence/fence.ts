@@ -3,7 +3,12 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { z } from "zod";
 import { CatherdError } from "../../src/domain/errors.js";
-import { loopbackPorts, type SandboxPolicy } from "../../src/domain/sandbox.js";
+import {
+  cliStateUnderHome,
+  loopbackPorts,
+  type SandboxPolicy,
+  stateFromEnvironment,
+} from "../../src/domain/sandbox.js";
 import { loose } from "../../src/domain/schema-parts.js";
 import type { Spec } from "../../src/domain/schemas.js";
 import { FILES, fileIn, placeOf } from "../../src/folder/layout.js";
@@ -119,6 +124,15 @@ export async function raiseFence(
     lockReports: fileIn(dir, FILES.lockReports),
     home,
     homes,
+    stateElsewhere: stateFromEnvironment(spec.backend, env),
+    stateToMake: [
+      ...(env.HOME === undefined || !path.isAbsolute(env.HOME) || !fs.existsSync(env.HOME)
+        ? []
+        : cliStateUnderHome(spec.backend)
+            .filter((name) => !name.endsWith(".json"))
+            .map((name) => path.join(env.HOME as string, name))),
+      ...stateFromEnvironment(spec.backend, env),
+    ],
     sockets: unixSocketsOf(env),
     proxyDir: file.socketDir,
   });

@@ -32,6 +32,10 @@ export interface FencePlaces {
   home: string;
   /** The agent's HOME and the account's own home (the password database's): the deny list covers both. */
   homes: readonly string[];
+  /** The CLI's state folders its environment names (CODEX_HOME…): writable as those under a home. */
+  stateElsewhere: readonly string[];
+  /** The CLI's state folders to make before the fence is up, where they do not exist yet. */
+  stateToMake: readonly string[];
   /** Unix sockets of this account that lead out of any fence (an ssh agent, a desktop bus): hidden. */
   sockets: readonly string[];
   /** The proxy's socket folder under files+net: readable, never writable. */
@@ -87,15 +91,13 @@ export function fenceMounts(places: FencePlaces): FenceMounts {
   const locks = path.join(places.home, "locks");
   fs.mkdirSync(locks, { recursive: true });
   fs.mkdirSync(places.lockReports, { recursive: true });
-  const stateUnderHome = places.homes.flatMap((home) =>
-    writableUnderHome(places.backend).map((name) => path.join(home, name)),
-  );
-  // A CLI's state folder it would make on its first run is made now: it could not inside.
-  for (const state of stateUnderHome) {
-    if (!path.basename(state).includes(".json") && isDir(path.dirname(state))) {
-      fs.mkdirSync(state, { recursive: true });
-    }
-  }
+  const stateUnderHome = [
+    ...places.homes.flatMap((home) => writableUnderHome(places.backend).map((name) => path.join(home, name))),
+    ...places.stateElsewhere,
+  ];
+  // The CLI's state folders it would make on its first run are made now (it could not inside): under the
+  // agent's own HOME and where its environment moves them, never in another home.
+  for (const state of places.stateToMake) fs.mkdirSync(state, { recursive: true });
   const git = gitDirsOf(places.cwd);
   const writable = byDepth(
     [

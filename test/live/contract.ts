@@ -124,17 +124,20 @@ export const CLI_EXPECTATIONS: Record<LiveCli, Expectations> = {
 /**
  * The contract's cases for one CLI. `steerable`: every dispatch is started `--steerable` (specs/steering.md):
  * the same cases must end the same over the steerable transport, which is what makes it a default.
+ * `fenced`: every dispatch runs in `--sandbox files+net` with only the mock model's port allowed
+ * (specs/sandbox.md): a fence must not change how a run ends.
  */
-export function defineContract(cli: LiveCli, options: { steerable?: boolean } = {}): void {
+export function defineContract(cli: LiveCli, options: { steerable?: boolean; fenced?: boolean } = {}): void {
   const steer = options.steerable === true ? ["--steerable"] : [];
-  describe(`${cli} (real CLI, through catherd dispatch${steer.length > 0 ? ", steerable" : ""})`, () => {
+  const how = [...(steer.length > 0 ? ["steerable"] : []), ...(options.fenced === true ? ["fenced"] : [])];
+  describe(`${cli} (real CLI, through catherd dispatch${how.map((h) => `, ${h}`).join("")})`, () => {
     let run: LiveRun;
     const expectations = CLI_EXPECTATIONS[cli];
 
     beforeAll(() => checkPrerequisites(cli));
 
     beforeEach(async () => {
-      run = new LiveRun(await startMockModelServer());
+      run = new LiveRun(await startMockModelServer(), { fenced: options.fenced === true });
     });
 
     afterEach(async (context) => {

@@ -191,7 +191,11 @@ export class LiveRun {
   readonly dispatches: LiveDispatch[] = [];
   readonly roots: string[] = [];
 
-  constructor(readonly server: MockModelServer) {}
+  /** `fenced`: every dispatch in `--sandbox files+net`, the mock model's loopback port allowed. */
+  constructor(
+    readonly server: MockModelServer,
+    readonly options: { fenced?: boolean } = {},
+  ) {}
 
   /** Dispatches `cli` on `scenario` through the built `catherd dispatch`, and returns at once. */
   async dispatch(
@@ -251,6 +255,14 @@ export class LiveRun {
     ];
     if (setup.model !== null) args.push("--model", setup.model);
     args.push(...(options.flags ?? []));
+    if (this.options.fenced === true) {
+      args.push(
+        "--sandbox",
+        "files+net",
+        "--allow-net",
+        `127.0.0.1:${new URL(this.server.baseUrl(scenario)).port}`,
+      );
+    }
     if (options.thread !== undefined) args.push("--thread", options.thread);
     if (fallback !== undefined) args.push("--fallback", CLIS[fallback.cli].backend);
     for (const [key, value] of Object.entries(env)) args.push("--env", `${key}=${value}`);

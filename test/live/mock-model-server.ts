@@ -38,7 +38,8 @@ export type Scenario =
   | "model404"
   | "context400"
   | "answer"
-  | "steer";
+  | "steer"
+  | "fence";
 export const SCENARIOS: readonly Scenario[] = [
   "tool",
   "text",
@@ -53,6 +54,7 @@ export const SCENARIOS: readonly Scenario[] = [
   "context400",
   "answer",
   "steer",
+  "fence",
 ];
 
 /**
@@ -132,6 +134,9 @@ export const SCENARIO_COMMANDS: Partial<Record<Scenario, string>> = {
   // Started in the background with its output detached, so the tool call returns at once and the
   // sleep outlives it; `echo` reports its pid so the test can prove it existed and is gone.
   orphan: "sleep 1000 > /dev/null 2>&1 & echo started $!",
+  // Inside a fence (test/live/fence.live.ts): a planted secret the fence hides, a host it refuses.
+  fence:
+    'cat "$FENCE_SECRET_FILE" || echo secret-hidden; node "$FENCE_PROBE" "proxy:$FENCE_REFUSED_URL"; echo fence-done',
 };
 
 /** Every final answer starts with this marker; the tool's output (as the CLI reported it) follows. */
