@@ -51,7 +51,9 @@ function plan(request: PlanRequest) {
   const args = ["exec"];
   if (request.thread !== null) args.push("resume");
   args.push("--json", "--skip-git-repo-check");
-  if (request.access !== null) args.push(...ACCESS_SANDBOX[request.access]);
+  // Inside catherd's fence codex's own sandbox (bubblewrap) cannot start: the fence enforces the level.
+  if (request.fenced === true) args.push("--sandbox", "danger-full-access");
+  else if (request.access !== null) args.push(...ACCESS_SANDBOX[request.access]);
   if (request.model !== null) args.push("-m", request.model);
   if (request.effort !== null) args.push("-c", `model_reasoning_effort=${JSON.stringify(request.effort)}`);
   // --answer-schema: `codex exec --output-schema FILE`, which `exec resume` takes too (codex 0.171.0

@@ -3,9 +3,9 @@ import type { Backend } from "../backends/types.js";
 import { checkReadiness } from "../dispatch/request/readiness.js";
 import { CatherdError } from "../domain/errors.js";
 import type { FenceMode } from "../domain/sandbox.js";
-import type { FenceCheck } from "../infra/fence/probe.js";
 import { BACKEND_IDS, type BackendId } from "../domain/vocab.js";
 import { systemClock } from "../infra/clock.js";
+import type { FenceCheck } from "../infra/fence/probe.js";
 import { catherdHome } from "../infra/paths.js";
 import { notExecutableBecause, resolveExecutable } from "../infra/which.js";
 import type { Command } from "./kit.js";
@@ -126,7 +126,9 @@ async function fenceReport(): Promise<FenceReport> {
 function renderFence(fence: FenceReport): string {
   const lines = ["fence (--sandbox)"];
   for (const c of fence.checks) {
-    lines.push(`${c.ok ? paint("ok     ", "green") : paint("missing", "red")} ${cell(c.what, 16)} ${c.detail}`);
+    lines.push(
+      `${c.ok ? paint("ok     ", "green") : paint("missing", "red")} ${cell(c.what, 16)} ${c.detail}`,
+    );
     if (c.fix !== null) lines.push(`        fix: ${c.fix}`);
   }
   lines.push(`        Landlock: ${fence.landlock} (the fence does not depend on it)`);

@@ -91,7 +91,7 @@ function placedRequest(request: DispatchRequest, home: string): DispatchRequest 
   const fence =
     request.fence !== undefined
       ? request.fence
-      : resolveSandbox(request.sandbox, runFile?.sandbox ?? null, request.backend.id);
+      : resolveSandbox(request.sandbox, runFile?.sandbox ?? null, request.backend.id, request.access);
   return { ...request, placement: { ...request.placement, placement }, fence };
 }
 

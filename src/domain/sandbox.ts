@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { BackendId } from "./vocab.js";
+import type { AccessLevel, BackendId } from "./vocab.js";
 
 // The fence (specs/sandbox.md): what an agent may write, read and reach, as words and rules with no I/O.
 // The request parses flags into a SandboxPolicy, admission writes it into spec.json's `sandbox`, and the
@@ -38,6 +38,11 @@ export const sandboxField = z.object({
   denyRead: z.array(z.string().min(1)),
   /** `--allow-net` and the backend's provider endpoints (files+net only). */
   allowNet: z.array(netRuleSchema),
+  /**
+   * Whether the agent may write its workplace: not under `--access read-only` (the fence enforces the
+   * level for every CLI, whose own sandbox it replaces where the two would fight). Absent: it may.
+   */
+  workplace: z.enum(["write", "read"]).optional(),
 });
 export type SandboxPolicy = z.infer<typeof sandboxField>;
 
@@ -116,6 +121,14 @@ const CACHES_UNDER_HOME = [".npm", ".cache/node", ".cache/pip", ".cache/yarn"] a
 /** A CLI's own state under a home (folders and files), the caches aside. */
 export function cliStateUnderHome(backend: BackendId): readonly string[] {
   return CLI_STATE[backend].state;
+}
+
+/**
+ * The workplace under a fence: read-only for `--access read-only`, and for codex given no level (its own
+ * default is read-only, and its own sandbox cannot run inside the fence: specs/backends.md).
+ */
+export function fencedWorkplace(backend: BackendId, access: AccessLevel | null): "write" | "read" {
+  return access === "read-only" || (access === null && backend === "codex") ? "read" : "write";
 }
 
 /** What a backend's agent may write under a home beside its workplace: its CLI's state and tool caches. */

@@ -101,12 +101,11 @@ export function fenceMounts(places: FencePlaces): FenceMounts {
   const git = gitDirsOf(places.cwd);
   const writable = byDepth(
     [
-      places.worktree ?? places.cwd,
-      places.cwd,
+      ...(places.policy.workplace === "read" ? [] : [places.worktree ?? places.cwd, places.cwd]),
       places.tmp,
       places.lockReports,
       locks,
-      ...git.gitDirs,
+      ...(places.policy.workplace === "read" ? [] : git.gitDirs),
       ...stateUnderHome,
       ...places.policy.allowWrite,
     ]

@@ -475,4 +475,14 @@ describe("codex plan", () => {
   ] as const)("maps access %s to codex's sandbox flags", (access, flags) => {
     expect(codex.plan(planRequest({ access })).args.slice(3, -1)).toEqual(flags);
   });
+
+  it.each(["read-only", "workspace-write", "full", null] as const)(
+    "inside catherd's fence, leaves its own sandbox out at access %s (the fence enforces it)",
+    (access) => {
+      expect(codex.plan(planRequest({ access, fenced: true })).args.slice(3, -1)).toEqual([
+        "--sandbox",
+        "danger-full-access",
+      ]);
+    },
+  );
 });

@@ -77,9 +77,13 @@ describe("allowsConnection", () => {
 describe("what a CLI may write and what it is not shown", () => {
   it("hides every other CLI's login, never its own", () => {
     const forClaude = deniedUnderHome("claude-code");
-    expect(forClaude).toEqual(expect.arrayContaining([".ssh", ".aws", ".codex/auth.json", ".gemini/oauth_creds.json"]));
+    expect(forClaude).toEqual(
+      expect.arrayContaining([".ssh", ".aws", ".codex/auth.json", ".gemini/oauth_creds.json"]),
+    );
     expect(forClaude).not.toContain(".claude/.credentials.json");
-    expect(deniedUnderHome("exec")).toEqual(expect.arrayContaining([".claude/.credentials.json", ".codex/auth.json"]));
+    expect(deniedUnderHome("exec")).toEqual(
+      expect.arrayContaining([".claude/.credentials.json", ".codex/auth.json"]),
+    );
   });
 
   it("lets a CLI write its own state and the tool caches, and nothing of another CLI", () => {
@@ -103,7 +107,12 @@ describe("a refusal in a failure line", () => {
 
   it("names the flag that allows what was refused", () => {
     expect(
-      fenceWords({ mode: "files+net", denied: 3, firstDenied: "registry.example:443", refusedWrite: "/srv/out/a.txt" }),
+      fenceWords({
+        mode: "files+net",
+        denied: 3,
+        firstDenied: "registry.example:443",
+        refusedWrite: "/srv/out/a.txt",
+      }),
     ).toBe(
       "the fence refused a connection to registry.example:443 (and 2 more): allow it with --allow-net registry.example:443; the fence refused a write to /srv/out/a.txt: allow it with --allow-write /srv/out",
     );

@@ -176,6 +176,30 @@ describe("--sandbox files", () => {
   });
 });
 
+describe("--access read-only inside a fence", () => {
+  it("keeps the workplace read-only, for exec too (advisory without the fence)", async () => {
+    const s = setup();
+    const d = await fenced.dispatch(
+      s.env,
+      "reader",
+      ["--cwd", s.work, "--sandbox", "files", "--access", "read-only"],
+      [
+        "/bin/sh",
+        "-c",
+        // Its temp folder stays its own to write.
+        `exec "$0" "$1" "write:${s.work}/out.txt" "!write:$TMPDIR/scratch"`,
+        process.execPath,
+        FENCE_PROBE,
+      ],
+    );
+    await recordOf(s.env, "reader");
+    const tries = probeReports(d.dir);
+    expect(tries.get(`write:${s.work}/out.txt`)).toMatchObject({ ok: false, detail: "EROFS" });
+    expect(tries.get(`write:${path.join(d.dir, "tmp", "scratch")}`)?.ok).toBe(true);
+    expect(fs.existsSync(path.join(s.work, "out.txt"))).toBe(false);
+  });
+});
+
 describe("where the fence cannot run", () => {
   it("refuses with E_SANDBOX_UNAVAILABLE and the fix, writing nothing", async () => {
     const { home, env } = isolatedHome();

@@ -195,6 +195,7 @@ function writeFolder(
     answerSchema:
       answerSchemaPath === null || answer === null ? null : { path: answerSchemaPath, text: answer.text },
     steer: request.steer == null ? null : { questions: request.steer.onQuestion !== null },
+    fenced: request.fence != null,
   });
   // What the request says, in spec.json's order; resolveSpec fills in the rest.
   const asked: SpecFile = {

@@ -120,9 +120,12 @@ export function validateFollowUp(
   });
   // A steerable conversation stays steerable, with its policy for questions, unless the caller says anew.
   const steer = request.steer ?? spec.steer ?? null;
+  // A fenced conversation stays fenced as it was, unless the caller asks for a fence anew.
+  const asksFence = raw.sandbox !== undefined || raw.runSandbox !== undefined;
   return {
     ...request,
     ...(steer === null ? {} : { steer }),
+    ...(asksFence || spec.sandbox === undefined ? {} : { fence: spec.sandbox }),
     followUp: { dispatchId: turn.dispatchId, dir, worktree: spec.worktree ?? null },
   };
 }

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { CatherdError } from "../../domain/errors.js";
 import {
   type FenceMode,
+  fencedWorkplace,
   type NetRule,
   netRuleText,
   PROVIDER_ENDPOINTS,
@@ -12,7 +13,7 @@ import {
   type SandboxPolicy,
   uniqueRules,
 } from "../../domain/sandbox.js";
-import type { BackendId } from "../../domain/vocab.js";
+import type { AccessLevel, BackendId } from "../../domain/vocab.js";
 
 // The fence a request asks for (specs/sandbox.md): `--sandbox`, else the run's (`--run-sandbox`,
 // run.json), else `$CATHERD_SANDBOX`, else off; and what it widens or narrows. Validated before anything is
@@ -122,6 +123,7 @@ export function resolveSandbox(
   asked: SandboxRequest,
   runs: RunSandbox | null,
   backend: BackendId,
+  access: AccessLevel | null,
 ): SandboxPolicy | null {
   const run = asked.runMode === null ? runs?.mode : asked.runMode === "none" ? null : asked.runMode;
   const chosen: SandboxMode = asked.mode ?? run ?? asked.fromEnvironment ?? "off";
@@ -153,6 +155,7 @@ export function resolveSandbox(
     allowWrite: asked.allowWrite,
     denyRead: asked.denyRead,
     allowNet: fence === "files" ? [] : uniqueRules([...providers, ...runHosts, ...asked.allowNet]),
+    workplace: fencedWorkplace(backend, access),
   };
 }
 
