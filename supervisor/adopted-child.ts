@@ -19,6 +19,8 @@ export function adoptedChild(
   startTime: string,
   clock: Clock,
   pgid: number = pid,
+  /** How it ended, where something else than its parent knows (a fence's status file); null: unknown. */
+  exitOf: () => ChildExit | null = () => null,
 ): RunningChild & { dispose(): void } {
   const ended = new AbortController();
   const disposed = new AbortController();
@@ -36,7 +38,7 @@ export function adoptedChild(
   void (async () => {
     while (!disposed.signal.aborted) {
       if (!isSameProcess(pid, startTime)) {
-        const exit: ChildExit = { code: null, signal: null };
+        const exit: ChildExit = exitOf() ?? { code: null, signal: null };
         child.exit = exit;
         ended.abort();
         resolveExited(exit);

@@ -40,8 +40,11 @@ export interface SpawnRequest {
   stderrPath: string;
   /** The cgroup.procs files of the dispatch's cgroup: the agent is started inside it. */
   cgroupProcs?: readonly string[] | undefined;
-  /** The fence the agent runs in (supervisor/fence/): its command line around the agent's. */
-  fence?: { wrap(cmd: string, args: readonly string[]): { cmd: string; args: string[] } } | null;
+  /** The fence the agent runs in (supervisor/fence/): its command line around the agent's, its status file. */
+  fence?: {
+    wrap(cmd: string, args: readonly string[]): { cmd: string; args: string[] };
+    statusPath: string;
+  } | null;
 }
 
 /** The file descriptor bubblewrap tells the fenced agent's pid on (--info-fd). */
@@ -52,6 +55,11 @@ export const FENCE_INFO_FD = 4;
  * up (bubblewrap tells its pid before it makes the mounts).
  */
 export const FENCE_UP_FD = 5;
+/**
+ * The file descriptor bubblewrap writes the agent's exit status on (--json-status-fd): the dispatch's
+ * fence-status.json, so that an adopter, which cannot wait() for the agent, knows how it ended.
+ */
+export const FENCE_STATUS_FD = 6;
 
 /** The fence could not be set up around the agent (bubblewrap said why on stderr); the agent never ran. */
 export class FenceFailed extends Error {}
@@ -85,6 +93,9 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
     fs.fchmodSync(stderr, FILE_MODE);
     const joining = request.cgroupProcs !== undefined && request.cgroupProcs.length > 0;
     const fenced = request.fence !== undefined && request.fence !== null;
+    const status = fenced
+      ? open((request.fence as NonNullable<SpawnRequest["fence"]>).statusPath, "w")
+      : null;
     const inner = fenced
       ? (request.fence as NonNullable<SpawnRequest["fence"]>).wrap(resolvedCommand(request), request.args)
       : { cmd: request.cmd, args: [...request.args] };
@@ -97,7 +108,7 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
         stdout,
         stderr,
         joining ? "pipe" : "ignore",
-        ...(fenced ? (["pipe", "pipe"] as const) : []),
+        ...(status === null ? [] : (["pipe", "pipe", status] as const)),
       ],
       detached: true, // setsid: its own session and process group, so the group can be stopped whole
       argv0: path.basename(joining ? argv.cmd : request.cmd),
@@ -189,6 +200,22 @@ function resolvedCommand(request: Pick<SpawnRequest, "cmd" | "cwd" | "env">): st
     throw Object.assign(new Error(`spawn ${request.cmd} ENOENT`), { code: "ENOENT", path: request.cmd });
   }
   return cmd;
+}
+
+/**
+ * How a fenced agent ended, from bubblewrap's status file (its last `exit-code` document), for a
+ * supervisor that did not spawn it; null while bubblewrap has not written one.
+ */
+export function fencedExitOf(statusPath: string): ChildExit | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(statusPath, "utf8");
+  } catch {
+    return null;
+  }
+  const codes = [...text.matchAll(/"exit-code"\s*:\s*(\d+)/g)];
+  const last = codes[codes.length - 1];
+  return last === undefined ? null : agentExit(Number(last[1]), null, true);
 }
 
 /**

@@ -16,6 +16,7 @@ import { hostIdentity } from "../src/infra/host-identity.js";
 import { startTimeOf } from "../src/infra/process-identity.js";
 import { adoptedChild } from "./adopted-child.js";
 import { makeChannel } from "./channel.js";
+import { fencedExitOf } from "./child.js";
 import { reopenContainment, spawnContained } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
 import { hasReserve, makeReserve } from "./disk-reserve.js";
@@ -144,7 +145,11 @@ export async function superviseAdopted(
   const { clock } = deps;
   const { proc } = adoption;
   const origin = originOf(adoption, clock, log);
-  const child = adoptedChild(proc.pid, proc.startTime, clock, proc.pgid);
+  // A fenced agent's exit is in bubblewrap's status file (fence/fence.ts): known to an adopter too.
+  const statusFile = fileIn(dir, FILES.fenceStatus);
+  const child = adoptedChild(proc.pid, proc.startTime, clock, proc.pgid, () =>
+    fs.existsSync(statusFile) ? fencedExitOf(statusFile) : null,
+  );
   let watched: Watched | null = null;
   let ending: Ending;
   let fence: Fence | null = null;

@@ -66,6 +66,8 @@ export const FILES = {
   sandboxLog: "sandbox.log",
   /** The fence as its supervisor raised it: where its proxy listens, so that an adopter listens there again. */
   fence: "fence.json",
+  /** bubblewrap's status of the fenced agent (--json-status-fd): its pid, then its exit code. */
+  fenceStatus: "fence-status.json",
   /** Where a `catherd lock` of the agent reports (specs/lock.md): writable inside a fence, unlike the folder. */
   lockReports: "locks",
   /** Empty: the supervisor met a full disk and could not write exit.json even through its reserve. */

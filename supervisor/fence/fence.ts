@@ -17,7 +17,7 @@ import type { Clock } from "../../src/infra/clock.js";
 import { readJsonFile } from "../../src/infra/json-file.js";
 import { catherdHome } from "../../src/infra/paths.js";
 import { resolveExecutable } from "../../src/infra/which.js";
-import { FENCE_INFO_FD } from "../child.js";
+import { FENCE_INFO_FD, FENCE_STATUS_FD } from "../child.js";
 import type { SupervisorLog } from "../log.js";
 import { bridgeArgv, insidePort, proxyEnvironment, upArgv } from "./bridge.js";
 import { fenceMounts } from "./mounts.js";
@@ -40,6 +40,8 @@ type FenceFile = z.infer<typeof fenceFileSchema>;
 /** A fence raised: the command that runs the agent inside it, what it adds to its environment, its end. */
 export interface Fence {
   wrap(cmd: string, args: readonly string[]): { cmd: string; args: string[] };
+  /** Where bubblewrap writes the agent's status (supervisor/child.ts). */
+  statusPath: string;
   env: Record<string, string>;
   /** Refusals told so far by this supervisor's proxy. */
   denials(): number;
@@ -170,8 +172,11 @@ export async function raiseFence(
     spec.cwd,
     "--info-fd",
     String(FENCE_INFO_FD),
+    "--json-status-fd",
+    String(FENCE_STATUS_FD),
   ];
   return {
+    statusPath: fileIn(dir, FILES.fenceStatus),
     env: net && file.proxyPort !== null ? proxyEnvironment(file.proxyPort) : {},
     wrap: (cmd, args) => ({
       cmd: bwrap,
@@ -214,6 +219,7 @@ export async function serveFenceAgain(
   const proxy = await served.start();
   log("fence-served-again", { mode: file.mode });
   return {
+    statusPath: fileIn(dir, FILES.fenceStatus),
     env: {},
     wrap: (cmd, args) => ({ cmd, args: [...args] }),
     denials: served.count,

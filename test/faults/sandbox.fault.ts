@@ -1,0 +1,153 @@
+import * as fs from "node:fs";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { dispatchedOf, runCli } from "../helpers/cli.js";
+import { FENCE_PROBE } from "../helpers/fence.js";
+import { readJson } from "../helpers/folders.js";
+import { makeRepo } from "../helpers/git.js";
+import { isAlive, killPid } from "../helpers/processes.js";
+import { waitFor } from "../helpers/wait.js";
+import { CROWD, heavy, homeFor, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
+
+// Row 17: the fence (specs/sandbox.md) under faults — its proxy's death with its supervisor's, and a crowd
+// of fenced dispatches at once.
+
+useFaultKit();
+
+/** A loopback server answering `ok <n>`, closed after the trial. */
+async function server(t: Trial): Promise<{ port: number; hits: () => number }> {
+  let hits = 0;
+  const s = http.createServer((_request, response) => {
+    hits += 1;
+    response.end(`ok ${hits}`);
+  });
+  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
+  t.cleanup(async () => {
+    s.closeAllConnections();
+    await new Promise((resolve) => s.close(resolve));
+  });
+  return { port: (s.address() as AddressInfo).port, hits: () => hits };
+}
+
+async function dispatch(t: Trial, env: NodeJS.ProcessEnv, name: string, flags: string[], command: string) {
+  const result = await runCli(
+    [
+      "dispatch",
+      "--backend",
+      "exec",
+      "--name",
+      name,
+      "--json",
+      "--kill-grace",
+      "500ms",
+      ...flags,
+      "--",
+      "/bin/sh",
+      "-c",
+      command,
+    ],
+    { env, timeoutMs: 120_000 },
+  );
+  // Under a crowd the CLI may say it did not wait for a stdin that ended late: a note, not an error.
+  expect(result.stderr.replace(/^catherd: stdin was not read.*\n/m, ""), "dispatch printed an error").toBe(
+    "",
+  );
+  expect(result.code).toBe(0);
+  const d = dispatchedOf(result);
+  t.dispatch(d.dispatchId);
+  t.pid(d.supervisorPid);
+  return d;
+}
+
+describe("row 17: the fence under faults", () => {
+  it("17a: the supervisor (and its proxy) SIGKILLed mid-run: the adopter serves the agent's next connection", async () => {
+    const t = trial("17a");
+    const { env } = homeFor(t);
+    const web = await server(t);
+    const go = path.join(t.dir(), "go");
+    const url = `http://127.0.0.1:${web.port}/`;
+    const d = await dispatch(
+      t,
+      env,
+      "fenced",
+      ["--cwd", t.dir(), "--sandbox", "files+net", "--allow-net", `127.0.0.1:${web.port}`],
+      `node ${FENCE_PROBE} "!proxy:${url}" && while [ ! -e ${go} ]; do sleep 0.05; done; node ${FENCE_PROBE} "!proxy:${url}"`,
+    );
+    await waitFor("the first request through the first supervisor's proxy", () =>
+      web.hits() === 1 ? true : undefined,
+    );
+    const proc = readJson(path.join(d.dir, "proc.json")) as { pid: number; pgid: number };
+    killPid(d.supervisorPid);
+    await waitGone(d.supervisorPid);
+    expect(isAlive(proc.pid), "the fenced agent outlives its supervisor").toBe(true);
+    // The first reader adopts it; the adopter listens on the proxy's sockets again.
+    await runCli(["status"], { env });
+    await waitFor("the adopter to serve the fence again", () =>
+      fs.readFileSync(path.join(d.dir, "supervisor.log"), "utf8").includes('"fence-served-again"')
+        ? true
+        : undefined,
+    );
+    const adopter = (readJson(path.join(d.dir, "supervisor.json")) as { pid: number }).pid;
+    t.pid(adopter);
+    fs.writeFileSync(go, "");
+    const waited = await runCli(["wait", "fenced", "--timeout", "60s", "--json"], { env, timeoutMs: 70_000 });
+    const record = (
+      JSON.parse(waited.stdout) as { records: { status: string; sandbox: unknown; error: unknown }[] }
+    ).records[0];
+    const why = `${JSON.stringify(record?.error)}\n${fs.readFileSync(path.join(d.dir, "supervisor.log"), "utf8")}`;
+    expect(record?.status, why).toBe("ok");
+    expect(record?.sandbox).toMatchObject({ mode: "files+net", denied: 0 });
+    expect(web.hits()).toBe(2);
+    await waitGone(adopter, 30_000);
+    const fence = readJson(path.join(d.dir, "fence.json")) as { socketDir: string };
+    expect(fs.existsSync(fence.socketDir), "the proxy's sockets went with the last supervisor").toBe(false);
+    t.pass();
+  });
+
+  it(`17b: ${CROWD} fenced dispatches at once, each in its own worktree: each writes only its own, the proxy holds`, async () => {
+    const t = trial("17b", { many: true });
+    await heavy(t);
+    const { env } = homeFor(t);
+    const web = await server(t);
+    const repo = makeRepo(t.dir("catherd-fault-repo-"), { "a.txt": "a\n" });
+    const started = Date.now();
+    const dispatched = await Promise.all(
+      Array.from({ length: CROWD }, (_, i) =>
+        dispatch(
+          t,
+          env,
+          `crowd-${i}`,
+          ["--cwd", repo, "--worktree", "--sandbox", "files+net", "--allow-net", `127.0.0.1:${web.port}`],
+          // What it sees of the worktrees folder (its own only), its own file written, a request served.
+          `ls "$(dirname "$PWD")"; echo mine > own.txt && node ${FENCE_PROBE} "!proxy:http://127.0.0.1:${web.port}/"`,
+        ),
+      ),
+    );
+    t.tally.tried = CROWD;
+    const waited = await runCli(["wait", "--timeout", "300s", "--json"], { env, timeoutMs: 320_000 });
+    const records = (JSON.parse(waited.stdout) as { records: { status: string; dispatchId: string }[] })
+      .records;
+    t.note(`${CROWD} fenced dispatches recorded in ${Math.round((Date.now() - started) / 1000)} s`);
+    for (const d of dispatched) {
+      const record = records.find((r) => r.dispatchId === d.dispatchId);
+      const events = fs.readFileSync(path.join(d.dir, "events.jsonl"), "utf8").split("\n");
+      const spec = readJson(path.join(d.dir, "spec.json")) as { worktree: { path: string } };
+      const seen = events.filter((line) => line !== "" && !line.startsWith("{"));
+      if (
+        record?.status === "ok" &&
+        seen.length === 1 &&
+        seen[0] === path.basename(spec.worktree.path) &&
+        fs.readFileSync(path.join(spec.worktree.path, "own.txt"), "utf8") === "mine\n"
+      ) {
+        t.tally.passed += 1;
+      } else if (record === undefined) {
+        t.tally.lost += 1;
+      }
+    }
+    expect(web.hits()).toBe(CROWD);
+    expect(t.tally.passed).toBe(CROWD);
+    for (const d of dispatched) await waitGone(d.supervisorPid, 60_000);
+  });
+});
