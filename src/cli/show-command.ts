@@ -9,12 +9,14 @@ import { compactDuration, formatDuration } from "../domain/duration.js";
 import { isSecretName } from "../domain/env.js";
 import { cutChars, inertText } from "../domain/inert-text.js";
 import { statusWords } from "../domain/record-words.js";
+import { netRuleText } from "../domain/sandbox.js";
 import type { ExitFile, SpecFile } from "../domain/schemas.js";
 import { formatSize } from "../domain/size.js";
 import { backendOf } from "../folder/backend.js";
 import { type ConversationView, readConversation } from "../folder/conversation.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn, runOf } from "../folder/layout.js";
+import { readSandboxLog } from "../folder/sandbox-log.js";
 import { resolveSpec } from "../folder/spec.js";
 import { systemClock } from "../infra/clock.js";
 import { tailLines } from "../infra/tail.js";
@@ -164,6 +166,17 @@ function renderShow(d: ShownDispatch["dispatch"], talk: ConversationView | null,
       d.spec.maxCostUsd == null ? null : `max cost $${d.spec.maxCostUsd}`,
     ].filter((c) => c !== null);
     if (caps.length > 0) out.push(`limits: ${caps.join(", ")}`);
+    const fence = d.spec.sandbox;
+    if (fence !== undefined) {
+      const hosts =
+        fence.mode === "files+net"
+          ? `, reaching ${fence.allowNet.map(netRuleText).join(", ") || "nothing"}`
+          : "";
+      const refused = readSandboxLog(d.dir).filter((l) => l.event === "denied").length;
+      out.push(
+        `fence: --sandbox ${fence.mode}${fence.workplace === "read" ? ", workplace read-only" : ""}${hosts}; refused ${refused} (sandbox.log)`,
+      );
+    }
   }
   if (d.proc !== null) {
     head("process");

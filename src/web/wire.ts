@@ -73,6 +73,8 @@ export interface RowWire {
   questions?: number | null;
   messages?: { queued: number; delivered: number; acted: number; failed: number } | null;
   asking?: { id: string; kind: string; asks: string; answerBy: string } | null;
+  /** A fenced dispatch's fence (specs/sandbox.md): its mode and what it refused; null: not fenced. */
+  fence?: { mode: string; denied: number; firstDenied: string | null } | null;
 }
 
 /** One bar of the run's timeline: one attempt, from admission to record. */

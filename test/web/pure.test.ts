@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { inertText } from "../../src/domain/inert-text.js";
-import { answerWords, askingWords, messageWords } from "../../src/web/conversation.js";
+import { answerWords, askingWords, fenceWords, messageWords } from "../../src/web/conversation.js";
 import { parsePatch } from "../../src/web/diff.js";
 import { count, duration } from "../../src/web/format.js";
 import { layoutTimeline } from "../../src/web/timeline-layout.js";
@@ -159,5 +159,16 @@ describe("a steerable dispatch's talk on the page", () => {
       state: "failed (interrupt): the dispatch was cancelled",
       text: "(not a message)",
     });
+  });
+});
+
+describe("a fenced dispatch on the page", () => {
+  it("says what the fence refused, and nothing when it refused nothing or there is no fence", () => {
+    expect(fenceWords({ fence: { mode: "files+net", denied: 2, firstDenied: "127.0.0.1:9" } })).toBe(
+      "fence refused 2 (first 127.0.0.1:9)",
+    );
+    expect(fenceWords({ fence: { mode: "files", denied: 0, firstDenied: null } })).toBeNull();
+    expect(fenceWords({ fence: null })).toBeNull();
+    expect(fenceWords({})).toBeNull();
   });
 });

@@ -62,6 +62,7 @@ export function rowWire(row: DispatchRow, view: DispatchView): RowWire {
     questions: row.questions ?? null,
     messages: row.messages ?? null,
     asking: row.asking ?? null,
+    fence: row.fence ?? null,
   };
 }
 

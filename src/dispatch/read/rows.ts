@@ -1,7 +1,9 @@
 // status's rows (specs/cli.md, `status`): one dispatch as a row, from its record alone once it has one,
 // from its view and activity.json while it lives; a chain's attempts folded into one row. Reading only.
+
 import type { DeclaredOutcome } from "../../domain/declared-outcome.js";
 import type { MessageState } from "../../domain/inbox.js";
+import { type FenceMode, netRuleText } from "../../domain/sandbox.js";
 import type { ActivityFile, PlacementFile, QueuedFile, RecordFile, SpecFile } from "../../domain/schemas.js";
 import { pendingWords } from "../../domain/slurm-states.js";
 import { billedTokens } from "../../domain/usage.js";
@@ -11,6 +13,7 @@ import { readConversation } from "../../folder/conversation.js";
 import { FILES, placeOf } from "../../folder/layout.js";
 import { isSeen } from "../../folder/markers.js";
 import { readFolderJson } from "../../folder/read.js";
+import { readSandboxLog } from "../../folder/sandbox-log.js";
 import type { RunPaths } from "../../infra/paths.js";
 import { type HeavyActivity, heavyActivityOf } from "./heavy-activity.js";
 import type { DispatchView } from "./inspect.js";
@@ -79,6 +82,38 @@ export interface DispatchRow {
   questions?: RowConversation["questions"];
   messages?: RowConversation["messages"];
   asking?: RowConversation["asking"];
+  /** A fenced dispatch's fence (specs/sandbox.md): its mode and what it refused so far; absent: none. */
+  fence?: RowFence;
+}
+
+/** A fenced dispatch's fence as its row says it: the record's account, or sandbox.log's while it lives. */
+export interface RowFence {
+  mode: FenceMode;
+  denied: number;
+  firstDenied: string | null;
+}
+
+function recordedFence(record: RecordFile): { fence?: RowFence } {
+  const s = record.sandbox;
+  return s === undefined ? {} : { fence: { mode: s.mode, denied: s.denied, firstDenied: s.firstDenied } };
+}
+
+function liveFence(view: DispatchView): { fence?: RowFence } {
+  if (view.record !== null) return recordedFence(view.record);
+  const mode = view.spec?.sandbox?.mode;
+  if (mode === undefined) return {};
+  const denied = readSandboxLog(view.dir).filter((line) => line.event === "denied");
+  const first = denied[0];
+  return {
+    fence: {
+      mode,
+      denied: denied.length,
+      firstDenied:
+        first?.host === undefined || first.port === undefined
+          ? null
+          : netRuleText({ host: first.host, port: first.port }),
+    },
+  };
 }
 
 /**
@@ -258,6 +293,7 @@ export function recordedRow(run: RunPaths, dir: string, record: RecordFile): Dis
     heavy: null,
     ...(record.outcome === undefined ? {} : { outcome: record.outcome }),
     ...recordedConversation(record),
+    ...recordedFence(record),
   };
 }
 
@@ -303,6 +339,7 @@ export function liveRow(
     heavy: AGENT_STATES.has(view.state) ? heavyActivityOf(view.dir) : null,
     ...(view.record?.outcome === undefined ? {} : { outcome: view.record.outcome }),
     ...liveConversation(view),
+    ...liveFence(view),
   };
 }
 

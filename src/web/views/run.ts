@@ -1,5 +1,5 @@
 import { cancel, confirmCancel, getJson, go, notifyButton, notifyEnded, toast, type View } from "../app.js";
-import { askingWords } from "../conversation.js";
+import { askingWords, fenceWords } from "../conversation.js";
 import { h, link, replace } from "../dom.js";
 import { count, duration, since, usd } from "../format.js";
 import { renderTimeline } from "../timeline.js";
@@ -268,8 +268,16 @@ function doing(r: RowWire, now: number): Node | string {
       r.error !== null
         ? `${r.error.kind ?? r.status}: ${r.error.message}`
         : `${r.status ?? "?"} (${r.reason ?? "?"})`;
-    if (r.outcome === undefined) return verdict;
-    return h("span", null, verdict, h("span", { class: "outcome" }, ` · ${outcomeWords(r.outcome, ": ")}`));
+    const refused = fenceWords(r);
+    const tail = refused === null ? [] : [h("span", { class: "warn fence" }, ` · ${refused}`)];
+    if (r.outcome === undefined) return tail.length === 0 ? verdict : h("span", null, verdict, ...tail);
+    return h(
+      "span",
+      null,
+      verdict,
+      h("span", { class: "outcome" }, ` · ${outcomeWords(r.outcome, ": ")}`),
+      ...tail,
+    );
   }
   if (r.queue !== null) return r.queue.blocker;
   // Waiting for an answer: what someone must do something about, first.
@@ -291,6 +299,8 @@ function doing(r: RowWire, now: number): Node | string {
   }
   if (r.retrying > 0) parts.push(h("span", { class: "warn" }, ` · provider retry ${r.retrying}`));
   else if (r.retries > 0) parts.push(h("span", { class: "dim" }, ` · ${r.retries} retries`));
+  const refused = fenceWords(r);
+  if (refused !== null) parts.push(h("span", { class: "warn fence" }, ` · ${refused}`));
   return h("span", null, ...parts);
 }
 
