@@ -21,7 +21,7 @@
 //   BENCH_SCALE=1,10,50,100  concurrency levels
 //   BENCH_RUNBUDGET_LIVE=1,10,50  live dispatches of the run-budget section's run
 //   BENCH_ONLY=a,b         sections: dispatch, mcp, imports, reaction, stop, ingest, steady, read, admission,
-//                          lockhold, scale, ui, lock, runbudget
+//                          lockhold, scale, ui, lock, runbudget, fence
 //   BENCH_TMP=dir          where the temporary homes go (default: the OS temp dir)
 //   BENCH_KEEP=1           keep the temporary folders
 //   BENCH_SOURCE=text      where the measured tree came from, when it is a copy (recorded in results.json)
@@ -45,6 +45,7 @@ import { Report } from "./lib/report.mjs";
 import { readJson } from "./lib/wait.mjs";
 import { benchAdmission } from "./sections/admission.mjs";
 import { benchDispatch } from "./sections/dispatch.mjs";
+import { benchFence } from "./sections/fence.mjs";
 import { benchImports } from "./sections/imports.mjs";
 import { benchIngest } from "./sections/ingest.mjs";
 import { benchLock } from "./sections/lock.mjs";
@@ -74,6 +75,7 @@ const SECTIONS = [
   ["lockhold", benchLockHold],
   ["scale", benchScale],
   ["ui", benchUi],
+  ["fence", benchFence],
   ["lock", benchLock],
   ["runbudget", benchRunBudget],
 ];

@@ -97,7 +97,7 @@ export function stateFromEnvironment(
 ): string[] {
   const set = (name: string) => {
     const value = env[name];
-    return value !== undefined && value.startsWith("/") ? [value] : [];
+    return value?.startsWith("/") === true ? [value] : [];
   };
   switch (backend) {
     case "codex":
