@@ -5,6 +5,7 @@ import * as path from "node:path";
 import type { Readable } from "node:stream";
 import { FILE_MODE } from "../src/infra/atomic.js";
 import { JOIN_STATUS_FD, joinCommand, joinStatus } from "../src/infra/cgroup/join.js";
+import { tailLines } from "../src/infra/tail.js";
 import { resolveExecutable } from "../src/infra/which.js";
 
 /** How the agent ended, as node reports it. */
@@ -130,7 +131,7 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
       ) {
         await running.exited;
         throw new FenceFailed(
-          `the fence could not be set up: ${lastLine(request.stderrPath) ?? "bwrap ended"}`,
+          `the fence could not be set up: ${tailLines(request.stderrPath, 1)[0]?.trim() || "bwrap ended"}`,
         );
       }
       running.pgid = inside;
@@ -168,16 +169,6 @@ function fenceUp(up: Readable): Promise<boolean> {
     up.once("end", () => resolve(false));
     up.once("error", () => resolve(false));
   });
-}
-
-/** The last non-empty line of a file, for a failure's words. */
-function lastLine(file: string): string | null {
-  try {
-    const lines = fs.readFileSync(file, "utf8").trim().split("\n");
-    return lines[lines.length - 1]?.trim() || null;
-  } catch {
-    return null;
-  }
 }
 
 /** Where a command is looked up when the agent's environment has no PATH (execvp's own default). */
