@@ -5,6 +5,8 @@ import { describe, expect, it } from "vitest";
 import { isolatedHome, runCli } from "../helpers/cli.js";
 import { FENCE_PROBE, filesUnder, probeReports, recordOf, useFencedDispatches } from "../helpers/fence.js";
 import { readJson, tempDir } from "../helpers/folders.js";
+import { isAlive } from "../helpers/processes.js";
+import { waitFor } from "../helpers/wait.js";
 
 // The fence for real (specs/sandbox.md): bubblewrap around an exec agent — the fence probe — and the
 // supervisor's proxy in front of its network, on this machine's kernel.
@@ -91,7 +93,8 @@ describe("--sandbox files+net", () => {
     ]);
     // The planted secret is in no file of the dispatch folder.
     for (const { file, text } of filesUnder(d.dir)) expect(text.includes(s.secret), file).toBe(false);
-    // The proxy's sockets went with the fence.
+    // The proxy's sockets go with the fence, when its supervisor ends.
+    await waitFor("the supervisor to end", () => (isAlive(d.supervisorPid) ? undefined : true));
     const fence = readJson(path.join(d.dir, "fence.json"));
     expect(fs.existsSync(fence.socketDir as string)).toBe(false);
   });
