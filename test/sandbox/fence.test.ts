@@ -94,7 +94,7 @@ describe("--sandbox files+net", () => {
     // The planted secret is in no file of the dispatch folder.
     for (const { file, text } of filesUnder(d.dir)) expect(text.includes(s.secret), file).toBe(false);
     // The proxy's sockets go with the fence, when its supervisor ends.
-    await waitFor("the supervisor to end", () => (isAlive(d.supervisorPid) ? undefined : true));
+    await waitFor("the supervisor to end", () => (isAlive(d.supervisorPid ?? 0) ? undefined : true));
     const fence = readJson(path.join(d.dir, "fence.json"));
     expect(fs.existsSync(fence.socketDir as string)).toBe(false);
   });
