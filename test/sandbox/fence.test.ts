@@ -91,10 +91,10 @@ describe("--sandbox files+net", () => {
     expect(log.filter((l) => l.event === "denied")).toEqual([
       expect.objectContaining({ what: "net", host: "127.0.0.1", port: refused.port, method: "GET" }),
     ]);
-    // The planted secret is in no file of the dispatch folder.
-    for (const { file, text } of filesUnder(d.dir)) expect(text.includes(s.secret), file).toBe(false);
-    // The proxy's sockets go with the fence, when its supervisor ends.
+    // Once its supervisor has ended (it removes its reserve and the fence's sockets after the record): the
+    // planted secret is in no file of the dispatch folder, and the proxy's sockets are gone.
     await waitFor("the supervisor to end", () => (isAlive(d.supervisorPid ?? 0) ? undefined : true));
+    for (const { file, text } of filesUnder(d.dir)) expect(text.includes(s.secret), file).toBe(false);
     const fence = readJson(path.join(d.dir, "fence.json"));
     expect(fs.existsSync(fence.socketDir as string)).toBe(false);
   });
