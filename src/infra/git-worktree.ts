@@ -45,13 +45,42 @@ export async function addWorktree(
   if (!valid.ok) return { ok: false, reason: `${request.branch} is not a valid branch name` };
   const base = await gitLine(root, ["rev-parse", "--verify", "-q", `${request.base}^{commit}`]);
   if (base === null || base === "") return { ok: false, reason: `${request.base} does not name a commit` };
-  const added = await runGit(
-    root,
-    ["worktree", "add", "--quiet", "--no-track", "-b", request.branch, request.path, base],
-    { timeoutMs },
-  );
-  if (!added.ok) return { ok: false, reason: whyFailed(added) };
-  return { ok: true, worktree: { path: request.path, branch: request.branch, base } };
+  for (let attempt = 1; ; attempt++) {
+    // A branch an earlier attempt made before it failed is checked out as it is (it starts at `base`).
+    // Only on a retry: a branch there before the first attempt is refused, as git refuses it.
+    const made =
+      attempt === 1
+        ? null
+        : await gitLine(root, ["rev-parse", "--verify", "-q", `refs/heads/${request.branch}^{commit}`]);
+    const args =
+      made === base
+        ? ["worktree", "add", "--quiet", request.path, request.branch]
+        : ["worktree", "add", "--quiet", "--no-track", "-b", request.branch, request.path, base];
+    const added = await runGit(root, args, { timeoutMs });
+    if (added.ok) return { ok: true, worktree: { path: request.path, branch: request.branch, base } };
+    const reason = whyFailed(added);
+    if (attempt >= RACE_ATTEMPTS || !RACING_WORKTREE.test(reason)) return { ok: false, reason };
+    // Another worktree of the repository was being added at the same moment (50 `--worktree` dispatches
+    // at once do it): git read its half-made folder. Again, a moment later.
+    removeIfEmpty(request.path);
+    await new Promise((resolve) => setTimeout(resolve, RACE_BACKOFF_MS * attempt));
+  }
+}
+
+/**
+ * What `git worktree add` says when it lists the repository's worktrees while another is being added
+ * (git 2.39: "fatal: failed to read .git/worktrees/<id>/commondir: Success"): transient.
+ */
+const RACING_WORKTREE = /failed to read \S*worktrees\/[^/\s]+\/(commondir|gitdir|HEAD)/;
+const RACE_ATTEMPTS = 5;
+const RACE_BACKOFF_MS = 100;
+
+function removeIfEmpty(dir: string): void {
+  try {
+    fs.rmdirSync(dir);
+  } catch {
+    // not there, or not empty: git refuses the next attempt with its own words
+  }
 }
 
 /** What clean-up must know about a worktree before it removes it; null fields are unknown (keep it). */
