@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { resolveExecutable } from "../../src/infra/which.js";
 import { isolatedHome, runCli } from "../helpers/cli.js";
 import { recordOf, useFencedDispatches } from "../helpers/fence.js";
 import { CLI_MAIN, tempDir } from "../helpers/folders.js";
@@ -98,7 +99,9 @@ describe("work inside a fence", () => {
       JSON.stringify({ name: "fence-tiny", version: "1.0.0" }),
     );
     fs.writeFileSync(path.join(pkg, "index.js"), "module.exports = 'tiny';\n");
-    const npm = path.join(path.dirname(process.execPath), "npm");
+    // The machine's npm (the registry's Node 24 that CI also runs these tests on comes without one).
+    const npm = resolveExecutable("npm", process.env.PATH ?? "");
+    if (npm === null) throw new Error("npm is not on PATH");
     const packed = tempDir("catherd-packed-");
     execFileSync(npm, ["pack", "--silent", "--pack-destination", packed], { cwd: pkg, stdio: "ignore" });
     const tarball = fs.readFileSync(path.join(packed, "fence-tiny-1.0.0.tgz"));
