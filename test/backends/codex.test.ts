@@ -480,9 +480,12 @@ describe("codex plan", () => {
     "inside catherd's fence, leaves its own sandbox out at access %s (the fence enforces it)",
     (access) => {
       expect(codex.plan(planRequest({ access, fenced: true })).args.slice(3, -1)).toEqual([
-        "--sandbox",
-        "danger-full-access",
+        "--dangerously-bypass-approvals-and-sandbox",
       ]);
+      // `exec resume` takes the same (it has no --sandbox).
+      expect(codex.plan(planRequest({ access, fenced: true, thread: "th-1" })).args).toContain(
+        "--dangerously-bypass-approvals-and-sandbox",
+      );
     },
   );
 });
