@@ -36,14 +36,20 @@ export function useFencedDispatches(): FencedDispatches {
   const supervisors: number[] = [];
   const servers: http.Server[] = [];
   afterEach(async () => {
-    await waitFor("the supervisors to exit", () =>
-      supervisors.every((pid) => !isAlive(pid)) ? true : undefined,
-    ).finally(() => supervisors.splice(0));
-    for (const server of servers.splice(0)) {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+    // Whatever happened — a supervisor that does not end is the test's failure, not a reason to leave its
+    // processes running — the servers close and every process of its dispatches is reaped.
+    try {
+      await waitFor("the supervisors to exit", () =>
+        supervisors.every((pid) => !isAlive(pid)) ? true : undefined,
+      );
+    } finally {
+      supervisors.splice(0);
+      for (const server of servers.splice(0)) {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+      expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
     }
-    expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
   });
   return {
     async dispatch(env, name, flags, command) {

@@ -16,7 +16,11 @@ import { waitFor } from "../helpers/wait.js";
 
 const fenced = useFencedDispatches();
 isolateGitConfig();
+/** Ends the outside lock's command (in a session of its own, out of the lock helper's reach) whatever happened. */
+let releaseOutside: (() => void) | null = null;
 afterEach(() => {
+  releaseOutside?.();
+  releaseOutside = null;
   expect(reapLocks(), "locks left running").toBe(0);
 });
 
@@ -64,6 +68,7 @@ describe("work inside a fence", () => {
     const shared = tempDir();
     const notes = path.join(shared, "notes");
     const go = path.join(shared, "go");
+    releaseOutside = () => fs.writeFileSync(go, "");
     const outside = startLock(["--", ...notingCommand(notes, "outside", { go })], env);
     await waitFor("the outside command to hold the slot", () =>
       notesOf(notes).includes("start outside") ? true : undefined,
