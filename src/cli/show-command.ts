@@ -16,7 +16,7 @@ import { backendOf } from "../folder/backend.js";
 import { type ConversationView, readConversation } from "../folder/conversation.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn, runOf } from "../folder/layout.js";
-import { readSandboxLog } from "../folder/sandbox-log.js";
+import { refusalsIn } from "../folder/sandbox-log.js";
 import { resolveSpec } from "../folder/spec.js";
 import { systemClock } from "../infra/clock.js";
 import { tailLines } from "../infra/tail.js";
@@ -172,7 +172,7 @@ function renderShow(d: ShownDispatch["dispatch"], talk: ConversationView | null,
         fence.mode === "files+net"
           ? `, reaching ${fence.allowNet.map(netRuleText).join(", ") || "nothing"}`
           : "";
-      const refused = readSandboxLog(d.dir).filter((l) => l.event === "denied").length;
+      const refused = refusalsIn(d.dir).denied;
       out.push(
         `fence: --sandbox ${fence.mode}${fence.workplace === "read" ? ", workplace read-only" : ""}${hosts}; refused ${refused} (sandbox.log)`,
       );

@@ -41,16 +41,19 @@ export function readSandboxLog(dir: string): SandboxLine[] {
 const STDERR_SCAN_LINES = 400;
 const STDERR_SCAN_BYTES = 128 * 1024;
 
-/** The fence's account of a fenced dispatch, for its record. */
-export function fenceAccount(dir: string, mode: FenceMode): FenceAccount {
+/** What sandbox.log says the fence refused: how many connections, and the first as `HOST:PORT`. */
+export function refusalsIn(dir: string): Pick<FenceAccount, "denied" | "firstDenied"> {
   const denied = readSandboxLog(dir).filter((line) => line.event === "denied");
   const first = denied.find((line) => line.host !== undefined && line.port !== undefined);
-  const stderr = tailLines(fileIn(dir, FILES.stderr), STDERR_SCAN_LINES, STDERR_SCAN_BYTES);
   return {
-    mode,
     denied: denied.length,
     firstDenied:
       first === undefined ? null : netRuleText({ host: first.host as string, port: first.port as number }),
-    refusedWrite: refusedWriteIn(stderr),
   };
+}
+
+/** The fence's account of a fenced dispatch, for its record. */
+export function fenceAccount(dir: string, mode: FenceMode): FenceAccount {
+  const stderr = tailLines(fileIn(dir, FILES.stderr), STDERR_SCAN_LINES, STDERR_SCAN_BYTES);
+  return { mode, ...refusalsIn(dir), refusedWrite: refusedWriteIn(stderr) };
 }

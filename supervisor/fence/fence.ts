@@ -43,8 +43,6 @@ export interface Fence {
   /** Where bubblewrap writes the agent's status (supervisor/child.ts). */
   statusPath: string;
   env: Record<string, string>;
-  /** Refusals told so far by this supervisor's proxy. */
-  denials(): number;
   lower(): Promise<void>;
 }
 
@@ -58,14 +56,11 @@ function sandboxLogger(dir: string, clock: Clock): (fields: Record<string, unkno
 
 function serve(dir: string, file: FenceFile, policy: SandboxPolicy, clock: Clock, log: SupervisorLog) {
   const say = sandboxLogger(dir, clock);
-  let count = 0;
   const onDenied = (denial: Denial) => {
-    count += 1;
     say({ event: "denied", what: "net", ...denial });
     log("fence-denied", { what: "net", host: denial.host, port: denial.port });
   };
   return {
-    count: () => count,
     start: (): Promise<FenceProxy | null> =>
       file.socketDir === null
         ? Promise.resolve(null)
@@ -136,7 +131,6 @@ export async function raiseFence(
       ...stateFromEnvironment(spec.backend, env),
     ],
     sockets: unixSocketsOf(env),
-    proxyDir: file.socketDir,
   });
   const uid = process.getuid?.() ?? UID_FOR_ROOT;
   const gid = process.getgid?.() ?? UID_FOR_ROOT;
@@ -188,11 +182,7 @@ export async function raiseFence(
           : upArgv(cmd, args)),
       ],
     }),
-    denials: served.count,
-    lower: async () => {
-      await proxy?.close();
-      if (file.socketDir !== null) fs.rmSync(file.socketDir, { recursive: true, force: true });
-    },
+    lower: () => lowered(proxy, file),
   };
 }
 
@@ -222,23 +212,14 @@ export async function serveFenceAgain(
     statusPath: fileIn(dir, FILES.fenceStatus),
     env: {},
     wrap: (cmd, args) => ({ cmd, args: [...args] }),
-    denials: served.count,
-    lower: async () => {
-      await proxy?.close();
-      if (file.socketDir !== null) fs.rmSync(file.socketDir, { recursive: true, force: true });
-    },
+    lower: () => lowered(proxy, file),
   };
 }
 
-/** The refusals sandbox.log holds: what the record counts, whoever told them. */
-export function deniedCount(dir: string): number {
-  let text: string;
-  try {
-    text = fs.readFileSync(fileIn(dir, FILES.sandboxLog), "utf8");
-  } catch {
-    return 0;
-  }
-  return text.split("\n").filter((line) => line.includes('"event":"denied"')).length;
+/** The proxy closed and its sockets' folder removed: the end of a fence, whoever raised it. */
+async function lowered(proxy: FenceProxy | null, file: FenceFile): Promise<void> {
+  await proxy?.close();
+  if (file.socketDir !== null) fs.rmSync(file.socketDir, { recursive: true, force: true });
 }
 
 /** The unix sockets an environment points at that would lead out of the fence: an ssh agent, the user's runtime folder. */

@@ -38,8 +38,6 @@ export interface FencePlaces {
   stateToMake: readonly string[];
   /** Unix sockets of this account that lead out of any fence (an ssh agent, a desktop bus): hidden. */
   sockets: readonly string[];
-  /** The proxy's socket folder under files+net: readable, never writable. */
-  proxyDir: string | null;
 }
 
 /** Mount options in the order bubblewrap applies them, and what they hide (said in sandbox.log). */

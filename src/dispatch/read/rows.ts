@@ -3,7 +3,7 @@
 
 import type { DeclaredOutcome } from "../../domain/declared-outcome.js";
 import type { MessageState } from "../../domain/inbox.js";
-import { type FenceMode, netRuleText } from "../../domain/sandbox.js";
+import type { FenceMode } from "../../domain/sandbox.js";
 import type { ActivityFile, PlacementFile, QueuedFile, RecordFile, SpecFile } from "../../domain/schemas.js";
 import { pendingWords } from "../../domain/slurm-states.js";
 import { billedTokens } from "../../domain/usage.js";
@@ -13,7 +13,7 @@ import { readConversation } from "../../folder/conversation.js";
 import { FILES, placeOf } from "../../folder/layout.js";
 import { isSeen } from "../../folder/markers.js";
 import { readFolderJson } from "../../folder/read.js";
-import { readSandboxLog } from "../../folder/sandbox-log.js";
+import { refusalsIn } from "../../folder/sandbox-log.js";
 import type { RunPaths } from "../../infra/paths.js";
 import { type HeavyActivity, heavyActivityOf } from "./heavy-activity.js";
 import type { DispatchView } from "./inspect.js";
@@ -101,19 +101,7 @@ function recordedFence(record: RecordFile): { fence?: RowFence } {
 function liveFence(view: DispatchView): { fence?: RowFence } {
   if (view.record !== null) return recordedFence(view.record);
   const mode = view.spec?.sandbox?.mode;
-  if (mode === undefined) return {};
-  const denied = readSandboxLog(view.dir).filter((line) => line.event === "denied");
-  const first = denied[0];
-  return {
-    fence: {
-      mode,
-      denied: denied.length,
-      firstDenied:
-        first?.host === undefined || first.port === undefined
-          ? null
-          : netRuleText({ host: first.host, port: first.port }),
-    },
-  };
+  return mode === undefined ? {} : { fence: { mode, ...refusalsIn(view.dir) } };
 }
 
 /**
