@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect } from "vitest";
+import { COMPILE_CACHE_DIR } from "../../src/infra/compile-cache.js";
 import { type CliResult, isolatedHome, runCli } from "./cli.js";
 import { recordedLines } from "./fake-cli.js";
 import { tempDir } from "./folders.js";
@@ -121,11 +122,16 @@ export function setUp(options: { leftover?: boolean } = {}) {
   return { home, bins, env, pidFile };
 }
 
-/** Every path under `dir` with its size and mtime: what a refusal must leave as it found it. */
+/**
+ * Every path under `dir` with its size and mtime: what a refusal must leave as it found it. Node's
+ * compile cache is left out: any catherd process (an earlier turn's supervisor exiting, too) may
+ * flush it at any moment, renaming its temporary files, and it holds no state of catherd's.
+ */
 export function treeOf(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
     for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      if (entry.name === COMPILE_CACHE_DIR && d === dir) continue;
       const p = path.join(d, entry.name);
       const stat = fs.lstatSync(p);
       out.push(`${path.relative(dir, p)} ${stat.isDirectory() ? "dir" : `${stat.size} ${stat.mtimeMs}`}`);
