@@ -6,6 +6,9 @@ import { defineConfig } from "vitest/config";
  */
 const PURE = [
   "test/domain/**/*.test.ts",
+  "test/engines/slurm-output.test.ts",
+  "test/engines/slurm-states.test.ts",
+  "test/engines/slurm-submit.test.ts",
   "test/backends/**/*.test.ts",
   "test/web/**/*.test.ts",
   "test/schemas.test.ts",

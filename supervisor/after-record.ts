@@ -37,12 +37,15 @@ interface StartedPromoter {
  * releases it. A supervisor that dies before closes the pipe, which releases it too. Null when nothing is
  * queued: a hand-over is known only from the record, and its promoter starts after it.
  */
-export function startPromoterEarly(dir: string, log: SupervisorLog): EarlyPromoter | null {
+export async function startPromoterEarly(dir: string, log: SupervisorLog): Promise<EarlyPromoter | null> {
   const run = runOf(dir);
   if (run === null) return null;
   const markers = readLiveMarkers(run);
   if (!markers.some((m) => m.queued !== undefined)) return null;
-  const started = spawnPromoter(dir, run.dir, log, true);
+  const started = spawnPromoter(dir, run.dir, log, {
+    whenReleased: true,
+    inEngineJob: await inEngineJob(dir),
+  });
   if (started === null) return null;
   log("promoter-started", { pid: started.pid, released: "after the record" });
   const { child } = started;
@@ -86,7 +89,7 @@ export async function promoteAfterRecord(
   // engine's job, which would hold its node, its license and its time limit for the wait: readers do it.
   const notBefore = timedRetryOf(dir);
   if (notBefore === null) return;
-  if (ownPlacement(dir) !== null) {
+  if (await inEngineJob(dir)) {
     log("waiting-for-retry", { notBefore, waitMs: 0, left: "to readers: an engine's job does not wait" });
     return;
   }
@@ -106,9 +109,17 @@ function timedRetryOf(dir: string): string | null {
   return okValue(readFolderJson(next, FILES.queued))?.notBefore ?? null;
 }
 
+/** Whether this supervisor is what an engine placed (supervisor/placed.ts). */
+async function inEngineJob(dir: string): Promise<boolean> {
+  return (await ownPlacement(dir)) !== null;
+}
+
 /** Starts the promoter program on the run and waits for it, at most PROMOTER_WAIT_MS. */
 async function runPromoter(dir: string, runDir: string, log: SupervisorLog, clock: Clock): Promise<void> {
-  const started = spawnPromoter(dir, runDir, log, false);
+  const started = spawnPromoter(dir, runDir, log, {
+    whenReleased: false,
+    inEngineJob: await inEngineJob(dir),
+  });
   if (started !== null) await awaitPromoter(started, log, clock);
 }
 
@@ -120,7 +131,7 @@ function spawnPromoter(
   dir: string,
   runDir: string,
   log: SupervisorLog,
-  whenReleased: boolean,
+  { whenReleased, inEngineJob }: { whenReleased: boolean; inEngineJob: boolean },
 ): StartedPromoter | null {
   let outFd: number;
   try {
@@ -134,7 +145,7 @@ function spawnPromoter(
     runDir,
     ...(whenReleased ? [WHEN_RELEASED_FLAG] : []),
     // In an engine's job, a local supervisor it started would end with the job.
-    ...(ownPlacement(dir) === null ? [] : [IN_ENGINE_JOB_FLAG]),
+    ...(inEngineJob ? [IN_ENGINE_JOB_FLAG] : []),
   ];
   const child = spawn(process.execPath, args, {
     detached: true,

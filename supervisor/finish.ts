@@ -38,7 +38,7 @@ export async function finish(
 ) {
   const { watched } = run;
   // Started now to overlap the stop and the record; released by the record, or here whatever happens.
-  const early = watched === null ? null : startPromoterEarly(dir, log);
+  const early = watched === null ? null : await startPromoterEarly(dir, log);
   try {
     await stopAndRecord(dir, deps, log, run, early);
   } finally {

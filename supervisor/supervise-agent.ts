@@ -49,8 +49,8 @@ export async function superviseFirst(
 ): Promise<void> {
   const { clock, files } = deps;
   // Placed by an engine: the job now has its node, which placement.json says from here on.
-  const placement = ownPlacement(dir);
-  if (placement !== null) notePlacementNode(dir, placement, deps, log);
+  const placed = await ownPlacement(dir);
+  if (placed !== null) notePlacementNode(dir, placed, deps, log);
 
   let watched: Watched | null = null;
   let ending: Ending;
@@ -308,9 +308,10 @@ async function endingOfWatch(input: WatchInput): Promise<Ending> {
   // A signal in a job an engine placed may be the engine ending the job (specs/placement.md): its words
   // say how, and the dispatch is recorded so, whichever of the supervisor and its agent it reached first.
   const agentSignalled = watched.reason === "exited" && input.child.exit?.signal != null;
-  const placement = signalled !== null || agentSignalled ? ownPlacement(input.dir) : null;
-  if (placement === null) return ending;
-  const engine = await endingOfOwnJob(input.dir, placement, input.deps.clock);
+  const placed = signalled !== null || agentSignalled ? await ownPlacement(input.dir) : null;
+  if (placed === null) return ending;
+  const { placement } = placed;
+  const engine = await endingOfOwnJob(input.dir, placed, input.deps.clock);
   if (engine === null) return ending;
   log("engine-ended", { jobId: placement.jobId, state: engine.state, words: engine.words });
   return {

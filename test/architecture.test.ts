@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "./helpers/folders.js";
 
@@ -123,13 +124,15 @@ const LAYERS: Record<string, readonly string[]> = {
   "src/backends": ["src/domain"],
   "src/infra": ["src/domain"],
   "src/folder": ["src/domain", "src/backends", "src/infra"],
-  "src/dispatch": ["src/domain", "src/backends", "src/infra", "src/folder"],
+  "src/engines": ["src/domain", "src/infra", "src/folder"],
+  "src/dispatch": ["src/domain", "src/backends", "src/infra", "src/folder", "src/engines"],
   "src/demo": ["src/domain"],
   // The dashboard's page, run by the browser: the CLI's ui server shares its wire types.
   "src/web": ["src/domain"],
   "src/lock": ["src/domain", "src/infra", "src/folder"],
   "src/cli": [
     "src/domain",
+    "src/engines",
     "src/backends",
     "src/infra",
     "src/folder",
@@ -138,9 +141,10 @@ const LAYERS: Record<string, readonly string[]> = {
     "src/web",
     "src/lock",
   ],
-  supervisor: ["src/domain", "src/backends", "src/infra", "src/folder"],
+  supervisor: ["src/domain", "src/backends", "src/infra", "src/folder", "src/engines"],
   "src/bin": [
     "src/domain",
+    "src/engines",
     "src/backends",
     "src/infra",
     "src/folder",
@@ -185,6 +189,30 @@ function layerOf(to: string): string | null {
     return null;
   }
   return Object.keys(LAYERS).find((layer) => to.startsWith(`${layer}/`)) ?? to;
+}
+
+/** The identifiers a module's code uses (not its comments, not its strings). */
+function identifiersOf(file: string): Set<string> {
+  const source = ts.createSourceFile(
+    file,
+    fs.readFileSync(path.join(ROOT, file), "utf8"),
+    ts.ScriptTarget.Latest,
+  );
+  const found = new Set<string>();
+  const visit = (node: ts.Node) => {
+    if (ts.isIdentifier(node) || ts.isPrivateIdentifier(node)) found.add(node.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** The engines, each a folder of src/engines (specs/architecture.md, "Engines"). */
+function engineFolders(): string[] {
+  return fs
+    .readdirSync(path.join(ROOT, "src/engines"), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name);
 }
 
 describe("architecture", () => {
@@ -306,6 +334,37 @@ describe("architecture", () => {
           ].includes(file),
       ),
     ).toEqual([]);
+  });
+
+  it("keeps each engine behind the seam: only the registry imports an engine's folder", () => {
+    const engines = engineFolders();
+    expect(engines).toContain("slurm");
+    const outside = [...sourceFiles("src"), ...sourceFiles("supervisor")];
+    const found = engines.flatMap((engine) =>
+      outside
+        .filter((file) => !file.startsWith(`src/engines/${engine}/`) && file !== "src/engines/registry.ts")
+        .flatMap((file) =>
+          importsOf(file)
+            .map((spec) => target(file, spec))
+            .filter((to) => to.startsWith(`src/engines/${engine}/`))
+            .map((to) => `${file} imports ${to}`),
+        ),
+    );
+    expect(found).toEqual([]);
+  });
+
+  it("names no engine in code outside its own folder (comments and strings may)", () => {
+    const files = [...sourceFiles("src"), ...sourceFiles("supervisor")];
+    const found = engineFolders().flatMap((engine) =>
+      files
+        .filter((file) => !file.startsWith(`src/engines/${engine}/`) && file !== "src/engines/registry.ts")
+        .flatMap((file) =>
+          [...identifiersOf(file)]
+            .filter((name) => name.toLowerCase().includes(engine))
+            .map((name) => `${file}: ${name}`),
+        ),
+    );
+    expect(found).toEqual([]);
   });
 
   it("finds static and dynamic imports: only the programs' entries in src/bin load the supervisor", () => {

@@ -13,7 +13,8 @@ import { SPEC_DEFAULTS } from "../domain/defaults.js";
 import { compactDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import { SANDBOX_MODES } from "../domain/sandbox.js";
-import { ACCESS_LEVELS, BACKEND_IDS, PLACEMENTS, type QueueBlocker } from "../domain/vocab.js";
+import { ACCESS_LEVELS, BACKEND_IDS, ENGINES, PLACEMENTS, type QueueBlocker } from "../domain/vocab.js";
+import { ENGINE_OPTIONS } from "../engines/registry.js";
 import { catherdHome, runName } from "../infra/paths.js";
 import { readBrief } from "./brief-input.js";
 import { type Command, listOption, type ParsedInput, stringOption } from "./kit.js";
@@ -272,13 +273,17 @@ export const dispatchCommand: Command<Dispatched> = {
       description:
         "a host a files+net agent may reach (port 443 unless given; *.example.com for subdomains; 127.0.0.1:PORT for a loopback port), beside its provider's endpoints",
     },
-    "slurm-opt": {
-      type: "string",
-      value: "<option>",
-      multiple: true,
-      description:
-        "an sbatch option for the job, given as it is, its value attached: --slurm-opt=--partition=gpu",
-    },
+    ...Object.fromEntries(
+      ENGINES.map((engine) => [
+        ENGINE_OPTIONS[engine].flag,
+        {
+          type: "string",
+          value: "<option>",
+          multiple: true,
+          description: ENGINE_OPTIONS[engine].description,
+        } as const,
+      ]),
+    ),
     bin: {
       type: "string",
       value: "<path>",
@@ -395,7 +400,9 @@ export const dispatchCommand: Command<Dispatched> = {
       runNotify: stringOption(input, "run-notify"),
       placement: stringOption(input, "placement"),
       runPlacement: stringOption(input, "run-placement"),
-      slurmOpt: listOption(input, "slurm-opt"),
+      engineOptions: Object.fromEntries(
+        ENGINES.map((engine) => [engine, listOption(input, ENGINE_OPTIONS[engine].flag)]),
+      ),
       answer,
       steerable: input.values.steerable === true,
       keepOpen: stringOption(input, "keep-open"),

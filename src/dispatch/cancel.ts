@@ -20,7 +20,7 @@ import { stopOrphan } from "./settle/settle.js";
  * - queued: recorded cancelled under the run's lock, never started — unless a promotion got there
  *   first, and then it is cancelled as the live dispatch it has become;
  * - submitted to an engine and its supervisor not up yet (the job pending, or starting on its node): the
- *   cancel file, then the job is cancelled in the engine (scancel), and once the engine says it ended, it
+ *   cancel file, then the engine is asked to end it, and once the engine says it ended, it
  *   is recorded as the engine ended it (cancelled) — at once for a pending job;
  * - orphaned (its agent could not be adopted): stopped here, each process only if its pid and start time
  *   read back exactly, and recorded cancelled;
@@ -64,16 +64,16 @@ const ENGINE_CANCEL_POLL_MS = 200;
 
 /**
  * Cancels the job of a placed dispatch whose supervisor has not come up: the cancel file first (a
- * supervisor that comes up anyway sees it and stops at once), then `scancel`, then the reader gate until
+ * supervisor that comes up anyway sees it and stops at once), then the engine's cancel, then the reader gate until
  * the engine says the job ended — which records it, in the engine's words — or a supervisor came up
- * after all (it records the cancel itself). Throws the engine's error when scancel is refused.
+ * after all (it records the cancel itself). Throws the engine's error when it refuses the cancel.
  */
 async function cancelJob(view: DispatchView, clock: Clock): Promise<DispatchView> {
   const placement = view.placement;
   if (placement === null) return view;
   requestCancel(view.dir, clock.wallNow());
-  const { cancelJob: scancel } = await import("../infra/slurm/cancel.js");
-  await scancel(placement.jobId);
+  const { engineNamed } = await import("../engines/registry.js");
+  await (await engineNamed(placement.engine)).cancel(placement);
   let last = view;
   await waitUntil(
     async () => {

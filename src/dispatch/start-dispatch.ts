@@ -1,8 +1,8 @@
 import { backendFor } from "../backends/registry.js";
 import { CatherdError } from "../domain/errors.js";
+import type { EngineName } from "../domain/vocab.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { runPaths } from "../infra/paths.js";
-import { resolveExecutable } from "../infra/which.js";
 import { type Admitted, admit } from "./admission.js";
 import { readRunFile } from "./admit/run-file.js";
 import { launchPromoted } from "./queue/promote.js";
@@ -86,7 +86,7 @@ export async function startDispatch(request: DispatchRequest, options: StartOpti
 function placedRequest(request: DispatchRequest, home: string): DispatchRequest {
   const runFile = readRunFile(runPaths(home, request.run));
   const placement = resolvePlacement(request.placement, runFile?.placement ?? null);
-  // --slurm-opt for a dispatch that runs locally is refused here, before anything is written.
+  // An engine's options for a dispatch that runs locally are refused here, before anything is written.
   admitPlacementOf(placement, request.placement);
   const fence =
     request.fence !== undefined
@@ -113,23 +113,13 @@ async function checkFence(request: DispatchRequest): Promise<void> {
 }
 
 /**
- * Slurm can take a job from here: sbatch installed (E_ENGINE_MISSING) and the controller answering
- * (`slurmUnusable`). Checked before admission, so that a Slurm installed but not configured leaves no
- * failed dispatch behind, nor a `--run-placement slurm` remembered for the run's later dispatches.
+ * The dispatch's engine can take a job from here (installed, configured, answering): else its refusal.
+ * Checked before admission, so that an engine installed but not configured leaves no failed dispatch
+ * behind, nor a `--run-placement` remembered for the run's later dispatches.
  */
-async function checkSlurmUsable(): Promise<void> {
-  const { slurmUnusable } = await import("../infra/slurm/usable.js");
-  const { NOT_PLACED_FIX } = await import("../infra/slurm/command.js");
-  if (resolveExecutable("sbatch", process.env.PATH ?? "") === null) {
-    throw new CatherdError(
-      "E_ENGINE_MISSING",
-      "cannot place the dispatch on Slurm: sbatch is not installed here (not found on PATH)",
-      {
-        fix: `install Slurm's client commands on this host (Debian: apt-get install slurm-client), ${NOT_PLACED_FIX}`,
-      },
-    );
-  }
-  const unusable = await slurmUnusable();
+async function checkEngineUsable(name: EngineName): Promise<void> {
+  const { engineNamed } = await import("../engines/registry.js");
+  const unusable = await (await engineNamed(name)).unusable();
   if (unusable !== null) throw unusable;
 }
 
@@ -139,8 +129,8 @@ async function checkSlurmUsable(): Promise<void> {
  * engine's client commands too (E_ENGINE_MISSING).
  */
 async function checkReady(request: DispatchRequest, home: string, clock: Clock): Promise<void> {
-  const engine = request.placement.placement;
-  if (engine === "slurm") await checkSlurmUsable();
+  const placement = request.placement.placement;
+  if (placement !== null && placement !== "local") await checkEngineUsable(placement);
   await checkFence(request);
   const checks = [
     { backend: request.backend, bin: request.bin },

@@ -1,5 +1,4 @@
 import type { HostRelation } from "./host.js";
-import type { JobPhase } from "./slurm-states.js";
 
 // How a reader judges a dispatch's supervisor (specs/placement.md, "Judging a supervisor"): by its
 // process where the reader shares its host (hostRelation `same`); elsewhere only by the freshness of its
@@ -20,14 +19,19 @@ export const SUPERVISOR_LOCK_STALE_MS = 30_000;
 export type LockSight = { kind: "missing" } | { kind: "held"; ageMs: number };
 
 /**
- * What the engine said of the supervisor's job: no engine (local placement), no answer, no longer known
- * (purged, and no accounting), or the job's phase with the engine's words.
+ * The phase of what an engine placed: not started yet, holding its node, ended (the engine will not run it
+ * again; one the engine no longer knows has ended too).
  */
-export type EngineSight =
+export type EnginePhase = "pending" | "running" | "ended";
+
+/**
+ * What the engine said of the supervisor it placed: no engine (local placement), no answer, or its phase
+ * with the engine's words.
+ */
+export type EngineAnswer =
   | { kind: "none" }
   | { kind: "unreachable"; words: string }
-  | { kind: "forgotten"; words: string }
-  | { kind: "job"; phase: JobPhase; words: string };
+  | { kind: "job"; phase: EnginePhase; words: string };
 
 export interface SupervisorSight {
   relation: HostRelation;
@@ -36,7 +40,7 @@ export interface SupervisorSight {
   lock: LockSight;
   /** The supervisor lock's stale time: a lock refreshed less long ago than this has a live holder. */
   lockStaleMs: number;
-  engine: EngineSight;
+  engine: EngineAnswer;
 }
 
 export type SupervisorVerdict =
@@ -62,8 +66,6 @@ export function judgeSupervisor(sight: SupervisorSight): SupervisorVerdict {
       return engine.phase === "running"
         ? { verdict: "alive", by: "engine" }
         : { verdict: "dead", by: "engine", words: engine.words };
-    case "forgotten":
-      return { verdict: "dead", by: "engine", words: engine.words };
     case "unreachable":
       return { verdict: "unknown", why: `its lock is stale and the engine did not answer: ${engine.words}` };
     case "none":

@@ -89,7 +89,8 @@ export const PLACEMENTS = ["local", "slurm"] as const;
 export type Placement = (typeof PLACEMENTS)[number];
 /** The placements that hand the supervisor to an engine: every one but `local`. */
 export const ENGINES = ["slurm"] as const;
-export type Engine = (typeof ENGINES)[number];
+/** An engine's name, as placement.json and `--placement` spell it; its code is src/engines/<name>/. */
+export type EngineName = (typeof ENGINES)[number];
 
 /** Access levels a dispatch may ask of its CLI. */
 export const ACCESS_LEVELS = ["read-only", "workspace-write", "full"] as const;

@@ -36,10 +36,11 @@ export const FILES = {
   seen: "seen",
   supervisorLog: "supervisor.log",
   supervisorOut: "supervisor.out",
-  /** Where an engine placed the supervisor: the job (specs/placement.md). */
+  /**
+   * Where an engine placed the supervisor: the job (specs/placement.md). An engine may keep files of its
+   * own in the folder beside it (Slurm's job output, slurm.out): they are its engine's, in src/engines/.
+   */
   placement: "placement.json",
-  /** The job's own output (its batch script's stdout and stderr, and the engine's notices). */
-  slurmOut: "slurm.out",
   patch: "changes.patch",
   /** The claim of the dispatch's notification (--notify, --run-notify): its commands run once. */
   notify: "notify.json",

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { endingOfSight, type JobSight } from "../../src/dispatch/read/engine-sight.js";
+import { endingOfSight } from "../../src/dispatch/read/engine-sight.js";
 import { type FolderProbe, inspectDispatch } from "../../src/dispatch/read/inspect.js";
 import { queueInfo } from "../../src/dispatch/read/rows.js";
 import { CatherdError } from "../../src/domain/errors.js";
 import type { HostIdentity } from "../../src/domain/host.js";
-import type { SlurmJob } from "../../src/domain/slurm-output.js";
 import type { LockSight } from "../../src/domain/supervisor-judgement.js";
+import type { EngineSight } from "../../src/engines/engine.js";
+import { forgottenSight, jobSight } from "../../src/engines/slurm/engine.js";
+import type { SlurmJob } from "../../src/engines/slurm/output.js";
 import type { FolderJson, FolderJsonFile } from "../../src/folder/read.js";
 import type { FileRead } from "../../src/infra/json-file.js";
 import { FakeClock } from "../helpers/fake-clock.js";
@@ -58,7 +60,7 @@ const procOn = (host: HostIdentity) => ({
 const fresh: LockSight = { kind: "held", ageMs: 5_000 };
 const stale: LockSight = { kind: "held", ageMs: 45_000 };
 
-function job(state: string, reason: string | null = null): JobSight {
+function job(state: string, reason: string | null = null): EngineSight {
   const slurmJob: SlurmJob = {
     jobId: "12",
     name: "catherd.r1.d-1",
@@ -73,7 +75,7 @@ function job(state: string, reason: string | null = null): JobSight {
     stdout: null,
     cancelledBy: null,
   };
-  return { kind: "job", job: slurmJob };
+  return jobSight(slurmJob);
 }
 
 interface Folder {
@@ -108,7 +110,7 @@ function probeOf(folder: Folder): FolderProbe & { asked: number[] } {
   };
 }
 
-const look = (folder: Folder, sight: JobSight | null = null) => {
+const look = (folder: Folder, sight: EngineSight | null = null) => {
   const probe = probeOf(folder);
   const view = inspectDispatch("/runs/r1/dispatches/fix/d-1", { clock, probe, job: sight });
   return { view, asked: probe.asked };
@@ -200,7 +202,7 @@ describe("a dispatch an engine placed, its supervisor on a compute node", () => 
       due: "TIME LIMIT",
       words: "JOB 12 ON node7 CANCELLED AT 2026-12-01T11:00:00 DUE TO TIME LIMIT",
     };
-    const sight: JobSight = { kind: "forgotten", jobId: "12", notice };
+    const sight = forgottenSight("12", notice);
     const { view } = look({ files: onNode, lock: stale }, sight);
     expect(view.state).toBe("lost");
     expect(endingOfSight(sight, true)).toMatchObject({

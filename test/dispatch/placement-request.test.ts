@@ -13,7 +13,7 @@ const asked = (over: Partial<PlacementRequest> = {}): PlacementRequest => ({
   placement: null,
   runPlacement: null,
   fromEnvironment: null,
-  slurmOptions: [],
+  engineOptions: {},
   ...over,
 });
 
@@ -50,14 +50,14 @@ describe("validating the placement flags", () => {
       parse({
         placement: "slurm",
         runPlacement: "none",
-        slurmOptions: ["--partition=gpu", "-Aproj"],
+        engineOptions: { slurm: ["--partition=gpu", "-Aproj"] },
         environment: { CATHERD_PLACEMENT: "local" },
       }),
     ).toEqual({
       placement: "slurm",
       runPlacement: "none",
       fromEnvironment: "local",
-      slurmOptions: ["--partition=gpu", "-Aproj"],
+      engineOptions: { slurm: ["--partition=gpu", "-Aproj"] },
     });
     expect(parse({ environment: { CATHERD_PLACEMENT: "" } }).fromEnvironment).toBeNull();
   });
@@ -71,18 +71,30 @@ describe("validating the placement flags", () => {
       { environment: { CATHERD_PLACEMENT: "cloud" } },
       /^CATHERD_PLACEMENT "cloud"/,
     ],
-    ["a --slurm-opt that is no option", { slurmOptions: ["gpu"] }, /is not an sbatch option/],
-    ["a --slurm-opt of two lines", { slurmOptions: ["--comment=a\nb"] }, /must be one line/],
-    ["an empty --slurm-opt", { slurmOptions: [""] }, /must be one line/],
+    ["a --slurm-opt that is no option", { engineOptions: { slurm: ["gpu"] } }, /is not an sbatch option/],
+    ["a --slurm-opt of two lines", { engineOptions: { slurm: ["--comment=a\nb"] } }, /must be one line/],
+    ["an empty --slurm-opt", { engineOptions: { slurm: [""] } }, /must be one line/],
     [
       "--wrap, which replaces the batch script",
-      { slurmOptions: ["--wrap=sleep 1"] },
+      { engineOptions: { slurm: ["--wrap=sleep 1"] } },
       /--slurm-opt --wrap would change/,
     ],
-    ["--array, which runs it many times", { slurmOptions: ["--array=1-4"] }, /--slurm-opt --array/],
-    ["-a, --array's short form", { slurmOptions: ["-a1-4"] }, /--slurm-opt -a would change/],
-    ["--wait, which holds sbatch until the job ends", { slurmOptions: ["--wait"] }, /--slurm-opt --wait/],
-    ["--test-only, which submits nothing", { slurmOptions: ["--test-only"] }, /--slurm-opt --test-only/],
+    [
+      "--array, which runs it many times",
+      { engineOptions: { slurm: ["--array=1-4"] } },
+      /--slurm-opt --array/,
+    ],
+    ["-a, --array's short form", { engineOptions: { slurm: ["-a1-4"] } }, /--slurm-opt -a would change/],
+    [
+      "--wait, which holds sbatch until the job ends",
+      { engineOptions: { slurm: ["--wait"] } },
+      /--slurm-opt --wait/,
+    ],
+    [
+      "--test-only, which submits nothing",
+      { engineOptions: { slurm: ["--test-only"] } },
+      /--slurm-opt --test-only/,
+    ],
   ])("refuses %s", (_title, raw, message) => {
     expect(() => parse(raw)).toThrow(
       expect.objectContaining({ code: "E_INPUT_INVALID", message: expect.stringMatching(message) }),
@@ -90,12 +102,12 @@ describe("validating the placement flags", () => {
   });
 
   it("writes admit.json's placement for an engine, and refuses --slurm-opt for a local dispatch", () => {
-    expect(admitPlacementOf("slurm", asked({ slurmOptions: ["--qos=long"] }))).toEqual({
+    expect(admitPlacementOf("slurm", asked({ engineOptions: { slurm: ["--qos=long"] } }))).toEqual({
       engine: "slurm",
       options: ["--qos=long"],
     });
     expect(admitPlacementOf("local", asked())).toBeUndefined();
-    expect(() => admitPlacementOf("local", asked({ slurmOptions: ["--qos=long"] }))).toThrow(
+    expect(() => admitPlacementOf("local", asked({ engineOptions: { slurm: ["--qos=long"] } }))).toThrow(
       expect.objectContaining({
         code: "E_INPUT_INVALID",
         message: expect.stringMatching(/^--slurm-opt is for/),

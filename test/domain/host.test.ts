@@ -94,7 +94,7 @@ describe("judging a supervisor", () => {
     ],
     [
       "elsewhere, stale lock, job forgotten by the engine: dead",
-      { lock: stale, engine: { kind: "forgotten", words: "slurm no longer knows job 7" } },
+      { lock: stale, engine: { kind: "job", phase: "ended", words: "slurm no longer knows job 7" } },
       { verdict: "dead", by: "engine", words: "slurm no longer knows job 7" },
     ],
     [

@@ -3,18 +3,18 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, inject, it } from "vitest";
-import { engineEnding, jobPhase } from "../../src/domain/slurm-states.js";
-import type { SubmitRequest } from "../../src/domain/slurm-submit.js";
-import { cancelJob } from "../../src/infra/slurm/cancel.js";
-import { type JobReading, readJob, readJobs } from "../../src/infra/slurm/job.js";
-import { engineNoticeIn } from "../../src/infra/slurm/job-output.js";
-import { clusterLicenses, definesLicense } from "../../src/infra/slurm/licenses.js";
-import { submitJob } from "../../src/infra/slurm/submit.js";
+import { cancelJob } from "../../src/engines/slurm/cancel.js";
+import { type JobReading, readJob, readJobs } from "../../src/engines/slurm/job.js";
+import { engineNoticeIn } from "../../src/engines/slurm/job-output.js";
+import { clusterLicenses, definesLicense } from "../../src/engines/slurm/licenses.js";
+import { engineEnding, jobPhase } from "../../src/engines/slurm/states.js";
+import { submitJob } from "../../src/engines/slurm/submit.js";
+import type { SubmitRequest } from "../../src/engines/slurm/submit-request.js";
 import { tempDir } from "../helpers/folders.js";
 import { waitForFile } from "../helpers/wait.js";
 import { eventually, inState, untilJob } from "./poll.js";
 
-// The engine wrapper (src/infra/slurm/) against a real one-node cluster (test/slurm/cluster.setup.ts):
+// The engine wrapper (src/engines/slurm/) against a real one-node cluster (test/slurm/cluster.setup.ts):
 // jobs that wait for a file the test creates, so that each state is reached when the test says, never
 // after a sleep.
 

@@ -1,4 +1,4 @@
-import { type JobReading, readJob } from "../../src/infra/slurm/job.js";
+import { type JobReading, readJob } from "../../src/engines/slurm/job.js";
 
 // Waits of the real-engine suite: each polls what the engine or the folder says, with a deadline.
 

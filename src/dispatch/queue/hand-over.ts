@@ -255,7 +255,8 @@ function nextRequest(
       placement: admit.placement?.engine ?? "local",
       runPlacement: null,
       fromEnvironment: null,
-      slurmOptions: admit.placement?.options ?? [],
+      engineOptions:
+        admit.placement === undefined ? {} : { [admit.placement.engine]: admit.placement.options },
     },
     chain: {
       rungs: step.ladder.rungs,

@@ -20,12 +20,13 @@ import {
   waitsUnpromoted,
 } from "../../domain/state.js";
 import {
-  type EngineSight,
+  type EngineAnswer,
   judgeSupervisor,
   type LockSight,
   SUPERVISOR_LOCK_STALE_MS,
 } from "../../domain/supervisor-judgement.js";
 import type { DispatchState } from "../../domain/vocab.js";
+import type { EngineSight } from "../../engines/engine.js";
 import { agentDispatchId, dispatchIdOf } from "../../folder/ids.js";
 import { FILES, type FolderFile, fileIn } from "../../folder/layout.js";
 import { type FolderJson, type FolderJsonFile, readFolderJson } from "../../folder/read.js";
@@ -35,7 +36,7 @@ import type { FileRead } from "../../infra/json-file.js";
 import { sightOfLock } from "../../infra/lock-sight.js";
 import { isSameProcess } from "../../infra/process-identity.js";
 import { findByDispatchVariable } from "../../infra/sweep.js";
-import { type JobSight, phaseOf, wordsOf } from "./engine-sight.js";
+import { phaseOf, wordsOf } from "./engine-sight.js";
 
 /** Everything a reader knows about one dispatch folder. Reading never writes and never signals. */
 export interface DispatchView {
@@ -60,7 +61,7 @@ export interface DispatchView {
   /** placement.json: the job an engine took its supervisor as (specs/placement.md); null for a local one. */
   placement: PlacementFile | null;
   /** What the engine said of that job, when the reader asked it (reader.ts asks where it matters). */
-  job: JobSight | null;
+  job: EngineSight | null;
   /**
    * Why the state is `unknown` (or an `exited` dispatch is left unrecorded) though every file reads: its
    * supervisor runs on another host or PID namespace, its lock is stale and no engine could tell.
@@ -121,7 +122,7 @@ export function inspectDispatch(
     clock = systemClock,
     probe = diskProbe(dir),
     job = null,
-  }: { clock?: Clock; probe?: FolderProbe; job?: JobSight | null } = {},
+  }: { clock?: Clock; probe?: FolderProbe; job?: EngineSight | null } = {},
 ): DispatchView {
   const problems: CatherdError[] = [];
   const take = <T>(read: FileRead<T>): T | null => {
@@ -189,8 +190,8 @@ export function inspectDispatch(
     if (job?.kind === "unreachable") problems.push(job.error);
     undecided ??=
       job === null
-        ? `slurm job ${placement.jobId} was not asked about`
-        : `slurm did not answer about job ${placement.jobId}`;
+        ? `${jobName(placement)} was not asked about`
+        : `${placement.engine} did not answer about job ${placement.jobId}`;
   }
   let state = dispatchState({
     unreadable,
@@ -272,7 +273,7 @@ function judgeOurs(o: {
   supervisor: SupervisorFile | null;
   where: HostRelation;
   placement: PlacementFile | null;
-  job: JobSight | null;
+  job: EngineSight | null;
   probe: FolderProbe;
   alive: (pid: number, startTime: string | null) => boolean;
   nowMs: number;
@@ -290,20 +291,18 @@ function judgeOurs(o: {
       alive: false,
       undecided:
         phase === "running"
-          ? `supervisor ${supervisor.pid} is gone; slurm is still ending job ${placement.jobId}`
-          : `supervisor ${supervisor.pid} is gone, and slurm did not say how job ${placement.jobId} ended`,
+          ? `supervisor ${supervisor.pid} is gone; ${placement.engine} is still ending job ${placement.jobId}`
+          : `supervisor ${supervisor.pid} is gone, and ${placement.engine} did not say how job ${placement.jobId} ended`,
     };
   }
-  const engine: EngineSight =
+  const engine: EngineAnswer =
     placement === null
       ? { kind: "none" }
       : job === null
-        ? { kind: "unreachable", words: `slurm job ${placement.jobId} was not asked about` }
+        ? { kind: "unreachable", words: `${jobName(placement)} was not asked about` }
         : job.kind === "unreachable"
-          ? { kind: "unreachable", words: job.error.message }
-          : job.kind === "forgotten"
-            ? { kind: "forgotten", words: wordsOf(job, placement) }
-            : { kind: "job", phase: phaseOf(job) ?? "running", words: wordsOf(job, placement) };
+          ? { kind: "unreachable", words: wordsOf(job) }
+          : { kind: "job", phase: job.phase, words: wordsOf(job) };
   const verdict = judgeSupervisor({
     relation: o.where,
     processAlive: false,
@@ -317,6 +316,11 @@ function judgeOurs(o: {
     return { alive: false, undecided: `supervisor ${supervisor.pid} runs on ${host}: ${verdict.why}` };
   }
   return { alive: verdict.verdict === "alive", undecided: null };
+}
+
+/** What a placement is called in a reader's words: "slurm job 12". */
+export function jobName(placement: Pick<PlacementFile, "engine" | "jobId">): string {
+  return `${placement.engine} job ${placement.jobId}`;
 }
 
 /** Whether a file exists but could not be read at all (not merely torn or newer). */

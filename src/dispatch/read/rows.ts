@@ -5,7 +5,6 @@ import type { DeclaredOutcome } from "../../domain/declared-outcome.js";
 import type { MessageState } from "../../domain/inbox.js";
 import type { FenceMode } from "../../domain/sandbox.js";
 import type { ActivityFile, PlacementFile, QueuedFile, RecordFile, SpecFile } from "../../domain/schemas.js";
-import { pendingWords } from "../../domain/slurm-states.js";
 import { billedTokens } from "../../domain/usage.js";
 import type { BackendId, DispatchState } from "../../domain/vocab.js";
 import { backendIdOf } from "../../folder/backend.js";
@@ -208,7 +207,7 @@ export interface QueueInfo {
 /** The queue facts of a dispatch found queued; null for any other state. */
 export function queueInfo(view: DispatchView, positions: Map<string, number>): QueueInfo | null {
   if (view.state !== "queued") return null;
-  if (view.placement !== null && view.job?.kind === "job") {
+  if (view.placement !== null && view.job?.kind === "known") {
     const { engine, jobId, submittedAt } = view.placement;
     return {
       position: null,
@@ -216,7 +215,7 @@ export function queueInfo(view: DispatchView, positions: Map<string, number>): Q
       blockedBy: "engine",
       blocker: null,
       notBefore: null,
-      engine: { name: engine, jobId, reason: pendingWords(view.job.job) },
+      engine: { name: engine, jobId, reason: view.job.reason ?? "waiting for the scheduler" },
     };
   }
   if (view.queued === null) return null;

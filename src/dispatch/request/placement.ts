@@ -1,10 +1,11 @@
 import { CatherdError } from "../../domain/errors.js";
 import type { AdmitPlacement } from "../../domain/schemas.js";
-import { PLACEMENTS, type Placement } from "../../domain/vocab.js";
+import { ENGINES, type EngineName, PLACEMENTS, type Placement } from "../../domain/vocab.js";
+import { ENGINE_OPTIONS } from "../../engines/registry.js";
 
 // Where a dispatch's supervisor runs (specs/placement.md), as the request asks it: `--placement`, the
 // run's remembered placement (`--run-placement`, run.json), `$CATHERD_PLACEMENT`, in that order, else
-// local; and the options given to the engine as they are (`--slurm-opt`). Validated before anything is
+// local; and the options given to an engine as they are (each engine's flag, src/engines/). Validated before anything is
 // written; resolved against run.json by the dispatch use case, before admission.
 
 /** The placement flags of a request, validated. */
@@ -15,25 +16,17 @@ export interface PlacementRequest {
   runPlacement: Placement | "none" | null;
   /** `$CATHERD_PLACEMENT`, where set. */
   fromEnvironment: Placement | null;
-  /** `--slurm-opt`, each one sbatch option given as it is. */
-  slurmOptions: string[];
+  /** Options for an engine, each given as it is (`--slurm-opt`), by the engine they are for. */
+  engineOptions: Partial<Record<EngineName, string[]>>;
 }
 
 /** `--run-placement`'s values: a placement, or `none` to forget the run's. */
 export const RUN_PLACEMENTS = [...PLACEMENTS, "none"] as const;
 
-/**
- * sbatch options that would change what the job runs or how sbatch answers, which the folder protocol
- * depends on: `--wrap` replaces the batch script, `--array` runs it many times, `--wait` holds sbatch
- * until the job ends, `--test-only` submits nothing.
- */
-const REFUSED_SBATCH_OPTIONS = ["--wrap", "--array", "-a", "--wait", "-W", "--test-only"];
-const MAX_OPTION_CHARS = 1000;
-
 export function parsePlacement(raw: {
   placement?: string | undefined;
   runPlacement?: string | undefined;
-  slurmOptions?: readonly string[] | undefined;
+  engineOptions?: Partial<Record<EngineName, readonly string[]>> | undefined;
   environment: NodeJS.ProcessEnv;
 }): PlacementRequest {
   const fix = `give one of ${PLACEMENTS.join(", ")}`;
@@ -61,7 +54,12 @@ export function parsePlacement(raw: {
     placement,
     runPlacement,
     fromEnvironment,
-    slurmOptions: (raw.slurmOptions ?? []).map(checkOption),
+    engineOptions: Object.fromEntries(
+      ENGINES.flatMap((engine) => {
+        const given = raw.engineOptions?.[engine] ?? [];
+        return given.length === 0 ? [] : [[engine, given.map(ENGINE_OPTIONS[engine].check)]];
+      }),
+    ),
   };
 }
 
@@ -76,21 +74,20 @@ export function resolvePlacement(asked: PlacementRequest, runs: Placement | null
 }
 
 /**
- * admit.json's `placement` for a dispatch placed so; undefined for `local`. `--slurm-opt` given to a
- * dispatch that does not go to Slurm is refused: it would be silently ignored.
+ * admit.json's `placement` for a dispatch placed so; undefined for `local`. An engine's options given to a
+ * dispatch that does not go to that engine are refused: they would be silently ignored.
  */
 export function admitPlacementOf(placement: Placement, asked: PlacementRequest): AdmitPlacement | undefined {
-  if (placement === "local") {
-    if (asked.slurmOptions.length > 0) {
-      throw new CatherdError(
-        "E_INPUT_INVALID",
-        "--slurm-opt is for a dispatch placed on Slurm, and this one runs locally",
-        { fix: "add --placement slurm (or --run-placement slurm), or leave --slurm-opt out" },
-      );
-    }
-    return undefined;
+  for (const engine of ENGINES) {
+    if (engine === placement || (asked.engineOptions[engine] ?? []).length === 0) continue;
+    const flag = `--${ENGINE_OPTIONS[engine].flag}`;
+    const where = placement === "local" ? "this one runs locally" : `this one is placed on ${placement}`;
+    throw new CatherdError("E_INPUT_INVALID", `${flag} is for a dispatch placed on ${engine}, and ${where}`, {
+      fix: `add --placement ${engine} (or --run-placement ${engine}), or leave ${flag} out`,
+    });
   }
-  return { engine: placement, options: asked.slurmOptions };
+  if (placement === "local") return undefined;
+  return { engine: placement, options: asked.engineOptions[placement] ?? [] };
 }
 
 function oneOf<T extends string>(field: string, value: string, values: readonly T[], fix: string): T {
@@ -102,30 +99,4 @@ function oneOf<T extends string>(field: string, value: string, values: readonly 
       fix,
     },
   );
-}
-
-/** One `--slurm-opt`: one line, an option (it starts with `-`), not one that breaks the job's protocol. */
-function checkOption(option: string): string {
-  const fix = "give each sbatch option whole, its value attached: --slurm-opt=--partition=gpu";
-  const shown = JSON.stringify(option.slice(0, 80));
-  if (option.length === 0 || option.length > MAX_OPTION_CHARS || /[\0\n\r]/.test(option)) {
-    throw new CatherdError(
-      "E_INPUT_INVALID",
-      `--slurm-opt ${shown} must be one line of at most ${MAX_OPTION_CHARS} characters`,
-      { fix },
-    );
-  }
-  // A word that is not an option would be taken by sbatch as the batch script to run.
-  if (!option.startsWith("-")) {
-    throw new CatherdError("E_INPUT_INVALID", `--slurm-opt ${shown} is not an sbatch option`, { fix });
-  }
-  const name = option.startsWith("--") ? (option.split("=")[0] as string) : option.slice(0, 2);
-  if (REFUSED_SBATCH_OPTIONS.includes(name)) {
-    throw new CatherdError(
-      "E_INPUT_INVALID",
-      `--slurm-opt ${name} would change what the job runs or how sbatch answers, which catherd relies on`,
-      { fix: `leave ${name} out: catherd submits one job that runs the supervisor` },
-    );
-  }
-  return option;
 }

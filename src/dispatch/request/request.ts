@@ -18,7 +18,13 @@ import {
   type WorktreePlan,
 } from "../../domain/schemas.js";
 import { parseSize } from "../../domain/size.js";
-import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
+import {
+  ACCESS_LEVELS,
+  type AccessLevel,
+  BACKEND_IDS,
+  type BackendId,
+  type EngineName,
+} from "../../domain/vocab.js";
 import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
 import type { AnswerRequest } from "./answer-input.js";
 import { validateCaps, validateRunBudget } from "./caps-input.js";
@@ -172,7 +178,8 @@ export interface RawDispatchInput {
   runNotify?: string | undefined;
   placement?: string | undefined;
   runPlacement?: string | undefined;
-  slurmOpt?: string[] | undefined;
+  /** Each engine's options flag (`--slurm-opt`), by engine. */
+  engineOptions?: Partial<Record<EngineName, string[]>> | undefined;
   outcome?: boolean | undefined;
   /** `--answer-schema`/`--repair`, already read and checked (answer-input.ts: the check is async). */
   answer?: AnswerRequest | null;
@@ -302,7 +309,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
   const placement = parsePlacement({
     placement: raw.placement,
     runPlacement: raw.runPlacement,
-    slurmOptions: raw.slurmOpt,
+    engineOptions: raw.engineOptions,
     environment: raw.environment,
   });
   const rungs = parseFallback(raw.fallback ?? [], raw.environment);

@@ -1,6 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CatherdError } from "../../domain/errors.js";
+import type { EngineName } from "../../domain/vocab.js";
+import type { Submitted } from "../../engines/engine.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
 import { FILE_MODE } from "../../infra/atomic.js";
@@ -11,7 +13,6 @@ import { programFile } from "../../infra/programs.js";
 import { waitUntil, watchFolders } from "../../infra/wait-until.js";
 import { recordStartFailure } from "../settle/settle.js";
 import { giveFolder, type StandbySupervisor } from "./standby.js";
-import type { SubmittedSupervisor } from "./submit.js";
 import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-process.js";
 
 /**
@@ -30,8 +31,8 @@ export function supervisorProgram(): string {
   return programFile("supervisor", import.meta.url);
 }
 
-/** A supervisor started: a local process, or a job an engine took (start/submit.ts). */
-export type Launched = { placement: "local"; pid: number } | ({ placement: "slurm" } & SubmittedSupervisor);
+/** A supervisor started: a local process, or what an engine took (start/submit.ts). */
+export type Launched = { placement: "local"; pid: number } | ({ placement: EngineName } & Submitted);
 
 /**
  * Starts the supervisor of `dir` where its placement says (admit.json `placement`, specs/placement.md):

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { CatherdError } from "../../domain/errors.js";
-import { engineWords } from "../../domain/slurm-output.js";
+import { engineWords } from "./output.js";
 
 // One way to run a Slurm client command (sbatch, squeue, scontrol, sacct, scancel): a hook into the
 // outside, so every call has a timeout, and its failure is a value carrying the engine's own words; the

@@ -1,4 +1,5 @@
 import type { CatherdError } from "../../domain/errors.js";
+import { engineError, runSlurm, type SlurmCallOptions } from "./command.js";
 import {
   parseSacct,
   parseScontrolJob,
@@ -8,8 +9,7 @@ import {
   SQUEUE_FORMAT,
   saysAccountingDisabled,
   saysUnknownJob,
-} from "../../domain/slurm-output.js";
-import { engineError, runSlurm, type SlurmCallOptions } from "./command.js";
+} from "./output.js";
 
 // What the engine says of a job. The controller knows a job while it is pending or running and for
 // MinJobAge after its end (300 s by default): `scontrol show job -o`. After that only accounting does,

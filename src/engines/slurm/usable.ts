@@ -1,6 +1,6 @@
 import { CatherdError } from "../../domain/errors.js";
-import { saysUnconfigured } from "../../domain/slurm-output.js";
 import { NOT_PLACED_FIX, runSlurm, type SlurmCallOptions } from "./command.js";
+import { saysUnconfigured } from "./output.js";
 
 // Whether Slurm can take a job from this host before a dispatch is admitted for it (specs/placement.md,
 // "Placement"): an sbatch installed without a configuration, or with a controller that does not answer,

@@ -1,13 +1,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { cancelJob } from "../../src/infra/slurm/cancel.js";
-import { runSlurm } from "../../src/infra/slurm/command.js";
-import { readJob, readJobs } from "../../src/infra/slurm/job.js";
-import { engineNoticeIn } from "../../src/infra/slurm/job-output.js";
-import { clusterLicenses, definesLicense } from "../../src/infra/slurm/licenses.js";
-import { submitJob } from "../../src/infra/slurm/submit.js";
-import { slurmUnusable } from "../../src/infra/slurm/usable.js";
+import { cancelJob } from "../../src/engines/slurm/cancel.js";
+import { runSlurm } from "../../src/engines/slurm/command.js";
+import { readJob, readJobs } from "../../src/engines/slurm/job.js";
+import { engineNoticeIn } from "../../src/engines/slurm/job-output.js";
+import { clusterLicenses, definesLicense } from "../../src/engines/slurm/licenses.js";
+import { submitJob } from "../../src/engines/slurm/submit.js";
+import { slurmUnusable } from "../../src/engines/slurm/usable.js";
 import { ROOT, tempDir } from "../helpers/folders.js";
 
 // The engine wrapper where the engine misbehaves: stand-in programs on PATH that print what Slurm printed

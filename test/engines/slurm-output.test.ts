@@ -13,7 +13,7 @@ import {
   parseSubmitted,
   saysAccountingDisabled,
   saysUnknownJob,
-} from "../../src/domain/slurm-output.js";
+} from "../../src/engines/slurm/output.js";
 import { ROOT } from "../helpers/folders.js";
 
 const capture = (name: string) => fs.readFileSync(path.join(ROOT, "test/fixtures/slurm", name), "utf8");

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseScontrolJob, type SlurmJob } from "../../src/domain/slurm-output.js";
+import { parseScontrolJob, type SlurmJob } from "../../src/engines/slurm/output.js";
 import {
   endingWords,
   engineEnding,
@@ -9,7 +9,7 @@ import {
   jobPhase,
   noticeEnding,
   pendingWords,
-} from "../../src/domain/slurm-states.js";
+} from "../../src/engines/slurm/states.js";
 import { ROOT } from "../helpers/folders.js";
 
 const captured = (name: string) =>

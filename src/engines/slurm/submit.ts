@@ -1,7 +1,7 @@
 import { CatherdError } from "../../domain/errors.js";
-import { parseSubmitted } from "../../domain/slurm-output.js";
-import { batchScript, type SubmitRequest, sbatchArgs } from "../../domain/slurm-submit.js";
 import { engineError, runSlurm, type SlurmCallOptions } from "./command.js";
+import { parseSubmitted } from "./output.js";
+import { batchScript, type SubmitRequest, sbatchArgs } from "./submit-request.js";
 
 // Submits a job: `sbatch --parsable` with the flags of `sbatchArgs`, the batch script on stdin.
 

@@ -8,7 +8,7 @@ import {
   sbatchArgs,
   shellQuote,
   timeLimitMinutes,
-} from "../../src/domain/slurm-submit.js";
+} from "../../src/engines/slurm/submit-request.js";
 
 const request: SubmitRequest = {
   jobName: "catherd.r1.20261201T101500Z-k3x9qa",

@@ -1,5 +1,5 @@
 // What Slurm's commands print, parsed (specs/placement.md, "Slurm"). Pure: the text in, facts out; the
-// commands are run by src/infra/slurm/. Every format here was read from Slurm 22.05's own output (the
+// commands are run by the other modules of this folder. Every format here was read from Slurm 22.05's own output (the
 // captures in test/fixtures/slurm/), not from memory.
 
 /** A job as the engine describes it. Fields the engine left empty or "(null)" are null. */

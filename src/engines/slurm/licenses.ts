@@ -1,5 +1,5 @@
-import { parseLicenses, type SlurmLicense } from "../../domain/slurm-output.js";
 import { engineError, runSlurm, type SlurmCallOptions } from "./command.js";
+import { parseLicenses, type SlurmLicense } from "./output.js";
 
 // The licenses a cluster defines (`scontrol show lic -o`): a per-backend cap becomes `-L <backend>:1`
 // only where the cluster defines a license of that name (specs/placement.md, "Caps as licenses").

@@ -1,12 +1,10 @@
-import type { SlurmJob, StepdNotice } from "./slurm-output.js";
-import type { EndingErrorCode, ErrorKind, ExitReason, Status } from "./vocab.js";
+import type { EnginePhase } from "../../domain/supervisor-judgement.js";
+import type { EngineEnding } from "../engine.js";
+import type { SlurmJob, StepdNotice } from "./output.js";
 
 // How catherd reads a Slurm job's state (specs/placement.md, "States and reasons"). The engine's states
 // are Slurm's job state codes (squeue(1), "JOB STATE CODES"); they fall in three phases, and an ended job
 // that left no record behind becomes a record of a kind catherd already has, carrying the engine's words.
-
-/** The phase of a job: not started yet, holding a node, ended (the engine will not run it again). */
-export type JobPhase = "pending" | "running" | "ended";
 
 /** Waiting for an allocation (REQUEUE_HOLD, REQUEUE_FED, RESV_DEL_HOLD: held after a requeue). */
 const PENDING_STATES = new Set(["PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"]);
@@ -32,7 +30,7 @@ const ENDED_STATES = new Set([
  * STOPPED one's are alive and frozen). A state a newer Slurm adds counts as running too: it is never
  * taken for the end of a job whose supervisor may be alive.
  */
-export function jobPhase(state: string): JobPhase {
+export function jobPhase(state: string): EnginePhase {
   if (PENDING_STATES.has(state)) return "pending";
   if (ENDED_STATES.has(state)) return "ended";
   return "running";
@@ -57,18 +55,6 @@ export function endingWords(job: SlurmJob): string {
         ? `, batch script signal ${job.exit.signal}`
         : `, batch script exit ${job.exit.code}`;
   return `slurm job ${job.jobId} ${state}${reason}${exit}`;
-}
-
-/** A job's end as catherd records it: the exit reason, status, kind and error code, in the engine's words. */
-export interface EngineEnding {
-  reason: ExitReason;
-  status: Status;
-  kind: ErrorKind;
-  /** exit.json's `error.code` for it: the exit reason, or the code of a loss or an OOM kill. */
-  code: EndingErrorCode;
-  /** The engine's state as it spells it (CANCELLED, TIMEOUT, NODE_FAIL, …), for `error.engine`. */
-  state: string;
-  words: string;
 }
 
 /**
