@@ -122,7 +122,7 @@ function renderShow(d: ShownDispatch["dispatch"], talk: ConversationView | null,
   out.push(`folder: ${d.dir}`);
   for (const p of d.problems) out.push(paint(`! ${p.code}: ${p.message}`, "red"));
   if (d.queue !== null) out.push(`${queuedText(d.queue)}, since ${d.queue.since}`);
-  if (d.heavy !== null) out.push(heavyText(d.heavy, Date.now()));
+  if (d.heavy !== null) out.push(heavyText(d.heavy, nowMs));
   if (d.undecided !== null) out.push(`? ${d.undecided}`);
   // What it waits for first: an answer nobody has given.
   for (const q of talk?.waiting ?? []) {

@@ -4,6 +4,7 @@ import { redactEnv } from "../../domain/redact.js";
 import { readConversation } from "../../folder/conversation.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
+import type { Clock } from "../../infra/clock.js";
 import { okValue } from "../../infra/json-file.js";
 import { tailLines } from "../../infra/tail.js";
 import type { AttemptWire, DispatchWire } from "../../web/wire.js";
@@ -25,6 +26,8 @@ const DIGESTS_KEPT = 24;
 
 export class Details {
   private readonly digests = new Map<string, StreamDigest>();
+
+  constructor(private readonly clock: Clock) {}
 
   /** The page of `entry`, its stream read as far as it goes now. */
   of(run: string, entry: Entry, attempts: AttemptWire[]): DispatchWire {
@@ -55,7 +58,7 @@ export class Details {
       notify: { claimed: fs.existsSync(fileIn(dir, FILES.notify)), log: notifyLog },
       attempts,
       conversation: view.spec?.steer === undefined ? null : readConversation(dir),
-      now: Date.now(),
+      now: this.clock.wallNow().getTime(),
     };
   }
 

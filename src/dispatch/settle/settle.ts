@@ -128,13 +128,13 @@ export async function recordCancelledWhileQueued(dir: string, clock: Clock): Pro
     },
     clock.wallNow(),
   );
-  await writeRecord(dir);
+  await writeRecord(dir, clock);
 }
 
 /** Records a dispatch whose supervisor did not come up (dispatch/start/launch.ts): `lost`, with why. */
 export async function recordStartFailure(dir: string, message: string, clock: Clock): Promise<void> {
   writeEndedExit(dir, { reason: "lost", error: { code: "E_SUPERVISOR_START", message } }, clock.wallNow());
-  await writeRecord(dir).catch(() => null);
+  await writeRecord(dir, clock).catch(() => null);
 }
 
 /**
@@ -147,7 +147,7 @@ export async function recordSubmitFailure(dir: string, error: CatherdError, cloc
     { reason: "spawn-failed", error: { code: error.code, message: error.message } },
     clock.wallNow(),
   );
-  await writeRecord(dir).catch(() => null);
+  await writeRecord(dir, clock).catch(() => null);
 }
 
 /**
@@ -162,7 +162,7 @@ async function recordEnding(
   let failure: unknown = null;
   try {
     writeExit?.();
-    await writeRecord(dir);
+    await writeRecord(dir, clock);
   } catch (error) {
     failure = error;
   }
