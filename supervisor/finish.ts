@@ -96,7 +96,7 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog, ear
     const { writeRecord } = await import("../src/folder/record.js");
     // Its own part of the run's ledger, the record's figures, goes before the record (folder/run-ledger.ts).
     const written = await withRoom(dir, log, "record.json", () =>
-      writeRecord(dir, deps.files, { ownPart: true }),
+      writeRecord(dir, deps.clock, deps.files, { ownPart: true }),
     );
     log("recorded", { status: written?.status ?? "already recorded" });
     // `outcome: null` is written only when it was asked for (--outcome) and the reply had no line.

@@ -376,3 +376,45 @@ describe("architecture", () => {
     expect(layerOf("node:fs")).toBeNull();
   });
 });
+
+describe("the specs' citations", () => {
+  // Paths that appear in examples of an agent's work ("edit src/a.ts"), not as citations of this repository.
+  const EXAMPLES = new Set(["src/a.ts", "src/parser.ts"]);
+  const CITED = /(?<![\w./<>*-])((?:src|supervisor|test)\/[\w./<>*-]*[\w>*-])/g;
+
+  /** A cited pattern (`test/faults/**\/*.fault.ts`, `test/live/fenced-<cli>.live.ts`) as a regular expression. */
+  function patternOf(cited: string): RegExp {
+    const source = cited.replace(/<[^>]*>|\*\*\/|\*|[.+?^${}()|[\]\\]/g, (part) =>
+      part.startsWith("<") ? "[^/]+" : part === "**/" ? "(?:.*/)?" : part === "*" ? "[^/]*" : `\\${part}`,
+    );
+    return new RegExp(`^${source}$`);
+  }
+
+  it("cites only source, supervisor and test paths that exist (a pattern: that some file matches)", () => {
+    const docs = [
+      "README.md",
+      ...fs
+        .readdirSync(path.join(ROOT, "specs"))
+        .filter((name) => name.endsWith(".md"))
+        .map((name) => `specs/${name}`),
+    ];
+    const files = ["src", "supervisor", "test"].flatMap((dir) =>
+      fs
+        .readdirSync(path.join(ROOT, dir), { recursive: true, encoding: "utf8" })
+        .map((entry) => `${dir}/${entry}`),
+    );
+    const missing: string[] = [];
+    for (const doc of docs) {
+      const text = fs.readFileSync(path.join(ROOT, doc), "utf8");
+      for (const match of text.matchAll(CITED)) {
+        const cited = match[1] as string;
+        if (EXAMPLES.has(cited)) continue;
+        const found = /[*<]/.test(cited)
+          ? files.some((file) => patternOf(cited).test(file))
+          : fs.existsSync(path.join(ROOT, cited));
+        if (!found) missing.push(`${doc}: ${cited}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});

@@ -23,7 +23,7 @@ import {
 import { readQuestion } from "../folder/questions.js";
 import { readFolderJson } from "../folder/read.js";
 import { appendLine } from "../infra/atomic.js";
-import { systemClock } from "../infra/clock.js";
+import { type Clock, systemClock } from "../infra/clock.js";
 import { okValue } from "../infra/json-file.js";
 import { reportError } from "../infra/report-error.js";
 import { type HookOutcome, runShellHook } from "../infra/shell-hook.js";
@@ -40,17 +40,17 @@ const LABEL: Record<NotifyCommand["source"], string> = {
   run: "--run-notify of the run",
 };
 
-async function notifierMain(args: readonly string[]): Promise<number> {
+async function notifierMain(args: readonly string[], clock: Clock): Promise<number> {
   const [given, flag, questionId] = args;
   if (given === undefined) throw new TypeError("usage: notifier <dispatch-dir> [--question <id>]");
   const dir = path.resolve(given);
-  if (flag === "--question" && questionId !== undefined) return notifyOfQuestion(dir, questionId);
+  if (flag === "--question" && questionId !== undefined) return notifyOfQuestion(dir, questionId, clock);
   const recordFile = fileIn(dir, FILES.record);
   const record = okValue(readFolderJson(dir, FILES.record));
   if (record === null) throw new TypeError(`${recordFile} is missing or unreadable`);
   const commands = notifyCommandsOf(dir);
-  if (commands.length === 0 || !claimNotification(dir, commands, new Date())) return 0;
-  await runCommands(dir, commands, {
+  if (commands.length === 0 || !claimNotification(dir, commands, clock.wallNow())) return 0;
+  await runCommands(dir, commands, clock, {
     env: commandEnv(dir, recordFile, record),
     stdin: fs.readFileSync(recordFile, "utf8"),
     about: "",
@@ -62,13 +62,13 @@ async function notifierMain(args: readonly string[]): Promise<number> {
  * A question of a steerable dispatch (specs/steering.md): each command once, with CATHERD_STATUS=question,
  * CATHERD_QUESTION (its id) and CATHERD_ASKS, the question's JSON on stdin.
  */
-async function notifyOfQuestion(dir: string, questionId: string): Promise<number> {
+async function notifyOfQuestion(dir: string, questionId: string, clock: Clock): Promise<number> {
   const entry = readQuestion(dir, questionId);
   if (entry === null) throw new TypeError(`${dir} has no question ${questionId}`);
   const commands = notifyCommandsOf(dir);
-  if (commands.length === 0 || !claimQuestionNotification(dir, questionId, new Date())) return 0;
+  if (commands.length === 0 || !claimQuestionNotification(dir, questionId, clock.wallNow())) return 0;
   const admit = okValue(readFolderJson(dir, FILES.admit));
-  await runCommands(dir, commands, {
+  await runCommands(dir, commands, clock, {
     env: {
       ...process.env,
       CATHERD_DISPATCH: notifySweepId(dir),
@@ -91,12 +91,13 @@ async function notifyOfQuestion(dir: string, questionId: string): Promise<number
 async function runCommands(
   dir: string,
   commands: readonly NotifyCommand[],
+  clock: Clock,
   given: { env: NodeJS.ProcessEnv; stdin: string; about: string },
 ): Promise<void> {
   const logFile = fileIn(dir, FILES.notifyLog);
   for (const { source, command } of commands) {
     const label = `${LABEL[source]}${given.about}`;
-    appendLine(logFile, `${new Date().toISOString()} ${label}: started`);
+    appendLine(logFile, `${clock.wallNow().toISOString()} ${label}: started`);
     const outcome = await runShellHook(
       {
         command,
@@ -109,9 +110,9 @@ async function runCommands(
         killGraceMs: NOTIFY_KILL_GRACE_MS,
         maxOutputBytes: NOTIFY_MAX_OUTPUT_BYTES,
       },
-      systemClock,
+      clock,
     );
-    appendLine(logFile, `${new Date().toISOString()} ${label}: ${outcomeText(outcome)}`);
+    appendLine(logFile, `${clock.wallNow().toISOString()} ${label}: ${outcomeText(outcome)}`);
   }
 }
 
@@ -150,7 +151,7 @@ function outcomeText(o: HookOutcome): string {
   return `timed out after ${o.durationMs} ms: ${stopped}${o.code !== null || o.signal !== null ? `, the command itself: ${how}` : ""}${dropped}`;
 }
 
-notifierMain(process.argv.slice(2)).then(
+notifierMain(process.argv.slice(2), systemClock).then(
   (code) => process.exit(code),
   (error: unknown) => process.exit(reportError(error, false)),
 );

@@ -52,7 +52,7 @@ export const lockCommand: Command<LockData> = {
         only === undefined ? null : requireId("--class", only),
         machineCores(),
       );
-      return { data: { lock: { classes } }, text: renderStatus(classes) };
+      return { data: { lock: { classes } }, text: renderStatus(classes, systemClock.wallNow().getTime()) };
     }
     const request = lockRequest({
       slots: stringOption(input, "slots"),
@@ -68,9 +68,9 @@ export const lockCommand: Command<LockData> = {
   },
 };
 
-function renderStatus(classes: ClassStatus[]): string {
+/** The classes' holders and waiters, each with how long it has held or waited by `now` (ms since the epoch). */
+function renderStatus(classes: ClassStatus[], now: number): string {
   if (classes.length === 0) return "no lock has been taken in this catherd home\n";
-  const now = Date.now();
   const lines: string[] = [];
   for (const c of classes) {
     lines.push(

@@ -6,9 +6,9 @@ import { queuePositions } from "../dispatch/read/queued.js";
 import { type QueueInfo, queueInfo } from "../dispatch/read/rows.js";
 import { readDispatch } from "../dispatch/reader.js";
 import { compactDuration, formatDuration } from "../domain/duration.js";
-import { isSecretName } from "../domain/env.js";
 import { cutChars, inertText } from "../domain/inert-text.js";
 import { statusWords } from "../domain/record-words.js";
+import { redactEnv } from "../domain/redact.js";
 import { netRuleText } from "../domain/sandbox.js";
 import type { ExitFile, SpecFile } from "../domain/schemas.js";
 import { formatSize } from "../domain/size.js";
@@ -72,7 +72,7 @@ export const showCommand: Command<ShownDispatch> = {
     const stderr = tailLines(fileIn(view.dir, FILES.stderr), TAIL_LINES);
     const dispatch = {
       ...view,
-      spec: view.spec === null ? null : { ...view.spec, env: redact(view.spec.env) },
+      spec: view.spec === null ? null : { ...view.spec, env: redactEnv(view.spec.env) },
       problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
       queue: queueInfo(view, run === null ? new Map() : queuePositions(run)),
       heavy: view.record === null ? heavyActivityOf(view.dir) : null,
@@ -87,11 +87,6 @@ export const showCommand: Command<ShownDispatch> = {
     };
   },
 };
-
-/** Values of variables named like secrets (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`) are hidden. */
-export function redact(env: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, isSecretName(k) ? "[redacted]" : v]));
-}
 
 /** `cgroup, cpu 12.3 s, peak memory 410M, 1 OOM kill`: what the containment counted, where it did. */
 function containmentLine(exit: ExitFile): string {
@@ -127,7 +122,7 @@ function renderShow(d: ShownDispatch["dispatch"], talk: ConversationView | null,
   out.push(`folder: ${d.dir}`);
   for (const p of d.problems) out.push(paint(`! ${p.code}: ${p.message}`, "red"));
   if (d.queue !== null) out.push(`${queuedText(d.queue)}, since ${d.queue.since}`);
-  if (d.heavy !== null) out.push(heavyText(d.heavy, Date.now()));
+  if (d.heavy !== null) out.push(heavyText(d.heavy, nowMs));
   if (d.undecided !== null) out.push(`? ${d.undecided}`);
   // What it waits for first: an answer nobody has given.
   for (const q of talk?.waiting ?? []) {

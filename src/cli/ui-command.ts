@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { CatherdError } from "../domain/errors.js";
 import { isValidId } from "../domain/ids.js";
+import { systemClock } from "../infra/clock.js";
 import { catherdHome } from "../infra/paths.js";
 import { type Command, stringOption } from "./kit.js";
 
@@ -52,13 +53,15 @@ export const uiCommand: Command<{ url: string } | null> = {
     const host = stringOption(input, "host") ?? "127.0.0.1";
     // The dashboard's code loads here and only here: no other verb pays for it.
     const { startUi } = await import("./ui/server.js");
-    const server = await startUi({ home: catherdHome(), host, port, run }).catch((error: unknown) => {
-      const e = error as NodeJS.ErrnoException;
-      throw new CatherdError("E_INPUT_INVALID", `cannot listen on ${host}:${port}: ${e.message}`, {
-        fix: e.code === "EADDRINUSE" ? "give another --port, or leave it out" : "check --host and --port",
-        cause: error,
-      });
-    });
+    const server = await startUi({ home: catherdHome(), host, port, run, clock: systemClock }).catch(
+      (error: unknown) => {
+        const e = error as NodeJS.ErrnoException;
+        throw new CatherdError("E_INPUT_INVALID", `cannot listen on ${host}:${port}: ${e.message}`, {
+          fix: e.code === "EADDRINUSE" ? "give another --port, or leave it out" : "check --host and --port",
+          cause: error,
+        });
+      },
+    );
     process.stdout.write(`catherd ui: ${server.url}\n`);
     if (!["127.0.0.1", "localhost", "::1"].includes(host)) {
       process.stderr.write(

@@ -2,6 +2,7 @@
 // (inert-text.ts), secrets redacted, length capped. Error messages echo what was sent (a key in a URL, a
 // bearer token in a header).
 
+import { isSecretName } from "./env.js";
 import { cutChars, inertText } from "./inert-text.js";
 
 /** The longest error message a record keeps. */
@@ -34,6 +35,17 @@ export function redact(text: string): string {
   let out = text;
   for (const [pattern, replacement] of SECRETS) out = out.replace(pattern, replacement);
   return out;
+}
+
+/**
+ * An environment (spec.json's `env`) as `show` and the dashboard print it: the value of a variable named
+ * like a secret (`isSecretName`) hidden whole, and in every other value the secret shapes above redacted —
+ * a name cannot tell every secret (`--env BASE_URL=https://…?key=…`).
+ */
+export function redactEnv(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).map(([name, value]) => [name, isSecretName(name) ? REDACTED : redact(value)]),
+  );
 }
 
 /** A message fit for a record: inert for a terminal, no secrets, trimmed, at most `max` characters. */

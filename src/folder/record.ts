@@ -14,6 +14,7 @@ import {
 } from "../domain/schemas.js";
 import { billedTokens } from "../domain/usage.js";
 import { removeCgroupOf } from "../infra/cgroup/leftovers.js";
+import type { Clock } from "../infra/clock.js";
 import { okValue } from "../infra/json-file.js";
 import { tailLines } from "../infra/tail.js";
 import { judgeAnswer } from "./answer.js";
@@ -39,10 +40,12 @@ import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./w
  * Throws when exit.json is missing or unreadable: a record always follows an exit. Before the record, it
  * settles what the dispatch leaves behind: `changes.patch` (from admission's git tree to the tree now)
  * and the private temp folder (measured, then removed unless the spec keeps it). `ownPart`: the caller is
- * the dispatch's own supervisor, which writes its part of the run's ledger before the record.
+ * the dispatch's own supervisor, which writes its part of the run's ledger before the record. `clock` dates
+ * the ledger's parts (and prices an exit.json whose end cannot be read).
  */
 export async function writeRecord(
   dir: string,
+  clock: Clock,
   writer: JsonWriter = atomicWriter,
   { ownPart = false }: { ownPart?: boolean } = {},
 ): Promise<RecordFile | null> {
@@ -61,11 +64,12 @@ export async function writeRecord(
     spec,
     backend,
     dispatchIdOf({ dir, admit, spec }),
+    clock,
   );
   if (record.reply !== null) writeReply(dir, record.reply);
   const { schema: _schema, ...body } = record;
   // The dispatch's own supervisor puts the record's spend in the run's ledger before its slot is freed.
-  if (ownPart) spendBeforeRecord(dir, record, new Date());
+  if (ownPart) spendBeforeRecord(dir, record, clock.wallNow());
   const created = createFolderJson(dir, FILES.record, body, writer);
   // The supervisor removed its cgroup at its stop; one killed before that left it, and whoever records
   // the dispatch removes it (empty only: a process stuck in it keeps it, for `clean` to find later).
@@ -76,7 +80,7 @@ export async function writeRecord(
   if (record.next == null) removeLiveMarkerOf(dir);
   else markHandOver(dir, record.name ?? "", record.backend);
   // The run's ledger takes the record's figures from the one writer that created it.
-  if (created) await settleSpend(dir, record, new Date());
+  if (created) await settleSpend(dir, record, clock.wallNow());
   return created ? record : null;
 }
 
@@ -87,6 +91,7 @@ async function buildRecord(
   spec: SpecFile | null,
   backend: Backend,
   dispatchId: string,
+  clock: Clock,
 ): Promise<RecordFile> {
   const summary = summarizeDispatch(dir, backend);
   const activity = okValue(readFolderJson(dir, FILES.activity));
@@ -111,7 +116,7 @@ async function buildRecord(
   const spend = await priceUsage(
     outcome.usage.models,
     billingOf(backend, spec),
-    new Date(Number.isFinite(endedAtMs) ? endedAtMs : Date.now()),
+    Number.isFinite(endedAtMs) ? new Date(endedAtMs) : clock.wallNow(),
   );
   const { changedFiles, patch, worktree, commits } = await dispatchChanges(dir, admit, spec);
   const fence = spec?.sandbox === undefined ? null : fenceAccount(dir, spec.sandbox.mode);

@@ -10,8 +10,8 @@ import { tempDir } from "../helpers/folders.js";
 // and the event stream dated by events.times, read a bite at a time.
 
 describe("usageOf", () => {
-  it("reads today's tokens and cost, and richer usage, cost source and caps where the files have them", () => {
-    expect(usageOf({ tokens: { input: 10, cached: 4, output: 2 }, costUsd: 0.5 }, null, {}, {})).toEqual({
+  it("reads today's tokens and cost, and richer usage and cost source where the files have them, with the row's caps", () => {
+    expect(usageOf({ tokens: { input: 10, cached: 4, output: 2 }, costUsd: 0.5 }, null, null)).toEqual({
       input: 10,
       cached: 4,
       output: 2,
@@ -29,7 +29,6 @@ describe("usageOf", () => {
       },
       null,
       { maxTokens: 5000, maxCostUsd: 2 },
-      null,
     );
     expect(richer).toEqual({
       input: 100,
@@ -43,13 +42,12 @@ describe("usageOf", () => {
   });
 
   it("ignores what is not a finite, non-negative number, and says nothing without a record or activity", () => {
-    expect(usageOf(null, null, null, null)).toBeNull();
+    expect(usageOf(null, null, { maxTokens: 5000, maxCostUsd: null })).toBeNull();
     expect(
       usageOf(
         null,
         { tokens: { input: "12", cached: -1, output: Number.NaN }, costUsd: Infinity },
-        { maxTokens: "x" },
-        { caps: { usd: -3 } },
+        { maxTokens: null, maxCostUsd: null },
       ),
     ).toEqual({ input: 0, cached: 0, output: 0, more: {}, costUsd: null, costSource: null, caps: {} });
     expect(budgetOf({ budget: { tokens: 2_000_000, usd: 25, minutes: 600, other: 1 } })).toEqual({

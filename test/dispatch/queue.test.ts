@@ -1,6 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { promoteRun } from "../../src/dispatch/queue/promote.js";
+import { doDutiesIn } from "../../src/dispatch/reader.js";
+import { systemClock } from "../../src/infra/clock.js";
+import { runPaths } from "../../src/infra/paths.js";
 import { isolatedHome, runCli } from "../helpers/cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
 import { killPid, reapDispatch } from "../helpers/processes.js";
@@ -98,6 +102,44 @@ describe("dispatch --queue, with real processes", () => {
     await runCli(["wait", "holder", "--timeout", "30s"], { env, timeoutMs: 40_000 });
     // The holder's supervisor has promoted whatever there was: nothing, and the cancelled one never ran.
     await runCli(["status"], { env });
+    expect(fs.existsSync(path.join(waiting.dir, "supervisor.json"))).toBe(false);
+    expect(fs.existsSync(path.join(waiting.dir, "promoted.json"))).toBe(false);
+    expect(logLines(log)).toEqual(["start holder", "end holder"]);
+  }, 60_000);
+
+  it("ends a queued dispatch a promotion finds cancelled under the run's lock, and leaves its record for after it", async () => {
+    const { home, env } = isolatedHome();
+    const log = path.join(tempDir(), "agents.log");
+    const gate = path.join(tempDir(), "go");
+    parsed(
+      await dispatch(env, "holder", agent(log, "holder", `while [ ! -e '${gate}' ]; do sleep 0.05; done`), [
+        "--max-parallel",
+        "1",
+      ]),
+      dispatched,
+    );
+    const waiting = parsed(
+      await dispatch(env, "waiting", agent(log, "waiting", "true"), ["--queue"]),
+      dispatched,
+    );
+    // Cancel's file, but not its lock (a cancel killed on its way); then room, so a promotion chooses it.
+    fs.writeFileSync(path.join(waiting.dir, "cancel"), "");
+    const run = runPaths(home, "default");
+    const runFile = JSON.parse(fs.readFileSync(run.runFile, "utf8"));
+    fs.writeFileSync(run.runFile, JSON.stringify({ ...runFile, maxParallel: 2 }));
+    const promoted = await promoteRun(run, { clock: systemClock });
+    // Under the lock: exit.json alone; the record is one of the duties for after it.
+    expect(promoted).toEqual({ launched: 0, withDuties: [waiting.dir] });
+    expect(JSON.parse(fs.readFileSync(path.join(waiting.dir, "exit.json"), "utf8")).reason).toBe("cancelled");
+    expect(fs.existsSync(path.join(waiting.dir, "record.json"))).toBe(false);
+    await doDutiesIn(promoted.withDuties, systemClock);
+    expect(recordOf(waiting.dir)).toMatchObject({ status: "cancelled", reason: "cancelled" });
+    // Recorded once: a reader after it finds it recorded and writes nothing more.
+    const before = fs.statSync(path.join(waiting.dir, "record.json")).mtimeMs;
+    await runCli(["status"], { env });
+    expect(fs.statSync(path.join(waiting.dir, "record.json")).mtimeMs).toBe(before);
+    fs.writeFileSync(gate, "");
+    await runCli(["wait", "holder", "--timeout", "30s"], { env, timeoutMs: 40_000 });
     expect(fs.existsSync(path.join(waiting.dir, "supervisor.json"))).toBe(false);
     expect(fs.existsSync(path.join(waiting.dir, "promoted.json"))).toBe(false);
     expect(logLines(log)).toEqual(["start holder", "end holder"]);

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { type ErrorFact, retryAfterTime, statusOfKind } from "../../src/domain/failure.js";
 import { inertText } from "../../src/domain/inert-text.js";
-import { cleanMessage, MAX_MESSAGE_CHARS, recordTail, redact, TAIL_BYTES } from "../../src/domain/redact.js";
+import {
+  cleanMessage,
+  MAX_MESSAGE_CHARS,
+  recordTail,
+  redact,
+  redactEnv,
+  TAIL_BYTES,
+} from "../../src/domain/redact.js";
 import { errorKindSchema } from "../../src/domain/schemas.js";
 import { type ExitFacts, judgeEnding, statusByPrecedence } from "../../src/domain/status.js";
 import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/summary.js";
@@ -403,6 +410,24 @@ describe("redaction", () => {
     ["invalid x-api-key", "invalid x-api-key"],
   ])("redacts %j", (text, want) => {
     expect(redact(text)).toBe(want);
+  });
+
+  it("hides an environment's values named like secrets whole, and secret shapes in the others", () => {
+    expect(
+      redactEnv({
+        API_TOKEN: "written-but-redacted",
+        db_password_file: "/run/pw",
+        BASE_URL: "https://host/v1?key=AIzaSyA1234567890abcdefghijk",
+        ANTHROPIC_AUTH: "sk-ant-api03-abcdefghijkl",
+        MODE: "fast",
+      }),
+    ).toEqual({
+      API_TOKEN: "[redacted]",
+      db_password_file: "[redacted]",
+      BASE_URL: "https://host/v1?key=[redacted]",
+      ANTHROPIC_AUTH: "[redacted]",
+      MODE: "fast",
+    });
   });
 
   it("strips terminal colours", () => {

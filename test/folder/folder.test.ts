@@ -20,6 +20,7 @@ import { readFolderJson } from "../../src/folder/read.js";
 import { writeRecord } from "../../src/folder/record.js";
 import { absolutePaths, readSpecFile, resolveSpec } from "../../src/folder/spec.js";
 import { requestCancel, writeFolderJson } from "../../src/folder/write.js";
+import { systemClock } from "../../src/infra/clock.js";
 import { runPaths } from "../../src/infra/paths.js";
 import { tempDir } from "../helpers/folders.js";
 
@@ -342,7 +343,7 @@ describe("record.error, for every status but ok", () => {
     "records %s with its kind, code, message and stderr tail",
     async (_what, ending, events, status, kind, code, message) => {
       const dir = ended(ending, [...events]);
-      const record = await writeRecord(dir);
+      const record = await writeRecord(dir, systemClock);
       expect(record).toMatchObject({ status, error: { code, kind, message, retryAfter: null } });
       const tail = record?.error?.tail ?? [];
       expect(tail).toHaveLength(20);
@@ -362,7 +363,7 @@ describe("record.error, for every status but ok", () => {
         message: `cannot start with OPENAI_API_KEY=${KEY} ${"y".repeat(5000)}`,
       },
     });
-    const message = (await writeRecord(dir))?.error?.message ?? "";
+    const message = (await writeRecord(dir, systemClock))?.error?.message ?? "";
     expect(message).not.toContain(KEY);
     expect(message).toContain("OPENAI_API_KEY=[redacted]");
     expect(message.length).toBeLessThanOrEqual(2000);
@@ -373,6 +374,6 @@ describe("record.error, for every status but ok", () => {
       codexLine({ type: "item.completed", item: { id: "i", type: "agent_message", text: "done" } }),
       codexLine({ type: "turn.completed", usage: { input_tokens: 1, output_tokens: 1 } }),
     ]);
-    expect(await writeRecord(dir)).toMatchObject({ status: "ok", error: null, reply: "done" });
+    expect(await writeRecord(dir, systemClock)).toMatchObject({ status: "ok", error: null, reply: "done" });
   });
 });

@@ -15,12 +15,18 @@ export interface FakeClockOptions {
   wallStep?: (ms: number) => number;
   /** Time stands still: a sleep ends only when its signal aborts (a wait answered by a real change alone). */
   frozen?: boolean;
+  /**
+   * Each event ends the sleep it falls in, at its time, as a watcher woken by the change it makes would
+   * (a write the loop must read at once, not at its next poll).
+   */
+  wakeAtEvents?: boolean;
 }
 
 /**
  * The tests' one clock. Its sleeps jump time forward at once, running the events due on the way (in time
- * order); an aborted signal cuts a sleep at the event that aborted it. It records every sleep asked of
- * it. Its two faces move together unless steps say otherwise; a frozen one does not move at all.
+ * order; those of one time together, in the order given); an aborted signal cuts a sleep at the events that
+ * aborted it, and with `wakeAtEvents` every event does. It records every sleep asked of it. Its two faces
+ * move together unless steps say otherwise; a frozen one does not move at all.
  */
 export class FakeClock implements Clock {
   mono: number;
@@ -30,6 +36,7 @@ export class FakeClock implements Clock {
   private readonly monoStep: (ms: number) => number;
   private readonly wallStep: (ms: number) => number;
   private readonly frozen: boolean;
+  private readonly wakeAtEvents: boolean;
 
   constructor(options: FakeClockOptions | { at: number; happen: () => void }[] = {}) {
     const o: FakeClockOptions = Array.isArray(options) ? { events: options } : options;
@@ -39,6 +46,7 @@ export class FakeClock implements Clock {
     this.monoStep = o.monoStep ?? ((ms) => ms);
     this.wallStep = o.wallStep ?? ((ms) => ms);
     this.frozen = o.frozen === true;
+    this.wakeAtEvents = o.wakeAtEvents === true;
   }
 
   now(): number {
@@ -61,14 +69,14 @@ export class FakeClock implements Clock {
     const from = this.mono;
     const until = this.mono + this.monoStep(ms);
     for (;;) {
-      const next = this.events
-        .filter((e) => e.at > this.mono && e.at <= until)
-        .sort((a, b) => a.at - b.at)[0];
-      if (next === undefined) break;
-      this.events.splice(this.events.indexOf(next), 1);
-      this.mono = next.at;
-      next.happen();
-      if (signal?.aborted === true) {
+      const due = this.events.filter((e) => e.at > this.mono && e.at <= until);
+      if (due.length === 0) break;
+      const at = Math.min(...due.map((e) => e.at));
+      const now = due.filter((e) => e.at === at);
+      for (const event of now) this.events.splice(this.events.indexOf(event), 1);
+      this.mono = at;
+      for (const event of now) event.happen();
+      if (signal?.aborted === true || this.wakeAtEvents) {
         this.wall += this.wallStep(this.mono - from);
         return;
       }

@@ -3,9 +3,9 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { backendFor } from "../../src/backends/registry.js";
 import type { Spec } from "../../src/domain/schemas.js";
-import type { Clock } from "../../src/infra/clock.js";
 import { systemFiles } from "../../supervisor/deps.js";
 import { watchAgent } from "../../supervisor/watch-loop.js";
+import { FakeClock } from "../helpers/fake-clock.js";
 import { readJson, tempDir } from "../helpers/folders.js";
 import { loopSpec, neverExitingChild } from "../helpers/watch.js";
 
@@ -14,27 +14,6 @@ import { loopSpec, neverExitingChild } from "../helpers/watch.js";
 // that crossed a cap, and never let a hostile report lower what was counted.
 
 const START = Date.parse("2026-11-29T08:00:00Z");
-
-/**
- * A clock whose sleeps jump; a write cuts a sleep short at its time, as inotify wakes the loop when the
- * agent writes, and happens before the next poll.
- */
-class ScriptedClock implements Clock {
-  mono = 0;
-  constructor(private readonly writes: [at: number, write: () => void][]) {}
-  now(): number {
-    return this.mono;
-  }
-  wallNow(): Date {
-    return new Date(START + this.mono);
-  }
-  async sleep(ms: number): Promise<void> {
-    const from = this.mono;
-    const next = Math.min(...this.writes.map(([t]) => t).filter((t) => t > from));
-    this.mono = Math.min(from + ms, next);
-    for (const [t, write] of this.writes) if (t > from && t <= this.mono) write();
-  }
-}
 
 const step = (input: number, cost: number | null = null) =>
   JSON.stringify({
@@ -49,9 +28,12 @@ const step = (input: number, cost: number | null = null) =>
 
 async function watch(dir: string, spec: Spec, writes: [number, string, string][]) {
   const lines: { event: string; fields: Record<string, unknown> }[] = [];
-  const clock = new ScriptedClock(
-    writes.map(([at, file, line]) => [at, () => fs.appendFileSync(file, `${line}\n`)]),
-  );
+  // Each write cuts a sleep short at its time, as inotify wakes the loop when the agent writes.
+  const clock = new FakeClock({
+    wall: START,
+    events: writes.map(([at, file, line]) => ({ at, happen: () => fs.appendFileSync(file, `${line}\n`) })),
+    wakeAtEvents: true,
+  });
   const activity: number[] = [];
   const outcome = await watchAgent({
     dir,

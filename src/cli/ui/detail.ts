@@ -1,12 +1,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { redactEnv } from "../../domain/redact.js";
 import { readConversation } from "../../folder/conversation.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
+import type { Clock } from "../../infra/clock.js";
 import { okValue } from "../../infra/json-file.js";
 import { tailLines } from "../../infra/tail.js";
 import type { AttemptWire, DispatchWire } from "../../web/wire.js";
-import { backendOfView, chainDirsOf, redactedEnv } from "./reader.js";
+import { backendOfView, chainDirsOf } from "./reader.js";
 import { attemptWire, type Entry } from "./rows.js";
 import { cutLine, StreamDigest } from "./stream-digest.js";
 
@@ -24,6 +26,8 @@ const DIGESTS_KEPT = 24;
 
 export class Details {
   private readonly digests = new Map<string, StreamDigest>();
+
+  constructor(private readonly clock: Clock) {}
 
   /** The page of `entry`, its stream read as far as it goes now. */
   of(run: string, entry: Entry, attempts: AttemptWire[]): DispatchWire {
@@ -50,11 +54,11 @@ export class Details {
       usageOverTime: [...digest.usage],
       record: view.record,
       exit: view.exit,
-      spec: view.spec === null ? null : { ...view.spec, env: redactedEnv(view.spec.env) },
+      spec: view.spec === null ? null : { ...view.spec, env: redactEnv(view.spec.env) },
       notify: { claimed: fs.existsSync(fileIn(dir, FILES.notify)), log: notifyLog },
       attempts,
       conversation: view.spec?.steer === undefined ? null : readConversation(dir),
-      now: Date.now(),
+      now: this.clock.wallNow().getTime(),
     };
   }
 

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { isValidId } from "../../domain/ids.js";
+import type { Clock } from "../../infra/clock.js";
 import { runPaths } from "../../infra/paths.js";
 import type { PushWire, RunSummaryWire } from "../../web/wire.js";
 import { RunModel } from "./run-model.js";
@@ -20,7 +21,10 @@ export class HomeModel {
   private readonly timer: NodeJS.Timeout;
   private polling = false;
 
-  constructor(readonly home: string) {
+  constructor(
+    readonly home: string,
+    private readonly clock: Clock,
+  ) {
     this.scan();
     this.timer = setInterval(() => void this.poll(), POLL_MS);
     this.timer.unref();
@@ -54,7 +58,7 @@ export class HomeModel {
     for (const name of names) {
       if (this.runs.has(name) || !isValidId(name)) continue;
       if (!fs.lstatSync(path.join(this.runsDir, name), { throwIfNoEntry: false })?.isDirectory()) continue;
-      this.runs.set(name, new RunModel(runPaths(this.home, name), (push) => this.emit(push)));
+      this.runs.set(name, new RunModel(runPaths(this.home, name), (push) => this.emit(push), this.clock));
       added = true;
     }
     if (added) this.emit({ type: "runs" });

@@ -15,13 +15,12 @@ import { okValue } from "../../infra/json-file.js";
 import type { RunPaths } from "../../infra/paths.js";
 import { isSameProcess } from "../../infra/process-identity.js";
 import { cancelCommand } from "../cancel-command.js";
-import { redact } from "../show-command.js";
 
 // The dashboard reads dispatches here and only here, with the readers the verbs use, so that what the
 // page shows is what `status`, `show` and `logs` say: a live dispatch is read through the reader gate
 // (src/dispatch/reader.ts: its duties done, as every reader does them), then made a row by status's own
-// liveRow; a recorded one from its record, as status reads it; event lines are logs' human lines; the
-// spec's --env values are redacted as show redacts them; cancel is cancel's command.
+// liveRow; a recorded one from its record, as status reads it; event lines are logs' human lines; cancel
+// is cancel's command. (The spec's --env values are redacted by show's own redactEnv, in detail.ts.)
 
 export type { DispatchRow, DispatchView };
 
@@ -119,11 +118,6 @@ export function backendOfView(view: DispatchView): Backend {
 /** An event line as `logs` shows it (an exec command's own lines as they are); null: nothing to show. */
 export function humanLineOf(backend: Backend, line: string): string | null {
   return backend.plainText ? line : humanLine(backend, line);
-}
-
-/** The spec's environment with the values of secret-looking names hidden, as `show` hides them. */
-export function redactedEnv(env: Record<string, string>): Record<string, string> {
-  return redact(env);
 }
 
 /** Cancels the dispatch of `dir` (a chain: the chain) with `catherd cancel`'s own command. */

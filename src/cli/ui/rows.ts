@@ -42,7 +42,7 @@ export function rowWire(row: DispatchRow, view: DispatchView): RowWire {
     openToolCalls: row.openToolCalls.map((t) => ({ label: t.label, openedAt: t.openedAt })),
     retrying: activity?.retrying ?? 0,
     retries: activity?.retries ?? view.exit?.retries ?? 0,
-    usage: usageOf(asLoose(view.record), asLoose(activity), asLoose(view.spec), asLoose(view.admit)),
+    usage: usageOf(asLoose(view.record), asLoose(activity), row.spend),
     queue:
       row.queue === null
         ? null

@@ -5,6 +5,7 @@ import { runFileSchema } from "../../domain/schemas.js";
 import { handOverPending } from "../../folder/chain.js";
 import { FILES } from "../../folder/layout.js";
 import { readLiveMarkers } from "../../folder/markers.js";
+import type { Clock } from "../../infra/clock.js";
 import { okValue, readJsonFile } from "../../infra/json-file.js";
 import { dispatchDir, type RunPaths } from "../../infra/paths.js";
 import type { BarWire, PushWire, RowWire, RunSummaryWire } from "../../web/wire.js";
@@ -70,6 +71,7 @@ export class RunModel {
   constructor(
     readonly paths: RunPaths,
     private readonly push: (push: PushWire) => void,
+    private readonly clock: Clock,
   ) {
     this.loaded = this.load();
   }
@@ -218,7 +220,7 @@ export class RunModel {
         if (JSON.stringify(before) !== JSON.stringify(after)) moved.add(dir);
       }
       if (this.sendChanges()) {
-        this.lastChangedAt = new Date().toISOString();
+        this.lastChangedAt = this.clock.wallNow().toISOString();
         this.push({ type: "runs" });
       }
     }
@@ -348,7 +350,15 @@ export class RunModel {
   private sendChanges(): boolean {
     const { rows, bars, removed, removedBars } = this.remember();
     if (rows.length + bars.length + removed.length + removedBars.length === 0) return false;
-    this.push({ type: "rows", run: this.paths.run, rows, bars, removed, removedBars, now: Date.now() });
+    this.push({
+      type: "rows",
+      run: this.paths.run,
+      rows,
+      bars,
+      removed,
+      removedBars,
+      now: this.clock.wallNow().getTime(),
+    });
     return true;
   }
 

@@ -4,6 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { isValidId } from "../../domain/ids.js";
+import type { Clock } from "../../infra/clock.js";
 import type { DispatchWire, PushWire, RunsWire, RunWire } from "../../web/wire.js";
 import { attemptsOf, Details } from "./detail.js";
 import { Guard, SECURITY_HEADERS, sendJson, sendText } from "./guard.js";
@@ -23,6 +24,8 @@ export interface UiOptions {
   port: number;
   /** The run whose page the printed address opens. */
   run: string | null;
+  /** What dates the pages' and pushes' `now` (the wall clock: the page sets its times against it). */
+  clock: Clock;
 }
 
 export interface UiServer {
@@ -47,8 +50,8 @@ interface Assets {
 /** Starts the server and resolves once it listens. */
 export async function startUi(options: UiOptions): Promise<UiServer> {
   const assets = loadAssets(import.meta.url);
-  const model = new HomeModel(options.home);
-  const details = new Details();
+  const model = new HomeModel(options.home, options.clock);
+  const details = new Details(options.clock);
   const streams = new Set<http.ServerResponse>();
   let guard: Guard | null = null;
 
@@ -94,14 +97,23 @@ export async function startUi(options: UiOptions): Promise<UiServer> {
     if (first === "events" && parts.length === 1) return events(req, res, url);
     if (first !== "runs") return sendText(res, 404, "not found");
     if (runName === undefined) {
-      const body: RunsWire = { home: options.home, runs: model.summaries(), now: Date.now() };
+      const body: RunsWire = {
+        home: options.home,
+        runs: model.summaries(),
+        now: options.clock.wallNow().getTime(),
+      };
       return sendJson(res, 200, body);
     }
     const run = isValidId(runName) ? model.run(runName) : null;
     if (run === null) return sendJson(res, 404, { error: `no run ${runName.slice(0, 80)}` });
     await run.loaded;
     if (what === undefined) {
-      const body: RunWire = { run: runName, rows: run.rows(), bars: run.bars(), now: Date.now() };
+      const body: RunWire = {
+        run: runName,
+        rows: run.rows(),
+        bars: run.bars(),
+        now: options.clock.wallNow().getTime(),
+      };
       return sendJson(res, 200, body);
     }
     const known =

@@ -1,11 +1,12 @@
+import type { RowSpend } from "../../dispatch/read/rows.js";
 import type { UsageWire } from "../../web/wire.js";
 
 // What the dashboard shows of a dispatch's spend, read defensively from whatever the files hold: today's
-// `tokens` ({input, cached, output}) and `costUsd`, and the richer usage and caps that record.json,
-// activity.json, spec.json and run.json may carry (`usage`, `costSource`, `maxTokens`, `maxCostUsd`,
-// `budget`…): every field is looked for by name and taken only when it is a finite number, so that a
-// file of an older or newer catherd shows what it has and never breaks the page. This is the one module
-// to change when those files change.
+// `tokens` ({input, cached, output}) and `costUsd`, and the richer usage that record.json and
+// activity.json may carry, and run.json's `budget`: every field is looked for by name and taken only when
+// it is a finite number, so that a file of an older or newer catherd shows what it has and never breaks
+// the page. This is the one module to change when those files change. A dispatch's caps are not read
+// here: they are its row's, as `status` reads them (dispatch/read/rows.ts, `spendOf`).
 
 type Loose = Record<string, unknown> | null | undefined;
 
@@ -33,10 +34,14 @@ const CACHED = ["cached", "cachedInput", "cacheRead", "cached_input_tokens"];
 const OUTPUT = ["output", "outputTokens", "output_tokens"];
 
 /**
- * The usage of a dispatch from its record (final) or its activity (so far), with the caps its spec or
- * admission names. Null when neither says anything.
+ * The usage of a dispatch from its record (final) or its activity (so far), with the caps of its row's
+ * spend (`--max-tokens`, `--max-cost`). Null when neither file says anything.
  */
-export function usageOf(record: Loose, activity: Loose, spec: Loose, admit: Loose): UsageWire | null {
+export function usageOf(
+  record: Loose,
+  activity: Loose,
+  spend: Pick<RowSpend, "maxTokens" | "maxCostUsd"> | null,
+): UsageWire | null {
   const source = record ?? activity;
   if (source == null) return null;
   const usage = obj(source.usage);
@@ -54,22 +59,11 @@ export function usageOf(record: Loose, activity: Loose, spec: Loose, admit: Loos
     more,
     costUsd: pick(source, ["costUsd", "cost_usd"]) ?? pick(usage, ["costUsd"]),
     costSource: typeof source.costSource === "string" ? source.costSource : null,
-    caps: capsOf(spec, admit),
+    caps: {
+      ...(spend?.maxTokens == null ? {} : { tokens: spend.maxTokens }),
+      ...(spend?.maxCostUsd == null ? {} : { usd: spend.maxCostUsd }),
+    },
   };
-}
-
-/** `--max-tokens` and `--max-cost`, wherever the files keep them. */
-function capsOf(spec: Loose, admit: Loose): Record<string, number> {
-  const caps: Record<string, number> = {};
-  const nested = [obj(spec?.caps), obj(admit?.caps)];
-  for (const source of [...nested, spec, admit]) {
-    const inCaps = nested.includes(source ?? null) && source !== null;
-    const tokens = pick(source, inCaps ? ["tokens", "maxTokens"] : ["maxTokens"]);
-    const usd = pick(source, inCaps ? ["usd", "maxCostUsd"] : ["maxCostUsd", "maxCost"]);
-    if (tokens !== null && caps.tokens === undefined) caps.tokens = tokens;
-    if (usd !== null && caps.usd === undefined) caps.usd = usd;
-  }
-  return caps;
 }
 
 /** A run's budget from run.json (`budget: {tokens, usd, minutes}` or flat fields), by name. */

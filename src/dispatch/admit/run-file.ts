@@ -9,11 +9,8 @@ import type { DispatchRequest } from "../request/request.js";
 // run.json: the run's own file (specs/dispatch.md §2, step 1), created by its first admission; the caps a
 // dispatch gives, its --run-placement, --run-sandbox and --run-budget, are remembered in it for the next.
 
-/** run.json as it is, or null when it is missing or cannot be read. */
-export function readRunFile(run: RunPaths): RunFile | null {
-  const read = readJsonFile(run.runFile, runFileSchema);
-  return read.kind === "ok" ? read.value : null;
-}
+// Reading it as it is has one home, folder/run-file.ts (the supervisor and status read it too).
+export { readRunFile } from "../../folder/run-file.js";
 
 /**
  * run.json, created on the first admission, with the caps `request` gives merged in and its --run-budget

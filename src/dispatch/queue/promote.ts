@@ -16,7 +16,7 @@ import { underAdmissionLock } from "../admit/lock.js";
 import { type DispatchView, inspectDispatch } from "../read/inspect.js";
 import { queueOrder } from "../read/queued.js";
 import { type RunCapsUnderLock, runCapsUnderLock } from "../read/run-budget.js";
-import { recordCancelledWhileQueued } from "../settle/settle.js";
+import { endCancelledWhileQueued, recordDead } from "../settle/settle.js";
 import { launchSupervisor } from "../start/launch.js";
 import type { StandbySupervisor } from "../start/standby.js";
 import { markBudgetHolds } from "./budget-marks.js";
@@ -45,7 +45,8 @@ export interface Promoted {
 /**
  * Under the admission lock (held by the caller): hands over the chains that are due (those `planned`
  * outside the lock), then chooses the queued dispatches that start now and marks each promoted. A queued
- * dispatch whose `cancel` file exists is recorded cancelled instead of started. `asking` says who will
+ * dispatch whose `cancel` file exists is ended cancelled instead of started (its exit.json), and left
+ * among `withDuties` to be recorded after the lock. `asking` says who will
  * decide by the slots returned (an admission), so that only the markers that could refuse it are read.
  */
 export async function promoteUnderLock(
@@ -89,7 +90,9 @@ export async function promoteUnderLock(
   for (const q of chosen) {
     const dir = q.marker.dir;
     if (fs.existsSync(fileIn(dir, FILES.cancel))) {
-      await recordCancelledWhileQueued(dir, clock);
+      // Ended here, never started; recorded after the lock, with the other duties.
+      endCancelledWhileQueued(dir, clock);
+      withDuties.add(dir);
       continue;
     }
     const promoted = {
@@ -245,14 +248,16 @@ function isHandOverDue(dir: string): boolean {
 }
 
 /**
- * `cancel` of a queued dispatch: under the admission lock, so that it is either still queued and recorded
- * cancelled here — never started — or already promoted, and then cancelled as any live dispatch is. Returns
- * the view after, or null when it was no longer queued.
+ * `cancel` of a queued dispatch: under the admission lock, so that it is either still queued and ended
+ * cancelled there (its exit.json) — never started — or already promoted, and then cancelled as any live
+ * dispatch is. Its record is written once the lock is released. Returns the view after, or null when it
+ * was no longer queued.
  */
 export async function cancelQueued(run: RunPaths, dir: string, clock: Clock): Promise<DispatchView | null> {
-  return underAdmissionLock(run, async () => {
-    if (inspectDispatch(dir, { clock }).state !== "queued") return null;
-    await recordCancelledWhileQueued(dir, clock);
-    return inspectDispatch(dir, { clock });
+  const ended = await underAdmissionLock(run, async () => {
+    if (inspectDispatch(dir, { clock }).state !== "queued") return false;
+    endCancelledWhileQueued(dir, clock);
+    return true;
   });
+  return ended ? recordDead(inspectDispatch(dir, { clock }), clock) : null;
 }

@@ -15,7 +15,8 @@ import { type DispatchView, inspectDispatch } from "../read/inspect.js";
 // Recording a dispatch that its supervisor cannot record any more (specs/cli.md, "Readers' duties"): exit.json
 // (created exclusively, so that racing writers agree on one) and then record.json (exclusive too). Exactly
 // one record, always. Called by the reader gate (dispatch/reader.ts) and by cancel, never under the run's
-// admission lock: writing a record snapshots git, writes the patch and measures the folder.
+// admission lock: writing a record snapshots git, writes the patch and measures the folder. (Under the lock
+// only an exit.json is written, for a queued dispatch cancelled: endCancelledWhileQueued.)
 
 /**
  * Records a dispatch whose duty is `record` (inspect.ts): `lost`, or ended (exit.json) by a supervisor
@@ -118,8 +119,13 @@ export async function stopOrphan(
   );
 }
 
-/** Records a queued dispatch cancelled before it was ever started (the caller holds the run's lock). */
-export async function recordCancelledWhileQueued(dir: string, clock: Clock): Promise<void> {
+/**
+ * Ends a queued dispatch cancelled before it was ever started: its exit.json (reason `cancelled`), which
+ * takes it out of the queue for good. Under the run's lock, held by the caller; the record is not written
+ * here — it snapshots git and measures the folder — but after the lock, as a reader's duty (the folder is
+ * `exited` without a record), by the caller or, should it die first, by the next reader.
+ */
+export function endCancelledWhileQueued(dir: string, clock: Clock): void {
   writeEndedExit(
     dir,
     {
@@ -128,13 +134,12 @@ export async function recordCancelledWhileQueued(dir: string, clock: Clock): Pro
     },
     clock.wallNow(),
   );
-  await writeRecord(dir);
 }
 
 /** Records a dispatch whose supervisor did not come up (dispatch/start/launch.ts): `lost`, with why. */
 export async function recordStartFailure(dir: string, message: string, clock: Clock): Promise<void> {
   writeEndedExit(dir, { reason: "lost", error: { code: "E_SUPERVISOR_START", message } }, clock.wallNow());
-  await writeRecord(dir).catch(() => null);
+  await writeRecord(dir, clock).catch(() => null);
 }
 
 /**
@@ -147,7 +152,7 @@ export async function recordSubmitFailure(dir: string, error: CatherdError, cloc
     { reason: "spawn-failed", error: { code: error.code, message: error.message } },
     clock.wallNow(),
   );
-  await writeRecord(dir).catch(() => null);
+  await writeRecord(dir, clock).catch(() => null);
 }
 
 /**
@@ -162,7 +167,7 @@ async function recordEnding(
   let failure: unknown = null;
   try {
     writeExit?.();
-    await writeRecord(dir);
+    await writeRecord(dir, clock);
   } catch (error) {
     failure = error;
   }

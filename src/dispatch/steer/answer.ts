@@ -1,6 +1,7 @@
 import { CatherdError } from "../../domain/errors.js";
 import type { AnswerFile } from "../../domain/questions.js";
 import { readQuestion, writeAnswer } from "../../folder/questions.js";
+import { type Clock, systemClock } from "../../infra/clock.js";
 import { inspectDispatch } from "../read/inspect.js";
 import { checkedText } from "./text.js";
 
@@ -31,9 +32,9 @@ export function answerQuestion(
   dir: string,
   id: string,
   request: AnswerRequest,
-  at: Date = new Date(),
+  clock: Clock = systemClock,
 ): Answered {
-  const view = inspectDispatch(dir);
+  const view = inspectDispatch(dir, { clock });
   const shown = view.admit?.name ?? view.dispatchId;
   const entry = readQuestion(dir, id);
   if (entry === null) {
@@ -59,7 +60,7 @@ export function answerQuestion(
   ] as const) {
     if (value !== null) checkedText(what, value, MAX_ANSWER_BYTES);
   }
-  const answer = { id, ...request, at: at.toISOString() };
+  const answer = { id, ...request, at: clock.wallNow().toISOString() };
   if (!writeAnswer(dir, answer)) {
     const first = readQuestion(dir, id)?.answer;
     throw new CatherdError(

@@ -4,7 +4,7 @@ import { MAX_MESSAGE_BYTES, type MessageFile, type MessageState } from "../../do
 import { readEntry } from "../../folder/inbox.js";
 import { writeMessage } from "../../folder/inbox-send.js";
 import { FILES, fileIn } from "../../folder/layout.js";
-import { systemClock } from "../../infra/clock.js";
+import { type Clock, systemClock } from "../../infra/clock.js";
 import { waitUntil, watchFolders } from "../../infra/wait-until.js";
 import { inspectDispatch } from "../read/inspect.js";
 import { steerSupport } from "../request/steer-input.js";
@@ -50,8 +50,9 @@ export class EndedTurn extends Error {
 export async function sendMessage(
   dir: string,
   request: SendRequest,
-  options: { wait?: boolean; timeoutMs?: number; now?: () => Date } = {},
+  options: { wait?: boolean; timeoutMs?: number; clock?: Clock } = {},
 ): Promise<SentMessage> {
+  const clock = options.clock ?? systemClock;
   const text = checkedText("the message", request.text, MAX_MESSAGE_BYTES);
   const view = inspectDispatch(dir);
   const name = view.admit?.name ?? null;
@@ -79,14 +80,12 @@ export async function sendMessage(
       fix: `dispatch with --steerable (or --keep-open) to talk to an agent while it runs; follow this one up once it ends: catherd dispatch --follow-up ${shown} --brief …`,
     });
   }
-  const message = await writeMessage(
-    dir,
-    { text, interrupt: request.interrupt, from: request.from },
-    options.now ?? (() => new Date()),
+  const message = await writeMessage(dir, { text, interrupt: request.interrupt, from: request.from }, () =>
+    clock.wallNow(),
   );
   const sent: SentMessage = { message, dir, dispatchId: view.dispatchId, name, state: "queued", why: null };
   if (options.wait !== true) return sent;
-  return { ...sent, ...(await waitForDelivery(dir, message.id, options.timeoutMs ?? 60_000)) };
+  return { ...sent, ...(await waitForDelivery(dir, message.id, options.timeoutMs ?? 60_000, clock)) };
 }
 
 /** Waits until the CLI took the message (or it failed, or the dispatch ended); E_TIMEOUT past the limit. */
@@ -94,6 +93,7 @@ async function waitForDelivery(
   dir: string,
   id: string,
   timeoutMs: number,
+  clock: Clock,
 ): Promise<{ state: MessageState; why: string | null }> {
   const settled = await waitUntil(
     () => {
@@ -105,8 +105,8 @@ async function waitForDelivery(
       return undefined;
     },
     {
-      clock: systemClock,
-      deadline: systemClock.now() + timeoutMs,
+      clock,
+      deadline: clock.now() + timeoutMs,
       pollMs: 500,
       watch: watchFolders([fileIn(dir, FILES.inbox)]),
     },
