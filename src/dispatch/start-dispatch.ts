@@ -1,10 +1,10 @@
 import { backendFor } from "../backends/registry.js";
 import { CatherdError } from "../domain/errors.js";
 import type { EngineName } from "../domain/vocab.js";
+import { readRunFile } from "../folder/run-file.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { runPaths } from "../infra/paths.js";
 import { type Admitted, admit } from "./admission.js";
-import { readRunFile } from "./admit/run-file.js";
 import { launchPromoted } from "./queue/promote.js";
 import { queuePositions } from "./read/queued.js";
 import { doDutiesIn } from "./reader.js";

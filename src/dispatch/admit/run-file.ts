@@ -10,7 +10,6 @@ import type { DispatchRequest } from "../request/request.js";
 // dispatch gives, its --run-placement, --run-sandbox and --run-budget, are remembered in it for the next.
 
 // Reading it as it is has one home, folder/run-file.ts (the supervisor and status read it too).
-export { readRunFile } from "../../folder/run-file.js";
 
 /**
  * run.json, created on the first admission, with the caps `request` gives merged in and its --run-budget
