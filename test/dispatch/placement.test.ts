@@ -101,7 +101,7 @@ describe("the placement a dispatch gets", () => {
       "--slurm-opt for a local dispatch",
       {},
       ["--slurm-opt=--partition=gpu"],
-      /^--slurm-opt is for a dispatch placed on Slurm/,
+      /^--slurm-opt is for a dispatch placed on slurm, and this one runs locally/,
     ],
     [
       "a --slurm-opt that replaces the job",

@@ -57,7 +57,7 @@ function seen(s: Setup): { uuid: string | null; text: string }[] {
 describe("catherd send", () => {
   it("delivers a message sent while a tool runs into the same turn, once, and receipts it", async () => {
     const s = setup();
-    const d = await dispatch(s, "steer", "[tool:3000] fix the test", ["--steerable"]);
+    const d = await dispatch(s, "steer", "[tool:wait] fix the test", ["--steerable"]);
     // The brief is the first message the model sees; then the tool runs.
     await waitFor("the brief to be taken", () => (seen(s).length === 1 ? true : undefined), 20_000);
     const sent = await send(s, ["steer", "also update the docs"]);
@@ -65,8 +65,8 @@ describe("catherd send", () => {
     expect(sent.id).toMatch(/^\d{8}T\d{9}Z-[0-9a-z]{6}$/);
     const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
     expect(record.status).toBe("ok");
-    expect(record.reply).toBe("done: [tool:3000] fix the test | also update the docs");
-    expect(seen(s).map((m) => m.text)).toEqual(["[tool:3000] fix the test", "also update the docs"]);
+    expect(record.reply).toBe("done: [tool:wait] fix the test | also update the docs");
+    expect(seen(s).map((m) => m.text)).toEqual(["[tool:wait] fix the test", "also update the docs"]);
     const receipt = readJson(path.join(d.dir, "inbox", `${sent.id}.state.json`));
     expect(receipt.state).toBe("acted");
     expect((receipt.history as { state: string }[]).map((h) => h.state)).toEqual([
