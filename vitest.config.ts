@@ -71,6 +71,7 @@ export default defineConfig({
         "src/infra/**": { lines: 86, statements: 81, functions: 93, branches: 69 },
         "src/dispatch/**": { lines: 87, statements: 85, functions: 87, branches: 77 },
         "src/folder/**": { lines: 82, statements: 81, functions: 74, branches: 72 },
+        "src/engines/**": { lines: 84, statements: 82, functions: 88, branches: 74 },
         "supervisor/**": { lines: 82, statements: 81, functions: 74, branches: 72 },
       },
     },
