@@ -1,9 +1,9 @@
 import * as path from "node:path";
-import { overview } from "../dispatch/overview.js";
 import { cleanableBytes } from "../dispatch/read/cleanable.js";
 import { heavyCell } from "../dispatch/read/heavy-activity.js";
 import type { DispatchRow } from "../dispatch/read/rows.js";
 import { type RunBudgetView, runBudgetView } from "../dispatch/read/run-budget.js";
+import { overview } from "../dispatch/status.js";
 import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean.js";
 import type { DeclaredOutcome } from "../domain/declared-outcome.js";
 import { statusWords } from "../domain/record-words.js";

@@ -1,6 +1,6 @@
-import { awaitRecords } from "../dispatch/await-records.js";
-import { overview } from "../dispatch/overview.js";
 import { type RunningSnapshot, runningSnapshot } from "../dispatch/read/snapshot.js";
+import { overview } from "../dispatch/status.js";
+import { awaitRecords } from "../dispatch/wait.js";
 import { formatDuration, parseDuration } from "../domain/duration.js";
 import { WAIT_TIMEOUT_EXIT } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";

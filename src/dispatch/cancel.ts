@@ -4,12 +4,12 @@ import { runOf } from "../folder/layout.js";
 import { requestCancel } from "../folder/write.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { waitUntil } from "../infra/wait-until.js";
-import { awaitRecords } from "./await-records.js";
 import { stopChain } from "./queue/hand-over.js";
 import { cancelQueued } from "./queue/promote.js";
 import { type DispatchView, inspectDispatch } from "./read/inspect.js";
 import { readDispatch } from "./reader.js";
 import { stopOrphan } from "./settle/settle.js";
+import { awaitRecords } from "./wait.js";
 
 /**
  * `catherd cancel` (specs/cli.md): stops the dispatch in `dir` — for a chain, its last attempt, and the

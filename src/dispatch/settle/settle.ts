@@ -181,7 +181,7 @@ async function recordEnding(
       new CatherdError("E_IO_WRITE", `cannot record ${dir}: ${message}`, {
         fix: "free disk space (or fix the folder's permissions), then run catherd status again",
         cause: failure,
-        // What a waiter matches on (await-records.ts): this dispatch's record cannot be written now.
+        // What a waiter matches on (wait.ts): this dispatch's record cannot be written now.
         file: fileIn(dir, FILES.record),
       }),
     );
