@@ -78,8 +78,8 @@ describe("dispatch --queue, with real processes", () => {
     expect(events.indexOf("promoter")).toBeGreaterThan(events.indexOf("recorded"));
   }, 90_000);
 
-  it("records a cancelled queued dispatch cancelled without ever starting it", async () => {
-    const { env } = isolatedHome();
+  /** A holder that runs until `gate` exists, at the run's cap of 1, and one dispatch queued behind it. */
+  async function holderAndWaiting(env: NodeJS.ProcessEnv) {
     const log = path.join(tempDir(), "agents.log");
     const gate = path.join(tempDir(), "go");
     parsed(
@@ -93,6 +93,12 @@ describe("dispatch --queue, with real processes", () => {
       await dispatch(env, "waiting", agent(log, "waiting", "true"), ["--queue"]),
       dispatched,
     );
+    return { log, gate, waiting };
+  }
+
+  it("records a cancelled queued dispatch cancelled without ever starting it", async () => {
+    const { env } = isolatedHome();
+    const { log, gate, waiting } = await holderAndWaiting(env);
     const cancelled = await runCli(["cancel", "waiting", "--json"], { env });
     expect(JSON.parse(cancelled.stdout).cancelled).toMatchObject({ state: "recorded", status: "cancelled" });
     const exit = JSON.parse(fs.readFileSync(path.join(waiting.dir, "exit.json"), "utf8"));
@@ -109,19 +115,7 @@ describe("dispatch --queue, with real processes", () => {
 
   it("ends a queued dispatch a promotion finds cancelled under the run's lock, and leaves its record for after it", async () => {
     const { home, env } = isolatedHome();
-    const log = path.join(tempDir(), "agents.log");
-    const gate = path.join(tempDir(), "go");
-    parsed(
-      await dispatch(env, "holder", agent(log, "holder", `while [ ! -e '${gate}' ]; do sleep 0.05; done`), [
-        "--max-parallel",
-        "1",
-      ]),
-      dispatched,
-    );
-    const waiting = parsed(
-      await dispatch(env, "waiting", agent(log, "waiting", "true"), ["--queue"]),
-      dispatched,
-    );
+    const { log, gate, waiting } = await holderAndWaiting(env);
     // Cancel's file, but not its lock (a cancel killed on its way); then room, so a promotion chooses it.
     fs.writeFileSync(path.join(waiting.dir, "cancel"), "");
     const run = runPaths(home, "default");
