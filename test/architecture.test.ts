@@ -336,6 +336,11 @@ describe("architecture", () => {
     ).toEqual([]);
   });
 
+  it("lets the dashboard's server borrow nothing from a command module (it calls the use cases)", () => {
+    const command = (to: string) => /^src\/cli\/[a-z-]+-command\.js$/.test(to);
+    expect(violations("src/cli/ui", command)).toEqual([]);
+  });
+
   it("keeps each engine behind the seam: only the registry imports an engine's folder", () => {
     const engines = engineFolders();
     expect(engines).toContain("slurm");

@@ -23,11 +23,10 @@ import { tailLines } from "../infra/tail.js";
 import { conversationLine } from "./conversation-text.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { leftBehindLines } from "./left-behind.js";
-import { conversationShowLines, paint } from "./render.js";
+import { conversationShowLines, paint, queuedText } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 import { errorLines, outcomeLines } from "./result-command.js";
 import { spendLines } from "./spend-text.js";
-import { queuedText } from "./status-command.js";
 
 const TAIL_LINES = 20;
 

@@ -11,7 +11,18 @@ import type { DispatchState, Status } from "../domain/vocab.js";
 import { readRunFile } from "../folder/run-file.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION } from "./kit.js";
-import { age, askingText, bytes, cell, paint, type Style, shortWhy, tableWidth, WIDTH } from "./render.js";
+import {
+  age,
+  askingText,
+  bytes,
+  cell,
+  paint,
+  queuedText,
+  type Style,
+  shortWhy,
+  tableWidth,
+  WIDTH,
+} from "./render.js";
 import { runPathsOf } from "./resolve.js";
 import { budgetLine, costCell, tokensCell } from "./spend-text.js";
 
@@ -179,31 +190,6 @@ function chainText(
   const next = r.next === null ? "" : ` → ${r.next.backend} next`;
   const earlier = [...r.earlier].reverse().map((e) => ` ← ${e.backend ?? "?"} ${e.kind ?? e.status ?? "?"}`);
   return { text: `${last.text}${next}${earlier.join("")}`, status: last.status };
-}
-
-/** "queued #2: run at cap 3", "queued #1: overlaps fix-tests (…/src/)", "queued #1: until 14:05", "queued: slurm Licenses (job 12)". */
-export function queuedText(q: NonNullable<DispatchRow["queue"]>): string {
-  if (q.engine !== undefined) return `queued: ${q.engine.name} ${q.engine.reason} (job ${q.engine.jobId})`;
-  const place = q.position === null ? "next" : `#${q.position}`;
-  const b = q.blocker;
-  const why =
-    q.blockedBy === "overlap"
-      ? `overlaps ${b?.name ?? "?"} (${shortPath(b?.owns ?? "?")})`
-      : q.blockedBy === "backend-cap"
-        ? `${b?.backend ?? "?"} at cap ${b?.cap ?? "?"}`
-        : q.blockedBy === "capacity"
-          ? `run at cap ${b?.cap ?? "?"}`
-          : q.blockedBy === "budget"
-            ? "run's budget spent"
-            : `until ${q.notBefore?.slice(11, 16) ?? "?"}`;
-  return `queued ${place}: ${why}`;
-}
-
-/** The last two parts of an absolute path, which say which file or folder it is: "…/src/sum.ts". */
-function shortPath(p: string): string {
-  const parts = p.split("/").filter((part) => part !== "");
-  if (parts.length <= 2) return p;
-  return `…/${parts.slice(-2).join("/")}${p.endsWith("/") ? "/" : ""}`;
 }
 
 /** What is wrong with the folder's files, its state first: "cannot read admit.json (state unknown)". */

@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import type { Backend } from "../../backends/types.js";
+import { cancelDispatch as cancel } from "../../dispatch/cancel.js";
 import type { DispatchView } from "../../dispatch/read/inspect.js";
 import { listDispatchDirs } from "../../dispatch/read/locate.js";
 import { queuePositions } from "../../dispatch/read/queued.js";
@@ -10,17 +11,16 @@ import { attemptDirs } from "../../folder/chain.js";
 import { humanLine } from "../../folder/human-line.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
-import { systemClock } from "../../infra/clock.js";
+import { type Clock, systemClock } from "../../infra/clock.js";
 import { okValue } from "../../infra/json-file.js";
 import type { RunPaths } from "../../infra/paths.js";
 import { isSameProcess } from "../../infra/process-identity.js";
-import { cancelCommand } from "../cancel-command.js";
 
 // The dashboard reads dispatches here and only here, with the readers the verbs use, so that what the
 // page shows is what `status`, `show` and `logs` say: a live dispatch is read through the reader gate
 // (src/dispatch/reader.ts: its duties done, as every reader does them), then made a row by status's own
 // liveRow; a recorded one from its record, as status reads it; event lines are logs' human lines; cancel
-// is cancel's command. (The spec's --env values are redacted by show's own redactEnv, in detail.ts.)
+// is cancel's use case. (The spec's --env values are redacted by show's own redactEnv, in detail.ts.)
 
 export type { DispatchRow, DispatchView };
 
@@ -120,11 +120,19 @@ export function humanLineOf(backend: Backend, line: string): string | null {
   return backend.plainText ? line : humanLine(backend, line);
 }
 
-/** Cancels the dispatch of `dir` (a chain: the chain) with `catherd cancel`'s own command. */
-export async function cancelDispatch(run: RunPaths, dir: string): Promise<unknown> {
-  const result = await cancelCommand.handler(
-    { values: { run: run.run }, positionals: [dir], rest: [], json: true },
-    { stdinIsOurs: false },
-  );
-  return result.data;
+/**
+ * Cancels the dispatch of `dir` (a chain: the chain) with `catherd cancel`'s use case; answers as
+ * `catherd cancel --json` does.
+ */
+export async function cancelDispatch(dir: string, clock: Clock): Promise<unknown> {
+  const view = await cancel(dir, { clock });
+  return {
+    cancelled: {
+      name: view.admit?.name ?? null,
+      dispatchId: view.dispatchId,
+      dir: view.dir,
+      state: view.state,
+      status: view.record?.status ?? null,
+    },
+  };
 }

@@ -2,7 +2,7 @@ import { FILES } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
 import { okValue } from "../../infra/json-file.js";
 import type { AttemptWire, BarWire, RowWire } from "../../web/wire.js";
-import { queuedText } from "../status-command.js";
+import { queuedText } from "../render.js";
 import type { DispatchRow, DispatchView } from "./reader.js";
 import { usageOf } from "./usage.js";
 

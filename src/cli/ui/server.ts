@@ -149,7 +149,7 @@ export async function startUi(options: UiOptions): Promise<UiServer> {
     const dir = run?.dirOf(id) ?? null;
     if (run === null || dir === null) return sendJson(res, 404, { error: "no such dispatch in the run" });
     try {
-      const result = await cancelDispatch(run.paths, dir);
+      const result = await cancelDispatch(dir, options.clock);
       void run.flush();
       return sendJson(res, 200, result);
     } catch (error) {
