@@ -131,6 +131,9 @@ export async function startFenceProxy(options: {
   });
   proxy.on("connection", track);
   proxy.on("connect", (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+    // The http server stops watching the socket of a CONNECT: the agent may hang up at any moment (it was
+    // killed, it gave up), and a write to it that fails ends this connection, never the supervisor.
+    client.on("error", () => client.destroy());
     const asked = authority(request.url ?? "");
     if (asked === null || !allowsConnection(rules, asked.host, asked.port)) {
       const denial = asked ?? { host: String(request.url).slice(0, 200), port: 0 };
@@ -140,15 +143,21 @@ export async function startFenceProxy(options: {
     }
     const upstream = net.connect(asked.port, target(asked.host));
     track(upstream);
-    upstream.once("connect", () => {
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      if (head.length > 0) upstream.write(head);
-      pipeBoth(client, upstream);
-    });
-    upstream.once("error", (error) => {
+    const unreachable = (error: Error) => {
       client.end(
         `HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\n\r\ncatherd's fence could not reach ${asked.host}:${asked.port}: ${error.message}\n`,
       );
+    };
+    const hungUp = () => upstream.destroy();
+    upstream.once("error", unreachable);
+    client.once("close", hungUp);
+    upstream.once("connect", () => {
+      // From here on the tunnel's own ends (pipeBoth) say what a failure does.
+      upstream.off("error", unreachable);
+      client.off("close", hungUp);
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      if (head.length > 0) upstream.write(head);
+      pipeBoth(client, upstream);
     });
   });
   proxy.on("clientError", (_error, socket) => socket.destroy());
