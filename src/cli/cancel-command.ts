@@ -1,17 +1,10 @@
-import { cancelDispatch } from "../dispatch/cancel.js";
+import { type CancelledSummary, cancelDispatch, cancelledSummary } from "../dispatch/cancel.js";
 import { statusWords } from "../domain/record-words.js";
-import type { DispatchState } from "../domain/vocab.js";
 import { type Command, RUN_OPTION } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
 interface Cancelled {
-  cancelled: {
-    name: string | null;
-    dispatchId: string;
-    dir: string;
-    state: DispatchState;
-    status: string | null;
-  };
+  cancelled: CancelledSummary;
 }
 
 export const cancelCommand: Command<Cancelled> = {
@@ -40,15 +33,7 @@ export const cancelCommand: Command<Cancelled> = {
         ? `${name}: recorded ${statusWords(status ?? "?", view.record?.reason ?? view.exit?.reason ?? null)}`
         : `${name}: cancel requested (${view.state}); catherd wait ${name} returns once it is recorded`;
     return {
-      data: {
-        cancelled: {
-          name: view.admit?.name ?? null,
-          dispatchId: view.dispatchId,
-          dir: view.dir,
-          state: view.state,
-          status,
-        },
-      },
+      data: { cancelled: cancelledSummary(view) },
       text,
     };
   },

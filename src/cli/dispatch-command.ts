@@ -7,13 +7,13 @@ import { withLockHint } from "../dispatch/request/lock-hint.js";
 import { withOutcomeContract } from "../dispatch/request/outcome-contract.js";
 import { RUN_PLACEMENTS } from "../dispatch/request/placement.js";
 import { type RawDispatchInput, validateDispatch } from "../dispatch/request/request.js";
-import type { SubmittedSupervisor } from "../dispatch/start/submit.js";
 import { startDispatch } from "../dispatch/start-dispatch.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
 import { compactDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import { SANDBOX_MODES } from "../domain/sandbox.js";
 import { ACCESS_LEVELS, BACKEND_IDS, ENGINES, PLACEMENTS, type QueueBlocker } from "../domain/vocab.js";
+import type { Submitted } from "../engines/engine.js";
 import { ENGINE_OPTIONS } from "../engines/registry.js";
 import { catherdHome, runName } from "../infra/paths.js";
 import { readBrief } from "./brief-input.js";
@@ -43,7 +43,7 @@ export interface Dispatched {
      * The job an engine took its supervisor as (--placement slurm): queued in the engine with its reason,
      * or running on its node. Null for a local dispatch, and for one waiting in the run's queue.
      */
-    placement: SubmittedSupervisor | null;
+    placement: Submitted | null;
   };
 }
 
@@ -465,7 +465,7 @@ function answerSchemaSource(input: ParsedInput): AnswerSchemaSource | null {
 }
 
 /** "slurm job 12 queued: Licenses", "slurm job 12 running on node4". */
-function submittedText(job: SubmittedSupervisor): string {
+function submittedText(job: Submitted): string {
   const what = `${job.engine} job ${job.jobId}${job.cluster === null ? "" : ` (cluster ${job.cluster})`}`;
   if (job.state === "running") return `${what} running${job.node === null ? "" : ` on ${job.node}`}`;
   return `${what} queued: ${job.reason ?? "waiting for the scheduler"}`;

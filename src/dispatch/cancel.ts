@@ -1,4 +1,5 @@
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
+import type { DispatchState } from "../domain/vocab.js";
 import { handOverPending } from "../folder/chain.js";
 import { runOf } from "../folder/layout.js";
 import { requestCancel } from "../folder/write.js";
@@ -56,6 +57,26 @@ export async function cancelDispatch(
     return inspectDispatch(view.dir, { clock });
   }
   return view;
+}
+
+/** What a cancel did, as `catherd cancel --json` and the dashboard answer it. */
+export interface CancelledSummary {
+  name: string | null;
+  dispatchId: string;
+  dir: string;
+  state: DispatchState;
+  status: string | null;
+}
+
+/** The summary of the folder a cancel returned. */
+export function cancelledSummary(view: DispatchView): CancelledSummary {
+  return {
+    name: view.admit?.name ?? null,
+    dispatchId: view.dispatchId,
+    dir: view.dir,
+    state: view.state,
+    status: view.record?.status ?? null,
+  };
 }
 
 /** How long cancel waits for the engine to say a job it cancelled has ended: a starting job's KillWait. */

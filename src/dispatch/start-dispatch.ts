@@ -1,6 +1,7 @@
 import { backendFor } from "../backends/registry.js";
 import { CatherdError } from "../domain/errors.js";
 import type { EngineName } from "../domain/vocab.js";
+import type { Submitted } from "../engines/engine.js";
 import { readRunFile } from "../folder/run-file.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { runPaths } from "../infra/paths.js";
@@ -14,7 +15,6 @@ import type { DispatchRequest } from "./request/request.js";
 import { resolveSandbox } from "./request/sandbox-input.js";
 import { launchSupervisor } from "./start/launch.js";
 import { dismiss, type StandbySupervisor, startStandbySupervisor } from "./start/standby.js";
-import type { SubmittedSupervisor } from "./start/submit.js";
 
 /** A dispatch started: admitted, and its supervisor up (or submitted to its engine) — or waiting in the run's queue. */
 export interface Started {
@@ -22,7 +22,7 @@ export interface Started {
   /** Null while it waits in the queue (its supervisor starts when it is promoted), or for an engine's job. */
   supervisorPid: number | null;
   /** The job an engine took the supervisor as (specs/placement.md); null for a local or a queued dispatch. */
-  submitted: SubmittedSupervisor | null;
+  submitted: Submitted | null;
   /** Its place in the run's queue (1 = next), null when it was not queued. */
   position: number | null;
 }

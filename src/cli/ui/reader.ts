@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import type { Backend } from "../../backends/types.js";
-import { cancelDispatch as cancel } from "../../dispatch/cancel.js";
+import { cancelDispatch as cancel, cancelledSummary } from "../../dispatch/cancel.js";
 import type { DispatchView } from "../../dispatch/read/inspect.js";
 import { listDispatchDirs } from "../../dispatch/read/locate.js";
 import { queuePositions } from "../../dispatch/read/queued.js";
@@ -20,7 +20,7 @@ import { isSameProcess } from "../../infra/process-identity.js";
 // page shows is what `status`, `show` and `logs` say: a live dispatch is read through the reader gate
 // (src/dispatch/reader.ts: its duties done, as every reader does them), then made a row by status's own
 // liveRow; a recorded one from its record, as status reads it; event lines are logs' human lines; cancel
-// is cancel's use case. (The spec's --env values are redacted by show's own redactEnv, in detail.ts.)
+// is cancel's use case. (The spec's --env values are redacted as show redacts them: redactEnv, detail.ts.)
 
 export type { DispatchRow, DispatchView };
 
@@ -125,14 +125,5 @@ export function humanLineOf(backend: Backend, line: string): string | null {
  * `catherd cancel --json` does.
  */
 export async function cancelDispatch(dir: string, clock: Clock): Promise<unknown> {
-  const view = await cancel(dir, { clock });
-  return {
-    cancelled: {
-      name: view.admit?.name ?? null,
-      dispatchId: view.dispatchId,
-      dir: view.dir,
-      state: view.state,
-      status: view.record?.status ?? null,
-    },
-  };
+  return { cancelled: cancelledSummary(await cancel(dir, { clock })) };
 }

@@ -319,7 +319,7 @@ function judgeOurs(o: {
 }
 
 /** What a placement is called in a reader's words: "slurm job 12". */
-export function jobName(placement: Pick<PlacementFile, "engine" | "jobId">): string {
+function jobName(placement: Pick<PlacementFile, "engine" | "jobId">): string {
   return `${placement.engine} job ${placement.jobId}`;
 }
 

@@ -10,9 +10,6 @@ import { recordSubmitFailure } from "../settle/settle.js";
 // program a local launch starts, in the dispatch folder; once it has taken it, placement.json names what
 // it took. Loaded only for a dispatch placed so: a local dispatch never loads an engine's code.
 
-/** A supervisor the engine took, as it stood right after the submission. */
-export type SubmittedSupervisor = Submitted;
-
 /**
  * Hands the supervisor of `dir` (`command`: the supervisor program on the folder) to the engine its
  * admission named. A submission the engine refuses (or that cannot be made: not installed, no answer)
@@ -24,7 +21,7 @@ export async function submitSupervisor(
   placement: AdmitPlacement,
   command: readonly string[],
   clock: Clock,
-): Promise<SubmittedSupervisor> {
+): Promise<Submitted> {
   const engine = await engineNamed(placement.engine);
   try {
     return await engine.submit(dir, placement, command, clock);
