@@ -19,6 +19,8 @@ export const AGENT = {
   stubborn: path.join(AGENTS, "stubborn.sh"),
   chatty: path.join(AGENTS, "chatty.mjs"),
   spendOnce: path.join(AGENTS, "spend-once.sh"),
+  /** Not an agent: the floor of a dispatch (a bare node starting a detached node that takes a folder). */
+  floorDispatch: path.join(AGENTS, "floor-dispatch.mjs"),
 };
 /** Streams recorded from the real CLIs. */
 export const RECORDED = path.join(ROOT, "test/fixtures/recorded");
