@@ -1,13 +1,15 @@
 // @ts-check
 // The MCP `dispatch` tool's latency with the server already running (an orchestrator's usual path): from
 // the request written to the server's stdin to its answer, interleaved with `node -e ''`. The server admits
-// in its own process and starts the supervisor; the answer comes once supervisor.json names it.
+// in its own process and gives the folder to the standby supervisor it holds ready (or starts one); the
+// answer comes once supervisor.json names it.
 import { spawn } from "node:child_process";
 import * as path from "node:path";
 import { finish } from "../lib/catherd.mjs";
 import { AGENT, BASE_ENV, CLI, REPS } from "../lib/config.mjs";
 import { timed } from "../lib/spawn.mjs";
 import { fmt, stats } from "../lib/stats.mjs";
+import { sleep } from "../lib/wait.mjs";
 
 /** A `catherd mcp` server on pipes: one JSON-RPC request at a time, answered by id. */
 class McpServer {
@@ -99,6 +101,9 @@ export async function benchMcp(ctx) {
       ctx.reaper.ownDispatch(info.dispatchId);
       ctx.reaper.own(info.supervisorPid);
       infos.push(info);
+      // The server starts its next standby once it has answered (src/dispatch/start/standby-reserve.ts):
+      // let that start-up pass, so that the `node -e ''` measured beside the next call is not slowed by it.
+      await sleep(400);
       if (i < 0) continue;
       node.push(n.ms);
       latency.push(ms);

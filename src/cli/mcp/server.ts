@@ -9,8 +9,10 @@ import {
   ListToolsRequestSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
+import { StandbyReserve } from "../../dispatch/start/standby-reserve.js";
 import { asCatherdError, CatherdError } from "../../domain/errors.js";
 import { systemClock } from "../../infra/clock.js";
+import { catherdHome } from "../../infra/paths.js";
 import { catherdVersion } from "../../infra/version.js";
 import { waitUntil, wakeWhenSettled } from "../../infra/wait-until.js";
 import { GUIDE } from "../guide-command.js";
@@ -50,6 +52,8 @@ export function createCatherdServer(): CatherdMcp {
     });
   });
   const dispatching = new Set<Promise<unknown>>();
+  // A standby supervisor ready between dispatch calls (specs/mcp.md, "The session").
+  const reserve = new StandbyReserve();
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: TOOLS.map((tool) => ({
@@ -76,10 +80,10 @@ export function createCatherdServer(): CatherdMcp {
       );
     }
     if (tool.madeDispatch === undefined) {
-      return untilAborted(callTool(tool, request.params.arguments, null), extra.signal);
+      return untilAborted(callTool(tool, request.params.arguments, null, null), extra.signal);
     }
     // A dispatch runs to its end even when the client goes: admitted and started, or not admitted at all.
-    const call = callTool(tool, request.params.arguments, notifier);
+    const call = callTool(tool, request.params.arguments, notifier, reserve);
     dispatching.add(call);
     try {
       return await call;
@@ -125,20 +129,30 @@ export function createCatherdServer(): CatherdMcp {
         pollMs: DISPATCH_DRAIN_MS,
         watch: wakeWhenSettled(inFlight),
       });
+      reserve.close();
       await server.close();
     },
   };
 }
 
-/** Runs one tool: its arguments become the command's input, its data the structured result. */
+/**
+ * Runs one tool: its arguments become the command's input, its data the structured result. A tool that
+ * makes a dispatch gets the reserve's standby supervisor and hands it back when it has its answer.
+ */
 async function callTool(
   tool: ToolSpec,
   args: unknown,
   notifier: RecordNotifier | null,
+  reserve: StandbyReserve | null,
 ): Promise<CallToolResult> {
+  const home = catherdHome();
+  const early = reserve?.take(home);
   try {
     const input = parsedInputOf(tool, args);
-    const result = await tool.command.handler(input, { stdinIsOurs: false });
+    const result = await tool.command.handler(input, {
+      stdinIsOurs: false,
+      ...(early === undefined ? {} : { early }),
+    });
     if (tool.madeDispatch !== undefined) notifier?.watch(tool.madeDispatch(result.data));
     // The structured result also as text (the MCP specification's SHOULD): a client that passes on only
     // `content` loses nothing.
@@ -151,6 +165,8 @@ async function callTool(
     };
   } catch (error) {
     return errorResult(asCatherdError(error), tool);
+  } finally {
+    if (early !== undefined) reserve?.refill(home, early);
   }
 }
 
