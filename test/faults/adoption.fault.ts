@@ -317,6 +317,8 @@ describe("row 13: a supervisor that dies is replaced", () => {
     expect(cancelled.code, cancelled.stderr).toBe(0);
     expect(readJson(path.join(d.dir, "record.json"))).toMatchObject({ status: "cancelled" });
     expect(readJson(path.join(d.dir, "exit.json"))).toMatchObject({ adoptions: 1, reason: "cancelled" });
+    // `cancel --wait` returns at the record; the adopter ends after it (its lock, its after-record work).
+    await waitFor("the adopter gone", () => (isAlive(sup.pid) ? undefined : true), 20_000);
     t.pass();
   });
 
