@@ -124,11 +124,9 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
       throw new CgroupJoinFailed();
     }
     if (fenced) {
-      const inside = await fencedPid(child.stdio[FENCE_INFO_FD] as Readable);
-      if (
-        inside === null ||
-        !(await fenceUp((child.stdio as unknown as Readable[])[FENCE_UP_FD] as Readable))
-      ) {
+      const stdio = child.stdio as unknown as Readable[];
+      const inside = await fencedPid(stdio[FENCE_INFO_FD] as Readable, running.exited);
+      if (inside === null || !(await fenceUp(stdio[FENCE_UP_FD] as Readable, running.exited))) {
         await running.exited;
         throw new FenceFailed(
           `the fence could not be set up: ${tailLines(request.stderrPath, 1)[0]?.trim() || "bwrap ended"}`,
@@ -143,32 +141,53 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
 }
 
 /**
+ * What a pipe from bubblewrap said before it ended — or before bubblewrap exited, whichever is first: a
+ * process inside may hold the pipe past bubblewrap's own end, and must not keep the supervisor waiting.
+ * Anything written before bubblewrap exited is readable when its exit is seen, and is read in that same
+ * turn of the event loop or an earlier one: one turn after the exit, the pipe has said all it will.
+ * `enough` ends the read early once it has what it needs.
+ */
+function readUntilEnd(
+  pipe: Readable,
+  exited: Promise<unknown>,
+  enough: (read: Buffer) => boolean = () => false,
+): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let done = false;
+    const settle = () => {
+      if (done) return;
+      done = true;
+      pipe.destroy();
+      resolve(Buffer.concat(chunks));
+    };
+    pipe.on("data", (chunk: Buffer) => {
+      chunks.push(chunk);
+      if (enough(Buffer.concat(chunks))) settle();
+    });
+    pipe.once("end", settle);
+    pipe.once("error", settle);
+    void exited.then(() => setImmediate(settle));
+  });
+}
+
+/**
  * The pid of the fenced agent, as bubblewrap's --info-fd tells it once the fence is up (it leads its own
  * group there: --new-session); null when bubblewrap ended without telling it (it could not set up).
  */
-async function fencedPid(info: Readable): Promise<number | null> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of info) chunks.push(chunk as Buffer);
+async function fencedPid(info: Readable, exited: Promise<unknown>): Promise<number | null> {
+  const text = (await readUntilEnd(info, exited)).toString("utf8");
   try {
-    const pid = (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { "child-pid"?: unknown })[
-      "child-pid"
-    ];
+    const pid = (JSON.parse(text) as { "child-pid"?: unknown })["child-pid"];
     return typeof pid === "number" && Number.isInteger(pid) && pid > 0 ? pid : null;
   } catch {
     return null;
   }
 }
 
-/** Whether the fence's first program said the fence is up (a byte) before the pipe ended. */
-function fenceUp(up: Readable): Promise<boolean> {
-  return new Promise((resolve) => {
-    up.once("data", () => {
-      up.destroy();
-      resolve(true);
-    });
-    up.once("end", () => resolve(false));
-    up.once("error", () => resolve(false));
-  });
+/** Whether the fence's first program said the fence is up (a byte) before the pipe ended or bubblewrap exited. */
+async function fenceUp(up: Readable, exited: Promise<unknown>): Promise<boolean> {
+  return (await readUntilEnd(up, exited, (read) => read.length > 0)).length > 0;
 }
 
 /** Where a command is looked up when the agent's environment has no PATH (execvp's own default). */

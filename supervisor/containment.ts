@@ -10,7 +10,9 @@ import {
   procsFiles,
   removeDispatchCgroup,
 } from "../src/infra/cgroup/dispatch-cgroup.js";
+import { killCgroup } from "../src/infra/cgroup/kill.js";
 import { type CgroupUsage, readUsage } from "../src/infra/cgroup/usage.js";
+import type { Clock } from "../src/infra/clock.js";
 import { CgroupJoinFailed, type RunningChild, type SpawnRequest, spawnAgent } from "./child.js";
 import type { SupervisorLog } from "./log.js";
 import { cgroupsDisabledForTest } from "./test-hooks.js";
@@ -30,13 +32,15 @@ const UNCONTAINED: Contained = { kind: "group+sweep", cgroup: null };
 /**
  * Starts the agent inside a new cgroup of its own, with the spec's limits; where the machine gives none,
  * or the agent cannot join it, starts it as before (group+sweep). Logs which, and any limit no hierarchy
- * could hold. Rejects only as spawnAgent does when the command cannot be started.
+ * could hold. Rejects only as spawnAgent does when the command cannot be started — and then nothing it
+ * started in the cgroup is left running (a fence that failed half way: the listeners of its bridge).
  */
 export async function spawnContained(
   dir: string,
   spec: Spec,
   request: SpawnRequest,
   log: SupervisorLog,
+  clock: Clock,
 ): Promise<{ child: RunningChild; contained: Contained }> {
   const contained = createContainment(dir, spec, log);
   if (contained.cgroup === null) return { child: await spawnAgent(request), contained };
@@ -44,6 +48,7 @@ export async function spawnContained(
     const child = await spawnAgent({ ...request, cgroupProcs: procsFiles(contained.cgroup) });
     return { child, contained };
   } catch (error) {
+    await killCgroup(contained.cgroup, clock);
     removeDispatchCgroup(contained.cgroup);
     if (!(error instanceof CgroupJoinFailed)) throw error;
     log("containment", { kind: UNCONTAINED.kind, why: error.message });

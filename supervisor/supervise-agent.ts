@@ -88,6 +88,7 @@ export async function superviseFirst(
           stderrPath: fileIn(dir, FILES.stderr),
         },
         log,
+        clock,
       );
       watched = { limits: spec, child, startTime: startTimeOf(child.pid), contained };
     } catch (error) {

@@ -212,9 +212,24 @@ export function allowsConnection(rules: readonly NetRule[], host: string, port: 
   });
 }
 
-/** The loopback ports of the allow list: each is bridged into the fence's own loopback (specs/sandbox.md). */
-export function loopbackPorts(rules: readonly NetRule[]): number[] {
-  return [...new Set(rules.filter((r) => isLoopback(r.host)).map((r) => r.port))].sort((a, b) => a - b);
+/**
+ * The first port a process without capabilities may listen on (the kernel's ip_unprivileged_port_start):
+ * inside the fence, whose capabilities are dropped, the bridge cannot listen below it.
+ */
+export const FIRST_UNPRIVILEGED_PORT = 1024;
+
+/**
+ * The loopback ports of the allow list, each bridged into the fence's own loopback (specs/sandbox.md) —
+ * but one below FIRST_UNPRIVILEGED_PORT, which is reached through the proxy only.
+ */
+export function loopbackPorts(rules: readonly NetRule[]): { bridged: number[]; proxyOnly: number[] } {
+  const ports = [...new Set(rules.filter((r) => isLoopback(r.host)).map((r) => r.port))].sort(
+    (a, b) => a - b,
+  );
+  return {
+    bridged: ports.filter((port) => port >= FIRST_UNPRIVILEGED_PORT),
+    proxyOnly: ports.filter((port) => port < FIRST_UNPRIVILEGED_PORT),
+  };
 }
 
 /** The rules without repeats, in the order first given. */

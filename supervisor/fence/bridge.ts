@@ -22,23 +22,34 @@ const READY_TRIES = 1000;
 
 /**
  * The bridge as `sh -c`: `$1` the socket folder's proxy socket, `$2` the inside proxy port, then `PORT
- * SOCKET` pairs, `--`, the agent's command. A listener that is not up within READY_TRIES × 10 ms ends it
- * with 125 before the agent starts, with the reason on stderr.
+ * SOCKET` pairs, `--`, the agent's command. A listener that ends before it listens (socat said why on
+ * stderr: a port below 1024, say, which the fence's dropped capabilities forbid), or is not up within
+ * READY_TRIES × 10 ms, ends the bridge with 125 before the agent starts, its other listeners stopped.
+ *
+ * Each listener is started without the up pipe (FENCE_UP_FD): only the bridge may hold it, so that the
+ * supervisor hears it end with the bridge, whatever the listeners do.
  */
 const BRIDGE_SCRIPT = `
-listen() { socat "TCP-LISTEN:$1,bind=127.0.0.1,fork,reuseaddr" "UNIX-CONNECT:$2" & }
+listeners=""
+listen() {
+  socat "TCP-LISTEN:$1,bind=127.0.0.1,fork,reuseaddr" "UNIX-CONNECT:$2" ${FENCE_UP_FD}>&- &
+  listeners="$listeners $1:$!"
+}
+# A listener that ended is a zombie until the shell reaps it: judged by its state, not by kill -0.
+alive() { st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; st=\${st##*) }; [ "\${st%% *}" != Z ]; }
+fail() { echo "catherd fence: $1" >&2; for pair in $listeners; do kill "\${pair#*:}" 2>/dev/null; done; exit 125; }
 ready() {
   hex=$(printf '%04X' "$1"); tries=0
   until grep -q ":$hex 00000000:0000 0A" /proc/net/tcp; do
+    alive "$2" || fail "the bridge of port $1 could not listen"
     tries=$((tries + 1))
-    if [ "$tries" -gt ${READY_TRIES} ]; then echo "catherd fence: the bridge of port $1 did not start" >&2; exit 125; fi
+    [ "$tries" -gt ${READY_TRIES} ] && fail "the bridge of port $1 did not start"
     sleep 0.01
   done
 }
-ports=""
-while [ "$1" != "--" ]; do listen "$1" "$2"; ports="$ports $1"; shift 2; done
+while [ "$1" != "--" ]; do listen "$1" "$2"; shift 2; done
 shift
-for port in $ports; do ready "$port"; done
+for pair in $listeners; do ready "\${pair%%:*}" "\${pair#*:}"; done
 ${UP}
 `;
 

@@ -98,7 +98,7 @@ export async function raiseFence(
     );
   }
   const net = policy.mode === "files+net";
-  const ports = loopbackPorts(policy.allowNet);
+  const { bridged: ports, proxyOnly } = loopbackPorts(policy.allowNet);
   const file: FenceFile = {
     mode: policy.mode,
     socketDir: net ? fs.mkdtempSync("/tmp/catherd-fence-") : null,
@@ -146,7 +146,12 @@ export async function raiseFence(
   });
   const served = serve(dir, file, policy, clock, log);
   const proxy = await served.start();
-  log("fence", { mode: policy.mode, writable: mounts.writable.length, hidden: mounts.hidden.length });
+  log("fence", {
+    mode: policy.mode,
+    writable: mounts.writable.length,
+    hidden: mounts.hidden.length,
+    ...(net && proxyOnly.length > 0 ? { proxyOnly } : {}),
+  });
   const options = [
     ...mounts.args,
     "--unshare-user",

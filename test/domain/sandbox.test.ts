@@ -62,15 +62,18 @@ describe("allowsConnection", () => {
     expect(allowsConnection(rules, host, port)).toBe(allowed);
   });
 
-  it("bridges each loopback port once, sorted", () => {
+  it("bridges each loopback port once, sorted; one below 1024 is reached through the proxy only", () => {
     expect(
       loopbackPorts([
         { host: "localhost", port: 9000 },
         { host: "127.0.0.1", port: 3000 },
         { host: "::1", port: 9000 },
         { host: "example.com", port: 443 },
+        { host: "127.0.0.1", port: 80 },
+        { host: "127.0.0.1", port: 1023 },
+        { host: "127.0.0.1", port: 1024 },
       ]),
-    ).toEqual([3000, 9000]);
+    ).toEqual({ bridged: [1024, 3000, 9000], proxyOnly: [80, 1023] });
   });
 });
 

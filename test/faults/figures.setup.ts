@@ -21,6 +21,8 @@ export function setup(project: TestProject): void {
 }
 
 export function teardown(): void {
+  // A setup that never ran (another global setup refused first) made no folder to remove.
+  if (figuresFile === "") return;
   let text = "";
   try {
     text = fs.readFileSync(figuresFile, "utf8");

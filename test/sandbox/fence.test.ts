@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { resolveExecutable } from "../../src/infra/which.js";
 import { isolatedHome, runCli } from "../helpers/cli.js";
 import { FENCE_PROBE, filesUnder, probeReports, recordOf, useFencedDispatches } from "../helpers/fence.js";
 import { readJson, tempDir } from "../helpers/folders.js";
@@ -115,6 +116,55 @@ describe("--sandbox files+net", () => {
     );
     const logs = await runCli(["logs", "needs-net"], { env: s.env });
     expect(logs.stdout).toContain(`fence refused 127.0.0.1:${refused.port}`);
+  });
+
+  it("records spawn-failed at once, with socat's words, when a listener of the bridge ends, and leaves none behind", async () => {
+    // A socat of the agent's PATH that cannot listen on one port (as a taken port would make it), while the
+    // proxy's listener, started first, is up: the bridge must end, and the supervisor hear it end.
+    const s = setup();
+    const bin = tempDir("catherd-fake-socat-");
+    const socat = resolveExecutable("socat", process.env.PATH ?? "");
+    fs.writeFileSync(
+      path.join(bin, "socat"),
+      `#!/bin/sh\ncase "$1" in TCP-LISTEN:4999,*) echo "socat: bind: Address already in use" >&2; exit 1;; esac\nexec ${socat} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const env = { ...s.env, PATH: `${bin}:${process.env.PATH ?? ""}` };
+    const started = Date.now();
+    const d = await fenced.dispatch(
+      env,
+      "no-listener",
+      ["--cwd", s.work, "--sandbox", "files+net", "--allow-net", "127.0.0.1:4999"],
+      ["/bin/sh", "-c", `echo ran > ${path.join(s.work, "ran.txt")}`],
+    );
+    const record = await recordOf(env, "no-listener");
+    expect(record.status).toBe("failed");
+    expect(record.reason).toBe("spawn-failed");
+    expect((record.error as { message: string }).message).toContain(
+      "the bridge of port 4999 could not listen",
+    );
+    expect(fs.existsSync(path.join(s.work, "ran.txt")), "the agent never ran").toBe(false);
+    expect(fs.readFileSync(path.join(d.dir, "stderr.log"), "utf8")).toContain("Address already in use");
+    // Well within the bridge's own deadline (READY_TRIES × 10 ms): it saw its listener end.
+    expect(Date.now() - started).toBeLessThan(8000);
+  });
+
+  it("reaches an allowed loopback port below 1024 through the proxy only: the dispatch runs", async () => {
+    const s = setup();
+    const d = await fenced.dispatch(
+      s.env,
+      "low-port",
+      ["--cwd", s.work, "--sandbox", "files+net", "--allow-net", "127.0.0.1:81,127.0.0.1:4873"],
+      ["/bin/sh", "-c", "true"],
+    );
+    const record = await recordOf(s.env, "low-port");
+    expect(record.status).toBe("ok");
+    const fenceLine = fs
+      .readFileSync(path.join(d.dir, "supervisor.log"), "utf8")
+      .split("\n")
+      .find((line) => line.includes('"event":"fence"'));
+    expect(JSON.parse(fenceLine ?? "{}")).toMatchObject({ proxyOnly: [81] });
+    expect(readJson(path.join(d.dir, "fence.json"))).toMatchObject({ loopbackPorts: [4873] });
   });
 
   it("says which write the fence refused, from the agent's own words", async () => {
