@@ -75,20 +75,33 @@ describe("row 17: the fence under faults", () => {
       ["--cwd", t.dir(), "--sandbox", "files+net", "--allow-net", `127.0.0.1:${web.port}`],
       `node ${FENCE_PROBE} "!proxy:${url}" && while [ ! -e ${go} ]; do sleep 0.05; done; node ${FENCE_PROBE} "!proxy:${url}"`,
     );
-    await waitFor("the first request through the first supervisor's proxy", () =>
-      web.hits() === 1 ? true : undefined,
+    // The agent's own word that the first answer came back, not the server's count: a request counted
+    // there may still be on its way back through the proxy, which the kill would cut.
+    const events = path.join(d.dir, "events.jsonl");
+    await waitFor("the first answer through the first supervisor's proxy", () =>
+      fs.existsSync(events) && fs.readFileSync(events, "utf8").includes('"ok":true') ? true : undefined,
     );
+    expect(web.hits()).toBe(1);
     const proc = readJson(path.join(d.dir, "proc.json")) as { pid: number; pgid: number };
     killPid(d.supervisorPid);
     await waitGone(d.supervisorPid);
     expect(isAlive(proc.pid), "the fenced agent outlives its supervisor").toBe(true);
     // The first reader adopts it; the adopter listens on the proxy's sockets again.
-    await runCli(["status"], { env });
+    const status = await runCli(["status"], { env });
+    const folderText = (name: string) => {
+      const file = path.join(d.dir, name);
+      return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : `(no ${name})`;
+    };
     await waitFor("the adopter to serve the fence again", () =>
-      fs.readFileSync(path.join(d.dir, "supervisor.log"), "utf8").includes('"fence-served-again"')
-        ? true
-        : undefined,
-    );
+      folderText("supervisor.log").includes('"fence-served-again"') ? true : undefined,
+    ).catch((error: unknown) => {
+      const seen = ["supervisor.log", "supervisor.out", "stderr.log", "events.jsonl", "fence-status.json"];
+      throw new Error(
+        [`${(error as Error).message}; status said: ${status.stdout}${status.stderr}`]
+          .concat(seen.map((name) => `${name}:\n${folderText(name)}`))
+          .join("\n"),
+      );
+    });
     const adopter = (readJson(path.join(d.dir, "supervisor.json")) as { pid: number }).pid;
     t.pid(adopter);
     fs.writeFileSync(go, "");
