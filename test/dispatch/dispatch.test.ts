@@ -305,7 +305,12 @@ function folderDiagnostics(dir: string, supervisorPid: number): string {
     const file = path.join(dir, name);
     return `--- ${name}\n${fs.existsSync(file) ? fs.readFileSync(file, "utf8").slice(-4000) : "(none)"}`;
   });
-  return [`supervisor ${supervisorPid} alive: ${isAlive(supervisorPid)}`, ...files].join("\n");
+  const stat = `/proc/${supervisorPid}/stat`;
+  return [
+    `supervisor ${supervisorPid}: ${fs.existsSync(stat) ? fs.readFileSync(stat, "utf8").slice(0, 200) : "gone"}`,
+    `folder: ${fs.readdirSync(dir).join(" ")}`,
+    ...files,
+  ].join("\n");
 }
 
 /** Whether process `pid` holds an open file descriptor on `target` (a readlink of /proc/<pid>/fd/*). */
