@@ -8,6 +8,7 @@ import { STANDBY_FLAG } from "../src/infra/programs.js";
 import { reportError } from "../src/infra/report-error.js";
 import { systemDeps } from "./deps.js";
 import { superviseDispatch } from "./supervise.js";
+import { pauseAt } from "./test-hooks.js";
 
 const SUPERVISE_USAGE = `usage: catherd supervise <dispatch-dir> [--json]
 
@@ -93,6 +94,7 @@ async function standbyMain(outFile: string | undefined): Promise<number> {
   } catch {
     // superviseMain refuses a path that is not a dispatch folder, with the reason
   }
+  if (isDispatchFolder(dir)) pauseAt("given", dir);
   return superviseMain([dir]);
 }
 

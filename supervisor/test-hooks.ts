@@ -10,6 +10,8 @@ import type { FileWriter } from "./deps.js";
 
 /** The points of a supervisor's life where CATHERD_TEST_ONLY_PAUSE_AT can freeze it. */
 export const PAUSE_PHASES = [
+  /** A standby supervisor has read the folder it is given, and not yet claimed it (start.ts). */
+  "given",
   "claimed",
   "before-spawn",
   "after-spawn",

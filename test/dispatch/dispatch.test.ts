@@ -2,10 +2,11 @@ import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { readProcStat } from "../../src/infra/proc-stat.js";
 import { dispatchedOf, dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, FAKE_AGENT, readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid, standbysOf } from "../helpers/processes.js";
-import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
+import { waitFor, waitForFile, waitForJson, waitForLine } from "../helpers/wait.js";
 
 const dispatched: string[] = [];
 const supervisors: number[] = [];
@@ -233,9 +234,10 @@ describe("catherd dispatch", () => {
 
   it("supervises the dispatch to its record when the dispatcher's process group is SIGKILLed after hand-over, before it returns", async () => {
     const { home, env } = isolatedHome();
-    // The dispatcher reads the brief from stdin (--brief-file -), after it has started its standby
-    // supervisor: the test freezes the standby there, so that the dispatcher, once given the brief,
-    // admits, hands the folder over and then waits for a supervisor.json that cannot come yet.
+    // The standby supervisor stops itself once it has read the folder its dispatcher gave it, before it
+    // claims it (CATHERD_TEST_ONLY_PAUSE_AT=given): the hand-over is complete, and the dispatcher waits for
+    // a supervisor.json that cannot come yet. (A sign seen from outside — the output file moved into the
+    // folder — comes before the folder is written down the pipe: killing there tests another thing.)
     const dispatcher = spawn(
       process.execPath,
       [
@@ -246,14 +248,16 @@ describe("catherd dispatch", () => {
         "--name",
         "orphaned-early",
         "--json",
-        "--brief-file",
-        "-",
         "--",
         process.execPath,
         FAKE_AGENT,
         scenarioFile([{ out: "working" }, { exit: 0 }]),
       ],
-      { env, detached: true, stdio: ["pipe", "pipe", "ignore"] },
+      {
+        env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "given" },
+        detached: true,
+        stdio: ["ignore", "pipe", "ignore"],
+      },
     );
     const dispatcherPid = dispatcher.pid as number;
     supervisors.push(dispatcherPid);
@@ -264,23 +268,16 @@ describe("catherd dispatch", () => {
     const ended = new Promise<NodeJS.Signals | null>((resolve) =>
       dispatcher.once("exit", (_code, signal) => resolve(signal)),
     );
-    const [standby] = await waitFor("the standby supervisor", () => {
-      const found = standbysOf(home);
-      return found.length > 0 ? found : undefined;
-    });
-    const standbyPid = standby as number;
-    supervisors.push(standbyPid);
-    process.kill(standbyPid, "SIGSTOP");
-    const pipe = fs.readlinkSync(`/proc/${standbyPid}/fd/0`);
-    dispatcher.stdin.end("Say hello.\n");
-    // Handed over: the standby's output file moved into the folder, and the dispatcher has written the
-    // folder down the pipe and closed its end of it.
-    const dir = await waitFor("the hand-over", () =>
-      dispatchFolders(home).find((d) => fs.existsSync(path.join(d, "supervisor.out"))),
+    const dir = await waitFor("the standby to be given its folder", () =>
+      dispatchFolders(home).find((d) => fs.existsSync(path.join(d, "test-paused-given"))),
     );
     dispatched.push(path.basename(dir));
-    await waitFor("the dispatcher to close the pipe", () =>
-      holdsFile(dispatcherPid, pipe) ? undefined : true,
+    const standbyPid = Number((await waitForLine(path.join(dir, "test-paused-given"))).trim());
+    supervisors.push(standbyPid);
+    expect(standbysOf(home), "the paused supervisor is the dispatcher's standby").toContain(standbyPid);
+    // The marker is written just before the SIGSTOP: a SIGCONT sent before it lands would be lost.
+    await waitFor("the standby to stop itself", () =>
+      readProcStat(standbyPid)?.state === "T" ? true : undefined,
     );
     expect(isAlive(dispatcherPid), "the dispatcher is still waiting for its supervisor").toBe(true);
     process.kill(-dispatcherPid, "SIGKILL");
@@ -311,18 +308,6 @@ function folderDiagnostics(dir: string, supervisorPid: number): string {
     `folder: ${fs.readdirSync(dir).join(" ")}`,
     ...files,
   ].join("\n");
-}
-
-/** Whether process `pid` holds an open file descriptor on `target` (a readlink of /proc/<pid>/fd/*). */
-function holdsFile(pid: number, target: string): boolean {
-  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === target) return true;
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return false;
 }
 
 function runGit(cwd: string, args: string[]): string {
