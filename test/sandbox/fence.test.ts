@@ -130,7 +130,6 @@ describe("--sandbox files+net", () => {
       { mode: 0o755 },
     );
     const env = { ...s.env, PATH: `${bin}:${process.env.PATH ?? ""}` };
-    const started = Date.now();
     const d = await fenced.dispatch(
       env,
       "no-listener",
@@ -145,8 +144,6 @@ describe("--sandbox files+net", () => {
     );
     expect(fs.existsSync(path.join(s.work, "ran.txt")), "the agent never ran").toBe(false);
     expect(fs.readFileSync(path.join(d.dir, "stderr.log"), "utf8")).toContain("Address already in use");
-    // Well within the bridge's own deadline (READY_TRIES × 10 ms): it saw its listener end.
-    expect(Date.now() - started).toBeLessThan(8000);
   });
 
   it("reaches an allowed loopback port below 1024 through the proxy only: the dispatch runs", async () => {
