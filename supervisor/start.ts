@@ -94,7 +94,7 @@ async function standbyMain(outFile: string | undefined): Promise<number> {
   } catch {
     // superviseMain refuses a path that is not a dispatch folder, with the reason
   }
-  if (isDispatchFolder(dir)) pauseAt("given", dir);
+  pauseAt("given", dir);
   return superviseMain([dir]);
 }
 
