@@ -422,4 +422,44 @@ describe("the specs' citations", () => {
     }
     expect(missing).toEqual([]);
   });
+
+  // A section cited by its doc and its words: `dispatch.md`, "Following up" (backticks and the comma
+  // optional). It is alive when some line of that doc opens with those words: a heading (its number
+  // aside), a table row's first cell, a list item, a bold lead or a paragraph's first words.
+  const SECTION = /`?\b([\w-]+\.md)`?,?\s+"([^"\n]{2,100})"/g;
+
+  /** The line openings of a doc that a citation may name, marks and numbering taken off. */
+  function anchorsOf(doc: string): string[] | null {
+    const file = doc === "README.md" ? path.join(ROOT, doc) : path.join(ROOT, "specs", doc);
+    if (!fs.existsSync(file)) return null;
+    return fs
+      .readFileSync(file, "utf8")
+      .split("\n")
+      .map((line) => line.replace(/[`*]/g, "").replace(/^[\s#|>-]*(?:\d+(?:\.\d+)*\.?\s+)?/, ""));
+  }
+
+  function opensWith(line: string, words: string): boolean {
+    return line.startsWith(words) && !/^\w/.test(line.slice(words.length));
+  }
+
+  it("cites only sections that exist, in the specs, the README and the code", () => {
+    const texts = ["README.md"]
+      .concat(
+        fs
+          .readdirSync(path.join(ROOT, "specs"))
+          .filter((name) => name.endsWith(".md"))
+          .map((name) => `specs/${name}`),
+      )
+      .concat(sourceFiles("src"), sourceFiles("supervisor"));
+    const dead: string[] = [];
+    for (const file of texts) {
+      const text = fs.readFileSync(path.join(ROOT, file), "utf8");
+      for (const [, doc, cited] of text.matchAll(SECTION)) {
+        const words = (cited as string).replace(/`/g, "");
+        const anchors = anchorsOf(doc as string);
+        if (!anchors?.some((line) => opensWith(line, words))) dead.push(`${file}: ${doc}, "${words}"`);
+      }
+    }
+    expect(dead).toEqual([]);
+  });
 });

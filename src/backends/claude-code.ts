@@ -91,7 +91,7 @@ function plan(request: PlanRequest) {
 }
 
 /**
- * Claude's stream-json input (specs/steering.md, "Claude Code"): a user line joins the running turn (after
+ * Claude's stream-json input (specs/steering.md, "Which backends"): a user line joins the running turn (after
  * the tool result it waits for); a uuid it has seen is skipped; an interrupt is a control request, and the
  * turn it stops ends in a result of subtype error_during_execution; a permission answer carries
  * `updatedInput` to allow, `message` to deny (Claude rejects an answer without them).

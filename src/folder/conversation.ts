@@ -37,7 +37,7 @@ export interface ConversationView {
   waiting: QuestionView[];
 }
 
-/** What record.json's `conversation` counts (specs/record.md, "conversation"). */
+/** What record.json's `steering` counts (specs/record.md, "steering"). */
 export interface ConversationCounts {
   messages: Record<MessageState, number>;
   questions: { asked: number; answered: number; byPolicy: number; unanswered: number };

@@ -2,7 +2,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { isValidId, requireId } from "../domain/ids.js";
 
-// Where things live (specs/dispatch-folder.md, "Where folders live"): the one place that knows the layout of
+// Where things live (specs/dispatch-folder.md, "The dispatch folder"): the one place that knows the layout of
 // a home and of a run — `<home>/runs/<run>/{run.json, admission.lock, live/, dispatches/<name>/<id>/,
 // dispatches/<name>/latest, worktrees/<id>/, spend/<id>.json, spent.json, spend-now.json, spend.lock}`. Every path below a run is built from validated ids, so no
 // name or id can reach outside its run.

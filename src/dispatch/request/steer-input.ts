@@ -46,7 +46,7 @@ export function notSteerable(backend: Backend, flag: string): CatherdError {
   );
 }
 
-/** What a backend supports, in a refusal's words (specs/steering.md, "Backends"). */
+/** What a backend supports, in a refusal's words (specs/steering.md, "Which backends"). */
 export function steerSupport(backend: string): string {
   switch (backend) {
     case "claude-code":

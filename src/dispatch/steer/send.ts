@@ -10,7 +10,7 @@ import { inspectDispatch } from "../read/inspect.js";
 import { steerSupport } from "../request/steer-input.js";
 import { checkedText } from "./text.js";
 
-// `catherd send` and the MCP `send` tool (specs/steering.md, "Sending"): a message into a running
+// `catherd send` and the MCP `send` tool (specs/steering.md, "The inbox"): a message into a running
 // steerable dispatch's inbox/, which its supervisor gives the CLI. Returns at once with the message's id
 // (or, with `wait`, once the CLI took it). A dispatch that has ended is followed up instead (the caller
 // does that: `endedTurn` says so); one that cannot take messages is refused, saying why and what can.
