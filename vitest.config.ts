@@ -10,7 +10,7 @@ const PURE = [
   "test/engines/slurm-states.test.ts",
   "test/engines/slurm-submit.test.ts",
   "test/backends/**/*.test.ts",
-  "test/web/**/*.test.ts",
+  "test/ui/page/**/*.test.ts",
   "test/schemas.test.ts",
   "test/architecture.test.ts",
   "test/cli/spend-text.test.ts",
@@ -56,8 +56,9 @@ export default defineConfig({
       provider: "custom",
       customProviderModule: "./test/helpers/coverage-provider.ts",
       include: ["src/**", "supervisor/**"],
-      // src/web runs in the browser: its pure parts are tested in vitest, the rest in a real Chromium.
-      exclude: ["src/backends/types.ts", "src/web/**"],
+      // src/ui/page runs in the browser: its pure parts are tested in vitest, the rest in a real Chromium;
+      // src/ui/wire.ts holds types only.
+      exclude: ["src/backends/types.ts", "src/ui/wire.ts", "src/ui/page/**"],
       reporter: ["text-summary", "json-summary"],
       // Floors a few points under what the suite measured (specs/testing.md, "Coverage"): the pure
       // layers, tested in-process, and the layers proven through real processes, whose figures move a

@@ -180,15 +180,15 @@ await build({
   },
 });
 for (const program of programs) fs.chmodSync(path.join(out, `${program}.js`), 0o755);
-// The dashboard's page (src/web/, browser code, read by rolldown from the TypeScript itself): one script,
+// The dashboard's page (src/ui/page/, browser code, read by rolldown from the TypeScript itself): one script,
 // its stylesheet and its HTML in dist/ui/, served by `catherd ui` alone. Nothing from a CDN: it works offline.
 const ui = path.join(dist, "ui");
 await build({
   cwd: root,
-  input: { app: path.join(root, "src/web/main.ts") },
+  input: { app: path.join(root, "src/ui/page/main.ts") },
   platform: "browser",
   logLevel: "warn",
   output: { dir: ui, format: "esm", entryFileNames: "[name].js", sourcemap: false, minify: true },
 });
-fs.copyFileSync(path.join(root, "src/web/index.html"), path.join(ui, "index.html"));
-fs.copyFileSync(path.join(root, "src/web/style.css"), path.join(ui, "app.css"));
+fs.copyFileSync(path.join(root, "src/ui/page/index.html"), path.join(ui, "index.html"));
+fs.copyFileSync(path.join(root, "src/ui/page/style.css"), path.join(ui, "app.css"));

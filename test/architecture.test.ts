@@ -127,8 +127,9 @@ const LAYERS: Record<string, readonly string[]> = {
   "src/engines": ["src/domain", "src/infra", "src/folder"],
   "src/dispatch": ["src/domain", "src/backends", "src/infra", "src/folder", "src/engines"],
   "src/demo": ["src/domain"],
-  // The dashboard's page, run by the browser: the CLI's ui server shares its wire types.
-  "src/web": ["src/domain"],
+  // The dashboard: its server (server/) reads through the use cases; its page (page/), run by the
+  // browser, imports only domain and the wire (wire.ts), the types the two share.
+  "src/ui": ["src/domain", "src/backends", "src/infra", "src/folder", "src/engines", "src/dispatch"],
   "src/lock": ["src/domain", "src/infra", "src/folder"],
   "src/cli": [
     "src/domain",
@@ -138,7 +139,7 @@ const LAYERS: Record<string, readonly string[]> = {
     "src/folder",
     "src/dispatch",
     "src/demo",
-    "src/web",
+    "src/ui",
     "src/lock",
   ],
   supervisor: ["src/domain", "src/backends", "src/infra", "src/folder", "src/engines"],
@@ -278,9 +279,19 @@ describe("architecture", () => {
   });
 
   it("keeps the page's code fit for a browser: no node: modules, no package, nothing of ours but domain", () => {
-    expect(violations("src/web", (to) => !to.startsWith("src/web") && !to.startsWith("src/domain"))).toEqual(
-      [],
-    );
+    expect(
+      violations(
+        "src/ui/page",
+        (to) => !to.startsWith("src/ui/page") && to !== "src/ui/wire.js" && !to.startsWith("src/domain"),
+      ),
+    ).toEqual([]);
+  });
+
+  it("keeps the dashboard's server and page apart: they share the wire alone, and it imports nothing", () => {
+    const entries = fs.readdirSync(path.join(ROOT, "src/ui"), { withFileTypes: true });
+    expect(entries.map((entry) => entry.name).sort()).toEqual(["page", "server", "wire.ts"]);
+    expect(violations("src/ui/server", (to) => to.startsWith("src/ui/page"))).toEqual([]);
+    expect(importsOf("src/ui/wire.ts")).toEqual([]);
   });
 
   it("keeps backends off the world: no node: I/O, nothing of ours but src/domain", () => {
@@ -301,7 +312,7 @@ describe("architecture", () => {
 
   it("lets nothing but the programs' entries import the CLI, and the CLI never import the supervisor", () => {
     const below = [
-      "src/web",
+      "src/ui",
       "src/dispatch",
       "src/lock",
       "src/folder",
@@ -338,7 +349,7 @@ describe("architecture", () => {
 
   it("lets the dashboard's server borrow nothing from a command module (it calls the use cases)", () => {
     const command = (to: string) => /^src\/cli\/[a-z-]+-command\.js$/.test(to);
-    expect(violations("src/cli/ui", command)).toEqual([]);
+    expect(violations("src/ui/server", command)).toEqual([]);
   });
 
   it("keeps each engine behind the seam: only the registry imports an engine's folder", () => {

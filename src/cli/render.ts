@@ -1,4 +1,3 @@
-import type { DispatchRow } from "../dispatch/read/rows.js";
 import { formatDuration } from "../domain/duration.js";
 import { cutChars, inertText } from "../domain/inert-text.js";
 import { comeBackAt } from "../domain/record-words.js";
@@ -271,29 +270,4 @@ export function steeringLine(s: SteeringCounts): string {
   const kept =
     s.keptOpenMs === null || s.keptOpenMs === 0 ? "" : `, kept open ${formatDuration(s.keptOpenMs)}`;
   return `steering: ${plural(total, "message")}${states.length > 0 ? ` (${states.join(", ")})` : ""}, ${asked}${kept}`;
-}
-
-/** "queued #2: run at cap 3", "queued #1: overlaps fix-tests (…/src/)", "queued #1: until 14:05", "queued: slurm Licenses (job 12)". */
-export function queuedText(q: NonNullable<DispatchRow["queue"]>): string {
-  if (q.engine !== undefined) return `queued: ${q.engine.name} ${q.engine.reason} (job ${q.engine.jobId})`;
-  const place = q.position === null ? "next" : `#${q.position}`;
-  const b = q.blocker;
-  const why =
-    q.blockedBy === "overlap"
-      ? `overlaps ${b?.name ?? "?"} (${shortPath(b?.owns ?? "?")})`
-      : q.blockedBy === "backend-cap"
-        ? `${b?.backend ?? "?"} at cap ${b?.cap ?? "?"}`
-        : q.blockedBy === "capacity"
-          ? `run at cap ${b?.cap ?? "?"}`
-          : q.blockedBy === "budget"
-            ? "run's budget spent"
-            : `until ${q.notBefore?.slice(11, 16) ?? "?"}`;
-  return `queued ${place}: ${why}`;
-}
-
-/** The last two parts of an absolute path, which say which file or folder it is: "…/src/sum.ts". */
-function shortPath(p: string): string {
-  const parts = p.split("/").filter((part) => part !== "");
-  if (parts.length <= 2) return p;
-  return `…/${parts.slice(-2).join("/")}${p.endsWith("/") ? "/" : ""}`;
 }

@@ -1,6 +1,7 @@
 import * as path from "node:path";
 import { cleanableBytes } from "../dispatch/read/cleanable.js";
 import { heavyCell } from "../dispatch/read/heavy-activity.js";
+import { queuedText } from "../dispatch/read/queue-text.js";
 import type { DispatchRow } from "../dispatch/read/rows.js";
 import { type RunBudgetView, runBudgetView } from "../dispatch/read/run-budget.js";
 import { overview } from "../dispatch/status.js";
@@ -11,18 +12,7 @@ import type { DispatchState, Status } from "../domain/vocab.js";
 import { readRunFile } from "../folder/run-file.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION } from "./kit.js";
-import {
-  age,
-  askingText,
-  bytes,
-  cell,
-  paint,
-  queuedText,
-  type Style,
-  shortWhy,
-  tableWidth,
-  WIDTH,
-} from "./render.js";
+import { age, askingText, bytes, cell, paint, type Style, shortWhy, tableWidth, WIDTH } from "./render.js";
 import { runPathsOf } from "./resolve.js";
 import { budgetLine, costCell, tokensCell } from "./spend-text.js";
 

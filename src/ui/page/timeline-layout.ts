@@ -1,4 +1,4 @@
-import type { BarWire } from "./wire.js";
+import type { BarWire } from "../wire.js";
 
 // The run's timeline as geometry in time: every chain of attempts (a conversation of follow-ups too) gets a lane (chains that do not
 // overlap in time share one), each attempt a bar on it from admission to its record (or now), its queue

@@ -7,7 +7,7 @@ import { readFolderJson } from "../../folder/read.js";
 import type { Clock } from "../../infra/clock.js";
 import { okValue } from "../../infra/json-file.js";
 import { tailLines } from "../../infra/tail.js";
-import type { AttemptWire, DispatchWire } from "../../web/wire.js";
+import type { AttemptWire, DispatchWire } from "../wire.js";
 import { backendOfView, chainDirsOf } from "./reader.js";
 import { attemptWire, type Entry } from "./rows.js";
 import { cutLine, StreamDigest } from "./stream-digest.js";

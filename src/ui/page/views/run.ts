@@ -1,9 +1,9 @@
+import type { BarWire, PushWire, RowWire, RunWire } from "../../wire.js";
 import { cancel, confirmCancel, getJson, go, notifyButton, notifyEnded, toast, type View } from "../app.js";
 import { askingWords, fenceWords } from "../conversation.js";
 import { h, link, replace } from "../dom.js";
 import { count, duration, since, usd } from "../format.js";
 import { renderTimeline } from "../timeline.js";
-import type { BarWire, PushWire, RowWire, RunWire } from "../wire.js";
 
 // A run: its timeline, then its dispatches, live first — one row per chain — with what each is doing now.
 // Pushes replace the rows and bars that changed; only their table rows are rebuilt, the timeline is redrawn

@@ -5,7 +5,7 @@ import { addFacts, emptySummary } from "../../domain/summary.js";
 import { accounts, billedTokens, costOf, totalOf } from "../../domain/usage.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { readLinesFrom } from "../../infra/lines-from.js";
-import type { EventLineWire, ToolCallWire, UsagePointWire } from "../../web/wire.js";
+import type { EventLineWire, ToolCallWire, UsagePointWire } from "../wire.js";
 import { humanLineOf } from "./reader.js";
 
 // A dispatch's event stream as its page shows it: the human lines (logs' own), each dated by events.times,

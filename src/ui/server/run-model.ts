@@ -8,7 +8,7 @@ import { readLiveMarkers } from "../../folder/markers.js";
 import type { Clock } from "../../infra/clock.js";
 import { okValue, readJsonFile } from "../../infra/json-file.js";
 import { dispatchDir, type RunPaths } from "../../infra/paths.js";
-import type { BarWire, PushWire, RowWire, RunSummaryWire } from "../../web/wire.js";
+import type { BarWire, PushWire, RowWire, RunSummaryWire } from "../wire.js";
 import {
   dispatchDirsOf,
   foldedRows,

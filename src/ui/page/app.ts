@@ -1,5 +1,5 @@
+import type { PushWire } from "../wire.js";
 import { h, replace } from "./dom.js";
-import type { PushWire } from "./wire.js";
 
 // What every view shares: the API, the live stream, notifications, the cancel confirmation, navigation.
 

@@ -1,5 +1,5 @@
 import type { RowSpend } from "../../dispatch/read/rows.js";
-import type { UsageWire } from "../../web/wire.js";
+import type { UsageWire } from "../wire.js";
 
 // What the dashboard shows of a dispatch's spend, read defensively from whatever the files hold: today's
 // `tokens` ({input, cached, output}) and `costUsd`, and the richer usage that record.json and

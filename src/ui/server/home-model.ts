@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { isValidId } from "../../domain/ids.js";
 import type { Clock } from "../../infra/clock.js";
 import { runPaths } from "../../infra/paths.js";
-import type { PushWire, RunSummaryWire } from "../../web/wire.js";
+import type { PushWire, RunSummaryWire } from "../wire.js";
 import { RunModel } from "./run-model.js";
 
 /** The slow poll (see RunModel): what no file says shows within this long. */

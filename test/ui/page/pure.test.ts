@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { inertText } from "../../src/domain/inert-text.js";
-import { answerWords, askingWords, fenceWords, messageWords } from "../../src/web/conversation.js";
-import { parsePatch } from "../../src/web/diff.js";
-import { count, duration } from "../../src/web/format.js";
-import { layoutTimeline } from "../../src/web/timeline-layout.js";
-import type { BarWire } from "../../src/web/wire.js";
+import { inertText } from "../../../src/domain/inert-text.js";
+import { answerWords, askingWords, fenceWords, messageWords } from "../../../src/ui/page/conversation.js";
+import { parsePatch } from "../../../src/ui/page/diff.js";
+import { count, duration } from "../../../src/ui/page/format.js";
+import { layoutTimeline } from "../../../src/ui/page/timeline-layout.js";
+import type { BarWire } from "../../../src/ui/wire.js";
 
 const bar = (
   id: string,

@@ -1,8 +1,8 @@
+import { queuedText } from "../../dispatch/read/queue-text.js";
 import { FILES } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
 import { okValue } from "../../infra/json-file.js";
-import type { AttemptWire, BarWire, RowWire } from "../../web/wire.js";
-import { queuedText } from "../render.js";
+import type { AttemptWire, BarWire, RowWire } from "../wire.js";
 import type { DispatchRow, DispatchView } from "./reader.js";
 import { usageOf } from "./usage.js";
 

@@ -1,7 +1,7 @@
+import type { PushWire, RunSummaryWire, RunsWire } from "../../wire.js";
 import { getJson, type View } from "../app.js";
 import { h, link, replace } from "../dom.js";
 import { count, since, usd } from "../format.js";
-import type { PushWire, RunSummaryWire, RunsWire } from "../wire.js";
 
 /** The runs of the home: live, queued and recorded counts, spend against budget, last change. */
 export class RunsView implements View {

@@ -1,8 +1,8 @@
 // What the dashboard's server sends its page (specs/ui.md, "The API"): types only, shared by the server
-// (src/cli/ui/) and the page (src/web/). Every string in here may have been written by an agent or a user:
-// the page renders each as text.
+// (src/ui/server/) and the page (src/ui/page/). Every string in here may have been written by an agent or
+// a user: the page renders each as text.
 
-/** Tokens and cost as far as the files say (src/cli/ui/usage.ts reads whatever fields exist). */
+/** Tokens and cost as far as the files say (src/ui/server/usage.ts reads whatever fields exist). */
 export interface UsageWire {
   /** Input tokens, cached ones included. */
   input: number;

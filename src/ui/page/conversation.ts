@@ -1,4 +1,4 @@
-import type { MessageWire, QuestionWire, RowWire } from "./wire.js";
+import type { MessageWire, QuestionWire, RowWire } from "../wire.js";
 
 // A steerable dispatch's talk in words, as the page shows it: what a row waiting for an answer says, and a
 // line for each message and question of its page (as `status` and `show` say them). Pure: no DOM.

@@ -1,7 +1,7 @@
+import type { BarWire } from "../wire.js";
 import { h, svg } from "./dom.js";
 import { clock, duration } from "./format.js";
 import { layoutTimeline } from "./timeline-layout.js";
-import type { BarWire } from "./wire.js";
 
 // The run's timeline as SVG: one bar per attempt from admission to record, its queue wait shaded, the
 // attempts of a chain joined by a line (a conversation's turns by a dashed one), coloured by status (or state while live), now marked. A bar's

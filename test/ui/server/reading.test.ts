@@ -1,10 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { backendFor } from "../../src/backends/registry.js";
-import { StreamDigest } from "../../src/cli/ui/stream-digest.js";
-import { budgetOf, usageOf } from "../../src/cli/ui/usage.js";
-import { tempDir } from "../helpers/folders.js";
+import { backendFor } from "../../../src/backends/registry.js";
+import { StreamDigest } from "../../../src/ui/server/stream-digest.js";
+import { budgetOf, usageOf } from "../../../src/ui/server/usage.js";
+import { tempDir } from "../../helpers/folders.js";
 
 // What the dashboard reads of a folder besides status's row: usage from whatever fields the files have,
 // and the event stream dated by events.times, read a bite at a time.

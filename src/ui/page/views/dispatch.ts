@@ -1,10 +1,3 @@
-import { cancel, confirmCancel, getJson, notifyButton, notifyEnded, toast, type View } from "../app.js";
-import { answerWords, messageWords } from "../conversation.js";
-import { parsePatch } from "../diff.js";
-import { h, link, replace, svg } from "../dom.js";
-import { clock, count, duration, usd } from "../format.js";
-import { parseMarkdown } from "../markdown.js";
-import { renderMarkdown } from "../markdown-dom.js";
 import type {
   DispatchWire,
   MessageWire,
@@ -12,7 +5,14 @@ import type {
   QuestionWire,
   UsagePointWire,
   UsageWire,
-} from "../wire.js";
+} from "../../wire.js";
+import { cancel, confirmCancel, getJson, notifyButton, notifyEnded, toast, type View } from "../app.js";
+import { answerWords, messageWords } from "../conversation.js";
+import { parsePatch } from "../diff.js";
+import { h, link, replace, svg } from "../dom.js";
+import { clock, count, duration, usd } from "../format.js";
+import { parseMarkdown } from "../markdown.js";
+import { renderMarkdown } from "../markdown-dom.js";
 import { chainText, outcomeWords } from "./run.js";
 
 // A dispatch: the brief, its events as human lines, tool calls with their durations, stalls and provider

@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { isValidId } from "../../domain/ids.js";
 import type { Clock } from "../../infra/clock.js";
-import type { DispatchWire, PushWire, RunsWire, RunWire } from "../../web/wire.js";
+import type { DispatchWire, PushWire, RunsWire, RunWire } from "../wire.js";
 import { attemptsOf, Details } from "./detail.js";
 import { Guard, SECURITY_HEADERS, sendJson, sendText } from "./guard.js";
 import { HomeModel } from "./home-model.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { inlines, parseMarkdown, safeHref } from "../../src/web/markdown.js";
+import { inlines, parseMarkdown, safeHref } from "../../../src/ui/page/markdown.js";
 
 // The reply's Markdown reader makes a tree of the page's own node kinds; what the agent wrote is only ever
 // text in it, and a link keeps an http(s) or mailto address alone.
