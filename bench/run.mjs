@@ -8,7 +8,8 @@
 // on the machine's node and on Node 24 side by side (bench/lib/columns.mjs): each section runs in a child
 // process on each runtime in turn. Prints a table per runtime as it goes and one table with both at the end
 // (median, ratio to the baseline, target met), writes bench/results.json (raw samples, machines,
-// configuration, and the markdown table for specs/performance.md).
+// configuration, and the markdown table: the latest full run's figures for specs/performance.md, the run
+// itself for bench/HISTORY.md).
 //
 // Environment:
 //   BENCH_NODE=a,b         the other runtimes to measure (paths of node binaries); `none`: only the bench's

@@ -396,7 +396,18 @@ describe("architecture", () => {
 describe("the specs' citations", () => {
   // Paths that appear in examples of an agent's work ("edit src/a.ts"), not as citations of this repository.
   const EXAMPLES = new Set(["src/a.ts", "src/parser.ts"]);
-  const CITED = /(?<![\w./<>*-])((?:src|supervisor|test)\/[\w./<>*-]*[\w>*-])/g;
+  const CITED = /(?<![\w./<>*-])((?:src|supervisor|test|bench)\/[\w./<>*-]*[\w>*-])/g;
+  // What the bench writes (git-ignored), cited as where a run's figures are kept.
+  const GENERATED = new Set(["bench/results.json"]);
+  // The docs whose citations are checked: the README, the specs and the bench's history.
+  const DOCS = [
+    "README.md",
+    ...fs
+      .readdirSync(path.join(ROOT, "specs"))
+      .filter((name) => name.endsWith(".md"))
+      .map((name) => `specs/${name}`),
+    "bench/HISTORY.md",
+  ];
 
   /** A cited pattern (`test/faults/**\/*.fault.ts`, `test/live/fenced-<cli>.live.ts`) as a regular expression. */
   function patternOf(cited: string): RegExp {
@@ -406,25 +417,18 @@ describe("the specs' citations", () => {
     return new RegExp(`^${source}$`);
   }
 
-  it("cites only source, supervisor and test paths that exist (a pattern: that some file matches)", () => {
-    const docs = [
-      "README.md",
-      ...fs
-        .readdirSync(path.join(ROOT, "specs"))
-        .filter((name) => name.endsWith(".md"))
-        .map((name) => `specs/${name}`),
-    ];
-    const files = ["src", "supervisor", "test"].flatMap((dir) =>
+  it("cites only source, supervisor, test and bench paths that exist (a pattern: that some file matches)", () => {
+    const files = ["src", "supervisor", "test", "bench"].flatMap((dir) =>
       fs
         .readdirSync(path.join(ROOT, dir), { recursive: true, encoding: "utf8" })
         .map((entry) => `${dir}/${entry}`),
     );
     const missing: string[] = [];
-    for (const doc of docs) {
+    for (const doc of DOCS) {
       const text = fs.readFileSync(path.join(ROOT, doc), "utf8");
       for (const match of text.matchAll(CITED)) {
         const cited = match[1] as string;
-        if (EXAMPLES.has(cited)) continue;
+        if (EXAMPLES.has(cited) || GENERATED.has(cited)) continue;
         const found = /[*<]/.test(cited)
           ? files.some((file) => patternOf(cited).test(file))
           : fs.existsSync(path.join(ROOT, cited));
@@ -436,12 +440,14 @@ describe("the specs' citations", () => {
 
   // A section cited by its doc and its words: `dispatch.md`, "Following up" (backticks and the comma
   // optional). It is alive when some line of that doc opens with those words: a heading (its number
-  // aside), a table row's first cell, a list item, a bold lead or a paragraph's first words.
-  const SECTION = /`?\b([\w-]+\.md)`?,?\s+"([^"\n]{2,100})"/g;
+  // aside), a table row's first cell, a list item, a bold lead or a paragraph's first words. A bare name
+  // is a spec (README.md aside); a name with a folder (`bench/HISTORY.md`) is a path from the root.
+  const SECTION = /`?\b((?:[\w-]+\/)*[\w-]+\.md)`?,?\s+"([^"\n]{2,100})"/g;
 
   /** The line openings of a doc that a citation may name, marks and numbering taken off. */
   function anchorsOf(doc: string): string[] | null {
-    const file = doc === "README.md" ? path.join(ROOT, doc) : path.join(ROOT, "specs", doc);
+    const file =
+      doc === "README.md" || doc.includes("/") ? path.join(ROOT, doc) : path.join(ROOT, "specs", doc);
     if (!fs.existsSync(file)) return null;
     return fs
       .readFileSync(file, "utf8")
@@ -453,15 +459,24 @@ describe("the specs' citations", () => {
     return line.startsWith(words) && !/^\w/.test(line.slice(words.length));
   }
 
-  it("cites only sections that exist, in the specs, the README and the code", () => {
-    const texts = ["README.md"]
-      .concat(
-        fs
-          .readdirSync(path.join(ROOT, "specs"))
-          .filter((name) => name.endsWith(".md"))
-          .map((name) => `specs/${name}`),
-      )
-      .concat(sourceFiles("src"), sourceFiles("supervisor"));
+  /** The bench's and the build scripts' own code, which cites the specs as the sources do. */
+  function scriptFiles(dir: string): string[] {
+    return fs
+      .readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
+      .flatMap((entry) =>
+        entry.isFile() && /\.(?:mjs|cjs|js|ts)$/.test(entry.name)
+          ? [path.relative(ROOT, path.join(entry.parentPath, entry.name))]
+          : [],
+      );
+  }
+
+  it("cites only sections that exist, in the specs, the README, the bench's history and the code", () => {
+    const texts = DOCS.concat(
+      sourceFiles("src"),
+      sourceFiles("supervisor"),
+      scriptFiles("bench"),
+      scriptFiles("scripts"),
+    );
     const dead: string[] = [];
     for (const file of texts) {
       const text = fs.readFileSync(path.join(ROOT, file), "utf8");

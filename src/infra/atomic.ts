@@ -15,7 +15,7 @@ let tempCount = 0;
  * A temp name no live process shares: our pid and a count of ours, with a random tail against a leftover of
  * a dead process that had our pid ("wx" refuses a clash rather than share a file). Math.random, not
  * node:crypto: nothing here needs to be unguessable, and loading node's crypto costs every start-up more
- * than all of catherd's writes (specs/performance.md).
+ * than all of catherd's writes (specs/performance.md, "What loading costs").
  */
 function tempPathFor(target: string): string {
   const tail = Math.floor(Math.random() * 0x1_0000_0000).toString(16);

@@ -81,7 +81,8 @@ export async function snapshotWorkTree(cwd: string, timeoutMs = SNAPSHOT_TIMEOUT
  * (a bare repository): what git's discovery looks for at each level. The variables that could point git
  * elsewhere are removed from every call (git-command.ts), and the ones that stop the walk early only find
  * less. Spares dispatches outside a repository a git process: a fork of this node process and git's own
- * start, ~40 ms of the dispatcher's CPU (specs/performance.md). Where it says yes, git has the last word.
+ * start, ~40 ms of the dispatcher's CPU (specs/performance.md, "What loading costs"). Where it says yes,
+ * git has the last word.
  */
 export function mayBeInRepository(cwd: string): boolean {
   let folder: string;

@@ -2,8 +2,9 @@ import type { TokenCounts } from "../domain/usage.js";
 
 // Prices of tokens from @pydantic/genai-prices' bundled snapshot, offline: the package makes no request
 // unless asked to update (catherd never asks). Its table is about 0.8 MB of code: loading it costs about
-// 60 ms and 14 MB (specs/performance.md), so it is imported only on the first price asked, never on a
-// start path — a supervisor loads it only for a --max-cost to watch or a record to price.
+// 60 ms and 14 MB (specs/performance.md, "Usage, caps and prices"), so it is imported only on the first
+// price asked, never on a start path — a supervisor loads it only for a --max-cost to watch or a record to
+// price.
 
 /** The snapshot that prices: the package and its exact version (package.json pins it; a test checks). */
 export const PRICE_TABLE = "@pydantic/genai-prices 0.1.8";
