@@ -257,7 +257,8 @@ export const dispatchCommand: Command<Dispatched> = {
       type: "string",
       value: "<path>",
       multiple: true,
-      description: "a folder or file a fenced agent may write beside its workplace",
+      description:
+        "a folder or file a fenced agent may write beside its workplace (outside the catherd home)",
     },
     "deny-read": {
       type: "string",

@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import {
   allowsConnection,
   deniedUnderHome,
+  fenceMayWrite,
   fenceWords,
+  isWorktreePlace,
   loopbackPorts,
   parseNetRule,
   refusedWriteIn,
@@ -93,6 +95,58 @@ describe("what a CLI may write and what it is not shown", () => {
     expect(writableUnderHome("codex")).toEqual(expect.arrayContaining([".codex", ".npm"]));
     expect(writableUnderHome("codex")).not.toContain(".claude");
     expect(writableUnderHome("exec")).not.toContain(".codex");
+  });
+});
+
+describe("what catherd judges by, whatever --allow-write names", () => {
+  const own = {
+    home: "/h/catherd",
+    dir: "/h/catherd/runs/r/dispatches/n/D1",
+    scratch: ["/h/catherd/runs/r/dispatches/n/D1/tmp", "/h/catherd/runs/r/dispatches/n/D1/locks"],
+  };
+  it.each([
+    ["/srv/out", true],
+    ["/h", true],
+    ["/", true],
+    ["/h/catherd-other", true],
+    ["/h/catherd", false],
+    ["/h/catherd/runs", false],
+    ["/h/catherd/runs/r", false],
+    ["/h/catherd/runs/r/dispatches", false],
+    ["/h/catherd/runs/r/dispatches/n/D2", false],
+    ["/h/catherd/runs/r/spend", false],
+    ["/h/catherd/runs/r/worktrees", false],
+    ["/h/catherd/.compile-cache", false],
+    ["/h/catherd/demo", false],
+    ["/h/catherd/runs/r/dispatches/n/D1", false],
+    ["/h/catherd/runs/r/dispatches/n/D1/record.json", false],
+    ["/h/catherd/runs/r/dispatches/n/D1/tmp", true],
+    ["/h/catherd/runs/r/dispatches/n/D1/tmp/x", true],
+    ["/h/catherd/runs/r/dispatches/n/D1/locks", true],
+    ["/h/catherd/locks", true],
+    ["/h/catherd/locks/heavy", true],
+    ["/h/catherd/runs/r/worktrees/D1", true],
+    ["/h/catherd/runs/r/worktrees/D1/src", true],
+  ])("%s may stay writable: %s", (place, may) => {
+    expect(fenceMayWrite(place, own)).toBe(may);
+  });
+
+  it("keeps a dispatch folder outside any home read-only but for its scratch", () => {
+    const loose = { home: "/h/catherd", dir: "/srv/folder", scratch: ["/srv/folder/tmp"] };
+    expect(fenceMayWrite("/srv", loose)).toBe(true);
+    expect(fenceMayWrite("/srv/folder", loose)).toBe(false);
+    expect(fenceMayWrite("/srv/folder/tmp", loose)).toBe(true);
+  });
+
+  it.each([
+    ["/h/catherd/runs/r/worktrees/D1", true],
+    ["/h/catherd/runs/r/worktrees", false],
+    ["/h/catherd/runs/r/dispatches/worktrees", false],
+    ["/h/catherd/runs/worktrees/x", false],
+    ["/h/catherd/runs", false],
+    ["/h/other/runs/r/worktrees/D1", false],
+  ])("%s is a worktree of the home: %s", (place, is) => {
+    expect(isWorktreePlace(place, "/h/catherd")).toBe(is);
   });
 });
 

@@ -4,6 +4,7 @@ import { CatherdError } from "../../domain/errors.js";
 import {
   type FenceMode,
   fencedWorkplace,
+  isWithin,
   type NetRule,
   netRuleText,
   PROVIDER_ENDPOINTS,
@@ -162,4 +163,32 @@ export function resolveSandbox(
 /** The rules as a line of a message. */
 export function rulesText(rules: readonly NetRule[]): string {
   return rules.map(netRuleText).join(", ");
+}
+
+/** The real path of `file` (symlinks, `..`, a trailing slash resolved); of the part that exists, for one that does not. */
+function realPath(file: string): string {
+  const absolute = path.resolve(file);
+  try {
+    return fs.realpathSync(absolute);
+  } catch {
+    const parent = path.dirname(absolute);
+    return parent === absolute ? absolute : path.join(realPath(parent), path.basename(absolute));
+  }
+}
+
+/**
+ * Refuses an `--allow-write` that names the catherd home or anything in it, however spelled (a symlink to
+ * it, `..`, a trailing slash): every dispatch's folder, record, spend and worktree is there, and the fence
+ * keeps them read-only or hidden whatever the flags say (specs/sandbox.md), so the flag could only be
+ * ignored. A folder above the home is not refused: it is writable around the home, which stays read-only.
+ */
+export function refuseCatherdWrites(allowWrite: readonly string[], home: string): void {
+  const realHome = realPath(home);
+  for (const asked of allowWrite) {
+    if (!isWithin(realPath(asked), realHome)) continue;
+    throw invalid(
+      `--allow-write ${asked} is in the catherd home ${home}: what catherd judges by (every dispatch's folder, record and spend) stays read-only inside the fence, whatever the flags say`,
+      `leave --allow-write ${asked} out: the workplace, $TMPDIR and catherd lock's slots are writable already; give a folder outside ${home}`,
+    );
+  }
 }
