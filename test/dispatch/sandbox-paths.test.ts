@@ -1,12 +1,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { refuseCatherdWrites } from "../../src/dispatch/request/sandbox-input.js";
+import { refuseCatherdWrites, refuseWideWildcards } from "../../src/dispatch/request/sandbox-input.js";
 import { CatherdError } from "../../src/domain/errors.js";
+import { isolatedHome, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/folders.js";
 
 // What a fence request may not ask (specs/sandbox.md): an --allow-write into the catherd home, however the
-// path is spelled. Refused before anything is written.
+// path is spelled, and an --allow-net wildcard over a public suffix. Refused before anything is written.
 
 /** A home with a run's dispatch folder, a symlink to the home and one to its parent. */
 function places() {
@@ -65,5 +66,48 @@ describe("--allow-write into the catherd home", () => {
     expect(refusal(() => refuseCatherdWrites([path.join(s.outer, "new-home")], home))?.code).toBe(
       "E_INPUT_INVALID",
     );
+  });
+});
+
+describe("--allow-net wildcards", () => {
+  it.each(["*.com", "*.co.uk", "*.github.io"])(
+    "refuses %s: it leaves no registrable domain",
+    async (host) => {
+      const error = await refuseWideWildcards([{ host, port: 443 }]).then(
+        () => null,
+        (e: unknown) => e as CatherdError,
+      );
+      expect(error?.code).toBe("E_INPUT_INVALID");
+      expect(error?.message).toContain(`${host.slice(2)} is a public suffix`);
+      expect(error?.fix).toContain(`--allow-net '*.example.${host.slice(2)}'`);
+    },
+  );
+
+  it("accepts a wildcard under a registrable domain, and plain hosts", async () => {
+    await expect(
+      refuseWideWildcards([
+        { host: "*.example.co.uk", port: 443 },
+        { host: "com.example", port: 443 },
+        { host: "127.0.0.1", port: 4873 },
+      ]),
+    ).resolves.toBeUndefined();
+  });
+
+  it("refuses `--allow-net '*.com'` on the command line, writing nothing", async () => {
+    const { home, env } = isolatedHome();
+    const result = await runCli(
+      ["dispatch", "--backend", "exec", "--name", "wide", "--json", "--sandbox", "files+net"].concat([
+        "--allow-net",
+        "registry.npmjs.org,*.com",
+        "--",
+        "/bin/true",
+      ]),
+      { env },
+    );
+    expect(result.code).toBe(2);
+    const error = (JSON.parse(result.stdout) as { error: { code: string; message: string } }).error;
+    expect(error).toMatchObject({ code: "E_INPUT_INVALID" });
+    expect(error.message).toContain("--allow-net *.com:443: com is a public suffix");
+    expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
   });
 });

@@ -192,3 +192,22 @@ export function refuseCatherdWrites(allowWrite: readonly string[], home: string)
     );
   }
 }
+
+/**
+ * Refuses a wildcard of the allow list that leaves no registrable domain (`*.com`, `*.co.uk`,
+ * `*.github.io`: every host of a public suffix, so of anyone), the run's remembered hosts included. The
+ * public suffix list is loaded only when a wildcard is there to judge.
+ */
+export async function refuseWideWildcards(rules: readonly NetRule[]): Promise<void> {
+  const wildcards = rules.filter((rule) => rule.host.startsWith("*."));
+  if (wildcards.length === 0) return;
+  const { publicSuffixWildcard } = await import("../../domain/registrable.js");
+  for (const rule of wildcards) {
+    const suffix = publicSuffixWildcard(rule.host);
+    if (suffix === null) continue;
+    throw invalid(
+      `--allow-net ${netRuleText(rule)}: ${suffix} is a public suffix, so ${rule.host} would open the hosts of anyone who registers a name under it`,
+      `name the hosts it needs (--allow-net api.example.${suffix}), or a wildcard under one domain (--allow-net '*.example.${suffix}')`,
+    );
+  }
+}
