@@ -318,10 +318,12 @@ export function refusedWriteIn(lines: readonly string[]): string | null {
 
 /**
  * The fence's part of a failure line: what it refused and the flag that would allow it, or null when it
- * refused nothing the agent told of. A fence is never the whole story (a CLI may fail for its own reason
- * after a refusal it survived): the words say "refused", not "failed because".
+ * refused nothing the agent told of. A write into a place the fence keeps read-only whatever the flags
+ * say (`kept`: sandbox.log's `readOnly`, catherd's own files and a repository's hooks) names no flag. A
+ * fence is never the whole story (a CLI may fail for its own reason after a refusal it survived): the
+ * words say "refused", not "failed because".
  */
-export function fenceWords(account: FenceAccount): string | null {
+export function fenceWords(account: FenceAccount, kept: readonly string[] = []): string | null {
   const parts: string[] = [];
   if (account.firstDenied !== null) {
     const more = account.denied > 1 ? ` (and ${account.denied - 1} more)` : "";
@@ -329,10 +331,13 @@ export function fenceWords(account: FenceAccount): string | null {
       `the fence refused a connection to ${account.firstDenied}${more}: allow it with --allow-net ${account.firstDenied}`,
     );
   }
-  if (account.refusedWrite !== null) {
+  const write = account.refusedWrite;
+  if (write !== null && kept.some((place) => isWithin(write, place))) {
     parts.push(
-      `the fence refused a write to ${account.refusedWrite}: allow it with --allow-write ${parentOf(account.refusedWrite)}`,
+      `the fence refused a write to ${write}: it stays read-only inside the fence, whatever --allow-write says`,
     );
+  } else if (write !== null) {
+    parts.push(`the fence refused a write to ${write}: allow it with --allow-write ${parentOf(write)}`);
   }
   return parts.length === 0 ? null : parts.join("; ");
 }

@@ -162,6 +162,22 @@ describe("a refusal in a failure line", () => {
     expect(refusedWriteIn([line])).toBe(file);
   });
 
+  it("names no flag for a write to what the fence keeps read-only whatever the flags say", () => {
+    const account = { mode: "files" as const, denied: 0, firstDenied: null };
+    const kept = ["/h/catherd", "/h/catherd/runs/r/dispatches/n/D1", "/srv/repo/.git/hooks"];
+    expect(
+      fenceWords({ ...account, refusedWrite: "/h/catherd/runs/r/dispatches/n/D1/record.json" }, kept),
+    ).toBe(
+      "the fence refused a write to /h/catherd/runs/r/dispatches/n/D1/record.json: it stays read-only inside the fence, whatever --allow-write says",
+    );
+    expect(fenceWords({ ...account, refusedWrite: "/srv/repo/.git/hooks/pre-commit" }, kept)).toContain(
+      "it stays read-only inside the fence",
+    );
+    expect(fenceWords({ ...account, refusedWrite: "/srv/out/a.txt" }, kept)).toBe(
+      "the fence refused a write to /srv/out/a.txt: allow it with --allow-write /srv/out",
+    );
+  });
+
   it("names the flag that allows what was refused", () => {
     expect(
       fenceWords({

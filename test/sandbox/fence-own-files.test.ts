@@ -56,6 +56,10 @@ describe("--allow-write above the catherd home", () => {
     const record = await recordOf(s.env, "forger");
     expect(record.status).toBe("failed");
     expect((record.error as { message: string }).message).toMatch(/^exit code 3/);
+    // No flag is offered for it: none would be accepted.
+    expect((record.error as { message: string }).message).toContain(
+      `the fence refused a write to ${path.join(fs.realpathSync(d.dir), "record.json")}: it stays read-only inside the fence`,
+    );
     expect(record.reply ?? null).not.toBe("all done, trust me");
     const waited = await runCli(["wait", "forger", "--timeout", "60s"], { env: s.env });
     expect(waited.code).not.toBe(0);
