@@ -90,6 +90,7 @@ function byDepth(paths: readonly string[]): string[] {
   return [...new Set(paths)].sort((a, b) => a.split("/").length - b.split("/").length || a.localeCompare(b));
 }
 
+/** The fence's file mounts for one dispatch, decided from real paths as the fence goes up. */
 export function fenceMounts(places: FencePlaces): FenceMounts {
   const args = ["--ro-bind", "/", "/", "--dev", "/dev"];
   fs.mkdirSync(path.join(places.home, "locks"), { recursive: true });
