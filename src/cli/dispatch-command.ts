@@ -257,7 +257,8 @@ export const dispatchCommand: Command<Dispatched> = {
       type: "string",
       value: "<path>",
       multiple: true,
-      description: "a folder or file a fenced agent may write beside its workplace",
+      description:
+        "a folder or file a fenced agent may write beside its workplace (outside the catherd home)",
     },
     "deny-read": {
       type: "string",
@@ -271,7 +272,7 @@ export const dispatchCommand: Command<Dispatched> = {
       value: "<host[:port]>",
       multiple: true,
       description:
-        "a host a files+net agent may reach (port 443 unless given; *.example.com for subdomains; 127.0.0.1:PORT for a loopback port), beside its provider's endpoints",
+        "a host a files+net agent may reach (port 443 unless given; *.example.com for subdomains, never a public suffix's like *.com; 127.0.0.1:PORT for a loopback port), beside its provider's endpoints",
     },
     ...Object.fromEntries(
       ENGINES.map((engine) => [

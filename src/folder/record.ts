@@ -30,7 +30,7 @@ import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
 import { summarizeDispatch } from "./replay.js";
 import { settleSpend, spendBeforeRecord } from "./run-ledger.js";
-import { fenceAccount } from "./sandbox-log.js";
+import { fenceAccount, keptReadOnly } from "./sandbox-log.js";
 import { billingOf, type PricedUsage, priceUsage } from "./spend.js";
 import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./write.js";
 
@@ -206,7 +206,7 @@ function recordError(
     code: exit.error?.code ?? exit.reason,
     kind: failure?.kind ?? (status === "lost" ? "lost" : "cli"),
     // exit.json's words are catherd's, but they can quote a path or a spec: cleaned like any other.
-    message: withFenceWords(cleanMessage(exit.error?.message ?? words ?? exit.reason), fence),
+    message: withFenceWords(cleanMessage(exit.error?.message ?? words ?? exit.reason), fence, dir),
     retryAfter: failure?.retryAfter ?? null,
     tail,
     // What the engine said of a job it ended (specs/placement.md): carried from exit.json as it is.
@@ -215,8 +215,8 @@ function recordError(
 }
 
 /** A failure's words with what the fence refused after them, and the flag that would allow it. */
-function withFenceWords(message: string, fence: FenceAccount | null): string {
-  const words = fence === null ? null : fenceWords(fence);
+function withFenceWords(message: string, fence: FenceAccount | null, dir: string): string {
+  const words = fence === null ? null : fenceWords(fence, keptReadOnly(dir));
   return words === null ? message : `${message} (${words})`;
 }
 

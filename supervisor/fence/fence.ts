@@ -141,6 +141,7 @@ export async function raiseFence(
     mode: policy.mode,
     uid: identity.uid,
     writable: mounts.writable,
+    readOnly: mounts.readOnly,
     hidden: mounts.hidden,
     allowNet: net ? policy.allowNet : null,
   });
