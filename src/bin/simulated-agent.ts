@@ -4,13 +4,14 @@
 // `--version` as codex does; else it reads its brief on stdin to EOF. A new thread runs a few "tool
 // calls", goes quiet until the supervisor's stall notice, recovers, and answers; a resumed one (`exec
 // resume THREAD`, a follow-up or a repair turn) answers on the same thread at once. Under
-// `--output-schema FILE` its answer is JSON that fits the schema. Nothing to install, no network.
+// `--output-schema FILE` its answer is JSON that fits the schema; CATHERD_SIMULATED_PACE scales its pauses.
+// Nothing to install, no network.
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { exampleOf } from "../demo/answer-example.js";
 import { codexThreadId, readCodexArgv } from "../demo/codex-argv.js";
-import { DEMO_DISPATCHES_ENV } from "../demo/dispatches-env.js";
+import { DEMO_DISPATCHES_ENV, SIMULATED_PACE_ENV } from "../demo/dispatches-env.js";
 import { SIMULATED_AGENT_VERSION } from "../demo/wire-format.js";
 
 if (process.argv.includes("--version")) {
@@ -20,7 +21,9 @@ if (process.argv.includes("--version")) {
 const argv = readCodexArgv(process.argv.slice(2));
 const brief = fs.readFileSync(0, "utf8").trim();
 const say = (event: unknown) => fs.writeSync(1, `${JSON.stringify(event)}\n`);
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const pace = Number(process.env[SIMULATED_PACE_ENV] ?? "1");
+const pause = (ms: number) =>
+  new Promise((resolve) => setTimeout(resolve, Number.isFinite(pace) && pace >= 0 ? ms * pace : ms));
 const command = (id: string, cmd: string, output: string, exitCode: number) => ({
   id,
   type: "command_execution",
@@ -49,7 +52,7 @@ async function quietUntilNoticed(): Promise<void> {
     return;
   }
   const stallNotice = path.join(dispatches, dispatchId, "stall.json");
-  while (!fs.existsSync(stallNotice)) await pause(50);
+  while (!fs.existsSync(stallNotice)) await new Promise((resolve) => setTimeout(resolve, 50));
   await pause(500); // recovering: the answer follows the notice visibly
 }
 
