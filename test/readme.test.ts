@@ -176,7 +176,10 @@ interface Ran {
   output: string;
 }
 
-/** Runs one command in bash with a deadline; with `serves`, until it prints that line, then stops it. */
+/**
+ * Runs one command in bash, in a process group of its own, with a deadline; with `serves`, until it prints
+ * that line, then stops the group (bash and what it runs, not the supervisors catherd detached).
+ */
 function runCommand(
   command: string,
   options: { cwd: string; env: NodeJS.ProcessEnv; serves?: RegExp | undefined },
@@ -186,21 +189,28 @@ function runCommand(
       cwd: options.cwd,
       env: options.env,
       stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
     });
+    const stop = (signal: NodeJS.Signals) => {
+      if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, signal);
+    };
     let output = "";
+    let served = false;
     const timer = setTimeout(() => {
-      child.kill("SIGKILL");
+      stop("SIGKILL");
       reject(new Error(`${command}\ndid not finish within 60 s; it printed:\n${output}`));
     }, 60_000);
     const heard = (data: Buffer) => {
       output += data.toString();
-      if (options.serves?.test(output) === true) child.kill("SIGTERM");
+      if (!served && options.serves?.test(output) === true) {
+        served = true;
+        stop("SIGTERM");
+      }
     };
     child.stdout?.on("data", heard);
     child.stderr?.on("data", heard);
     child.on("close", (code) => {
       clearTimeout(timer);
-      const served = options.serves?.test(output) === true;
       resolve({ code: served ? 0 : code, output });
     });
   });
