@@ -76,6 +76,8 @@ function commandsOf(lines: readonly string[]): string[] {
 interface Plan {
   /** Why it cannot run here; it is listed, not run. */
   skip?: string;
+  /** Programs it runs that a machine may lack: without one it is skipped, saying so (as the browser tests). */
+  needs?: string[];
   /** Runs in a git repository (its `--worktree`), else in a plain folder. */
   repo?: boolean;
   /** Variables for its stand-ins. */
@@ -111,7 +113,7 @@ const GROUPS: Record<string, Plan>[] = [
     "Spending #2": {},
     "Spending #3": {},
   },
-  { "Asking for an answer #1": {} },
+  { "Asking for an answer #1": { needs: ["jq"] } },
   { "Following up #1": { repo: true } },
   // A first turn that works long enough to be talked to and interrupted, as a real one would.
   { "Talking to a running agent #1": { env: { FAKE_CLAUDE_FIRST_TURN: "[tool:30000]" } } },
@@ -284,6 +286,21 @@ const ISOLATED_GIT = {
   GIT_COMMITTER_NAME: "Readme Example",
   GIT_COMMITTER_EMAIL: "readme@example.invalid",
 };
+
+/** Where `program` is not on PATH: why an example that runs it is skipped here; else undefined. */
+function missing(program: string): string | undefined {
+  const found = (process.env.PATH ?? "")
+    .split(":")
+    .some((dir) => dir !== "" && fs.existsSync(path.join(dir, program)));
+  return found ? undefined : `${program} is not installed here (apt-get install ${program}; .ci/run does)`;
+}
+
+for (const group of GROUPS) {
+  for (const plan of Object.values(group)) {
+    const lacking = (plan.needs ?? []).map(missing).find((why) => why !== undefined);
+    if (lacking !== undefined) plan.skip ??= lacking;
+  }
+}
 
 const runnable = GROUPS.map((group) => ({
   group,
