@@ -91,15 +91,10 @@ export function repairBrief(errors: readonly AnswerError[], schemaText: string):
  */
 export function answerInvalidMessage(
   errors: readonly AnswerError[],
-  then: "repair" | "no-repairs" | "no-thread",
+  then: "repair" | "no-repairs" | { unresumable: string },
 ): string {
   const said = `the answer does not fit --answer-schema: ${errorsText(errors)}`;
-  switch (then) {
-    case "repair":
-      return `${said}; a repair turn follows on the same thread`;
-    case "no-repairs":
-      return said;
-    case "no-thread":
-      return `${said}; no repair is possible: the CLI named no thread to resume`;
-  }
+  if (then === "repair") return `${said}; a repair turn follows on the same thread`;
+  if (then === "no-repairs") return said;
+  return `${said}; no repair is possible: ${then.unresumable}`;
 }

@@ -1,4 +1,6 @@
 import * as fs from "node:fs";
+import { backendFor } from "../backends/registry.js";
+import { resumeProblem } from "../backends/resume.js";
 import { answerInvalidMessage, MAX_ANSWER_ERRORS, readAnswer, unreadableErrors } from "../domain/answer.js";
 import type { AdmitFile, AnswerError, RecordFile, SpecFile } from "../domain/schemas.js";
 import type { StreamSummary } from "../domain/summary.js";
@@ -33,7 +35,8 @@ export async function judgeAnswer(
   }
   const kept = errors.slice(0, MAX_ANSWER_ERRORS);
   const repairs = admit?.ladder?.repairs ?? 0;
-  const then = repairs === 0 ? "no-repairs" : ended.thread === null ? "no-thread" : "repair";
+  const unresumable = resumeProblem(backendFor(ended.backend), ended.thread);
+  const then = repairs === 0 ? "no-repairs" : unresumable === null ? "repair" : { unresumable };
   return {
     ...ended,
     status: "failed",

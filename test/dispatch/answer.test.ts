@@ -210,7 +210,7 @@ describe("an answer that fits a schema, with real processes", () => {
     expect(record).toMatchObject({ status: "failed", attempt: 1, next: null, thread: null });
     expect(record?.error).toMatchObject({
       kind: "answer-invalid",
-      message: expect.stringMatching(/; no repair is possible: the CLI named no thread to resume$/),
+      message: expect.stringMatching(/; no repair is possible: its CLI never named its thread$/),
     });
     expect(calls(bins, "codex")).toHaveLength(1);
 

@@ -73,8 +73,8 @@ describe("the words of an answer", () => {
       "the answer does not fit --answer-schema: /count must be >= 0; (root) must have required property 'verdict'";
     expect(answerInvalidMessage(errors, "repair")).toBe(`${said}; a repair turn follows on the same thread`);
     expect(answerInvalidMessage(errors, "no-repairs")).toBe(said);
-    expect(answerInvalidMessage(errors, "no-thread")).toBe(
-      `${said}; no repair is possible: the CLI named no thread to resume`,
+    expect(answerInvalidMessage(errors, { unresumable: "its CLI never named its thread" })).toBe(
+      `${said}; no repair is possible: its CLI never named its thread`,
     );
   });
 });

@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import { backendFor } from "../../backends/registry.js";
+import { resumeProblem } from "../../backends/resume.js";
 import type { Backend } from "../../backends/types.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
@@ -91,10 +92,11 @@ export function validateFollowUp(
       `dispatch it anew: catherd dispatch --backend ${backend.id} --name ${name} …`,
     );
   }
-  if (record.thread === null) {
+  const unresumable = resumeProblem(backend, record.thread);
+  if (unresumable !== null) {
     throw invalid(
-      `--follow-up ${name}: its CLI never named its thread (${turn.dispatchId} ended ${record.status} without one)`,
-      `dispatch it anew with --name ${name}: there is no conversation to continue`,
+      `--follow-up ${name}: ${unresumable} (its turn ${turn.dispatchId} ended ${record.status})`,
+      `dispatch it anew with --name ${name}: there is no thread to continue`,
     );
   }
   const access = admit.access ?? admit.ladder?.request.access ?? null;
@@ -114,7 +116,7 @@ export function validateFollowUp(
     model: raw.model ?? admit.model ?? undefined,
     effort: raw.effort ?? admit.effort ?? admit.ladder?.request.effort ?? undefined,
     access: access ?? undefined,
-    thread: record.thread,
+    thread: record.thread ?? undefined,
     // The thread lives in that CLI's own store: the same executable continues it.
     bin: raw.bin ?? (spec.cmd === undefined || !fs.existsSync(spec.cmd) ? undefined : spec.cmd),
   });
