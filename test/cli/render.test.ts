@@ -295,7 +295,7 @@ describe("spend in status", () => {
       spent: null,
       problems: [],
     };
-    expect(budgetLine(view, "nightly", 3)).toBe(
+    expect(budgetLine(view, "nightly")).toBe(
       "run nightly budget (--run-budget tokens=2M,usd=25,minutes=600): 412k of 2.0M tokens, ≥ $3.20 of $25.00, 1h05m of 10h00m (1 without a dollar figure) — 3 live\n",
     );
   });
