@@ -3,7 +3,7 @@ import { startDispatch } from "../dispatch/start-dispatch.js";
 import { EndedTurn, type SentMessage, sendMessage } from "../dispatch/steer/send.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome, runName } from "../infra/paths.js";
-import { readStdinText } from "./brief-input.js";
+import { readMessageText } from "./brief-input.js";
 import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
@@ -74,7 +74,7 @@ async function messageText(input: ParsedInput, stdinIsOurs: boolean): Promise<st
     });
   }
   if (inline !== undefined) return inline;
-  const text = await readStdinText(file, stdinIsOurs);
+  const text = await readMessageText(file, stdinIsOurs);
   if (text === null) {
     throw new CatherdError(
       "E_INPUT_INVALID",

@@ -29,6 +29,45 @@ function schemaInBrief(text: string): string {
     : trimmed;
 }
 
+/**
+ * The drafts of JSON Schema an answer schema may be written in: those ajv 8 validates by a class of its
+ * own. A schema names its draft by its root `$schema`; one without it is 2020-12.
+ */
+export const SCHEMA_DRAFTS = ["2020-12", "2019-09", "draft-07"] as const;
+export type SchemaDraft = (typeof SCHEMA_DRAFTS)[number];
+
+/** Each draft's `$schema`, without its scheme and its empty fragment ("http://…#" and "https://…" alike). */
+const DRAFT_OF_URI: Readonly<Record<string, SchemaDraft>> = {
+  "json-schema.org/draft/2020-12/schema": "2020-12",
+  "json-schema.org/draft/2019-09/schema": "2019-09",
+  "json-schema.org/draft-07/schema": "draft-07",
+};
+
+/** What `$schema` may say, in a refusal's words. */
+export const ACCEPTED_DRAFTS =
+  'draft 2020-12 (no $schema, or "https://json-schema.org/draft/2020-12/schema"), ' +
+  'draft 2019-09 ("https://json-schema.org/draft/2019-09/schema") or draft-07 ("http://json-schema.org/draft-07/schema#")';
+
+/**
+ * The draft a schema is written in, by its root `$schema` (2020-12 without one), or `{unknown}` with the
+ * `$schema` it gives that is none of SCHEMA_DRAFTS (draft-04, a misspelt URI, a number).
+ */
+export function schemaDraftOf(schema: unknown): SchemaDraft | { unknown: unknown } {
+  if (typeof schema !== "object" || schema === null || !Object.hasOwn(schema, "$schema")) return "2020-12";
+  const named = (schema as { $schema: unknown }).$schema;
+  if (typeof named !== "string") return { unknown: named };
+  const key = named
+    .trim()
+    .replace(/^https?:\/\//, "")
+    .replace(/#$/, "");
+  return DRAFT_OF_URI[key] ?? { unknown: named };
+}
+
+/** "draft 2020-12", "draft-07": a draft as the words of a message name it. */
+export function draftWords(draft: SchemaDraft): string {
+  return draft.startsWith("draft-") ? draft : `draft ${draft}`;
+}
+
 /** The final answer as catherd reads it: a JSON value, or why there is none. */
 export type AnswerRead = { ok: true; value: unknown } | { ok: false; message: string };
 

@@ -1,12 +1,25 @@
 import { z } from "zod";
 import { isoTime, loose, schemaField } from "./schema-parts.js";
 import type { OnQuestion } from "./schemas.js";
+import type { DispatchState } from "./vocab.js";
 
 // What an agent asks its caller — a permission (run this command? write this file?) or a question for
 // the user — and the one answer each gets (specs/steering.md, "Questions"). Pure.
 
 export const QUESTION_KINDS = ["permission", "question"] as const;
 export type QuestionKind = (typeof QUESTION_KINDS)[number];
+
+/**
+ * The states of a dispatch whose questions can no longer be answered: it is being stopped, its agent has
+ * exited, or both it and its supervisor are gone. A question it left without an answer is not waiting
+ * for one (specs/steering.md).
+ */
+const ANSWERLESS_STATES: ReadonlySet<DispatchState> = new Set(["stopping", "exited", "recorded", "lost"]);
+
+/** Whether a dispatch in this state still waits for the answers nobody has given. */
+export function waitsForAnswers(state: DispatchState): boolean {
+  return !ANSWERLESS_STATES.has(state);
+}
 
 /** `dispatch --on-question`, as spec.json's `steer.onQuestion` holds it (schemas.ts). */
 export type { OnQuestion } from "./schemas.js";

@@ -162,7 +162,8 @@ async function buildRecord(
       ? {}
       : {
           steering: {
-            ...conversationCounts(readConversation(dir)),
+            // Recorded once the agent has exited: no question waits any more.
+            ...conversationCounts(readConversation(dir, "exited")),
             keptOpenMs: exit.keptOpenMs ?? null,
           },
         }),

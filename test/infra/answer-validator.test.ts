@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { compileAnswerSchema } from "../../src/infra/answer-validator.js";
 
-// The validator of --answer-schema (ajv's draft 2020-12 build): what it accepts, what it refuses, and
-// the errors as the record keeps them ({path, message}).
+// The validator of --answer-schema (ajv's build of the schema's draft: 2020-12, 2019-09 or draft-07):
+// what it accepts, what it refuses, and the errors as the record keeps them ({path, message}).
 
 async function errorsOf(schema: unknown, value: unknown) {
   const compiled = await compileAnswerSchema(schema);
@@ -82,6 +82,31 @@ describe("compileAnswerSchema", () => {
       [{ path: "/0", message: "must be number" }],
     ],
     ["unknown keywords are ignored", { type: "string", "x-note": "mine" }, "s", []],
+    // draft-07, the draft most tools write: its own keywords, in its own meaning.
+    [
+      "a draft-07 schema is checked as draft-07: definitions and $ref",
+      {
+        $schema: "http://json-schema.org/draft-07/schema#",
+        definitions: { count: { type: "integer", minimum: 0 } },
+        type: "object",
+        properties: { count: { $ref: "#/definitions/count" } },
+        required: ["count"],
+      },
+      { count: -1 },
+      [{ path: "/count", message: "must be >= 0" }],
+    ],
+    [
+      "a draft-07 items array is a tuple, as draft-07 has it",
+      { $schema: "https://json-schema.org/draft-07/schema", type: "array", items: [{ type: "number" }] },
+      ["x", "y"],
+      [{ path: "/0", message: "must be number" }],
+    ],
+    [
+      "a 2019-09 schema is checked as 2019-09",
+      { $schema: "https://json-schema.org/draft/2019-09/schema", type: "object", required: ["a"] },
+      {},
+      [{ path: "", message: "must have required property 'a'" }],
+    ],
   ];
   for (const [what, schema, value, expected] of cases) {
     it(what, async () => {
@@ -94,9 +119,15 @@ describe("compileAnswerSchema", () => {
     ["a minimum that is not a number", { minimum: "1" }, /data\/minimum must be number/],
     ["a $ref that resolves to nothing", { $ref: "#/$defs/none" }, /can't resolve reference #\/\$defs\/none/],
     [
-      "another draft's $schema",
-      { $schema: "http://json-schema.org/draft-07/schema#" },
-      /no schema with key or ref "http:\/\/json-schema.org\/draft-07\/schema#"/,
+      "a draft it does not check, in its own words, naming those it does",
+      { $schema: "http://json-schema.org/draft-04/schema#" },
+      /^its \$schema "http:\/\/json-schema.org\/draft-04\/schema#" names no draft catherd checks; it checks draft 2020-12 .*draft 2019-09 .*draft-07/,
+    ],
+    ["a $schema that is no text", { $schema: 7 }, /^its \$schema 7 names no draft catherd checks/],
+    [
+      "a draft-07 schema that breaks draft-07's meta-schema",
+      { $schema: "http://json-schema.org/draft-07/schema#", type: "objekt" },
+      /^data\/type must be equal to one of the allowed values/,
     ],
     ["an array is no schema", [], /a JSON Schema is an object/],
     ["a number is no schema", 3, /a JSON Schema is an object/],

@@ -32,6 +32,22 @@ export interface SentMessage {
   why: string | null;
 }
 
+/**
+ * The refusal of a message over MAX_MESSAGE_BYTES, from any source (`what`: "the message", "--file x",
+ * "the message on stdin"), with its size when it is known (a stream is read no further than a bounded way
+ * past the limit, so its size is not).
+ */
+export function messageTooLong(what: string, size: number | null): CatherdError {
+  const limit = `the ${MAX_MESSAGE_BYTES}-byte (64 KiB) limit of a message`;
+  return new CatherdError(
+    "E_INPUT_INVALID",
+    `${what} ${size === null ? "is" : `is ${size} bytes,`} over ${limit}`,
+    {
+      fix: "send a shorter message: put long material in a file in the work tree and name it in the message",
+    },
+  );
+}
+
 /** A message to a dispatch whose last turn has ended: it becomes a follow-up (the caller starts it). */
 export class EndedTurn extends Error {
   constructor(
@@ -53,6 +69,8 @@ export async function sendMessage(
   options: { wait?: boolean; timeoutMs?: number; clock?: Clock } = {},
 ): Promise<SentMessage> {
   const clock = options.clock ?? systemClock;
+  const bytes = Buffer.byteLength(request.text);
+  if (bytes > MAX_MESSAGE_BYTES) throw messageTooLong("the message", bytes);
   const text = checkedText("the message", request.text, MAX_MESSAGE_BYTES);
   const view = inspectDispatch(dir);
   const name = view.admit?.name ?? null;
