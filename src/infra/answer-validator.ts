@@ -1,9 +1,13 @@
 import type { AnswerError } from "../domain/schemas.js";
+import { linearRegExp, linearUniqueItems } from "./answer-linear-checks.js";
 
 // The JSON Schema validator of --answer-schema (specs/dispatch.md, "An answer that fits a schema"): ajv's
 // draft 2020-12 build. Imported only here, and only when a dispatch has a schema — at admission, to check
 // the schema, and by the record writer, to check the answer — so the plain dispatch path never loads it
 // (ajv's import and its compile of a schema against the meta-schema cost a tenth of a second or more).
+// The answer is the agent's to choose, so the two keywords whose time ajv lets grow faster than the
+// answer — `pattern` (backtracking) and `uniqueItems` (every pair) — are checked in linear time instead
+// (src/infra/answer-linear-checks.ts).
 
 /** A compiled schema: the errors of a value against it, [] when it fits. */
 export interface AnswerValidator {
@@ -20,6 +24,8 @@ interface AjvError {
   params: Record<string, unknown>;
 }
 interface AjvInstance {
+  removeKeyword(keyword: string): unknown;
+  addKeyword(definition: Record<string, unknown>): unknown;
   compile(schema: unknown): ((value: unknown) => boolean) & { errors?: AjvError[] | null };
   errorsText(errors?: AjvError[] | null): string;
 }
@@ -38,6 +44,7 @@ export async function compileAnswerSchema(schema: unknown): Promise<CompiledSche
     // `format` is an annotation in 2020-12 unless a vocabulary asserts it; ajv would warn on stderr.
     validateFormats: false,
     logger: false,
+    code: { regExp: linearRegExp },
   });
   if (
     typeof schema !== "boolean" &&
@@ -45,6 +52,8 @@ export async function compileAnswerSchema(schema: unknown): Promise<CompiledSche
   ) {
     return { ok: false, problem: "a JSON Schema is an object (or true or false)" };
   }
+  ajv.removeKeyword("uniqueItems");
+  ajv.addKeyword(linearUniqueItems);
   try {
     const check = ajv.compile(schema);
     return {
