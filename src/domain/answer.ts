@@ -161,6 +161,21 @@ export function unreadableErrors(message: string): AnswerError[] {
 /** The most errors a record and a repair brief carry: the first ones are what a repair needs. */
 export const MAX_ANSWER_ERRORS = 20;
 
+/**
+ * The longest path or message of one error kept: both can quote the answer (a property's name), which is
+ * the agent's and may be a megabyte long.
+ */
+export const MAX_ANSWER_ERROR_CHARS = 500;
+
+/** The errors a record and a repair brief carry: the first MAX_ANSWER_ERRORS, each cut to its limit. */
+export function keptAnswerErrors(errors: readonly AnswerError[]): AnswerError[] {
+  return errors.slice(0, MAX_ANSWER_ERRORS).map((e) => ({ path: cut(e.path), message: cut(e.message) }));
+}
+
+function cut(text: string): string {
+  return text.length > MAX_ANSWER_ERROR_CHARS ? `${text.slice(0, MAX_ANSWER_ERROR_CHARS)}…` : text;
+}
+
 /** "/count must be >= 0; (root) must have required property 'verdict'". */
 export function errorsText(errors: readonly AnswerError[]): string {
   return errors.map((e) => `${e.path === "" ? "(root)" : e.path} ${e.message}`).join("; ");

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import {
   answerInvalidMessage,
   answerOverLimitMessage,
-  MAX_ANSWER_ERRORS,
+  keptAnswerErrors,
   readAnswer,
   unreadableErrors,
 } from "../domain/answer.js";
@@ -41,7 +41,7 @@ export async function judgeAnswer(
     writeFileAtomic(fileIn(dir, FILES.answer), `${JSON.stringify(read.value, null, 2)}\n`);
     return { ...ended, answer: read.value, answerErrors: null };
   }
-  const kept = errors.slice(0, MAX_ANSWER_ERRORS);
+  const kept = keptAnswerErrors(errors);
   const repairs = admit?.ladder?.repairs ?? 0;
   const then = repairs === 0 ? "no-repairs" : ended.thread === null ? "no-thread" : "repair";
   return {

@@ -4,6 +4,7 @@ import {
   answerContract,
   answerInvalidMessage,
   answerOverLimitMessage,
+  keptAnswerErrors,
   MAX_ANSWER_DEPTH,
   nestsDeeperThan,
   readAnswer,
@@ -168,6 +169,17 @@ describe("the words of an answer", () => {
     const text = answerContract('{"type": "object"}\n');
     expect(text.startsWith(ANSWER_CONTRACT_HEAD)).toBe(true);
     expect(text).toBe(`${ANSWER_CONTRACT_HEAD}\n\nJSON Schema:\n{"type": "object"}\n`);
+  });
+
+  it("keeps the first 20 errors, each path and message cut at 500 characters", () => {
+    const long = "k".repeat(1_000_000);
+    const many = Array.from({ length: 30 }, (_, i) => ({ path: `/${i}`, message: "must be number" }));
+    expect(keptAnswerErrors(many)).toEqual(many.slice(0, 20));
+    expect(
+      keptAnswerErrors([{ path: `/${long}`, message: `must NOT have additional properties ("${long}")` }]),
+    ).toEqual([
+      { path: `/${"k".repeat(499)}…`, message: `must NOT have additional properties ("${"k".repeat(462)}…` },
+    ]);
   });
 
   it("a repair brief: each error by its path, the schema, and only the JSON to answer", () => {
