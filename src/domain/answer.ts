@@ -121,10 +121,11 @@ const CLOSERS = new Set([0x5d, 0x7d]);
 
 /**
  * Whether JSON text nests arrays and objects deeper than `limit`: one linear scan that skips strings,
- * done before the parse so that a deep text is never built into a value. Text that is not JSON may
- * count wrong; the parse then refuses it.
+ * done before the parse so that a deep text is never built into a value. A text that does not start with
+ * `[` or `{` is no deep value (prose is left to the parse, which refuses it: the worker's mistake).
  */
 export function nestsDeeperThan(text: string, limit: number): boolean {
+  if (!OPENERS.has(text.charCodeAt(0))) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i += 1) {

@@ -123,6 +123,13 @@ describe("readAnswer over catherd's limits", () => {
     ],
     ["a dropped line does not matter when the message is an answer", undefined, "[1]", MIB16, { value: [1] }],
     [
+      "prose with many brackets is not JSON: the worker's mistake, not a limit",
+      undefined,
+      `See ${"[".repeat(100)}`,
+      null,
+      { overLimit: false, message: /^the final message is not JSON/ },
+    ],
+    [
       "an empty message without a dropped line is the worker's",
       undefined,
       "",
@@ -147,6 +154,7 @@ describe("readAnswer over catherd's limits", () => {
     expect(nestsDeeperThan("[[{[]}]]", 3)).toBe(true);
     expect(nestsDeeperThan('["[[[[", [[]]]', 3)).toBe(false);
     expect(nestsDeeperThan('["]]]]", [[]]]', 2)).toBe(true);
+    expect(nestsDeeperThan(`prose ${"[".repeat(100)}`, 3)).toBe(false);
     expect(valueDeeperThan([[{}]], 3)).toBe(false);
     expect(valueDeeperThan([[{ a: [] }]], 3)).toBe(true);
     expect(valueDeeperThan("[[[[", 0)).toBe(false);
