@@ -28,6 +28,7 @@ import { markHandOver, removeLiveMarkerOf } from "./markers.js";
 import { notifyIfEnded } from "./notify.js";
 import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
+import { isDiskRefusal, unbuiltRecord } from "./record-fallback.js";
 import { summarizeDispatch } from "./replay.js";
 import { settleSpend, spendBeforeRecord } from "./run-ledger.js";
 import { fenceAccount, keptReadOnly } from "./sandbox-log.js";
@@ -37,7 +38,9 @@ import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./w
 /**
  * Writes record.json (and reply.md) from the folder's exit.json, admit.json and event stream. Created
  * exclusively: returns the record written, or null when one already existed (someone recorded it first).
- * Throws when exit.json is missing or unreadable: a record always follows an exit. Before the record, it
+ * Throws when exit.json is missing or unreadable: a record always follows an exit; throws when the disk
+ * refuses a write; any other error while building the record gives a record that says so (kind
+ * `record`: src/folder/record-fallback.ts). Before the record, it
  * settles what the dispatch leaves behind: `changes.patch` (from admission's git tree to the tree now)
  * and the private temp folder (measured, then removed unless the spec keeps it). `ownPart`: the caller is
  * the dispatch's own supervisor, which writes its part of the run's ledger before the record. `clock` dates
@@ -57,14 +60,14 @@ export async function writeRecord(
   const admit = okValue(readFolderJson(dir, FILES.admit));
   const spec = okValue(readFolderJson(dir, FILES.spec));
   const backend = backendOf({ admit, spec });
-  const record = await buildRecord(
-    dir,
-    exitRead.value,
-    admit,
-    spec,
-    backend,
-    dispatchIdOf({ dir, admit, spec }),
-    clock,
+  const dispatchId = dispatchIdOf({ dir, admit, spec });
+  const record = await buildRecord(dir, exitRead.value, admit, spec, backend, dispatchId, clock).catch(
+    (error: unknown) => {
+      // A disk that refuses a write is left to a later reader, who may find room; any other error is
+      // catherd's own, and the dispatch is recorded now with it (specs/record.md, "A record always comes").
+      if (isDiskRefusal(error)) throw error;
+      return unbuiltRecord(exitRead.value, { admit, spec }, { dispatchId, backend: backend.id }, error);
+    },
   );
   if (record.reply !== null) writeReply(dir, record.reply);
   const { schema: _schema, ...body } = record;

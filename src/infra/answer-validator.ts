@@ -1,11 +1,15 @@
 import { ACCEPTED_DRAFTS, type SchemaDraft, schemaDraftOf } from "../domain/answer.js";
 import type { AnswerError } from "../domain/schemas.js";
+import { linearRegExp, linearUniqueItems } from "./answer-linear-checks.js";
 
 // The JSON Schema validator of --answer-schema (specs/dispatch.md, "An answer that fits a schema"): ajv's
 // build of the draft the schema names (2020-12 without `$schema`; 2019-09 and draft-07 by their own
 // classes, which ajv keeps apart: one instance validates one draft). Imported only here, and only when a dispatch has a schema — at admission, to check
 // the schema, and by the record writer, to check the answer — so the plain dispatch path never loads it
 // (ajv's import and its compile of a schema against the meta-schema cost a tenth of a second or more).
+// The answer is the agent's to choose, so the two keywords whose time ajv lets grow faster than the
+// answer — `pattern` (backtracking) and `uniqueItems` (every pair) — are checked in linear time instead
+// (src/infra/answer-linear-checks.ts).
 
 /** A compiled schema: the errors of a value against it, [] when it fits. */
 export interface AnswerValidator {
@@ -22,6 +26,8 @@ interface AjvError {
   params: Record<string, unknown>;
 }
 interface AjvInstance {
+  removeKeyword(keyword: string): unknown;
+  addKeyword(definition: Record<string, unknown>): unknown;
   compile(schema: unknown): ((value: unknown) => boolean) & { errors?: AjvError[] | null };
   errorsText(errors?: AjvError[] | null): string;
 }
@@ -48,6 +54,7 @@ export async function compileAnswerSchema(schema: unknown): Promise<CompiledSche
     // `format` is an annotation in 2020-12 unless a vocabulary asserts it; ajv would warn on stderr.
     validateFormats: false,
     logger: false,
+    code: { regExp: linearRegExp },
   });
   if (
     typeof schema !== "boolean" &&
@@ -55,6 +62,8 @@ export async function compileAnswerSchema(schema: unknown): Promise<CompiledSche
   ) {
     return { ok: false, problem: "a JSON Schema is an object (or true or false)" };
   }
+  ajv.removeKeyword("uniqueItems");
+  ajv.addKeyword(linearUniqueItems);
   try {
     // The class is the draft: the root's $schema, in whichever spelling it was matched, is not looked up.
     const check = ajv.compile(withoutRootDraft(schema));

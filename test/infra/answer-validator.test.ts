@@ -139,4 +139,62 @@ describe("compileAnswerSchema", () => {
       if (!compiled.ok) expect(compiled.problem).toMatch(problem);
     });
   }
+
+  // The agent chooses the answer: no keyword's check may take time that grows faster than the answer.
+  describe("in time linear in the answer", () => {
+    it("matches pattern with RE2: ^(a+)+$ against 100,000 characters that do not match takes no time", async () => {
+      const schema = { type: "string", pattern: "^(a+)+$" };
+      const started = performance.now();
+      expect(await errorsOf(schema, `${"a".repeat(100_000)}!`)).toEqual([
+        { path: "", message: 'must match pattern "^(a+)+$"' },
+      ]);
+      expect(await errorsOf(schema, "a".repeat(100_000))).toEqual([]);
+      // ECMAScript's engine takes seconds for 29 characters, doubling with each one.
+      expect(performance.now() - started).toBeLessThan(2000);
+    });
+
+    it("matches patternProperties with RE2 too", async () => {
+      const schema = { type: "object", patternProperties: { "^(a|a)+$": { type: "number" } } };
+      const started = performance.now();
+      expect(
+        await errorsOf(schema, { [`${"a".repeat(50_000)}`]: "x", [`${"a".repeat(50_000)}b`]: "y" }),
+      ).toEqual([{ path: `/${"a".repeat(50_000)}`, message: "must be number" }]);
+      expect(performance.now() - started).toBeLessThan(2000);
+    });
+
+    it("a pattern is a search, Unicode-aware, as JSON Schema means it", async () => {
+      expect(await errorsOf({ pattern: "b" }, "abc")).toEqual([]);
+      expect(await errorsOf({ pattern: "^\\p{Lu}\\d{2}$" }, "É42")).toEqual([]);
+      expect(await errorsOf({ pattern: "^\\d+$" }, "4x2")).toEqual([
+        { path: "", message: 'must match pattern "^\\d+$"' },
+      ]);
+    });
+
+    it("finds duplicates in one pass: 100,000 distinct arrays, and equal objects whatever their key order", async () => {
+      const many = Array.from({ length: 100_000 }, (_, i) => [i]);
+      const started = performance.now();
+      expect(await errorsOf({ type: "array", uniqueItems: true }, many)).toEqual([]);
+      // ajv's check of every pair took 7 s for 20,000 of them.
+      expect(performance.now() - started).toBeLessThan(3000);
+      expect(
+        await errorsOf(
+          { type: "object", properties: { a: { uniqueItems: true } } },
+          { a: [1, { x: 1, y: [2] }, { y: [2], x: 1 }] },
+        ),
+      ).toEqual([{ path: "/a", message: "must NOT have duplicate items (items ## 1 and 2 are identical)" }]);
+      expect(await errorsOf({ uniqueItems: true }, [1, "1", [1], { 1: 1 }, null, false, 0])).toEqual([]);
+      expect(await errorsOf({ uniqueItems: false }, [1, 1])).toEqual([]);
+      expect(await errorsOf({ uniqueItems: true }, "not an array")).toEqual([]);
+    });
+
+    it("refuses a pattern RE2 does not take, saying why", async () => {
+      const compiled = await compileAnswerSchema({ type: "string", pattern: "^(?=a)a$" });
+      expect(compiled.ok).toBe(false);
+      if (!compiled.ok) {
+        expect(compiled.problem).toMatch(
+          /^pattern "\^\(\?=a\)a\$" is not supported: catherd matches patterns with RE2, in time linear in the answer \(no lookaround, no backreferences\)/,
+        );
+      }
+    });
+  });
 });
