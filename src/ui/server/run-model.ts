@@ -1,12 +1,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { isValidId } from "../../domain/ids.js";
-import { runFileSchema } from "../../domain/schemas.js";
 import { handOverPending } from "../../folder/chain.js";
 import { FILES } from "../../folder/layout.js";
 import { readLiveMarkers } from "../../folder/markers.js";
+import { readRunFile } from "../../folder/run-file.js";
 import type { Clock } from "../../infra/clock.js";
-import { okValue, readJsonFile } from "../../infra/json-file.js";
 import { dispatchDir, type RunPaths } from "../../infra/paths.js";
 import type { BarWire, PushWire, RowWire, RunSummaryWire } from "../wire.js";
 import {
@@ -314,7 +313,7 @@ export class RunModel {
       for (const t of [e.wire.endedAt, e.wire.activityAt, e.wire.admittedAt])
         if (t !== null && (last === null || t > last)) last = t;
     }
-    const runFile = okValue(readJsonFile(this.paths.runFile, runFileSchema));
+    const runFile = readRunFile(this.paths);
     return {
       run: this.paths.run,
       live: rows.filter((r) => r.state !== "recorded" && r.state !== "queued").length,
