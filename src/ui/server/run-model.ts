@@ -6,6 +6,7 @@ import { FILES } from "../../folder/layout.js";
 import { readLiveMarkers } from "../../folder/markers.js";
 import { readRunFile } from "../../folder/run-file.js";
 import type { Clock } from "../../infra/clock.js";
+import { type FolderWatch, watchFolder } from "../../infra/folder-watch.js";
 import { dispatchDir, type RunPaths } from "../../infra/paths.js";
 import type { BarWire, PushWire, RowWire, RunSummaryWire } from "../wire.js";
 import {
@@ -53,7 +54,7 @@ export class RunModel {
   readonly entries = new Map<string, Entry>();
   readonly loaded: Promise<void>;
   loading = true;
-  private readonly watchers = new Map<string, fs.FSWatcher>();
+  private readonly watchers = new Map<string, FolderWatch>();
   private readonly dirty = new Set<string>();
   private readonly streamDirty = new Set<string>();
   private markersChanged = false;
@@ -138,13 +139,16 @@ export class RunModel {
 
   private watch(target: string, onChange: (name: string | null) => void): void {
     if (this.closed || this.watchers.has(target)) return;
-    try {
-      const watcher = fs.watch(target, { persistent: false }, (_event, name) => onChange(name));
-      watcher.on("error", () => this.unwatch(target));
-      this.watchers.set(target, watcher);
-    } catch {
-      // Not there yet (a run without live/) or not watchable: the poll covers it.
-    }
+    const watch = watchFolder(
+      target,
+      () => true,
+      (name) => {
+        if (watch?.broken) this.unwatch(target);
+        else onChange(name === "" ? null : name);
+      },
+    );
+    // Null: not there yet (a run without live/) or not watchable; the poll covers it.
+    if (watch !== null) this.watchers.set(target, watch);
   }
 
   private unwatch(target: string): void {
