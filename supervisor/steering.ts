@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { SteerProtocol } from "../src/backends/types.js";
 import type { AskFact, LineFacts } from "../src/domain/facts.js";
 import { isOpen } from "../src/domain/inbox.js";
-import { policyAnswer, questionId } from "../src/domain/questions.js";
+import { answerAsGiven, policyAnswer, questionId } from "../src/domain/questions.js";
 import type { SteerSettings } from "../src/domain/schemas.js";
 import type { SteerSignals } from "../src/domain/watch.js";
 import { type InboxEntry, messageIds, moveMessage, readEntry } from "../src/folder/inbox.js";
@@ -348,6 +348,8 @@ export class Steering {
         due = due === null ? waitsUntil : Math.min(due, waitsUntil);
         continue;
       }
+      // What reaches the CLI is what the answer says for its question: a text to a permission denies it.
+      answer = answerAsGiven(entry.question.kind, answer);
       const line = protocol.answerLine(entry.question.request, entry.question.input, answer);
       if (this.writer.write(line) === "closed") {
         log("channel-closed", { question: entry.question.id });
