@@ -137,7 +137,15 @@ describe("an answer means what it says", () => {
   }
 
   it("reaches the CLI as a deny, saying why, when it does not fit its question (a file written by hand)", () => {
-    const answer = { schema: 1 as const, id: "q1", allow: true, text: "no", why: null, by: "someone", at: "t" };
+    const answer = {
+      schema: 1 as const,
+      id: "q1",
+      allow: true,
+      text: "no",
+      why: null,
+      by: "someone",
+      at: "t",
+    };
     expect(answerAsGiven("permission", answer)).toEqual({
       ...answer,
       allow: false,

@@ -34,14 +34,21 @@ const TAKEN_FROM_THE_TURN = [
 ] as const;
 
 /**
+ * How the follow-up was asked for, which its refusals name: `dispatch --follow-up NAME`, or a `send` to
+ * an ended dispatch (whose user typed no --follow-up).
+ */
+export type FollowUpAsked = "follow-up" | "send";
+
+/**
  * The request of a follow-up of `name`'s newest turn in the run `raw.run`: validateDispatch's checks
  * and its own. Throws what refuses it (E_INPUT_INVALID, E_DISPATCH_NOT_FOUND, E_ADMIT_DUPLICATE for a
- * live turn); nothing is written either way.
+ * live turn), in the words of how it was `asked`; nothing is written either way.
  */
 export function validateFollowUp(
   raw: RawDispatchInput,
   name: string,
   home: string = catherdHome(),
+  asked: FollowUpAsked = "follow-up",
 ): DispatchRequest {
   if (!isValidId(name))
     throw invalid(
@@ -55,16 +62,13 @@ export function validateFollowUp(
       "give a name such as fix-tests or nightly.2",
     );
   }
+  const lead = asked === "send" ? `${name} has ended and cannot be followed up` : `--follow-up ${name}`;
   const run = runPaths(home, raw.run);
   const dir = newestTurnDir(run, name);
   if (dir === null) {
-    throw new CatherdError(
-      "E_DISPATCH_NOT_FOUND",
-      `--follow-up ${name}: run ${raw.run} has no dispatch named ${name}`,
-      {
-        fix: `follow up a recorded dispatch of the run (catherd status --run ${raw.run} --all), or dispatch it anew with --name ${name}`,
-      },
-    );
+    throw new CatherdError("E_DISPATCH_NOT_FOUND", `${lead}: run ${raw.run} has no dispatch named ${name}`, {
+      fix: `follow up a recorded dispatch of the run (catherd status --run ${raw.run} --all), or dispatch it anew with --name ${name}`,
+    });
   }
   const turn = inspectDispatch(dir);
   const { record, admit, spec } = turn;
@@ -72,28 +76,34 @@ export function validateFollowUp(
     // Ended without its record (its supervisor died): a reader records it; a follow-up only reads.
     throw new CatherdError(
       "E_NOT_RECORDED",
-      `--follow-up ${name}: its turn ${turn.dispatchId} ended without its record`,
-      { fix: `let a reader record it (catherd show ${name}), then follow up again` },
+      `${lead}: its turn ${turn.dispatchId} ended without its record`,
+      {
+        fix: `let a reader record it (catherd show ${name}), then ${asked === "send" ? "send" : "follow up"} again`,
+      },
     );
   }
   if (turn.state !== "recorded" || record === null || handOverPending(dir, record))
     throw stillLive(name, turn.dispatchId, turn.state);
   if (admit === null || spec === null) {
     throw invalid(
-      `--follow-up ${name}: its newest turn ${dir} has no readable admit.json or spec.json`,
+      `${lead}: its newest turn ${dir} has no readable admit.json or spec.json`,
       `catherd show ${name} names the problem`,
     );
   }
   const backend = backendFor(record.backend);
   if (backend.checkThread === undefined) {
     throw invalid(
-      `--follow-up ${name}: --backend ${backend.id} has no thread to continue`,
+      `${lead}: its backend, ${backend.id}, has no thread to continue`,
       `dispatch it anew: catherd dispatch --backend ${backend.id} --name ${name} …`,
     );
   }
   if (record.thread === null) {
+    const why =
+      record.startedAt === null
+        ? `it never started (${turn.dispatchId} ended ${record.status} before its CLI ran)`
+        : `its CLI never named its thread (${turn.dispatchId} ended ${record.status} without one)`;
     throw invalid(
-      `--follow-up ${name}: its CLI never named its thread (${turn.dispatchId} ended ${record.status} without one)`,
+      `${lead}: ${why}`,
       `dispatch it anew with --name ${name}: there is no conversation to continue`,
     );
   }
@@ -101,7 +111,7 @@ export function validateFollowUp(
   refuseOtherThread(raw, name, backend.id, access);
   if (!fs.statSync(admit.cwd, { throwIfNoEntry: false })?.isDirectory()) {
     throw invalid(
-      `--follow-up ${name}: the folder its turn worked in, ${admit.cwd}, is gone`,
+      `${lead}: the folder its turn worked in, ${admit.cwd}, is gone`,
       `dispatch it anew with --name ${name} (a worktree removed by catherd clean is not made again)`,
     );
   }
