@@ -48,16 +48,19 @@ export async function writeMessage(
  * Closes the inbox of a dispatch that has ended (its exit.json is written, its record not yet): every
  * message still queued is failed, with why. Under inbox.lock, which a sender holds from its look at
  * exit.json to its message's file: a message is either here to be failed, or its sender saw the end and
- * followed the dispatch up instead — none is left queued. A lock that cannot be had is broken through:
- * the record must not wait on a sender.
+ * followed the dispatch up instead — none is left queued. Never in the record's way: a lock that cannot
+ * be had is gone through without, and a disk that refuses the receipts leaves the messages queued (the
+ * record counts them so).
  */
 export async function closeInbox(dir: string, cancelled: boolean, at: Date): Promise<void> {
   if (!fs.existsSync(inboxDir(dir))) return;
   const release = await takeInboxLock(dir).catch(() => null);
   try {
     failQueued(dir, undeliveredWhy(cancelled), at);
+  } catch {
+    // A full or read-only disk: the record is written all the same, and says what is still queued.
   } finally {
-    await release?.();
+    await release?.().catch(() => undefined);
   }
 }
 

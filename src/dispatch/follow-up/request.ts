@@ -83,7 +83,7 @@ export function validateFollowUp(
     );
   }
   if (turn.state !== "recorded" || record === null || handOverPending(dir, record))
-    throw stillLive(name, turn.dispatchId, turn.state);
+    throw stillLive(name, turn.dispatchId, turn.state, asked);
   if (admit === null || spec === null) {
     throw invalid(
       `${lead}: its newest turn ${dir} has no readable admit.json or spec.json`,
@@ -160,14 +160,21 @@ function repeatedEnv(backend: Backend, spec: SpecFile, access: AccessLevel | nul
 }
 
 /** E_ADMIT_DUPLICATE for a turn not recorded yet: a running agent cannot be told more (yet). */
-export function stillLive(name: string, dispatchId: string, state: string): CatherdError {
-  return new CatherdError(
-    "E_ADMIT_DUPLICATE",
-    `--follow-up ${name}: its turn ${dispatchId} is still ${state === "recorded" ? "handing its chain over" : state}`,
-    {
-      fix: `talk to it while it runs (catherd send ${name} "…", if it was dispatched --steerable), wait for it (catherd wait ${name}) and follow up then, or cancel it (catherd cancel ${name})`,
-    },
-  );
+export function stillLive(
+  name: string,
+  dispatchId: string,
+  state: string,
+  asked: FollowUpAsked = "follow-up",
+): CatherdError {
+  const still = `its turn ${dispatchId} is still ${state === "recorded" ? "handing its chain over" : state}`;
+  if (asked === "send") {
+    return new CatherdError("E_ADMIT_DUPLICATE", `${name} cannot be followed up yet: ${still}`, {
+      fix: `wait for it (catherd wait ${name}), then send the message again`,
+    });
+  }
+  return new CatherdError("E_ADMIT_DUPLICATE", `--follow-up ${name}: ${still}`, {
+    fix: `talk to it while it runs (catherd send ${name} "…", if it was dispatched --steerable), wait for it (catherd wait ${name}) and follow up then, or cancel it (catherd cancel ${name})`,
+  });
 }
 
 function refuseTakenFlags(raw: RawDispatchInput, name: string): void {
