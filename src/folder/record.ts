@@ -23,6 +23,7 @@ import { nextStepOf } from "./chain.js";
 import { dispatchChanges } from "./changes.js";
 import { conversationCounts, readConversation } from "./conversation.js";
 import { agentDispatchId, dispatchIdOf } from "./ids.js";
+import { closeInbox } from "./inbox-send.js";
 import { FILES, fileIn } from "./layout.js";
 import { markHandOver, removeLiveMarkerOf } from "./markers.js";
 import { notifyIfEnded } from "./notify.js";
@@ -60,6 +61,10 @@ export async function writeRecord(
   const admit = okValue(readFolderJson(dir, FILES.admit));
   const spec = okValue(readFolderJson(dir, FILES.spec));
   const backend = backendOf({ admit, spec });
+  // What was not delivered never will be — whoever ends the dispatch (a supervisor, or a cancel of one
+  // still queued): failed before the record counts it.
+  if (spec?.steer !== undefined)
+    await closeInbox(dir, exitRead.value.reason === "cancelled", clock.wallNow());
   const dispatchId = dispatchIdOf({ dir, admit, spec });
   const record = await buildRecord(dir, exitRead.value, admit, spec, backend, dispatchId, clock).catch(
     (error: unknown) => {
