@@ -18,7 +18,12 @@ const rival: Omit<AnswerFile, "schema"> = {
 };
 
 vi.mock("../../src/dispatch/read/inspect.js", () => ({
-  inspectDispatch: (dir: string) => ({ dir, dispatchId: "d-race", state: "running", admit: { name: "race" } }),
+  inspectDispatch: (dir: string) => ({
+    dir,
+    dispatchId: "d-race",
+    state: "running",
+    admit: { name: "race" },
+  }),
 }));
 
 vi.mock("../../src/folder/questions.js", async (importOriginal) => {
