@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { FILE_MODE } from "../src/infra/atomic.js";
 import { JOIN_STATUS_FD, joinCommand, joinStatus } from "../src/infra/cgroup/join.js";
 import { tailLines } from "../src/infra/tail.js";
@@ -27,6 +27,11 @@ export interface RunningChild {
   exit: ChildExit | null;
   /** Aborted when the agent exits: lets a poll's sleep end early. */
   exitSignal: AbortSignal;
+  /**
+   * Lets a fenced agent run: it waits at its fence's gate until the supervisor has named it in proc.json
+   * (FENCE_GO_FD). A no-op for an agent that runs from its spawn (an unfenced or an adopted one).
+   */
+  letRun(): void;
 }
 
 export interface SpawnRequest {
@@ -41,6 +46,8 @@ export interface SpawnRequest {
   stderrPath: string;
   /** The cgroup.procs files of the dispatch's cgroup: the agent is started inside it. */
   cgroupProcs?: readonly string[] | undefined;
+  /** Called once the command is spawned, before its fence (if any) is said up: a test's pause point. */
+  onSpawned?: () => void;
   /** The fence the agent runs in (supervisor/fence/): its command line around the agent's, its status file. */
   fence?: {
     wrap(cmd: string, args: readonly string[]): { cmd: string; args: string[] };
@@ -61,6 +68,11 @@ export const FENCE_UP_FD = 5;
  * fence-status.json, so that an adopter, which cannot wait() for the agent, knows how it ended.
  */
 export const FENCE_STATUS_FD = 6;
+/**
+ * The fence's gate: its first program reads `go` here before it becomes the agent (supervisor/fence/
+ * bridge.ts); the end of the stream without it (the supervisor died) ends the fence, nothing run.
+ */
+export const FENCE_GO_FD = 7;
 
 /** The fence could not be set up around the agent (bubblewrap said why on stderr); the agent never ran. */
 export class FenceFailed extends Error {}
@@ -109,7 +121,7 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
         stdout,
         stderr,
         joining ? "pipe" : "ignore",
-        ...(status === null ? [] : (["pipe", "pipe", status] as const)),
+        ...(status === null ? [] : (["pipe", "pipe", status, "pipe"] as const)),
       ],
       detached: true, // setsid: its own session and process group, so the group can be stopped whole
       argv0: path.basename(joining ? argv.cmd : request.cmd),
@@ -119,6 +131,7 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
       child.once("error", reject);
     });
     const running = track(child, fenced);
+    request.onSpawned?.();
     if (joining && !(await joinStatus(child.stdio[JOIN_STATUS_FD] as Readable))) {
       await running.exited;
       throw new CgroupJoinFailed();
@@ -133,11 +146,23 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
         );
       }
       running.pgid = inside;
+      running.letRun = gateOpener(stdio[FENCE_GO_FD] as unknown as Writable);
     }
     return running;
   } finally {
     for (const fd of fds) fs.closeSync(fd);
   }
+}
+
+/** Says `go` on the fence's gate once, then closes it: the agent runs from here (bridge.ts). */
+function gateOpener(gate: Writable): () => void {
+  let opened = false;
+  return () => {
+    if (opened) return;
+    opened = true;
+    gate.on("error", () => {});
+    gate.end("go\n");
+  };
 }
 
 /**
@@ -245,6 +270,7 @@ function track(child: ChildProcess, fenced: boolean): RunningChild {
     pgid: child.pid as number,
     exit: null,
     exitSignal: exitController.signal,
+    letRun: () => {},
     exited: new Promise<ChildExit>((resolve) => {
       child.once("exit", (code, signal) => {
         running.exit = agentExit(code, signal, fenced);
