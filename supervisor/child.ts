@@ -58,8 +58,8 @@ export interface SpawnRequest {
 /** The file descriptor bubblewrap tells the fenced agent's pid on (--info-fd). */
 export const FENCE_INFO_FD = 4;
 /**
- * The file descriptor the fence's first program writes one byte on once the fence is up, just before it
- * becomes the agent (supervisor/fence/bridge.ts); its end without a byte is a fence that could not be set
+ * The file descriptor the fence's first program writes one byte on once the fence is up, before it waits
+ * at its gate (FENCE_GO_FD, supervisor/fence/bridge.ts); its end without a byte is a fence that could not be set
  * up (bubblewrap tells its pid before it makes the mounts).
  */
 export const FENCE_UP_FD = 5;
@@ -69,7 +69,7 @@ export const FENCE_UP_FD = 5;
  */
 export const FENCE_STATUS_FD = 6;
 /**
- * The fence's gate: its first program reads `go` here before it becomes the agent (supervisor/fence/
+ * The fence's gate: its first program reads `go` here before it runs the agent (supervisor/fence/
  * bridge.ts); the end of the stream without it (the supervisor died) ends the fence, nothing run.
  */
 export const FENCE_GO_FD = 7;

@@ -32,7 +32,9 @@ export function insidePort(loopbackPorts: readonly number[]): number {
  * a trap runs once the foreground command has ended, and the agent itself starts with their defaults.
  */
 const UP = [
-  `printf up >&${FENCE_UP_FD}; exec ${FENCE_UP_FD}>&-`,
+  // A supervisor dead before this line leaves the pipe without a reader: the write fails (SIGPIPE ignored
+  // for it alone, the agent gets the default back) and the closed gate below ends the fence.
+  `trap "" PIPE; printf up >&${FENCE_UP_FD} 2>/dev/null; exec ${FENCE_UP_FD}>&-; trap - PIPE`,
   `IFS= read -r gate <&${FENCE_GO_FD} || gate=""`,
   `exec ${FENCE_GO_FD}<&-`,
   `if [ "$gate" != go ]; then echo "${GATE_CLOSED}" >&2; kill -KILL -1 2>/dev/null; exit 125; fi`,
