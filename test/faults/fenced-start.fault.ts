@@ -1,10 +1,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { findByDispatchVariable } from "../../src/infra/sweep.js";
 import { dispatchedOf, runCli } from "../helpers/cli.js";
 import { readJson } from "../helpers/folders.js";
 import { isAlive, killPid } from "../helpers/processes.js";
-import { waitForFile, waitForJson } from "../helpers/wait.js";
+import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 import { homeFor, jsonOf, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
 
 // Row 17c: the supervisor of a fenced dispatch SIGKILLed at each moment of its start (specs/sandbox.md,
@@ -27,6 +28,7 @@ const MOMENTS = [
 
 interface Started {
   dir: string;
+  dispatchId: string;
   supervisorPid: number;
   marker: string;
   go: string;
@@ -69,6 +71,7 @@ async function fencedAt(t: Trial, phase: string, name: string): Promise<Started>
   await waitForFile(path.join(d.dir, `test-paused-${phase}`), 30_000);
   return {
     dir: d.dir,
+    dispatchId: d.dispatchId,
     supervisorPid: d.supervisorPid,
     marker,
     go,
@@ -122,6 +125,13 @@ describe("row 17c: a fenced start whose supervisor dies", () => {
           expect(fs.readFileSync(path.join(s.dir, "stderr.log"), "utf8"), words).toContain("nothing was run");
         }
         expect(fs.existsSync(s.marker), "the agent ran").toBe(false);
+        // The fence ends by itself once its bridge is up and finds its gate closed: within the bridge's
+        // own start limit, whoever recorded the dispatch (specs/sandbox.md).
+        await waitFor(
+          "the fence to end by itself",
+          () => (findByDispatchVariable(s.dispatchId).length === 0 ? true : undefined),
+          15_000,
+        );
       }
       t.pass();
     });
