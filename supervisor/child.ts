@@ -55,12 +55,10 @@ export interface SpawnRequest {
   } | null;
 }
 
-/** The file descriptor bubblewrap tells the fenced agent's pid on (--info-fd). */
-export const FENCE_INFO_FD = 4;
 /**
  * The file descriptor the fence's first program writes one byte on once the fence is up, before it waits
- * at its gate (FENCE_GO_FD, supervisor/fence/bridge.ts); its end without a byte is a fence that could not be set
- * up (bubblewrap tells its pid before it makes the mounts).
+ * at its gate (FENCE_GO_FD, supervisor/fence/bridge.ts); its end without a byte is a fence that could not
+ * be set up. (fd 4 is unused: bubblewrap's --info-fd is not asked for, see fencedPidOf.)
  */
 export const FENCE_UP_FD = 5;
 /**
@@ -121,7 +119,7 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
         stdout,
         stderr,
         joining ? "pipe" : "ignore",
-        ...(status === null ? [] : (["pipe", "pipe", status, "pipe"] as const)),
+        ...(status === null ? [] : (["ignore", "pipe", status, "pipe"] as const)),
       ],
       detached: true, // setsid: its own session and process group, so the group can be stopped whole
       argv0: path.basename(joining ? argv.cmd : request.cmd),
@@ -138,15 +136,20 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
     }
     if (fenced) {
       const stdio = child.stdio as unknown as Readable[];
-      const inside = await fencedPid(stdio[FENCE_INFO_FD] as Readable, running.exited);
-      if (inside === null || !(await fenceUp(stdio[FENCE_UP_FD] as Readable, running.exited))) {
+      const gate = stdio[FENCE_GO_FD] as unknown as Writable;
+      const up = await fenceUp(stdio[FENCE_UP_FD] as Readable, running.exited);
+      const inside = up
+        ? fencedPidOf((request.fence as NonNullable<SpawnRequest["fence"]>).statusPath)
+        : null;
+      if (inside === null) {
+        gate.destroy(); // a fence up without a known pid is ended at its gate, nothing run
         await running.exited;
         throw new FenceFailed(
           `the fence could not be set up: ${tailLines(request.stderrPath, 1)[0]?.trim() || "bwrap ended"}`,
         );
       }
       running.pgid = inside;
-      running.letRun = gateOpener(stdio[FENCE_GO_FD] as unknown as Writable);
+      running.letRun = gateOpener(gate);
     }
     return running;
   } finally {
@@ -197,17 +200,21 @@ function readUntilEnd(
 }
 
 /**
- * The pid of the fenced agent, as bubblewrap's --info-fd tells it once the fence is up (it leads its own
- * group there: --new-session); null when bubblewrap ended without telling it (it could not set up).
+ * The pid of the fence's init (pid 1 inside, the leader of its session and group: --new-session), from the
+ * first document bubblewrap writes into its status file, before it lets the fence be set up: known once
+ * the fence is up. A file, not a pipe: bubblewrap's monitor writes it before it releases the fence, and
+ * a write into a pipe whose reader died (a supervisor SIGKILLed right after the spawn) would kill the
+ * monitor there and leave the fence waiting for it forever.
  */
-async function fencedPid(info: Readable, exited: Promise<unknown>): Promise<number | null> {
-  const text = (await readUntilEnd(info, exited)).toString("utf8");
+function fencedPidOf(statusPath: string): number | null {
+  let text: string;
   try {
-    const pid = (JSON.parse(text) as { "child-pid"?: unknown })["child-pid"];
-    return typeof pid === "number" && Number.isInteger(pid) && pid > 0 ? pid : null;
+    text = fs.readFileSync(statusPath, "utf8");
   } catch {
     return null;
   }
+  const pid = Number(/"child-pid"\s*:\s*(\d+)/.exec(text)?.[1]);
+  return Number.isInteger(pid) && pid > 0 ? pid : null;
 }
 
 /** Whether the fence's first program said the fence is up (a byte) before the pipe ended or bubblewrap exited. */

@@ -17,7 +17,7 @@ import type { Clock } from "../../src/infra/clock.js";
 import { readJsonFile } from "../../src/infra/json-file.js";
 import { catherdHome } from "../../src/infra/paths.js";
 import { resolveExecutable } from "../../src/infra/which.js";
-import { FENCE_INFO_FD, FENCE_STATUS_FD } from "../child.js";
+import { FENCE_STATUS_FD } from "../child.js";
 import type { SupervisorLog } from "../log.js";
 import { bridgeArgv, insidePort, proxyEnvironment, upArgv } from "./bridge.js";
 import { fenceMounts } from "./mounts.js";
@@ -176,8 +176,6 @@ export async function raiseFence(
     "--new-session",
     "--chdir",
     spec.cwd,
-    "--info-fd",
-    String(FENCE_INFO_FD),
     "--json-status-fd",
     String(FENCE_STATUS_FD),
   ];
