@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type CliResult, isolatedHome, runCli } from "../helpers/cli.js";
+import { type CliResult, isolatedHome, json, runCli } from "../helpers/cli.js";
 import { calls, type FakeRun, fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
 
@@ -16,14 +16,6 @@ afterEach(() => {
 });
 
 type Recorded = Record<string, unknown> & { error: { kind: string; message: string } | null };
-
-function json<T>(result: CliResult): T {
-  try {
-    return JSON.parse(result.stdout) as T;
-  } catch {
-    throw new Error(`not JSON (exit ${result.code}): ${result.stdout.slice(0, 2000)}${result.stderr}`);
-  }
-}
 
 /** The codex recording of a plain answer, its final message replaced by `text`. */
 function codexSaying(text: string): FakeRun {

@@ -2,14 +2,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Turn } from "../../src/dispatch/follow-up/conversation.js";
-import { runCli } from "../helpers/cli.js";
+import { json, runCli } from "../helpers/cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
 import {
   calls,
   type Dispatched,
   dispatch,
   firstOf,
-  json,
   setUp,
   startSleeper,
   THREAD,
