@@ -1,7 +1,9 @@
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect } from "vitest";
 import { type CliResult, dispatchedOf, isolatedHome, runCli } from "./cli.js";
-import { waitForFile } from "./wait.js";
+import { isAlive } from "./processes.js";
+import { waitFor, waitForFile } from "./wait.js";
 
 // What the careless-user tables share (test/cli/careless-*.test.ts): a command line's answer as a row —
 // its exit code, the error's code, words it must say — and a home with one recorded dispatch.
@@ -28,8 +30,9 @@ export function expectAnswer(result: CliResult, answer: Answer): void {
 }
 
 /**
- * A home with one recorded dispatch `done` (it printed "working") in its default run; returns its folder.
- * Its id goes into `dispatched`, for the test's reaping.
+ * A home with one recorded dispatch `done` (it printed "working") in its default run, its supervisor gone;
+ * returns its folder. Its id goes into `dispatched`, for the test's reaping. The supervisor's work after
+ * the record (its cgroup removed, its live marker) is over: a test may plant leftovers without a race.
  */
 export async function homeWithOne(
   dispatched: string[],
@@ -44,5 +47,7 @@ export async function homeWithOne(
   const d = dispatchedOf(result);
   dispatched.push(d.dispatchId);
   await waitForFile(path.join(d.dir, "record.json"), 20_000);
+  const { pid } = JSON.parse(fs.readFileSync(path.join(d.dir, "supervisor.json"), "utf8")) as { pid: number };
+  await waitFor("the supervisor's exit", () => (isAlive(pid) ? undefined : true), 20_000);
   return { home, env, dir: d.dir };
 }
