@@ -64,7 +64,9 @@ export async function lookUntilStop(looks: Looks): Promise<{ stop: Stop; at: num
     const seen: PollSignals = { exited: false, cancelRequested: false };
     let i = 0;
     for (const sensor of sensors) {
-      const sight = await sensor.look(now, seen);
+      // A sensor that answers at once is not awaited: a poll costs no promise per sensor.
+      const looked = sensor.look(now, seen);
+      const sight = looked instanceof Promise ? await looked : looked;
       if (sight.stop !== undefined) return { stop: sight.stop, at: now };
       if (sight.saw !== undefined) Object.assign(seen, sight.saw);
       nextLooks[i++] = sight.nextLookAt;
