@@ -30,6 +30,7 @@ export function adoptedChild(
     pgid,
     exit: null,
     exitSignal: ended.signal,
+    letRun: () => {},
     exited: new Promise((resolve) => {
       resolveExited = resolve;
     }),

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { FILE_MODE } from "../src/infra/atomic.js";
 import { JOIN_STATUS_FD, joinCommand, joinStatus } from "../src/infra/cgroup/join.js";
 import { tailLines } from "../src/infra/tail.js";
@@ -27,6 +27,11 @@ export interface RunningChild {
   exit: ChildExit | null;
   /** Aborted when the agent exits: lets a poll's sleep end early. */
   exitSignal: AbortSignal;
+  /**
+   * Lets a fenced agent run: it waits at its fence's gate until the supervisor has named it in proc.json
+   * (FENCE_GO_FD). A no-op for an agent that runs from its spawn (an unfenced or an adopted one).
+   */
+  letRun(): void;
 }
 
 export interface SpawnRequest {
@@ -41,6 +46,8 @@ export interface SpawnRequest {
   stderrPath: string;
   /** The cgroup.procs files of the dispatch's cgroup: the agent is started inside it. */
   cgroupProcs?: readonly string[] | undefined;
+  /** Called once the command is spawned, before its fence (if any) is said up: a test's pause point. */
+  onSpawned?: () => void;
   /** The fence the agent runs in (supervisor/fence/): its command line around the agent's, its status file. */
   fence?: {
     wrap(cmd: string, args: readonly string[]): { cmd: string; args: string[] };
@@ -48,12 +55,10 @@ export interface SpawnRequest {
   } | null;
 }
 
-/** The file descriptor bubblewrap tells the fenced agent's pid on (--info-fd). */
-export const FENCE_INFO_FD = 4;
 /**
- * The file descriptor the fence's first program writes one byte on once the fence is up, just before it
- * becomes the agent (supervisor/fence/bridge.ts); its end without a byte is a fence that could not be set
- * up (bubblewrap tells its pid before it makes the mounts).
+ * The file descriptor the fence's first program writes one byte on once the fence is up, before it waits
+ * at its gate (FENCE_GO_FD, supervisor/fence/bridge.ts); its end without a byte is a fence that could not
+ * be set up. (fd 4 is unused: bubblewrap's --info-fd is not asked for, see fencedPidOf.)
  */
 export const FENCE_UP_FD = 5;
 /**
@@ -61,6 +66,11 @@ export const FENCE_UP_FD = 5;
  * fence-status.json, so that an adopter, which cannot wait() for the agent, knows how it ended.
  */
 export const FENCE_STATUS_FD = 6;
+/**
+ * The fence's gate: its first program reads `go` here before it runs the agent (supervisor/fence/
+ * bridge.ts); the end of the stream without it (the supervisor died) ends the fence, nothing run.
+ */
+export const FENCE_GO_FD = 7;
 
 /** The fence could not be set up around the agent (bubblewrap said why on stderr); the agent never ran. */
 export class FenceFailed extends Error {}
@@ -109,7 +119,7 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
         stdout,
         stderr,
         joining ? "pipe" : "ignore",
-        ...(status === null ? [] : (["pipe", "pipe", status] as const)),
+        ...(status === null ? [] : (["ignore", "pipe", status, "pipe"] as const)),
       ],
       detached: true, // setsid: its own session and process group, so the group can be stopped whole
       argv0: path.basename(joining ? argv.cmd : request.cmd),
@@ -119,25 +129,43 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
       child.once("error", reject);
     });
     const running = track(child, fenced);
+    request.onSpawned?.();
     if (joining && !(await joinStatus(child.stdio[JOIN_STATUS_FD] as Readable))) {
       await running.exited;
       throw new CgroupJoinFailed();
     }
     if (fenced) {
       const stdio = child.stdio as unknown as Readable[];
-      const inside = await fencedPid(stdio[FENCE_INFO_FD] as Readable, running.exited);
-      if (inside === null || !(await fenceUp(stdio[FENCE_UP_FD] as Readable, running.exited))) {
+      const gate = stdio[FENCE_GO_FD] as unknown as Writable;
+      const up = await fenceUp(stdio[FENCE_UP_FD] as Readable, running.exited);
+      const inside = up
+        ? fencedPidOf((request.fence as NonNullable<SpawnRequest["fence"]>).statusPath)
+        : null;
+      if (inside === null) {
+        gate.destroy(); // a fence up without a known pid is ended at its gate, nothing run
         await running.exited;
         throw new FenceFailed(
           `the fence could not be set up: ${tailLines(request.stderrPath, 1)[0]?.trim() || "bwrap ended"}`,
         );
       }
       running.pgid = inside;
+      running.letRun = gateOpener(gate);
     }
     return running;
   } finally {
     for (const fd of fds) fs.closeSync(fd);
   }
+}
+
+/** Says `go` on the fence's gate once, then closes it: the agent runs from here (bridge.ts). */
+function gateOpener(gate: Writable): () => void {
+  let opened = false;
+  return () => {
+    if (opened) return;
+    opened = true;
+    gate.on("error", () => {});
+    gate.end("go\n");
+  };
 }
 
 /**
@@ -172,17 +200,21 @@ function readUntilEnd(
 }
 
 /**
- * The pid of the fenced agent, as bubblewrap's --info-fd tells it once the fence is up (it leads its own
- * group there: --new-session); null when bubblewrap ended without telling it (it could not set up).
+ * The pid of the fence's init (pid 1 inside, the leader of its session and group: --new-session), from the
+ * first document bubblewrap writes into its status file, before it lets the fence be set up: known once
+ * the fence is up. A file, not a pipe: bubblewrap's monitor writes it before it releases the fence, and
+ * a write into a pipe whose reader died (a supervisor SIGKILLed right after the spawn) would kill the
+ * monitor there and leave the fence waiting for it forever.
  */
-async function fencedPid(info: Readable, exited: Promise<unknown>): Promise<number | null> {
-  const text = (await readUntilEnd(info, exited)).toString("utf8");
+function fencedPidOf(statusPath: string): number | null {
+  let text: string;
   try {
-    const pid = (JSON.parse(text) as { "child-pid"?: unknown })["child-pid"];
-    return typeof pid === "number" && Number.isInteger(pid) && pid > 0 ? pid : null;
+    text = fs.readFileSync(statusPath, "utf8");
   } catch {
     return null;
   }
+  const pid = Number(/"child-pid"\s*:\s*(\d+)/.exec(text)?.[1]);
+  return Number.isInteger(pid) && pid > 0 ? pid : null;
 }
 
 /** Whether the fence's first program said the fence is up (a byte) before the pipe ended or bubblewrap exited. */
@@ -245,6 +277,7 @@ function track(child: ChildProcess, fenced: boolean): RunningChild {
     pgid: child.pid as number,
     exit: null,
     exitSignal: exitController.signal,
+    letRun: () => {},
     exited: new Promise<ChildExit>((resolve) => {
       child.once("exit", (code, signal) => {
         running.exit = agentExit(code, signal, fenced);

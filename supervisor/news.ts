@@ -4,7 +4,7 @@ import { FILES } from "../src/folder/layout.js";
 import { isLockReportName } from "../src/folder/lock-reports.js";
 import { makeDir } from "../src/infra/atomic.js";
 import type { Clock } from "../src/infra/clock.js";
-import { type FolderWatch, watchFolder } from "./folder-watch.js";
+import { type FolderWatch, watchFolder } from "../src/infra/folder-watch.js";
 import type { Sensor, Sight } from "./sensor.js";
 
 /**

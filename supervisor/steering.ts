@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type { SteerProtocol } from "../src/backends/types.js";
 import type { AskFact, LineFacts } from "../src/domain/facts.js";
-import { isOpen } from "../src/domain/inbox.js";
-import { policyAnswer, questionId } from "../src/domain/questions.js";
+import { isOpen, undeliveredWhy } from "../src/domain/inbox.js";
+import { answerAsGiven, policyAnswer, questionId } from "../src/domain/questions.js";
 import type { SteerSettings } from "../src/domain/schemas.js";
 import type { SteerSignals } from "../src/domain/watch.js";
 import { type InboxEntry, messageIds, moveMessage, readEntry } from "../src/folder/inbox.js";
@@ -158,7 +158,7 @@ export class Steering {
 
   /** The dispatch ends: what was not delivered never will be. */
   end(cancelled: boolean): void {
-    const why = cancelled ? "the dispatch was cancelled" : "the dispatch ended before it was delivered";
+    const why = undeliveredWhy(cancelled);
     for (const entry of this.inbox()) {
       if (entry.state !== "queued") continue;
       this.move(entry, "failed", why);
@@ -348,6 +348,8 @@ export class Steering {
         due = due === null ? waitsUntil : Math.min(due, waitsUntil);
         continue;
       }
+      // What reaches the CLI is what the answer says for its question: a text to a permission denies it.
+      answer = answerAsGiven(entry.question.kind, answer);
       const line = protocol.answerLine(entry.question.request, entry.question.input, answer);
       if (this.writer.write(line) === "closed") {
         log("channel-closed", { question: entry.question.id });

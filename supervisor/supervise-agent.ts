@@ -72,6 +72,7 @@ export async function superviseFirst(
       const env = await prepareWorkplace(dir, spec, process.env, placeOf(dir)?.run ?? null);
       await stopPreviousTurn(dir, log, clock);
       fence = await fenceOf(dir, spec, env, clock, log);
+      if (fence !== null) pauseAt("fence-raised", dir);
       const channel = steerChannel(dir, spec, backend);
       const { child, contained } = await spawnContained(
         dir,
@@ -82,6 +83,9 @@ export async function superviseFirst(
           cwd: spec.cwd,
           env: { ...env, ...fence?.env },
           fence,
+          onSpawned: () => {
+            if (fence !== null) pauseAt("fence-starting", dir);
+          },
           stdinPath: channel ?? spec.stdinPath,
           stdinChannel: channel !== null,
           eventsPath: fileIn(dir, FILES.events),
@@ -112,6 +116,9 @@ export async function superviseFirst(
       },
       files,
     );
+    // A fenced agent waits at its fence's gate until now: it never runs unnamed (specs/sandbox.md).
+    pauseAt("named", dir);
+    child.letRun();
     pauseAt("running", dir);
     const steering = await steeringOf(dir, spec, backend, log, clock);
     ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt, steering });

@@ -1,13 +1,13 @@
 import * as fs from "node:fs";
 import { SUPERVISOR_LOCK_STALE_MS } from "../src/domain/supervisor-judgement.js";
 import { FILES, fileIn } from "../src/folder/layout.js";
-import { writeFolderJson } from "../src/folder/write.js";
 import { hostIdentity } from "../src/infra/host-identity.js";
 import { tryLock } from "../src/infra/lock.js";
-import { isSameProcess, startTimeOf } from "../src/infra/process-identity.js";
+import { isSameProcess } from "../src/infra/process-identity.js";
 import type { SupervisorDeps } from "./deps.js";
 import type { Origin } from "./finish.js";
 import { fileLog, type SupervisorLog } from "./log.js";
+import { nameThisProcess } from "./supervisor-file.js";
 import { pauseAt } from "./test-hooks.js";
 
 // The supervisor's start (specs/supervisor.md, "Start"): it claims the folder — supervisor.lock, the checks
@@ -92,14 +92,10 @@ async function adopt(
 function nameThisSupervisor(dir: string, { clock, files }: SupervisorDeps): Origin {
   const origin: Origin = { wall: clock.wallNow(), mono: clock.now() };
   const mono = { bootId: hostIdentity().bootId, ms: origin.mono };
-  writeFolderJson(
+  nameThisProcess(
     dir,
-    FILES.supervisor,
     {
-      pid: process.pid,
-      startTime: startTimeOf(process.pid),
-      host: hostIdentity(),
-      startedAt: origin.wall.toISOString(),
+      startedAt: origin.wall,
       startedMono: mono,
       adoptions: 0,
       firstStartedAt: origin.wall.toISOString(),

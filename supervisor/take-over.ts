@@ -3,14 +3,13 @@ import type { BootStamp } from "../src/domain/boot-clock.js";
 import type { ProcFile, SupervisorFile } from "../src/domain/schemas.js";
 import { FILES, fileIn } from "../src/folder/layout.js";
 import { readFolderJson } from "../src/folder/read.js";
-import { writeFolderJson } from "../src/folder/write.js";
 import { bootStamp, type Clock } from "../src/infra/clock.js";
-import { hostIdentity } from "../src/infra/host-identity.js";
 import { type Release, tryLock } from "../src/infra/lock.js";
-import { isSameProcess, startTimeOf } from "../src/infra/process-identity.js";
+import { isSameProcess } from "../src/infra/process-identity.js";
 import { waitUntil } from "../src/infra/wait-until.js";
 import type { SupervisorDeps } from "./deps.js";
 import type { SupervisorLog } from "./log.js";
+import { nameThisProcess } from "./supervisor-file.js";
 
 // Adoption (specs/supervisor.md, "Adoption"): a supervisor started on a folder whose agent was already
 // started takes the dispatch over when the supervisor before it died and the agent runs on. However many
@@ -76,18 +75,14 @@ export async function takeOver(
     const adoptions = (before?.adoptions ?? 0) + 1;
     const first = firstStart(before, proc);
     try {
-      writeFolderJson(
+      nameThisProcess(
         dir,
-        FILES.supervisor,
         {
-          pid: process.pid,
-          startTime: startTimeOf(process.pid),
-          host: hostIdentity(),
-          startedAt: deps.clock.wallNow().toISOString(),
+          startedAt: deps.clock.wallNow(),
           startedMono: bootStamp(deps.clock),
           adoptions,
           firstStartedAt: first.at,
-          ...(first.mono === null ? {} : { firstStartedMono: first.mono }),
+          firstStartedMono: first.mono,
         },
         deps.files,
       );

@@ -14,7 +14,13 @@ export const PAUSE_PHASES = [
   "given",
   "claimed",
   "before-spawn",
+  /** A fenced dispatch's fence is raised (fence.json, its proxy listening); bubblewrap not started (supervise-agent.ts). */
+  "fence-raised",
+  /** bubblewrap started; its fence not yet said up (child.ts): the bridge may be starting its listeners. */
+  "fence-starting",
   "after-spawn",
+  /** proc.json written; a fenced agent still waits at its fence's gate (supervise-agent.ts). */
+  "named",
   "running",
   "adopted",
   /** A steerable dispatch's message went to the CLI's channel, its receipt not yet written (steering.ts). */

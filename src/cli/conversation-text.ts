@@ -19,7 +19,7 @@ export function conversationText(turns: readonly Turn[]): string {
 /** The one line `show` adds for a dispatch that is a turn of a longer conversation. */
 export function conversationLine(turns: readonly Turn[], dispatchId: string): string | null {
   if (turns.length < 2) return null;
-  const at = turns.find((t) => t.dispatchId === dispatchId)?.turn ?? "?";
+  const at = turns.find((t) => t.attempts.includes(dispatchId))?.turn ?? "?";
   const listed = turns.map((t) => `${t.turn}:${t.dispatchId} ${t.status ?? t.state}`).join(" → ");
   return `conversation: turn ${at} of ${turns.length} (${listed})`;
 }

@@ -2,11 +2,12 @@ import * as path from "node:path";
 import { AGENT_DEFAULTS } from "../backends/common.js";
 import { execBackend } from "../backends/exec.js";
 import { validateFollowUp } from "../dispatch/follow-up/request.js";
-import { type AnswerSchemaSource, answerInput } from "../dispatch/request/answer-input.js";
+import { type AnswerSchemaSource, answerInput, MAX_REPAIRS } from "../dispatch/request/answer-input.js";
 import { withLockHint } from "../dispatch/request/lock-hint.js";
 import { withOutcomeContract } from "../dispatch/request/outcome-contract.js";
 import { RUN_PLACEMENTS } from "../dispatch/request/placement.js";
 import { type RawDispatchInput, validateDispatch } from "../dispatch/request/request.js";
+import { MAX_KEEP_OPEN_MS } from "../dispatch/request/steer-input.js";
 import { startDispatch } from "../dispatch/start-dispatch.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
 import { compactDuration } from "../domain/duration.js";
@@ -257,7 +258,8 @@ export const dispatchCommand: Command<Dispatched> = {
       type: "string",
       value: "<path>",
       multiple: true,
-      description: "a folder or file a fenced agent may write beside its workplace",
+      description:
+        "a folder or file a fenced agent may write beside its workplace (outside the catherd home)",
     },
     "deny-read": {
       type: "string",
@@ -271,7 +273,7 @@ export const dispatchCommand: Command<Dispatched> = {
       value: "<host[:port]>",
       multiple: true,
       description:
-        "a host a files+net agent may reach (port 443 unless given; *.example.com for subdomains; 127.0.0.1:PORT for a loopback port), beside its provider's endpoints",
+        "a host a files+net agent may reach (port 443 unless given; *.example.com for subdomains, never a public suffix's like *.com; 127.0.0.1:PORT for a loopback port), beside its provider's endpoints",
     },
     ...Object.fromEntries(
       ENGINES.map((engine) => [
@@ -316,7 +318,7 @@ export const dispatchCommand: Command<Dispatched> = {
       type: "string",
       value: "<file>",
       description:
-        "a JSON Schema (draft 2020-12) the agent's final answer must be valid against: catherd checks it, records it as `answer` and answer.json, and `result --answer` prints it",
+        "a JSON Schema the agent's final answer must be valid against (draft 2020-12; draft-07 or 2019-09 when its $schema names them): catherd checks it, records it as `answer` and answer.json, and `result --answer` prints it",
     },
     steerable: {
       type: "boolean",
@@ -326,21 +328,18 @@ export const dispatchCommand: Command<Dispatched> = {
     "keep-open": {
       type: "string",
       value: "<duration>",
-      description:
-        "steerable: an ended turn waits this long for another message before the dispatch ends (neither idle nor wall time)",
+      description: `steerable: an ended turn waits this long for another message before the dispatch ends (neither idle nor wall time; at most ${compactDuration(MAX_KEEP_OPEN_MS)})`,
     },
     "on-question": {
       type: "string",
       value: "<policy>",
-      description:
-        "steerable: the agent's permission asks and questions come to catherd (questions/, catherd answer); allow or deny answers them at once, `wait 10m` gives a person that long, then denies",
+      description: `steerable: the agent's permission asks and questions come to catherd (questions/, catherd answer); allow or deny answers them at once, \`wait 10m\` gives a person that long (at most ${compactDuration(MAX_KEEP_OPEN_MS)}), then denies`,
     },
     repair: {
       type: "string",
       value: "<n>",
       integer: true,
-      description:
-        "with --answer-schema: turns on the same thread, with the validator's errors, for an answer that does not fit (0: none)",
+      description: `with --answer-schema: turns on the same thread, with the validator's errors, for an answer that does not fit (0: none; at most ${MAX_REPAIRS})`,
       default: "1",
     },
   },

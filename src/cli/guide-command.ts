@@ -64,7 +64,8 @@ When you need a value rather than prose, give answerSchema (--answer-schema FILE
 worker's final answer must be valid against. catherd checks it itself; the record's answer is the parsed
 value (result --answer prints it alone), or null with answerErrors when it did not fit. One repair turn
 on the same thread with the validator's errors comes by itself (repair, default 1); after that the record
-is failed, kind answer-invalid.
+is failed, kind answer-invalid. An answer over catherd's limits (1,000,000 characters, 64 levels deep) is
+failed, kind answer-over-limit, with no repair: ask for a smaller value.
 
 ## Talking to a running worker
 Dispatch claude-code with steerable=true (--steerable) when you may want to say more while it works:

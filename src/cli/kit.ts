@@ -262,13 +262,16 @@ export function usageOf(command: Command<unknown>): string {
   return [line, "", wrap(command.summary, HELP_WIDTH).join("\n"), "", "options:", ...flags].join("\n");
 }
 
-/** One flag of the help: its name and value, then its description from FLAG_COLUMN on, wrapped. */
-function helpEntry(head: string, description: string): string {
-  const lines = wrap(description, HELP_WIDTH - FLAG_COLUMN);
-  const indent = " ".repeat(FLAG_COLUMN);
+/**
+ * One entry of a help text (a flag with its value, a verb with its synopsis), then its description from
+ * `column` on, wrapped: on the same line when at least two spaces part them, else on the next.
+ */
+export function helpEntry(head: string, description: string, column = FLAG_COLUMN): string {
+  const lines = wrap(description, HELP_WIDTH - column);
+  const indent = " ".repeat(column);
   const first =
-    head.length < FLAG_COLUMN - 1
-      ? `${head.padEnd(FLAG_COLUMN)}${lines[0] ?? ""}`
+    head.length < column - 1
+      ? `${head.padEnd(column)}${lines[0] ?? ""}`
       : `${head}\n${indent}${lines[0] ?? ""}`;
   return [first, ...lines.slice(1).map((l) => `${indent}${l}`)].join("\n");
 }

@@ -56,7 +56,8 @@ export const logsCommand: Command<Logs | null> = {
     const tail = wholeNumber(input, "tail", 1);
     const since = wholeNumber(input, "since", 0);
     const dir = dispatchDirOf(input, ref);
-    const backend = backendOf(await readDispatch(dir, { promote: false }));
+    const view = await readDispatch(dir, { promote: false });
+    const backend = backendOf(view);
     const raw = input.values.raw === true;
     // exec's output is whatever the command prints: its lines as they are (specs/cli.md, logs), made inert
     // for the terminal as every other human line is; --json carries them as read (JSON escapes controls).
@@ -99,7 +100,7 @@ export const logsCommand: Command<Logs | null> = {
     const fenced = fs.existsSync(path.join(dir, FILES.sandboxLog));
     const talking = !raw && (steered || fenced);
     const talk = (): ConversationLine[] => {
-      const c = steered ? readConversation(dir) : { messages: [], questions: [] };
+      const c = steered ? readConversation(dir, view.state) : { messages: [], questions: [] };
       const refused = fenced ? fenceLogLines(readSandboxLog(dir)) : [];
       return byTime([...conversationLogLines(c.messages, c.questions), ...refused]);
     };

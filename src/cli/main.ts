@@ -4,7 +4,7 @@ import { dismiss, startStandbySupervisor } from "../dispatch/start/standby.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome } from "../infra/paths.js";
 import { reportError } from "../infra/report-error.js";
-import { type Command, executeCommand } from "./kit.js";
+import { type Command, executeCommand, helpEntry } from "./kit.js";
 
 /**
  * A verb: how its module is loaded, and whether it starts a supervisor — then one is started as this
@@ -49,7 +49,7 @@ const HELP_LINES: readonly { verb: string; synopsis: string; summary: string }[]
   {
     verb: "dispatch",
     synopsis: "--backend <b> …",
-    summary: "admit a brief and start its supervisor (catherd dispatch --help)",
+    summary: "admit a brief and start its supervisor (--help: its flags)",
   },
   { verb: "status", synopsis: "[--all]", summary: "what is running, what finished and how" },
   { verb: "show", synopsis: "<name|id|dir>", summary: "everything about one dispatch" },
@@ -104,10 +104,12 @@ const HELP_LINES: readonly { verb: string; synopsis: string; summary: string }[]
   { verb: "--version", synopsis: "", summary: "the version of catherd" },
 ];
 
+/** Where `catherd help` starts each verb's summary: a usage longer than the column puts it on the next line. */
+const SUMMARY_COLUMN = 37;
+
 function usageText(): string {
-  const lines = HELP_LINES.map(
-    ({ verb, synopsis, summary }) =>
-      `  ${`catherd ${verb}${synopsis === "" ? "" : ` ${synopsis}`}`.padEnd(37)}${summary}`,
+  const lines = HELP_LINES.map(({ verb, synopsis, summary }) =>
+    helpEntry(`  catherd ${verb}${synopsis === "" ? "" : ` ${synopsis}`}`, summary, SUMMARY_COLUMN),
   );
   return [
     "catherd: a supervisor for coding-agent CLIs",

@@ -1,5 +1,6 @@
 import { formatDuration } from "../domain/duration.js";
 import { cutChars, inertText } from "../domain/inert-text.js";
+import { unansweredWords } from "../domain/question-words.js";
 import { comeBackAt } from "../domain/record-words.js";
 import type { MessageView, QuestionView } from "../folder/conversation.js";
 import type { SandboxLine } from "../folder/sandbox-log.js";
@@ -148,9 +149,9 @@ export function conversationShowLines(
   if (questions.length > 0) lines.push(`questions (${questions.length}):`);
   for (const q of questions) {
     const answer =
-      q.answer === null
-        ? `waiting for an answer until ${q.answerBy}`
-        : `${answerWords(q.answer)} by ${inertText(q.answer.by)} at ${q.answer.at}`;
+      q.answer !== null
+        ? `${answerWords(q.answer)} by ${inertText(q.answer.by)} at ${q.answer.at}`
+        : unansweredWords(q);
     lines.push(`  ${q.id} ${q.kind}: ${cutChars(inertText(q.asks), 60)} — ${answer}`);
   }
   return lines;

@@ -1,9 +1,8 @@
-import { validateFollowUp } from "../dispatch/follow-up/request.js";
-import { startDispatch } from "../dispatch/start-dispatch.js";
-import { EndedTurn, type SentMessage, sendMessage } from "../dispatch/steer/send.js";
+import { type SendOutcome, sendOrFollowUp } from "../dispatch/send.js";
+import type { SentMessage } from "../dispatch/steer/send.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome, runName } from "../infra/paths.js";
-import { readStdinText } from "./brief-input.js";
+import { readMessageText } from "./brief-input.js";
 import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./kit.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
@@ -45,17 +44,15 @@ export const sendCommand: Command<Sent> = {
     const text = await messageText(input, stdinIsOurs);
     const dir = dispatchDirOf(input, ref);
     const interrupt = input.values.interrupt === true;
-    try {
-      const sent = await sendMessage(
-        dir,
-        { text, interrupt, from: `catherd send (pid ${process.pid})` },
-        { wait: input.values.wait === true },
-      );
-      return { data: { sent: sentData(sent, interrupt) }, text: sentText(sent) };
-    } catch (error) {
-      if (!(error instanceof EndedTurn)) throw error;
-      return followUp(input, error, text);
+    const outcome = await sendOrFollowUp(
+      { dir, run: runName(stringOption(input, "run")), home: catherdHome() },
+      { text, interrupt, from: `catherd send (pid ${process.pid})` },
+      { wait: input.values.wait === true },
+    );
+    if (outcome.kind === "sent") {
+      return { data: { sent: sentData(outcome.sent, interrupt) }, text: sentText(outcome.sent) };
     }
+    return followedUp(outcome);
   },
 };
 
@@ -74,7 +71,7 @@ async function messageText(input: ParsedInput, stdinIsOurs: boolean): Promise<st
     });
   }
   if (inline !== undefined) return inline;
-  const text = await readStdinText(file, stdinIsOurs);
+  const text = await readMessageText(file, stdinIsOurs);
   if (text === null) {
     throw new CatherdError(
       "E_INPUT_INVALID",
@@ -87,35 +84,22 @@ async function messageText(input: ParsedInput, stdinIsOurs: boolean): Promise<st
   return text;
 }
 
-async function followUp(input: ParsedInput, ended: EndedTurn, text: string) {
-  const home = catherdHome();
-  const request = validateFollowUp(
-    {
-      run: runName(stringOption(input, "run")),
-      env: [],
-      brief: Buffer.from(text),
-      rest: [],
-      environment: process.env,
-    },
-    ended.shown,
-    home,
-  );
-  const { admitted } = await startDispatch(request, { home });
+function followedUp({ ended, admitted }: Extract<SendOutcome, { kind: "followed-up" }>) {
   const data: Sent = {
     sent: {
       name: admitted.name,
       dispatchId: admitted.dispatchId,
       dir: admitted.dir,
       id: null,
-      state: admitted.queued === null ? "started" : "queued",
-      why: `${ended.shown} had ended: the message is the brief of a follow-up turn`,
+      state: admitted.queued ? "queued" : "started",
+      why: `${ended} had ended: the message is the brief of a follow-up turn`,
       interrupt: false,
       followUp: { dispatchId: admitted.dispatchId, dir: admitted.dir },
     },
   };
   return {
     data,
-    text: `${ended.shown} had ended: the message follows it up as a new turn, ${admitted.dispatchId} → ${admitted.dir}`,
+    text: `${ended} had ended: the message follows it up as a new turn, ${admitted.dispatchId} → ${admitted.dir}`,
   };
 }
 

@@ -80,7 +80,7 @@ export const showCommand: Command<ShownDispatch> = {
       stderr,
       conversation: conversationOf(view.dir),
     };
-    const talk = view.spec?.steer === undefined ? null : readConversation(view.dir);
+    const talk = view.spec?.steer === undefined ? null : readConversation(view.dir, view.state);
     return {
       data: { dispatch, steering: talk },
       text: renderShow(dispatch, talk, systemClock.wallNow().getTime()),
@@ -126,7 +126,7 @@ function renderShow(d: ShownDispatch["dispatch"], talk: ConversationView | null,
   if (d.undecided !== null) out.push(`? ${d.undecided}`);
   // What it waits for first: an answer nobody has given.
   for (const q of talk?.waiting ?? []) {
-    if (d.record === null) out.push(paint(`waiting for an answer to ${q.id} until ${q.answerBy}`, "yellow"));
+    out.push(paint(`waiting for an answer to ${q.id} until ${q.answerBy}`, "yellow"));
   }
   const conversation = conversationLine(d.conversation, d.dispatchId);
   if (conversation !== null) out.push(conversation);

@@ -99,10 +99,10 @@ export function costCell(spend: RowSpend | null): string {
 
 /**
  * status's header line for a run with a budget: what it spent against each limit, and whether it is
- * spent ("run nightly budget: 412k of 2M tokens, $3.20 of $25, 1h05m of 10h — 3 live"); `live` counts the
- * run's dispatches that are live now, as its rows say.
+ * spent ("run nightly budget: 412k of 2M tokens, $3.20 of $25, 1h05m of 10h — 3 live"), the live ones
+ * being `spend.live` (which `status` counts from its rows).
  */
-export function budgetLine(view: RunBudgetView, run: string, live: number): string {
+export function budgetLine(view: RunBudgetView, run: string): string {
   const { budget, spend } = view;
   const parts: string[] = [];
   if (budget.tokens !== null) parts.push(`${count(spend.tokens)} of ${count(budget.tokens)} tokens`);
@@ -113,7 +113,7 @@ export function budgetLine(view: RunBudgetView, run: string, live: number): stri
   if (budget.minutes !== null) {
     parts.push(`${formatDuration(view.elapsedMs)} of ${formatDuration(budget.minutes * 60_000)}`);
   }
-  const state = view.spent === null ? `${live} live` : "SPENT: admits nothing, starts nothing queued";
+  const state = view.spent === null ? `${spend.live} live` : "SPENT: admits nothing, starts nothing queued";
   const unpriced = spend.unpriced > 0 ? ` (${spend.unpriced} without a dollar figure)` : "";
   return `run ${run} budget (--run-budget ${formatRunBudget(budget)}): ${parts.join(", ")}${unpriced} — ${state}\n`;
 }

@@ -77,9 +77,7 @@ export const statusCommand: Command<StatusData> = {
     const rows = shown;
     const cleanable = cleanableBytes(all, now, DEFAULT_CLEAN_AGE_MS);
     const view = await runBudgetView(run, readRunFile(run), now);
-    // The run's live dispatches are its rows, not its ledger: a dispatch that has written no part yet
-    // (every one, until the run has a budget and its supervisor's next look) is live all the same.
-    const budget = view === null ? null : { ...view, live: all.filter(spendsNow).length };
+    const budget = view === null ? null : withLiveRows(view, all.filter(spendsNow).length);
     return {
       data: { dispatches: rows, cleanableBytes: cleanable, runBudget: budget },
       text:
@@ -90,9 +88,18 @@ export const statusCommand: Command<StatusData> = {
   },
 };
 
-function budgetText(view: (RunBudgetView & { live: number }) | null, run: string): string {
+/**
+ * The run's budget as status shows it, in its line and its JSON alike: its live dispatches are its rows,
+ * not its ledger's live parts — a dispatch that has written no part yet (every one, until the run has a
+ * budget and its supervisor's next look) is live all the same.
+ */
+function withLiveRows(view: RunBudgetView, live: number): RunBudgetView {
+  return { ...view, spend: { ...view.spend, live } };
+}
+
+function budgetText(view: RunBudgetView | null, run: string): string {
   if (view === null) return "";
-  return paint(budgetLine(view, run, view.live), view.spent === null ? "dim" : "yellow");
+  return paint(budgetLine(view, run), view.spent === null ? "dim" : "yellow");
 }
 
 /** The states of a dispatch that may be spending now: from its start to its record. Queued spends nothing. */

@@ -12,7 +12,7 @@ import { doDutiesIn } from "./reader.js";
 import { admitPlacementOf, resolvePlacement } from "./request/placement.js";
 import { checkReadiness } from "./request/readiness.js";
 import type { DispatchRequest } from "./request/request.js";
-import { resolveSandbox } from "./request/sandbox-input.js";
+import { refuseCatherdWrites, refuseWideWildcards, resolveSandbox } from "./request/sandbox-input.js";
 import { launchSupervisor } from "./start/launch.js";
 import { dismiss, type StandbySupervisor, startStandbySupervisor } from "./start/standby.js";
 
@@ -96,12 +96,15 @@ function placedRequest(request: DispatchRequest, home: string): DispatchRequest 
 }
 
 /**
- * The fence can run here (specs/sandbox.md, "Where it runs"): else E_SANDBOX_UNAVAILABLE with the fix,
- * before anything is written. A dispatch placed on an engine is fenced by its supervisor on the node, which
- * checks again there.
+ * The fence is one catherd can keep — no --allow-write into its home, no wildcard over a public suffix —
+ * and can run here (specs/sandbox.md, "Where it runs"): else E_INPUT_INVALID, or E_SANDBOX_UNAVAILABLE
+ * with the fix, before anything is written. A dispatch placed on an engine is fenced by its supervisor on
+ * the node, which checks again there.
  */
-async function checkFence(request: DispatchRequest): Promise<void> {
+async function checkFence(request: DispatchRequest, home: string): Promise<void> {
   if (request.fence == null) return;
+  refuseCatherdWrites(request.fence.allowWrite, home);
+  await refuseWideWildcards(request.fence.allowNet);
   const { fenceUnavailable } = await import("../infra/fence/probe.js");
   const missing = await fenceUnavailable(request.fence.mode);
   if (missing === null) return;
@@ -131,7 +134,7 @@ async function checkEngineUsable(name: EngineName): Promise<void> {
 async function checkReady(request: DispatchRequest, home: string, clock: Clock): Promise<void> {
   const placement = request.placement.placement;
   if (placement !== null && placement !== "local") await checkEngineUsable(placement);
-  await checkFence(request);
+  await checkFence(request, home);
   const checks = [
     { backend: request.backend, bin: request.bin },
     ...(request.chain?.rungs ?? []).map((rung) => ({ backend: backendFor(rung.backend), bin: rung.bin })),

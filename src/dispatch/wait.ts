@@ -50,8 +50,8 @@ export async function awaitRecords(
         else if (view.record === null && view.state === "recorded") throw recordProblem(view);
         else if (view.state === "unknown" && problemOf(view, FILES.record) !== null)
           throw recordProblem(view);
-        // Ended (lost, or exit.json without a record) and the disk refused its record: waiting cannot
-        // make room, so the refusal is the answer ("the disk is full: …").
+        // Ended (lost, or exit.json without a record) and its record could not be written (the disk
+        // refused it, or catherd's own error): waiting cannot change that, so the refusal is the answer.
         else if (view.record === null && ENDED.has(view.state) && unrecordable(view) !== null)
           throw unrecordable(view);
         else pending.set(dir, view);
@@ -75,10 +75,10 @@ export async function awaitRecords(
 /** The states of a dispatch whose supervisor is gone and whose record is a reader's to write. */
 const ENDED: ReadonlySet<DispatchView["state"]> = new Set(["lost", "exited"]);
 
-/** The refusal of the write of this dispatch's record (settle.ts), if the last look met one. */
+/** Why this dispatch's record could not be written (settle.ts), if the last look met that. */
 function unrecordable(view: DispatchView): CatherdError | null {
   const record = fileIn(view.dir, FILES.record);
-  return view.problems.find((p) => p.code === "E_IO_WRITE" && p.file === record) ?? null;
+  return view.problems.find((p) => p.file === record) ?? null;
 }
 
 function recordProblem(view: DispatchView): CatherdError {

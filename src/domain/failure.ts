@@ -24,6 +24,9 @@ const STATUS_OF_KIND: Readonly<Record<ErrorKind, Status>> = {
   // Freeing space is the fix, and nothing the dispatch could do about it: a failure, not a wait.
   disk: "failed",
   "answer-invalid": "failed",
+  "answer-over-limit": "failed",
+  // catherd's own error while it built the record: nothing the dispatch did, and nothing waiting heals.
+  record: "failed",
 };
 
 export function statusOfKind(kind: ErrorKind): Status {

@@ -25,6 +25,11 @@ export function canMove(from: MessageState, to: MessageState): boolean {
   return NEXT[from].includes(to);
 }
 
+/** Why a message still queued when its dispatch ended is failed: it never will be delivered. */
+export function undeliveredWhy(cancelled: boolean): string {
+  return cancelled ? "the dispatch was cancelled" : "the dispatch ended before it was delivered";
+}
+
 /** Whether a message in this state still waits for something: delivery, or the agent's first move on it. */
 export function isOpen(state: MessageState): boolean {
   return state === "queued" || state === "delivered";

@@ -66,7 +66,7 @@ export interface Ended {
   endedAt: string;
   /** The worker's declared outcome (`--outcome`), null when none; absent: none. */
   outcome?: DeclaredStatus | null;
-  /** The thread (session) the attempt ran on, as its record names it; null: the CLI never named one. */
+  /** The thread (session) the attempt ran on, when its CLI can resume it; null: none to resume (folder/chain.ts). */
   thread: string | null;
 }
 

@@ -1,12 +1,25 @@
 import { z } from "zod";
 import { isoTime, loose, schemaField } from "./schema-parts.js";
 import type { OnQuestion } from "./schemas.js";
+import type { DispatchState } from "./vocab.js";
 
 // What an agent asks its caller — a permission (run this command? write this file?) or a question for
 // the user — and the one answer each gets (specs/steering.md, "Questions"). Pure.
 
 export const QUESTION_KINDS = ["permission", "question"] as const;
 export type QuestionKind = (typeof QUESTION_KINDS)[number];
+
+/**
+ * The states of a dispatch whose questions can no longer be answered: it is being stopped, its agent has
+ * exited, or both it and its supervisor are gone. A question it left without an answer is not waiting
+ * for one (specs/steering.md).
+ */
+const ANSWERLESS_STATES: ReadonlySet<DispatchState> = new Set(["stopping", "exited", "recorded", "lost"]);
+
+/** Whether a dispatch in this state still waits for the answers nobody has given. */
+export function waitsForAnswers(state: DispatchState): boolean {
+  return !ANSWERLESS_STATES.has(state);
+}
 
 /** `dispatch --on-question`, as spec.json's `steer.onQuestion` holds it (schemas.ts). */
 export type { OnQuestion } from "./schemas.js";
@@ -45,6 +58,31 @@ export type AnswerFile = z.infer<typeof answerFileSchema>;
 
 /** questions/<id>.delivered.json: the supervisor gave the answer to the CLI (once). */
 export const deliveredFileSchema = loose({ schema: schemaField, id: z.string().min(1), at: isoTime });
+
+/** What an answer says, before it is written: allow or deny, and a text (null without one). */
+export type AnswerGiven = Pick<AnswerFile, "allow" | "text">;
+
+/**
+ * Why `given` does not answer a question of `kind`, or null when it does. A permission is answered by
+ * allow or deny alone: a text to it ("no", "yes, but…") says neither, so it is refused rather than read
+ * as an allow. A question is answered by its text, or declined by a deny: an allow without a text
+ * answers nothing. The use case refuses such an answer; a supervisor given one anyway (a file written by
+ * hand) denies (`answerAsGiven`).
+ */
+export function answerMismatch(kind: QuestionKind, given: AnswerGiven): string | null {
+  if (kind === "permission" && given.text !== null)
+    return "a permission is answered by allow or deny, not by a text";
+  if (kind === "question" && given.allow && given.text === null)
+    return "a question is answered by its text (or declined by a deny), not by an allow";
+  return null;
+}
+
+/** The answer the CLI is given: as written, or a deny saying why when it does not fit its question. */
+export function answerAsGiven(kind: QuestionKind, answer: AnswerFile): AnswerFile {
+  const mismatch = answerMismatch(kind, answer);
+  if (mismatch === null) return answer;
+  return { ...answer, allow: false, text: null, why: `denied by catherd: ${mismatch}` };
+}
 
 /** The answer a policy gives when nobody answered. */
 export function policyAnswer(onQuestion: OnQuestion, id: string, at: string): Omit<AnswerFile, "schema"> {

@@ -254,6 +254,37 @@ export function parentOf(file: string): string {
   return slash <= 0 ? "/" : file.slice(0, slash);
 }
 
+/**
+ * catherd's own places around a fenced dispatch (absolute, real): the catherd home — whose `runs/` holds
+ * every dispatch folder, worktree and spend file, and whose other files (the compile cache) catherd runs —
+ * and the dispatch's own folder, of which the agent may write only its `scratch` (`tmp/`, `locks/`).
+ */
+export interface CatherdPlaces {
+  home: string;
+  dir: string;
+  scratch: readonly string[];
+}
+
+/** Whether `place` is in a worktree of the home: `<home>/runs/<run>/worktrees/<id>` or below it. */
+export function isWorktreePlace(place: string, home: string): boolean {
+  const runs = `${home}/runs`;
+  if (!isWithin(place, runs) || place === runs) return false;
+  const parts = place.slice(runs.length + 1).split("/");
+  return parts.length >= 3 && parts[1] === "worktrees";
+}
+
+/**
+ * Whether the fence may leave `place` writable (specs/sandbox.md, "What catherd judges by stays out of
+ * reach"): anywhere outside catherd's own places — one that holds them is writable around them, and they
+ * are mounted back read-only over it — and inside them only the home's `locks/` (the heavy slots), a
+ * worktree, and the dispatch's scratch. Nothing that holds a verdict, a spend or another dispatch's folder.
+ */
+export function fenceMayWrite(place: string, own: CatherdPlaces): boolean {
+  if (isWithin(place, own.dir)) return own.scratch.some((scratch) => isWithin(place, scratch));
+  if (!isWithin(place, own.home)) return true;
+  return isWithin(place, `${own.home}/locks`) || isWorktreePlace(place, own.home);
+}
+
 /** What the fence refused, as the record counts it (specs/record.md, "sandbox"). */
 export interface FenceAccount {
   mode: FenceMode;
@@ -287,10 +318,12 @@ export function refusedWriteIn(lines: readonly string[]): string | null {
 
 /**
  * The fence's part of a failure line: what it refused and the flag that would allow it, or null when it
- * refused nothing the agent told of. A fence is never the whole story (a CLI may fail for its own reason
- * after a refusal it survived): the words say "refused", not "failed because".
+ * refused nothing the agent told of. A write into a place the fence keeps read-only whatever the flags
+ * say (`kept`: sandbox.log's `readOnly`, catherd's own files and a repository's hooks) names no flag. A
+ * fence is never the whole story (a CLI may fail for its own reason after a refusal it survived): the
+ * words say "refused", not "failed because".
  */
-export function fenceWords(account: FenceAccount): string | null {
+export function fenceWords(account: FenceAccount, kept: readonly string[] = []): string | null {
   const parts: string[] = [];
   if (account.firstDenied !== null) {
     const more = account.denied > 1 ? ` (and ${account.denied - 1} more)` : "";
@@ -298,10 +331,13 @@ export function fenceWords(account: FenceAccount): string | null {
       `the fence refused a connection to ${account.firstDenied}${more}: allow it with --allow-net ${account.firstDenied}`,
     );
   }
-  if (account.refusedWrite !== null) {
+  const write = account.refusedWrite;
+  if (write !== null && kept.some((place) => isWithin(write, place))) {
     parts.push(
-      `the fence refused a write to ${account.refusedWrite}: allow it with --allow-write ${parentOf(account.refusedWrite)}`,
+      `the fence refused a write to ${write}: it stays read-only inside the fence, whatever --allow-write says`,
     );
+  } else if (write !== null) {
+    parts.push(`the fence refused a write to ${write}: allow it with --allow-write ${parentOf(write)}`);
   }
   return parts.length === 0 ? null : parts.join("; ");
 }

@@ -28,6 +28,11 @@ export interface StreamSummary {
   retries: number;
   lines: number;
   lastDescribe: string | null;
+  /**
+   * Lines of the event stream dropped as over catherd's line limit since the last reply text was taken:
+   * the final message may have been in one of them.
+   */
+  droppedSinceReply: number;
 }
 
 export function emptySummary(): StreamSummary {
@@ -47,6 +52,7 @@ export function emptySummary(): StreamSummary {
     retries: 0,
     lines: 0,
     lastDescribe: null,
+    droppedSinceReply: 0,
   };
 }
 
@@ -100,7 +106,10 @@ export function addFacts(summary: StreamSummary, facts: LineFacts): string | nul
   let ignored = facts.usageIgnored ?? null;
   if (facts.usage !== undefined) ignored = addUsage(summary.usage, facts.usage);
   if (ignored !== null) summary.usageIgnored += 1;
-  if (facts.reply !== undefined) summary.reply = nextReply(summary.reply, facts.reply.text, facts.reply.mode);
+  if (facts.reply !== undefined) {
+    summary.reply = nextReply(summary.reply, facts.reply.text, facts.reply.mode);
+    summary.droppedSinceReply = 0;
+  }
   if (facts.error !== undefined) addError(summary, facts.error);
   if (facts.continues === true) {
     summary.final = null;
@@ -119,4 +128,9 @@ export function addFacts(summary: StreamSummary, facts: LineFacts): string | nul
   }
   if (facts.describe !== undefined) summary.lastDescribe = facts.describe;
   return ignored;
+}
+
+/** Counts lines of the event stream its reader dropped as over the line limit (mutates the summary). */
+export function addDropped(summary: StreamSummary, lines: number): void {
+  summary.droppedSinceReply += lines;
 }

@@ -26,7 +26,9 @@ export type Status = (typeof STATUSES)[number];
  * memory limit (oom), ended or lost the dispatch; `budget` is a cap on spending reached (catherd's
  * --max-tokens or --max-cost, or the CLI's own budget); `disk` a file system that could no longer keep the
  * dispatch's files (full, over quota, failing); `answer-invalid` a final answer that did not fit the
- * dispatch's --answer-schema, its repairs spent (specs/record.md, "The answer").
+ * dispatch's --answer-schema, its repairs spent (specs/record.md, "The answer"); `answer-over-limit` an
+ * answer over catherd's limits (its size, its depth), which no repair can change; `record` an error of
+ * catherd's own while it built the record (specs/record.md, "A record always comes").
  */
 export const ERROR_KINDS = [
   "auth",
@@ -47,6 +49,8 @@ export const ERROR_KINDS = [
   "budget",
   "disk",
   "answer-invalid",
+  "answer-over-limit",
+  "record",
 ] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 

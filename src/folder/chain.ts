@@ -1,5 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { backendFor } from "../backends/registry.js";
+import { resumeProblem } from "../backends/resume.js";
 import { isValidId } from "../domain/ids.js";
 import { type Ended, type NextStep, nextStep } from "../domain/ladder.js";
 import type { AdmitFile, NextFile, RecordFile } from "../domain/schemas.js";
@@ -35,7 +37,8 @@ export function nextStepOf(
     retryAfter: record.error?.retryAfter ?? null,
     endedAt: record.endedAt,
     outcome: record.outcome?.status ?? null,
-    thread: record.thread,
+    // A repair resumes the attempt's thread: only one its CLI can resume (the check a follow-up meets too).
+    thread: resumeProblem(backendFor(ladder.rung.backend), record.thread) === null ? record.thread : null,
   };
   return nextStep(ended);
 }

@@ -1,5 +1,6 @@
 import type { MessageState } from "../domain/inbox.js";
-import type { QuestionKind } from "../domain/questions.js";
+import { type QuestionKind, waitsForAnswers } from "../domain/questions.js";
+import type { DispatchState } from "../domain/vocab.js";
 import { readInbox } from "./inbox.js";
 import { readQuestions } from "./questions.js";
 
@@ -28,12 +29,14 @@ export interface QuestionView {
   answerBy: string;
   answer: { allow: boolean; text: string | null; why: string | null; by: string; at: string } | null;
   delivered: boolean;
+  /** Not answered, and the dispatch can still take an answer; false once it is stopping or has ended. */
+  waiting: boolean;
 }
 
 export interface ConversationView {
   messages: MessageView[];
   questions: QuestionView[];
-  /** The questions nobody has answered yet: the dispatch waits for an answer. */
+  /** The questions nobody has answered yet while the dispatch can still take one: it waits for an answer. */
   waiting: QuestionView[];
 }
 
@@ -43,7 +46,12 @@ export interface ConversationCounts {
   questions: { asked: number; answered: number; byPolicy: number; unanswered: number };
 }
 
-export function readConversation(dir: string): ConversationView {
+/**
+ * The conversation of the dispatch in `dir`, its questions judged by the dispatch's `state`: one left
+ * unanswered by a dispatch that is stopping or has ended waits for nothing (waitsForAnswers).
+ */
+export function readConversation(dir: string, state: DispatchState): ConversationView {
+  const waits = waitsForAnswers(state);
   const messages = readInbox(dir).map((entry): MessageView => {
     const last = entry.receipt?.history.at(-1) ?? null;
     const text = entry.message?.text ?? "";
@@ -77,9 +85,10 @@ export function readConversation(dir: string): ConversationView {
               at: q.answer.at,
             },
       delivered: q.deliveredAt !== null,
+      waiting: waits && q.answer === null,
     }),
   );
-  return { messages, questions, waiting: questions.filter((q) => q.answer === null) };
+  return { messages, questions, waiting: questions.filter((q) => q.waiting) };
 }
 
 export function conversationCounts(view: ConversationView): ConversationCounts {

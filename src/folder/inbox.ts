@@ -88,3 +88,13 @@ export function moveMessage(
   writeJsonAtomic(path.join(inboxDir(dir), `${entry.id}${RECEIPT_SUFFIX}`), next);
   return next;
 }
+
+/** Fails every message still queued, with why; returns the ids it failed (the writer of receipts calls it). */
+export function failQueued(dir: string, why: string, at: Date): string[] {
+  const failed: string[] = [];
+  for (const entry of readInbox(dir)) {
+    if (entry.state !== "queued") continue;
+    if (moveMessage(dir, entry, "failed", at, why) !== null) failed.push(entry.id);
+  }
+  return failed;
+}

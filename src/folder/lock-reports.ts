@@ -4,13 +4,13 @@ import { type LockReportFile, lockReportFileSchema } from "../domain/lock-schema
 import { SCHEMA_VERSION } from "../domain/schemas.js";
 import { writeJsonAtomic } from "../infra/atomic.js";
 import { readJsonFile } from "../infra/json-file.js";
-import { isSameProcess } from "../infra/process-identity.js";
+import { sightOf } from "../infra/namespaced-process.js";
 import { FILES } from "./layout.js";
 
 // The reports a `catherd lock` run by a dispatch's agent leaves in the dispatch folder (specs/lock.md,
 // "Inside a dispatch"): `lock-<pid>-<startTime>.json`, one per lock process, written while it waits for
 // a slot and while its command runs, removed when it ends. The supervisor, `status`, `show` and `wait`
-// read them; a report whose writer is gone (pid and start time) is ignored.
+// read them; a report whose writer is gone (pid and start time, in its pid namespace) is ignored.
 
 const REPORT_FILE = /^lock-\d+-[0-9A-Za-z]+\.json$/;
 
@@ -64,7 +64,9 @@ export function readLockReports(dir: string): { live: ReadReport[]; dead: string
   for (const file of files) {
     const read = readJsonFile(file, lockReportFileSchema);
     if (read.kind !== "ok") continue;
-    if (isSameProcess(read.value.pid, read.value.startTime)) live.push({ file, report: read.value });
+    const { pid, startTime, pidNs } = read.value;
+    // A lock in a namespace this reader cannot see (it reads from inside another fence) counts as live.
+    if (sightOf({ pid, startTime, pidNs: pidNs ?? null }) !== "dead") live.push({ file, report: read.value });
     else dead.push(file);
   }
   return { live, dead };

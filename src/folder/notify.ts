@@ -3,14 +3,15 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { isValidId } from "../domain/ids.js";
 import { SCHEMA_VERSION } from "../domain/schema-version.js";
-import { type RecordFile, runFileSchema } from "../domain/schemas.js";
+import type { RecordFile } from "../domain/schemas.js";
 import { createJsonExclusive } from "../infra/atomic.js";
-import { okValue, readJsonFile } from "../infra/json-file.js";
+import { okValue } from "../infra/json-file.js";
 import { startTimeOf } from "../infra/process-identity.js";
 import { programFile } from "../infra/programs.js";
 import { readNext } from "./chain.js";
-import { FILES, fileIn, placeOf } from "./layout.js";
+import { FILES, fileIn, runOf } from "./layout.js";
 import { readFolderJson } from "./read.js";
+import { readRunFile } from "./run-file.js";
 import { createFolderJson } from "./write.js";
 
 // A dispatch's notification (specs/dispatch-folder.md, "notify.json"): once the dispatch is recorded — a
@@ -55,9 +56,8 @@ export function notifyCommandsOf(dir: string): NotifyCommand[] {
   const commands: NotifyCommand[] = [];
   const own = okValue(readFolderJson(firstAttemptDir(dir), FILES.admit))?.notify;
   if (own != null) commands.push({ source: "dispatch", command: own });
-  const place = placeOf(dir);
-  const run =
-    place === null ? null : okValue(readJsonFile(path.join(place.runDir, "run.json"), runFileSchema));
+  const runPaths = runOf(dir);
+  const run = runPaths === null ? null : readRunFile(runPaths);
   if (run?.notify != null && run.notify !== own) commands.push({ source: "run", command: run.notify });
   return commands;
 }

@@ -23,21 +23,25 @@ import { nextStepOf } from "./chain.js";
 import { dispatchChanges } from "./changes.js";
 import { conversationCounts, readConversation } from "./conversation.js";
 import { agentDispatchId, dispatchIdOf } from "./ids.js";
+import { closeInbox } from "./inbox-send.js";
 import { FILES, fileIn } from "./layout.js";
 import { markHandOver, removeLiveMarkerOf } from "./markers.js";
 import { notifyIfEnded } from "./notify.js";
 import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
+import { isDiskRefusal, unbuiltRecord } from "./record-fallback.js";
 import { summarizeDispatch } from "./replay.js";
 import { settleSpend, spendBeforeRecord } from "./run-ledger.js";
-import { fenceAccount } from "./sandbox-log.js";
+import { fenceAccount, keptReadOnly } from "./sandbox-log.js";
 import { billingOf, type PricedUsage, priceUsage } from "./spend.js";
 import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./write.js";
 
 /**
  * Writes record.json (and reply.md) from the folder's exit.json, admit.json and event stream. Created
  * exclusively: returns the record written, or null when one already existed (someone recorded it first).
- * Throws when exit.json is missing or unreadable: a record always follows an exit. Before the record, it
+ * Throws when exit.json is missing or unreadable: a record always follows an exit; throws when the disk
+ * refuses a write; any other error while building the record gives a record that says so (kind
+ * `record`: src/folder/record-fallback.ts). Before the record, it
  * settles what the dispatch leaves behind: `changes.patch` (from admission's git tree to the tree now)
  * and the private temp folder (measured, then removed unless the spec keeps it). `ownPart`: the caller is
  * the dispatch's own supervisor, which writes its part of the run's ledger before the record. `clock` dates
@@ -57,14 +61,18 @@ export async function writeRecord(
   const admit = okValue(readFolderJson(dir, FILES.admit));
   const spec = okValue(readFolderJson(dir, FILES.spec));
   const backend = backendOf({ admit, spec });
-  const record = await buildRecord(
-    dir,
-    exitRead.value,
-    admit,
-    spec,
-    backend,
-    dispatchIdOf({ dir, admit, spec }),
-    clock,
+  // What was not delivered never will be — whoever ends the dispatch (a supervisor, or a cancel of one
+  // still queued): failed before the record counts it.
+  if (spec?.steer !== undefined)
+    await closeInbox(dir, exitRead.value.reason === "cancelled", clock.wallNow());
+  const dispatchId = dispatchIdOf({ dir, admit, spec });
+  const record = await buildRecord(dir, exitRead.value, admit, spec, backend, dispatchId, clock).catch(
+    (error: unknown) => {
+      // A disk that refuses a write is left to a later reader, who may find room; any other error is
+      // catherd's own, and the dispatch is recorded now with it (specs/record.md, "A record always comes").
+      if (isDiskRefusal(error)) throw error;
+      return unbuiltRecord(exitRead.value, { admit, spec }, { dispatchId, backend: backend.id }, error);
+    },
   );
   if (record.reply !== null) writeReply(dir, record.reply);
   const { schema: _schema, ...body } = record;
@@ -162,7 +170,8 @@ async function buildRecord(
       ? {}
       : {
           steering: {
-            ...conversationCounts(readConversation(dir)),
+            // Recorded once the agent has exited: no question waits any more.
+            ...conversationCounts(readConversation(dir, "exited")),
             keptOpenMs: exit.keptOpenMs ?? null,
           },
         }),
@@ -206,7 +215,7 @@ function recordError(
     code: exit.error?.code ?? exit.reason,
     kind: failure?.kind ?? (status === "lost" ? "lost" : "cli"),
     // exit.json's words are catherd's, but they can quote a path or a spec: cleaned like any other.
-    message: withFenceWords(cleanMessage(exit.error?.message ?? words ?? exit.reason), fence),
+    message: withFenceWords(cleanMessage(exit.error?.message ?? words ?? exit.reason), fence, dir),
     retryAfter: failure?.retryAfter ?? null,
     tail,
     // What the engine said of a job it ended (specs/placement.md): carried from exit.json as it is.
@@ -215,8 +224,8 @@ function recordError(
 }
 
 /** A failure's words with what the fence refused after them, and the flag that would allow it. */
-function withFenceWords(message: string, fence: FenceAccount | null): string {
-  const words = fence === null ? null : fenceWords(fence);
+function withFenceWords(message: string, fence: FenceAccount | null, dir: string): string {
+  const words = fence === null ? null : fenceWords(fence, keptReadOnly(dir));
   return words === null ? message : `${message} (${words})`;
 }
 

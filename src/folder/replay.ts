@@ -1,7 +1,7 @@
 import type { Backend } from "../backends/types.js";
 import { PROGRESS } from "../domain/facts.js";
-import { addFacts, emptySummary, type StreamSummary } from "../domain/summary.js";
-import { LineReader } from "../infra/line-reader.js";
+import { addDropped, addFacts, emptySummary, type StreamSummary } from "../domain/summary.js";
+import { LineReader, type ReadResult } from "../infra/line-reader.js";
 import { FILES, fileIn } from "./layout.js";
 import { parseUsageLine } from "./usage-file.js";
 
@@ -12,7 +12,7 @@ import { parseUsageLine } from "./usage-file.js";
  */
 export function summarizeDispatch(dir: string, backend: Backend): StreamSummary {
   const summary = emptySummary();
-  fold(fileIn(dir, FILES.events), (line) => backend.parse(line), summary);
+  fold(fileIn(dir, FILES.events), (line) => backend.parse(line), summary, { countDropped: true });
   fold(fileIn(dir, FILES.stderr), backend.parseStderr ?? (() => PROGRESS), summary);
   fold(fileIn(dir, FILES.usage), parseUsageLine, summary);
   return summary;
@@ -21,13 +21,26 @@ export function summarizeDispatch(dir: string, backend: Backend): StreamSummary 
 /** Folded in bites of this much input, as the supervisor reads it: the peak memory stays flat. */
 const REPLAY_CHUNK_BYTES = 1024 * 1024;
 
-function fold(file: string, parse: Backend["parse"], summary: StreamSummary): void {
+/**
+ * Folds one file's lines. `countDropped`: lines over the reader's limit are counted in the summary after
+ * the lines read with them (the final message may have been in one: src/domain/answer.ts).
+ */
+function fold(
+  file: string,
+  parse: Backend["parse"],
+  summary: StreamSummary,
+  { countDropped = false }: { countDropped?: boolean } = {},
+): void {
   const reader = new LineReader(file);
+  const take = (read: ReadResult) => {
+    for (const line of read.lines) addFacts(summary, safe(parse, line));
+    if (countDropped && read.dropped > 0) addDropped(summary, read.dropped);
+  };
   try {
     for (let read = reader.read(REPLAY_CHUNK_BYTES); read.bytes > 0; read = reader.read(REPLAY_CHUNK_BYTES)) {
-      for (const line of read.lines) addFacts(summary, safe(parse, line));
+      take(read);
     }
-    for (const line of reader.flush().lines) addFacts(summary, safe(parse, line));
+    take(reader.flush());
   } finally {
     reader.close();
   }

@@ -15,6 +15,8 @@ export interface SandboxLine {
   port?: number;
   method?: string;
   why?: string;
+  /** The `fence` line's places kept read-only whatever writable place holds them. */
+  readOnly?: unknown;
 }
 
 /** The lines of sandbox.log that parse; none when it is missing. */
@@ -50,6 +52,12 @@ export function refusalsIn(dir: string): Pick<FenceAccount, "denied" | "firstDen
     firstDenied:
       first === undefined ? null : netRuleText({ host: first.host as string, port: first.port as number }),
   };
+}
+
+/** The places the fence kept read-only (its `fence` line's `readOnly`): none when it says none. */
+export function keptReadOnly(dir: string): string[] {
+  const kept = readSandboxLog(dir).find((line) => line.event === "fence")?.readOnly;
+  return Array.isArray(kept) ? kept.filter((place): place is string => typeof place === "string") : [];
 }
 
 /** The fence's account of a fenced dispatch, for its record. */

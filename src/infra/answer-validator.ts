@@ -1,9 +1,15 @@
+import { ACCEPTED_DRAFTS, type SchemaDraft, schemaDraftOf } from "../domain/answer.js";
 import type { AnswerError } from "../domain/schemas.js";
+import { linearRegExp, linearUniqueItems } from "./answer-linear-checks.js";
 
 // The JSON Schema validator of --answer-schema (specs/dispatch.md, "An answer that fits a schema"): ajv's
-// draft 2020-12 build. Imported only here, and only when a dispatch has a schema — at admission, to check
+// build of the draft the schema names (2020-12 without `$schema`; 2019-09 and draft-07 by their own
+// classes, which ajv keeps apart: one instance validates one draft). Imported only here, and only when a dispatch has a schema — at admission, to check
 // the schema, and by the record writer, to check the answer — so the plain dispatch path never loads it
 // (ajv's import and its compile of a schema against the meta-schema cost a tenth of a second or more).
+// The answer is the agent's to choose, so the two keywords whose time ajv lets grow faster than the
+// answer — `pattern` (backtracking) and `uniqueItems` (every pair) — are checked in linear time instead
+// (src/infra/answer-linear-checks.ts).
 
 /** A compiled schema: the errors of a value against it, [] when it fits. */
 export interface AnswerValidator {
@@ -20,17 +26,27 @@ interface AjvError {
   params: Record<string, unknown>;
 }
 interface AjvInstance {
+  removeKeyword(keyword: string): unknown;
+  addKeyword(definition: Record<string, unknown>): unknown;
   compile(schema: unknown): ((value: unknown) => boolean) & { errors?: AjvError[] | null };
   errorsText(errors?: AjvError[] | null): string;
 }
 type AjvClass = new (options: Record<string, unknown>) => AjvInstance;
 
 /**
- * Compiles `schema` as draft 2020-12. Never throws for a bad schema: a value that is not a schema, an
- * unknown `$schema`, an unresolvable `$ref` give `{ok: false, problem}` in ajv's words.
+ * Compiles `schema` in the draft its `$schema` names (domain/answer.ts `schemaDraftOf`). Never throws for a
+ * bad schema: a value that is not a schema, a `$schema` of no draft catherd checks (in catherd's words,
+ * naming those it does), an unresolvable `$ref` (in ajv's) give `{ok: false, problem}`.
  */
 export async function compileAnswerSchema(schema: unknown): Promise<CompiledSchema> {
-  const ajv = new (await ajvClass())({
+  const draft = schemaDraftOf(schema);
+  if (typeof draft !== "string") {
+    return {
+      ok: false,
+      problem: `its $schema ${JSON.stringify(draft.unknown)} names no draft catherd checks; it checks ${ACCEPTED_DRAFTS}`,
+    };
+  }
+  const ajv = new (await ajvClass(draft))({
     // Every error, so that one repair turn can fix them all.
     allErrors: true,
     // A user's schema may carry keywords of its own (JSON Schema ignores unknown keywords): not refused.
@@ -38,6 +54,7 @@ export async function compileAnswerSchema(schema: unknown): Promise<CompiledSche
     // `format` is an annotation in 2020-12 unless a vocabulary asserts it; ajv would warn on stderr.
     validateFormats: false,
     logger: false,
+    code: { regExp: linearRegExp },
   });
   if (
     typeof schema !== "boolean" &&
@@ -45,8 +62,11 @@ export async function compileAnswerSchema(schema: unknown): Promise<CompiledSche
   ) {
     return { ok: false, problem: "a JSON Schema is an object (or true or false)" };
   }
+  ajv.removeKeyword("uniqueItems");
+  ajv.addKeyword(linearUniqueItems);
   try {
-    const check = ajv.compile(schema);
+    // The class is the draft: the root's $schema, in whichever spelling it was matched, is not looked up.
+    const check = ajv.compile(withoutRootDraft(schema));
     return {
       ok: true,
       validator: {
@@ -73,14 +93,30 @@ function answerErrorOf(error: AjvError): AnswerError {
   return { path: error.instancePath, message: `${error.message ?? error.keyword}${extra}` };
 }
 
-let loaded: Promise<AjvClass> | null = null;
+function withoutRootDraft(schema: object | boolean): object | boolean {
+  if (typeof schema === "boolean" || !Object.hasOwn(schema, "$schema")) return schema;
+  const { $schema: _named, ...rest } = schema as Record<string, unknown>;
+  return rest;
+}
 
-/** ajv's 2020-12 class, imported once. */
-function ajvClass(): Promise<AjvClass> {
-  loaded ??= import("ajv/dist/2020.js").then((mod) => {
-    // A CommonJS module: its `module.exports` is the class, and carries the class as `default` too.
-    const exported = mod.default as unknown as AjvClass & { default?: AjvClass };
-    return exported.default ?? exported;
-  });
-  return loaded;
+const loaded = new Map<SchemaDraft, Promise<AjvClass>>();
+
+/** ajv's class for a draft, imported once (each a module of its own: only the one a schema needs). */
+function ajvClass(draft: SchemaDraft): Promise<AjvClass> {
+  let found = loaded.get(draft);
+  if (found === undefined) {
+    found = importDraft(draft).then((mod) => {
+      // A CommonJS module: its `module.exports` is the class, and carries the class as `default` too.
+      const exported = mod.default as unknown as AjvClass & { default?: AjvClass };
+      return exported.default ?? exported;
+    });
+    loaded.set(draft, found);
+  }
+  return found;
+}
+
+function importDraft(draft: SchemaDraft): Promise<{ default: unknown }> {
+  if (draft === "2019-09") return import("ajv/dist/2019.js");
+  if (draft === "draft-07") return import("ajv/dist/ajv.js");
+  return import("ajv/dist/2020.js");
 }

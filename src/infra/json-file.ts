@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { z } from "zod";
+import { checked } from "../domain/checked.js";
 import { CatherdError } from "../domain/errors.js";
 import { SCHEMA_VERSION } from "../domain/schema-version.js";
 
@@ -86,20 +87,20 @@ export function parseJsonText<S extends z.ZodType>(
       ),
     };
   }
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue === undefined || issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`;
-    return {
-      kind: "invalid",
-      error: new CatherdError(
+  try {
+    const value = checked(schema, raw, (issue) => {
+      const where = issue === undefined || issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`;
+      return new CatherdError(
         name === "spec.json" ? "E_SPEC_INVALID" : "E_FILE_CORRUPT",
         `${file} is invalid${where}: ${issue?.message ?? "does not match its schema"}`,
         { fix: `see specs/dispatch-folder.md for the fields of ${name}`, file },
-      ),
-    };
+      );
+    });
+    return { kind: "ok", value };
+  } catch (error) {
+    if (error instanceof CatherdError) return { kind: "invalid", error };
+    throw error;
   }
-  return { kind: "ok", value: parsed.data };
 }
 
 /** The value, or null when missing or invalid. */

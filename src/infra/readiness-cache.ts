@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
 import { makeDir, writeJsonAtomic } from "./atomic.js";
+import { okValue, readJsonFile } from "./json-file.js";
 
 // The versions of the agent CLIs that answered, cached under CATHERD_HOME so that only the first dispatch
 // after an install pays for `--version`. An entry is keyed by what changes when the CLI is replaced: its
@@ -49,12 +50,7 @@ function packageVersionOf(file: string): string | null {
 }
 
 function readAll(home: string): Record<string, ReadinessEntry> {
-  try {
-    const parsed = cacheSchema.safeParse(JSON.parse(fs.readFileSync(readinessCacheFile(home), "utf8")));
-    return parsed.success ? parsed.data.entries : {};
-  } catch {
-    return {};
-  }
+  return okValue(readJsonFile(readinessCacheFile(home), cacheSchema))?.entries ?? {};
 }
 
 /** The cached answer for an executable key, or null (a torn or foreign cache file is no cache). */

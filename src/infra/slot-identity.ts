@@ -2,7 +2,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import type { Judge, SlotClaim, SlotProcess } from "../domain/slots.js";
 import { hostIdentity } from "./host-identity.js";
-import { isSameProcess, startTimeOf } from "./process-identity.js";
+import { ownPidNamespace, sightOf } from "./namespaced-process.js";
+import { startTimeOf } from "./process-identity.js";
 
 // Who holds a heavy slot, and whether it still lives (specs/lock.md, "Who holds a slot"): a process is
 // named by pid and start time as everywhere in catherd, plus the boot it ran in (a pid and a start time
@@ -32,8 +33,7 @@ export function bootTimeMs(): number | null {
 
 /** The pid namespace of this process as its /proc link reads (`pid:[4026531836]`), the form claims record. */
 export function pidNamespace(): string | null {
-  const inode = hostIdentity().pidNamespace;
-  return inode === null ? null : `pid:[${inode}]`;
+  return ownPidNamespace();
 }
 
 /** How many cores this machine gives this process: the default slot count is half of them. */
@@ -54,18 +54,23 @@ export function slotProcess(pid: number): SlotProcess {
 
 /**
  * Judges a claim from this process (`Judge`): another machine's is `foreign`; one of another boot of this
- * machine is `dead`; one of another pid namespace cannot be checked and stays `live`; else it is live
- * while its `catherd lock` or the command it started reads back by pid and start time.
+ * machine is `dead`; else it is live while its `catherd lock` or the command it started — both of the
+ * claim's pid namespace — lives (namespaced-process.ts: one of a namespace that cannot be seen from here
+ * counts as live).
  */
 export function judgeClaims(): Judge {
-  const here = { host: hostIdentity().name, bootId: bootId(), pidNs: pidNamespace() };
+  const here = { host: hostIdentity().name, bootId: bootId() };
   return (claim: SlotClaim) => {
     const owner = claim.owner;
     if (owner.host !== here.host) return "foreign";
     if (owner.bootId !== here.bootId) return "dead";
-    if (owner.pidNs !== here.pidNs) return "live";
-    if (isSameProcess(owner.pid, owner.startTime)) return "live";
+    if (sightOf(owner) !== "dead") return "live";
     const command = claim.command;
-    return command !== null && isSameProcess(command.pid, command.startTime) ? "live" : "dead";
+    return command !== null && sightOf({ ...command, pidNs: owner.pidNs }) !== "dead" ? "live" : "dead";
   };
+}
+
+/** Whether a claim of this machine's lives where this process cannot see (another pid namespace, above or beside). */
+export function isUnseen(owner: SlotProcess): boolean {
+  return owner.host === hostIdentity().name && sightOf(owner) === "unseen";
 }

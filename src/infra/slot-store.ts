@@ -6,6 +6,7 @@ import { SCHEMA_VERSION } from "../domain/schemas.js";
 import { EMPTY_SLOTS, type SlotState } from "../domain/slots.js";
 import { createFileExclusive, makeDir } from "./atomic.js";
 import type { Clock } from "./clock.js";
+import { watchFolder } from "./folder-watch.js";
 import { readJsonFile } from "./json-file.js";
 import { isSameProcess } from "./process-identity.js";
 import { bootTimeMs } from "./slot-identity.js";
@@ -128,16 +129,8 @@ export async function updateSlots(
 /** Wakes a wait when a new version of the queue in `dir` appears (fs.watch; the poll covers the rest). */
 export function watchSlots(dir: string): WakeSource {
   return (wake) => {
-    let watcher: fs.FSWatcher | null = null;
-    try {
-      watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-        if (name === null || VERSION_FILE.test(String(name))) wake();
-      });
-      watcher.on("error", () => {});
-    } catch {
-      // not watchable: the poll covers it
-    }
-    return () => watcher?.close();
+    const watch = watchFolder(dir, (name) => VERSION_FILE.test(name), wake);
+    return () => watch?.close();
   };
 }
 

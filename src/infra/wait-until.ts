@@ -1,5 +1,5 @@
-import * as fs from "node:fs";
 import type { Clock } from "./clock.js";
+import { watchFolder } from "./folder-watch.js";
 
 // The one way catherd waits for something outside itself (a file to appear, a lock to come free, a
 // process to go): a check run again and again on the injected clock, until it answers or a deadline on
@@ -75,20 +75,10 @@ export async function waitUntil<T>(
  */
 export function watchFolders(dirs: readonly string[], names?: readonly string[]): WakeSource {
   return (wake) => {
-    const watchers: fs.FSWatcher[] = [];
-    for (const dir of dirs) {
-      try {
-        const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-          if (names === undefined || name === null || names.includes(String(name))) wake();
-        });
-        watcher.on("error", () => {}); // a watch that breaks later leaves the poll
-        watchers.push(watcher);
-      } catch {
-        // not watchable: the poll covers it
-      }
-    }
+    // A folder that cannot be watched, or whose watch breaks, is left to the poll.
+    const watches = dirs.map((dir) => watchFolder(dir, names ?? (() => true), wake));
     return () => {
-      for (const watcher of watchers) watcher.close();
+      for (const watch of watches) watch?.close();
     };
   };
 }

@@ -1,6 +1,5 @@
-import * as os from "node:os";
 import { defaultSlots, type SlotClaim } from "../domain/slots.js";
-import { judgeClaims, pidNamespace } from "../infra/slot-identity.js";
+import { isUnseen, judgeClaims } from "../infra/slot-identity.js";
 import { readSlots, slotClassDir, slotClasses } from "../infra/slot-store.js";
 
 // `catherd lock --status`: each class of the home, its slots, who holds them and who waits (specs/lock.md).
@@ -67,6 +66,6 @@ function listedClaim(claim: SlotClaim): ListedClaim {
     since: claim.heldSince ?? claim.askedAt,
     slots: claim.slots,
     dispatch: claim.dispatch,
-    unchecked: claim.owner.host === os.hostname() && claim.owner.pidNs !== pidNamespace(),
+    unchecked: isUnseen(claim.owner),
   };
 }

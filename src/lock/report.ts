@@ -14,7 +14,7 @@ export class DispatchReport {
 
   constructor(
     link: DispatchLink,
-    private readonly base: Pick<LockReport, "pid" | "startTime" | "class" | "label">,
+    private readonly base: Pick<LockReport, "pid" | "startTime" | "pidNs" | "class" | "label">,
     private readonly wallNow: () => Date,
   ) {
     this.file = lockReportPath(link.dir, base.pid, base.startTime);
@@ -53,7 +53,7 @@ export class DispatchReport {
     }
   }
 
-  private write(part: Omit<LockReport, "pid" | "startTime" | "class" | "label">): void {
+  private write(part: Omit<LockReport, "pid" | "startTime" | "pidNs" | "class" | "label">): void {
     try {
       writeLockReport(this.file, { ...this.base, ...part });
     } catch (error) {

@@ -72,7 +72,13 @@ async function lockAndRun(
       ? null
       : new DispatchReport(
           link,
-          { pid: owner.pid, startTime: owner.startTime, class: request.cls, label: request.label },
+          {
+            pid: owner.pid,
+            startTime: owner.startTime,
+            pidNs: owner.pidNs,
+            class: request.cls,
+            label: request.label,
+          },
           () => clock.wallNow(),
         );
   const waitingSince = clock.wallNow();

@@ -167,6 +167,8 @@ export interface QuestionWire {
   answerBy: string;
   answer: { allow: boolean; text: string | null; why: string | null; by: string; at: string } | null;
   delivered: boolean;
+  /** Not answered, and the dispatch can still take an answer. */
+  waiting: boolean;
 }
 
 export interface DispatchWire {

@@ -1,4 +1,4 @@
-import { FENCE_UP_FD } from "../child.js";
+import { FENCE_GO_FD, FENCE_UP_FD } from "../child.js";
 import { portSocket, proxySocket } from "./proxy.js";
 
 // Inside a `files+net` fence the agent's network namespace has its own loopback and nothing else. The
@@ -7,6 +7,9 @@ import { portSocket, proxySocket } from "./proxy.js";
 // listener per port, a child per connection). It starts the agent only once every listener is up, so
 // that the agent's first connection finds one; then it becomes the agent (exec).
 
+/** What the fence says on stderr when its supervisor ended before it let the agent run. */
+export const GATE_CLOSED = "catherd fence: the supervisor ended before it let the agent run; nothing was run";
+
 /** The proxy's port inside the fence: the first from 3128 that no allowed loopback port takes. */
 export function insidePort(loopbackPorts: readonly number[]): number {
   let port = 3128;
@@ -14,8 +17,33 @@ export function insidePort(loopbackPorts: readonly number[]): number {
   return port;
 }
 
-/** Tells the supervisor the fence is up (supervisor/child.ts, FENCE_UP_FD), then lets go of the pipe. */
-const UP = `printf up >&${FENCE_UP_FD}; exec ${FENCE_UP_FD}>&-; exec "$@"`;
+/**
+ * Tells the supervisor the fence is up (supervisor/child.ts, FENCE_UP_FD) and lets go of that pipe, then
+ * waits at the gate (FENCE_GO_FD) until the supervisor has named the agent in proc.json and says `go`:
+ * the agent never runs unnamed, so a supervisor that dies at any moment of the start leaves either an
+ * agent an adopter can find or none at all. A gate that closes without `go` (the supervisor died) ends
+ * the fence with 125, its words on stderr, nothing run.
+ *
+ * The agent then runs in the foreground of this shell, which outlives it by a moment: it ends every other
+ * process of the fence's PID namespace (`kill -1` there reaches that namespace alone, and neither its
+ * init nor the shell) and exits with the agent's status, so that nothing of a fence — the bridge's
+ * listeners, what the agent left running — outlives its agent, whether a supervisor is there to sweep
+ * or not. Its traps only keep it alive through a stop's signals, which reach the agent's group whole:
+ * a trap runs once the foreground command has ended, and the agent itself starts with their defaults.
+ */
+const UP = [
+  // A supervisor dead before this line leaves the pipe without a reader: the write fails (SIGPIPE ignored
+  // for it alone, the agent gets the default back) and the closed gate below ends the fence.
+  `trap "" PIPE; printf up >&${FENCE_UP_FD} 2>/dev/null; exec ${FENCE_UP_FD}>&-; trap - PIPE`,
+  `IFS= read -r gate <&${FENCE_GO_FD} || gate=""`,
+  `exec ${FENCE_GO_FD}<&-`,
+  `if [ "$gate" != go ]; then echo "${GATE_CLOSED}" >&2; kill -KILL -1 2>/dev/null; exit 125; fi`,
+  "trap : HUP INT QUIT TERM",
+  '"$@"',
+  "status=$?",
+  "kill -KILL -1 2>/dev/null",
+  "exit $status",
+].join("\n");
 
 /** How long the bridge may take to listen: socat starts in milliseconds; a loaded machine is slower. */
 const READY_TRIES = 1000;
@@ -26,13 +54,13 @@ const READY_TRIES = 1000;
  * stderr: a port below 1024, say, which the fence's dropped capabilities forbid), or is not up within
  * READY_TRIES × 10 ms, ends the bridge with 125 before the agent starts, its other listeners stopped.
  *
- * Each listener is started without the up pipe (FENCE_UP_FD): only the bridge may hold it, so that the
- * supervisor hears it end with the bridge, whatever the listeners do.
+ * Each listener is started without the up pipe (FENCE_UP_FD) and the gate (FENCE_GO_FD): only the bridge
+ * may hold them, so that the supervisor hears it end with the bridge, whatever the listeners do.
  */
 const BRIDGE_SCRIPT = `
 listeners=""
 listen() {
-  socat "TCP-LISTEN:$1,bind=127.0.0.1,fork,reuseaddr" "UNIX-CONNECT:$2" ${FENCE_UP_FD}>&- &
+  socat "TCP-LISTEN:$1,bind=127.0.0.1,fork,reuseaddr" "UNIX-CONNECT:$2" ${FENCE_UP_FD}>&- ${FENCE_GO_FD}<&- &
   listeners="$listeners $1:$!"
 }
 # A listener that ended is a zombie until the shell reaps it: judged by its state, not by kill -0.

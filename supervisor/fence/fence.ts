@@ -17,7 +17,7 @@ import type { Clock } from "../../src/infra/clock.js";
 import { readJsonFile } from "../../src/infra/json-file.js";
 import { catherdHome } from "../../src/infra/paths.js";
 import { resolveExecutable } from "../../src/infra/which.js";
-import { FENCE_INFO_FD, FENCE_STATUS_FD } from "../child.js";
+import { FENCE_STATUS_FD } from "../child.js";
 import type { SupervisorLog } from "../log.js";
 import { bridgeArgv, insidePort, proxyEnvironment, upArgv } from "./bridge.js";
 import { fenceMounts } from "./mounts.js";
@@ -141,6 +141,7 @@ export async function raiseFence(
     mode: policy.mode,
     uid: identity.uid,
     writable: mounts.writable,
+    readOnly: mounts.readOnly,
     hidden: mounts.hidden,
     allowNet: net ? policy.allowNet : null,
   });
@@ -161,16 +162,21 @@ export async function raiseFence(
     String(identity.gid),
     "--disable-userns",
     "--unshare-ipc",
+    // A PID namespace of its own, and a /proc that shows it alone: nothing inside can signal or read a
+    // process of catherd's (its supervisor, bubblewrap's monitor) or of anyone else outside.
+    "--unshare-pid",
+    "--proc",
+    "/proc",
     ...(net ? ["--unshare-net"] : []),
     "--cap-drop",
     "ALL",
-    // The agent's own session and group: a stop's SIGTERM reaches it and not bubblewrap's monitor, which
-    // would die of it at once and take the exit status with it (supervisor/child.ts).
+    // A session and group of their own for bubblewrap's init (pid 1 inside) and the agent: a stop's
+    // SIGTERM reaches the agent and not bubblewrap's monitor, which would die of it at once and take the
+    // exit status with it; the init ignores it, as a namespace's init does a signal it has no handler
+    // for, and exits with the agent (supervisor/child.ts).
     "--new-session",
     "--chdir",
     spec.cwd,
-    "--info-fd",
-    String(FENCE_INFO_FD),
     "--json-status-fd",
     String(FENCE_STATUS_FD),
   ];

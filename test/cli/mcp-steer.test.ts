@@ -33,6 +33,17 @@ describe("steering through the MCP tools", () => {
     expect(question).toMatchObject({ event: "question", name: "asks", id: "q1", kind: "permission" });
     expect(mcp.session.levels[mcp.session.notices.indexOf(question)]).toBe("notice");
 
+    // A text to a permission says neither allow nor deny: refused, in the tool's terms, nothing written.
+    const text = await mcp.session.call("answer", { name: "asks", question: "q1", text: "no" });
+    expect(text.isError).toBe(true);
+    expect(text.data.error).toMatchObject({
+      code: "E_INPUT_INVALID",
+      message: expect.stringMatching(
+        /^asks q1 \(.*\): a permission is answered by allow or deny, not by a text$/,
+      ),
+      fix: expect.stringMatching(/^answer asks q1 with allow or deny \(and why/),
+    });
+    expect(fs.existsSync(path.join(d.dir, "questions", "q1.answer.json"))).toBe(false);
     const answered = await mcp.session.call("answer", { name: "asks", question: "q1", allow: true });
     expect(answered.isError, answered.text).toBe(false);
     expect(answered.text).toBe("asks q1: allowed");

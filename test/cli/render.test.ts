@@ -295,7 +295,7 @@ describe("spend in status", () => {
       spent: null,
       problems: [],
     };
-    expect(budgetLine(view, "nightly", 3)).toBe(
+    expect(budgetLine(view, "nightly")).toBe(
       "run nightly budget (--run-budget tokens=2M,usd=25,minutes=600): 412k of 2.0M tokens, ≥ $3.20 of $25.00, 1h05m of 10h00m (1 without a dollar figure) — 3 live\n",
     );
   });
@@ -309,6 +309,7 @@ describe("a steerable dispatch's conversation in words", () => {
     askedAt: "2026-11-29T09:59:00.000Z",
     answerBy: "2026-11-29T10:00:00.000Z",
     answer: null,
+    waiting: true,
   };
   const message: SentMessage = {
     id: "20261129T095800000Z-k3x9qa",
@@ -365,6 +366,14 @@ describe("a steerable dispatch's conversation in words", () => {
       "questions (2):",
       "  q1 permission: run: npm test — waiting for an answer until 2026-11-29T10:00:00.000Z",
       '  q2 question: run: npm test — answered "sqlite" by policy at 2026-11-29T10:00:00.000Z',
+    ]);
+  });
+
+  it("show: a question left unanswered by a dispatch that stopped or ended waits for nothing", () => {
+    const left: AskedQuestion = { ...question, waiting: false };
+    expect(conversationShowLines([], [left])).toEqual([
+      "questions (1):",
+      "  q1 permission: run: npm test — never answered: the dispatch ended first",
     ]);
   });
 

@@ -224,7 +224,6 @@ describe("spending through the CLI", () => {
       elapsedMs: expect.any(Number),
       spent: null,
       problems: [],
-      live: 1,
     });
     const rows = Object.fromEntries(status.dispatches.map((r) => [r.name, r] as const));
     expect(Object.keys(rows).sort()).toEqual(["mock", "opus", "steps"]);

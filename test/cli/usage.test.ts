@@ -64,9 +64,33 @@ describe("each verb's usage", () => {
     expect(entry("backend")).toContain("(codex, claude-code, opencode, gemini, exec)");
   });
 
+  it("states the limits of dispatch's --repair, --keep-open and --on-question wait", () => {
+    const usage = usageOf(dispatchCommand as Command<unknown>).replace(/\s+/g, " ");
+    expect(usage).toMatch(/--repair <n> .*\(0: none; at most 5\) \(default: 1\)/);
+    expect(usage).toMatch(/--keep-open <duration> [^-]*at most 1d\)/);
+    expect(usage).toMatch(/--on-question <policy> .*`wait 10m` gives a person that long \(at most 1d\)/);
+  });
+
   it("is what catherd <verb> --help prints, exit 0", async () => {
     const result = await runCli(["wait", "--help"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(`${usageOf(waitCommand as Command<unknown>)}\n`);
+  });
+});
+
+describe("catherd --help", () => {
+  it("parts each verb's usage from its summary by two spaces or a line, within 100 columns", async () => {
+    const text = (await runCli(["--help"])).stdout;
+    const { verbs } = JSON.parse((await runCli(["help", "--json"])).stdout) as {
+      verbs: { verb: string; synopsis: string; summary: string }[];
+    };
+    expect(verbs.length).toBeGreaterThan(10);
+    const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    for (const { verb, synopsis, summary } of verbs) {
+      const usage = `catherd ${verb}${synopsis === "" ? "" : ` ${synopsis}`}`;
+      const start = summary.split(" ").slice(0, 3).join(" ");
+      expect(text, usage).toMatch(new RegExp(`^  ${literal(usage)}( {2,}|\\n {4,})${literal(start)}`, "m"));
+    }
+    expect(text.split("\n").filter((line) => line.length > 100)).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AttemptSummary } from "../../src/dispatch/read/attempts.js";
-import { type CliResult, isolatedHome, runCli } from "../helpers/cli.js";
+import { isolatedHome, json, runCli } from "../helpers/cli.js";
 import { calls, type FakeRun, fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
 
@@ -15,14 +15,6 @@ const dispatched: string[] = [];
 afterEach(() => {
   expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
 });
-
-function json<T>(result: CliResult): T {
-  try {
-    return JSON.parse(result.stdout) as T;
-  } catch {
-    throw new Error(`not JSON (exit ${result.code}): ${result.stdout}${result.stderr}`);
-  }
-}
 
 const SCHEMA = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
@@ -210,7 +202,7 @@ describe("an answer that fits a schema, with real processes", () => {
     expect(record).toMatchObject({ status: "failed", attempt: 1, next: null, thread: null });
     expect(record?.error).toMatchObject({
       kind: "answer-invalid",
-      message: expect.stringMatching(/; no repair is possible: the CLI named no thread to resume$/),
+      message: expect.stringMatching(/; no repair is possible: its CLI never named its thread$/),
     });
     expect(calls(bins, "codex")).toHaveLength(1);
 

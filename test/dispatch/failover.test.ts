@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AttemptSummary } from "../../src/dispatch/read/attempts.js";
-import { type CliResult, isolatedHome, runCli } from "../helpers/cli.js";
+import { type CliResult, isolatedHome, json, runCli } from "../helpers/cli.js";
 import { calls, type FakeRun, fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
 import { waitFor } from "../helpers/wait.js";
@@ -39,14 +39,6 @@ function killQuietly(pid: number): void {
     process.kill(pid, "SIGKILL");
   } catch {
     // already gone
-  }
-}
-
-function json<T>(result: CliResult): T {
-  try {
-    return JSON.parse(result.stdout) as T;
-  } catch {
-    throw new Error(`not JSON (exit ${result.code}): ${result.stdout}${result.stderr}`);
   }
 }
 

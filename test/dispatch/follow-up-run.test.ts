@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { json, runCli } from "../helpers/cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
-import { dispatch, json, setUp, THREAD, treeOf, waitRecorded } from "../helpers/follow-up.js";
+import { dispatch, setUp, THREAD, treeOf, waitRecorded } from "../helpers/follow-up.js";
 import { isolateGitConfig, makeRepo } from "../helpers/git.js";
 import { waitFor } from "../helpers/wait.js";
 

@@ -2,14 +2,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Turn } from "../../src/dispatch/follow-up/conversation.js";
-import { runCli } from "../helpers/cli.js";
+import { json, runCli } from "../helpers/cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
 import {
   calls,
   type Dispatched,
   dispatch,
   firstOf,
-  json,
   setUp,
   startSleeper,
   THREAD,
@@ -196,7 +195,7 @@ describe("dispatch --follow-up refuses, writing nothing", () => {
     const cases: [string[], string, RegExp][] = [
       [["--follow-up", "nobody"], "E_DISPATCH_NOT_FOUND", /run default has no dispatch named nobody/],
       [["--follow-up", "busy"], "E_ADMIT_DUPLICATE", /still (starting|running)/],
-      [["--follow-up", "shell"], "E_INPUT_INVALID", /--backend exec has no thread to continue/],
+      [["--follow-up", "shell"], "E_INPUT_INVALID", /its backend, exec, has no thread to continue/],
       [["--follow-up", "mute"], "E_INPUT_INVALID", /its CLI never named its thread/],
       [
         ["--follow-up", "talk", "--backend", "claude-code"],

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type CliResult, dispatchedOf, fakeDispatchArgs, isolatedHome, runCli } from "../helpers/cli.js";
+import { dispatchedOf, fakeDispatchArgs, isolatedHome, json, runCli } from "../helpers/cli.js";
 import { fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid, reapDispatch } from "../helpers/processes.js";
@@ -64,14 +64,6 @@ async function notificationDone(dir: string, commands = 1): Promise<string> {
     return ended.length >= commands && notifiersOf(dir).length === 0 ? text : undefined;
   });
   return fs.readFileSync(log, "utf8");
-}
-
-function json<T>(result: CliResult): T {
-  try {
-    return JSON.parse(result.stdout) as T;
-  } catch {
-    throw new Error(`not JSON (exit ${result.code}): ${result.stdout}${result.stderr}`);
-  }
 }
 
 function scenario(steps: Record<string, unknown>[]): string {

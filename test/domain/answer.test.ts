@@ -3,9 +3,15 @@ import {
   ANSWER_CONTRACT_HEAD,
   answerContract,
   answerInvalidMessage,
+  answerOverLimitMessage,
+  keptAnswerErrors,
+  MAX_ANSWER_DEPTH,
+  nestsDeeperThan,
   readAnswer,
   repairBrief,
+  valueDeeperThan,
 } from "../../src/domain/answer.js";
+import { addFacts, emptySummary, MAX_REPLY_CHARS } from "../../src/domain/summary.js";
 
 // How catherd reads a final answer (specs/record.md, "The answer"), from each CLI's final shape.
 
@@ -31,7 +37,7 @@ describe("readAnswer", () => {
   ];
   for (const [what, structured, reply, expected] of cases) {
     it(what, () => {
-      const read = readAnswer(structured, reply);
+      const read = readAnswer(structured, reply, null);
       if (expected instanceof RegExp) {
         expect(read.ok).toBe(false);
         if (!read.ok) expect(read.message).toMatch(expected);
@@ -40,6 +46,125 @@ describe("readAnswer", () => {
       }
     });
   }
+});
+
+/** `{"c":{"c":…1…}}`, `levels` objects deep, as text. */
+function nestedText(levels: number): string {
+  return `${'{"c":'.repeat(levels)}1${"}".repeat(levels)}`;
+}
+
+/** The same as a value, built without recursion. */
+function nestedValue(levels: number): unknown {
+  let value: unknown = 1;
+  for (let i = 0; i < levels; i += 1) value = { c: value };
+  return value;
+}
+
+describe("readAnswer over catherd's limits", () => {
+  const MIB16 = 16 * 1024 * 1024;
+  type Expected = { value: unknown } | { overLimit: boolean; message: RegExp };
+  const cases: [string, unknown, string | null, number | null, Expected][] = [
+    ["a message nested to the limit is read", undefined, nestedText(64), null, { value: nestedValue(64) }],
+    [
+      "a message nested one deeper is over the limit, before any parse",
+      undefined,
+      nestedText(65),
+      null,
+      { overLimit: true, message: /deeper than catherd's limit of 64 levels/ },
+    ],
+    [
+      "20,000 deep is over the limit too (no stack is spent on it)",
+      undefined,
+      nestedText(20_000),
+      null,
+      { overLimit: true, message: /deeper than catherd's limit of 64 levels/ },
+    ],
+    [
+      "brackets inside strings do not count",
+      undefined,
+      JSON.stringify({ s: "[".repeat(500), t: '\\"{{{{' }),
+      null,
+      { value: { s: "[".repeat(500), t: '\\"{{{{' } },
+    ],
+    [
+      "a structured answer nested too deep",
+      nestedValue(20_000),
+      "",
+      null,
+      { overLimit: true, message: /deeper than catherd's limit of 64 levels/ },
+    ],
+    [
+      "a structured answer longer than 1,000,000 characters of JSON",
+      { x: "y".repeat(1_000_000) },
+      "",
+      null,
+      { overLimit: true, message: /over catherd's limit of 1,000,000 characters of JSON \(1,000,008\)/ },
+    ],
+    [
+      "a message catherd cut is over its limit, not a message that is not JSON",
+      undefined,
+      `${JSON.stringify({ x: "y".repeat(MAX_REPLY_CHARS) }).slice(0, MAX_REPLY_CHARS)}\n[reply cut by catherd]`,
+      null,
+      { overLimit: true, message: /^the final message is over catherd's limit of 1,000,000 characters/ },
+    ],
+    [
+      "no message, and a line over the line limit was dropped: the limit, not an empty message",
+      undefined,
+      null,
+      MIB16,
+      { overLimit: true, message: /^a line of the CLI's output was over catherd's limit of 16 MiB a line/ },
+    ],
+    [
+      "an earlier message that is not JSON, and a dropped line after it: the limit",
+      undefined,
+      "Let me write the answer.",
+      MIB16,
+      { overLimit: true, message: /limit of 16 MiB a line and was dropped/ },
+    ],
+    ["a dropped line does not matter when the message is an answer", undefined, "[1]", MIB16, { value: [1] }],
+    [
+      "prose with many brackets is not JSON: the worker's mistake, not a limit",
+      undefined,
+      `See ${"[".repeat(100)}`,
+      null,
+      { overLimit: false, message: /^the final message is not JSON/ },
+    ],
+    [
+      "an empty message without a dropped line is the worker's",
+      undefined,
+      "",
+      null,
+      { overLimit: false, message: /empty/ },
+    ],
+  ];
+  for (const [what, structured, reply, dropped, expected] of cases) {
+    it(what, () => {
+      const read = readAnswer(structured, reply, dropped);
+      if ("value" in expected) expect(read).toEqual({ ok: true, value: expected.value });
+      else {
+        expect(read).toMatchObject({ ok: false, overLimit: expected.overLimit });
+        if (!read.ok) expect(read.message).toMatch(expected.message);
+      }
+    });
+  }
+
+  it("counts depth by arrays and objects alike, in text and in values", () => {
+    expect(MAX_ANSWER_DEPTH).toBe(64);
+    expect(nestsDeeperThan("[[{}]]", 3)).toBe(false);
+    expect(nestsDeeperThan("[[{[]}]]", 3)).toBe(true);
+    expect(nestsDeeperThan('["[[[[", [[]]]', 3)).toBe(false);
+    expect(nestsDeeperThan('["]]]]", [[]]]', 2)).toBe(true);
+    expect(nestsDeeperThan(`prose ${"[".repeat(100)}`, 3)).toBe(false);
+    expect(valueDeeperThan([[{}]], 3)).toBe(false);
+    expect(valueDeeperThan([[{ a: [] }]], 3)).toBe(true);
+    expect(valueDeeperThan("[[[[", 0)).toBe(false);
+  });
+
+  it("a reply cut by the summary is the one the reader calls over the limit", () => {
+    const summary = emptySummary();
+    addFacts(summary, { progress: true, reply: { text: "y".repeat(MAX_REPLY_CHARS + 1), mode: "replace" } });
+    expect(readAnswer(undefined, summary.reply, null)).toMatchObject({ ok: false, overLimit: true });
+  });
 });
 
 describe("the words of an answer", () => {
@@ -52,6 +177,17 @@ describe("the words of an answer", () => {
     const text = answerContract('{"type": "object"}\n');
     expect(text.startsWith(ANSWER_CONTRACT_HEAD)).toBe(true);
     expect(text).toBe(`${ANSWER_CONTRACT_HEAD}\n\nJSON Schema:\n{"type": "object"}\n`);
+  });
+
+  it("keeps the first 20 errors, each path and message cut at 500 characters", () => {
+    const long = "k".repeat(1_000_000);
+    const many = Array.from({ length: 30 }, (_, i) => ({ path: `/${i}`, message: "must be number" }));
+    expect(keptAnswerErrors(many)).toEqual(many.slice(0, 20));
+    expect(
+      keptAnswerErrors([{ path: `/${long}`, message: `must NOT have additional properties ("${long}")` }]),
+    ).toEqual([
+      { path: `/${"k".repeat(499)}…`, message: `must NOT have additional properties ("${"k".repeat(462)}…` },
+    ]);
   });
 
   it("a repair brief: each error by its path, the schema, and only the JSON to answer", () => {
@@ -73,8 +209,11 @@ describe("the words of an answer", () => {
       "the answer does not fit --answer-schema: /count must be >= 0; (root) must have required property 'verdict'";
     expect(answerInvalidMessage(errors, "repair")).toBe(`${said}; a repair turn follows on the same thread`);
     expect(answerInvalidMessage(errors, "no-repairs")).toBe(said);
-    expect(answerInvalidMessage(errors, "no-thread")).toBe(
-      `${said}; no repair is possible: the CLI named no thread to resume`,
+    expect(answerInvalidMessage(errors, { unresumable: "its CLI never named its thread" })).toBe(
+      `${said}; no repair is possible: its CLI never named its thread`,
+    );
+    expect(answerOverLimitMessage("the answer nests too deep")).toBe(
+      "the answer is over catherd's limits: the answer nests too deep; no repair turn follows (the limit is catherd's, not a mistake of the worker's)",
     );
   });
 });

@@ -9,7 +9,13 @@ import {
   type MessageState,
   makeMessageId,
 } from "../../src/domain/inbox.js";
-import { policyAnswer } from "../../src/domain/questions.js";
+import {
+  type AnswerGiven,
+  answerAsGiven,
+  answerMismatch,
+  policyAnswer,
+  type QuestionKind,
+} from "../../src/domain/questions.js";
 
 // The inbox's rules (specs/steering.md, "The inbox"), as tables.
 
@@ -106,5 +112,48 @@ describe("--on-question", () => {
       allow: false,
       why: "nobody answered within 60 s (--on-question wait)",
     });
+  });
+});
+
+describe("an answer means what it says", () => {
+  const cases: [QuestionKind, AnswerGiven, string | null][] = [
+    ["permission", { allow: true, text: null }, null],
+    ["permission", { allow: false, text: null }, null],
+    ["permission", { allow: true, text: "no" }, "a permission is answered by allow or deny, not by a text"],
+    ["permission", { allow: true, text: "yes" }, "a permission is answered by allow or deny, not by a text"],
+    ["permission", { allow: false, text: "no" }, "a permission is answered by allow or deny, not by a text"],
+    ["question", { allow: true, text: "sqlite" }, null],
+    ["question", { allow: false, text: null }, null],
+    [
+      "question",
+      { allow: true, text: null },
+      "a question is answered by its text (or declined by a deny), not by an allow",
+    ],
+  ];
+  for (const [kind, given, refused] of cases) {
+    it(`a ${kind} answered ${JSON.stringify(given)}: ${refused ?? "fits"}`, () => {
+      expect(answerMismatch(kind, given)).toBe(refused);
+    });
+  }
+
+  it("reaches the CLI as a deny, saying why, when it does not fit its question (a file written by hand)", () => {
+    const answer = {
+      schema: 1 as const,
+      id: "q1",
+      allow: true,
+      text: "no",
+      why: null,
+      by: "someone",
+      at: "t",
+    };
+    expect(answerAsGiven("permission", answer)).toEqual({
+      ...answer,
+      allow: false,
+      text: null,
+      why: "denied by catherd: a permission is answered by allow or deny, not by a text",
+    });
+    expect(answerAsGiven("question", answer)).toBe(answer);
+    const allowed = { ...answer, text: null };
+    expect(answerAsGiven("permission", allowed)).toBe(allowed);
   });
 });

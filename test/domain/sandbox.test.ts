@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import {
   allowsConnection,
   deniedUnderHome,
+  fenceMayWrite,
   fenceWords,
+  isWorktreePlace,
   loopbackPorts,
   parseNetRule,
   refusedWriteIn,
@@ -96,6 +98,58 @@ describe("what a CLI may write and what it is not shown", () => {
   });
 });
 
+describe("what catherd judges by, whatever --allow-write names", () => {
+  const own = {
+    home: "/h/catherd",
+    dir: "/h/catherd/runs/r/dispatches/n/D1",
+    scratch: ["/h/catherd/runs/r/dispatches/n/D1/tmp", "/h/catherd/runs/r/dispatches/n/D1/locks"],
+  };
+  it.each([
+    ["/srv/out", true],
+    ["/h", true],
+    ["/", true],
+    ["/h/catherd-other", true],
+    ["/h/catherd", false],
+    ["/h/catherd/runs", false],
+    ["/h/catherd/runs/r", false],
+    ["/h/catherd/runs/r/dispatches", false],
+    ["/h/catherd/runs/r/dispatches/n/D2", false],
+    ["/h/catherd/runs/r/spend", false],
+    ["/h/catherd/runs/r/worktrees", false],
+    ["/h/catherd/.compile-cache", false],
+    ["/h/catherd/demo", false],
+    ["/h/catherd/runs/r/dispatches/n/D1", false],
+    ["/h/catherd/runs/r/dispatches/n/D1/record.json", false],
+    ["/h/catherd/runs/r/dispatches/n/D1/tmp", true],
+    ["/h/catherd/runs/r/dispatches/n/D1/tmp/x", true],
+    ["/h/catherd/runs/r/dispatches/n/D1/locks", true],
+    ["/h/catherd/locks", true],
+    ["/h/catherd/locks/heavy", true],
+    ["/h/catherd/runs/r/worktrees/D1", true],
+    ["/h/catherd/runs/r/worktrees/D1/src", true],
+  ])("%s may stay writable: %s", (place, may) => {
+    expect(fenceMayWrite(place, own)).toBe(may);
+  });
+
+  it("keeps a dispatch folder outside any home read-only but for its scratch", () => {
+    const loose = { home: "/h/catherd", dir: "/srv/folder", scratch: ["/srv/folder/tmp"] };
+    expect(fenceMayWrite("/srv", loose)).toBe(true);
+    expect(fenceMayWrite("/srv/folder", loose)).toBe(false);
+    expect(fenceMayWrite("/srv/folder/tmp", loose)).toBe(true);
+  });
+
+  it.each([
+    ["/h/catherd/runs/r/worktrees/D1", true],
+    ["/h/catherd/runs/r/worktrees", false],
+    ["/h/catherd/runs/r/dispatches/worktrees", false],
+    ["/h/catherd/runs/worktrees/x", false],
+    ["/h/catherd/runs", false],
+    ["/h/other/runs/r/worktrees/D1", false],
+  ])("%s is a worktree of the home: %s", (place, is) => {
+    expect(isWorktreePlace(place, "/h/catherd")).toBe(is);
+  });
+});
+
 describe("a refusal in a failure line", () => {
   it.each([
     ["/usr/bin/sh: 1: cannot create /srv/out.txt: Read-only file system", "/srv/out.txt"],
@@ -106,6 +160,22 @@ describe("a refusal in a failure line", () => {
     ["all good", null],
   ])("finds the write in %j", (line, file) => {
     expect(refusedWriteIn([line])).toBe(file);
+  });
+
+  it("names no flag for a write to what the fence keeps read-only whatever the flags say", () => {
+    const account = { mode: "files" as const, denied: 0, firstDenied: null };
+    const kept = ["/h/catherd", "/h/catherd/runs/r/dispatches/n/D1", "/srv/repo/.git/hooks"];
+    expect(
+      fenceWords({ ...account, refusedWrite: "/h/catherd/runs/r/dispatches/n/D1/record.json" }, kept),
+    ).toBe(
+      "the fence refused a write to /h/catherd/runs/r/dispatches/n/D1/record.json: it stays read-only inside the fence, whatever --allow-write says",
+    );
+    expect(fenceWords({ ...account, refusedWrite: "/srv/repo/.git/hooks/pre-commit" }, kept)).toContain(
+      "it stays read-only inside the fence",
+    );
+    expect(fenceWords({ ...account, refusedWrite: "/srv/out/a.txt" }, kept)).toBe(
+      "the fence refused a write to /srv/out/a.txt: allow it with --allow-write /srv/out",
+    );
   });
 
   it("names the flag that allows what was refused", () => {

@@ -76,7 +76,10 @@ describe("row 17: the fence under faults", () => {
       `node ${FENCE_PROBE} "!proxy:${url}" && while [ ! -e ${go} ]; do sleep 0.05; done; node ${FENCE_PROBE} "!proxy:${url}"`,
     );
     // The agent's own word that the first answer came back, not the server's count: a request counted
-    // there may still be on its way back through the proxy, which the kill would cut.
+    // there may still be on its way back through the proxy, which the kill would cut (the connections in
+    // flight die with the supervisor: specs/sandbox.md, "Network"), and this row is about the next one.
+    // An agent that fails of a cut request and ends unwatched is recorded lost, its fence gone with it
+    // (row 17c).
     const events = path.join(d.dir, "events.jsonl");
     await waitFor("the first answer through the first supervisor's proxy", () =>
       fs.existsSync(events) && fs.readFileSync(events, "utf8").includes('"ok":true') ? true : undefined,

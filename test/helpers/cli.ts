@@ -119,3 +119,12 @@ export function dispatchedOf(result: CliResult): {
     }
   ).dispatched;
 }
+
+/** A command's `--json` output, parsed; a failure shows its exit and the start of what it printed. */
+export function json<T>(result: CliResult): T {
+  try {
+    return JSON.parse(result.stdout) as T;
+  } catch {
+    throw new Error(`not JSON (exit ${result.code}): ${result.stdout.slice(0, 2000)}${result.stderr}`);
+  }
+}

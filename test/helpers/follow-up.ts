@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect } from "vitest";
 import { COMPILE_CACHE_DIR } from "../../src/infra/compile-cache.js";
-import { type CliResult, isolatedHome, runCli } from "./cli.js";
+import { isolatedHome, json, runCli } from "./cli.js";
 import { recordedLines } from "./fake-cli.js";
 import { tempDir } from "./folders.js";
 
@@ -76,14 +76,6 @@ export function calls(dir: string): { argv: string[]; cwd: string }[] {
     .trim()
     .split("\n")
     .map((l) => JSON.parse(l) as { argv: string[]; cwd: string });
-}
-
-export function json<T>(result: CliResult): T {
-  try {
-    return JSON.parse(result.stdout) as T;
-  } catch {
-    throw new Error(`not JSON (exit ${result.code}): ${result.stdout}${result.stderr}`);
-  }
 }
 
 export type Dispatched = { dispatched: { dispatchId: string; dir: string; name: string } };

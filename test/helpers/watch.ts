@@ -47,6 +47,7 @@ export function neverExitingChild(): RunningChild {
     exit: null,
     exited: new Promise(() => {}),
     exitSignal: new AbortController().signal,
+    letRun: () => {},
   };
 }
 

@@ -75,8 +75,11 @@ const result = (isError = false) => ({
   result: isError ? undefined : "done",
   session_id: "0f6c3a52-6d1e-4c59-9a38-7a1f2a8e5b10",
 });
-const send = (h: Harness, text: string, interrupt = false) =>
-  writeMessage(h.dir, { text, interrupt, from: "test" }, () => new Date(h.wall.now));
+async function send(h: Harness, text: string, interrupt = false) {
+  const message = await writeMessage(h.dir, { text, interrupt, from: "test" }, () => new Date(h.wall.now));
+  if (message === null) throw new Error("the dispatch has ended: nothing was written");
+  return message;
+}
 
 describe("a steerable dispatch's conversation, as the supervisor runs it", () => {
   it("gives the brief first, then each message; holds the dispatch open until each is acted on", async () => {

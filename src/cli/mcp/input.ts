@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { checked } from "../../domain/checked.js";
 import { CatherdError } from "../../domain/errors.js";
 import type { OptionDef, ParsedInput } from "../kit.js";
 import type { ToolSpec } from "./tools.js";
@@ -147,15 +148,17 @@ export function parsedInputOf(spec: ToolSpec, raw: unknown): ParsedInput {
       }
       continue;
     }
-    const parsed = arg.check.safeParse(value);
-    if (!parsed.success) {
-      throw new CatherdError(
-        "E_INPUT_INVALID",
-        `${spec.name} argument ${arg.name} must be ${describeType(arg.schema)}, not ${JSON.stringify(value).slice(0, 80)}`,
-        { fix: `give ${arg.name} as ${describeType(arg.schema)}` },
-      );
-    }
-    arg.apply(parsed.data, input);
+    const parsed = checked(
+      arg.check,
+      value,
+      () =>
+        new CatherdError(
+          "E_INPUT_INVALID",
+          `${spec.name} argument ${arg.name} must be ${describeType(arg.schema)}, not ${JSON.stringify(value).slice(0, 80)}`,
+          { fix: `give ${arg.name} as ${describeType(arg.schema)}` },
+        ),
+    );
+    arg.apply(parsed, input);
   }
   return input;
 }

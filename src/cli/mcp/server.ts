@@ -51,10 +51,24 @@ export function createCatherdServer(): CatherdMcp {
       // The client is gone: the record is on disk, which is what counts.
     });
   });
-  const dispatching = new Set<Promise<unknown>>();
-  // A standby supervisor ready between dispatch calls (specs/mcp.md, "The session").
-  const reserve = new StandbyReserve();
+  const session: Session = { notifier, dispatching: new Set(), reserve: new StandbyReserve() };
+  registerTools(server, session);
+  registerGuidePrompt(server);
+  return { server, close: () => closeSession(server, session) };
+}
 
+/** What the tool calls of one server share, and what closing it settles. */
+interface Session {
+  /** Tells the client of each record (and question) of the dispatches this server made. */
+  notifier: RecordNotifier;
+  /** The dispatch calls in flight, which closing waits for (bounded). */
+  dispatching: Set<Promise<unknown>>;
+  /** A standby supervisor ready between dispatch calls (specs/mcp.md, "The session"). */
+  reserve: StandbyReserve;
+}
+
+/** tools/list from TOOLS, and tools/call: a read ends when the client gives up, a dispatch never does. */
+function registerTools(server: Server, { notifier, dispatching, reserve }: Session): void {
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: TOOLS.map((tool) => ({
       name: tool.name,
@@ -91,7 +105,10 @@ export function createCatherdServer(): CatherdMcp {
       dispatching.delete(call);
     }
   });
+}
 
+/** prompts/list and prompts/get: the one prompt, GUIDE_PROMPT, the guide for orchestrators. */
+function registerGuidePrompt(server: Server): void {
   server.setRequestHandler(ListPromptsRequestSchema, () => ({
     prompts: [
       {
@@ -114,25 +131,26 @@ export function createCatherdServer(): CatherdMcp {
       messages: [{ role: "user" as const, content: { type: "text" as const, text: GUIDE } }],
     };
   });
+}
 
-  return {
-    server,
-    async close() {
-      notifier.close();
-      let drained = false;
-      const inFlight = Promise.allSettled([...dispatching]).then(() => {
-        drained = true;
-      });
-      await waitUntil(() => (drained ? true : undefined), {
-        clock: systemClock,
-        deadline: systemClock.now() + DISPATCH_DRAIN_MS,
-        pollMs: DISPATCH_DRAIN_MS,
-        watch: wakeWhenSettled(inFlight),
-      });
-      reserve.close();
-      await server.close();
-    },
-  };
+/**
+ * Stops notifying, gives the dispatch calls in flight up to DISPATCH_DRAIN_MS to finish admitting, then
+ * closes the standby and the server.
+ */
+async function closeSession(server: Server, { notifier, dispatching, reserve }: Session): Promise<void> {
+  notifier.close();
+  let drained = false;
+  const inFlight = Promise.allSettled([...dispatching]).then(() => {
+    drained = true;
+  });
+  await waitUntil(() => (drained ? true : undefined), {
+    clock: systemClock,
+    deadline: systemClock.now() + DISPATCH_DRAIN_MS,
+    pollMs: DISPATCH_DRAIN_MS,
+    watch: wakeWhenSettled(inFlight),
+  });
+  reserve.close();
+  await server.close();
 }
 
 /**

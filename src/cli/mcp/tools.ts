@@ -81,7 +81,7 @@ const dispatchTool: ToolSpec<Dispatched> = {
       schema: {
         type: "object",
         description:
-          "a JSON Schema (draft 2020-12), inline, that the agent's final answer must be valid against: result and wait then return the answer as `answer` (as --answer-schema)",
+          "a JSON Schema (draft 2020-12; draft-07 or 2019-09 when its $schema names them), inline, that the agent's final answer must be valid against: result and wait then return the answer as `answer` (as --answer-schema)",
       },
       check: z.record(z.string(), z.unknown()),
       apply(value, input) {

@@ -1,15 +1,15 @@
 import { sameBudget } from "../../domain/run-budget.js";
-import { type RunFile, runFileSchema, SCHEMA_VERSION } from "../../domain/schemas.js";
+import { type RunFile, SCHEMA_VERSION } from "../../domain/schemas.js";
 import type { BackendId } from "../../domain/vocab.js";
+import { readRunFileAsIs } from "../../folder/run-file.js";
 import { writeJsonAtomic } from "../../infra/atomic.js";
-import { readJsonFile } from "../../infra/json-file.js";
 import type { RunPaths } from "../../infra/paths.js";
 import type { DispatchRequest } from "../request/request.js";
 
 // run.json: the run's own file (specs/dispatch.md §2, step 1), created by its first admission; the caps a
 // dispatch gives, its --run-placement, --run-sandbox and --run-budget, are remembered in it for the next.
 
-// Reading it as it is has one home, folder/run-file.ts (the supervisor and status read it too).
+// Reading it has one home, folder/run-file.ts: admission, the supervisor, status, notify and the dashboard.
 
 /**
  * run.json, created on the first admission, with the caps `request` gives merged in and its --run-budget
@@ -17,7 +17,7 @@ import type { DispatchRequest } from "../request/request.js";
  * newer catherd is E_SCHEMA_NEWER: never rewritten.
  */
 export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date): RunFile {
-  const read = readJsonFile(run.runFile, runFileSchema);
+  const read = readRunFileAsIs(run);
   let file: RunFile =
     read.kind === "ok" ? read.value : { schema: SCHEMA_VERSION, id: run.run, createdAt: at.toISOString() };
   if (read.kind === "invalid" && read.error.code === "E_SCHEMA_NEWER") throw read.error;

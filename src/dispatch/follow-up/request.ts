@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import { backendFor } from "../../backends/registry.js";
+import { resumeProblem } from "../../backends/resume.js";
 import type { Backend } from "../../backends/types.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
@@ -34,14 +35,21 @@ const TAKEN_FROM_THE_TURN = [
 ] as const;
 
 /**
+ * How the follow-up was asked for, which its refusals name: `dispatch --follow-up NAME`, or a `send` to
+ * an ended dispatch (whose user typed no --follow-up).
+ */
+export type FollowUpAsked = "follow-up" | "send";
+
+/**
  * The request of a follow-up of `name`'s newest turn in the run `raw.run`: validateDispatch's checks
  * and its own. Throws what refuses it (E_INPUT_INVALID, E_DISPATCH_NOT_FOUND, E_ADMIT_DUPLICATE for a
- * live turn); nothing is written either way.
+ * live turn), in the words of how it was `asked`; nothing is written either way.
  */
 export function validateFollowUp(
   raw: RawDispatchInput,
   name: string,
   home: string = catherdHome(),
+  asked: FollowUpAsked = "follow-up",
 ): DispatchRequest {
   if (!isValidId(name))
     throw invalid(
@@ -55,16 +63,13 @@ export function validateFollowUp(
       "give a name such as fix-tests or nightly.2",
     );
   }
+  const lead = asked === "send" ? `${name} has ended and cannot be followed up` : `--follow-up ${name}`;
   const run = runPaths(home, raw.run);
   const dir = newestTurnDir(run, name);
   if (dir === null) {
-    throw new CatherdError(
-      "E_DISPATCH_NOT_FOUND",
-      `--follow-up ${name}: run ${raw.run} has no dispatch named ${name}`,
-      {
-        fix: `follow up a recorded dispatch of the run (catherd status --run ${raw.run} --all), or dispatch it anew with --name ${name}`,
-      },
-    );
+    throw new CatherdError("E_DISPATCH_NOT_FOUND", `${lead}: run ${raw.run} has no dispatch named ${name}`, {
+      fix: `follow up a recorded dispatch of the run (catherd status --run ${raw.run} --all), or dispatch it anew with --name ${name}`,
+    });
   }
   const turn = inspectDispatch(dir);
   const { record, admit, spec } = turn;
@@ -72,28 +77,35 @@ export function validateFollowUp(
     // Ended without its record (its supervisor died): a reader records it; a follow-up only reads.
     throw new CatherdError(
       "E_NOT_RECORDED",
-      `--follow-up ${name}: its turn ${turn.dispatchId} ended without its record`,
-      { fix: `let a reader record it (catherd show ${name}), then follow up again` },
+      `${lead}: its turn ${turn.dispatchId} ended without its record`,
+      {
+        fix: `let a reader record it (catherd show ${name}), then ${asked === "send" ? "send" : "follow up"} again`,
+      },
     );
   }
   if (turn.state !== "recorded" || record === null || handOverPending(dir, record))
-    throw stillLive(name, turn.dispatchId, turn.state);
+    throw stillLive(name, turn.dispatchId, turn.state, asked);
   if (admit === null || spec === null) {
     throw invalid(
-      `--follow-up ${name}: its newest turn ${dir} has no readable admit.json or spec.json`,
+      `${lead}: its newest turn ${dir} has no readable admit.json or spec.json`,
       `catherd show ${name} names the problem`,
     );
   }
   const backend = backendFor(record.backend);
   if (backend.checkThread === undefined) {
     throw invalid(
-      `--follow-up ${name}: --backend ${backend.id} has no thread to continue`,
+      `${lead}: its backend, ${backend.id}, has no thread to continue`,
       `dispatch it anew: catherd dispatch --backend ${backend.id} --name ${name} …`,
     );
   }
-  if (record.thread === null) {
+  const unresumable = resumeProblem(backend, record.thread);
+  if (unresumable !== null) {
+    const why =
+      record.startedAt === null
+        ? `it never started (${turn.dispatchId} ended ${record.status} before its CLI ran)`
+        : `${unresumable} (its turn ${turn.dispatchId} ended ${record.status})`;
     throw invalid(
-      `--follow-up ${name}: its CLI never named its thread (${turn.dispatchId} ended ${record.status} without one)`,
+      `${lead}: ${why}`,
       `dispatch it anew with --name ${name}: there is no conversation to continue`,
     );
   }
@@ -101,7 +113,7 @@ export function validateFollowUp(
   refuseOtherThread(raw, name, backend.id, access);
   if (!fs.statSync(admit.cwd, { throwIfNoEntry: false })?.isDirectory()) {
     throw invalid(
-      `--follow-up ${name}: the folder its turn worked in, ${admit.cwd}, is gone`,
+      `${lead}: the folder its turn worked in, ${admit.cwd}, is gone`,
       `dispatch it anew with --name ${name} (a worktree removed by catherd clean is not made again)`,
     );
   }
@@ -114,7 +126,7 @@ export function validateFollowUp(
     model: raw.model ?? admit.model ?? undefined,
     effort: raw.effort ?? admit.effort ?? admit.ladder?.request.effort ?? undefined,
     access: access ?? undefined,
-    thread: record.thread,
+    thread: record.thread ?? undefined,
     // The thread lives in that CLI's own store: the same executable continues it.
     bin: raw.bin ?? (spec.cmd === undefined || !fs.existsSync(spec.cmd) ? undefined : spec.cmd),
   });
@@ -150,14 +162,21 @@ function repeatedEnv(backend: Backend, spec: SpecFile, access: AccessLevel | nul
 }
 
 /** E_ADMIT_DUPLICATE for a turn not recorded yet: a running agent cannot be told more (yet). */
-export function stillLive(name: string, dispatchId: string, state: string): CatherdError {
-  return new CatherdError(
-    "E_ADMIT_DUPLICATE",
-    `--follow-up ${name}: its turn ${dispatchId} is still ${state === "recorded" ? "handing its chain over" : state}`,
-    {
-      fix: `talk to it while it runs (catherd send ${name} "…", if it was dispatched --steerable), wait for it (catherd wait ${name}) and follow up then, or cancel it (catherd cancel ${name})`,
-    },
-  );
+export function stillLive(
+  name: string,
+  dispatchId: string,
+  state: string,
+  asked: FollowUpAsked = "follow-up",
+): CatherdError {
+  const still = `its turn ${dispatchId} is still ${state === "recorded" ? "handing its chain over" : state}`;
+  if (asked === "send") {
+    return new CatherdError("E_ADMIT_DUPLICATE", `${name} cannot be followed up yet: ${still}`, {
+      fix: `wait for it (catherd wait ${name}), then send the message again`,
+    });
+  }
+  return new CatherdError("E_ADMIT_DUPLICATE", `--follow-up ${name}: ${still}`, {
+    fix: `talk to it while it runs (catherd send ${name} "…", if it was dispatched --steerable), wait for it (catherd wait ${name}) and follow up then, or cancel it (catherd cancel ${name})`,
+  });
 }
 
 function refuseTakenFlags(raw: RawDispatchInput, name: string): void {

@@ -216,11 +216,15 @@ export function inspectDispatch(
   // The supervisor may have died after spawning the agent but before naming it in proc.json, or the agent
   // may have ended and left a process behind: anything still carrying the dispatch's variable is an orphan
   // to stop (catherd cancel), not a lost dispatch to record while it runs on. Only on the reader's host, and
-  // never for a placed dispatch whose supervisor did not come up (its job ran nothing).
+  // never for a placed dispatch whose supervisor did not come up (its job ran nothing). A fenced agent
+  // runs only once proc.json names it: without proc.json, what carries the variable is its fence, which
+  // ends by itself without running it (specs/sandbox.md, "A supervisor's death while the fence goes up").
   const processesHere = supervisor === null ? !placed : where === "same";
+  const fenceEndingUnrun = spec?.sandbox !== undefined && proc === null;
   if (
     state === "lost" &&
     processesHere &&
+    !fenceEndingUnrun &&
     (proc === null || agentHere) &&
     probe.carriesDispatch(agentDispatchId({ dir, spec }))
   ) {

@@ -135,7 +135,7 @@ function recordedConversation(record: RecordFile): RowConversation {
 function liveConversation(view: DispatchView): RowConversation {
   if (view.record !== null) return recordedConversation(view.record);
   if (view.spec?.steer === undefined) return NOT_STEERABLE;
-  const talk = readConversation(view.dir);
+  const talk = readConversation(view.dir, view.state);
   const messages: Record<MessageState, number> = { queued: 0, delivered: 0, acted: 0, failed: 0 };
   for (const m of talk.messages) messages[m.state] += 1;
   const first = talk.waiting[0];

@@ -1,6 +1,12 @@
 import * as fs from "node:fs";
 import type { Backend } from "../../backends/types.js";
-import { ANSWER_CONTRACT_HEAD, answerContract } from "../../domain/answer.js";
+import {
+  ACCEPTED_DRAFTS,
+  ANSWER_CONTRACT_HEAD,
+  answerContract,
+  draftWords,
+  schemaDraftOf,
+} from "../../domain/answer.js";
 import { CatherdError } from "../../domain/errors.js";
 import { appendToBrief } from "./brief-append.js";
 
@@ -33,8 +39,9 @@ function invalid(message: string, fix: string): CatherdError {
 
 /**
  * The answer asked for, or null without --answer-schema. E_INPUT_INVALID for --repair without a schema, a
- * --repair that is not 0 to MAX_REPAIRS, a file that cannot be read, is too large, is not JSON, or is not a
- * valid draft 2020-12 schema (naming the file and the validator's first error).
+ * --repair that is not 0 to MAX_REPAIRS, a file that cannot be read, is too large, is not JSON, names a
+ * `$schema` of no draft catherd checks (naming those it does), or is not a valid schema of its draft
+ * (naming the file and the validator's first error).
  */
 export async function answerInput(
   source: AnswerSchemaSource | null,
@@ -48,13 +55,20 @@ export async function answerInput(
   }
   const repair = repairText === undefined ? DEFAULT_REPAIRS : parseRepair(repairText);
   const { schema, text, what } = "file" in source ? readSchemaFile(source.file) : inlineSchema(source.inline);
+  const draft = schemaDraftOf(schema);
+  if (typeof draft !== "string") {
+    throw invalid(
+      `${what} names $schema ${JSON.stringify(draft.unknown)}, a draft of JSON Schema catherd does not check`,
+      `write the schema in ${ACCEPTED_DRAFTS}, then dispatch again`,
+    );
+  }
   // Loaded only now: a dispatch without a schema never imports the validator.
   const { compileAnswerSchema } = await import("../../infra/answer-validator.js");
   const compiled = await compileAnswerSchema(schema);
   if (!compiled.ok) {
     throw invalid(
-      `${what} is not a valid JSON Schema (draft 2020-12): ${compiled.problem}`,
-      "fix the schema (https://json-schema.org/draft/2020-12), then dispatch again",
+      `${what} is not a valid JSON Schema (${draftWords(draft)}): ${compiled.problem}`,
+      "fix the schema (https://json-schema.org/specification), then dispatch again",
     );
   }
   return { schema, text, repair };

@@ -1,3 +1,4 @@
+import { checked } from "../../domain/checked.js";
 import { CatherdError } from "../../domain/errors.js";
 import { envName } from "../../domain/schemas.js";
 
@@ -39,13 +40,13 @@ export function validateIsolation(raw: RawIsolationInput): IsolationRequest {
   }
   const passEnv = [...new Set(raw.passEnv)];
   for (const name of passEnv) {
-    if (!envName.safeParse(name).success) {
-      throw invalid(
+    checked(envName, name, () =>
+      invalid(
         "--pass-env",
         `${JSON.stringify(name.slice(0, 80))} is not a variable name`,
         "give NAME of A-Z a-z 0-9 _",
-      );
-    }
+      ),
+    );
     if (SET_BY_CATHERD.has(name)) {
       throw invalid(
         "--pass-env",

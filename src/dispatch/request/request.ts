@@ -4,6 +4,7 @@ import { z } from "zod";
 import { backendFor } from "../../backends/registry.js";
 import type { Backend } from "../../backends/types.js";
 import type { SpendCaps } from "../../domain/budget.js";
+import { checked } from "../../domain/checked.js";
 import { parseDuration } from "../../domain/duration.js";
 import { CatherdError } from "../../domain/errors.js";
 import { ID_PATTERN } from "../../domain/ids.js";
@@ -215,9 +216,7 @@ function invalid(field: string, message: string, fix: string): CatherdError {
  * (the schema library's own are for programmers): `--name "a/b" is not a name: <rule>`.
  */
 function check<T>(field: string, schema: z.ZodType<T>, value: unknown, rule: string, fix: string): T {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw invalid(field, `${shown(value)}: ${rule}`, fix);
-  return parsed.data;
+  return checked(schema, value, () => invalid(field, `${shown(value)}: ${rule}`, fix));
 }
 
 /** A value as an error quotes it: short, one line. */
@@ -238,15 +237,17 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
       "is required (unless --follow-up names the dispatch to continue)",
       `catherd dispatch --backend ${BACKEND_IDS.join("|")} …`,
     );
-  const backendId = backendIdSchema.safeParse(raw.backend);
-  if (!backendId.success) {
-    throw new CatherdError(
-      "E_INPUT_INVALID",
-      `unknown --backend ${shown(raw.backend)}: the backends are ${BACKEND_IDS.join(", ")}`,
-      { fix: `give --backend one of ${BACKEND_IDS.join(", ")}` },
-    );
-  }
-  const backend = backendFor(backendId.data);
+  const backendId = checked(
+    backendIdSchema,
+    raw.backend,
+    () =>
+      new CatherdError(
+        "E_INPUT_INVALID",
+        `unknown --backend ${shown(raw.backend)}: the backends are ${BACKEND_IDS.join(", ")}`,
+        { fix: `give --backend one of ${BACKEND_IDS.join(", ")}` },
+      ),
+  );
+  const backend = backendFor(backendId);
   const idFix = "give a name such as fix-tests or nightly.2";
   const name = raw.name === undefined ? null : check("--name", id, raw.name, ID_RULE, idFix);
   const run = check("--run", id, raw.run, ID_RULE.replace("a name", "a run's name"), idFix);
@@ -416,14 +417,16 @@ function parseFallback(values: readonly string[], environment: NodeJS.ProcessEnv
     const colon = text.indexOf(":");
     const id = colon === -1 ? text : text.slice(0, colon);
     const model = colon === -1 ? null : text.slice(colon + 1);
-    const parsed = backendIdSchema.safeParse(id);
-    if (!parsed.success || parsed.data === "exec") {
-      throw invalid("--fallback", `${JSON.stringify(text.slice(0, 80))} is not a CLI backend`, fix);
+    const notCli = () =>
+      invalid("--fallback", `${JSON.stringify(text.slice(0, 80))} is not a CLI backend`, fix);
+    const parsed = checked(backendIdSchema, id, notCli);
+    if (parsed === "exec") throw notCli();
+    if (model !== null) {
+      checked(freeText, model, () =>
+        invalid("--fallback", `${JSON.stringify(text.slice(0, 80))} has no model after the colon`, fix),
+      );
     }
-    if (model !== null && !freeText.safeParse(model).success) {
-      throw invalid("--fallback", `${JSON.stringify(text.slice(0, 80))} has no model after the colon`, fix);
-    }
-    const backend = backendFor(parsed.data);
+    const backend = backendFor(parsed);
     const wanted = environment[backend.binEnv] ?? backend.defaultBin;
     const bin = resolveExecutable(wanted, environment.PATH ?? "");
     if (bin === null) {
@@ -458,16 +461,12 @@ function parseBackendCaps(pairs: readonly string[]): Partial<Record<BackendId, n
   const fix = `give --max-parallel-backend <backend>=<n>, backend one of ${BACKEND_IDS.join(", ")}, n from 1 to 10000`;
   for (const pair of pairs) {
     const [backend, n, extra] = pair.split("=");
-    const id = backendIdSchema.safeParse(backend);
+    const refuse = () =>
+      invalid("--max-parallel-backend", `${JSON.stringify(pair.slice(0, 80))} is not <backend>=<n>`, fix);
+    const id = checked(backendIdSchema, backend, refuse);
     const cap = Number(n);
-    if (extra !== undefined || !id.success || !/^[0-9]+$/.test(n ?? "") || cap < 1 || cap > 10_000) {
-      throw invalid(
-        "--max-parallel-backend",
-        `${JSON.stringify(pair.slice(0, 80))} is not <backend>=<n>`,
-        fix,
-      );
-    }
-    caps[id.data] = cap;
+    if (extra !== undefined || !/^[0-9]+$/.test(n ?? "") || cap < 1 || cap > 10_000) throw refuse();
+    caps[id] = cap;
   }
   return caps;
 }

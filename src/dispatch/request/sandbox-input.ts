@@ -4,6 +4,7 @@ import { CatherdError } from "../../domain/errors.js";
 import {
   type FenceMode,
   fencedWorkplace,
+  isWithin,
   type NetRule,
   netRuleText,
   PROVIDER_ENDPOINTS,
@@ -162,4 +163,51 @@ export function resolveSandbox(
 /** The rules as a line of a message. */
 export function rulesText(rules: readonly NetRule[]): string {
   return rules.map(netRuleText).join(", ");
+}
+
+/** The real path of `file` (symlinks, `..`, a trailing slash resolved); of the part that exists, for one that does not. */
+function realPath(file: string): string {
+  const absolute = path.resolve(file);
+  try {
+    return fs.realpathSync(absolute);
+  } catch {
+    const parent = path.dirname(absolute);
+    return parent === absolute ? absolute : path.join(realPath(parent), path.basename(absolute));
+  }
+}
+
+/**
+ * Refuses an `--allow-write` that names the catherd home or anything in it, however spelled (a symlink to
+ * it, `..`, a trailing slash): every dispatch's folder, record, spend and worktree is there, and the fence
+ * keeps them read-only or hidden whatever the flags say (specs/sandbox.md), so the flag could only be
+ * ignored. A folder above the home is not refused: it is writable around the home, which stays read-only.
+ */
+export function refuseCatherdWrites(allowWrite: readonly string[], home: string): void {
+  const realHome = realPath(home);
+  for (const asked of allowWrite) {
+    if (!isWithin(realPath(asked), realHome)) continue;
+    throw invalid(
+      `--allow-write ${asked} is in the catherd home ${home}: what catherd judges by (every dispatch's folder, record and spend) stays read-only inside the fence, whatever the flags say`,
+      `leave --allow-write ${asked} out: the workplace, $TMPDIR and catherd lock's slots are writable already; give a folder outside ${home}`,
+    );
+  }
+}
+
+/**
+ * Refuses a wildcard of the allow list that leaves no registrable domain (`*.com`, `*.co.uk`,
+ * `*.github.io`: every host of a public suffix, so of anyone), the run's remembered hosts included. The
+ * public suffix list is loaded only when a wildcard is there to judge.
+ */
+export async function refuseWideWildcards(rules: readonly NetRule[]): Promise<void> {
+  const wildcards = rules.filter((rule) => rule.host.startsWith("*."));
+  if (wildcards.length === 0) return;
+  const { publicSuffixWildcard } = await import("../../domain/registrable.js");
+  for (const rule of wildcards) {
+    const suffix = publicSuffixWildcard(rule.host);
+    if (suffix === null) continue;
+    throw invalid(
+      `--allow-net ${netRuleText(rule)}: ${suffix} is a public suffix, so ${rule.host} would open the hosts of anyone who registers a name under it`,
+      `name the hosts it needs (--allow-net api.example.${suffix}), or a wildcard under one domain (--allow-net '*.example.${suffix}')`,
+    );
+  }
 }

@@ -16,7 +16,7 @@ export interface RawSteerInput {
 }
 
 /** The longest --keep-open: a day (a dispatch open longer is a service, not a dispatch). */
-const MAX_KEEP_OPEN_MS = 24 * 3600_000;
+export const MAX_KEEP_OPEN_MS = 24 * 3600_000;
 
 /** The steer settings spec.json gets, or null for a dispatch that is not steerable. */
 export function parseSteer(raw: RawSteerInput, backend: Backend): SteerSettings | null {

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import { diskStateWords } from "../../domain/disk.js";
-import { CatherdError, isCatherdError } from "../../domain/errors.js";
+import { asCatherdError, CatherdError, isCatherdError } from "../../domain/errors.js";
 import { writeEndedExit } from "../../folder/exit.js";
 import { agentDispatchId } from "../../folder/ids.js";
 import { FILES, fileIn } from "../../folder/layout.js";
@@ -172,21 +172,38 @@ async function recordEnding(
     failure = error;
   }
   const view = inspectDispatch(dir, { clock });
-  // A torn or newer exit.json is already among the problems; a refused write is not.
-  if (failure !== null && !isCatherdError(failure)) {
-    const full = diskFullOf(failure, dir);
-    const message =
-      full !== null ? diskStateWords(full) : failure instanceof Error ? failure.message : String(failure);
-    view.problems.push(
-      new CatherdError("E_IO_WRITE", `cannot record ${dir}: ${message}`, {
-        fix: "free disk space (or fix the folder's permissions), then run catherd status again",
-        cause: failure,
-        // What a waiter matches on (wait.ts): this dispatch's record cannot be written now.
-        file: fileIn(dir, FILES.record),
-      }),
-    );
-  }
+  // A torn or newer exit.json is already among the problems; a refused write, or a bug, is not.
+  if (failure !== null && !isCatherdError(failure)) view.problems.push(recordFailure(dir, failure));
   return view;
+}
+
+/**
+ * Why a dispatch's record cannot be written now: a disk that refused the write (E_IO_WRITE, its state
+ * when it is full) with the fix of freeing space; anything else with its own code and fix (asCatherdError:
+ * a refused read, or catherd's own error, E_INTERNAL), never the disk's.
+ */
+function recordFailure(dir: string, failure: unknown): CatherdError {
+  // What a waiter matches on (wait.ts): this dispatch's record cannot be written now.
+  const file = fileIn(dir, FILES.record);
+  const error = asCatherdError(failure);
+  if (error.code !== "E_IO_WRITE") {
+    // A refused read keeps its errno's fix; a bug (E_INTERNAL) says to report it.
+    return new CatherdError(error.code, `cannot record ${dir}: ${error.message}`, {
+      ...(error.fix === undefined ? {} : { fix: error.fix }),
+      cause: failure,
+      file,
+    });
+  }
+  const full = diskFullOf(failure, dir);
+  return new CatherdError(
+    "E_IO_WRITE",
+    `cannot record ${dir}: ${full !== null ? diskStateWords(full) : error.message}`,
+    {
+      fix: "free disk space (or fix the folder's permissions), then run catherd status again",
+      cause: failure,
+      file,
+    },
+  );
 }
 
 /** When the dispatch's first supervisor started (an adopter's supervisor.json carries it along). */

@@ -1,6 +1,6 @@
 import { CatherdError } from "../../domain/errors.js";
-import type { AnswerFile } from "../../domain/questions.js";
-import { readQuestion, writeAnswer } from "../../folder/questions.js";
+import { type AnswerFile, answerMismatch } from "../../domain/questions.js";
+import { type QuestionEntry, readQuestion, writeAnswer } from "../../folder/questions.js";
 import { type Clock, systemClock } from "../../infra/clock.js";
 import { inspectDispatch } from "../read/inspect.js";
 import { checkedText } from "./text.js";
@@ -27,7 +27,11 @@ export interface Answered {
 
 const MAX_ANSWER_BYTES = 16 * 1024;
 
-/** Writes the answer; E_QUESTION_NOT_FOUND for an id the dispatch never asked, E_ALREADY_ANSWERED for one answered. */
+/**
+ * Writes the answer; E_QUESTION_NOT_FOUND for an id the dispatch never asked, E_ALREADY_ANSWERED for one
+ * answered (however close the other answer came: the exclusive create decides), E_INPUT_INVALID for an
+ * answer that does not fit its question (a text to a permission, an allow to a question).
+ */
 export function answerQuestion(
   dir: string,
   id: string,
@@ -42,34 +46,18 @@ export function answerQuestion(
       fix: `catherd show ${shown} lists what it asked`,
     });
   }
-  if (entry.answer !== null) {
-    throw new CatherdError(
-      "E_ALREADY_ANSWERED",
-      `${shown} ${id} is answered already (${entry.answer.allow ? "allowed" : "denied"} by ${entry.answer.by} at ${entry.answer.at})`,
-      { fix: "the first answer stands; send a message (catherd send) to say more" },
-    );
-  }
   if (view.state === "recorded") {
+    if (entry.answer !== null) throw answeredAlready(shown, id, entry.answer);
     throw new CatherdError("E_NOT_STEERABLE", `${shown} has ended: ${id} can no longer be answered`, {
       fix: `follow it up: catherd send ${shown} "…"`,
     });
   }
-  for (const [what, value] of [
-    ["the answer", request.text],
-    ["--why", request.why],
-  ] as const) {
-    if (value !== null) checkedText(what, value, MAX_ANSWER_BYTES);
-  }
+  checkAnswer(shown, entry, request);
   const answer = { id, ...request, at: clock.wallNow().toISOString() };
+  // The exclusive create alone says who was first: a second answer, however close, is refused here.
   if (!writeAnswer(dir, answer)) {
-    const first = readQuestion(dir, id)?.answer;
-    throw new CatherdError(
-      "E_INPUT_INVALID",
-      `${shown} ${id} was answered first by ${first?.by ?? "another"}`,
-      {
-        fix: "the first answer stands",
-      },
-    );
+    const first = readQuestion(dir, id)?.answer ?? null;
+    throw answeredAlready(shown, id, first);
   }
   return {
     dir,
@@ -78,4 +66,36 @@ export function answerQuestion(
     answer: { schema: 1, ...answer },
     asks: entry.question.asks,
   };
+}
+
+/** E_INPUT_INVALID for a text that is not one, or an answer its question does not take. */
+function checkAnswer(shown: string, entry: QuestionEntry, request: AnswerRequest): void {
+  for (const [what, value] of [
+    ["the answer", request.text],
+    ["--why", request.why],
+  ] as const) {
+    if (value !== null) checkedText(what, value, MAX_ANSWER_BYTES);
+  }
+  const { id, kind, asks } = entry.question;
+  const mismatch = answerMismatch(kind, request);
+  if (mismatch === null) return;
+  throw new CatherdError("E_INPUT_INVALID", `${shown} ${id} (${asks}): ${mismatch}`, {
+    fix:
+      kind === "permission"
+        ? `answer ${shown} ${id} with --allow or --deny (and --why "…", for the agent to read)`
+        : `answer ${shown} ${id} with its text, or decline it with --deny (and --why "…")`,
+  });
+}
+
+/** E_ALREADY_ANSWERED, naming the answer that stands (`first`: null when it cannot be read). */
+function answeredAlready(shown: string, id: string, first: AnswerFile | null): CatherdError {
+  const said = first === null ? "" : ` (${answerWords(first)} by ${first.by} at ${first.at})`;
+  return new CatherdError("E_ALREADY_ANSWERED", `${shown} ${id} is answered already${said}`, {
+    fix: "the first answer stands; send a message (catherd send) to say more",
+  });
+}
+
+function answerWords(answer: AnswerFile): string {
+  if (answer.text !== null) return `answered ${JSON.stringify(answer.text.slice(0, 80))}`;
+  return answer.allow ? "allowed" : "denied";
 }

@@ -32,6 +32,22 @@ export interface SentMessage {
   why: string | null;
 }
 
+/**
+ * The refusal of a message over MAX_MESSAGE_BYTES, from any source (`what`: "the message", "--file x",
+ * "the message on stdin"), with its size when it is known (a stream is read no further than a bounded way
+ * past the limit, so its size is not).
+ */
+export function messageTooLong(what: string, size: number | null): CatherdError {
+  const limit = `the ${MAX_MESSAGE_BYTES}-byte (64 KiB) limit of a message`;
+  return new CatherdError(
+    "E_INPUT_INVALID",
+    `${what} ${size === null ? "is" : `is ${size} bytes,`} over ${limit}`,
+    {
+      fix: "send a shorter message: put long material in a file in the work tree and name it in the message",
+    },
+  );
+}
+
 /** A message to a dispatch whose last turn has ended: it becomes a follow-up (the caller starts it). */
 export class EndedTurn extends Error {
   constructor(
@@ -53,19 +69,14 @@ export async function sendMessage(
   options: { wait?: boolean; timeoutMs?: number; clock?: Clock } = {},
 ): Promise<SentMessage> {
   const clock = options.clock ?? systemClock;
+  const bytes = Buffer.byteLength(request.text);
+  if (bytes > MAX_MESSAGE_BYTES) throw messageTooLong("the message", bytes);
   const text = checkedText("the message", request.text, MAX_MESSAGE_BYTES);
   const view = inspectDispatch(dir);
   const name = view.admit?.name ?? null;
   const shown = name ?? view.dispatchId;
   const ended = view.state === "recorded" || view.state === "exited" || view.exit !== null;
-  if (ended) {
-    if (request.interrupt) {
-      throw new CatherdError("E_NOT_STEERABLE", `${shown} has ended: there is no turn to interrupt`, {
-        fix: `send it without --interrupt: it becomes a follow-up (catherd dispatch --follow-up ${shown})`,
-      });
-    }
-    throw new EndedTurn(dir, shown);
-  }
+  if (ended) throw endedTurn(dir, shown, request.interrupt);
   const backend = view.spec?.backend ?? view.admit?.backend ?? null;
   if (backend !== null && backendFor(backend).steer === undefined) {
     throw new CatherdError("E_NOT_STEERABLE", `${shown} cannot take messages: ${steerSupport(backend)}`, {
@@ -83,18 +94,31 @@ export async function sendMessage(
   const message = await writeMessage(dir, { text, interrupt: request.interrupt, from: request.from }, () =>
     clock.wallNow(),
   );
+  // It ended while we looked: nothing was written, and the message follows it up as any other would.
+  if (message === null) throw endedTurn(dir, shown, request.interrupt);
   const sent: SentMessage = { message, dir, dispatchId: view.dispatchId, name, state: "queued", why: null };
   if (options.wait !== true) return sent;
-  return { ...sent, ...(await waitForDelivery(dir, message.id, options.timeoutMs ?? 60_000, clock)) };
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  return { ...sent, ...(await waitForDelivery({ dir, shown, id: message.id, timeoutMs }, clock)) };
 }
 
-/** Waits until the CLI took the message (or it failed, or the dispatch ended); E_TIMEOUT past the limit. */
+/** A message to an ended dispatch: a follow-up (EndedTurn), or refused with --interrupt. */
+function endedTurn(dir: string, shown: string, interrupt: boolean): Error {
+  if (!interrupt) return new EndedTurn(dir, shown);
+  return new CatherdError("E_NOT_STEERABLE", `${shown} has ended: there is no turn to interrupt`, {
+    fix: `send it without --interrupt: it becomes a follow-up (catherd dispatch --follow-up ${shown})`,
+  });
+}
+
+/**
+ * Waits until the CLI took the message or it failed (a dispatch that ends fails what it did not deliver);
+ * E_TIMEOUT past the limit, saying where the dispatch stands.
+ */
 async function waitForDelivery(
-  dir: string,
-  id: string,
-  timeoutMs: number,
+  sent: { dir: string; shown: string; id: string; timeoutMs: number },
   clock: Clock,
 ): Promise<{ state: MessageState; why: string | null }> {
+  const { dir, shown, id, timeoutMs } = sent;
   const settled = await waitUntil(
     () => {
       const entry = readEntry(dir, id);
@@ -111,14 +135,15 @@ async function waitForDelivery(
       watch: watchFolders([fileIn(dir, FILES.inbox)]),
     },
   );
-  if (settled === undefined) {
-    throw new CatherdError(
-      "E_TIMEOUT",
-      `message ${id} was not delivered within ${Math.round(timeoutMs / 1000)} s`,
-      {
-        fix: "it stays queued: catherd show NAME says where it stands",
-      },
-    );
-  }
-  return settled;
+  if (settled !== undefined) return settled;
+  const state = inspectDispatch(dir, { clock }).state;
+  const where =
+    state === "queued"
+      ? `${shown} is still queued in its run, and the message waits for it to start`
+      : `${shown} is ${state}`;
+  throw new CatherdError(
+    "E_TIMEOUT",
+    `message ${id} was not delivered within ${Math.round(timeoutMs / 1000)} s: ${where}`,
+    { fix: `it stays queued: catherd show ${shown} says where it stands` },
+  );
 }

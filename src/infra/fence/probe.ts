@@ -18,12 +18,18 @@ export interface FenceCheck {
 /** How long the trial sandbox may take: bubblewrap starts in a few milliseconds on an idle machine. */
 const TRIAL_TIMEOUT_MS = 10_000;
 
-/** The bubblewrap options every fence uses that a trial must prove: user and network namespaces, no caps. */
+/**
+ * The bubblewrap options every fence uses that a trial must prove: user, PID and network namespaces, a
+ * /proc of its own, no caps.
+ */
 export const TRIAL_ARGS = [
   "--ro-bind",
   "/",
   "/",
   "--unshare-user",
+  "--unshare-pid",
+  "--proc",
+  "/proc",
   "--unshare-net",
   "--disable-userns",
   "--cap-drop",

@@ -1,3 +1,4 @@
+import { unansweredWords } from "../../domain/question-words.js";
 import type { MessageWire, QuestionWire, RowWire } from "../wire.js";
 
 // A steerable dispatch's talk in words, as the page shows it: what a row waiting for an answer says, and a
@@ -29,7 +30,7 @@ export function messageWords(m: MessageWire): { state: string; text: string } {
 /** How a question was answered and by whom, or until when it waits for one. */
 export function answerWords(q: QuestionWire): string {
   const a = q.answer;
-  if (a === null) return `waiting for an answer until ${q.answerBy}`;
+  if (a === null) return unansweredWords(q);
   const what = a.text !== null ? `answered ${JSON.stringify(a.text)}` : a.allow ? "allowed" : "denied";
   return `${what}${a.why === null ? "" : ` (${a.why})`} by ${a.by}`;
 }

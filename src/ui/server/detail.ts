@@ -57,7 +57,7 @@ export class Details {
       spec: view.spec === null ? null : { ...view.spec, env: redactEnv(view.spec.env) },
       notify: { claimed: fs.existsSync(fileIn(dir, FILES.notify)), log: notifyLog },
       attempts,
-      conversation: view.spec?.steer === undefined ? null : readConversation(dir),
+      conversation: view.spec?.steer === undefined ? null : readConversation(dir, view.state),
       now: this.clock.wallNow().getTime(),
     };
   }

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { isValidId } from "../../domain/ids.js";
 import type { Clock } from "../../infra/clock.js";
+import { type FolderWatch, watchFolder } from "../../infra/folder-watch.js";
 import { runPaths } from "../../infra/paths.js";
 import type { PushWire, RunSummaryWire } from "../wire.js";
 import { RunModel } from "./run-model.js";
@@ -16,8 +17,8 @@ export const POLL_MS = 5_000;
 export class HomeModel {
   private readonly runs = new Map<string, RunModel>();
   private readonly subscribers = new Set<(push: PushWire) => void>();
-  private watcher: fs.FSWatcher | null = null;
-  private homeWatcher: fs.FSWatcher | null = null;
+  private watcher: FolderWatch | null = null;
+  private homeWatcher: FolderWatch | null = null;
   private readonly timer: NodeJS.Timeout;
   private polling = false;
 
@@ -36,17 +37,14 @@ export class HomeModel {
 
   /** Finds runs not yet known (and watches the runs folder once it exists). */
   private scan(): void {
-    if (this.watcher === null) {
-      try {
-        this.watcher = fs.watch(this.runsDir, { persistent: false }, () => this.scan());
-        this.watcher.on("error", () => {
-          this.watcher?.close();
-          this.watcher = null;
-        });
-      } catch {
-        // No runs yet: the home is watched for its runs folder (and the poll looks again).
-        this.watchHome();
-      }
+    if (this.watcher === null || this.watcher.broken) {
+      this.watcher = watchFolder(
+        this.runsDir,
+        () => true,
+        () => this.scan(),
+      );
+      // No runs yet: the home is watched for its runs folder (and the poll looks again).
+      if (this.watcher === null) this.watchHome();
     }
     let names: string[];
     try {
@@ -67,20 +65,12 @@ export class HomeModel {
   /** Watches the home itself until its runs folder appears. */
   private watchHome(): void {
     if (this.homeWatcher !== null) return;
-    try {
-      this.homeWatcher = fs.watch(this.home, { persistent: false }, (_event, name) => {
-        if (name !== null && name !== "runs") return;
-        this.homeWatcher?.close();
-        this.homeWatcher = null;
-        this.scan();
-      });
-      this.homeWatcher.on("error", () => {
-        this.homeWatcher?.close();
-        this.homeWatcher = null;
-      });
-    } catch {
-      // no home yet either: the poll covers it
-    }
+    // Null when there is no home yet either: the poll covers it.
+    this.homeWatcher = watchFolder(this.home, ["runs"], () => {
+      this.homeWatcher?.close();
+      this.homeWatcher = null;
+      this.scan();
+    });
   }
 
   private async poll(): Promise<void> {

@@ -1,12 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { isValidId } from "../../domain/ids.js";
-import { runFileSchema } from "../../domain/schemas.js";
 import { handOverPending } from "../../folder/chain.js";
 import { FILES } from "../../folder/layout.js";
 import { readLiveMarkers } from "../../folder/markers.js";
+import { readRunFile } from "../../folder/run-file.js";
 import type { Clock } from "../../infra/clock.js";
-import { okValue, readJsonFile } from "../../infra/json-file.js";
+import { type FolderWatch, watchFolder } from "../../infra/folder-watch.js";
 import { dispatchDir, type RunPaths } from "../../infra/paths.js";
 import type { BarWire, PushWire, RowWire, RunSummaryWire } from "../wire.js";
 import {
@@ -54,7 +54,7 @@ export class RunModel {
   readonly entries = new Map<string, Entry>();
   readonly loaded: Promise<void>;
   loading = true;
-  private readonly watchers = new Map<string, fs.FSWatcher>();
+  private readonly watchers = new Map<string, FolderWatch>();
   private readonly dirty = new Set<string>();
   private readonly streamDirty = new Set<string>();
   private markersChanged = false;
@@ -139,13 +139,16 @@ export class RunModel {
 
   private watch(target: string, onChange: (name: string | null) => void): void {
     if (this.closed || this.watchers.has(target)) return;
-    try {
-      const watcher = fs.watch(target, { persistent: false }, (_event, name) => onChange(name));
-      watcher.on("error", () => this.unwatch(target));
-      this.watchers.set(target, watcher);
-    } catch {
-      // Not there yet (a run without live/) or not watchable: the poll covers it.
-    }
+    const watch = watchFolder(
+      target,
+      () => true,
+      (name) => {
+        if (watch?.broken) this.unwatch(target);
+        else onChange(name === "" ? null : name);
+      },
+    );
+    // Null: not there yet (a run without live/) or not watchable; the poll covers it.
+    if (watch !== null) this.watchers.set(target, watch);
   }
 
   private unwatch(target: string): void {
@@ -314,7 +317,7 @@ export class RunModel {
       for (const t of [e.wire.endedAt, e.wire.activityAt, e.wire.admittedAt])
         if (t !== null && (last === null || t > last)) last = t;
     }
-    const runFile = okValue(readJsonFile(this.paths.runFile, runFileSchema));
+    const runFile = readRunFile(this.paths);
     return {
       run: this.paths.run,
       live: rows.filter((r) => r.state !== "recorded" && r.state !== "queued").length,

@@ -141,8 +141,10 @@ describe("a steerable dispatch's talk on the page", () => {
       answerBy: "2026-11-29T10:00:00.000Z",
       answer: null,
       delivered: false,
+      waiting: true,
     };
     expect(answerWords(q)).toBe("waiting for an answer until 2026-11-29T10:00:00.000Z");
+    expect(answerWords({ ...q, waiting: false })).toBe("never answered: the dispatch ended first");
     const answer = { allow: false, text: null, why: "no", by: "policy", at: "2026-11-29T10:00:00.000Z" };
     expect(answerWords({ ...q, answer })).toBe("denied (no) by policy");
     const m = {

@@ -1,0 +1,80 @@
+import { asCatherdError } from "../domain/errors.js";
+import { cleanMessage } from "../domain/redact.js";
+import {
+  type AdmitFile,
+  type ExitFile,
+  type RecordFile,
+  SCHEMA_VERSION,
+  type SpecFile,
+} from "../domain/schemas.js";
+
+// The record of a dispatch whose record catherd could not build (specs/record.md, "A record always
+// comes"): an error of catherd's own while it read the folder and judged it must not leave the dispatch
+// without a verdict — `exited` forever for `status`, kept forever by `clean`, a waiter that never returns.
+
+/**
+ * Whether a throw while building a record is the disk's: a write the operating system refused (full,
+ * read-only, no permission). Those are left for a later reader, who may find room; every other throw is
+ * recorded at once by unbuiltRecord.
+ */
+export function isDiskRefusal(error: unknown): boolean {
+  return asCatherdError(error).code === "E_IO_WRITE";
+}
+
+/**
+ * A record from exit.json alone, for a dispatch whose record could not be built: `failed`, kind `record`,
+ * code E_INTERNAL, the error's words, and how the agent ended as exit.json says. Nothing else of the
+ * folder is read (any of it may be what failed): no reply, no changes, no usage.
+ */
+export function unbuiltRecord(
+  exit: ExitFile,
+  files: { admit: AdmitFile | null; spec: SpecFile | null },
+  ids: { dispatchId: string; backend: RecordFile["backend"] },
+  error: unknown,
+): RecordFile {
+  const { admit, spec } = files;
+  const words = asCatherdError(error).message;
+  const ended = `${exit.reason}${exit.code === null ? "" : `, exit code ${exit.code}`}${exit.signal === null ? "" : `, signal ${exit.signal}`}`;
+  return {
+    schema: SCHEMA_VERSION,
+    dispatchId: ids.dispatchId,
+    run: admit?.run ?? null,
+    name: admit?.name ?? null,
+    backend: ids.backend,
+    model: admit?.model ?? null,
+    status: "failed",
+    reason: exit.reason,
+    exitCode: exit.code,
+    signal: exit.signal,
+    startedAt: exit.startedAt,
+    endedAt: exit.endedAt,
+    secs: exit.durationMs === null ? null : Math.round(exit.durationMs / 100) / 10,
+    thread: exit.thread ?? null,
+    tokens: { input: 0, cached: 0, output: 0 },
+    costUsd: null,
+    costSource: null,
+    reply: null,
+    replyPath: null,
+    changedFiles: null,
+    error: {
+      code: "E_INTERNAL",
+      kind: "record",
+      message: cleanMessage(
+        `catherd could not build this dispatch's record: ${words} (the agent ended: ${ended}; its files are kept in the folder)`,
+      ),
+      retryAfter: null,
+      tail: [],
+    },
+    patch: null,
+    worktree: null,
+    commits: null,
+    tmp: null,
+    admittedAt: admit?.admittedAt ?? null,
+    maxTokens: spec?.maxTokens ?? null,
+    maxCostUsd: spec?.maxCostUsd ?? null,
+    ...(spec?.answerSchema == null ? {} : { answer: null, answerErrors: null }),
+    ...(admit?.attempt === undefined && admit?.ladder === undefined
+      ? {}
+      : { attempt: admit.attempt ?? 1, failoverFrom: admit.failoverFrom ?? null, next: null }),
+  };
+}
