@@ -1,11 +1,16 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { backendFor } from "../../src/backends/registry.js";
 import type { Spec } from "../../src/domain/schemas.js";
-import { QUIET_POLL_MS } from "../../supervisor/watch-loop.js";
+import { lockReportPath, writeLockReport } from "../../src/folder/lock-reports.js";
+import { startTimeOf } from "../../src/infra/process-identity.js";
+import { systemFiles } from "../../supervisor/deps.js";
+import { SLOT_RECHECK_MS } from "../../supervisor/slot-reports.js";
+import { QUIET_POLL_MS, watchAgent } from "../../supervisor/watch-loop.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 import { tempDir } from "../helpers/folders.js";
-import { loopSpec, watchUntilStopped } from "../helpers/watch.js";
+import { loopSpec, neverExitingChild, watchUntilStopped } from "../helpers/watch.js";
 
 // When the loop polls: with a fake clock that records every sleep and lets a test write output at given
 // times, as if the agent had (test/helpers/fake-clock.ts). A quiet agent must cost wake-ups at deadlines and every QUIET_POLL_MS only.
@@ -62,5 +67,44 @@ describe("the watch loop's sleeps", () => {
     expect(sleeps.slice(2).every((ms) => ms > 250)).toBe(true);
     // Progress was last read at 4 s: idle fires 8 s later.
     expect(at).toBe(12_000);
+  });
+});
+
+describe("the watch loop's sleeps, one sensor among others", () => {
+  it("looks again every SLOT_RECHECK_MS while a lock's report is live, though the rules could wait longer", async () => {
+    const dir = tempDir();
+    // This test process stands for a lock of the dispatch (alive, by pid and start time), waiting for a slot.
+    const pid = process.pid;
+    const startTime = startTimeOf(pid);
+    writeLockReport(lockReportPath(dir, pid, startTime), {
+      pid,
+      startTime,
+      class: "heavy",
+      label: "npm test",
+      state: "waiting",
+      since: "2026-11-29T08:00:00.000Z",
+      ahead: 0,
+      held: 1,
+      slots: 1,
+      waitedMs: 0,
+    });
+    const interrupt = new AbortController();
+    const clock = new FakeClock([{ at: 3500, happen: () => interrupt.abort("SIGTERM") }]);
+    const spec = loopSpec(dir, "exec", LIMITS);
+    const outcome = await watchAgent({
+      dir,
+      spec,
+      backend: backendFor("exec"),
+      child: neverExitingChild(),
+      deps: { clock, files: systemFiles },
+      log: () => {},
+      interrupt: interrupt.signal,
+    });
+    // The wait stops the wall and keeps the agent busy: the rules' next deadline is the idle limit, 20 s
+    // away; the signal cuts the fourth sleep short.
+    expect(SLOT_RECHECK_MS).toBe(1000);
+    expect(clock.sleeps).toEqual([1000, 1000, 1000, 1000]);
+    expect({ reason: outcome.reason, at: clock.mono }).toEqual({ reason: "cancelled", at: 3500 });
+    expect(outcome.state.slotWaitedMs).toBe(3500);
   });
 });
