@@ -1,5 +1,6 @@
 import type { LineFacts } from "../domain/facts.js";
 import { cutChars, inertText } from "../domain/inert-text.js";
+import { cutDeeperThan, DEEP_MARKER, MAX_LINE_DEPTH } from "../domain/json-depth.js";
 import { type ExitFacts, type JudgeRules, judgeEnding } from "../domain/status.js";
 import type { StreamSummary } from "../domain/summary.js";
 import {
@@ -17,18 +18,23 @@ import type { Outcome } from "./types.js";
 /** Default timeouts shared by the agent backends (specs/supervisor.md, "The loop"). */
 export const AGENT_DEFAULTS = { idleMs: 15 * 60_000, wallMs: 90 * 60_000 } as const;
 
-/** Parses a JSON object line; anything else (torn JSON, an array, a number) is null. */
+/**
+ * Parses a JSON object line; anything else (torn JSON, an array, a number) is null. Every line an agent
+ * CLI prints is parsed here, and what it returns is at most MAX_LINE_DEPTH deep: a deeper subtree is
+ * replaced by DEEP_MARKER (specs/backends.md, "Depth"), so that no later walk of it overflows the stack.
+ */
 export function parseObject(line: string): Record<string, unknown> | null {
   const trimmed = line.trim();
   if (!trimmed.startsWith("{")) return null;
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(trimmed);
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
+    value = JSON.parse(trimmed);
   } catch {
     return null;
   }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  cutDeeperThan(value, MAX_LINE_DEPTH, DEEP_MARKER);
+  return value as Record<string, unknown>;
 }
 
 export function asRecord(value: unknown): Record<string, unknown> | null {

@@ -1,3 +1,4 @@
+import { valueDeeperThan } from "./json-depth.js";
 import type { AnswerError } from "./schemas.js";
 import { MAX_REPLY_CHARS } from "./summary.js";
 
@@ -177,18 +178,6 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
       depth += 1;
       if (depth > limit) return true;
     } else if (CLOSERS.has(c)) depth -= 1;
-  }
-  return false;
-}
-
-/** Whether a parsed value nests arrays and objects deeper than `limit`: a walk with its own stack, no recursion. */
-export function valueDeeperThan(value: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
-    const [item, depth] = next;
-    if (item === null || typeof item !== "object") continue;
-    if (depth + 1 > limit) return true;
-    for (const child of Object.values(item)) stack.push([child, depth + 1]);
   }
   return false;
 }

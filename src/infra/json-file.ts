@@ -3,6 +3,7 @@ import * as path from "node:path";
 import type { z } from "zod";
 import { checked } from "../domain/checked.js";
 import { CatherdError } from "../domain/errors.js";
+import { MAX_FILE_DEPTH, valueDeeperThan } from "../domain/json-depth.js";
 import { SCHEMA_VERSION } from "../domain/schema-version.js";
 
 /** The result of reading one file of a dispatch folder: a reader reports problems, it never crashes. */
@@ -74,6 +75,17 @@ export function parseJsonText<S extends z.ZodType>(
         fix: `inspect it with: cat ${file}`,
         file,
       }),
+    };
+  }
+  // Checked before zod and every reader walk it (an agent can write a lock report): see domain/json-depth.ts.
+  if (valueDeeperThan(raw, MAX_FILE_DEPTH)) {
+    return {
+      kind: "invalid",
+      error: new CatherdError(
+        "E_FILE_CORRUPT",
+        `${file} nests arrays and objects deeper than catherd's limit of ${MAX_FILE_DEPTH} levels`,
+        { fix: `inspect it with: head -c 2000 ${file}`, file },
+      ),
     };
   }
   const version = (raw as { schema?: unknown } | null)?.schema;

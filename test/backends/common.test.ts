@@ -1,5 +1,24 @@
 import { describe, expect, it } from "vitest";
+import { claudeCodeBackend as claude } from "../../src/backends/claude-code.js";
+import { codexBackend as codex } from "../../src/backends/codex.js";
 import { describeToolCall, oneLine, parseObject } from "../../src/backends/common.js";
+import { cutDeeperThan, DEEP_MARKER, MAX_LINE_DEPTH, valueDeeperThan } from "../../src/domain/json-depth.js";
+
+/** `{"c":{"c":…1…}}`, `levels` deep, as text. */
+function nestedText(levels: number): string {
+  return `${'{"c":'.repeat(levels)}1${"}".repeat(levels)}`;
+}
+
+/** The depth of a value's `c` chain, and what ends it. */
+function chain(value: unknown): { depth: number; end: unknown } {
+  let depth = 0;
+  let item = value;
+  while (typeof item === "object" && item !== null) {
+    depth += 1;
+    item = (item as { c: unknown }).c;
+  }
+  return { depth, end: item };
+}
 
 describe("describeToolCall", () => {
   it.each([
@@ -55,4 +74,50 @@ describe("oneLine", () => {
       expect(oneLine(text)).toBe(expected);
     });
   }
+});
+
+describe("parseObject bounds the depth of a line", () => {
+  it.each([
+    ["a shallow line, whole", 3, { depth: 3, end: 1 }],
+    ["a line at the limit, whole", MAX_LINE_DEPTH, { depth: MAX_LINE_DEPTH, end: 1 }],
+    [
+      "a line one level over, cut at the limit",
+      MAX_LINE_DEPTH + 1,
+      { depth: MAX_LINE_DEPTH, end: DEEP_MARKER },
+    ],
+    ["a line 20,000 deep, cut at the limit", 20_000, { depth: MAX_LINE_DEPTH, end: DEEP_MARKER }],
+  ])("keeps %s", (_, levels, kept) => {
+    const value = parseObject(nestedText(levels));
+    expect(chain(value)).toEqual(kept);
+    expect(() => JSON.stringify(value)).not.toThrow();
+  });
+
+  it("cuts arrays and every deep branch, and keeps the shallow fields beside them", () => {
+    const deepArray = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+    const value = parseObject(`{"a":${deepArray},"b":${nestedText(20_000)},"n":1,"__proto__":${deepArray}}`);
+    expect(valueDeeperThan(value, MAX_LINE_DEPTH)).toBe(false);
+    expect(value?.n).toBe(1);
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(JSON.stringify(value)).toContain(`"__proto__":`);
+  });
+
+  it("says whether it cut, and cuts exactly below the limit", () => {
+    const value = { a: { b: { c: 1 } }, d: [[2]] };
+    expect(cutDeeperThan(value, 2, "x")).toBe(true);
+    expect(value).toEqual({ a: { b: "x" }, d: ["x"] });
+    expect(cutDeeperThan(value, 2, "x")).toBe(false);
+    expect(cutDeeperThan(7, 1, "x")).toBe(false);
+  });
+
+  it("turns a Claude permission ask 20,000 deep into a question that can be written", () => {
+    const line = `{"type":"control_request","request_id":"req_1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls","deep":${nestedText(20_000)}},"tool_use_id":"toolu_1"}}`;
+    const facts = claude.parse(line);
+    expect(facts.asks).toMatchObject({ kind: "permission", tool: "Bash" });
+    expect(JSON.stringify(facts)).toContain(DEEP_MARKER);
+  });
+
+  it("parses a codex tool call 20,000 deep into facts that can be written", () => {
+    const line = `{"type":"item.started","item":{"id":"item_1","type":"mcp_tool_call","server":"s","tool":"t","arguments":${nestedText(20_000)},"status":"in_progress"}}`;
+    expect(() => JSON.stringify(codex.parse(line))).not.toThrow();
+  });
 });

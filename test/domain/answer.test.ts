@@ -9,8 +9,8 @@ import {
   nestsDeeperThan,
   readAnswer,
   repairBrief,
-  valueDeeperThan,
 } from "../../src/domain/answer.js";
+import { valueDeeperThan } from "../../src/domain/json-depth.js";
 import { addFacts, emptySummary, MAX_REPLY_CHARS } from "../../src/domain/summary.js";
 
 // How catherd reads a final answer (specs/record.md, "The answer"), from each CLI's final shape.
