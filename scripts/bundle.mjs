@@ -80,9 +80,13 @@ const APART = ["src/cli/main.js"];
  * @type {{ name: string, from: string[], with?: string[] }[]}
  */
 const START_PATHS = [
-  { name: "base", from: ["src/cli/main.js"], with: ["supervisor/start.js", "supervisor/supervise.js"] },
+  {
+    name: "base",
+    from: ["src/cli/main.js"],
+    with: ["supervisor/supervisor-main.js", "supervisor/supervise.js"],
+  },
   { name: "cli", from: ["src/cli/main.js"] },
-  { name: "claim", from: ["supervisor/start.js", "supervisor/supervise.js"] },
+  { name: "claim", from: ["supervisor/supervisor-main.js", "supervisor/supervise.js"] },
   {
     name: "start-shared",
     from: ["src/cli/dispatch-command.js"],

@@ -327,7 +327,7 @@ describe("architecture", () => {
   });
 
   it("lets the supervisor claim its folder before it loads the rest: no backend, watch loop, schema or zod", () => {
-    const loaded = loadedWith("supervisor/start.ts");
+    const loaded = loadedWith("supervisor/supervisor-main.ts");
     expect(loaded).toContain("supervisor/supervise.ts");
     expect(loaded.filter((file) => staticImportsOf(file).includes("zod"))).toEqual([]);
     expect(
@@ -385,8 +385,8 @@ describe("architecture", () => {
 
   it("finds static and dynamic imports: only the programs' entries in src/bin load the supervisor", () => {
     expect(violations("src", (to) => to.startsWith("supervisor/"))).toEqual([
-      "src/bin/catherd.ts imports supervisor/start.js",
-      "src/bin/supervisor.ts imports supervisor/start.js",
+      "src/bin/catherd.ts imports supervisor/supervisor-main.js",
+      "src/bin/supervisor.ts imports supervisor/supervisor-main.js",
     ]);
     expect(layerOf("zod")).toBeNull();
     expect(layerOf("node:fs")).toBeNull();

@@ -1,6 +1,6 @@
 import type { ErrorFact, RetryAfter } from "../domain/failure.js";
 import type { ErrorKind } from "../domain/vocab.js";
-import { asRecord, asString, parseObject } from "./common.js";
+import { asRecord, asString, parseObject } from "./line-parsing.js";
 
 // What a provider's or a CLI's failure says, from the evidence the CLIs print: an HTTP status, the
 // provider's error codes and types, and its words. The table of specs/backends.md names, for each CLI,

@@ -18,7 +18,7 @@ import {
   tokenFields,
   usageFacts,
   uuidThread,
-} from "./common.js";
+} from "./line-parsing.js";
 import type { Backend, BillingContext, PlanRequest, SteerProtocol } from "./types.js";
 
 // `claude -p --output-format stream-json --verbose` (test/fixtures/recorded/claude, Claude Code 2.1.197).

@@ -16,7 +16,7 @@ import {
   tokenFields,
   usageFacts,
   uuidThread,
-} from "./common.js";
+} from "./line-parsing.js";
 import type { Backend, BillingContext, PlanRequest, UsageLog, UsageLogContext } from "./types.js";
 
 // `codex exec --json` (test/fixtures/recorded/codex). thread.started → turn.started → item.started/item.completed

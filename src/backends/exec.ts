@@ -1,4 +1,4 @@
-import { finalizeFromSummary, oneLine } from "./common.js";
+import { finalizeFromSummary, oneLine } from "./line-parsing.js";
 import type { Backend } from "./types.js";
 
 /** Any long command: every output line is progress and the exit code decides. */

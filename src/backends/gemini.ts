@@ -1,8 +1,8 @@
 import type { LineFacts } from "../domain/facts.js";
 import { NEUTRAL, PROGRESS } from "../domain/facts.js";
 import type { ErrorFact } from "../domain/failure.js";
-import type { ExitFacts } from "../domain/status.js";
 import type { StreamSummary } from "../domain/summary.js";
+import type { ExitFacts } from "../domain/verdict.js";
 import type { ErrorKind } from "../domain/vocab.js";
 import { classify, errorFact, providerBody, retryKind } from "./classify.js";
 import {
@@ -20,7 +20,7 @@ import {
   tokenFields,
   usageFacts,
   uuidThread,
-} from "./common.js";
+} from "./line-parsing.js";
 import type { Backend, BillingContext, Outcome, PlanRequest, UsageLog, UsageLogContext } from "./types.js";
 
 // `gemini --output-format stream-json` (test/fixtures/recorded/gemini, gemini-cli 0.61.0).

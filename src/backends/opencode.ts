@@ -16,7 +16,7 @@ import {
   parseObject,
   tokenFields,
   usageFacts,
-} from "./common.js";
+} from "./line-parsing.js";
 import type { Backend, BillingContext, PlanRequest } from "./types.js";
 
 // `opencode run --format json` (test/fixtures/recorded/opencode, opencode-ai 1.18.33). Every line has

@@ -1,8 +1,8 @@
 import type { LineFacts } from "../domain/facts.js";
 import type { Failure } from "../domain/failure.js";
-import type { ExitFacts } from "../domain/status.js";
 import type { StreamSummary } from "../domain/summary.js";
 import type { ModelAccount, TokenCounts } from "../domain/usage.js";
+import type { ExitFacts } from "../domain/verdict.js";
 import type { AccessLevel, BackendId, EndingErrorCode, Status } from "../domain/vocab.js";
 
 /** What a dispatch asks of a backend. Paths are absolute. */

@@ -9,7 +9,7 @@ enableCompileCache();
 const argv = process.argv.slice(2);
 const main =
   argv[0] === "supervise"
-    ? import("../../supervisor/start.js").then(({ superviseMain }) =>
+    ? import("../../supervisor/supervisor-main.js").then(({ superviseMain }) =>
         superviseMain(argv.slice(1), { announce: true }),
       )
     : import("../cli/main.js").then(({ cliMain }) => cliMain(argv));

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The supervisor program's entry (dist/bin/supervisor.js): the compile cache first, then the program
-// (supervisor/start.ts), so that the cache serves every module it loads. Imported rather than run (as the
+// (supervisor/supervisor-main.ts), so that the cache serves every module it loads. Imported rather than run (as the
 // benchmark's import probe does), it does nothing.
 import * as fs from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -11,6 +11,6 @@ const invokedDirectly =
   fs.realpathSync(process.argv[1]) === fs.realpathSync(fileURLToPath(import.meta.url));
 if (invokedDirectly) {
   enableCompileCache();
-  const { runSupervisorProgram } = await import("../../supervisor/start.js");
+  const { runSupervisorProgram } = await import("../../supervisor/supervisor-main.js");
   runSupervisorProgram(process.argv.slice(2));
 }

@@ -1,6 +1,6 @@
 import { answerQuestion } from "../dispatch/steer/answer.js";
 import { CatherdError } from "../domain/errors.js";
-import { type Command, RUN_OPTION, stringOption } from "./kit.js";
+import { type Command, RUN_OPTION, stringOption } from "./command-io.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
 /** What `answer --json` prints. */

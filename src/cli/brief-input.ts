@@ -8,7 +8,7 @@ import { MAX_MESSAGE_BYTES } from "../domain/inbox.js";
 import { readFdCapped, readStreamCapped } from "../infra/capped-read.js";
 import { systemClock } from "../infra/clock.js";
 import { waitUntil, wakeOnEvents } from "../infra/wait-until.js";
-import { type ParsedInput, stringOption } from "./kit.js";
+import { type ParsedInput, stringOption } from "./command-io.js";
 
 /**
  * How long `dispatch` of a command that needs no brief (exec) gives a piped stdin to show it carries one:

@@ -1,6 +1,6 @@
 import { type CancelledSummary, cancelDispatch, cancelledSummary } from "../dispatch/cancel.js";
 import { statusWords } from "../domain/record-words.js";
-import { type Command, RUN_OPTION } from "./kit.js";
+import { type Command, RUN_OPTION } from "./command-io.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
 interface Cancelled {

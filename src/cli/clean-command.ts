@@ -3,7 +3,7 @@ import { existingRun, runNames } from "../dispatch/read/locate.js";
 import { DEFAULT_CLEAN_AGE } from "../domain/clean.js";
 import { parseDuration } from "../domain/duration.js";
 import { catherdHome, runName, runPaths } from "../infra/paths.js";
-import { type Command, stringOption } from "./kit.js";
+import { type Command, stringOption } from "./command-io.js";
 import { bytes, paint } from "./render.js";
 
 /** The oldest age `--older-than` takes: ten years. */

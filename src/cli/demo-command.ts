@@ -2,8 +2,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { DEMO_DISPATCHES_ENV } from "../demo/dispatches-env.js";
 import { SIMULATED_AGENT_FORMAT } from "../demo/wire-format.js";
+import { startDispatch } from "../dispatch/dispatch.js";
 import { validateDispatch } from "../dispatch/request/request.js";
-import { startDispatch } from "../dispatch/start-dispatch.js";
 import { formatDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
@@ -14,7 +14,7 @@ import { LineReader } from "../infra/line-reader.js";
 import { catherdHome } from "../infra/paths.js";
 import { programFile } from "../infra/programs.js";
 import { waitUntil } from "../infra/wait-until.js";
-import type { Command } from "./kit.js";
+import type { Command } from "./command-io.js";
 import { paint } from "./render.js";
 import { recordLine } from "./result-command.js";
 

@@ -1,6 +1,7 @@
 import * as path from "node:path";
-import { AGENT_DEFAULTS } from "../backends/common.js";
 import { execBackend } from "../backends/exec.js";
+import { AGENT_DEFAULTS } from "../backends/line-parsing.js";
+import { startDispatch } from "../dispatch/dispatch.js";
 import { validateFollowUp } from "../dispatch/follow-up/request.js";
 import { type AnswerSchemaSource, answerInput, MAX_REPAIRS } from "../dispatch/request/answer-input.js";
 import { withLockHint } from "../dispatch/request/lock-hint.js";
@@ -8,7 +9,6 @@ import { withOutcomeContract } from "../dispatch/request/outcome-contract.js";
 import { RUN_PLACEMENTS } from "../dispatch/request/placement.js";
 import { type RawDispatchInput, validateDispatch } from "../dispatch/request/request.js";
 import { MAX_KEEP_OPEN_MS } from "../dispatch/request/steer-input.js";
-import { startDispatch } from "../dispatch/start-dispatch.js";
 import { SPEC_DEFAULTS } from "../domain/defaults.js";
 import { compactDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
@@ -18,7 +18,7 @@ import type { Submitted } from "../engines/engine.js";
 import { ENGINE_OPTIONS } from "../engines/registry.js";
 import { catherdHome, runName } from "../infra/paths.js";
 import { readBrief } from "./brief-input.js";
-import { type Command, listOption, type ParsedInput, stringOption } from "./kit.js";
+import { type Command, listOption, type ParsedInput, stringOption } from "./command-io.js";
 
 /** The input key under which the MCP dispatch tool passes `answerSchema`, the schema inline, as JSON text. */
 export const INLINE_ANSWER_SCHEMA = "answer-schema-inline";

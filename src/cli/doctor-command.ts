@@ -8,7 +8,7 @@ import { systemClock } from "../infra/clock.js";
 import type { FenceCheck } from "../infra/fence/probe.js";
 import { catherdHome } from "../infra/paths.js";
 import { notExecutableBecause, resolveExecutable } from "../infra/which.js";
-import type { Command } from "./kit.js";
+import type { Command } from "./command-io.js";
 import { cell, paint } from "./render.js";
 
 export interface BackendCheck {

@@ -1,4 +1,4 @@
-import type { Command } from "./kit.js";
+import type { Command } from "./command-io.js";
 
 /**
  * How an orchestrating agent uses catherd well: printed by `catherd guide` for agents on the shell, and

@@ -7,7 +7,7 @@ import { machineCores } from "../infra/slot-identity.js";
 import { type ClassStatus, type ListedClaim, lockStatus } from "../lock/lock-status.js";
 import { DEFAULT_CLASS, lockRequest, MAX_SLOTS, SLOTS_VARIABLE } from "../lock/request.js";
 import { runLocked } from "../lock/run-locked.js";
-import { type Command, stringOption } from "./kit.js";
+import { type Command, stringOption } from "./command-io.js";
 import { age, paint } from "./render.js";
 
 /** What `--status --json` prints; a command run prints only the command's own output. */

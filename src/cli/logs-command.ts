@@ -11,8 +11,8 @@ import { readSandboxLog } from "../folder/sandbox-log.js";
 import { systemClock } from "../infra/clock.js";
 import { readLineBytesFrom, readLinesFrom } from "../infra/lines-from.js";
 import { waitUntil } from "../infra/wait-until.js";
+import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./command-io.js";
 import { jsonText } from "./json-text.js";
-import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./kit.js";
 import { byTime, type ConversationLine, conversationLogLines, fenceLogLines } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 

@@ -4,7 +4,7 @@ import { dismiss, startStandbySupervisor } from "../dispatch/start/standby.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome } from "../infra/paths.js";
 import { reportError } from "../infra/report-error.js";
-import { type Command, executeCommand, helpEntry } from "./kit.js";
+import { type Command, executeCommand, helpEntry } from "./command-io.js";
 
 /**
  * A verb: how its module is loaded, and whether it starts a supervisor — then one is started as this

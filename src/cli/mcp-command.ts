@@ -1,4 +1,4 @@
-import type { Command } from "./kit.js";
+import type { Command } from "./command-io.js";
 
 export const mcpCommand: Command<null> = {
   name: "mcp",

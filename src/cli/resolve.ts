@@ -1,7 +1,7 @@
 import { existingRun, locateDispatch } from "../dispatch/read/locate.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome, type RunPaths, runName, runPaths } from "../infra/paths.js";
-import { type ParsedInput, stringOption } from "./kit.js";
+import { type ParsedInput, stringOption } from "./command-io.js";
 
 /**
  * The run a read command looks in: `--run`, else `$CATHERD_RUN`, else `default`. A run named by either

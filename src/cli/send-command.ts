@@ -3,7 +3,7 @@ import type { SentMessage } from "../dispatch/steer/send.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome, runName } from "../infra/paths.js";
 import { readMessageText } from "./brief-input.js";
-import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./kit.js";
+import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./command-io.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
 /** What `send --json` prints: the message, or the follow-up it became. */

@@ -11,7 +11,7 @@ import { statusWords } from "../domain/record-words.js";
 import type { DispatchState, Status } from "../domain/vocab.js";
 import { readRunFile } from "../folder/run-file.js";
 import { systemClock } from "../infra/clock.js";
-import { type Command, RUN_OPTION } from "./kit.js";
+import { type Command, RUN_OPTION } from "./command-io.js";
 import { age, askingText, bytes, cell, paint, type Style, shortWhy, tableWidth, WIDTH } from "./render.js";
 import { runPathsOf } from "./resolve.js";
 import { budgetLine, costCell, tokensCell } from "./spend-text.js";

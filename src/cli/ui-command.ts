@@ -3,7 +3,7 @@ import { CatherdError } from "../domain/errors.js";
 import { isValidId } from "../domain/ids.js";
 import { systemClock } from "../infra/clock.js";
 import { catherdHome } from "../infra/paths.js";
-import { type Command, stringOption } from "./kit.js";
+import { type Command, stringOption } from "./command-io.js";
 
 export const uiCommand: Command<{ url: string } | null> = {
   name: "ui",

@@ -6,7 +6,7 @@ import { requireId } from "../domain/ids.js";
 import { USAGE_GROUPINGS, type UsageGrouping, type UsageTotal, usageTotals } from "../domain/usage-totals.js";
 import { systemClock } from "../infra/clock.js";
 import { catherdHome } from "../infra/paths.js";
-import { type Command, stringOption } from "./kit.js";
+import { type Command, stringOption } from "./command-io.js";
 import { cell, count } from "./render.js";
 
 /** The longest --since: ten years. */

@@ -6,7 +6,7 @@ import { WAIT_TIMEOUT_EXIT } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { markSeen } from "../folder/markers.js";
 import { systemClock } from "../infra/clock.js";
-import { type Command, RUN_OPTION, stringOption } from "./kit.js";
+import { type Command, RUN_OPTION, stringOption } from "./command-io.js";
 import { askingText, steeringLine } from "./render.js";
 import { dispatchDirOf, runPathsOf } from "./resolve.js";
 import { errorLines, outcomeLines, recordLine } from "./result-command.js";

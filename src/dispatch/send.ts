@@ -4,9 +4,9 @@ import { FILES, fileIn, placeOf, runOf } from "../folder/layout.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { runPaths } from "../infra/paths.js";
 import { waitUntil } from "../infra/wait-until.js";
+import { startDispatch } from "./dispatch.js";
 import { validateFollowUp } from "./follow-up/request.js";
 import { newestTurnDir } from "./follow-up/turn.js";
-import { startDispatch } from "./start-dispatch.js";
 import { EndedTurn, type SendRequest, type SentMessage, sendMessage } from "./steer/send.js";
 
 // `catherd send` and the MCP `send` tool, whole (specs/steering.md, "The inbox"): the message goes into

@@ -30,10 +30,10 @@ import { notifyIfEnded } from "./notify.js";
 import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
 import { isDiskRefusal, unbuiltRecord } from "./record-fallback.js";
-import { summarizeDispatch } from "./replay.js";
 import { settleSpend, spendBeforeRecord } from "./run-ledger.js";
 import { fenceAccount, keptReadOnly } from "./sandbox-log.js";
 import { billingOf, type PricedUsage, priceUsage } from "./spend.js";
+import { summarizeDispatch } from "./summarize.js";
 import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./write.js";
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { codexBackend as codex } from "../../src/backends/codex.js";
-import { oneLine } from "../../src/backends/common.js";
+import { oneLine } from "../../src/backends/line-parsing.js";
 import {
   BRIEF_PATH,
   describeRecordings,

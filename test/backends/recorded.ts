@@ -6,9 +6,9 @@ import type { Backend, Outcome, PlanRequest } from "../../src/backends/types.js"
 import { defaultStallMs, SPEC_DEFAULTS } from "../../src/domain/defaults.js";
 import type { Tokens } from "../../src/domain/facts.js";
 import { type LineFacts, PROGRESS } from "../../src/domain/facts.js";
-import type { ExitFacts } from "../../src/domain/status.js";
 import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/summary.js";
 import { type CostSource, type TokenCounts, type UsageReport, ZERO_COUNTS } from "../../src/domain/usage.js";
+import type { ExitFacts } from "../../src/domain/verdict.js";
 import type { ErrorKind, ExitReason } from "../../src/domain/vocab.js";
 import { decide, initialWatch, nextDeadline, observe, type WatchLimits } from "../../src/domain/watch.js";
 import { billingOf, pricedUsage } from "../../src/folder/spend.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { type OptionDef, parseInput } from "../../src/cli/command-io.js";
 import { dispatchCommand } from "../../src/cli/dispatch-command.js";
-import { type OptionDef, parseInput } from "../../src/cli/kit.js";
 import { argumentName, inputSchemaOf, parsedInputOf } from "../../src/cli/mcp/input.js";
 import { TOOLS, type ToolSpec } from "../../src/cli/mcp/tools.js";
 

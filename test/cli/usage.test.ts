@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { cancelCommand } from "../../src/cli/cancel-command.js";
 import { cleanCommand } from "../../src/cli/clean-command.js";
+import { type Command, usageOf } from "../../src/cli/command-io.js";
 import { demoCommand } from "../../src/cli/demo-command.js";
 import { dispatchCommand } from "../../src/cli/dispatch-command.js";
 import { doctorCommand } from "../../src/cli/doctor-command.js";
 import { guideCommand } from "../../src/cli/guide-command.js";
-import { type Command, usageOf } from "../../src/cli/kit.js";
 import { lockCommand } from "../../src/cli/lock-command.js";
 import { logsCommand } from "../../src/cli/logs-command.js";
 import { mcpCommand } from "../../src/cli/mcp-command.js";

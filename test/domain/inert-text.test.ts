@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { oneLine } from "../../src/backends/common.js";
+import { oneLine } from "../../src/backends/line-parsing.js";
 import { cell } from "../../src/cli/render.js";
 import { cutChars, inertText, SHOWN_CONTROL } from "../../src/domain/inert-text.js";
 import { cleanMessage, recordTail } from "../../src/domain/redact.js";

@@ -10,8 +10,8 @@ import {
   TAIL_BYTES,
 } from "../../src/domain/redact.js";
 import { errorKindSchema } from "../../src/domain/schemas.js";
-import { type ExitFacts, judgeEnding, statusByPrecedence } from "../../src/domain/status.js";
 import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/summary.js";
+import { type ExitFacts, judgeEnding, statusByPrecedence } from "../../src/domain/verdict.js";
 import { ERROR_KINDS, type ErrorKind } from "../../src/domain/vocab.js";
 
 const success = { isError: false, message: null };

@@ -11,7 +11,7 @@ import { tempDir } from "../helpers/folders.js";
 // replacing the fold of the streams, the first step of building a record.
 
 const failure = vi.hoisted(() => ({ error: null as unknown }));
-vi.mock("../../src/folder/replay.js", () => ({
+vi.mock("../../src/folder/summarize.js", () => ({
   summarizeDispatch: () => {
     throw failure.error;
   },

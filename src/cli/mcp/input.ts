@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { checked } from "../../domain/checked.js";
 import { CatherdError } from "../../domain/errors.js";
-import type { OptionDef, ParsedInput } from "../kit.js";
+import type { OptionDef, ParsedInput } from "../command-io.js";
 import type { ToolSpec } from "./tools.js";
 
 // A tool's arguments are its command's flags (the option table the command line parses), named in

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { claudeCodeBackend as claude } from "../../src/backends/claude-code.js";
 import { codexBackend as codex } from "../../src/backends/codex.js";
-import { describeToolCall, oneLine, parseObject } from "../../src/backends/common.js";
+import { describeToolCall, oneLine, parseObject } from "../../src/backends/line-parsing.js";
 import { cutDeeperThan, DEEP_MARKER, MAX_LINE_DEPTH, valueDeeperThan } from "../../src/domain/json-depth.js";
 
 /** `{"c":{"c":…1…}}`, `levels` deep, as text. */

@@ -1,7 +1,6 @@
 import type { LineFacts } from "../domain/facts.js";
 import { cutChars, inertText } from "../domain/inert-text.js";
 import { cutDeeperThan, DEEP_MARKER, MAX_LINE_DEPTH } from "../domain/json-depth.js";
-import { type ExitFacts, type JudgeRules, judgeEnding } from "../domain/status.js";
 import type { StreamSummary } from "../domain/summary.js";
 import {
   accounts,
@@ -13,6 +12,7 @@ import {
   totalOf,
   type UsageReport,
 } from "../domain/usage.js";
+import { type ExitFacts, type JudgeRules, judgeEnding } from "../domain/verdict.js";
 import type { Outcome } from "./types.js";
 
 /** Default timeouts shared by the agent backends (specs/supervisor.md, "The loop"). */
