@@ -52,7 +52,7 @@ function cli(home, args) {
 
 async function admission() {
   const { validateDispatch } = await import(
-    pathToFileURL(path.join(DIST, "src/dispatch/request/request.js")).href
+    pathToFileURL(path.join(DIST, "src/dispatch/request/dispatch-request.js")).href
   );
   const { admit } = await import(pathToFileURL(path.join(DIST, "src/dispatch/admission.js")).href);
   const { systemClock } = await import(pathToFileURL(path.join(DIST, "src/infra/clock.js")).href);

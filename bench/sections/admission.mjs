@@ -15,9 +15,10 @@ const LIVE_COUNT = 100;
 /** @param {import("../lib/context.mjs").BenchContext} ctx */
 export async function benchAdmission(ctx) {
   console.log("\n[admission] admit() with 0 vs 1000 recorded dispatches in the run");
-  const { validateDispatch } = /** @type {typeof import("../../src/dispatch/request/request.js")} */ (
-    await import(pathToFileURL(path.join(DIST, "src/dispatch/request/request.js")).href)
-  );
+  const { validateDispatch } =
+    /** @type {typeof import("../../src/dispatch/request/dispatch-request.js")} */ (
+      await import(pathToFileURL(path.join(DIST, "src/dispatch/request/dispatch-request.js")).href)
+    );
   const { admit } = /** @type {typeof import("../../src/dispatch/admission.js")} */ (
     await import(pathToFileURL(path.join(DIST, "src/dispatch/admission.js")).href)
   );

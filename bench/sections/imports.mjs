@@ -31,7 +31,7 @@ const MODULES = [
   ["src/domain/schemas.js (zod schemas)", dist("src/domain/schemas.js")],
   ["src/backends/registry.js", dist("src/backends/registry.js")],
   ["src/cli/command-io.js", dist("src/cli/command-io.js")],
-  ["src/dispatch/request/request.js", dist("src/dispatch/request/request.js")],
+  ["src/dispatch/request/dispatch-request.js", dist("src/dispatch/request/dispatch-request.js")],
   ["src/dispatch/admission.js", dist("src/dispatch/admission.js")],
   ["src/dispatch/start/launch.js", dist("src/dispatch/start/launch.js")],
   ["src/cli/dispatch-command.js (all of dispatch)", dist("src/cli/dispatch-command.js")],

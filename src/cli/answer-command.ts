@@ -1,4 +1,4 @@
-import { answerQuestion } from "../dispatch/steer/answer.js";
+import { answerQuestion } from "../dispatch/steer/answer-question.js";
 import { CatherdError } from "../domain/errors.js";
 import { type Command, RUN_OPTION, stringOption } from "./command-io.js";
 import { dispatchDirOf, refOf } from "./resolve.js";

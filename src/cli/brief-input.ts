@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { backendNamed } from "../backends/registry.js";
-import { briefTooLong, MAX_BRIEF_BYTES } from "../dispatch/request/request.js";
+import { briefTooLong, MAX_BRIEF_BYTES } from "../dispatch/request/dispatch-request.js";
 import { messageTooLong } from "../dispatch/steer/send.js";
 import { CatherdError, ioFix, isCatherdError } from "../domain/errors.js";
 import { MAX_MESSAGE_BYTES } from "../domain/inbox.js";

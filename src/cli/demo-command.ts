@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { DEMO_DISPATCHES_ENV } from "../demo/dispatches-env.js";
 import { SIMULATED_AGENT_FORMAT } from "../demo/wire-format.js";
 import { startDispatch } from "../dispatch/dispatch.js";
-import { validateDispatch } from "../dispatch/request/request.js";
+import { validateDispatch } from "../dispatch/request/dispatch-request.js";
 import { formatDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";

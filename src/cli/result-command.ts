@@ -1,7 +1,7 @@
 import { conversationOf, type Turn } from "../dispatch/follow-up/conversation.js";
 import type { AttemptSummary } from "../dispatch/read/attempts.js";
 import { resultOf } from "../dispatch/result.js";
-import { errorsText } from "../domain/answer.js";
+import { errorsText } from "../domain/answer-contract.js";
 import { outcomeText } from "../domain/declared-outcome.js";
 import { CatherdError } from "../domain/errors.js";
 import { inertText } from "../domain/inert-text.js";

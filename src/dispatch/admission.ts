@@ -21,7 +21,7 @@ import { discardPlans, planHandOvers } from "./queue/hand-over.js";
 import { promoteUnderLock } from "./queue/promote.js";
 import { liveMarkersOf } from "./read/queued.js";
 import { runCapsUnderLock } from "./read/run-budget.js";
-import type { DispatchRequest } from "./request/request.js";
+import type { DispatchRequest } from "./request/dispatch-request.js";
 
 export { ADMISSION_LOCK_STALE_MS, ADMISSION_LOCK_WAIT_MS } from "./admit/lock.js";
 

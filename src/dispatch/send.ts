@@ -5,7 +5,7 @@ import { type Clock, systemClock } from "../infra/clock.js";
 import { runPaths } from "../infra/paths.js";
 import { waitUntil } from "../infra/wait-until.js";
 import { startDispatch } from "./dispatch.js";
-import { validateFollowUp } from "./follow-up/request.js";
+import { validateFollowUp } from "./follow-up/follow-up-request.js";
 import { newestTurnDir } from "./follow-up/turn.js";
 import { EndedTurn, type SendRequest, type SentMessage, sendMessage } from "./steer/send.js";
 

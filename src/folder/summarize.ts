@@ -23,7 +23,7 @@ const REPLAY_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Folds one file's lines. `countDropped`: lines over the reader's limit are counted in the summary after
- * the lines read with them (the final message may have been in one: src/domain/answer.ts).
+ * the lines read with them (the final message may have been in one: src/domain/answer-contract.ts).
  */
 function fold(
   file: string,

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import type { QueueView } from "../domain/slots.js";
 import { type LockReport, lockReportPath, writeLockReport } from "../folder/lock-reports.js";
-import type { DispatchLink } from "./request.js";
+import type { DispatchLink } from "./lock-request.js";
 
 // A lock run by a dispatch's agent tells its dispatch what it does (specs/lock.md, "Inside a dispatch"):
 // a report in the dispatch folder while it waits and while its command runs, gone when it ends. The

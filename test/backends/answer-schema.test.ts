@@ -6,7 +6,7 @@ import {
   withAnswerContract,
   withoutAnswerContract,
 } from "../../src/dispatch/request/answer-input.js";
-import { ANSWER_CONTRACT_HEAD } from "../../src/domain/answer.js";
+import { ANSWER_CONTRACT_HEAD } from "../../src/domain/answer-contract.js";
 import type { BackendId } from "../../src/domain/vocab.js";
 
 // How each CLI is given --answer-schema (specs/backends.md, "An answer that fits a schema"): Claude Code

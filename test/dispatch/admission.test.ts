@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { admit } from "../../src/dispatch/admission.js";
 import { inspectDispatch } from "../../src/dispatch/read/inspect.js";
-import { validateDispatch } from "../../src/dispatch/request/request.js";
+import { validateDispatch } from "../../src/dispatch/request/dispatch-request.js";
 import { systemClock } from "../../src/infra/clock.js";
 import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";

@@ -5,7 +5,7 @@ import {
   MAX_BRIEF_BYTES,
   type RawDispatchInput,
   validateDispatch,
-} from "../../src/dispatch/request/request.js";
+} from "../../src/dispatch/request/dispatch-request.js";
 import { exitCodeFor, isCatherdError } from "../../src/domain/errors.js";
 import { dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/folders.js";

@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { validateDispatch } from "../../src/dispatch/request/dispatch-request.js";
 import { readinessTimeoutMs } from "../../src/dispatch/request/readiness.js";
-import { validateDispatch } from "../../src/dispatch/request/request.js";
 import { CatherdError } from "../../src/domain/errors.js";
 import { dispatchedOf, dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
 import { FAKE_AGENT, reapAll, tempDir } from "../helpers/folders.js";

@@ -9,7 +9,7 @@ import {
   nestsDeeperThan,
   readAnswer,
   repairBrief,
-} from "../../src/domain/answer.js";
+} from "../../src/domain/answer-contract.js";
 import { valueDeeperThan } from "../../src/domain/json-depth.js";
 import { addFacts, emptySummary, MAX_REPLY_CHARS } from "../../src/domain/summary.js";
 

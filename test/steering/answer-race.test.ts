@@ -37,7 +37,7 @@ vi.mock("../../src/folder/questions.js", async (importOriginal) => {
   };
 });
 
-const { answerQuestion } = await import("../../src/dispatch/steer/answer.js");
+const { answerQuestion } = await import("../../src/dispatch/steer/answer-question.js");
 const { writeQuestion } = await import("../../src/folder/questions.js");
 
 describe("two answers at the same moment", () => {

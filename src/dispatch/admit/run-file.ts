@@ -4,7 +4,7 @@ import type { BackendId } from "../../domain/vocab.js";
 import { readRunFileAsIs } from "../../folder/run-file.js";
 import { writeJsonAtomic } from "../../infra/atomic.js";
 import type { RunPaths } from "../../infra/paths.js";
-import type { DispatchRequest } from "../request/request.js";
+import type { DispatchRequest } from "../request/dispatch-request.js";
 
 // run.json: the run's own file (specs/dispatch.md §2, step 1), created by its first admission; the caps a
 // dispatch gives, its --run-placement, --run-sandbox and --run-budget, are remembered in it for the next.

@@ -21,8 +21,8 @@ import { dispatchDir, latestFile, nameDir, type RunPaths } from "../../infra/pat
 import { startTimeOf } from "../../infra/process-identity.js";
 import { resolvedPath } from "../../infra/real-path.js";
 import { withAnswerContract } from "../request/answer-input.js";
+import type { ChainRequest, DispatchRequest } from "../request/dispatch-request.js";
 import { admitPlacementOf } from "../request/placement.js";
-import type { ChainRequest, DispatchRequest } from "../request/request.js";
 import { type Placed, placeDispatch, type Workplace } from "./workplace.js";
 
 // A dispatch folder written in two steps (specs/dispatch.md §2, step 5), shared by admission and by a

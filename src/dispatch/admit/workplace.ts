@@ -5,7 +5,7 @@ import { gitLine } from "../../infra/git-command.js";
 import { snapshotWorkTree, treeOfCommit } from "../../infra/git-tree.js";
 import { locateRepo } from "../../infra/git-worktree.js";
 import { type RunPaths, worktreeDir } from "../../infra/paths.js";
-import type { DispatchRequest } from "../request/request.js";
+import type { DispatchRequest } from "../request/dispatch-request.js";
 
 // Where the agent will work, settled before anything is written: in --cwd as it is (with a git snapshot
 // of its work tree, when it has one), or in a new worktree of --cwd's repository (created by the

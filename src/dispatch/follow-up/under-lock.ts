@@ -1,8 +1,8 @@
 import * as path from "node:path";
 import { CatherdError } from "../../domain/errors.js";
 import type { LiveSet } from "../admit/live-set.js";
-import type { DispatchRequest } from "../request/request.js";
-import { stillLive } from "./request.js";
+import type { DispatchRequest } from "../request/dispatch-request.js";
+import { stillLive } from "./follow-up-request.js";
 import { newestTurnDir } from "./turn.js";
 
 /**

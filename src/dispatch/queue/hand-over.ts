@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { backendFor } from "../../backends/registry.js";
 import { blockerOf, type Caps, type Slot } from "../../domain/admission.js";
-import { repairBrief } from "../../domain/answer.js";
+import { repairBrief } from "../../domain/answer-contract.js";
 import { remainingCaps, type SpendCaps } from "../../domain/budget.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
@@ -24,7 +24,7 @@ import { commitDispatch, discardStaged, queuedFile, type Staged, stageDispatch }
 import { planWorkplace } from "../admit/workplace.js";
 import { inspectDispatch } from "../read/inspect.js";
 import { type AnswerRequest, withoutAnswerContract } from "../request/answer-input.js";
-import type { DispatchRequest } from "../request/request.js";
+import type { DispatchRequest } from "../request/dispatch-request.js";
 import type { SandboxRequest } from "../request/sandbox-input.js";
 
 // The hand-over of a chain (specs/dispatch.md §8): once an attempt's record names a `next`, the next

@@ -14,7 +14,7 @@ import {
   ID_RULE,
   type RawDispatchInput,
   validateDispatch,
-} from "../request/request.js";
+} from "../request/dispatch-request.js";
 import { newestTurnDir } from "./turn.js";
 
 // `dispatch --follow-up NAME` (specs/dispatch.md, "Following up"): the request of a new turn of NAME's
@@ -22,7 +22,7 @@ import { newestTurnDir } from "./turn.js";
 // worktree itself), executable and thread — with what the caller gave on top where a thread allows it.
 // Every refusal comes here, before anything is written; admission judges the turn again under the lock.
 
-export type { FollowUpOf } from "../request/request.js";
+export type { FollowUpOf } from "../request/dispatch-request.js";
 
 /** The flags a follow-up takes from its turn: given with --follow-up they are refused, not ignored. */
 const TAKEN_FROM_THE_TURN = [

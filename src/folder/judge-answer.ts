@@ -7,7 +7,7 @@ import {
   keptAnswerErrors,
   readAnswer,
   unreadableErrors,
-} from "../domain/answer.js";
+} from "../domain/answer-contract.js";
 import type { AdmitFile, AnswerError, RecordFile, SpecFile } from "../domain/schemas.js";
 import type { StreamSummary } from "../domain/summary.js";
 import { writeFileAtomic } from "../infra/atomic.js";
