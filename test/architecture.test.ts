@@ -489,3 +489,91 @@ describe("the specs' citations", () => {
     expect(dead).toEqual([]);
   });
 });
+
+describe("the size of functions", () => {
+  // specs/architecture.md, "Function size": no function over 80 lines, none with more than four positional
+  // parameters. The functions below broke the rule before it was enforced; each is to be split (issue 43),
+  // and none may join them. A split one leaves the list (the test says which).
+  const KNOWN: readonly string[] = [
+    "src/cli/dispatch-command.ts handler",
+    "src/cli/logs-command.ts handler",
+    "src/cli/show-command.ts renderShow",
+    "src/cli/status-command.ts renderStatus",
+    "src/dispatch/admit/stage.ts writeFolder",
+    "src/dispatch/admit/workplace.ts placeDispatch",
+    "src/dispatch/clean.ts cleanDispatch",
+    "src/dispatch/follow-up/follow-up-request.ts validateFollowUp",
+    "src/dispatch/queue/budget-marks.ts markBudgetHolds",
+    "src/dispatch/queue/hand-over.ts handOverUnderLock",
+    "src/dispatch/queue/hand-over.ts nextRequest",
+    "src/dispatch/queue/promote.ts handOverChains",
+    "src/dispatch/queue/promote.ts promoteUnderLock",
+    "src/dispatch/read/inspect.ts inspectDispatch",
+    "src/dispatch/reader.ts look",
+    "src/dispatch/request/dispatch-request.ts check",
+    "src/dispatch/request/dispatch-request.ts validateDispatch",
+    "src/dispatch/request/readiness.ts judged",
+    "src/domain/env.ts agentEnvironment",
+    "src/domain/inbox.ts advance",
+    "src/domain/slots.ts arrive",
+    "src/folder/inbox.ts moveMessage",
+    "src/folder/judge-answer.ts judgeAnswer",
+    "src/folder/record.ts buildRecord",
+    "src/folder/record.ts recordError",
+    "src/folder/run-ledger.ts writeSpendPart",
+    "src/infra/git-tree.ts writePatch",
+    "src/infra/shell-hook.ts runShellHook",
+    "src/infra/slot-store.ts updateSlots",
+    "src/lock/run-locked.ts lockAndRun",
+    "src/lock/run-locked.ts runHolding",
+    "supervisor/adopted-child.ts adoptedChild",
+    "supervisor/containment.ts spawnContained",
+    "supervisor/exit-file.ts writeExitFile",
+    "supervisor/fence/bridge.ts bridgeArgv",
+    "supervisor/fence/fence.ts raiseFence",
+    "supervisor/fence/fence.ts serve",
+    "supervisor/fence/proxy.ts startFenceProxy",
+    "supervisor/finish.ts stopAgent",
+    "supervisor/finish.ts stopAndRecord",
+    "supervisor/supervise-agent.ts fenceOf",
+    "supervisor/supervise-agent.ts steeringOf",
+    "supervisor/supervise-agent.ts superviseAdopted",
+    "supervisor/supervise-agent.ts superviseFirst",
+  ];
+
+  /** `file name` of each function in src/ and supervisor/ over 80 lines or over four parameters. */
+  function oversized(): string[] {
+    const found: string[] = [];
+    for (const file of [...sourceFiles("src"), ...sourceFiles("supervisor")]) {
+      const text = fs.readFileSync(path.join(ROOT, file), "utf8");
+      const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node): void => {
+        if (ts.isFunctionLike(node) && "body" in node && node.body !== undefined) {
+          const lines =
+            source.getLineAndCharacterOfPosition(node.end).line -
+            source.getLineAndCharacterOfPosition(node.getStart()).line +
+            1;
+          if (lines > 80 || node.parameters.length > 4) found.push(`${file} ${functionName(node)}`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    return found.sort();
+  }
+
+  function functionName(node: ts.SignatureDeclaration): string {
+    // An arrow or a function expression goes by what it is assigned to: a variable, a property.
+    const named = node.name ?? (node.parent as { name?: ts.Node }).name;
+    return named?.getText() ?? "(anonymous)";
+  }
+
+  it("has no function over 80 lines or four parameters but those known", () => {
+    const found = oversized();
+    expect(found.filter((entry) => !KNOWN.includes(entry))).toEqual([]);
+    expect(
+      KNOWN.filter((entry) => !found.includes(entry)),
+      "split: take them off KNOWN",
+    ).toEqual([]);
+  });
+});
