@@ -1,4 +1,4 @@
-import { type SendOutcome, sendOrFollowUp } from "../dispatch/send.js";
+import { type SendOutcome, sendOrFollowUp } from "../dispatch/send-or-follow-up.js";
 import type { SentMessage } from "../dispatch/steer/send.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome, runName } from "../infra/paths.js";

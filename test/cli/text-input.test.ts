@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { MAX_MESSAGE_BYTES } from "../../src/domain/inbox.js";
-import { type CliResult, dispatchFolders, isolatedHome } from "../helpers/cli.js";
+import { type CliResult, collectOutput, dispatchFolders, isolatedHome } from "../helpers/cli.js";
 import { CLI_MAIN, tempDir } from "../helpers/folders.js";
 
 // How `dispatch` and `send` read a text given as a folder, a file or a stream (specs/dispatch.md §1,
@@ -14,29 +14,8 @@ const catherd = `'${process.execPath}' '${CLI_MAIN}'`;
 
 /** `sh -c script` with a deadline; its stdin is /dev/null unless the script redirects it. */
 function runShell(script: string, env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", script], {
-      env,
-      cwd: tempDir(),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`sh -c ${script} did not finish in time; stderr: ${stderr}`));
-    }, 20_000);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  const child = spawn("/bin/sh", ["-c", script], { env, cwd: tempDir(), stdio: ["ignore", "pipe", "pipe"] });
+  return collectOutput(child, `sh -c ${script}`, 20_000);
 }
 
 const folder = tempDir("some-folder-");

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -31,34 +31,42 @@ export function runCli(
     options.umask === undefined
       ? argv
       : ["/bin/sh", "-c", `umask ${options.umask}; exec ${argv.map(shellQuote).join(" ")}`];
+  const child = spawn(cmd as string, cmdArgs, {
+    env: options.env ?? process.env,
+    // By default outside any git work tree: a dispatch there snapshots no repository (never catherd's
+    // own, whose objects it would write); the tests about git give --cwd.
+    cwd: options.cwd ?? os.tmpdir(),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const output = collectOutput(child, `catherd ${args.join(" ")}`, options.timeoutMs ?? 20_000);
+  child.stdin.on("error", () => {});
+  if (options.holdStdin === true) child.on("exit", () => child.stdin.end());
+  else child.stdin.end(options.input);
+  return output;
+}
+
+/**
+ * What a started process prints, once it has closed its output; it is SIGKILLed and the promise rejected
+ * past `timeoutMs`. "close", not "exit": under load the last output can arrive after the process exited.
+ */
+export function collectOutput(child: ChildProcess, what: string, timeoutMs: number): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd as string, cmdArgs, {
-      env: options.env ?? process.env,
-      // By default outside any git work tree: a dispatch there snapshots no repository (never catherd's
-      // own, whose objects it would write); the tests about git give --cwd.
-      cwd: options.cwd ?? os.tmpdir(),
-      stdio: ["pipe", "pipe", "pipe"],
-    });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
+    child.stdout?.on("data", (d: Buffer) => {
       stdout += d.toString();
     });
-    child.stderr.on("data", (d: Buffer) => {
+    child.stderr?.on("data", (d: Buffer) => {
       stderr += d.toString();
     });
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`catherd ${args.join(" ")} did not finish in time; stderr: ${stderr}`));
-    }, options.timeoutMs ?? 20_000);
-    // "close", not "exit": under load the last output can arrive after the process has exited.
+      reject(new Error(`${what} did not finish in time; stderr: ${stderr}`));
+    }, timeoutMs);
     child.on("close", (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
-    child.stdin.on("error", () => {});
-    if (options.holdStdin === true) child.on("exit", () => child.stdin.end());
-    else child.stdin.end(options.input);
   });
 }
 
