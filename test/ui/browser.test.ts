@@ -156,6 +156,34 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     await page.close();
   });
 
+  it("follows a row's link pressed before its row was redrawn and released after", async () => {
+    const page = await openPage("/runs/press");
+    await page.waitForSelector("text=No dispatch in this run yet.", { timeout: DEADLINE });
+    const go = path.join(tempDir(), "go");
+    const done = path.join(tempDir(), "done");
+    const d = await dispatch("press", "busy", [
+      { out: "compiling" },
+      { waitFor: go },
+      { out: "linking" },
+      { waitFor: done },
+    ]);
+    try {
+      const doing = row(page, "busy").locator("td.doing");
+      await doing.locator('text="compiling"').waitFor({ timeout: DEADLINE });
+      await row(page, "busy").locator("td.name a").hover();
+      await page.mouse.down();
+      // A push redraws the row while the button is held: the link under it must be the one released on.
+      fs.writeFileSync(go, "");
+      await doing.locator('text="linking"').waitFor({ timeout: DEADLINE });
+      await page.mouse.up();
+      await page.waitForURL(`${ui.origin}/runs/press/dispatches/${d.dispatchId}`, { timeout: DEADLINE });
+    } finally {
+      fs.writeFileSync(done, "");
+      await page.close();
+      await runCli(["wait", "busy", "--run", "press", "--timeout", "60s"], { env, timeoutMs: 90_000 });
+    }
+  });
+
   it("draws the run's timeline: one bar per dispatch, a chain's attempts joined", async () => {
     const bins = tempDir();
     const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "quota"), exit: 1 }]);

@@ -48,3 +48,34 @@ export function replace(el: Element, ...children: Child[]): void {
 export function link(href: string, ...children: Child[]): HTMLAnchorElement {
   return h("a", { href, "data-route": true }, ...children);
 }
+
+/**
+ * Makes `el`'s children `children`, keeping every old child equal to its new counterpart (isEqualNode:
+ * same tag, attributes and text, all the way down). A live redraw then leaves what did not change in
+ * place — the link under a pressed mouse button, a focused button, a selection — so that a push arriving
+ * between a press and its release never swallows the click.
+ */
+export function morph(el: Element, ...children: Child[]): void {
+  const fresh = document.createDocumentFragment();
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    fresh.append(typeof child === "object" ? child : document.createTextNode(inertText(String(child))));
+  }
+  const next = [...fresh.childNodes];
+  next.forEach((node, i) => {
+    const old = el.childNodes[i];
+    if (old === undefined) el.append(node);
+    else if (!old.isEqualNode(node)) old.replaceWith(node);
+  });
+  while (el.childNodes.length > next.length) el.lastChild?.remove();
+}
+
+/** Gives `old` the attributes and children of `fresh` (morphed: its unchanged children stay). */
+export function morphElement(old: Element, fresh: Element): void {
+  for (const name of old.getAttributeNames()) if (!fresh.hasAttribute(name)) old.removeAttribute(name);
+  for (const name of fresh.getAttributeNames()) {
+    const value = fresh.getAttribute(name) ?? "";
+    if (old.getAttribute(name) !== value) old.setAttribute(name, value);
+  }
+  morph(old, ...fresh.childNodes);
+}

@@ -1,8 +1,9 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import type { Backend } from "../../backends/types.js";
 import { cancelDispatch as cancel, cancelledSummary } from "../../dispatch/cancel.js";
 import type { DispatchView } from "../../dispatch/read/inspect.js";
-import { listDispatchDirs } from "../../dispatch/read/locate.js";
+import { listDispatchDirs, locateDispatch } from "../../dispatch/read/locate.js";
 import { queuePositions } from "../../dispatch/read/queued.js";
 import { type DispatchRow, foldChains, liveRow, recordedRow } from "../../dispatch/read/rows.js";
 import { promoteQuietly, readDispatch as readThroughGate } from "../../dispatch/reader.js";
@@ -90,6 +91,16 @@ export function queuePositionsOf(run: RunPaths): Map<string, number> {
 /** Every dispatch folder of a run, newest first. */
 export function dispatchDirsOf(run: RunPaths): string[] {
   return listDispatchDirs(run);
+}
+
+/** The folder of the run's dispatch `dispatchId`, whatever its name; null when the run has none such. */
+export function dispatchDirById(run: RunPaths, dispatchId: string): string | null {
+  try {
+    const dir = locateDispatch(run, dispatchId);
+    return path.basename(dir) === dispatchId ? dir : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Starts what the run's queue can start, as every reader of a run does; best effort. */

@@ -10,6 +10,7 @@ import { type FolderWatch, watchFolder } from "../../infra/folder-watch.js";
 import { dispatchDir, type RunPaths } from "../../infra/paths.js";
 import type { BarWire, PushWire, RowWire, RunSummaryWire } from "../wire.js";
 import {
+  dispatchDirById,
   dispatchDirsOf,
   foldedRows,
   promoteQueue,
@@ -26,14 +27,18 @@ import { budgetOf, totalTokens } from "./usage.js";
 // and the folder of each live dispatch, whose state files (activity.json at most once a second, exit,
 // record…) say it moved. Its output streams are not watched here: activity.json summarises them. Only
 // what changed is read again. A slow poll covers what no file says: a supervisor that died, a watch that
-// missed a change (NFS), a queue to promote.
+// missed a change (NFS), a queue to promote. A dispatch is found by the name of its marker's file as the
+// watch reports it, not by the marker itself: a short one's marker may be gone before the flush reads the
+// folder, and the dispatch must show all the same.
 
 /** Changes are gathered this long before the folders they name are read again. */
 export const FLUSH_MS = 100;
 /** Read in bites this size at load, yielding between them, so that requests are answered meanwhile. */
 const LOAD_BITE = 64;
-/** Every this many polls, the folders of recorded dispatches are looked for (a minute at 5 s a poll). */
-const REMOVED_EVERY_POLLS = 12;
+/** Every this many polls, the run's folders are listed against the rows (a minute at 5 s a poll). */
+const RECONCILE_EVERY_POLLS = 12;
+/** A live marker's file as the watch names it: `<dispatchId>.json`. */
+const MARKER_FILE = /^([A-Za-z0-9][A-Za-z0-9._-]{0,63})\.json$/;
 /** A dispatch's files whose change is news for its row. */
 const STATE_FILES = new Set([
   "activity.json",
@@ -58,6 +63,8 @@ export class RunModel {
   private readonly dirty = new Set<string>();
   private readonly streamDirty = new Set<string>();
   private markersChanged = false;
+  /** Dispatches whose live marker the watch named since the last flush (it may be gone already). */
+  private readonly markerIds = new Set<string>();
   /** The live markers' names as the last poll listed them. */
   private markerList = "";
   private polls = 0;
@@ -77,7 +84,7 @@ export class RunModel {
   }
 
   private async load(): Promise<void> {
-    this.watch(this.paths.live, () => this.markersMoved());
+    this.watch(this.paths.live, (name) => this.markersMoved(name));
     this.watch(this.paths.dir, (name) => {
       if (name === "run.json" || name === "live") this.markersMoved();
     });
@@ -168,7 +175,9 @@ export class RunModel {
     this.schedule();
   }
 
-  private markersMoved(): void {
+  private markersMoved(name: string | null = null): void {
+    const id = name === null ? undefined : MARKER_FILE.exec(name)?.[1];
+    if (id !== undefined) this.markerIds.add(id);
     this.markersChanged = true;
     this.schedule();
   }
@@ -201,12 +210,8 @@ export class RunModel {
     await this.loaded;
     if (this.markersChanged) {
       this.markersChanged = false;
-      this.watch(this.paths.live, () => this.markersMoved());
-      for (const marker of readLiveMarkers(this.paths)) {
-        if (!isValidId(marker.name) || !isValidId(marker.dispatchId)) continue;
-        const dir = dispatchDir(this.paths, marker.name, marker.dispatchId);
-        if (!this.entries.has(marker.dispatchId) && fs.existsSync(dir)) this.dirty.add(dir);
-      }
+      this.watch(this.paths.live, (name) => this.markersMoved(name));
+      this.findNewDispatches();
       // A marker that came or went moves the queue, and may be a live dispatch's record.
       for (const e of this.entries.values()) if (e.row.state !== "recorded") this.dirty.add(e.dir);
     }
@@ -248,26 +253,52 @@ export class RunModel {
       this.dirty.add(e.dir);
     }
     if (queue) await promoteQueue(this.paths);
-    // Recorded folders are not watched: once a minute, those `catherd clean` removed leave the page.
-    if (++this.polls % REMOVED_EVERY_POLLS === 0) {
-      let gone = false;
-      for (const [id, e] of this.entries) {
-        if (!fs.existsSync(e.dir)) {
-          this.entries.delete(id);
-          this.unwatch(e.dir);
-          this.unwatch(path.join(e.dir, FILES.inbox));
-          this.unwatch(path.join(e.dir, FILES.questions));
-          gone = true;
-        }
-      }
-      if (gone && this.sendChanges()) this.push({ type: "runs" });
-    }
+    // Once a minute, the folders against the rows: those `catherd clean` removed leave the page, and one
+    // no watch reported (a home without inotify) joins it.
+    if (++this.polls % RECONCILE_EVERY_POLLS === 0) this.reconcile();
     const names = markerNames(this.paths.live);
     if (names !== this.markerList) {
       this.markerList = names;
       this.markersChanged = true;
     }
     if (this.dirty.size > 0 || this.markersChanged) this.schedule();
+  }
+
+  /**
+   * Marks for reading the dispatches of the live markers there are now, and those whose marker the watch
+   * named since: a dispatch admitted and recorded between two flushes left a name and no marker.
+   */
+  private findNewDispatches(): void {
+    for (const marker of readLiveMarkers(this.paths)) {
+      if (!isValidId(marker.name) || !isValidId(marker.dispatchId)) continue;
+      const dir = dispatchDir(this.paths, marker.name, marker.dispatchId);
+      if (!this.entries.has(marker.dispatchId) && fs.existsSync(dir)) this.dirty.add(dir);
+    }
+    for (const id of this.markerIds) {
+      const dir = this.entries.has(id) ? null : dispatchDirById(this.paths, id);
+      if (dir !== null) this.dirty.add(dir);
+    }
+    this.markerIds.clear();
+  }
+
+  /** Drops the rows whose folders are gone and marks for reading the folders no row has. */
+  private reconcile(): void {
+    let gone = false;
+    for (const [id, e] of this.entries) {
+      if (fs.existsSync(e.dir)) continue;
+      this.entries.delete(id);
+      for (const target of [e.dir, path.join(e.dir, FILES.inbox), path.join(e.dir, FILES.questions)])
+        this.unwatch(target);
+      gone = true;
+    }
+    if (gone && this.sendChanges()) this.push({ type: "runs" });
+    let dirs: string[] = [];
+    try {
+      dirs = dispatchDirsOf(this.paths);
+    } catch {
+      return; // an unreadable run: its rows stay as they were
+    }
+    for (const dir of dirs) if (!this.entries.has(path.basename(dir))) this.dirty.add(dir);
   }
 
   /** Rows folded by chain (one row per chain, as status), live first then newest first. */

@@ -1,11 +1,11 @@
 import type { DispatchWire, PushWire } from "../../wire.js";
 import { getJson, notifyEnded, toast, type View } from "../app.js";
-import { replace } from "../dom.js";
+import { morph } from "../dom.js";
 import { dispatchHead } from "./dispatch-head.js";
 import { dispatchParts } from "./dispatch-parts.js";
 
-// A dispatch's view: its page (dispatch-head.ts, then dispatch-parts.ts) fetched and drawn whole. A push
-// about it says its folder moved: the page is fetched again, at most once per REFETCH_MS, keeping the
+// A dispatch's view: its page (dispatch-head.ts, then dispatch-parts.ts) fetched and drawn whole, its
+// unchanged sections kept in place. A push about it says its folder moved: the page is fetched again, at most once per REFETCH_MS, keeping the
 // window's scroll and, when the events list was scrolled to its end, keeping it there.
 
 const REFETCH_MS = 300;
@@ -35,7 +35,7 @@ export class DispatchView implements View {
     const events = this.root.querySelector(".events");
     const stick = events === null || events.scrollTop + events.clientHeight >= events.scrollHeight - 4;
     const scroll = window.scrollY;
-    replace(this.root, ...this.sections(data));
+    morph(this.root, ...this.sections(data));
     window.scrollTo(0, scroll);
     const list = this.root.querySelector(".events");
     if (list !== null && stick) list.scrollTop = list.scrollHeight;

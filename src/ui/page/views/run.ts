@@ -1,13 +1,13 @@
 import type { BarWire, PushWire, RowWire, RunWire } from "../../wire.js";
 import { cancel, confirmCancel, getJson, go, notifyButton, notifyEnded, toast, type View } from "../app.js";
 import { askingWords, fenceWords } from "../conversation.js";
-import { h, link, replace } from "../dom.js";
+import { h, link, morphElement, replace } from "../dom.js";
 import { count, duration, since, usd } from "../format.js";
 import { renderTimeline } from "../timeline.js";
 
 // A run: its timeline, then its dispatches, live first — one row per chain — with what each is doing now.
-// Pushes replace the rows and bars that changed; only their table rows are rebuilt, the timeline is redrawn
-// at most a few times a second.
+// Pushes replace the rows and bars that changed; only their table rows are drawn again (their unchanged
+// cells kept in place), the timeline is redrawn at most a few times a second.
 
 const REDRAW_MS = 250;
 /** Table rows built per frame while a long run's page is drawn. */
@@ -140,15 +140,18 @@ export class RunView implements View {
     if (this.trs.size < this.rows.size) requestAnimationFrame(() => setTimeout(() => this.grow(), 0));
   }
 
-  /** Rebuilds the table rows of `changed`, then puts every row in order (live first, newest first). */
+  /** Draws the table rows of `changed` again, then puts every row in order (live first, newest first). */
   private drawRows(changed: string[]): void {
     const tbody = this.tbody;
     if (tbody === null) return;
     for (const id of changed) {
-      this.trs.get(id)?.remove();
-      this.trs.delete(id);
       const row = this.rows.get(id);
-      if (row !== undefined) this.trs.set(id, this.tr(row));
+      const drawn = this.trs.get(id);
+      if (row === undefined) {
+        drawn?.remove();
+        this.trs.delete(id);
+      } else if (drawn === undefined) this.trs.set(id, this.tr(row));
+      else morphElement(drawn, this.tr(row)); // its unchanged cells stay: a click on them is not lost
     }
     const ordered = [...this.rows.values()].sort(order);
     let previous: Element | null = null;
