@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { inertText } from "../../../src/domain/inert-text.js";
-import { answerWords, askingWords, fenceWords, messageWords } from "../../../src/ui/page/conversation.js";
 import { parsePatch } from "../../../src/ui/page/diff.js";
 import { count, duration } from "../../../src/ui/page/format.js";
+import { answerWords, askingWords, fenceWords, messageWords } from "../../../src/ui/page/steering-words.js";
 import { layoutTimeline } from "../../../src/ui/page/timeline-layout.js";
 import type { BarWire } from "../../../src/ui/wire.js";
 

@@ -4,8 +4,8 @@ import { h } from "../dom.js";
 import { clock, duration } from "../format.js";
 import { parseMarkdown } from "../markdown.js";
 import { renderMarkdown } from "../markdown-dom.js";
-import { messageTable, questionTable } from "./conversation-tables.js";
 import { empty, json, section } from "./part.js";
+import { messageTable, questionTable } from "./steering-tables.js";
 import { usageBlock } from "./usage-block.js";
 
 // The parts of a dispatch's page below its head, in the order specs/ui.md lists them: the brief, the

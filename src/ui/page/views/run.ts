@@ -1,8 +1,8 @@
 import type { BarWire, PushWire, RowWire, RunWire } from "../../wire.js";
 import { cancel, confirmCancel, getJson, go, notifyButton, notifyEnded, toast, type View } from "../app.js";
-import { askingWords, fenceWords } from "../conversation.js";
 import { h, link, morphElement, replace } from "../dom.js";
 import { count, duration, since, usd } from "../format.js";
+import { askingWords, fenceWords } from "../steering-words.js";
 import { renderTimeline } from "../timeline.js";
 
 // A run: its timeline, then its dispatches, live first — one row per chain — with what each is doing now.

@@ -1,11 +1,11 @@
 import type { MessageWire, QuestionWire } from "../../wire.js";
-import { answerWords, messageWords } from "../conversation.js";
 import { h } from "../dom.js";
 import { clock } from "../format.js";
+import { answerWords, messageWords } from "../steering-words.js";
 import { empty } from "./part.js";
 
-// A steerable dispatch's conversation on its page (specs/ui.md, "A dispatch"): the messages sent to it and
-// the questions it asked, each with its state. The words come from conversation.ts, which tests them pure.
+// A steerable dispatch's steering on its page (specs/ui.md, "A dispatch"): the messages sent to it and
+// the questions it asked, each with its state. The words come from steering-words.ts, tested pure.
 
 /** The messages sent to a steerable dispatch (`catherd send`): each with its state and when it got there. */
 export function messageTable(messages: MessageWire[]): HTMLElement {
