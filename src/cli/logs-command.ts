@@ -4,10 +4,10 @@ import { readDispatch } from "../dispatch/reader.js";
 import { CatherdError } from "../domain/errors.js";
 import { inertText } from "../domain/inert-text.js";
 import { backendOf } from "../folder/backend.js";
-import { readConversation } from "../folder/conversation.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn } from "../folder/layout.js";
 import { readSandboxLog } from "../folder/sandbox-log.js";
+import { readSteering } from "../folder/steering-view.js";
 import { systemClock } from "../infra/clock.js";
 import { readLineBytesFrom, readLinesFrom } from "../infra/lines-from.js";
 import { waitUntil } from "../infra/wait-until.js";
@@ -100,7 +100,7 @@ export const logsCommand: Command<Logs | null> = {
     const fenced = fs.existsSync(path.join(dir, FILES.sandboxLog));
     const talking = !raw && (steered || fenced);
     const talk = (): ConversationLine[] => {
-      const c = steered ? readConversation(dir, view.state) : { messages: [], questions: [] };
+      const c = steered ? readSteering(dir, view.state) : { messages: [], questions: [] };
       const refused = fenced ? fenceLogLines(readSandboxLog(dir)) : [];
       return byTime([...conversationLogLines(c.messages, c.questions), ...refused]);
     };

@@ -2,8 +2,8 @@ import { formatDuration } from "../domain/duration.js";
 import { cutChars, inertText } from "../domain/inert-text.js";
 import { unansweredWords } from "../domain/question-words.js";
 import { comeBackAt } from "../domain/record-words.js";
-import type { MessageView, QuestionView } from "../folder/conversation.js";
 import type { SandboxLine } from "../folder/sandbox-log.js";
+import type { MessageView, QuestionView } from "../folder/steering-view.js";
 
 // Human output: fits 80 columns — a terminal's own width where a table can use it — and colours only for
 // a terminal without NO_COLOR.
@@ -95,7 +95,7 @@ export function bytes(n: number): string {
 }
 
 // A steerable dispatch's conversation (specs/steering.md), as status, show, logs and the dashboard say it.
-// Pure: each takes readConversation's views (src/folder/conversation.ts). Every text an agent or a person
+// Pure: each takes readSteering's views (src/folder/steering-view.ts). Every text an agent or a person
 // wrote is made inert here, before it is cut.
 
 /** The parts of a question these lines use. */

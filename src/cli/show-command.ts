@@ -1,7 +1,7 @@
 import type { Backend } from "../backends/types.js";
 import { conversationOf, type Turn } from "../dispatch/follow-up/conversation.js";
-import { type HeavyActivity, heavyActivityOf, heavyText } from "../dispatch/read/heavy-activity.js";
 import type { DispatchView } from "../dispatch/read/inspect.js";
+import { type LockActivity, lockActivityOf, lockActivityText } from "../dispatch/read/lock-activity.js";
 import { queuedText } from "../dispatch/read/queue-text.js";
 import { queuePositions } from "../dispatch/read/queued.js";
 import { type QueueInfo, queueInfo } from "../dispatch/read/rows.js";
@@ -14,11 +14,11 @@ import { netRuleText } from "../domain/sandbox.js";
 import type { ExitFile, SpecFile } from "../domain/schemas.js";
 import { formatSize } from "../domain/size.js";
 import { backendOf } from "../folder/backend.js";
-import { type ConversationView, readConversation } from "../folder/conversation.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn, runOf } from "../folder/layout.js";
 import { refusalsIn } from "../folder/sandbox-log.js";
 import { resolveSpec } from "../folder/spec.js";
+import { readSteering, type SteeringView } from "../folder/steering-view.js";
 import { systemClock } from "../infra/clock.js";
 import { tailLines } from "../infra/tail.js";
 import { type Command, RUN_OPTION } from "./command-io.js";
@@ -37,7 +37,7 @@ export interface ShownDispatch {
     /** For a queued dispatch: its place in the queue and what holds it back. */
     queue: QueueInfo | null;
     /** A `catherd lock` of its agent waiting for a heavy slot or running in one. */
-    heavy: HeavyActivity | null;
+    heavy: LockActivity | null;
     events: string[];
     stderr: string[];
     /** Every turn of its conversation (dispatch --follow-up), first to last; one for a dispatch never followed up. */
@@ -45,9 +45,9 @@ export interface ShownDispatch {
   };
   /**
    * A steerable dispatch's talk (specs/steering.md): its messages with their states and what it asked with
-   * the answers (readConversation); null for a dispatch not started steerable.
+   * the answers (readSteering); null for a dispatch not started steerable.
    */
-  steering: ConversationView | null;
+  steering: SteeringView | null;
 }
 
 export const showCommand: Command<ShownDispatch> = {
@@ -75,12 +75,12 @@ export const showCommand: Command<ShownDispatch> = {
       spec: view.spec === null ? null : { ...view.spec, env: redactEnv(view.spec.env) },
       problems: view.problems.map((p) => ({ code: p.code, message: p.message })),
       queue: queueInfo(view, run === null ? new Map() : queuePositions(run)),
-      heavy: view.record === null ? heavyActivityOf(view.dir) : null,
+      heavy: view.record === null ? lockActivityOf(view.dir) : null,
       events,
       stderr,
       conversation: conversationOf(view.dir),
     };
-    const talk = view.spec?.steer === undefined ? null : readConversation(view.dir, view.state);
+    const talk = view.spec?.steer === undefined ? null : readSteering(view.dir, view.state);
     return {
       data: { dispatch, steering: talk },
       text: renderShow(dispatch, talk, systemClock.wallNow().getTime()),
@@ -115,14 +115,14 @@ function limitsLine(file: SpecFile, backend: Backend, dir: string): string {
   ].join(", ");
 }
 
-function renderShow(d: ShownDispatch["dispatch"], talk: ConversationView | null, nowMs: number): string {
+function renderShow(d: ShownDispatch["dispatch"], talk: SteeringView | null, nowMs: number): string {
   const out: string[] = [];
   const head = (title: string) => out.push("", paint(title, "bold"));
   out.push(`${paint(d.admit?.name ?? "(by hand)", "bold")} ${d.dispatchId}  ${d.state}`);
   out.push(`folder: ${d.dir}`);
   for (const p of d.problems) out.push(paint(`! ${p.code}: ${p.message}`, "red"));
   if (d.queue !== null) out.push(`${queuedText(d.queue)}, since ${d.queue.since}`);
-  if (d.heavy !== null) out.push(heavyText(d.heavy, nowMs));
+  if (d.heavy !== null) out.push(lockActivityText(d.heavy, nowMs));
   if (d.undecided !== null) out.push(`? ${d.undecided}`);
   // What it waits for first: an answer nobody has given.
   for (const q of talk?.waiting ?? []) {

@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { cleanableBytes } from "../dispatch/read/cleanable.js";
-import { heavyCell } from "../dispatch/read/heavy-activity.js";
+import { lockActivityCell } from "../dispatch/read/lock-activity.js";
 import { queuedText } from "../dispatch/read/queue-text.js";
 import type { DispatchRow } from "../dispatch/read/rows.js";
 import { type RunBudgetView, runBudgetView } from "../dispatch/read/run-budget.js";
@@ -226,7 +226,7 @@ function doingOrResult(r: DispatchRow, now: number): { text: string; status: Dis
   // Ended (exit.json written) but not yet recorded: the reason is known, the status not yet.
   if (r.state === "recorded" || r.state === "exited") return { text: r.reason ?? "", status: null };
   if (r.queue !== null) return { text: queuedText(r.queue), status: null };
-  if (r.heavy !== null) return { text: heavyCell(r.heavy, now), status: null };
+  if (r.heavy !== null) return { text: lockActivityCell(r.heavy, now), status: null };
   const open = r.openToolCalls[0];
   if (open !== undefined) {
     return { text: `tool open ${age(open.openedAt, now)}: ${open.label.replace(/^\$ /, "")}`, status: null };

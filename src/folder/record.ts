@@ -20,7 +20,6 @@ import { tailLines } from "../infra/tail.js";
 import { backendOf } from "./backend.js";
 import { nextStepOf } from "./chain.js";
 import { dispatchChanges } from "./changes.js";
-import { conversationCounts, readConversation } from "./conversation.js";
 import { agentDispatchId, dispatchIdOf } from "./ids.js";
 import { closeInbox } from "./inbox-send.js";
 import { judgeAnswer } from "./judge-answer.js";
@@ -33,6 +32,7 @@ import { isDiskRefusal, unbuiltRecord } from "./record-fallback.js";
 import { settleSpend, spendBeforeRecord } from "./run-ledger.js";
 import { fenceAccount, keptReadOnly } from "./sandbox-log.js";
 import { billingOf, type PricedUsage, priceUsage } from "./spend.js";
+import { readSteering, steeringCounts } from "./steering-view.js";
 import { summarizeDispatch } from "./summarize.js";
 import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./write.js";
 
@@ -171,7 +171,7 @@ async function buildRecord(
       : {
           steering: {
             // Recorded once the agent has exited: no question waits any more.
-            ...conversationCounts(readConversation(dir, "exited")),
+            ...steeringCounts(readSteering(dir, "exited")),
             keptOpenMs: exit.keptOpenMs ?? null,
           },
         }),

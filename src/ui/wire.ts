@@ -146,7 +146,7 @@ export interface UsagePointWire {
   costUsd: number | null;
 }
 
-/** A message sent to a steerable dispatch (`catherd send`), as readConversation reads it. */
+/** A message sent to a steerable dispatch (`catherd send`), as readSteering reads it. */
 export interface MessageWire {
   id: string;
   state: string;
@@ -193,8 +193,8 @@ export interface DispatchWire {
   notify: { claimed: boolean; log: string[] };
   /** The attempts of its chain, first to last. */
   attempts: AttemptWire[];
-  /** A steerable dispatch's messages and questions (`show --json`'s `conversation`); null when not steerable. */
-  conversation?: { messages: MessageWire[]; questions: QuestionWire[]; waiting: QuestionWire[] } | null;
+  /** A steerable dispatch's messages and questions (`show --json`'s `steering`); null when not steerable. */
+  steering?: { messages: MessageWire[]; questions: QuestionWire[]; waiting: QuestionWire[] } | null;
   now: number;
 }
 

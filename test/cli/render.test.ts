@@ -11,7 +11,7 @@ import {
 } from "../../src/cli/render.js";
 import { budgetLine } from "../../src/cli/spend-text.js";
 import { renderStatus } from "../../src/cli/status-command.js";
-import { heavyText } from "../../src/dispatch/read/heavy-activity.js";
+import { lockActivityText } from "../../src/dispatch/read/lock-activity.js";
 import type { DispatchRow } from "../../src/dispatch/read/rows.js";
 import { comeBackAt, whyLine } from "../../src/domain/record-words.js";
 
@@ -263,12 +263,12 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
         .slice(1, 4)
         .map((l) => / (heavy .*)$/.exec(l)?.[1]),
     ).toEqual(["heavy slot: 3 ahead", "heavy slot: next", "heavy 2m10s: npm test"]);
-    expect(heavyText({ class: "heavy", state: "waiting", command: "x", since, ahead: 3 }, NOW)).toBe(
+    expect(lockActivityText({ class: "heavy", state: "waiting", command: "x", since, ahead: 3 }, NOW)).toBe(
       "waiting for a heavy slot (3 ahead)",
     );
-    expect(heavyText({ class: "build", state: "running", command: "make", since, ahead: null }, NOW)).toBe(
-      "running a build command: make, 2m10s",
-    );
+    expect(
+      lockActivityText({ class: "build", state: "running", command: "make", since, ahead: null }, NOW),
+    ).toBe("running a build command: make, 2m10s");
   });
 
   it("says so when a run is empty", () => {

@@ -8,14 +8,14 @@ import type { ActivityFile, PlacementFile, QueuedFile, RecordFile, SpecFile } fr
 import { billedTokens } from "../../domain/usage.js";
 import type { BackendId, DispatchState } from "../../domain/vocab.js";
 import { backendIdOf } from "../../folder/backend.js";
-import { readConversation } from "../../folder/conversation.js";
 import { FILES, placeOf } from "../../folder/layout.js";
 import { isSeen } from "../../folder/markers.js";
 import { readFolderJson } from "../../folder/read.js";
 import { refusalsIn } from "../../folder/sandbox-log.js";
+import { readSteering } from "../../folder/steering-view.js";
 import type { RunPaths } from "../../infra/paths.js";
-import { type HeavyActivity, heavyActivityOf } from "./heavy-activity.js";
 import type { DispatchView } from "./inspect.js";
+import { type LockActivity, lockActivityOf } from "./lock-activity.js";
 
 /** The part of record.error that `status` shows. */
 export interface RowError {
@@ -71,7 +71,7 @@ export interface DispatchRow {
   /** For a recorded attempt whose chain goes on: the attempt it hands over to (record.json `next`). */
   next: { backend: BackendId; model: string | null; notBefore: string | null } | null;
   /** A `catherd lock` of its agent waiting for a heavy slot or running in one (live dispatches only). */
-  heavy: HeavyActivity | null;
+  heavy: LockActivity | null;
   /**
    * The worker's declared outcome as record.json has it (`--outcome`): null when asked for and the final
    * message had none; absent when not asked for, and while it lives.
@@ -135,7 +135,7 @@ function recordedConversation(record: RecordFile): RowConversation {
 function liveConversation(view: DispatchView): RowConversation {
   if (view.record !== null) return recordedConversation(view.record);
   if (view.spec?.steer === undefined) return NOT_STEERABLE;
-  const talk = readConversation(view.dir, view.state);
+  const talk = readSteering(view.dir, view.state);
   const messages: Record<MessageState, number> = { queued: 0, delivered: 0, acted: 0, failed: 0 };
   for (const m of talk.messages) messages[m.state] += 1;
   const first = talk.waiting[0];
@@ -323,7 +323,7 @@ export function liveRow(
     attempt: view.admit?.attempt ?? 1,
     earlier: [],
     next: nextOf(view.record),
-    heavy: AGENT_STATES.has(view.state) ? heavyActivityOf(view.dir) : null,
+    heavy: AGENT_STATES.has(view.state) ? lockActivityOf(view.dir) : null,
     ...(view.record?.outcome === undefined ? {} : { outcome: view.record.outcome }),
     ...liveConversation(view),
     ...liveFence(view),

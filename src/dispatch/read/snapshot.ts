@@ -1,8 +1,8 @@
 import type { DispatchState } from "../../domain/vocab.js";
 import type { Clock } from "../../infra/clock.js";
 import type { RunPaths } from "../../infra/paths.js";
-import { type HeavyActivity, heavyText } from "./heavy-activity.js";
 import type { DispatchView } from "./inspect.js";
+import { type LockActivity, lockActivityText } from "./lock-activity.js";
 import { queuePositions } from "./queued.js";
 import { liveRow, type RowConversation, type RowSpend } from "./rows.js";
 
@@ -27,7 +27,7 @@ export interface RunningSnapshot {
   /** Its attempt in its chain (1 for a dispatch as given: see `dispatch --fallback`). */
   attempt: number;
   /** A `catherd lock` of its agent waiting for a heavy slot or running in one. */
-  heavy: HeavyActivity | null;
+  heavy: LockActivity | null;
   /** A steerable dispatch's talk (rows.ts, RowConversation); null fields for one not steerable. */
   questions: RowConversation["questions"];
   messages: RowConversation["messages"];
@@ -52,7 +52,7 @@ export function runningSnapshot(run: RunPaths, view: DispatchView, clock: Clock)
     dir: row.dir,
     backend: row.backend,
     state: row.state,
-    doing: row.heavy !== null ? heavyText(row.heavy, now) : (open?.label ?? row.lastEvent),
+    doing: row.heavy !== null ? lockActivityText(row.heavy, now) : (open?.label ?? row.lastEvent),
     lastEventAt: row.lastEventAt,
     openToolCall:
       open === undefined

@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { redactEnv } from "../../domain/redact.js";
-import { readConversation } from "../../folder/conversation.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
+import { readSteering } from "../../folder/steering-view.js";
 import type { Clock } from "../../infra/clock.js";
 import { okValue } from "../../infra/json-file.js";
 import { tailLines } from "../../infra/tail.js";
@@ -57,7 +57,7 @@ export class Details {
       spec: view.spec === null ? null : { ...view.spec, env: redactEnv(view.spec.env) },
       notify: { claimed: fs.existsSync(fileIn(dir, FILES.notify)), log: notifyLog },
       attempts,
-      conversation: view.spec?.steer === undefined ? null : readConversation(dir, view.state),
+      steering: view.spec?.steer === undefined ? null : readSteering(dir, view.state),
       now: this.clock.wallNow().getTime(),
     };
   }

@@ -9,16 +9,16 @@ import { messageTable, questionTable } from "./steering-tables.js";
 import { usageBlock } from "./usage-block.js";
 
 // The parts of a dispatch's page below its head, in the order specs/ui.md lists them: the brief, the
-// conversation of a steerable one, events, tool calls, usage, the reply (Markdown, read safely by
+// steering of a steerable one, events, tool calls, usage, the reply (Markdown, read safely by
 // markdown.ts), changes.patch as a diff, the stderr tail, the notification's log, and its JSON files.
 
 /** The parts in page order; null for one that does not apply to this dispatch. */
 export function dispatchParts(d: DispatchWire): (HTMLElement | null)[] {
   return [
     section("Brief", d.brief === null ? empty("no brief") : h("pre", { class: "text brief" }, d.brief)),
-    d.conversation == null
+    d.steering == null
       ? null
-      : section("Messages", messageTable(d.conversation.messages), questionTable(d.conversation.questions)),
+      : section("Messages", messageTable(d.steering.messages), questionTable(d.steering.questions)),
     section(
       "Events",
       eventList(d),

@@ -4,7 +4,7 @@ import type { DispatchState } from "../domain/vocab.js";
 import { readInbox } from "./inbox.js";
 import { readQuestions } from "./questions.js";
 
-// A steerable dispatch's conversation as readers show it (specs/steering.md, "What readers show"): its
+// A steerable dispatch's steering as readers show it (specs/steering.md, "What readers show"): its
 // messages with their states, and what the agent asked with the answers — read from inbox/ and questions/.
 
 export interface MessageView {
@@ -33,7 +33,7 @@ export interface QuestionView {
   waiting: boolean;
 }
 
-export interface ConversationView {
+export interface SteeringView {
   messages: MessageView[];
   questions: QuestionView[];
   /** The questions nobody has answered yet while the dispatch can still take one: it waits for an answer. */
@@ -41,16 +41,16 @@ export interface ConversationView {
 }
 
 /** What record.json's `steering` counts (specs/record.md, "steering"). */
-export interface ConversationCounts {
+export interface SteeringCounts {
   messages: Record<MessageState, number>;
   questions: { asked: number; answered: number; byPolicy: number; unanswered: number };
 }
 
 /**
- * The conversation of the dispatch in `dir`, its questions judged by the dispatch's `state`: one left
+ * The steering of the dispatch in `dir`, its questions judged by the dispatch's `state`: one left
  * unanswered by a dispatch that is stopping or has ended waits for nothing (waitsForAnswers).
  */
-export function readConversation(dir: string, state: DispatchState): ConversationView {
+export function readSteering(dir: string, state: DispatchState): SteeringView {
   const waits = waitsForAnswers(state);
   const messages = readInbox(dir).map((entry): MessageView => {
     const last = entry.receipt?.history.at(-1) ?? null;
@@ -91,7 +91,7 @@ export function readConversation(dir: string, state: DispatchState): Conversatio
   return { messages, questions, waiting: questions.filter((q) => q.waiting) };
 }
 
-export function conversationCounts(view: ConversationView): ConversationCounts {
+export function steeringCounts(view: SteeringView): SteeringCounts {
   const messages: Record<MessageState, number> = { queued: 0, delivered: 0, acted: 0, failed: 0 };
   for (const m of view.messages) messages[m.state] += 1;
   const answered = view.questions.filter((q) => q.answer !== null);

@@ -6,7 +6,7 @@ import { readLockReports } from "../../folder/lock-reports.js";
 // place the verbs read them: a reader gate taking over the verbs' reads needs only call this.
 
 /** A lock of the dispatch's agent: waiting for a slot of `class`, or running `command` in one. */
-export interface HeavyActivity {
+export interface LockActivity {
   class: string;
   state: "waiting" | "running";
   command: string;
@@ -20,7 +20,7 @@ export interface HeavyActivity {
  * The most telling lock of the dispatch in `dir`: the one running longest, else the waiter nearest its
  * turn; null when none lives.
  */
-export function heavyActivityOf(dir: string): HeavyActivity | null {
+export function lockActivityOf(dir: string): LockActivity | null {
   const reports = readLockReports(dir).live.map(({ report: r }) => ({
     class: r.class,
     state: r.state,
@@ -34,7 +34,7 @@ export function heavyActivityOf(dir: string): HeavyActivity | null {
 }
 
 /** "waiting for a heavy slot (3 ahead)", "waiting for a heavy slot (next)", "running a heavy command: npm test, 2m10s". */
-export function heavyText(activity: HeavyActivity, nowMs: number): string {
+export function lockActivityText(activity: LockActivity, nowMs: number): string {
   if (activity.state === "waiting") {
     const place = activity.ahead === null || activity.ahead === 0 ? "next" : `${activity.ahead} ahead`;
     return `waiting for a ${activity.class} slot (${place})`;
@@ -48,7 +48,7 @@ export function heavyText(activity: HeavyActivity, nowMs: number): string {
  * The same in `status`'s narrow last column, in the form of its "tool open 3m12s: cargo build": "heavy
  * slot: 3 ahead", "heavy slot: next", "heavy 2m10s: npm test".
  */
-export function heavyCell(activity: HeavyActivity, nowMs: number): string {
+export function lockActivityCell(activity: LockActivity, nowMs: number): string {
   if (activity.state === "waiting") {
     const place = activity.ahead === null || activity.ahead === 0 ? "next" : `${activity.ahead} ahead`;
     return `${activity.class} slot: ${place}`;
