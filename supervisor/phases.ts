@@ -106,13 +106,6 @@ export function mayEnter(from: PhaseName | null, to: PhaseName): boolean {
   return follows.includes(from ?? LIFE_START);
 }
 
-/** The phase a pause point belongs to: itself for a phase, the phase that holds it for a point. */
-export function phaseOf(point: PausePoint): PhaseName {
-  const found = PHASES.find((p) => p.name === point || (p.points as readonly string[]).includes(point));
-  if (found === undefined) throw new TypeError(`no phase has the point ${point}`);
-  return found.name;
-}
-
 function phaseNamed(name: PhaseName): Phase {
   const found = PHASES.find((p) => p.name === name);
   if (found === undefined) throw new TypeError(`no phase ${name}`);
