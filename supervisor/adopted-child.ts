@@ -15,13 +15,12 @@ export const ADOPTED_LIVENESS_MS = 1000;
  * `dispose` stops the watching (the supervisor calls it at its end: no timer keeps it alive).
  */
 export function adoptedChild(
-  pid: number,
-  startTime: string,
+  agent: { pid: number; startTime: string; pgid?: number },
   clock: Clock,
-  pgid: number = pid,
   /** How it ended, where something else than its parent knows (a fence's status file); null: unknown. */
   exitOf: () => ChildExit | null = () => null,
 ): RunningChild & { dispose(): void } {
+  const { pid, startTime, pgid = pid } = agent;
   const ended = new AbortController();
   const disposed = new AbortController();
   let resolveExited: (exit: ChildExit) => void = () => {};

@@ -39,8 +39,7 @@ export async function spawnContained(
   dir: string,
   spec: Spec,
   request: SpawnRequest,
-  log: SupervisorLog,
-  clock: Clock,
+  { log, clock }: { log: SupervisorLog; clock: Clock },
 ): Promise<{ child: RunningChild; contained: Contained }> {
   const contained = createContainment(dir, spec, log);
   if (contained.cgroup === null) return { child: await spawnAgent(request), contained };

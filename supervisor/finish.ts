@@ -8,6 +8,7 @@ import type { SupervisorDeps } from "./deps.js";
 import { releaseReserve, withRoom } from "./disk-reserve.js";
 import { type Ending, oomEnding, writeExitFile } from "./exit-file.js";
 import { failure, type SupervisorLog } from "./log.js";
+import { enterPhase } from "./phases.js";
 import { pauseAt } from "./test-hooks.js";
 
 // The end of every supervision, a first supervisor's or an adopter's: the stop sequence, the cgroup's
@@ -36,6 +37,7 @@ export async function finish(
   log: SupervisorLog,
   run: { ending: Ending; watched: Watched | null; origin: Origin; adoptions: number; pgid: number | null },
 ) {
+  enterPhase(log, dir, "stopping");
   const { watched } = run;
   // Started now to overlap the stop and the record; released by the record, or here whatever happens.
   const early = watched === null ? null : await startPromoterEarly(dir, log);
@@ -83,7 +85,7 @@ async function stopAndRecord(
     usage,
   });
   if (exitWritten) {
-    pauseAt("after-exit", dir);
+    enterPhase(log, dir, "exited");
     await record(dir, deps, log, early);
   }
   // Nothing more of the supervisor's to write: the room goes back, to a later reader if need be.
@@ -99,6 +101,7 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog, ear
       writeRecord(dir, deps.clock, deps.files, { ownPart: true }),
     );
     log("recorded", { status: written?.status ?? "already recorded" });
+    enterPhase(log, dir, "recorded");
     // `outcome: null` is written only when it was asked for (--outcome) and the reply had no line.
     if (written?.outcome === null) {
       log("no-outcome-line", {
@@ -108,7 +111,7 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog, ear
   } catch (error) {
     log("record-write-failed", failure(error));
   }
-  pauseAt("after-record", dir);
+  enterPhase(log, dir, "after-record");
   await promoteAfterRecord(dir, log, deps.clock, early).catch((error: unknown) =>
     log("promoter-failed", failure(error)),
   );
@@ -147,7 +150,7 @@ async function stopAgent(
         leader: child.exit === null && startTime !== null ? { pid: child.pid, startTime } : null,
         killGraceMs,
         cgroup: watched.contained.cgroup,
-        onTermSent: () => pauseAt("stopping", dir),
+        onTermSent: () => pauseAt("term-sent", dir),
       },
       deps.clock,
     );

@@ -16,7 +16,7 @@ import { hostIdentity } from "../src/infra/host-identity.js";
 import { startTimeOf } from "../src/infra/process-identity.js";
 import { adoptedChild } from "./adopted-child.js";
 import { makeChannel } from "./channel.js";
-import { fencedExitOf } from "./child.js";
+import { fencedExitOf, type RunningChild, type SpawnRequest } from "./child.js";
 import { reopenContainment, spawnContained } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
 import { hasReserve, makeReserve } from "./disk-reserve.js";
@@ -24,6 +24,7 @@ import type { Ending } from "./exit-file.js";
 import type { Fence } from "./fence/fence.js";
 import { finish, type Origin, type Watched } from "./finish.js";
 import { failure, type SupervisorLog } from "./log.js";
+import { enterPhase } from "./phases.js";
 import { endingOfOwnJob, notePlacementNode, ownPlacement } from "./placed.js";
 import { stopPreviousTurn } from "./previous-turn.js";
 import { resumePoint } from "./resume.js";
@@ -36,97 +37,45 @@ import { prepareWorkplace } from "./workplace.js";
 // The supervisor's work once it has claimed its folder (supervise.ts): everything it loads only then —
 // its backend alone, the spec's schemas, containment, the watch loop, the stop and the record.
 
+/** One supervision, as every part of it is handed it. */
+export interface Supervision {
+  dir: string;
+  deps: SupervisorDeps;
+  log: SupervisorLog;
+  /** Aborted when the supervisor itself is asked to stop (SIGTERM, SIGINT, SIGHUP). */
+  interrupt: AbortSignal;
+}
+
+/** What a supervision holds of its agent as it goes: the finish stops what is here, and lowers the fence. */
+interface Held {
+  watched: Watched | null;
+  fence: Fence | null;
+}
+
+/** A spec read and resolved, with its backend. */
+interface Resolved {
+  spec: Spec;
+  backend: Backend;
+}
+
 /**
  * The first supervisor of a dispatch, once it holds supervisor.lock and supervisor.json names it (since
- * `origin`): spawns its agent, watches it, stops it, writes the ending.
+ * `origin`; the phase `claimed`): spawns its agent, watches it, stops it, writes the ending.
  */
-export async function superviseFirst(
-  dir: string,
-  deps: SupervisorDeps,
-  log: SupervisorLog,
-  interrupt: AbortSignal,
-  origin: Origin,
-): Promise<void> {
-  const { clock, files } = deps;
+export async function superviseFirst(s: Supervision, origin: Origin): Promise<void> {
   // Placed by an engine: the job now has its node, which placement.json says from here on.
-  const placed = await ownPlacement(dir);
-  if (placed !== null) notePlacementNode(dir, placed, deps, log);
-
-  let watched: Watched | null = null;
+  const placed = await ownPlacement(s.dir);
+  if (placed !== null) notePlacementNode(s.dir, placed, s.deps, s.log);
+  const held: Held = { watched: null, fence: null };
   let ending: Ending;
-  let fence: Fence | null = null;
   try {
-    let backend: Backend;
-    let spec: Spec;
-    try {
-      const file = readSpecFile(dir);
-      backend = await loadBackend(file.backend);
-      spec = absolutePaths(resolveSpec(file, backend, dir), dir);
-      pauseAt("before-spawn", dir);
-      // No room for the reserve: no room for the agent's output either, and it is not started.
-      try {
-        makeReserve(dir);
-      } catch (error) {
-        throw new NoRoom(error, dir);
-      }
-      const env = await prepareWorkplace(dir, spec, process.env, placeOf(dir)?.run ?? null);
-      await stopPreviousTurn(dir, log, clock);
-      fence = await fenceOf(dir, spec, env, clock, log);
-      if (fence !== null) pauseAt("fence-raised", dir);
-      const channel = steerChannel(dir, spec, backend);
-      const { child, contained } = await spawnContained(
-        dir,
-        spec,
-        {
-          cmd: spec.cmd,
-          args: spec.args,
-          cwd: spec.cwd,
-          env: { ...env, ...fence?.env },
-          fence,
-          onSpawned: () => {
-            if (fence !== null) pauseAt("fence-starting", dir);
-          },
-          stdinPath: channel ?? spec.stdinPath,
-          stdinChannel: channel !== null,
-          eventsPath: fileIn(dir, FILES.events),
-          stderrPath: fileIn(dir, FILES.stderr),
-        },
-        log,
-        clock,
-      );
-      watched = { limits: spec, child, startTime: startTimeOf(child.pid), contained };
-    } catch (error) {
-      throw error instanceof NoRoom ? error : new SpawnFailure(error);
-    }
-    const { child } = watched;
-    log("spawned", { pid: child.pid, cmd: spec.cmd, containment: watched.contained.kind });
-    pauseAt("after-spawn", dir);
-    // A disk that refuses it ends the run as supervisor-error with E_IO_WRITE (asCatherdError below).
-    writeFolderJson(
-      dir,
-      FILES.proc,
-      {
-        pid: child.pid,
-        pgid: child.pgid,
-        startTime: watched.startTime,
-        host: hostIdentity(),
-        startedAt: clock.wallNow().toISOString(),
-        startedMono: bootStamp(clock),
-        argv0: spec.cmd,
-      },
-      files,
-    );
-    // A fenced agent waits at its fence's gate until now: it never runs unnamed (specs/sandbox.md).
-    pauseAt("named", dir);
-    child.letRun();
-    pauseAt("running", dir);
-    const steering = await steeringOf(dir, spec, backend, log, clock);
-    ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt, steering });
+    ending = await startAndWatch(s, held);
   } catch (error) {
-    ending = failedEnding(error, log, dir);
+    ending = failedEnding(error, s.log, s.dir);
   }
   try {
-    await finish(dir, deps, log, {
+    const { watched } = held;
+    await finish(s.dir, s.deps, s.log, {
       ending,
       watched,
       origin,
@@ -134,78 +83,191 @@ export async function superviseFirst(
       pgid: watched?.child.pgid ?? null,
     });
   } finally {
-    await fence?.lower();
+    await held.fence?.lower();
   }
 }
 
+/** Starts the agent, names it in proc.json, lets it run and watches it to its ending. */
+async function startAndWatch(s: Supervision, held: Held): Promise<Ending> {
+  const { spec, backend, watched } = await startAgent(s, held);
+  const { child } = watched;
+  s.log("spawned", { pid: child.pid, cmd: spec.cmd, containment: watched.contained.kind });
+  pauseAt("after-spawn", s.dir);
+  nameAgent(s, watched, spec);
+  // A fenced agent waits at its fence's gate until now: it never runs unnamed (specs/sandbox.md).
+  enterPhase(s.log, s.dir, "started");
+  child.letRun();
+  enterPhase(s.log, s.dir, "watching");
+  const steering = await steeringOf(s, spec, backend);
+  return watchToEnding({ ...s, spec, backend, child, steering });
+}
+
 /**
- * A supervisor that took over (take-over.ts): it cannot wait() for an agent it did not spawn, so it
- * watches it by pid and start time; it rebuilds the stream state from the files; then goes on as the
- * first one would have.
+ * Reads the spec, makes the reserve, prepares the agent's place, raises its fence and spawns it (into
+ * `held`). A failure is SpawnFailure (spawn-failed), but for the reserve's NoRoom.
  */
-export async function superviseAdopted(
-  dir: string,
-  deps: SupervisorDeps,
-  log: SupervisorLog,
-  interrupt: AbortSignal,
-  adoption: Adoption,
-): Promise<void> {
-  const { clock } = deps;
+async function startAgent(s: Supervision, held: Held): Promise<Resolved & { watched: Watched }> {
+  const { dir, log } = s;
+  try {
+    const { spec, backend } = await resolvedSpec(dir);
+    pauseAt("before-spawn", dir);
+    reserveRoom(dir);
+    const env = await prepareWorkplace(dir, spec, process.env, placeOf(dir)?.run ?? null);
+    await stopPreviousTurn(dir, log, s.deps.clock);
+    held.fence = await fenceOf(s, spec, env);
+    if (held.fence !== null) pauseAt("fence-raised", dir);
+    held.watched = await spawnWatched(s, spec, backend, { env, fence: held.fence });
+    return { spec, backend, watched: held.watched };
+  } catch (error) {
+    throw error instanceof NoRoom ? error : new SpawnFailure(error);
+  }
+}
+
+async function resolvedSpec(dir: string): Promise<Resolved> {
+  const file = readSpecFile(dir);
+  const backend = await loadBackend(file.backend);
+  return { spec: absolutePaths(resolveSpec(file, backend, dir), dir), backend };
+}
+
+/** No room for the reserve: no room for the agent's output either, and it is not started. */
+function reserveRoom(dir: string): void {
+  try {
+    makeReserve(dir);
+  } catch (error) {
+    throw new NoRoom(error, dir);
+  }
+}
+
+/** Spawns the agent in its containment (and its fence), its stdin the spec's or its steering channel. */
+async function spawnWatched(
+  s: Supervision,
+  spec: Spec,
+  backend: Backend,
+  start: { env: Record<string, string>; fence: Fence | null },
+): Promise<Watched> {
+  const { dir } = s;
+  const { fence } = start;
+  const channel = steerChannel(dir, spec, backend);
+  const request: SpawnRequest = {
+    cmd: spec.cmd,
+    args: spec.args,
+    cwd: spec.cwd,
+    env: { ...start.env, ...fence?.env },
+    fence,
+    onSpawned: () => {
+      if (fence !== null) pauseAt("fence-starting", dir);
+    },
+    stdinPath: channel ?? spec.stdinPath,
+    stdinChannel: channel !== null,
+    eventsPath: fileIn(dir, FILES.events),
+    stderrPath: fileIn(dir, FILES.stderr),
+  };
+  const { child, contained } = await spawnContained(dir, spec, request, { log: s.log, clock: s.deps.clock });
+  return { limits: spec, child, startTime: startTimeOf(child.pid), contained };
+}
+
+/**
+ * Writes proc.json, naming the agent by the start time read right after the spawn. A disk that refuses it
+ * ends the run as supervisor-error with E_IO_WRITE (failedEnding).
+ */
+function nameAgent(s: Supervision, watched: Watched, spec: Spec): void {
+  const { clock, files } = s.deps;
+  const { child } = watched;
+  writeFolderJson(
+    s.dir,
+    FILES.proc,
+    {
+      pid: child.pid,
+      pgid: child.pgid,
+      startTime: watched.startTime,
+      host: hostIdentity(),
+      startedAt: clock.wallNow().toISOString(),
+      startedMono: bootStamp(clock),
+      argv0: spec.cmd,
+    },
+    files,
+  );
+}
+
+/**
+ * A supervisor that took over (take-over.ts; the phase `adopted`): it cannot wait() for an agent it did
+ * not spawn, so it watches it by pid and start time; it rebuilds the stream state from the files; then
+ * goes on as the first one would have.
+ */
+export async function superviseAdopted(s: Supervision, adoption: Adoption): Promise<void> {
+  const { dir, deps, log } = s;
   const { proc } = adoption;
-  const origin = originOf(adoption, clock, log);
+  const origin = originOf(adoption, deps.clock, log);
   // A fenced agent's exit is in bubblewrap's status file (fence/fence.ts): known to an adopter too.
   const statusFile = fileIn(dir, FILES.fenceStatus);
-  const child = adoptedChild(proc.pid, proc.startTime, clock, proc.pgid, () =>
+  const child = adoptedChild(proc, deps.clock, () =>
     fs.existsSync(statusFile) ? fencedExitOf(statusFile) : null,
   );
-  let watched: Watched | null = null;
+  const held: Held = { watched: null, fence: null };
   let ending: Ending;
-  let fence: Fence | null = null;
   try {
-    const file = readSpecFile(dir);
-    const backend = await loadBackend(file.backend);
-    const spec = absolutePaths(resolveSpec(file, backend, dir), dir);
-    const contained = reopenContainment(dir, spec, proc.pid, log);
-    if (spec.sandbox !== undefined) {
-      const { serveFenceAgain } = await import("./fence/fence.js");
-      fence = await serveFenceAgain(dir, spec, clock, log);
-    }
-    // The first supervisor's reserve, or a new one where it left none; without room, it goes on without.
-    if (!hasReserve(dir)) {
-      try {
-        makeReserve(dir);
-      } catch (error) {
-        log("reserve-failed", failure(error));
-      }
-    }
-    watched = { limits: spec, child, startTime: proc.startTime, contained };
-    pauseAt("adopted", dir);
-    const resume = resumePoint(dir, proc, clock);
-    if (resume.sinceStart.clock === "wall") {
-      log("clock-fallback", { of: "agent-start", why: resume.sinceStart.why });
-    }
-    const steering = await steeringOf(dir, spec, backend, log, clock);
-    ending = await watchToEnding({ dir, spec, backend, child, deps, log, interrupt, resume, steering });
+    ending = await resumeAndWatch(s, adoption, child, held);
   } catch (error) {
     ending = failedEnding(error, log, dir);
   }
   // Even without a readable spec the agent it adopted is stopped, with the default grace.
-  watched ??= {
+  const watched = held.watched ?? unreadWatched(dir, child, proc.startTime);
+  try {
+    await finish(dir, deps, log, { ending, watched, origin, adoptions: adoption.adoptions, pgid: proc.pgid });
+  } finally {
+    child.dispose();
+    await held.fence?.lower();
+  }
+}
+
+/** Reopens what the supervisor before it made for the agent, then watches it from where it was. */
+async function resumeAndWatch(
+  s: Supervision,
+  adoption: Adoption,
+  child: RunningChild,
+  held: Held,
+): Promise<Ending> {
+  const { dir, deps, log } = s;
+  const { proc } = adoption;
+  const { spec, backend } = await resolvedSpec(dir);
+  const contained = reopenContainment(dir, spec, proc.pid, log);
+  if (spec.sandbox !== undefined) {
+    const { serveFenceAgain } = await import("./fence/fence.js");
+    held.fence = await serveFenceAgain(dir, spec, deps.clock, log);
+  }
+  keepReserve(dir, log);
+  held.watched = { limits: spec, child, startTime: proc.startTime, contained };
+  const resume = resumePoint(dir, proc, deps.clock);
+  if (resume.sinceStart.clock === "wall") {
+    log("clock-fallback", { of: "agent-start", why: resume.sinceStart.why });
+  }
+  enterPhase(log, dir, "watching");
+  const steering = await steeringOf(s, spec, backend);
+  return watchToEnding({ ...s, spec, backend, child, resume, steering });
+}
+
+/** The first supervisor's reserve, or a new one where it left none; without room, it goes on without. */
+function keepReserve(dir: string, log: SupervisorLog): void {
+  if (hasReserve(dir)) return;
+  try {
+    makeReserve(dir);
+  } catch (error) {
+    log("reserve-failed", failure(error));
+  }
+}
+
+/** An adopted agent whose spec cannot be read: stopped by its group and the sweep, with the default grace. */
+function unreadWatched(dir: string, child: RunningChild, startTime: string): Watched {
+  return {
     limits: {
       dispatchId: agentDispatchId({ dir, spec: null }),
       killGraceMs: SPEC_DEFAULTS.killGraceMs,
       memoryBytes: null,
     },
     child,
-    startTime: proc.startTime,
+    startTime,
     contained: { kind: "group+sweep", cgroup: null },
   };
-  try {
-    await finish(dir, deps, log, { ending, watched, origin, adoptions: adoption.adoptions, pgid: proc.pgid });
-  } finally {
-    child.dispose();
-    await fence?.lower();
-  }
 }
 
 /**
@@ -231,16 +293,10 @@ function originOf(adoption: Adoption, clock: Clock, log: SupervisorLog): Origin 
  * The fence the spec asks for, raised (fence/fence.ts, loaded only for a fenced dispatch); null for any
  * other.
  */
-async function fenceOf(
-  dir: string,
-  spec: Spec,
-  env: Record<string, string>,
-  clock: Clock,
-  log: SupervisorLog,
-): Promise<Fence | null> {
+async function fenceOf(s: Supervision, spec: Spec, env: Record<string, string>): Promise<Fence | null> {
   if (spec.sandbox === undefined) return null;
   const { raiseFence } = await import("./fence/fence.js");
-  return raiseFence(dir, spec, env, clock, log);
+  return raiseFence(s.dir, spec, env, s.deps.clock, s.log);
 }
 
 /** A steerable dispatch's channel, made before the spawn; null for any other. */
@@ -255,15 +311,10 @@ function steerChannel(dir: string, spec: Spec, backend: Backend): string | null 
  * The conversation of a steerable dispatch (steering.ts, loaded only for one: a supervisor that talks to
  * nobody carries none of it); undefined for any other.
  */
-async function steeringOf(
-  dir: string,
-  spec: Spec,
-  backend: Backend,
-  log: SupervisorLog,
-  clock: Clock,
-): Promise<Steering | undefined> {
+async function steeringOf(s: Supervision, spec: Spec, backend: Backend): Promise<Steering | undefined> {
   if (spec.steer === undefined || backend.steer === undefined) return undefined;
   const { Steering } = await import("./steering.js");
+  const { dir, log, deps } = s;
   const briefPath = fileIn(dir, FILES.brief);
   return new Steering({
     dir,
@@ -273,7 +324,7 @@ async function steeringOf(
     brief: fs.existsSync(briefPath) ? fs.readFileSync(briefPath, "utf8") : null,
     channel: fileIn(dir, FILES.channel),
     log,
-    wallNow: () => clock.wallNow(),
+    wallNow: () => deps.clock.wallNow(),
   });
 }
 

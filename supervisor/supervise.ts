@@ -7,8 +7,8 @@ import { isSameProcess } from "../src/infra/process-identity.js";
 import type { SupervisorDeps } from "./deps.js";
 import type { Origin } from "./finish.js";
 import { fileLog, type SupervisorLog } from "./log.js";
+import { enterPhase } from "./phases.js";
 import { nameThisProcess } from "./supervisor-file.js";
-import { pauseAt } from "./test-hooks.js";
 
 // The supervisor's start (specs/supervisor.md, "Start"): it claims the folder — supervisor.lock, the checks
 // that keep an agent from running twice, supervisor.json — with only what that takes loaded (the lock and
@@ -21,14 +21,17 @@ export { SUPERVISOR_LOCK_STALE_MS };
 /**
  * Supervises the dispatch in `dir` from start to record (specs/supervisor.md), or adopts it when its agent
  * was started by a supervisor that has died since. Returns the process exit code: 0 whenever the folder was
- * handled (even if the agent failed), or when another supervisor has it.
+ * handled (even if the agent failed), or when another supervisor has it. `given`: a standby supervisor
+ * was handed the folder by its dispatcher (its life begins in the phase `given`).
  */
 export async function superviseDispatch(
   dir: string,
   deps: SupervisorDeps,
   interrupt: AbortSignal,
+  { given = false }: { given?: boolean } = {},
 ): Promise<number> {
   const log = fileLog(fileIn(dir, FILES.supervisorLog), () => deps.clock.wallNow());
+  if (given) enterPhase(log, dir, "given");
   if (fs.existsSync(fileIn(dir, FILES.exit))) {
     log("already-supervised", { pid: process.pid, why: "exit.json exists" });
     return 0;
@@ -47,9 +50,9 @@ export async function superviseDispatch(
         return 0;
       }
       const origin = nameThisSupervisor(dir, deps);
-      pauseAt("claimed", dir);
+      enterPhase(log, dir, "claimed");
       const { superviseFirst } = await import("./supervise-agent.js");
-      await superviseFirst(dir, deps, log, interrupt, origin);
+      await superviseFirst({ dir, deps, log, interrupt }, origin);
       return 0;
     } finally {
       await release().catch(() => {});
@@ -76,9 +79,10 @@ async function adopt(
   const { takeOver } = await import("./take-over.js");
   const adoption = await takeOver(dir, deps, log, SUPERVISOR_LOCK_STALE_MS);
   if (adoption === null) return 0;
+  enterPhase(log, dir, "adopted");
   try {
     const { superviseAdopted } = await import("./supervise-agent.js");
-    await superviseAdopted(dir, deps, log, interrupt, adoption);
+    await superviseAdopted({ dir, deps, log, interrupt }, adoption);
   } finally {
     await adoption.release().catch(() => {});
   }

@@ -8,7 +8,6 @@ import { STANDBY_FLAG } from "../src/infra/programs.js";
 import { reportError } from "../src/infra/report-error.js";
 import { systemDeps } from "./deps.js";
 import { superviseDispatch } from "./supervise.js";
-import { pauseAt } from "./test-hooks.js";
 
 const SUPERVISE_USAGE = `usage: catherd supervise <dispatch-dir> [--json]
 
@@ -29,7 +28,7 @@ options:
  */
 export async function superviseMain(
   args: readonly string[],
-  options: { announce?: boolean } = {},
+  options: { announce?: boolean; given?: boolean } = {},
 ): Promise<number> {
   if (args.includes("--help") || args.includes("-h")) {
     process.stdout.write(`${SUPERVISE_USAGE}\n`);
@@ -62,7 +61,7 @@ export async function superviseMain(
   process.stdout.on("error", () => {});
   process.stderr.on("error", () => {});
   const deps = systemDeps();
-  const code = await superviseDispatch(dir, deps, interrupt.signal);
+  const code = await superviseDispatch(dir, deps, interrupt.signal, { given: options.given === true });
   if (options.announce === true) {
     const { announceRecord } = await import("./announce.js");
     announceRecord(dir, json, deps.clock.now());
@@ -94,8 +93,7 @@ async function standbyMain(outFile: string | undefined): Promise<number> {
   } catch {
     // superviseMain refuses a path that is not a dispatch folder, with the reason
   }
-  pauseAt("given", dir);
-  return superviseMain([dir]);
+  return superviseMain([dir], { given: true });
 }
 
 /**

@@ -2,43 +2,22 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Clock } from "../src/infra/clock.js";
 import type { FileWriter } from "./deps.js";
+import type { PausePoint } from "./phases.js";
 
 // Test-only fault injection for the real supervisor process (specs/supervisor.md, "Test hooks"). Each hook
 // is selected by a CATHERD_TEST_ONLY_* environment variable and does nothing when it is unset; they ship in
 // the bundle so that the fault suite drives the supervisor users run. The agent never sees them: every
 // CATHERD_* variable but the home and the slot count is scrubbed from its environment.
 
-/** The points of a supervisor's life where CATHERD_TEST_ONLY_PAUSE_AT can freeze it. */
-export const PAUSE_PHASES = [
-  /** A standby supervisor has read the folder it is given, and not yet claimed it (start.ts). */
-  "given",
-  "claimed",
-  "before-spawn",
-  /** A fenced dispatch's fence is raised (fence.json, its proxy listening); bubblewrap not started (supervise-agent.ts). */
-  "fence-raised",
-  /** bubblewrap started; its fence not yet said up (child.ts): the bridge may be starting its listeners. */
-  "fence-starting",
-  "after-spawn",
-  /** proc.json written; a fenced agent still waits at its fence's gate (supervise-agent.ts). */
-  "named",
-  "running",
-  "adopted",
-  /** A steerable dispatch's message went to the CLI's channel, its receipt not yet written (steering.ts). */
-  "message-written",
-  "stopping",
-  "after-exit",
-  "after-record",
-] as const;
-export type PausePhase = (typeof PAUSE_PHASES)[number];
-
 /**
- * With CATHERD_TEST_ONLY_PAUSE_AT=<phase>: writes `<dir>/test-paused-<phase>` (holding our pid) and stops this
- * process with SIGSTOP, so that a test can SIGKILL it exactly there, or SIGCONT it.
+ * With CATHERD_TEST_ONLY_PAUSE_AT=<point>: writes `<dir>/test-paused-<point>` (holding our pid) and stops this
+ * process with SIGSTOP, so that a test can SIGKILL it exactly there, or SIGCONT it. The points are the
+ * phases of phases.ts and the points within them; a phase's entry pauses through enterPhase.
  */
-export function pauseAt(phase: PausePhase, dir: string): void {
-  if (process.env.CATHERD_TEST_ONLY_PAUSE_AT !== phase) return;
+export function pauseAt(point: PausePoint, dir: string): void {
+  if (process.env.CATHERD_TEST_ONLY_PAUSE_AT !== point) return;
   try {
-    fs.writeFileSync(path.join(dir, `test-paused-${phase}`), `${process.pid}\n`, { mode: 0o600 });
+    fs.writeFileSync(path.join(dir, `test-paused-${point}`), `${process.pid}\n`, { mode: 0o600 });
   } catch {
     // the test waits on the marker; without it, it times out and says so
   }

@@ -526,8 +526,6 @@ describe("the size of functions", () => {
     "src/infra/slot-store.ts updateSlots",
     "src/lock/run-locked.ts lockAndRun",
     "src/lock/run-locked.ts runHolding",
-    "supervisor/adopted-child.ts adoptedChild",
-    "supervisor/containment.ts spawnContained",
     "supervisor/exit-file.ts writeExitFile",
     "supervisor/fence/bridge.ts bridgeArgv",
     "supervisor/fence/fence.ts raiseFence",
@@ -535,10 +533,6 @@ describe("the size of functions", () => {
     "supervisor/fence/proxy.ts startFenceProxy",
     "supervisor/finish.ts stopAgent",
     "supervisor/finish.ts stopAndRecord",
-    "supervisor/supervise-agent.ts fenceOf",
-    "supervisor/supervise-agent.ts steeringOf",
-    "supervisor/supervise-agent.ts superviseAdopted",
-    "supervisor/supervise-agent.ts superviseFirst",
   ];
 
   /** `file name` of each function in src/ and supervisor/ over 80 lines or over four parameters. */

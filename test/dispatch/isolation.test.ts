@@ -324,13 +324,11 @@ describe("what the record writer leaves behind, whoever writes the record", () =
     const { env } = home();
     const repo = makeRepo(path.join(scratch(), "repo"), { "a.txt": "a\n" });
     const d = await dispatchOk(
-      { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "after-exit" },
+      { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "exited" },
       ["--cwd", repo],
       'echo changed > a.txt && head -c 700 /dev/zero > "$TMPDIR/scratch"',
     );
-    const paused = Number(
-      (await waitForFile(path.join(d.dir, "test-paused-after-exit"), RECORD_WAIT_MS)).trim(),
-    );
+    const paused = Number((await waitForFile(path.join(d.dir, "test-paused-exited"), RECORD_WAIT_MS)).trim());
     expect(paused).toBe(d.supervisorPid);
     // Frozen between exit.json and record.json: nothing of the dispatch settled yet.
     expect(fs.existsSync(path.join(d.dir, "changes.patch"))).toBe(false);

@@ -224,12 +224,12 @@ describe("--notify and --run-notify", () => {
     const out = path.join(tempDir(), "calls");
     const d = dispatchedOf(
       await runCli(fakeDispatchArgs(scenario([{ out: "x" }]), ["--name", "k", "--notify", probe(out)]), {
-        env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "after-exit" },
+        env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "exited" },
       }),
     );
     dispatched.push(d.dispatchId);
     dispatchedNotifiers.push(`${d.dispatchId}.notify`);
-    const paused = Number((await waitForFile(path.join(d.dir, "test-paused-after-exit"))).trim());
+    const paused = Number((await waitForFile(path.join(d.dir, "test-paused-exited"))).trim());
     expect(paused).toBe(readJson(path.join(d.dir, "supervisor.json")).pid);
     killPid(paused);
     await waitFor("the paused supervisor to die", () => (isAlive(paused) ? undefined : true));

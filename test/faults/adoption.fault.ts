@@ -52,7 +52,7 @@ const out = (event: unknown) => ({ out: JSON.stringify(event) });
 
 /** Kills the paused supervisor of `d` and waits until it is gone. */
 async function killSupervisor(t: Trial, d: Dispatched) {
-  await waitForFile(path.join(d.dir, "test-paused-running"), 20_000);
+  await waitForFile(path.join(d.dir, "test-paused-watching"), 20_000);
   const proc = await waitForJson<{ pid: number }>(path.join(d.dir, "proc.json"));
   t.pid(proc.pid);
   killPid(d.supervisorPid);
@@ -124,7 +124,7 @@ describe("row 13: a supervisor that dies is replaced", () => {
   it("adopts at the next status and ends a hung agent on its idle time, counted from its last line", async () => {
     const t = trial("13a supervisor SIGKILLed mid-run, hung agent");
     await heavy(t);
-    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "watching" });
     const quiet = path.join(t.dir(), "quiet");
     const d = await dispatchFake(
       t,
@@ -158,7 +158,7 @@ describe("row 13: a supervisor that dies is replaced", () => {
   it("enforces the wall from the original start on an agent that keeps working", async () => {
     const t = trial("13b supervisor SIGKILLed mid-run, wall from the original start");
     await heavy(t);
-    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "watching" });
     const d = await dispatchFake(
       t,
       env,
@@ -199,7 +199,7 @@ describe("row 13: a supervisor that dies is replaced", () => {
       { hang: true },
     ];
     const run = async (name: string, adopt: boolean) => {
-      const { env } = homeFor(t, adopt ? { CATHERD_TEST_ONLY_PAUSE_AT: "running" } : {});
+      const { env } = homeFor(t, adopt ? { CATHERD_TEST_ONLY_PAUSE_AT: "watching" } : {});
       const ready = path.join(t.dir(), "ready");
       const go = path.join(t.dir(), "go");
       if (!adopt) fs.writeFileSync(go, "");
@@ -234,7 +234,7 @@ describe("row 13: a supervisor that dies is replaced", () => {
   it("lets a working agent run to completion, and wait returns its record", async () => {
     const t = trial("13d supervisor SIGKILLed mid-run, agent then finishes");
     await heavy(t);
-    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "watching" });
     const ready = path.join(t.dir(), "ready");
     const go = path.join(t.dir(), "go");
     const d = await dispatchCodex(
@@ -284,7 +284,7 @@ describe("row 13: a supervisor that dies is replaced", () => {
   it("lets one supervisor adopt when ten readers race", async () => {
     const t = trial("13e ten readers race to adopt");
     await heavy(t);
-    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "watching" });
     const d = await dispatchFake(t, env, [{ out: "x" }, { hang: true }], ["--name", "raced"]);
     await killSupervisor(t, d);
     const readerEnv = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
@@ -325,7 +325,7 @@ describe("row 13: a supervisor that dies is replaced", () => {
   it("adopts again when the adopter is SIGKILLed too", async () => {
     const t = trial("13f adopter SIGKILLed too");
     await heavy(t);
-    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "watching" });
     const d = await dispatchFake(t, env, [{ out: "x" }, { hang: true }], ["--name", "twice"]);
     const agent = await killSupervisor(t, d);
     // The first adopter freezes once it has taken over; it is killed there.

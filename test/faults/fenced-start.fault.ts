@@ -22,8 +22,8 @@ const MOMENTS = [
   { phase: "fence-raised", ran: false },
   { phase: "fence-starting", ran: false },
   { phase: "after-spawn", ran: false },
-  { phase: "named", ran: false },
-  { phase: "running", ran: true },
+  { phase: "started", ran: false },
+  { phase: "watching", ran: true },
 ] as const;
 
 interface Started {
@@ -117,7 +117,7 @@ describe("row 17c: a fenced start whose supervisor dies", () => {
         await waitGone(adopter, 30_000);
       } else {
         // Lost: the supervisor died before its agent was let run. A reader that came within the
-        // milliseconds bubblewrap takes to end after its gate closed adopts it at `named`, and records the
+        // milliseconds bubblewrap takes to end after its gate closed adopts it at `started`, and records the
         // fence's exit and words instead (specs/sandbox.md, "A supervisor's death while the fence goes up").
         const words = JSON.stringify(record.error);
         expect(["lost", "failed"], words).toContain(record.status);
@@ -138,9 +138,9 @@ describe("row 17c: a fenced start whose supervisor dies", () => {
   }
 
   it("the supervisor SIGKILLed mid-run and the agent ends before any reader: recorded lost, nothing left of the bridge", async () => {
-    const t = trial("17c fenced, supervisor SIGKILLed running, agent then exits");
+    const t = trial("17c fenced, supervisor SIGKILLed watching, agent then exits");
     const name = "fenced-ends";
-    const s = await fencedAt(t, "running", name);
+    const s = await fencedAt(t, "watching", name);
     await waitForFile(s.marker);
     const proc = await waitForJson<{ pid: number }>(path.join(s.dir, "proc.json"));
     await killSupervisor(s);

@@ -53,7 +53,7 @@ const PHASES: Phase[] = [
     record: { status: "cancelled", reason: "cancelled" },
   },
   {
-    phase: "running",
+    phase: "watching",
     steps: hang,
     agentAlive: true,
     adopted: true,
@@ -64,7 +64,7 @@ const PHASES: Phase[] = [
     // The agent ignores SIGTERM, so it is alive when the supervisor dies between SIGTERM and SIGKILL; the
     // adopter finds it quiet past its idle time as well, and stops it again, to the end. The idle limit
     // outlasts the fake agent's start on a loaded machine: a SIGTERM before it ignores SIGTERM ends it.
-    phase: "stopping",
+    phase: "term-sent",
     steps: (marker) => [{ ignoreTerm: true }, { out: "working" }, { touch: marker }, { hang: true }],
     extra: ["--idle", "5s"],
     agentAlive: true,
@@ -73,7 +73,7 @@ const PHASES: Phase[] = [
     record: { status: "timeout", reason: "idle-timeout" },
   },
   {
-    phase: "after-exit",
+    phase: "exited",
     steps: (marker) => [{ out: "done" }, { touch: marker }, { exit: 0 }],
     agentAlive: false,
     state: "exited",
@@ -161,7 +161,7 @@ describe("row 1: the supervisor SIGKILLed at each phase", () => {
 
   it("records lost once when the agent ends by itself after its supervisor was killed mid-run", async () => {
     const t = trial("1 supervisor SIGKILLed running, agent then exits");
-    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "watching" });
     const go = path.join(t.dir(), "go");
     const d = await dispatchFake(
       t,
@@ -169,7 +169,7 @@ describe("row 1: the supervisor SIGKILLed at each phase", () => {
       [{ out: "x" }, { touch: go }, { sleep: 300 }, { exit: 0 }],
       ["--name", "ends"],
     );
-    await waitForFile(path.join(d.dir, "test-paused-running"));
+    await waitForFile(path.join(d.dir, "test-paused-watching"));
     killPid(d.supervisorPid);
     const agentPid = Number(await waitForFile(go));
     await waitGone(agentPid);
@@ -184,9 +184,9 @@ describe("row 1: the supervisor SIGKILLed at each phase", () => {
 
   it("adopts, without running the agent twice, when a supervisor is started again on a killed one's folder", async () => {
     const t = trial("1 supervisor SIGKILLed running, supervise again");
-    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "running" });
+    const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "watching" });
     const d = await dispatchFake(t, env, [{ out: "once" }, { hang: true }], ["--name", "again"]);
-    await waitForFile(path.join(d.dir, "test-paused-running"));
+    await waitForFile(path.join(d.dir, "test-paused-watching"));
     const proc = await waitForJson<{ pid: number }>(path.join(d.dir, "proc.json"));
     t.pid(proc.pid);
     killPid(d.supervisorPid);

@@ -48,12 +48,12 @@ async function dispatchAndOrphan(env: NodeJS.ProcessEnv, name: string) {
       "sleep",
       "600",
     ],
-    { env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "running" }, timeoutMs: 60_000 },
+    { env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "watching" }, timeoutMs: 60_000 },
   );
   expect(result.code, result.stderr).toBe(0);
   const d = dispatchedOf(result);
   dispatched.push(d.dispatchId);
-  await waitForFile(path.join(d.dir, "test-paused-running"), 30_000);
+  await waitForFile(path.join(d.dir, "test-paused-watching"), 30_000);
   killPid(d.supervisorPid);
   await waitFor(`supervisor ${d.supervisorPid} gone`, () => (isAlive(d.supervisorPid) ? undefined : true));
   return d;
