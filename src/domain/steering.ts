@@ -168,15 +168,16 @@ export function observeLine(
 
 /**
  * The CLI took `id`. What was given before it went first: a CLI that merges queued messages may echo
- * only the last; an echo of one not given by this supervisor (seen again, or an adopter's backlog) counts
- * for everything given so far.
+ * only the last. An echo of one not waiting to be taken (an adopter's backlog; a message the CLI had and
+ * was given again, which it echoes again at once) counts for itself alone: what was given after it may
+ * not have been read yet.
  */
 function took(state: SteerState, id: string, now: number): SteerStep {
   const at = state.given.indexOf(id);
-  const taken = [...(at === -1 ? state.given : state.given.slice(0, at)), id];
+  const taken = at === -1 ? [id] : state.given.slice(0, at + 1);
   let next: SteerState = {
     ...stopWaiting(state, now),
-    given: at === -1 ? [] : state.given.slice(at + 1),
+    given: at === -1 ? state.given : state.given.slice(at + 1),
     turnOpen: true,
   };
   const actions: SteerAction[] = [];

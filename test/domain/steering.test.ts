@@ -224,9 +224,13 @@ describe("when a message counts delivered and acted (observeLine)", () => {
       },
     },
     {
-      rule: "an echo of a message this supervisor did not give counts for everything given",
-      run: () => observeLine(idle({ given: ["m2"] }), line({ taken: "u1" }), "m1", 10).actions,
-      expected: [moved("m2", "queued", "delivered"), moved("m1", "queued", "delivered")],
+      rule: "an echo of a message not waiting to be taken (echoed again) counts for itself alone",
+      run: () => observeLine(idle({ given: ["m2"] }), line({ taken: "u1" }), "m1", 10),
+      expected: {
+        state: idle({ turnOpen: true, given: ["m2"], awaitingAct: ["m1"] }),
+        actions: [moved("m1", "queued", "delivered")],
+        facts: line({ taken: "u1" }),
+      },
     },
     {
       rule: "an echo of no message the dispatch knows changes nothing",
