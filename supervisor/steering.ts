@@ -2,11 +2,8 @@ import { createHash } from "node:crypto";
 import type { SteerProtocol } from "../src/backends/types.js";
 import type { LineFacts } from "../src/domain/facts.js";
 import { isOpen } from "../src/domain/inbox.js";
-import type { AnswerFile } from "../src/domain/questions.js";
 import type { SteerSettings } from "../src/domain/schemas.js";
 import {
-  type AnswerStep,
-  answerStep,
   BRIEF,
   initialSteer,
   keptOpenMs,
@@ -14,7 +11,6 @@ import {
   type MessageMove,
   notGiven,
   observeLine,
-  questionStep,
   type SteerAction,
   type SteerConfig,
   type SteerState,
@@ -25,17 +21,9 @@ import {
 } from "../src/domain/steering.js";
 import type { SteerSignals } from "../src/domain/watch.js";
 import { type InboxEntry, messageIds, moveMessage, readEntry } from "../src/folder/inbox.js";
-import { notifyQuestion } from "../src/folder/notify.js";
-import {
-  markAnswerDelivered,
-  type QuestionEntry,
-  questionIds,
-  readQuestion,
-  writeAnswer,
-  writeQuestion,
-} from "../src/folder/questions.js";
 import { ChannelWriter, type WriteResult } from "./channel.js";
 import type { SupervisorLog } from "./log.js";
+import { SteeringQuestions } from "./steering-questions.js";
 import { pauseAt } from "./test-hooks.js";
 
 // The supervisor's side of talking to a running agent (specs/steering.md, "The seam"): the I/O edge of
@@ -88,19 +76,22 @@ export class Steering {
   private readonly ids = new Map<string, string>();
   /** The inbox as last read: an entry that can no longer change (acted, failed) is not read again. */
   private readonly entries = new Map<string, InboxEntry>();
-  /** The questions whose answer was given: they can no longer change. */
-  private readonly settled = new Map<string, QuestionEntry>();
-  /**
-   * When the first question still waiting for its answer (as the last look left them) is answered by
-   * its policy, on the wall clock; null: none waits. inbox/ and questions/ are read once a poll, in `look`.
-   */
-  private questionDue: number | null = null;
+  /** questions/: read once a poll, in `look`, as inbox/ is. */
+  private readonly questions: SteeringQuestions;
 
   constructor(private readonly input: SteeringInput) {
     const { protocol, settings, brief } = input;
     this.writer = new ChannelWriter(input.channel);
     this.config = { joins: protocol.joins, canEnd: protocol.endLine !== undefined, settings, brief };
-    this.state = initialSteer(brief, questionIds(input.dir).length);
+    this.questions = new SteeringQuestions({
+      dir: input.dir,
+      onQuestion: settings.onQuestion,
+      protocol,
+      log: input.log,
+      wallNow: input.wallNow,
+      write: (line) => this.writer.write(line),
+    });
+    this.state = initialSteer(brief, this.questions.count());
     this.ids.set(this.uuidOf(BRIEF), BRIEF);
   }
 
@@ -122,7 +113,7 @@ export class Steering {
     this.writer.flush();
     this.recordAsks();
     this.apply(lookInbox(this.state, this.config, this.inbox(), now));
-    this.answerQuestions();
+    this.questions.answer();
   }
 
   /** What the watch's rules need to know (steerSignals). */
@@ -133,7 +124,7 @@ export class Steering {
       {
         queued: [...this.entries.values()].some((entry) => entry.state === "queued"),
         pending: this.writer.hasPending,
-        questionDue: this.questionDue,
+        questionDue: this.questions.due,
         wallMs: this.input.wallNow().getTime(),
       },
       now,
@@ -241,68 +232,12 @@ export class Steering {
     return entry;
   }
 
-  /** The questions in the order asked; one whose answer was given is not read again. */
-  private questions(): QuestionEntry[] {
-    const all = readQuestionsExcept(this.input.dir, this.settled);
-    for (const q of all) if (q.deliveredAt !== null) this.settled.set(q.question.id, q);
-    return all;
-  }
-
   /** Each ask the stream showed becomes questions/q<n>.json (takeAsks). */
   private recordAsks(): void {
     if (this.state.asks.length === 0) return;
-    const { dir, settings, log, wallNow } = this.input;
-    const taken = takeAsks(this.state, this.questions(), settings.onQuestion, wallNow().getTime());
+    const wallMs = this.input.wallNow().getTime();
+    const taken = takeAsks(this.state, this.questions.read(), this.input.settings.onQuestion, wallMs);
     this.state = taken.state;
-    for (const { question, notify } of taken.questions) {
-      writeQuestion(dir, question);
-      log("question", { id: question.id, kind: question.kind, asks: question.asks });
-      // Someone is to answer: the dispatch's --notify runs now, once, with CATHERD_STATUS=question.
-      if (notify) notifyQuestion(dir, question.id);
-    }
+    this.questions.write(taken.questions);
   }
-
-  /** Each open question as questionStep says: its answer given, the policy's written, or waited for. */
-  private answerQuestions(): void {
-    let due: number | null = null;
-    for (const entry of this.questions()) {
-      const now = this.input.wallNow();
-      const step = this.stepOf(entry, now);
-      if (step.kind === "settled") continue;
-      if (step.kind === "give" && this.giveAnswer(entry, step.answer, now)) continue;
-      due = due === null ? step.until : Math.min(due, step.until);
-    }
-    this.questionDue = due;
-  }
-
-  /** A question's step; the policy's answer written when due, and the question read again. */
-  private stepOf(entry: QuestionEntry, now: Date): AnswerStep {
-    const { dir, settings } = this.input;
-    const step = questionStep(entry, settings.onQuestion, now.getTime());
-    if (step.kind !== "policy") return step;
-    writeAnswer(dir, step.answer);
-    // The first answer stands: a person's that came first, else the policy's.
-    return answerStep({ ...entry, answer: readQuestion(dir, entry.question.id)?.answer ?? null });
-  }
-
-  /** Gives the CLI a question's answer, once; false when the channel is closed. */
-  private giveAnswer(entry: QuestionEntry, answer: AnswerFile, now: Date): boolean {
-    const { dir, protocol, log } = this.input;
-    const line = protocol.answerLine(entry.question.request, entry.question.input, answer);
-    if (this.writer.write(line) === "closed") {
-      log("channel-closed", { question: entry.question.id });
-      return false;
-    }
-    markAnswerDelivered(dir, entry.question.id, now);
-    log("answered", { id: entry.question.id, allow: answer.allow, by: answer.by });
-    return true;
-  }
-}
-
-/** The questions of `dir`, those in `settled` as they were (they no longer change). */
-function readQuestionsExcept(dir: string, settled: ReadonlyMap<string, QuestionEntry>): QuestionEntry[] {
-  return questionIds(dir).flatMap((id) => {
-    const known = settled.get(id) ?? readQuestion(dir, id);
-    return known === null ? [] : [known];
-  });
 }

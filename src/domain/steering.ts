@@ -1,19 +1,13 @@
 import type { AskFact, LineFacts } from "./facts.js";
 import { type MessageState, undeliveredWhy } from "./inbox.js";
-import {
-  type AnswerFile,
-  answerAsGiven,
-  type OnQuestion,
-  policyAnswer,
-  type QuestionFile,
-  questionId,
-} from "./questions.js";
+import { type OnQuestion, type QuestionFile, questionId } from "./questions.js";
 import type { SteerSettings } from "./schemas.js";
 import type { SteerSignals } from "./watch.js";
 
 // The supervisor's decisions in a steerable dispatch's conversation (specs/steering.md, "The seam"):
 // which message goes to the CLI next and when, when one counts delivered, acted or failed, when a turn is
-// interrupted, what a question's policy answers and when, when the conversation is over. Pure functions
+// interrupted, what the CLI's asks become, when the conversation is over (what a question's policy
+// answers and when: questionStep, questions.ts). Pure functions
 // of (state, facts, now): `now` is the loop's monotonic clock, `wallMs` the wall clock (questions/ tells
 // people its times on it). Messages are named by their ids: no file, no channel and no wire format here —
 // supervisor/steering.ts reads the folder into facts and carries out the actions, and the backend's
@@ -283,48 +277,6 @@ export function takeAsks(
     questions.push({ question, notify: waitMs > 0 });
   }
   return { state: { ...state, asked, asks: [] }, questions };
-}
-
-/** A question as the edge read it (questions/<id>.json and what came of it). */
-export interface QuestionItem {
-  question: Pick<QuestionFile, "id" | "kind" | "answerBy">;
-  answer: AnswerFile | null;
-  deliveredAt: string | null;
-}
-
-/**
- * What to do with one question at `wallMs`: the policy answers one nobody answered by its `answerBy`. The
- * first answer stands (a person's may have come first), so the edge reads the question again after
- * writing the policy's and goes on with `answerStep`.
- */
-export type QuestionStep = AnswerStep | { kind: "policy"; answer: Omit<AnswerFile, "schema"> };
-
-/**
- * What to do with a question whatever the time: nothing once its answer reached the CLI; give its answer
- * (as it fits its question: `answerAsGiven`), or wait for one; `until`: when the look comes back for it
- * (its answerBy; for a give, if the channel is closed).
- */
-export type AnswerStep =
-  | { kind: "settled" }
-  | { kind: "wait"; until: number }
-  | { kind: "give"; answer: AnswerFile; until: number };
-
-export function questionStep(q: QuestionItem, onQuestion: OnQuestion | null, wallMs: number): QuestionStep {
-  const open = q.deliveredAt === null && q.answer === null;
-  if (open && onQuestion !== null && Date.parse(q.question.answerBy) <= wallMs) {
-    return {
-      kind: "policy",
-      answer: policyAnswer(onQuestion, q.question.id, new Date(wallMs).toISOString()),
-    };
-  }
-  return answerStep(q);
-}
-
-export function answerStep(q: QuestionItem): AnswerStep {
-  if (q.deliveredAt !== null) return { kind: "settled" };
-  const until = Date.parse(q.question.answerBy);
-  if (q.answer === null) return { kind: "wait", until };
-  return { kind: "give", answer: answerAsGiven(q.question.kind, q.answer), until };
 }
 
 /** What the edge knows at the rules' look, besides the state. */

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { AskFact, LineFacts } from "../../src/domain/facts.js";
-import type { AnswerFile } from "../../src/domain/questions.js";
+import { type AnswerFile, answerStep, type QuestionItem, questionStep } from "../../src/domain/questions.js";
 import {
-  answerStep,
   BRIEF,
   type InboxItem,
   initialSteer,
@@ -10,8 +9,6 @@ import {
   lookInbox,
   notGiven,
   observeLine,
-  type QuestionItem,
-  questionStep,
   type SteerConfig,
   type SteerState,
   type SteerWorld,
