@@ -1,35 +1,52 @@
 import { createHash } from "node:crypto";
 import type { SteerProtocol } from "../src/backends/types.js";
-import type { AskFact, LineFacts } from "../src/domain/facts.js";
-import { isOpen, undeliveredWhy } from "../src/domain/inbox.js";
-import { answerAsGiven, policyAnswer, questionId } from "../src/domain/questions.js";
+import type { LineFacts } from "../src/domain/facts.js";
+import { isOpen } from "../src/domain/inbox.js";
 import type { SteerSettings } from "../src/domain/schemas.js";
+import {
+  BRIEF,
+  initialSteer,
+  keptOpenMs,
+  lookInbox,
+  type MessageMove,
+  notGiven,
+  observeLine,
+  type SteerAction,
+  type SteerConfig,
+  type SteerState,
+  type SteerStep,
+  steerSignals,
+  takeAsks,
+  undelivered,
+} from "../src/domain/steering.js";
 import type { SteerSignals } from "../src/domain/watch.js";
 import { type InboxEntry, messageIds, moveMessage, readEntry } from "../src/folder/inbox.js";
-import { notifyQuestion } from "../src/folder/notify.js";
-import {
-  markAnswerDelivered,
-  type QuestionEntry,
-  questionIds,
-  readQuestion,
-  writeAnswer,
-  writeQuestion,
-} from "../src/folder/questions.js";
-import { ChannelWriter } from "./channel.js";
+import { ChannelWriter, type WriteResult } from "./channel.js";
 import type { SupervisorLog } from "./log.js";
+import { SteeringQuestions } from "./steering-questions.js";
 import { pauseAt } from "./test-hooks.js";
 
-// The supervisor's side of talking to a running agent (specs/steering.md): it gives the CLI the brief and
-// then each message of inbox/ over the channel, moves each message on as the stream shows the CLI took it
-// and acted on it, turns the CLI's asks into questions/, and gives each its one answer.
+// The supervisor's side of talking to a running agent (specs/steering.md, "The seam"): the I/O edge of
+// the pure conversation in src/domain/steering.ts. It reads inbox/ and questions/ into facts, asks the
+// core, and carries out what it decides: receipts and questions written, lines written to the channel —
+// each line made by the backend's protocol (SteerProtocol), the only part that knows the CLI's wire format.
 //
 // Exactly once: a message goes to the CLI with a uuid made from the dispatch and the message, and the CLI
 // skips a uuid it has seen. A supervisor that dies after writing and before the echo leaves the message
-// `queued`; its adopter reads the whole stream first (a echo there marks it delivered) and writes again
+// `queued`; its adopter reads the whole stream first (an echo there marks it delivered) and writes again
 // what is still queued, which the CLI skips if it had it.
 
-/** The brief's place among the messages: delivered first, as a message without a file. */
-const BRIEF = "brief";
+/**
+ * What carries the protocol's lines to the CLI (specs/steering.md, "The seam"): the FIFO on its input
+ * (ChannelWriter) today; a protocol over another transport brings its own. Never blocks: a line the CLI
+ * has not read yet is `pending` and goes on `flush`; `closed`: nobody reads any more.
+ */
+export interface SteerChannel {
+  write(line: string): WriteResult;
+  flush(): WriteResult;
+  readonly hasPending: boolean;
+  close(): void;
+}
 
 export interface SteeringInput {
   dir: string;
@@ -44,156 +61,128 @@ export interface SteeringInput {
   wallNow: () => Date;
 }
 
+/** The uuid a message goes to the CLI with: the same for every supervisor of the dispatch (a UUID v8). */
+export function messageUuid(dispatchId: string, id: string): string {
+  const hex = createHash("sha256").update(`${dispatchId}/${id}`).digest("hex");
+  const variant = ((Number.parseInt(hex[16] ?? "0", 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 export class Steering {
-  private readonly writer: ChannelWriter;
-  /** uuid → message id, for what was written and not yet seen taken. */
-  private readonly written = new Map<string, string>();
-  /** Ids taken whose first move the CLI has not made yet. */
-  private readonly awaitingAct = new Set<string>();
-  /** The brief was seen taken (or there is none). */
-  private briefTaken: boolean;
-  /** A turn runs: something was taken since the last final. */
-  private turnOpen = false;
-  /** The request id of an interrupt written whose turn has not ended yet. */
-  private interrupting: string | null = null;
-  /** Since when an ended turn waits for a message (--keep-open); null: it does not wait. */
-  private waitingSince: number | null = null;
-  private waitedMs = 0;
-  /** When the CLI was asked to end its session (the conversation over); null: not yet. */
-  private endRequestedAt: number | null = null;
-  private asked: number;
-  private readonly askedNow: AskFact[] = [];
+  private readonly writer: SteerChannel;
+  private readonly config: SteerConfig;
+  private state: SteerState;
+  /** uuid → message id, for each message this supervisor gave (and each an echo named). */
+  private readonly ids = new Map<string, string>();
   /** The inbox as last read: an entry that can no longer change (acted, failed) is not read again. */
   private readonly entries = new Map<string, InboxEntry>();
-  /** The questions whose answer was given: they can no longer change. */
-  private readonly settled = new Map<string, QuestionEntry>();
-  /**
-   * When the first question still waiting for its answer (as the last look left them) is answered by
-   * its policy, on the wall clock; null: none waits. What `signals` reads: inbox/ and questions/ are read
-   * once a poll, in `look`.
-   */
-  private questionDue: number | null = null;
+  /** questions/: read once a poll, in `look`, as inbox/ is. */
+  private readonly questions: SteeringQuestions;
 
   constructor(private readonly input: SteeringInput) {
+    const { protocol, settings, brief } = input;
     this.writer = new ChannelWriter(input.channel);
-    this.briefTaken = input.brief === null;
-    this.asked = questionIds(input.dir).length;
+    this.config = { joins: protocol.joins, canEnd: protocol.endLine !== undefined, settings, brief };
+    this.questions = new SteeringQuestions({
+      dir: input.dir,
+      onQuestion: settings.onQuestion,
+      protocol,
+      log: input.log,
+      wallNow: input.wallNow,
+      write: (line) => this.writer.write(line),
+    });
+    this.state = initialSteer(brief, this.questions.count());
+    this.ids.set(this.uuidOf(BRIEF), BRIEF);
   }
 
-  /** The uuid a message goes to the CLI with: the same for every supervisor of the dispatch. */
+  /** The uuid a message goes to the CLI with. */
   uuidOf(id: string): string {
-    const hex = createHash("sha256").update(`${this.input.dispatchId}/${id}`).digest("hex");
-    const variant = ((Number.parseInt(hex[16] ?? "0", 16) & 0x3) | 0x8).toString(16);
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+    return messageUuid(this.input.dispatchId, id);
   }
 
-  /**
-   * One line's facts, as the watch should see them: the final of a turn an interrupt stopped is not the
-   * dispatch's final (a redirect follows), so it is taken out.
-   */
+  /** One line's facts, as the watch should see them (observeLine). */
   observe(facts: LineFacts, now: number): LineFacts {
-    if (facts.taken !== undefined) {
-      this.took(facts.taken, now);
-      return facts;
-    }
-    if (facts.asks !== undefined) this.askedNow.push(facts.asks);
-    if (acts(facts)) this.acted();
-    if (facts.final === undefined) return facts;
-    if (this.interrupting !== null) {
-      this.input.log("interrupted", { requestId: this.interrupting });
-      this.interrupting = null;
-      const { final: _final, error: _error, ...rest } = facts;
-      return { ...rest, describe: "turn interrupted" };
-    }
-    this.turnOpen = false;
-    return facts;
+    const taken = facts.taken === undefined ? null : this.idOfUuid(facts.taken);
+    const step = observeLine(this.state, facts, taken, now);
+    this.apply(step);
+    return step.facts;
   }
 
-  /**
-   * Gives the CLI what is due: the brief, then the queued messages in order (at once for a CLI that takes
-   * them mid-turn, after the turn for one that does not); asks written as questions; answers given.
-   */
+  /** Gives the CLI what is due (lookInbox); asks written as questions; answers given. */
   look(now: number): void {
     this.writer.flush();
     this.recordAsks();
-    if (!this.briefTaken && !this.isWritten(BRIEF)) {
-      this.send(BRIEF, this.input.brief ?? "", false);
-    }
-    for (const entry of this.inbox()) this.consider(entry, now);
-    this.answerQuestions();
+    this.apply(lookInbox(this.state, this.config, this.inbox(), now));
+    this.questions.answer();
   }
 
-  /** What the watch's rules need to know (watch.ts, SteerSignals). */
+  /** What the watch's rules need to know (steerSignals). */
   signals(now: number): SteerSignals {
-    const held = this.holding();
-    const asking = this.questionDue !== null;
-    const ended = this.briefTaken && !this.turnOpen && !held && !asking;
-    if (ended && this.waitingSince === null && this.input.settings.keepOpenMs !== null)
-      this.waitingSince = now;
-    const due = this.questionDue;
-    const over =
-      ended &&
-      (this.waitingSince === null || now - this.waitingSince >= (this.input.settings.keepOpenMs ?? 0));
-    if (over && this.endRequestedAt === null && this.input.protocol.endLine !== undefined) {
-      this.writer.write(this.input.protocol.endLine("end-session"));
-      this.endRequestedAt = now;
-      this.input.log("end-session", {});
-    }
-    return {
-      ended,
-      asking,
-      waitingSince: ended ? this.waitingSince : null,
-      waitedMs: this.waitedMs,
-      keepOpenMs: this.input.settings.keepOpenMs,
-      // The policy's deadline is on the wall clock (questions/ says it to people): placed on the loop's.
-      questionDueAt: due === null ? null : now + Math.max(0, due - this.input.wallNow().getTime()),
-      ...(this.input.protocol.endLine === undefined ? {} : { endRequestedAt: this.endRequestedAt }),
-    };
+    const step = steerSignals(
+      this.state,
+      this.config,
+      {
+        queued: [...this.entries.values()].some((entry) => entry.state === "queued"),
+        pending: this.writer.hasPending,
+        questionDue: this.questions.due,
+        wallMs: this.input.wallNow().getTime(),
+      },
+      now,
+    );
+    this.apply(step);
+    return step.signals;
   }
 
   /** How long ended turns waited for a message, in all (the record's `keptOpenMs`). */
   keptOpenMs(now: number): number {
-    return this.waitedMs + (this.waitingSince === null ? 0 : now - this.waitingSince);
+    return keptOpenMs(this.state, now);
   }
 
   /** The dispatch ends: what was not delivered never will be. */
   end(cancelled: boolean): void {
-    const why = undeliveredWhy(cancelled);
-    for (const entry of this.inbox()) {
-      if (entry.state !== "queued") continue;
-      this.move(entry, "failed", why);
-    }
+    for (const failed of undelivered(this.inbox(), cancelled)) this.move(failed);
     this.writer.close();
   }
 
-  private consider(entry: InboxEntry, now: number): void {
-    if (entry.state !== "queued") return;
-    if (entry.message === null) {
-      this.move(entry, "failed", `the message file is not a message: ${entry.torn ?? "unreadable"}`);
-      return;
-    }
-    if (this.isWritten(entry.id)) return;
-    // The brief first; a CLI that takes nothing mid-turn gets the message when the turn has ended.
-    if (!this.briefTaken) return;
-    if (this.input.protocol.joins === "turn-end" && this.turnOpen && !entry.message.interrupt) return;
-    this.stopWaiting(now);
-    this.send(entry.id, entry.message.text, entry.message.interrupt);
+  private apply(step: SteerStep): void {
+    this.state = step.state;
+    for (const action of step.actions) this.act(action);
   }
 
-  private send(id: string, text: string, interrupt: boolean): void {
+  private act(action: SteerAction): void {
     const { protocol, log } = this.input;
-    if (interrupt && this.turnOpen) {
-      this.interrupting = `interrupt-${id}`;
-      this.writer.write(protocol.interruptLine(this.interrupting));
+    switch (action.kind) {
+      case "give":
+        this.give(action);
+        return;
+      case "interrupt":
+        this.writer.write(protocol.interruptLine(action.requestId));
+        return;
+      case "move":
+        this.move(action);
+        return;
+      case "interrupted":
+        log("interrupted", { requestId: action.requestId });
+        return;
+      case "end-session":
+        // The core asks for it only of a protocol that has an end line (SteerConfig.canEnd).
+        if (protocol.endLine !== undefined) this.writer.write(protocol.endLine("end-session"));
+        log("end-session", {});
+        return;
     }
+  }
+
+  private give(action: Extract<SteerAction, { kind: "give" }>): void {
+    const { id, text, interrupt } = action;
     const uuid = this.uuidOf(id);
-    const result = this.writer.write(protocol.userLine(text, uuid));
+    const result = this.writer.write(this.input.protocol.userLine(text, uuid));
     if (result === "closed") {
-      log("channel-closed", { message: id });
+      this.input.log("channel-closed", { message: id });
+      this.state = notGiven(this.state, id);
       return;
     }
-    this.written.set(uuid, id);
-    log("message-written", {
+    this.ids.set(uuid, id);
+    this.input.log("message-written", {
       message: id,
       uuid,
       interrupt,
@@ -202,61 +191,24 @@ export class Steering {
     if (id !== BRIEF) pauseAt("message-written", this.input.dir);
   }
 
-  private took(uuid: string, now: number): void {
-    const id = this.written.get(uuid) ?? (uuid === this.uuidOf(BRIEF) ? BRIEF : this.idOfUuid(uuid));
-    if (id === null) return;
-    // What was written before it went first: a CLI that merges queued messages may echo only the last.
-    for (const [earlier, earlierId] of this.written) {
-      if (earlier === uuid) break;
-      this.written.delete(earlier);
-      this.markTaken(earlierId);
-    }
-    this.written.delete(uuid);
-    this.turnOpen = true;
-    this.stopWaiting(now);
-    this.markTaken(id);
-  }
-
-  private markTaken(id: string): void {
-    if (id === BRIEF) {
-      this.briefTaken = true;
-      return;
-    }
-    const entry = this.entryOf(id);
-    if (entry?.state === "queued") this.move(entry, "delivered");
-    this.awaitingAct.add(id);
-  }
-
-  /** A uuid the stream shows that this supervisor did not write (an adopter reading the backlog). */
+  /** The message an echo is of; one this supervisor did not give is looked for in the inbox (a backlog). */
   private idOfUuid(uuid: string): string | null {
-    return messageIds(this.input.dir).find((id) => this.uuidOf(id) === uuid) ?? null;
+    const known = this.ids.get(uuid);
+    if (known !== undefined) return known;
+    const id = messageIds(this.input.dir).find((one) => this.uuidOf(one) === uuid) ?? null;
+    if (id !== null) this.ids.set(uuid, id);
+    return id;
   }
 
-  private acted(): void {
-    if (this.awaitingAct.size === 0) return;
-    for (const id of this.awaitingAct) {
-      const entry = this.entryOf(id);
-      if (entry?.state === "delivered") this.move(entry, "acted");
-    }
-    this.awaitingAct.clear();
-  }
-
-  private holding(): boolean {
-    if (this.written.size > 0 || this.awaitingAct.size > 0 || this.writer.hasPending) return true;
-    // As the last look read the inbox (moves since then are in it too).
-    for (const entry of this.entries.values()) if (entry.state === "queued") return true;
-    return false;
-  }
-
-  private isWritten(id: string): boolean {
-    for (const written of this.written.values()) if (written === id) return true;
-    return false;
-  }
-
-  private stopWaiting(now: number): void {
-    if (this.waitingSince === null) return;
-    this.waitedMs += now - this.waitingSince;
-    this.waitingSince = null;
+  /** Moves a message's receipt, if it still stands where the core saw it. */
+  private move(change: MessageMove): void {
+    const entry = this.entryOf(change.id);
+    if (entry?.state !== change.from) return;
+    const { to, why } = change;
+    const moved = moveMessage(this.input.dir, entry, { to, at: this.input.wallNow(), why });
+    if (moved === null) return;
+    this.entries.set(entry.id, { ...entry, receipt: moved, state: moved.state });
+    this.input.log("message", { id: entry.id, state: to, ...(why === undefined ? {} : { why }) });
   }
 
   /** The inbox in delivery order: a readdir, and a read of each entry that may still change. */
@@ -280,103 +232,12 @@ export class Steering {
     return entry;
   }
 
-  /** The questions in the order asked; one whose answer was given is not read again. */
-  private questions(): QuestionEntry[] {
-    const all = readQuestionsExcept(this.input.dir, this.settled);
-    for (const q of all) if (q.deliveredAt !== null) this.settled.set(q.question.id, q);
-    return all;
-  }
-
-  private move(entry: InboxEntry, to: "delivered" | "acted" | "failed", why?: string): void {
-    const moved = moveMessage(this.input.dir, entry, to, this.input.wallNow(), why);
-    if (moved !== null) this.entries.set(entry.id, { ...entry, receipt: moved, state: moved.state });
-    if (moved !== null)
-      this.input.log("message", { id: entry.id, state: to, ...(why === undefined ? {} : { why }) });
-  }
-
-  /** Each ask the stream showed becomes questions/q<n>.json; a policy that answers at once answers it. */
+  /** Each ask the stream showed becomes questions/q<n>.json (takeAsks). */
   private recordAsks(): void {
-    const { dir, settings, log, wallNow } = this.input;
-    const onQuestion = settings.onQuestion;
-    for (const ask of this.askedNow.splice(0)) {
-      if (this.knownRequest(ask)) continue;
-      const id = questionId(++this.asked);
-      const at = wallNow();
-      const waitMs = onQuestion?.policy === "wait" ? onQuestion.waitMs : 0;
-      writeQuestion(dir, {
-        id,
-        kind: ask.kind,
-        asks: ask.asks,
-        tool: ask.tool,
-        input: ask.input,
-        askedAt: at.toISOString(),
-        answerBy: new Date(at.getTime() + waitMs).toISOString(),
-        request: ask.request,
-      });
-      log("question", { id, kind: ask.kind, asks: ask.asks });
-      // Someone is to answer: the dispatch's --notify runs now, once, with CATHERD_STATUS=question (a
-      // policy that answers at once needs nobody).
-      if (waitMs > 0) notifyQuestion(dir, id);
-    }
+    if (this.state.asks.length === 0) return;
+    const wallMs = this.input.wallNow().getTime();
+    const taken = takeAsks(this.state, this.questions.read(), this.input.settings.onQuestion, wallMs);
+    this.state = taken.state;
+    this.questions.write(taken.questions);
   }
-
-  /** An ask seen again (an adopter reading the backlog) is the question already written. */
-  private knownRequest(ask: AskFact): boolean {
-    const key = JSON.stringify(ask.request);
-    return this.questions().some((q) => JSON.stringify(q.question.request) === key);
-  }
-
-  /** The open question answered first; a policy's answer for one whose wait is over. */
-  private answerQuestions(): void {
-    const { dir, settings, protocol, log, wallNow } = this.input;
-    let due: number | null = null;
-    for (const entry of this.questions()) {
-      if (entry.deliveredAt !== null) continue;
-      let answer = entry.answer;
-      const now = wallNow();
-      if (
-        answer === null &&
-        settings.onQuestion !== null &&
-        Date.parse(entry.question.answerBy) <= now.getTime()
-      ) {
-        writeAnswer(dir, policyAnswer(settings.onQuestion, entry.question.id, now.toISOString()));
-        // The first answer stands: a person's that came first, else the policy's.
-        answer = readQuestion(dir, entry.question.id)?.answer ?? null;
-      }
-      const waitsUntil = Date.parse(entry.question.answerBy);
-      if (answer === null) {
-        due = due === null ? waitsUntil : Math.min(due, waitsUntil);
-        continue;
-      }
-      // What reaches the CLI is what the answer says for its question: a text to a permission denies it.
-      answer = answerAsGiven(entry.question.kind, answer);
-      const line = protocol.answerLine(entry.question.request, entry.question.input, answer);
-      if (this.writer.write(line) === "closed") {
-        log("channel-closed", { question: entry.question.id });
-        due = due === null ? waitsUntil : Math.min(due, waitsUntil);
-        continue;
-      }
-      markAnswerDelivered(dir, entry.question.id, now);
-      log("answered", { id: entry.question.id, allow: answer.allow, by: answer.by });
-    }
-    this.questionDue = due;
-  }
-}
-
-/** The questions of `dir`, those in `settled` as they were (they no longer change). */
-function readQuestionsExcept(dir: string, settled: ReadonlyMap<string, QuestionEntry>): QuestionEntry[] {
-  return questionIds(dir).flatMap((id) => {
-    const known = settled.get(id) ?? readQuestion(dir, id);
-    return known === null ? [] : [known];
-  });
-}
-
-/** A line that shows the CLI working on what it took: a model's words, a tool call, a usage report, an end. */
-function acts(facts: LineFacts): boolean {
-  return (
-    facts.reply !== undefined ||
-    facts.toolsOpened !== undefined ||
-    facts.final !== undefined ||
-    facts.usage !== undefined
-  );
 }

@@ -68,16 +68,12 @@ export const receiptFileSchema = loose({
 export type ReceiptFile = z.infer<typeof receiptFileSchema>;
 
 /**
- * The receipt after a move, or null when the move is not allowed (the state only moves forward, so a
- * second supervisor that sees an older state cannot take a message back).
+ * The receipt after `change` (a move to its state, at its time, with why), or null when the move is not
+ * allowed (the state only moves forward, so a second supervisor that sees an older state cannot take a
+ * message back).
  */
-export function advance(
-  receipt: ReceiptFile | null,
-  id: string,
-  to: MessageState,
-  at: string,
-  why?: string,
-): ReceiptFile | null {
+export function advance(receipt: ReceiptFile | null, id: string, change: StateChange): ReceiptFile | null {
+  const { state: to, at } = change;
   const from = receipt?.state ?? "queued";
   if (receipt !== null && !canMove(from, to)) return null;
   if (receipt === null && to === "queued") return null;
@@ -89,7 +85,7 @@ export function advance(
           { state: "delivered", at },
           { state: "acted", at },
         ]
-      : [{ state: to, at, ...(why === undefined ? {} : { why }) }];
+      : [{ state: to, at, ...(change.why === undefined ? {} : { why: change.why }) }];
   return { schema: 1, id, state: to, history: [...history, ...steps] };
 }
 

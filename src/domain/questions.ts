@@ -102,3 +102,45 @@ export function questionId(n: number): string {
 export function isQuestionId(value: string): boolean {
   return /^q[1-9]\d{0,5}$/.test(value);
 }
+
+/** A question as questions/ holds it: what was asked, its answer, whether the answer reached the CLI. */
+export interface QuestionItem {
+  question: Pick<QuestionFile, "id" | "kind" | "answerBy">;
+  answer: AnswerFile | null;
+  deliveredAt: string | null;
+}
+
+/**
+ * What to do with one question at `wallMs`: the policy answers one nobody answered by its `answerBy`. The
+ * first answer stands (a person's may have come first), so the edge reads the question again after
+ * writing the policy's and goes on with `answerStep`.
+ */
+export type QuestionStep = AnswerStep | { kind: "policy"; answer: Omit<AnswerFile, "schema"> };
+
+/**
+ * What to do with a question whatever the time: nothing once its answer reached the CLI; give its answer
+ * (as it fits its question: `answerAsGiven`), or wait for one; `until`: when the look comes back for it
+ * (its answerBy; for a give, if the channel is closed).
+ */
+export type AnswerStep =
+  | { kind: "settled" }
+  | { kind: "wait"; until: number }
+  | { kind: "give"; answer: AnswerFile; until: number };
+
+export function questionStep(q: QuestionItem, onQuestion: OnQuestion | null, wallMs: number): QuestionStep {
+  const open = q.deliveredAt === null && q.answer === null;
+  if (open && onQuestion !== null && Date.parse(q.question.answerBy) <= wallMs) {
+    return {
+      kind: "policy",
+      answer: policyAnswer(onQuestion, q.question.id, new Date(wallMs).toISOString()),
+    };
+  }
+  return answerStep(q);
+}
+
+export function answerStep(q: QuestionItem): AnswerStep {
+  if (q.deliveredAt !== null) return { kind: "settled" };
+  const until = Date.parse(q.question.answerBy);
+  if (q.answer === null) return { kind: "wait", until };
+  return { kind: "give", answer: answerAsGiven(q.question.kind, q.answer), until };
+}

@@ -72,18 +72,28 @@ export function readEntry(dir: string, id: string): InboxEntry {
   return { id, message, torn, receipt, state: receipt?.state ?? "queued" };
 }
 
+/** A message's move: to a state, at a time, with why (a failure says it). */
+export interface Move {
+  to: MessageState;
+  at: Date;
+  why?: string | undefined;
+}
+
 /**
- * Moves a message on; false when the move is not allowed (it only moves forward). The supervisor is the
- * receipts' only writer.
+ * Moves a message on: its receipt after the move, or null when the move is not allowed (it only moves
+ * forward). The supervisor is the receipts' only writer.
  */
 export function moveMessage(
   dir: string,
   entry: Pick<InboxEntry, "id" | "receipt">,
-  to: MessageState,
-  at: Date,
-  why?: string,
+  move: Move,
 ): ReceiptFile | null {
-  const next = advance(entry.receipt, entry.id, to, at.toISOString(), why);
+  const { to, at, why } = move;
+  const next = advance(entry.receipt, entry.id, {
+    state: to,
+    at: at.toISOString(),
+    ...(why === undefined ? {} : { why }),
+  });
   if (next === null) return null;
   writeJsonAtomic(path.join(inboxDir(dir), `${entry.id}${RECEIPT_SUFFIX}`), next);
   return next;
@@ -94,7 +104,7 @@ export function failQueued(dir: string, why: string, at: Date): string[] {
   const failed: string[] = [];
   for (const entry of readInbox(dir)) {
     if (entry.state !== "queued") continue;
-    if (moveMessage(dir, entry, "failed", at, why) !== null) failed.push(entry.id);
+    if (moveMessage(dir, entry, { to: "failed", at, why }) !== null) failed.push(entry.id);
   }
   return failed;
 }

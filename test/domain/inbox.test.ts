@@ -36,16 +36,16 @@ describe("a message's state", () => {
   }
 
   it("keeps every change in order, and refuses a move back (a second supervisor that saw an older state)", () => {
-    const delivered = advance(null, "m", "delivered", "t1");
+    const delivered = advance(null, "m", { state: "delivered", at: "t1" });
     expect(delivered?.history.map((h) => h.state)).toEqual(["queued", "delivered"]);
-    const acted = advance(delivered, "m", "acted", "t2");
+    const acted = advance(delivered, "m", { state: "acted", at: "t2" });
     expect(acted?.state).toBe("acted");
-    expect(advance(acted, "m", "delivered", "t3")).toBeNull();
-    expect(advance(acted, "m", "failed", "t3")).toBeNull();
+    expect(advance(acted, "m", { state: "delivered", at: "t3" })).toBeNull();
+    expect(advance(acted, "m", { state: "failed", at: "t3" })).toBeNull();
   });
 
   it("passes through delivered when the CLI acted before the take was marked", () => {
-    expect(advance(null, "m", "acted", "t")?.history.map((h) => h.state)).toEqual([
+    expect(advance(null, "m", { state: "acted", at: "t" })?.history.map((h) => h.state)).toEqual([
       "queued",
       "delivered",
       "acted",
@@ -53,7 +53,9 @@ describe("a message's state", () => {
   });
 
   it("says why it failed", () => {
-    expect(advance(null, "m", "failed", "t", "the dispatch was cancelled")?.history.at(-1)).toEqual({
+    expect(
+      advance(null, "m", { state: "failed", at: "t", why: "the dispatch was cancelled" })?.history.at(-1),
+    ).toEqual({
       state: "failed",
       at: "t",
       why: "the dispatch was cancelled",

@@ -112,6 +112,23 @@ describe("a steerable dispatch's conversation, as the supervisor runs it", () =>
     expect(h.written().filter((l) => l.type === "control_request")).toHaveLength(1);
   });
 
+  it("leaves a later message queued when the CLI echoes again one it had (given again by an adopter)", async () => {
+    const h = harness();
+    h.steering.look(0);
+    h.steering.observe(h.says(echo(h.steering.uuidOf("brief"))), 10);
+    const first = await send(h, "first");
+    h.steering.look(20);
+    h.steering.observe(h.says(echo(h.steering.uuidOf(first.id))), 30);
+    const second = await send(h, "second");
+    h.steering.look(40);
+    expect(h.written().at(-1)).toMatchObject({ uuid: h.steering.uuidOf(second.id) });
+    // The CLI skips a uuid it has seen and echoes it again at once: that says nothing of the next one.
+    h.steering.observe(h.says(echo(h.steering.uuidOf(first.id))), 50);
+    expect(readEntry(h.dir, second.id).state).toBe("queued");
+    h.steering.observe(h.says(echo(h.steering.uuidOf(second.id))), 60);
+    expect(readEntry(h.dir, second.id).state).toBe("delivered");
+  });
+
   it("interrupts a running turn before the message, and takes the interrupted turn's final out", async () => {
     const h = harness();
     h.steering.look(0);
