@@ -28,7 +28,6 @@ export interface Submitted {
 /** A placed supervisor's end as catherd records it, in the engine's words. */
 export interface EngineEnding {
   reason: ExitReason;
-  status: Status;
   kind: ErrorKind;
   /** exit.json's `error.code` for it: the exit reason, or the code of a loss or an OOM kill. */
   code: EndingErrorCode;
