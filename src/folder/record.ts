@@ -192,7 +192,8 @@ async function recordBody(
     lastEvent: activity?.lastEvent ?? null,
     lastEventAt: activity?.lastEventAt ?? exit.lastEventAt ?? null,
     slotWaitMs: exit.slotWaitMs ?? null,
-    capCrossed: outcome.failure?.kind === "budget" ? null : capCrossed(spec, spend),
+    capCrossed:
+      exit.reason === "budget" || outcome.failure?.kind === "budget" ? null : capCrossed(spec, spend),
     // The worker's word, read only when asked for (absent when not): beside `status`, never changing it.
     ...(spec?.outcome === true ? { outcome: declaredOutcome(reply) } : {}),
     ...(spec?.steer === undefined ? {} : { steering: steeringCounts(dir, exit) }),
