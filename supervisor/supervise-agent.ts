@@ -321,7 +321,7 @@ async function endingOfWatch(input: WatchInput): Promise<Ending> {
   log("engine-ended", { jobId: placement.jobId, state: engine.state, words: engine.words });
   const words = { name: placement.engine, jobId: placement.jobId, state: engine.state, words: engine.words };
   return {
-    reason: watched.reason,
+    reason: engine.reason,
     seen: { engine: { ...engine, words }, ...(signalled === null ? {} : { signalled }) },
     state: watched.state,
   };

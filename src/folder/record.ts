@@ -105,6 +105,7 @@ async function buildRecord(dir: string, folder: Folder, clock: Clock): Promise<R
   const { exit, admit, spec, backend } = folder;
   const summary = summarizeDispatch(dir, backend);
   const facts = exitFactsOf(exit, spec, backend);
+  // The process's verdict first: it says whether there is an answer to check, and its usage is priced.
   const before = backend.finalize(summary, facts);
   const spend = await priceUsage(
     before.usage.models,
@@ -118,7 +119,7 @@ async function buildRecord(dir: string, folder: Folder, clock: Clock): Promise<R
     backend: backend.id,
     thread,
   });
-  // The verdict with what only the record knows: what was used of --max-cost, and the answer's check.
+  // Then the same verdict with what only the record learns: what was used of --max-cost, the answer's check.
   const outcome = backend.finalize(summary, {
     ...facts,
     capUsed: budgetWords(spec, spend),
