@@ -1,7 +1,6 @@
 import { diskFullWords } from "../src/domain/disk.js";
-import type { EngineWords } from "../src/domain/schemas.js";
-import { formatSize } from "../src/domain/size.js";
-import type { Containment, EndingErrorCode, ErrorKind, ExitReason } from "../src/domain/vocab.js";
+import { type ExitFacts, judgeEnding, type Sighting } from "../src/domain/ending.js";
+import type { Containment, ExitReason } from "../src/domain/vocab.js";
 import type { WatchState } from "../src/domain/watch.js";
 import { writeExit } from "../src/folder/exit.js";
 import type { FILES } from "../src/folder/layout.js";
@@ -14,41 +13,35 @@ import type { SupervisorDeps } from "./deps.js";
 import { markDiskFull, reserveWriter } from "./disk-reserve.js";
 import { failure, type SupervisorLog } from "./log.js";
 
-/** How a supervised run ended: the reason, the watch state it ended in, and the error if any. */
+/**
+ * How a supervised run ended, as the supervisor saw it: the reason, the watch state it ended in, and what
+ * it saw of the end (a full disk, a cap, a signal, the engine's end, its own error). The kind and the
+ * error exit.json keeps are decided from these by src/domain/ending.ts, when exit.json is written.
+ */
 export interface Ending {
   reason: ExitReason;
-  /** What the provider's words made of the end (decide's verdict), or `oom`; null when nothing. */
-  kind: ErrorKind | null;
+  seen: Sighting;
   state: WatchState | null;
-  /** `engine`: what the engine said of the job it ended, for a supervisor an engine placed. */
-  error: { code: EndingErrorCode; message: string; engine?: EngineWords } | null;
   /** A steerable dispatch: how long its ended turns waited for messages; absent: not steerable. */
   keptOpenMs?: number;
 }
 
-/**
- * An agent that ended by SIGKILL (or, adopted, by a signal nobody can know) while its cgroup counted an
- * OOM kill was killed by the kernel for memory: the ending says so (E_AGENT_OOM), not a mystery SIGKILL.
- */
-export function oomEnding(
-  ending: Ending,
-  exit: ChildExit | null,
-  usage: CgroupUsage | null,
-  memoryBytes: number | null,
-): Ending {
-  if (ending.reason !== "exited" || ending.error !== null || (usage?.oomKills ?? 0) === 0) return ending;
-  const killed = exit === null || exit.signal === "SIGKILL" || (exit.code === null && exit.signal === null);
-  if (!killed) return ending;
-  const limit = memoryBytes === null ? "" : ` of ${formatSize(memoryBytes)}`;
-  return {
-    ...ending,
-    kind: "oom",
-    error: {
-      code: "E_AGENT_OOM",
-      message: `the agent was killed by the OOM killer: its dispatch reached its memory limit${limit}`,
-    },
-  };
+/** Everything exit.json is made from. */
+export interface ExitFileFacts {
+  ending: Ending;
+  stop: StopReport;
+  child: RunningChild | null;
+  startedAt: Date;
+  startedMono: number;
+  durationMs: number;
+  adoptions: number;
+  containment: Containment | null;
+  usage: CgroupUsage | null;
+  /** The dispatch's memory limit, named when the OOM killer ended its agent; null: none. */
+  memoryBytes: number | null;
 }
+
+type ExitBody = FolderJsonBody<typeof FILES.exit>;
 
 /**
  * exit.json from what the supervisor knows; false (logged) when it cannot be written. A disk too full for
@@ -60,26 +53,52 @@ export function writeExitFile(
   dir: string,
   deps: SupervisorDeps,
   log: SupervisorLog,
-  facts: {
-    ending: Ending;
-    stop: StopReport;
-    child: RunningChild | null;
-    startedAt: Date;
-    startedMono: number;
-    durationMs: number;
-    adoptions: number;
-    containment: Containment | null;
-    usage: CgroupUsage | null;
-  },
+  facts: ExitFileFacts,
 ): boolean {
+  const judged = { ...judgedFacts(facts), seen: seenOf(facts) };
+  try {
+    writeExit(dir, exitBody(facts, judged), deps.files);
+    return true;
+  } catch (error) {
+    log("exit-write-failed", failure(error));
+    const full = diskFullOf(error, dir);
+    if (full === null) return false;
+    const onFullDisk = { ...judged, seen: { ...judged.seen, exitOnFullDisk: diskFullWords(full) } };
+    try {
+      writeExit(dir, exitBody(facts, onFullDisk), reserveWriter(dir));
+      log("exit-written-from-reserve", { place: full.place });
+      return true;
+    } catch (again) {
+      log("exit-write-failed", { ...failure(again), reserve: true });
+      markDiskFull(dir);
+      return false;
+    }
+  }
+}
+
+/** How the agent's process ended, as the verdict weighs it. */
+function judgedFacts(facts: ExitFileFacts): Omit<ExitFacts, "seen"> {
+  const exit: ChildExit | null = facts.child?.exit ?? null;
+  return { reason: facts.ending.reason, code: exit?.code ?? null, signal: exit?.signal ?? null };
+}
+
+/** What the supervisor saw, with the OOM kills its cgroup counted. */
+function seenOf(facts: ExitFileFacts): Sighting {
+  const kills = facts.usage?.oomKills ?? 0;
+  return { ...facts.ending.seen, oom: { kills, memoryBytes: facts.memoryBytes } };
+}
+
+/** exit.json's body: the verdict's reason, kind and error (src/domain/ending.ts), and the run's figures. */
+function exitBody(facts: ExitFileFacts, judged: ExitFacts): ExitBody {
   const { ending, child, usage } = facts;
+  const verdict = judgeEnding(judged, null);
   const state = ending.state;
   const durationMs = Math.max(0, facts.durationMs);
   const toIso = (mono: number | null) =>
     mono === null ? null : new Date(facts.startedAt.getTime() + (mono - facts.startedMono)).toISOString();
-  const exit: FolderJsonBody<typeof FILES.exit> = {
-    reason: ending.reason,
-    kind: ending.kind,
+  return {
+    reason: verdict.reason,
+    kind: verdict.kind ?? null,
     code: child?.exit?.code ?? null,
     signal: child?.exit?.signal ?? null,
     startedAt: facts.startedAt.toISOString(),
@@ -99,7 +118,7 @@ export function writeExitFile(
     lastEventAt: toIso(state?.lastEventAt ?? null),
     stalled: state?.stalled ?? false,
     stop: facts.stop,
-    error: ending.error,
+    error: verdict.said,
     adoptions: facts.adoptions,
     containment: facts.containment,
     cpuSeconds:
@@ -109,33 +128,4 @@ export function writeExitFile(
     slotWaitMs: state === null ? null : Math.round(state.slotWaitedMs),
     ...(ending.keptOpenMs === undefined ? {} : { keptOpenMs: Math.round(ending.keptOpenMs) }),
   };
-  try {
-    writeExit(dir, exit, deps.files);
-    return true;
-  } catch (error) {
-    log("exit-write-failed", failure(error));
-    const full = diskFullOf(error, dir);
-    if (full === null) return false;
-    const words = diskFullWords(full);
-    const onFullDisk: typeof exit =
-      exit.kind === "disk"
-        ? exit
-        : {
-            ...exit,
-            kind: "disk",
-            error: {
-              code: "E_IO_WRITE",
-              message: `${words}: the dispatch ended (${exit.reason}) with its disk full, its output may lack its last lines`,
-            },
-          };
-    try {
-      writeExit(dir, onFullDisk, reserveWriter(dir));
-      log("exit-written-from-reserve", { place: full.place });
-      return true;
-    } catch (again) {
-      log("exit-write-failed", { ...failure(again), reserve: true });
-      markDiskFull(dir);
-      return false;
-    }
-  }
 }

@@ -6,7 +6,7 @@ import type { RunningChild } from "./child.js";
 import { type Contained, closeContainment } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
 import { releaseReserve, withRoom } from "./disk-reserve.js";
-import { type Ending, oomEnding, writeExitFile } from "./exit-file.js";
+import { type Ending, writeExitFile } from "./exit-file.js";
 import { failure, type SupervisorLog } from "./log.js";
 import { enterPhase } from "./phases.js";
 import { pauseAt } from "./test-hooks.js";
@@ -30,59 +30,50 @@ export interface Origin {
   mono: number;
 }
 
+/** How a supervision ended, and what ran under it. */
+export interface Run {
+  ending: Ending;
+  watched: Watched | null;
+  origin: Origin;
+  adoptions: number;
+  pgid: number | null;
+}
+
+/** Where the end is written and what writes it. */
+interface Finishing {
+  dir: string;
+  deps: SupervisorDeps;
+  log: SupervisorLog;
+}
+
 /** Stops what runs, reads and removes the cgroup, writes exit.json, then record.json. */
-export async function finish(
-  dir: string,
-  deps: SupervisorDeps,
-  log: SupervisorLog,
-  run: { ending: Ending; watched: Watched | null; origin: Origin; adoptions: number; pgid: number | null },
-) {
+export async function finish(dir: string, deps: SupervisorDeps, log: SupervisorLog, run: Run) {
   enterPhase(log, dir, "stopping");
   const { watched } = run;
   // Started now to overlap the stop and the record; released by the record, or here whatever happens.
   const early = watched === null ? null : await startPromoterEarly(dir, log);
   try {
-    await stopAndRecord(dir, deps, log, run, early);
+    await stopAndRecord({ dir, deps, log }, run, early);
   } finally {
     early?.release();
   }
 }
 
-async function stopAndRecord(
-  dir: string,
-  deps: SupervisorDeps,
-  log: SupervisorLog,
-  run: { ending: Ending; watched: Watched | null; origin: Origin; adoptions: number; pgid: number | null },
-  early: EarlyPromoter | null,
-) {
-  const { clock } = deps;
+async function stopAndRecord(at: Finishing, run: Run, early: EarlyPromoter | null) {
+  const { dir, deps, log } = at;
   const { watched } = run;
-  let stop: StopReport = { term: false, kill: false, swept: 0 };
-  let usage: CgroupUsage | null = null;
-  if (watched !== null) {
-    stop = await stopAgent(dir, watched, run.pgid, deps, log, run.ending.reason);
-    // A spawned leader is reaped by now or soon: its own code and signal belong in exit.json.
-    if (watched.child.exit === null && run.adoptions === 0) {
-      await Promise.race([watched.child.exited, clock.sleep(1000)]);
-    }
-    usage = closeContainment(watched.contained, log);
-  }
-  const ending = oomEnding(
-    run.ending,
-    watched?.child.exit ?? null,
-    usage,
-    watched?.limits.memoryBytes ?? null,
-  );
+  const { stop, usage } = await stopWatched(at, run);
   const exitWritten = writeExitFile(dir, deps, log, {
-    ending,
+    ending: run.ending,
     stop,
     child: watched?.child ?? null,
     startedAt: run.origin.wall,
     startedMono: run.origin.mono,
-    durationMs: Math.round(clock.now() - run.origin.mono),
+    durationMs: Math.round(deps.clock.now() - run.origin.mono),
     adoptions: run.adoptions,
     containment: watched?.contained.kind ?? null,
     usage,
+    memoryBytes: watched?.limits.memoryBytes ?? null,
   });
   if (exitWritten) {
     enterPhase(log, dir, "exited");
@@ -90,6 +81,21 @@ async function stopAndRecord(
   }
   // Nothing more of the supervisor's to write: the room goes back, to a later reader if need be.
   releaseReserve(dir);
+}
+
+/** Stops the agent (if one ran), waits briefly for a spawned leader's exit, and reads its cgroup's figures. */
+async function stopWatched(
+  at: Finishing,
+  run: Run,
+): Promise<{ stop: StopReport; usage: CgroupUsage | null }> {
+  const { watched } = run;
+  if (watched === null) return { stop: { term: false, kill: false, swept: 0 }, usage: null };
+  const stop = await stopAgent(at, watched, run.pgid, run.ending.reason);
+  // A spawned leader is reaped by now or soon: its own code and signal belong in exit.json.
+  if (watched.child.exit === null && run.adoptions === 0) {
+    await Promise.race([watched.child.exited, at.deps.clock.sleep(1000)]);
+  }
+  return { stop, usage: closeContainment(watched.contained, at.log) };
 }
 
 /** record.json right after exit.json; loaded only now, so the start path stays light. */
@@ -132,27 +138,24 @@ export function stopGraceMs(reason: Ending["reason"], killGraceMs: number): numb
 }
 
 async function stopAgent(
-  dir: string,
+  at: Finishing,
   watched: Watched,
   pgid: number | null,
-  deps: SupervisorDeps,
-  log: SupervisorLog,
   reason: Ending["reason"],
 ): Promise<StopReport> {
+  const { dir, log } = at;
   const { limits: spec, child, startTime } = watched;
-  const killGraceMs =
-    reason === "budget" ? Math.min(spec.killGraceMs, BUDGET_KILL_GRACE_MS) : spec.killGraceMs;
   try {
     const report = await stopDispatch(
       {
         dispatchId: spec.dispatchId,
         pgid,
         leader: child.exit === null && startTime !== null ? { pid: child.pid, startTime } : null,
-        killGraceMs,
+        killGraceMs: stopGraceMs(reason, spec.killGraceMs),
         cgroup: watched.contained.cgroup,
         onTermSent: () => pauseAt("term-sent", dir),
       },
-      deps.clock,
+      at.deps.clock,
     );
     log("stopped", { ...report });
     return report;

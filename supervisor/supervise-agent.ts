@@ -345,9 +345,8 @@ async function endingOfWatch(input: WatchInput): Promise<Ending> {
     log("decided", { reason: watched.reason, kind: "disk", place: watched.disk.place });
     return {
       reason: watched.reason,
-      kind: "disk",
+      seen: { diskFull: { message: diskEndingMessage(watched.disk, true) } },
       state: watched.state,
-      error: { code: "E_IO_WRITE", message: diskEndingMessage(watched.disk, true) },
     };
   }
   const signalled = interrupt.aborted && watched.reason === "cancelled" ? String(interrupt.reason) : null;
@@ -355,14 +354,12 @@ async function endingOfWatch(input: WatchInput): Promise<Ending> {
   log("decided", { reason: watched.reason, ...(budget === null ? {} : { budget: budget.message }) });
   const ending: Ending = {
     reason: watched.reason,
-    kind: watched.errorKind,
+    seen: {
+      watchKind: watched.errorKind,
+      ...(budget === null ? {} : { budget: budget.message }),
+      ...(signalled === null ? {} : { signalled }),
+    },
     state: watched.state,
-    error:
-      budget !== null
-        ? { code: "budget", message: budget.message }
-        : signalled === null
-          ? null
-          : { code: "E_SUPERVISOR_SIGNALLED", message: `the supervisor received ${signalled}` },
   };
   // A signal in a job an engine placed may be the engine ending the job (specs/placement.md): its words
   // say how, and the dispatch is recorded so, whichever of the supervisor and its agent it reached first.
@@ -373,27 +370,18 @@ async function endingOfWatch(input: WatchInput): Promise<Ending> {
   const engine = await endingOfOwnJob(input.dir, placed, input.deps.clock);
   if (engine === null) return ending;
   log("engine-ended", { jobId: placement.jobId, state: engine.state, words: engine.words });
+  const words = { name: placement.engine, jobId: placement.jobId, state: engine.state, words: engine.words };
   return {
     reason: engine.reason,
-    kind: engine.kind === "oom" ? "oom" : null,
+    seen: { engine: { ...engine, words }, ...(signalled === null ? {} : { signalled }) },
     state: watched.state,
-    error: {
-      code: signalled === null ? engine.code : "E_SUPERVISOR_SIGNALLED",
-      message: engine.words,
-      engine: { name: placement.engine, jobId: placement.jobId, state: engine.state, words: engine.words },
-    },
   };
 }
 
 function failedEnding(error: unknown, log: SupervisorLog, dir: string): Ending {
   if (error instanceof NoRoom) {
     log("supervisor-error", { code: "E_IO_WRITE", kind: "disk", message: error.message });
-    return {
-      reason: "supervisor-error",
-      kind: "disk",
-      state: null,
-      error: { code: "E_IO_WRITE", message: error.message },
-    };
+    return { reason: "supervisor-error", seen: { diskFull: { message: error.message } }, state: null };
   }
   const spawnFailed = error instanceof SpawnFailure;
   const cause = spawnFailed ? error.cause : error;
@@ -405,14 +393,14 @@ function failedEnding(error: unknown, log: SupervisorLog, dir: string): Ending {
       : asCatherdError(cause);
   // A write of the supervisor's own (proc.json) the disk refused for want of room is the disk's doing.
   const full = spawnFailed ? null : diskFullOf(cause, dir);
+  const said = { code: known.code, message: known.message };
   const ending: Ending = {
     reason: spawnFailed ? "spawn-failed" : "supervisor-error",
-    kind: full === null ? null : "disk",
+    seen:
+      full === null
+        ? { said }
+        : { diskFull: { code: known.code, message: `${diskFullWords(full)}: ${known.message}` } },
     state: null,
-    error: {
-      code: known.code,
-      message: full === null ? known.message : `${diskFullWords(full)}: ${known.message}`,
-    },
   };
   log(ending.reason, {
     code: known.code,

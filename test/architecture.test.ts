@@ -515,22 +515,16 @@ describe("the size of functions", () => {
     "src/dispatch/request/readiness.ts judged",
     "src/domain/env.ts agentEnvironment",
     "src/domain/slots.ts arrive",
-    "src/folder/judge-answer.ts judgeAnswer",
-    "src/folder/record.ts buildRecord",
-    "src/folder/record.ts recordError",
     "src/folder/run-ledger.ts writeSpendPart",
     "src/infra/git-tree.ts writePatch",
     "src/infra/shell-hook.ts runShellHook",
     "src/infra/slot-store.ts updateSlots",
     "src/lock/run-locked.ts lockAndRun",
     "src/lock/run-locked.ts runHolding",
-    "supervisor/exit-file.ts writeExitFile",
     "supervisor/fence/bridge.ts bridgeArgv",
     "supervisor/fence/fence.ts raiseFence",
     "supervisor/fence/fence.ts serve",
     "supervisor/fence/proxy.ts startFenceProxy",
-    "supervisor/finish.ts stopAgent",
-    "supervisor/finish.ts stopAndRecord",
   ];
 
   /** `file name` of each function in src/ and supervisor/ over 80 lines or over four parameters. */

@@ -1,8 +1,8 @@
+import type { ExitFacts } from "../domain/ending.js";
 import type { LineFacts } from "../domain/facts.js";
 import { NEUTRAL, PROGRESS } from "../domain/facts.js";
 import type { ErrorFact } from "../domain/failure.js";
 import type { StreamSummary } from "../domain/summary.js";
-import type { ExitFacts } from "../domain/verdict.js";
 import type { ErrorKind } from "../domain/vocab.js";
 import { classify, errorFact, providerBody, retryKind } from "./classify.js";
 import {

@@ -1,3 +1,4 @@
+import { type ExitFacts, type JudgeRules, judgeEnding } from "../domain/ending.js";
 import type { LineFacts } from "../domain/facts.js";
 import { cutChars, inertText } from "../domain/inert-text.js";
 import { cutDeeperThan, DEEP_MARKER, MAX_LINE_DEPTH } from "../domain/json-depth.js";
@@ -12,7 +13,6 @@ import {
   totalOf,
   type UsageReport,
 } from "../domain/usage.js";
-import { type ExitFacts, type JudgeRules, judgeEnding } from "../domain/verdict.js";
 import type { Outcome } from "./types.js";
 
 /** Default timeouts shared by the agent backends (specs/supervisor.md, "The loop"). */
@@ -147,7 +147,7 @@ export function finalizeFromSummary(
     // An empty reply (only narration before the last tool call) is no reply.
     reply: summary.reply === "" ? null : summary.reply,
     usage: accountsWithTotal(summary),
-    error: failure === null ? null : { code: exit.reason, message: failure.message },
+    error: failure === null ? null : { code: failure.code, message: failure.message },
     failure,
   };
 }

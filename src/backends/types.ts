@@ -1,8 +1,7 @@
+import type { EndingError, ExitFacts } from "../domain/ending.js";
 import type { LineFacts } from "../domain/facts.js";
-import type { Failure } from "../domain/failure.js";
 import type { StreamSummary } from "../domain/summary.js";
 import type { ModelAccount, TokenCounts } from "../domain/usage.js";
-import type { ExitFacts } from "../domain/verdict.js";
 import type { AccessLevel, BackendId, EndingErrorCode, Status } from "../domain/vocab.js";
 
 /** What a dispatch asks of a backend. Paths are absolute. */
@@ -85,8 +84,8 @@ export interface Outcome {
   usage: { total: TokenCounts; models: ModelAccount[] };
   /** For anything but `ok`: an error code (exit.json's, or the exit reason), and the failure's message. */
   error: { code: EndingErrorCode; message: string } | null;
-  /** For anything but `ok`: the kind, the message and when to come back. */
-  failure: Failure | null;
+  /** For anything but `ok`: the code, the kind, the message and when to come back (domain/ending.ts). */
+  failure: EndingError | null;
 }
 
 /** What a backend may read to tell who bills a dispatch: its command line, environment and files. */

@@ -1,7 +1,7 @@
 import type { CatherdError } from "../domain/errors.js";
 import type { AdmitPlacement, PlacementFile } from "../domain/schemas.js";
 import type { EnginePhase } from "../domain/supervisor-judgement.js";
-import type { EndingErrorCode, EngineName, ErrorKind, ExitReason, Status } from "../domain/vocab.js";
+import type { EndingErrorCode, EngineName, ErrorKind, ExitReason } from "../domain/vocab.js";
 import type { Clock } from "../infra/clock.js";
 
 // The seam every placement engine implements (specs/architecture.md, "Engines"; specs/placement.md). A
@@ -28,7 +28,6 @@ export interface Submitted {
 /** A placed supervisor's end as catherd records it, in the engine's words. */
 export interface EngineEnding {
   reason: ExitReason;
-  status: Status;
   kind: ErrorKind;
   /** exit.json's `error.code` for it: the exit reason, or the code of a loss or an OOM kill. */
   code: EndingErrorCode;

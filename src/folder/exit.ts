@@ -27,7 +27,7 @@ export function writeEndedExit(
   dir: string,
   facts: {
     reason: ExitReason;
-    error: { code: EndingErrorCode; message: string; engine?: EngineWords };
+    error: { code: EndingErrorCode; message: string; engine?: EngineWords | undefined };
     /** The kind the ending itself says (an engine's OUT_OF_MEMORY: `oom`); null by default. */
     kind?: ErrorKind | null;
     stop?: ExitFile["stop"];

@@ -8,8 +8,10 @@ import {
   readAnswer,
   unreadableErrors,
 } from "../domain/answer-contract.js";
-import type { AdmitFile, AnswerError, RecordFile, SpecFile } from "../domain/schemas.js";
+import type { AnswerProblem } from "../domain/ending.js";
+import type { AdmitFile, AnswerError, SpecFile } from "../domain/schemas.js";
 import type { StreamSummary } from "../domain/summary.js";
+import type { BackendId, Status } from "../domain/vocab.js";
 import { writeFileAtomic } from "../infra/atomic.js";
 import { MAX_LINE_BYTES } from "../infra/line-reader.js";
 import { FILES, fileIn } from "./layout.js";
@@ -17,66 +19,62 @@ import { FILES, fileIn } from "./layout.js";
 // The record writer's check of a dispatch's answer (specs/record.md, "The answer"): whatever the CLI
 // promised, catherd reads the final answer itself and validates it against the folder's
 // answer-schema.json. Valid: record `answer` and answer.json. Invalid: `answer: null`, `answerErrors`,
-// status `failed` with kind `answer-invalid` — and, while repairs are left and a thread is known, the
-// chain's next step repairs it on the same thread (src/domain/ladder.ts). An answer over catherd's limits
-// (size, depth, a dropped line) is kind `answer-over-limit`: the record says which limit, and no repair.
+// and the problem that the verdict (src/domain/ending.ts) makes status `failed` with kind `answer-invalid`
+// — and, while repairs are left and a thread is known, the chain's next step repairs it on the same thread
+// (src/domain/ladder.ts). An answer over catherd's limits (size, depth, a dropped line) is kind
+// `answer-over-limit`: the record says which limit, and no repair.
+
+/** The record's answer fields and what they make of the verdict. */
+export interface AnswerCheck {
+  /** `answer` and `answerErrors` for the record; null without an answer schema (the fields are absent). */
+  fields: { answer: unknown; answerErrors: AnswerError[] | null } | null;
+  /** Why the answer does not hold, for the verdict (src/domain/ending.ts); null: it holds, or none was judged. */
+  problem: AnswerProblem | null;
+}
+
+/** What the check needs of the ending: its status before the answer, its final message, its thread. */
+export interface AnswerEnding {
+  status: Status;
+  reply: string | null;
+  backend: BackendId;
+  thread: string | null;
+}
 
 /**
- * The record with its answer judged, for a dispatch with an answer schema (spec.json `answerSchema`);
- * the record as it is without one. Only an `ok` ending has an answer to judge: any other keeps its
- * verdict, with `answer` and `answerErrors` null.
+ * The answer of a dispatch with an answer schema (spec.json `answerSchema`), read and validated; nothing
+ * for one without. Only an `ok` ending has an answer to judge: any other keeps its verdict, with `answer`
+ * and `answerErrors` null. A valid answer is written to answer.json.
  */
-export async function judgeAnswer(
+export async function checkAnswer(
   dir: string,
-  spec: SpecFile | null,
-  admit: AdmitFile | null,
+  files: { spec: SpecFile | null; admit: AdmitFile | null },
   summary: StreamSummary,
-  ended: RecordFile,
-): Promise<RecordFile> {
-  if (spec?.answerSchema == null) return ended;
-  if (ended.status !== "ok") return { ...ended, answer: null, answerErrors: null };
+  ended: AnswerEnding,
+): Promise<AnswerCheck> {
+  if (files.spec?.answerSchema == null) return { fields: null, problem: null };
+  if (ended.status !== "ok") return { fields: { answer: null, answerErrors: null }, problem: null };
   const dropped = summary.droppedSinceReply > 0 ? MAX_LINE_BYTES : null;
   const read = readAnswer(summary.final?.structured, ended.reply, dropped);
-  if (!read.ok && read.overLimit) return overLimitRecord(ended, read.message);
+  if (!read.ok && read.overLimit) {
+    const problem = { kind: "answer-over-limit", message: answerOverLimitMessage(read.message) } as const;
+    return { fields: { answer: null, answerErrors: unreadableErrors(read.message) }, problem };
+  }
   const errors = read.ok ? await errorsAgainstSchema(dir, read.value) : unreadableErrors(read.message);
   if (errors.length === 0 && read.ok) {
     writeFileAtomic(fileIn(dir, FILES.answer), `${JSON.stringify(read.value, null, 2)}\n`);
-    return { ...ended, answer: read.value, answerErrors: null };
+    return { fields: { answer: read.value, answerErrors: null }, problem: null };
   }
   const kept = keptAnswerErrors(errors);
-  const repairs = admit?.ladder?.repairs ?? 0;
-  const unresumable = resumeProblem(backendFor(ended.backend), ended.thread);
-  const then = repairs === 0 ? "no-repairs" : unresumable === null ? "repair" : { unresumable };
-  return {
-    ...ended,
-    status: "failed",
-    answer: null,
-    answerErrors: kept,
-    error: {
-      code: ended.reason,
-      kind: "answer-invalid",
-      message: answerInvalidMessage(kept, then),
-      retryAfter: null,
-      tail: [],
-    },
-  };
+  const message = answerInvalidMessage(kept, whatFollows(files.admit, ended));
+  return { fields: { answer: null, answerErrors: kept }, problem: { kind: "answer-invalid", message } };
 }
 
-/** The record of an answer over catherd's limits: failed, the limit named, no repair (the kind has none). */
-function overLimitRecord(ended: RecordFile, why: string): RecordFile {
-  return {
-    ...ended,
-    status: "failed",
-    answer: null,
-    answerErrors: unreadableErrors(why),
-    error: {
-      code: ended.reason,
-      kind: "answer-over-limit",
-      message: answerOverLimitMessage(why),
-      retryAfter: null,
-      tail: [],
-    },
-  };
+/** What follows an answer that does not fit: a repair on the same thread, none left, or none possible. */
+function whatFollows(admit: AdmitFile | null, ended: AnswerEnding) {
+  const repairs = admit?.ladder?.repairs ?? 0;
+  if (repairs === 0) return "no-repairs" as const;
+  const unresumable = resumeProblem(backendFor(ended.backend), ended.thread);
+  return unresumable === null ? ("repair" as const) : { unresumable };
 }
 
 /** The validator's errors of `value` against the folder's answer-schema.json ([] when it fits). */

@@ -1,5 +1,5 @@
+import { judgeEnding } from "../domain/ending.js";
 import { asCatherdError } from "../domain/errors.js";
-import { cleanMessage } from "../domain/redact.js";
 import {
   type AdmitFile,
   type ExitFile,
@@ -23,26 +23,34 @@ export function isDiskRefusal(error: unknown): boolean {
 
 /**
  * A record from exit.json alone, for a dispatch whose record could not be built: `failed`, kind `record`,
- * code E_INTERNAL, the error's words, and how the agent ended as exit.json says. Nothing else of the
- * folder is read (any of it may be what failed): no reply, no changes, no usage.
+ * code E_INTERNAL, the error's words, and how the agent ended as exit.json says (the verdict is
+ * src/domain/ending.ts's). Nothing else of the folder is read (any of it may be what failed): no reply, no
+ * changes, no usage.
  */
 export function unbuiltRecord(
-  exit: ExitFile,
-  files: { admit: AdmitFile | null; spec: SpecFile | null },
-  ids: { dispatchId: string; backend: RecordFile["backend"] },
+  folder: {
+    exit: ExitFile;
+    admit: AdmitFile | null;
+    spec: SpecFile | null;
+    backend: { id: RecordFile["backend"] };
+    dispatchId: string;
+  },
   error: unknown,
 ): RecordFile {
-  const { admit, spec } = files;
-  const words = asCatherdError(error).message;
-  const ended = `${exit.reason}${exit.code === null ? "" : `, exit code ${exit.code}`}${exit.signal === null ? "" : `, signal ${exit.signal}`}`;
+  const { exit, admit, spec } = folder;
+  const unbuilt = asCatherdError(error).message;
+  const judged = judgeEnding(
+    { reason: exit.reason, code: exit.code, signal: exit.signal, error: exit.error, unbuilt },
+    null,
+  );
   return {
     schema: SCHEMA_VERSION,
-    dispatchId: ids.dispatchId,
+    dispatchId: folder.dispatchId,
     run: admit?.run ?? null,
     name: admit?.name ?? null,
-    backend: ids.backend,
+    backend: folder.backend.id,
     model: admit?.model ?? null,
-    status: "failed",
+    status: judged.status,
     reason: exit.reason,
     exitCode: exit.code,
     signal: exit.signal,
@@ -56,15 +64,7 @@ export function unbuiltRecord(
     reply: null,
     replyPath: null,
     changedFiles: null,
-    error: {
-      code: "E_INTERNAL",
-      kind: "record",
-      message: cleanMessage(
-        `catherd could not build this dispatch's record: ${words} (the agent ended: ${ended}; its files are kept in the folder)`,
-      ),
-      retryAfter: null,
-      tail: [],
-    },
+    error: judged.failure === null ? null : { ...judged.failure, tail: [] },
     patch: null,
     worktree: null,
     commits: null,

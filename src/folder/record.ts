@@ -3,7 +3,8 @@ import * as path from "node:path";
 import type { Backend, Outcome } from "../backends/types.js";
 import { crossing, formatUsd } from "../domain/budget.js";
 import { declaredOutcome } from "../domain/declared-outcome.js";
-import { cleanMessage, recordTail } from "../domain/redact.js";
+import type { EndingError, ExitFacts } from "../domain/ending.js";
+import { recordTail } from "../domain/redact.js";
 import { type FenceAccount, fenceWords } from "../domain/sandbox.js";
 import {
   type AdmitFile,
@@ -22,7 +23,7 @@ import { nextStepOf } from "./chain.js";
 import { dispatchChanges } from "./changes.js";
 import { agentDispatchId, dispatchIdOf } from "./ids.js";
 import { closeInbox } from "./inbox-send.js";
-import { judgeAnswer } from "./judge-answer.js";
+import { checkAnswer } from "./judge-answer.js";
 import { FILES, fileIn } from "./layout.js";
 import { markHandOver, removeLiveMarkerOf } from "./markers.js";
 import { notifyIfEnded } from "./notify.js";
@@ -66,14 +67,13 @@ export async function writeRecord(
   if (spec?.steer !== undefined)
     await closeInbox(dir, exitRead.value.reason === "cancelled", clock.wallNow());
   const dispatchId = dispatchIdOf({ dir, admit, spec });
-  const record = await buildRecord(dir, exitRead.value, admit, spec, backend, dispatchId, clock).catch(
-    (error: unknown) => {
-      // A disk that refuses a write is left to a later reader, who may find room; any other error is
-      // catherd's own, and the dispatch is recorded now with it (specs/record.md, "A record always comes").
-      if (isDiskRefusal(error)) throw error;
-      return unbuiltRecord(exitRead.value, { admit, spec }, { dispatchId, backend: backend.id }, error);
-    },
-  );
+  const folder = { exit: exitRead.value, admit, spec, backend, dispatchId };
+  const record = await buildRecord(dir, folder, clock).catch((error: unknown) => {
+    // A disk that refuses a write is left to a later reader, who may find room; any other error is
+    // catherd's own, and the dispatch is recorded now with it (specs/record.md, "A record always comes").
+    if (isDiskRefusal(error)) throw error;
+    return unbuiltRecord(folder, error);
+  });
   if (record.reply !== null) writeReply(dir, record.reply);
   const { schema: _schema, ...body } = record;
   // The dispatch's own supervisor puts the record's spend in the run's ledger before its slot is freed.
@@ -92,57 +92,88 @@ export async function writeRecord(
   return created ? record : null;
 }
 
-async function buildRecord(
-  dir: string,
-  exit: ExitFile,
-  admit: AdmitFile | null,
-  spec: SpecFile | null,
-  backend: Backend,
-  dispatchId: string,
-  clock: Clock,
-): Promise<RecordFile> {
+/** The folder's files a record is made from, and who the dispatch is. */
+interface Folder {
+  exit: ExitFile;
+  admit: AdmitFile | null;
+  spec: SpecFile | null;
+  backend: Backend;
+  dispatchId: string;
+}
+
+async function buildRecord(dir: string, folder: Folder, clock: Clock): Promise<RecordFile> {
+  const { exit, admit, spec, backend } = folder;
   const summary = summarizeDispatch(dir, backend);
-  const activity = okValue(readFolderJson(dir, FILES.activity));
-  const endedAtMs = Date.parse(exit.endedAt);
+  const facts = exitFactsOf(exit, spec, backend);
+  // The process's verdict first: it says whether there is an answer to check, and its usage is priced.
+  const before = backend.finalize(summary, facts);
+  const spend = await priceUsage(
+    before.usage.models,
+    billingOf(backend, spec),
+    facts.endedAtMs == null ? clock.wallNow() : new Date(facts.endedAtMs),
+  );
+  const thread = exit.thread ?? summary.thread;
+  const checked = await checkAnswer(dir, { spec, admit }, summary, {
+    status: before.status,
+    reply: before.reply,
+    backend: backend.id,
+    thread,
+  });
+  // Then the same verdict with what only the record learns: what was used of --max-cost, the answer's check.
   const outcome = backend.finalize(summary, {
+    ...facts,
+    capUsed: budgetWords(spec, spend),
+    answer: checked.problem,
+  });
+  const recorded = await recordBody(dir, folder, { outcome, spend, thread });
+  return withChain(admit, checked.fields === null ? recorded : { ...recorded, ...checked.fields });
+}
+
+/** exit.json as the verdict weighs it (src/domain/ending.ts), with the limits the dispatch ran under. */
+function exitFactsOf(exit: ExitFile, spec: SpecFile | null, backend: Backend): ExitFacts {
+  const endedAtMs = Date.parse(exit.endedAt);
+  return {
     reason: exit.reason,
     code: exit.code,
     signal: exit.signal,
     // The supervisor's account, when its exit.json has one; a reader's or an older one leaves it to the stream.
     ...(exit.kind === undefined ? {} : { kind: exit.kind }),
+    error: exit.error,
     endedAtMs: Number.isFinite(endedAtMs) ? endedAtMs : null,
     limits: {
       idleMs: spec?.idleMs ?? backend.defaults.idleMs,
       wallMs: spec?.wallMs ?? backend.defaults.wallMs,
     },
-  });
-  // Lost is lost whatever the stream said — but for a job its engine ended at its memory limit (kind oom),
-  // and for a supervisor that stopped its agent on a full disk and could not write exit.json (kind disk).
-  const status =
-    exit.reason === "lost" && exit.kind !== "oom" && exit.kind !== "disk" ? "lost" : outcome.status;
+  };
+}
+
+/** The record's fields from the verdict, the priced usage and the folder's other files. */
+async function recordBody(
+  dir: string,
+  folder: Folder,
+  judged: { outcome: Outcome; spend: PricedUsage; thread: string | null },
+): Promise<RecordFile> {
+  const { exit, admit, spec } = folder;
+  const { outcome, spend } = judged;
+  const activity = okValue(readFolderJson(dir, FILES.activity));
   const reply = outcome.reply;
-  const spend = await priceUsage(
-    outcome.usage.models,
-    billingOf(backend, spec),
-    Number.isFinite(endedAtMs) ? new Date(endedAtMs) : clock.wallNow(),
-  );
   const { changedFiles, patch, worktree, commits } = await dispatchChanges(dir, admit, spec);
   const fence = spec?.sandbox === undefined ? null : fenceAccount(dir, spec.sandbox.mode);
-  const recorded: RecordFile = {
+  return {
     schema: SCHEMA_VERSION,
-    dispatchId,
+    dispatchId: folder.dispatchId,
     run: admit?.run ?? null,
     name: admit?.name ?? null,
-    backend: backend.id,
+    backend: folder.backend.id,
     model: admit?.model ?? null,
-    status,
+    status: outcome.status,
     reason: exit.reason,
     exitCode: exit.code,
     signal: exit.signal,
     startedAt: exit.startedAt,
     endedAt: exit.endedAt,
     secs: exit.durationMs === null ? null : Math.round(exit.durationMs / 100) / 10,
-    thread: exit.thread ?? summary.thread,
+    thread: judged.thread,
     tokens: spend.tokens,
     costUsd: spend.costUsd,
     usage: spend.usage,
@@ -151,7 +182,7 @@ async function buildRecord(
     reply,
     replyPath: reply === null ? null : path.join(dir, FILES.reply),
     changedFiles,
-    error: recordError(dir, exit, status, outcome, budgetWords(spec, spend), fence),
+    error: recordError(dir, outcome.failure, fence),
     patch,
     worktree,
     commits,
@@ -166,19 +197,19 @@ async function buildRecord(
       exit.reason === "budget" || outcome.failure?.kind === "budget" ? null : capCrossed(spec, spend),
     // The worker's word, read only when asked for (absent when not): beside `status`, never changing it.
     ...(spec?.outcome === true ? { outcome: declaredOutcome(reply) } : {}),
-    ...(spec?.steer === undefined
-      ? {}
-      : {
-          steering: {
-            // Recorded once the agent has exited: no question waits any more.
-            ...steeringCounts(readSteering(dir, "exited")),
-            keptOpenMs: exit.keptOpenMs ?? null,
-          },
-        }),
+    ...(spec?.steer === undefined ? {} : { steering: steeringOf(dir, exit) }),
     ...(fence === null ? {} : { sandbox: fence }),
   };
-  // With --answer-schema, the answer decides too: one that does not fit fails the attempt (answer-invalid).
-  const ended = await judgeAnswer(dir, spec, admit, summary, recorded);
+}
+
+/** A steerable dispatch's messages and questions by their last state, once the agent has exited. */
+function steeringOf(dir: string, exit: ExitFile): NonNullable<RecordFile["steering"]> {
+  // Recorded once the agent has exited: no question waits any more.
+  return { ...steeringCounts(readSteering(dir, "exited")), keptOpenMs: exit.keptOpenMs ?? null };
+}
+
+/** Where the dispatch stands in its chain, for a folder whose admit.json names an attempt. */
+function withChain(admit: AdmitFile | null, ended: RecordFile): RecordFile {
   if (admit?.attempt === undefined && admit?.ladder === undefined) return ended;
   const next = nextStepOf(admit, ended);
   return {
@@ -193,33 +224,28 @@ async function buildRecord(
 }
 
 /**
- * record.error for anything but `ok` (specs/record.md): the code (exit.json's error code, else the exit
- * reason), the kind, the most specific message (exit.json's own error message wins: catherd's words about
- * how it ended), when to come back, and the tail of stderr.log.
+ * record.error for anything but `ok` (specs/record.md): the verdict's error (src/domain/ending.ts) with
+ * what the fence refused in its words, and the tail of stderr.log; an answer that does not hold is the
+ * worker's, and carries neither.
  */
 function recordError(
   dir: string,
-  exit: ExitFile,
-  status: RecordFile["status"],
-  outcome: Outcome,
-  budget: string | null,
+  failure: EndingError | null,
   fence: FenceAccount | null,
 ): RecordFile["error"] {
-  if (status === "ok") return null;
-  const failure = outcome.failure;
-  // The CLI's own budget stopped it (Claude's --max-budget-usd): what was used of which cap, then its words.
-  const words =
-    failure?.kind === "budget" && budget !== null ? `${budget}: ${failure.message}` : failure?.message;
+  if (failure === null) return null;
+  const { code, kind, message, retryAfter, engine } = failure;
+  if (kind === "answer-invalid" || kind === "answer-over-limit")
+    return { code, kind, message, retryAfter, tail: [] };
   const tail = recordTail(tailLines(fileIn(dir, FILES.stderr), TAIL_SCAN_LINES, TAIL_SCAN_BYTES));
   return {
-    code: exit.error?.code ?? exit.reason,
-    kind: failure?.kind ?? (status === "lost" ? "lost" : "cli"),
-    // exit.json's words are catherd's, but they can quote a path or a spec: cleaned like any other.
-    message: withFenceWords(cleanMessage(exit.error?.message ?? words ?? exit.reason), fence, dir),
-    retryAfter: failure?.retryAfter ?? null,
+    code,
+    kind,
+    message: withFenceWords(message, fence, dir),
+    retryAfter,
     tail,
     // What the engine said of a job it ended (specs/placement.md): carried from exit.json as it is.
-    ...(exit.error?.engine === undefined ? {} : { engine: exit.error.engine }),
+    ...(engine === undefined ? {} : { engine }),
   };
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { endingOfSight } from "../../src/dispatch/read/engine-sight.js";
 import { type FolderProbe, inspectDispatch } from "../../src/dispatch/read/inspect.js";
 import { queueInfo } from "../../src/dispatch/read/rows.js";
+import { judgeEnding } from "../../src/domain/ending.js";
 import { CatherdError } from "../../src/domain/errors.js";
 import type { HostIdentity } from "../../src/domain/host.js";
 import type { LockSight } from "../../src/domain/supervisor-judgement.js";
@@ -205,11 +206,13 @@ describe("a dispatch an engine placed, its supervisor on a compute node", () => 
     const sight = forgottenSight("12", notice);
     const { view } = look({ files: onNode, lock: stale }, sight);
     expect(view.state).toBe("lost");
-    expect(endingOfSight(sight, true)).toMatchObject({
-      reason: "wall-timeout",
-      status: "timeout",
-      state: "TIMEOUT",
-    });
+    const ending = endingOfSight(sight, true);
+    expect(ending).toMatchObject({ reason: "wall-timeout", state: "TIMEOUT" });
+    if (ending === null) return;
+    // The record's status for it, as src/domain/ending.ts decides it from the engine's ending.
+    const words = { name: "slurm", jobId: "12", state: ending.state, words: ending.words } as const;
+    const seen = { engine: { ...ending, words } };
+    expect(judgeEnding({ reason: "lost", code: null, signal: null, seen }, null).status).toBe("timeout");
   });
 });
 

@@ -1,6 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { judgeEnding } from "../../src/domain/ending.js";
+import type { EngineEnding } from "../../src/engines/engine.js";
 import { parseScontrolJob, type SlurmJob } from "../../src/engines/slurm/output.js";
 import {
   endingWords,
@@ -11,6 +13,13 @@ import {
   pendingWords,
 } from "../../src/engines/slurm/states.js";
 import { ROOT } from "../helpers/folders.js";
+
+/** The engine's ending with the status its record gets (src/domain/ending.ts decides it). */
+function recorded(ending: EngineEnding) {
+  const words = { name: "slurm", jobId: "1", state: ending.state, words: ending.words } as const;
+  const seen = { engine: { ...ending, words } };
+  return { ...ending, status: judgeEnding({ reason: "lost", code: null, signal: null, seen }, null).status };
+}
 
 const captured = (name: string) =>
   parseScontrolJob(fs.readFileSync(path.join(ROOT, "test/fixtures/slurm", name), "utf8")) as SlurmJob;
@@ -96,7 +105,7 @@ describe("the record of a job the engine ended", () => {
       },
     ],
   ])("from %s", (file, ending) => {
-    expect(engineEnding(captured(file), true)).toEqual(ending);
+    expect(recorded(engineEnding(captured(file), true))).toEqual(ending);
   });
 
   it("says who cancelled, where the engine says", () => {
@@ -111,7 +120,9 @@ describe("the record of a job the engine ended", () => {
     ["OUT_OF_MEMORY", { status: "failed", kind: "oom", code: "E_AGENT_OOM" }],
     ["FAILED", { status: "lost", kind: "lost" }],
   ])("maps %s", (state, ending) => {
-    expect(engineEnding({ ...captured("scontrol-completed.txt"), state }, true)).toMatchObject(ending);
+    expect(recorded(engineEnding({ ...captured("scontrol-completed.txt"), state }, true))).toMatchObject(
+      ending,
+    );
   });
 
   it("says the supervisor never started when the folder shows none", () => {
@@ -138,7 +149,7 @@ describe("the ending slurmstepd's notice tells", () => {
     ["NODE FAILURE", { reason: "lost", status: "lost", kind: "lost", state: "NODE_FAIL" }],
     ["SOMETHING NEW", { reason: "lost", status: "lost", kind: "lost", state: "SOMETHING_NEW" }],
   ])("a notice due to %s", (due, ending) => {
-    expect(noticeEnding(notice(due), true)).toMatchObject(ending);
+    expect(recorded(noticeEnding(notice(due), true))).toMatchObject(ending);
   });
 
   it("quotes the notice as written", () => {
@@ -148,7 +159,7 @@ describe("the ending slurmstepd's notice tells", () => {
   });
 
   it("records a job the engine forgot, without a notice, lost in words that say so", () => {
-    expect(forgottenEnding("9", false)).toMatchObject({
+    expect(recorded(forgottenEnding("9", false))).toMatchObject({
       reason: "lost",
       status: "lost",
       code: "E_SUPERVISOR_LOST",

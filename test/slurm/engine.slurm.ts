@@ -3,6 +3,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, inject, it } from "vitest";
+import { judgeEnding } from "../../src/domain/ending.js";
+import type { EngineEnding } from "../../src/engines/engine.js";
 import { cancelJob } from "../../src/engines/slurm/cancel.js";
 import { type JobReading, readJob, readJobs } from "../../src/engines/slurm/job.js";
 import { engineNoticeIn } from "../../src/engines/slurm/job-output.js";
@@ -13,6 +15,13 @@ import type { SubmitRequest } from "../../src/engines/slurm/submit-request.js";
 import { tempDir } from "../helpers/folders.js";
 import { waitForFile } from "../helpers/wait.js";
 import { eventually, inState, untilJob } from "./poll.js";
+
+/** The status a record gets from an engine's ending (src/domain/ending.ts decides it). */
+function recordStatus(ending: EngineEnding): string {
+  const words = { name: "slurm", jobId: "1", state: ending.state, words: ending.words } as const;
+  const seen = { engine: { ...ending, words } };
+  return judgeEnding({ reason: "lost", code: null, signal: null, seen }, null).status;
+}
 
 // The engine wrapper (src/engines/slurm/) against a real one-node cluster (test/slurm/cluster.setup.ts):
 // jobs that wait for a file the test creates, so that each state is reached when the test says, never
@@ -120,9 +129,9 @@ describe.skipIf(cluster === null)("the Slurm engine wrapper on a real one-node c
     const ended = await until(jobId, "cancelled", inState("CANCELLED"));
     if (ended.kind !== "known") throw new Error("unreachable");
     expect(jobPhase(ended.job.state)).toBe("ended");
+    expect(recordStatus(engineEnding(ended.job, true))).toBe("cancelled");
     expect(engineEnding(ended.job, true)).toEqual({
       reason: "cancelled",
-      status: "cancelled",
       kind: "cancelled",
       code: "cancelled",
       state: "CANCELLED",
@@ -162,8 +171,8 @@ describe.skipIf(cluster === null)("the Slurm engine wrapper on a real one-node c
       const ended = await until(jobId, "NODE_FAIL", inState("NODE_FAIL"));
       expect(ended.kind === "known" && ended.job.reason).toBe("NodeDown");
       // The batch script's signal comes later, once the node reports the kill: not asserted.
+      if (ended.kind === "known") expect(recordStatus(engineEnding(ended.job, true))).toBe("lost");
       expect(ended.kind === "known" && engineEnding(ended.job, true)).toMatchObject({
-        status: "lost",
         kind: "lost",
         words: expect.stringMatching(new RegExp(`^slurm job ${jobId} NODE_FAIL \\(NodeDown\\)`)),
       });

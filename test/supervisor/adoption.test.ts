@@ -5,7 +5,6 @@ import { backendFor } from "../../src/backends/registry.js";
 import type { Spec } from "../../src/domain/schemas.js";
 import { hostIdentity } from "../../src/infra/host-identity.js";
 import { systemFiles } from "../../supervisor/deps.js";
-import { oomEnding } from "../../supervisor/exit-file.js";
 import { resumePoint } from "../../supervisor/resume.js";
 import { watchAgent } from "../../supervisor/watch-loop.js";
 import { FAKE_WALL_ZERO, FakeClock } from "../helpers/fake-clock.js";
@@ -198,41 +197,5 @@ describe("an adopted watch", () => {
     });
     expect(out.reason).toBe("idle-timeout");
     expect(JSON.parse(fs.readFileSync(path.join(dir, "stall.json"), "utf8")).at).toBe("then");
-  });
-});
-
-describe("oomEnding", () => {
-  const exited = { reason: "exited" as const, kind: null, state: null, error: null };
-  const usage = (oomKills: number | null) => ({
-    cpuSeconds: 1,
-    peakMemoryBytes: 1,
-    oomKills,
-    pidsLimitHits: 0,
-  });
-
-  it.each([
-    [
-      "SIGKILLed with an OOM kill counted",
-      exited,
-      { code: null, signal: "SIGKILL" as const },
-      usage(1),
-      true,
-    ],
-    ["adopted: exit unknown, an OOM kill counted", exited, { code: null, signal: null }, usage(2), true],
-    ["SIGKILLed without an OOM kill", exited, { code: null, signal: "SIGKILL" as const }, usage(0), false],
-    ["no cgroup counted anything", exited, { code: null, signal: "SIGKILL" as const }, null, false],
-    ["exited 1 though a child was OOM-killed", exited, { code: 1, signal: null }, usage(1), false],
-    [
-      "stopped by a limit, not by the kernel",
-      { ...exited, reason: "idle-timeout" as const },
-      null,
-      usage(1),
-      false,
-    ],
-  ])("%s → oom %s", (_, ending, exit, counted, oom) => {
-    const out = oomEnding(ending, exit, counted, 64 * 1024 * 1024);
-    expect(out.error?.code === "E_AGENT_OOM").toBe(oom);
-    expect(out.kind === "oom").toBe(oom);
-    if (oom) expect(out.error?.message).toContain("memory limit of 64M");
   });
 });

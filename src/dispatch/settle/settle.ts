@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import { diskStateWords } from "../../domain/disk.js";
+import { judgeEnding, type Sighting } from "../../domain/ending.js";
 import { asCatherdError, CatherdError, isCatherdError } from "../../domain/errors.js";
 import { writeEndedExit } from "../../folder/exit.js";
 import { agentDispatchId } from "../../folder/ids.js";
@@ -24,54 +25,49 @@ import { type DispatchView, inspectDispatch } from "../read/inspect.js";
  */
 export async function recordDead(view: DispatchView, clock: Clock): Promise<DispatchView> {
   if (view.duty !== "record") return view;
+  if (view.state !== "lost") return recordEnding(view.dir, clock, null);
+  const seen = lostSighting(view);
+  return recordEnding(view.dir, clock, () => writeLostExit(view, seen, clock));
+}
+
+/**
+ * What a reader sees of a dispatch whose supervisor left no exit.json: its engine ended the job and the
+ * supervisor with it (recorded in the engine's words); a supervisor that met a full disk and could not
+ * write exit.json (it left `disk-full`, an empty file); else a supervisor gone, or one that never started.
+ */
+function lostSighting(view: DispatchView): Sighting {
   const ending = view.placement === null ? null : endingOfSight(view.job, view.supervisor !== null);
-  if (view.state === "lost" && ending !== null && view.placement !== null) {
-    // Its engine ended the job and the supervisor with it: recorded in the engine's words.
+  if (ending !== null && view.placement !== null) {
     const { jobId, engine } = view.placement;
-    return recordEnding(view.dir, clock, () =>
-      writeEndedExit(
-        view.dir,
-        {
-          reason: ending.reason,
-          kind: ending.kind === "oom" ? "oom" : null,
-          error: {
-            code: ending.code,
-            message: ending.words,
-            engine: { name: engine, jobId, state: ending.state, words: ending.words },
-          },
-          pid: view.proc?.pid ?? null,
-          startedAt: firstStartedAt(view),
-          adoptions: view.supervisor?.adoptions ?? 0,
-        },
-        clock.wallNow(),
-      ),
-    );
+    const words = { name: engine, jobId, state: ending.state, words: ending.words };
+    return { engine: { ...ending, words } };
   }
-  if (view.state === "lost") {
-    // A supervisor that met a full disk and could not write exit.json left `disk-full` (an empty file).
-    const diskFull = view.supervisor !== null && fs.existsSync(fileIn(view.dir, FILES.diskFull));
-    const why =
-      view.supervisor === null
-        ? "the supervisor never started"
-        : diskFull
-          ? `supervisor ${view.supervisor.pid} found the disk full (${fileSystemOf(view.dir)}) and could not write exit.json`
-          : `supervisor ${view.supervisor.pid} is gone and left no exit.json`;
-    return recordEnding(view.dir, clock, () =>
-      writeEndedExit(
-        view.dir,
-        {
-          reason: "lost",
-          kind: diskFull ? "disk" : null,
-          error: { code: diskFull ? "E_IO_WRITE" : "E_SUPERVISOR_LOST", message: why },
-          pid: view.proc?.pid ?? null,
-          startedAt: firstStartedAt(view),
-          adoptions: view.supervisor?.adoptions ?? 0,
-        },
-        clock.wallNow(),
-      ),
-    );
+  if (view.supervisor === null)
+    return { said: { code: "E_SUPERVISOR_LOST", message: "the supervisor never started" } };
+  if (fs.existsSync(fileIn(view.dir, FILES.diskFull))) {
+    const message = `supervisor ${view.supervisor.pid} found the disk full (${fileSystemOf(view.dir)}) and could not write exit.json`;
+    return { diskFull: { message } };
   }
-  return recordEnding(view.dir, clock, null);
+  const message = `supervisor ${view.supervisor.pid} is gone and left no exit.json`;
+  return { said: { code: "E_SUPERVISOR_LOST", message } };
+}
+
+/** exit.json for a lost dispatch: its reason, kind and error decided from what the reader saw. */
+function writeLostExit(view: DispatchView, seen: Sighting, clock: Clock): boolean {
+  const judged = judgeEnding({ reason: "lost", code: null, signal: null, seen }, null);
+  const gone = { code: "E_SUPERVISOR_LOST", message: "its supervisor is gone" } as const;
+  return writeEndedExit(
+    view.dir,
+    {
+      reason: judged.reason,
+      kind: judged.kind ?? null,
+      error: judged.said ?? gone,
+      pid: view.proc?.pid ?? null,
+      startedAt: firstStartedAt(view),
+      adoptions: view.supervisor?.adoptions ?? 0,
+    },
+    clock.wallNow(),
+  );
 }
 
 /**

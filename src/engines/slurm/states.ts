@@ -59,8 +59,8 @@ export function endingWords(job: SlurmJob): string {
 
 /**
  * The record of a dispatch whose job ended without catherd's record (its supervisor died with the job):
- * the exit reason, status and kind, as for a local dispatch that ended the same way. `started`: the
- * folder shows its supervisor came up (supervisor.json).
+ * the exit reason and kind, as for a local dispatch that ended the same way (the record's status follows
+ * from them: src/domain/ending.ts). `started`: the folder shows its supervisor came up (supervisor.json).
  *
  * - CANCELLED: someone cancelled the job (scancel, from catherd or outside): `cancelled`.
  * - TIMEOUT, DEADLINE: the engine's time limit, `--wall` plus the stop's grace: `timeout`.
@@ -101,23 +101,21 @@ function stateOfNotice(due: string | null): string {
 function endingOf(state: string, words: string, started: boolean): EngineEnding {
   switch (state) {
     case "CANCELLED":
-      return { reason: "cancelled", status: "cancelled", kind: "cancelled", code: "cancelled", state, words };
+      return { reason: "cancelled", kind: "cancelled", code: "cancelled", state, words };
     case "TIMEOUT":
     case "DEADLINE":
       return {
         reason: "wall-timeout",
-        status: "timeout",
         kind: "timeout",
         code: "wall-timeout",
         state,
         words,
       };
     case "OUT_OF_MEMORY":
-      return { reason: "lost", status: "failed", kind: "oom", code: "E_AGENT_OOM", state, words };
+      return { reason: "lost", kind: "oom", code: "E_AGENT_OOM", state, words };
     default:
       return {
         reason: "lost",
-        status: "lost",
         kind: "lost",
         code: "E_SUPERVISOR_LOST",
         state,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { type ExitFacts, judgeEnding, statusByPrecedence } from "../../src/domain/ending.js";
 import { type ErrorFact, retryAfterTime, statusOfKind } from "../../src/domain/failure.js";
 import { inertText } from "../../src/domain/inert-text.js";
 import {
@@ -11,7 +12,6 @@ import {
 } from "../../src/domain/redact.js";
 import { errorKindSchema } from "../../src/domain/schemas.js";
 import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/summary.js";
-import { type ExitFacts, judgeEnding, statusByPrecedence } from "../../src/domain/verdict.js";
 import { ERROR_KINDS, type ErrorKind } from "../../src/domain/vocab.js";
 
 const success = { isError: false, message: null };
