@@ -1,15 +1,15 @@
 import type { SteerProtocol } from "../src/backends/types.js";
-import { type AnswerFile, type AnswerStep, answerStep, questionStep } from "../src/domain/questions.js";
+import { questionStep, type ResponseFile, type ResponseStep, responseStep } from "../src/domain/questions.js";
 import type { OnQuestion } from "../src/domain/schemas.js";
 import type { NewQuestion } from "../src/domain/steering.js";
 import { notifyQuestion } from "../src/folder/notify.js";
 import {
-  markAnswerDelivered,
+  markResponseDelivered,
   type QuestionEntry,
   questionIds,
   readQuestion,
-  writeAnswer,
   writeQuestion,
+  writeResponse,
 } from "../src/folder/questions.js";
 import type { WriteResult } from "./channel.js";
 import type { SupervisorLog } from "./log.js";
@@ -75,24 +75,24 @@ export class SteeringQuestions {
   }
 
   /** A question's step; the policy's answer written when due, and the question read again. */
-  private stepOf(entry: QuestionEntry, now: Date): AnswerStep {
+  private stepOf(entry: QuestionEntry, now: Date): ResponseStep {
     const { dir, onQuestion } = this.input;
     const step = questionStep(entry, onQuestion, now.getTime());
     if (step.kind !== "policy") return step;
-    writeAnswer(dir, step.answer);
+    writeResponse(dir, step.answer);
     // The first answer stands: a person's that came first, else the policy's.
-    return answerStep({ ...entry, answer: readQuestion(dir, entry.question.id)?.answer ?? null });
+    return responseStep({ ...entry, answer: readQuestion(dir, entry.question.id)?.answer ?? null });
   }
 
   /** Gives the CLI a question's answer, once; false when the channel is closed. */
-  private give(entry: QuestionEntry, answer: AnswerFile, now: Date): boolean {
+  private give(entry: QuestionEntry, answer: ResponseFile, now: Date): boolean {
     const { dir, protocol, log } = this.input;
-    const line = protocol.answerLine(entry.question.request, entry.question.input, answer);
+    const line = protocol.responseLine(entry.question.request, entry.question.input, answer);
     if (this.input.write(line) === "closed") {
       log("channel-closed", { question: entry.question.id });
       return false;
     }
-    markAnswerDelivered(dir, entry.question.id, now);
+    markResponseDelivered(dir, entry.question.id, now);
     log("answered", { id: entry.question.id, allow: answer.allow, by: answer.by });
     return true;
   }

@@ -108,7 +108,7 @@ const claudeSteer: SteerProtocol = {
     }),
   interruptLine: (requestId) =>
     JSON.stringify({ type: "control_request", request_id: requestId, request: { subtype: "interrupt" } }),
-  answerLine: (request, input, answer) => {
+  responseLine: (request, input, answer) => {
     const behavior = answer.allow
       ? { behavior: "allow", updatedInput: answerInput(input, answer.text) }
       : { behavior: "deny", message: answer.why ?? "denied by catherd" };

@@ -61,7 +61,7 @@ export interface SteerProtocol {
   /** The line that stops the current turn; `requestId` is the dispatch's own. */
   interruptLine(requestId: string): string;
   /** The line that answers an ask (`request` as `asks` gave it, `input` the tool's input). */
-  answerLine(request: Readonly<Record<string, unknown>>, input: unknown, answer: AskAnswer): string;
+  responseLine(request: Readonly<Record<string, unknown>>, input: unknown, answer: AskAnswer): string;
   /**
    * The line that ends the session of an idle CLI, which then exits by itself; absent: the supervisor
    * stops it once its conversation is over.

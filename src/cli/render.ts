@@ -121,7 +121,7 @@ export function messageTag(id: string): string {
 }
 
 /** How a question was answered: "allowed", "denied", "answered \"yes\"", with why. */
-export function answerWords(a: NonNullable<AskedQuestion["answer"]>): string {
+export function responseWords(a: NonNullable<AskedQuestion["answer"]>): string {
   const what =
     a.text !== null ? `answered ${JSON.stringify(inertText(a.text))}` : a.allow ? "allowed" : "denied";
   return `${what}${a.why === null ? "" : ` (${inertText(a.why)})`}`;
@@ -150,7 +150,7 @@ export function conversationShowLines(
   for (const q of questions) {
     const answer =
       q.answer !== null
-        ? `${answerWords(q.answer)} by ${inertText(q.answer.by)} at ${q.answer.at}`
+        ? `${responseWords(q.answer)} by ${inertText(q.answer.by)} at ${q.answer.at}`
         : unansweredWords(q);
     lines.push(`  ${q.id} ${q.kind}: ${cutChars(inertText(q.asks), 60)} — ${answer}`);
   }
@@ -202,7 +202,7 @@ export function conversationLogLines(
       lines.push({
         atMs: ms(q.answer.at),
         key: `q ${q.id} answered`,
-        text: `? ${q.id} ${answerWords(q.answer)} ${clockOf(q.answer.at)} by ${inertText(q.answer.by)}`,
+        text: `? ${q.id} ${responseWords(q.answer)} ${clockOf(q.answer.at)} by ${inertText(q.answer.by)}`,
       });
     }
   }

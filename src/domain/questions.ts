@@ -4,7 +4,7 @@ import type { OnQuestion } from "./schemas.js";
 import type { DispatchState } from "./vocab.js";
 
 // What an agent asks its caller — a permission (run this command? write this file?) or a question for
-// the user — and the one answer each gets (specs/steering.md, "Questions"). Pure.
+// the user — and the one response each gets (specs/steering.md, "Questions"). Pure.
 
 export const QUESTION_KINDS = ["permission", "question"] as const;
 export type QuestionKind = (typeof QUESTION_KINDS)[number];
@@ -42,8 +42,8 @@ export const questionFileSchema = loose({
 });
 export type QuestionFile = z.infer<typeof questionFileSchema>;
 
-/** questions/<id>.answer.json: the one answer, created exclusively by whoever answers first. */
-export const answerFileSchema = loose({
+/** questions/<id>.answer.json: the one response, created exclusively by whoever answers first. */
+export const responseFileSchema = loose({
   schema: schemaField,
   id: z.string().min(1),
   /** A permission: allow or deny. A question: the text (allow with it). */
@@ -54,22 +54,22 @@ export const answerFileSchema = loose({
   by: z.string().min(1),
   at: isoTime,
 });
-export type AnswerFile = z.infer<typeof answerFileSchema>;
+export type ResponseFile = z.infer<typeof responseFileSchema>;
 
-/** questions/<id>.delivered.json: the supervisor gave the answer to the CLI (once). */
+/** questions/<id>.delivered.json: the supervisor gave the response to the CLI (once). */
 export const deliveredFileSchema = loose({ schema: schemaField, id: z.string().min(1), at: isoTime });
 
-/** What an answer says, before it is written: allow or deny, and a text (null without one). */
-export type AnswerGiven = Pick<AnswerFile, "allow" | "text">;
+/** What a response says, before it is written: allow or deny, and a text (null without one). */
+export type ResponseGiven = Pick<ResponseFile, "allow" | "text">;
 
 /**
  * Why `given` does not answer a question of `kind`, or null when it does. A permission is answered by
  * allow or deny alone: a text to it ("no", "yes, but…") says neither, so it is refused rather than read
  * as an allow. A question is answered by its text, or declined by a deny: an allow without a text
  * answers nothing. The use case refuses such an answer; a supervisor given one anyway (a file written by
- * hand) denies (`answerAsGiven`).
+ * hand) denies (`responseAsGiven`).
  */
-export function answerMismatch(kind: QuestionKind, given: AnswerGiven): string | null {
+export function responseMismatch(kind: QuestionKind, given: ResponseGiven): string | null {
   if (kind === "permission" && given.text !== null)
     return "a permission is answered by allow or deny, not by a text";
   if (kind === "question" && given.allow && given.text === null)
@@ -77,15 +77,15 @@ export function answerMismatch(kind: QuestionKind, given: AnswerGiven): string |
   return null;
 }
 
-/** The answer the CLI is given: as written, or a deny saying why when it does not fit its question. */
-export function answerAsGiven(kind: QuestionKind, answer: AnswerFile): AnswerFile {
-  const mismatch = answerMismatch(kind, answer);
+/** The response the CLI is given: as written, or a deny saying why when it does not fit its question. */
+export function responseAsGiven(kind: QuestionKind, answer: ResponseFile): ResponseFile {
+  const mismatch = responseMismatch(kind, answer);
   if (mismatch === null) return answer;
   return { ...answer, allow: false, text: null, why: `denied by catherd: ${mismatch}` };
 }
 
-/** The answer a policy gives when nobody answered. */
-export function policyAnswer(onQuestion: OnQuestion, id: string, at: string): Omit<AnswerFile, "schema"> {
+/** The response a policy gives when nobody answered. */
+export function policyResponse(onQuestion: OnQuestion, id: string, at: string): Omit<ResponseFile, "schema"> {
   const allow = onQuestion.policy === "allow";
   const why =
     onQuestion.policy === "wait"
@@ -103,44 +103,44 @@ export function isQuestionId(value: string): boolean {
   return /^q[1-9]\d{0,5}$/.test(value);
 }
 
-/** A question as questions/ holds it: what was asked, its answer, whether the answer reached the CLI. */
+/** A question as questions/ holds it: what was asked, its response, whether the response reached the CLI. */
 export interface QuestionItem {
   question: Pick<QuestionFile, "id" | "kind" | "answerBy">;
-  answer: AnswerFile | null;
+  answer: ResponseFile | null;
   deliveredAt: string | null;
 }
 
 /**
  * What to do with one question at `wallMs`: the policy answers one nobody answered by its `answerBy`. The
  * first answer stands (a person's may have come first), so the edge reads the question again after
- * writing the policy's and goes on with `answerStep`.
+ * writing the policy's and goes on with `responseStep`.
  */
-export type QuestionStep = AnswerStep | { kind: "policy"; answer: Omit<AnswerFile, "schema"> };
+export type QuestionStep = ResponseStep | { kind: "policy"; answer: Omit<ResponseFile, "schema"> };
 
 /**
  * What to do with a question whatever the time: nothing once its answer reached the CLI; give its answer
- * (as it fits its question: `answerAsGiven`), or wait for one; `until`: when the look comes back for it
+ * (as it fits its question: `responseAsGiven`), or wait for one; `until`: when the look comes back for it
  * (its answerBy; for a give, if the channel is closed).
  */
-export type AnswerStep =
+export type ResponseStep =
   | { kind: "settled" }
   | { kind: "wait"; until: number }
-  | { kind: "give"; answer: AnswerFile; until: number };
+  | { kind: "give"; answer: ResponseFile; until: number };
 
 export function questionStep(q: QuestionItem, onQuestion: OnQuestion | null, wallMs: number): QuestionStep {
   const open = q.deliveredAt === null && q.answer === null;
   if (open && onQuestion !== null && Date.parse(q.question.answerBy) <= wallMs) {
     return {
       kind: "policy",
-      answer: policyAnswer(onQuestion, q.question.id, new Date(wallMs).toISOString()),
+      answer: policyResponse(onQuestion, q.question.id, new Date(wallMs).toISOString()),
     };
   }
-  return answerStep(q);
+  return responseStep(q);
 }
 
-export function answerStep(q: QuestionItem): AnswerStep {
+export function responseStep(q: QuestionItem): ResponseStep {
   if (q.deliveredAt !== null) return { kind: "settled" };
   const until = Date.parse(q.question.answerBy);
   if (q.answer === null) return { kind: "wait", until };
-  return { kind: "give", answer: answerAsGiven(q.question.kind, q.answer), until };
+  return { kind: "give", answer: responseAsGiven(q.question.kind, q.answer), until };
 }

@@ -1,12 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import {
-  type AnswerFile,
-  answerFileSchema,
   deliveredFileSchema,
   isQuestionId,
   type QuestionFile,
   questionFileSchema,
+  type ResponseFile,
+  responseFileSchema,
 } from "../domain/questions.js";
 import { SCHEMA_VERSION } from "../domain/schema-parts.js";
 import { createJsonExclusive, makeDir, writeJsonAtomic } from "../infra/atomic.js";
@@ -14,7 +14,7 @@ import { readJsonFile } from "../infra/json-file.js";
 import { FILES } from "./layout.js";
 
 // questions/ of a dispatch folder (specs/steering.md, "Questions"): `<id>.json`, what the agent asked
-// (the supervisor writes it); `<id>.answer.json`, the one answer (created exclusively by whoever answers
+// (the supervisor writes it); `<id>.answer.json`, the one response (created exclusively by whoever answers
 // first: a person, an orchestrator, or the policy); `<id>.delivered.json`, the supervisor gave it to the CLI.
 
 export function questionsDir(dir: string): string {
@@ -25,7 +25,7 @@ const fileOf = (dir: string, id: string, suffix: string) => path.join(questionsD
 
 export interface QuestionEntry {
   question: QuestionFile;
-  answer: AnswerFile | null;
+  answer: ResponseFile | null;
   deliveredAt: string | null;
 }
 
@@ -52,7 +52,7 @@ export function questionIds(dir: string): string[] {
 export function readQuestion(dir: string, id: string): QuestionEntry | null {
   const question = readJsonFile(fileOf(dir, id, ".json"), questionFileSchema);
   if (question.kind !== "ok") return null;
-  const answer = readJsonFile(fileOf(dir, id, ".answer.json"), answerFileSchema);
+  const answer = readJsonFile(fileOf(dir, id, ".answer.json"), responseFileSchema);
   const delivered = readJsonFile(fileOf(dir, id, ".delivered.json"), deliveredFileSchema);
   return {
     question: question.value,
@@ -67,11 +67,11 @@ export function readQuestions(dir: string): QuestionEntry[] {
     .filter((q): q is QuestionEntry => q !== null);
 }
 
-/** Answers a question; false when it had an answer already (the first one stands). */
-export function writeAnswer(dir: string, answer: Omit<AnswerFile, "schema">): boolean {
+/** Answers a question; false when it had a response already (the first one stands). */
+export function writeResponse(dir: string, answer: Omit<ResponseFile, "schema">): boolean {
   return createJsonExclusive(fileOf(dir, answer.id, ".answer.json"), { schema: SCHEMA_VERSION, ...answer });
 }
 
-export function markAnswerDelivered(dir: string, id: string, at: Date): void {
+export function markResponseDelivered(dir: string, id: string, at: Date): void {
   writeJsonAtomic(fileOf(dir, id, ".delivered.json"), { schema: SCHEMA_VERSION, id, at: at.toISOString() });
 }

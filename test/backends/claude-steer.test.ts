@@ -100,11 +100,11 @@ describe("claude-code's lines to the channel", () => {
     const asked = objects("permission", "out").filter((e) => e.type === "control_request");
     const input = (asked[0]?.request as { input: unknown } | undefined)?.input;
     const allow = JSON.parse(
-      steer.answerLine({ requestId: asked[0]?.request_id }, input, { allow: true, text: null, why: null }),
+      steer.responseLine({ requestId: asked[0]?.request_id }, input, { allow: true, text: null, why: null }),
     );
     expect(allow).toEqual(sent[0]);
     const deny = JSON.parse(
-      steer.answerLine(
+      steer.responseLine(
         { requestId: asked[4]?.request_id },
         {},
         { allow: false, text: null, why: "catherd says no" },
@@ -116,11 +116,11 @@ describe("claude-code's lines to the channel", () => {
   it("answers AskUserQuestion with answers keyed by the question, from a text or a JSON object", () => {
     const input = { questions: [{ question: "Which database?" }, { question: "Which port?" }] };
     const one = JSON.parse(
-      steer.answerLine({ requestId: "r" }, input, { allow: true, text: "sqlite", why: null }),
+      steer.responseLine({ requestId: "r" }, input, { allow: true, text: "sqlite", why: null }),
     );
     expect(one.response.response.updatedInput.answers).toEqual({ "Which database?": "sqlite" });
     const both = JSON.parse(
-      steer.answerLine({ requestId: "r" }, input, {
+      steer.responseLine({ requestId: "r" }, input, {
         allow: true,
         text: '{"Which database?":"postgres","Which port?":"5432"}',
         why: null,

@@ -10,11 +10,11 @@ import {
   makeMessageId,
 } from "../../src/domain/inbox.js";
 import {
-  type AnswerGiven,
-  answerAsGiven,
-  answerMismatch,
-  policyAnswer,
+  policyResponse,
   type QuestionKind,
+  type ResponseGiven,
+  responseAsGiven,
+  responseMismatch,
 } from "../../src/domain/questions.js";
 
 // The inbox's rules (specs/steering.md, "The inbox"), as tables.
@@ -105,12 +105,12 @@ describe("--on-question", () => {
   });
 
   it("answers what nobody answered: allow and deny as said, a wait that ran out by denying", () => {
-    expect(policyAnswer({ policy: "allow", waitMs: 0 }, "q1", "t")).toMatchObject({
+    expect(policyResponse({ policy: "allow", waitMs: 0 }, "q1", "t")).toMatchObject({
       allow: true,
       by: "policy",
     });
-    expect(policyAnswer({ policy: "deny", waitMs: 0 }, "q1", "t")).toMatchObject({ allow: false });
-    expect(policyAnswer({ policy: "wait", waitMs: 60_000 }, "q2", "t")).toMatchObject({
+    expect(policyResponse({ policy: "deny", waitMs: 0 }, "q1", "t")).toMatchObject({ allow: false });
+    expect(policyResponse({ policy: "wait", waitMs: 60_000 }, "q2", "t")).toMatchObject({
       allow: false,
       why: "nobody answered within 60 s (--on-question wait)",
     });
@@ -118,7 +118,7 @@ describe("--on-question", () => {
 });
 
 describe("an answer means what it says", () => {
-  const cases: [QuestionKind, AnswerGiven, string | null][] = [
+  const cases: [QuestionKind, ResponseGiven, string | null][] = [
     ["permission", { allow: true, text: null }, null],
     ["permission", { allow: false, text: null }, null],
     ["permission", { allow: true, text: "no" }, "a permission is answered by allow or deny, not by a text"],
@@ -134,7 +134,7 @@ describe("an answer means what it says", () => {
   ];
   for (const [kind, given, refused] of cases) {
     it(`a ${kind} answered ${JSON.stringify(given)}: ${refused ?? "fits"}`, () => {
-      expect(answerMismatch(kind, given)).toBe(refused);
+      expect(responseMismatch(kind, given)).toBe(refused);
     });
   }
 
@@ -148,14 +148,14 @@ describe("an answer means what it says", () => {
       by: "someone",
       at: "t",
     };
-    expect(answerAsGiven("permission", answer)).toEqual({
+    expect(responseAsGiven("permission", answer)).toEqual({
       ...answer,
       allow: false,
       text: null,
       why: "denied by catherd: a permission is answered by allow or deny, not by a text",
     });
-    expect(answerAsGiven("question", answer)).toBe(answer);
+    expect(responseAsGiven("question", answer)).toBe(answer);
     const allowed = { ...answer, text: null };
-    expect(answerAsGiven("permission", allowed)).toBe(allowed);
+    expect(responseAsGiven("permission", allowed)).toBe(allowed);
   });
 });

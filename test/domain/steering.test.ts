@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { AskFact, LineFacts } from "../../src/domain/facts.js";
-import { type AnswerFile, answerStep, type QuestionItem, questionStep } from "../../src/domain/questions.js";
+import {
+  type QuestionItem,
+  questionStep,
+  type ResponseFile,
+  responseStep,
+} from "../../src/domain/questions.js";
 import {
   BRIEF,
   type InboxItem,
@@ -77,7 +82,7 @@ const question = (over: Partial<QuestionItem> = {}): QuestionItem => ({
   deliveredAt: null,
   ...over,
 });
-const answer = (over: Partial<AnswerFile> = {}): AnswerFile => ({
+const answer = (over: Partial<ResponseFile> = {}): ResponseFile => ({
   schema: 1,
   id: "q1",
   allow: true,
@@ -404,7 +409,7 @@ describe("a question's answer, and its policy's deadline (questionStep)", () => 
     },
     {
       rule: "an answer that does not fit its question is given as a deny, saying why",
-      run: () => answerStep(question({ answer: answer({ text: "no" }) })),
+      run: () => responseStep(question({ answer: answer({ text: "no" }) })),
       expected: {
         kind: "give",
         answer: answer({

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { writeAnswer } from "../../src/folder/questions.js";
+import { writeResponse } from "../../src/folder/questions.js";
 import { isolatedHome, runCli } from "../helpers/cli.js";
 import { readJson } from "../helpers/folders.js";
 import { FAKE_CLAUDE, useSteeredDispatches } from "../helpers/steering.js";
@@ -50,7 +50,7 @@ describe("an answer that does not fit its question", () => {
   it("denies a permission whose answer file holds a text (written by hand), saying why: the tool does not run", async () => {
     const env = home();
     const dir = await asked(env, "byhand", "[ask] run the tests");
-    writeAnswer(dir, {
+    writeResponse(dir, {
       id: "q1",
       allow: true,
       text: "no",

@@ -2,13 +2,13 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { AnswerFile } from "../../src/domain/questions.js";
+import type { ResponseFile } from "../../src/domain/questions.js";
 
 // Two answers at the same moment, made deterministic: the rival's answer lands between this answer's
 // look at the question (still unanswered) and its exclusive create — the window two `catherd answer`
 // processes race through. The dispatch is seen running; the rest is the real folder code.
 
-const rival: Omit<AnswerFile, "schema"> = {
+const rival: Omit<ResponseFile, "schema"> = {
   id: "q1",
   allow: false,
   text: null,
@@ -30,9 +30,9 @@ vi.mock("../../src/folder/questions.js", async (importOriginal) => {
   const real = await importOriginal<typeof import("../../src/folder/questions.js")>();
   return {
     ...real,
-    writeAnswer: (dir: string, answer: Omit<AnswerFile, "schema">) => {
-      real.writeAnswer(dir, rival);
-      return real.writeAnswer(dir, answer);
+    writeResponse: (dir: string, answer: Omit<ResponseFile, "schema">) => {
+      real.writeResponse(dir, rival);
+      return real.writeResponse(dir, answer);
     },
   };
 });

@@ -6,7 +6,7 @@ import type { LineFacts } from "../../src/domain/facts.js";
 import type { SteerSettings } from "../../src/domain/schemas.js";
 import { readEntry } from "../../src/folder/inbox.js";
 import { writeMessage } from "../../src/folder/inbox-send.js";
-import { readQuestion, writeAnswer } from "../../src/folder/questions.js";
+import { readQuestion, writeResponse } from "../../src/folder/questions.js";
 import { Steering } from "../../supervisor/steering.js";
 import { tempDir } from "../helpers/folders.js";
 
@@ -222,12 +222,12 @@ describe("a steerable dispatch's conversation, as the supervisor runs it", () =>
       20,
     );
     h.steering.look(30);
-    expect(writeAnswer(h.dir, { id: "q1", allow: true, text: null, why: null, by: "person", at: "t" })).toBe(
-      true,
-    );
-    expect(writeAnswer(h.dir, { id: "q1", allow: false, text: null, why: null, by: "policy", at: "t" })).toBe(
-      false,
-    );
+    expect(
+      writeResponse(h.dir, { id: "q1", allow: true, text: null, why: null, by: "person", at: "t" }),
+    ).toBe(true);
+    expect(
+      writeResponse(h.dir, { id: "q1", allow: false, text: null, why: null, by: "policy", at: "t" }),
+    ).toBe(false);
     h.steering.look(40);
     expect(h.written().at(-1)).toMatchObject({
       response: { request_id: "r2", response: { behavior: "allow", updatedInput: { file_path: "a.ts" } } },

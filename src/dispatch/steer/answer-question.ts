@@ -1,6 +1,6 @@
 import { CatherdError } from "../../domain/errors.js";
-import { type AnswerFile, answerMismatch } from "../../domain/questions.js";
-import { type QuestionEntry, readQuestion, writeAnswer } from "../../folder/questions.js";
+import { type ResponseFile, responseMismatch } from "../../domain/questions.js";
+import { type QuestionEntry, readQuestion, writeResponse } from "../../folder/questions.js";
 import { type Clock, systemClock } from "../../infra/clock.js";
 import { inspectDispatch } from "../read/inspect.js";
 import { checkedText } from "./text.js";
@@ -21,7 +21,7 @@ export interface Answered {
   dir: string;
   dispatchId: string;
   name: string | null;
-  answer: AnswerFile;
+  answer: ResponseFile;
   asks: string;
 }
 
@@ -55,7 +55,7 @@ export function answerQuestion(
   checkAnswer(shown, entry, request);
   const answer = { id, ...request, at: clock.wallNow().toISOString() };
   // The exclusive create alone says who was first: a second answer, however close, is refused here.
-  if (!writeAnswer(dir, answer)) {
+  if (!writeResponse(dir, answer)) {
     const first = readQuestion(dir, id)?.answer ?? null;
     throw answeredAlready(shown, id, first);
   }
@@ -77,7 +77,7 @@ function checkAnswer(shown: string, entry: QuestionEntry, request: AnswerRequest
     if (value !== null) checkedText(what, value, MAX_ANSWER_BYTES);
   }
   const { id, kind, asks } = entry.question;
-  const mismatch = answerMismatch(kind, request);
+  const mismatch = responseMismatch(kind, request);
   if (mismatch === null) return;
   throw new CatherdError("E_INPUT_INVALID", `${shown} ${id} (${asks}): ${mismatch}`, {
     fix:
@@ -88,14 +88,14 @@ function checkAnswer(shown: string, entry: QuestionEntry, request: AnswerRequest
 }
 
 /** E_ALREADY_ANSWERED, naming the answer that stands (`first`: null when it cannot be read). */
-function answeredAlready(shown: string, id: string, first: AnswerFile | null): CatherdError {
-  const said = first === null ? "" : ` (${answerWords(first)} by ${first.by} at ${first.at})`;
+function answeredAlready(shown: string, id: string, first: ResponseFile | null): CatherdError {
+  const said = first === null ? "" : ` (${responseWords(first)} by ${first.by} at ${first.at})`;
   return new CatherdError("E_ALREADY_ANSWERED", `${shown} ${id} is answered already${said}`, {
     fix: "the first answer stands; send a message (catherd send) to say more",
   });
 }
 
-function answerWords(answer: AnswerFile): string {
+function responseWords(answer: ResponseFile): string {
   if (answer.text !== null) return `answered ${JSON.stringify(answer.text.slice(0, 80))}`;
   return answer.allow ? "allowed" : "denied";
 }

@@ -28,7 +28,7 @@ export function messageWords(m: MessageWire): { state: string; text: string } {
 }
 
 /** How a question was answered and by whom, or until when it waits for one. */
-export function answerWords(q: QuestionWire): string {
+export function responseWords(q: QuestionWire): string {
   const a = q.answer;
   if (a === null) return unansweredWords(q);
   const what = a.text !== null ? `answered ${JSON.stringify(a.text)}` : a.allow ? "allowed" : "denied";

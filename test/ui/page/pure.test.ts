@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { inertText } from "../../../src/domain/inert-text.js";
 import { parsePatch } from "../../../src/ui/page/diff.js";
 import { count, duration } from "../../../src/ui/page/format.js";
-import { answerWords, askingWords, fenceWords, messageWords } from "../../../src/ui/page/steering-words.js";
+import { askingWords, fenceWords, messageWords, responseWords } from "../../../src/ui/page/steering-words.js";
 import { layoutTimeline } from "../../../src/ui/page/timeline-layout.js";
 import type { BarWire } from "../../../src/ui/wire.js";
 
@@ -143,10 +143,10 @@ describe("a steerable dispatch's talk on the page", () => {
       delivered: false,
       waiting: true,
     };
-    expect(answerWords(q)).toBe("waiting for an answer until 2026-11-29T10:00:00.000Z");
-    expect(answerWords({ ...q, waiting: false })).toBe("never answered: the dispatch ended first");
+    expect(responseWords(q)).toBe("waiting for an answer until 2026-11-29T10:00:00.000Z");
+    expect(responseWords({ ...q, waiting: false })).toBe("never answered: the dispatch ended first");
     const answer = { allow: false, text: null, why: "no", by: "policy", at: "2026-11-29T10:00:00.000Z" };
-    expect(answerWords({ ...q, answer })).toBe("denied (no) by policy");
+    expect(responseWords({ ...q, answer })).toBe("denied (no) by policy");
     const m = {
       id: "x",
       state: "failed",

@@ -1,7 +1,7 @@
 import type { MessageWire, QuestionWire } from "../../wire.js";
 import { h } from "../dom.js";
 import { clock } from "../format.js";
-import { answerWords, messageWords } from "../steering-words.js";
+import { messageWords, responseWords } from "../steering-words.js";
 import { empty } from "./part.js";
 
 // A steerable dispatch's steering on its page (specs/ui.md, "A dispatch"): the messages sent to it and
@@ -58,7 +58,7 @@ export function questionTable(questions: QuestionWire[]): HTMLElement {
           { class: `question${q.answer === null ? " waiting warn" : ""}` },
           h("td", null, `${q.id} (${q.kind})`),
           h("td", { class: "line" }, q.asks),
-          h("td", null, answerWords(q)),
+          h("td", null, responseWords(q)),
           h("td", { class: "at" }, clock(Date.parse(q.askedAt))),
         ),
       ),
