@@ -506,8 +506,6 @@ describe("the size of functions", () => {
     "src/dispatch/queue/budget-marks.ts markBudgetHolds",
     "src/dispatch/queue/hand-over.ts handOverUnderLock",
     "src/dispatch/queue/hand-over.ts nextRequest",
-    "src/dispatch/queue/promote.ts handOverChains",
-    "src/dispatch/queue/promote.ts promoteUnderLock",
     "src/dispatch/read/inspect.ts inspectDispatch",
     "src/dispatch/reader.ts look",
     "src/dispatch/request/dispatch-request.ts check",
