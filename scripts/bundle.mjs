@@ -75,24 +75,19 @@ const APART = ["src/cli/main.js"];
  * module they import, node_modules included), less what an earlier group took; `with` makes it the part
  * shared with the closure of another list. The backends stay out: a supervisor loads one of them. In the
  * order a dispatch meets them: what the command line and the standby supervisor both load before the
- * standby is started; the rest of the command line's start; the standby's claim of its folder; what the
- * dispatcher and the supervisor both load after; each one's own.
+ * standby is started; the rest of the command line's start; what the dispatcher and the supervisor both
+ * load; each one's own (the supervisor loads all of its own while it stands by).
  * @type {{ name: string, from: string[], with?: string[] }[]}
  */
 const START_PATHS = [
-  {
-    name: "base",
-    from: ["src/cli/main.js"],
-    with: ["supervisor/supervisor-main.js", "supervisor/supervise.js"],
-  },
+  { name: "base", from: ["src/cli/main.js"], with: ["supervisor/supervisor-main.js"] },
   { name: "cli", from: ["src/cli/main.js"] },
-  { name: "claim", from: ["supervisor/supervisor-main.js", "supervisor/supervise.js"] },
   {
     name: "start-shared",
     from: ["src/cli/dispatch-command.js"],
-    with: ["supervisor/supervise-agent.js", "src/folder/record.js"],
+    with: ["supervisor/supervisor-main.js", "src/folder/record.js"],
   },
-  { name: "supervise", from: ["supervisor/supervise-agent.js", "src/folder/record.js"] },
+  { name: "supervise", from: ["supervisor/supervisor-main.js", "src/folder/record.js"] },
   { name: "dispatch", from: ["src/cli/dispatch-command.js"] },
 ];
 

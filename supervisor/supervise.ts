@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import { SUPERVISOR_LOCK_STALE_MS } from "../src/domain/supervisor-judgement.js";
 import { FILES, fileIn } from "../src/folder/layout.js";
+import { readSupervisorFile } from "../src/folder/supervisor-file.js";
 import { hostIdentity } from "../src/infra/host-identity.js";
 import { tryLock } from "../src/infra/lock.js";
 import { isSameProcess } from "../src/infra/process-identity.js";
@@ -8,13 +9,15 @@ import type { SupervisorDeps } from "./deps.js";
 import type { Origin } from "./finish.js";
 import { fileLog, type SupervisorLog } from "./log.js";
 import { enterPhase } from "./phases.js";
+import { superviseAdopted, superviseFirst } from "./supervise-agent.js";
 import { nameThisProcess } from "./supervisor-file.js";
+import { takeOver } from "./take-over.js";
 
 // The supervisor's start (specs/supervisor.md, "Start"): it claims the folder — supervisor.lock, the checks
-// that keep an agent from running twice, supervisor.json — with only what that takes loaded (the lock and
-// the writers; supervisor.json's schema when there is one to read), and loads the rest of itself after: its dispatcher, which waits for
-// supervisor.json, returns that much sooner. The agent's supervision is in supervise-agent.ts, adoption in
-// take-over.ts.
+// that keep an agent from running twice, supervisor.json — then supervises. Everything is loaded before
+// the claim: a standby loads while its dispatcher admits, so a later load would buy its dispatcher nothing
+// (specs/performance.md, "Figures behind constants"). The agent's supervision is in supervise-agent.ts,
+// adoption in take-over.ts.
 
 export { SUPERVISOR_LOCK_STALE_MS };
 
@@ -51,7 +54,6 @@ export async function superviseDispatch(
       }
       const origin = nameThisSupervisor(dir, deps);
       enterPhase(log, dir, "claimed");
-      const { superviseFirst } = await import("./supervise-agent.js");
       await superviseFirst({ dir, deps, log, interrupt }, origin);
       return 0;
     } finally {
@@ -76,12 +78,10 @@ async function adopt(
   log: SupervisorLog,
   interrupt: AbortSignal,
 ): Promise<number> {
-  const { takeOver } = await import("./take-over.js");
   const adoption = await takeOver(dir, deps, log, SUPERVISOR_LOCK_STALE_MS);
   if (adoption === null) return 0;
   enterPhase(log, dir, "adopted");
   try {
-    const { superviseAdopted } = await import("./supervise-agent.js");
     await superviseAdopted({ dir, deps, log, interrupt }, adoption);
   } finally {
     await adoption.release().catch(() => {});
@@ -112,11 +112,9 @@ function nameThisSupervisor(dir: string, { clock, files }: SupervisorDeps): Orig
 
 /**
  * The pid of the live supervisor supervisor.json names (by pid and start time), if it is not this one.
- * Its schema (and zod) is loaded only when there is a supervisor.json to read: a fresh dispatch has none.
  */
 async function liveSupervisor(dir: string): Promise<number | null> {
   if (!fs.existsSync(fileIn(dir, FILES.supervisor))) return null;
-  const { readSupervisorFile } = await import("../src/folder/supervisor-file.js");
   const sup = readSupervisorFile(dir);
   return sup.kind === "ok" &&
     sup.value.pid !== process.pid &&

@@ -30,29 +30,6 @@ function importsOf(file: string, { runtimeOnly = false } = {}): string[] {
   return found;
 }
 
-/** What a module imports before it runs: its static run-time imports (not `import()`, not types). */
-function staticImportsOf(file: string): string[] {
-  const source = fs
-    .readFileSync(path.join(ROOT, file), "utf8")
-    .replace(/^(?:import|export) type [^;]*;/gm, "");
-  const imports = /(?:import|export)\s[^;]*?from\s+"([^"]+)"|import\s+"([^"]+)"/g;
-  return [...source.matchAll(imports)].map((m) => (m[1] ?? m[2]) as string);
-}
-
-/** Every module of ours loaded with `file` before any of its code runs (its static import closure). */
-function loadedWith(file: string): string[] {
-  const seen = new Set<string>();
-  const visit = (at: string) => {
-    if (seen.has(at)) return;
-    seen.add(at);
-    for (const spec of staticImportsOf(at)) {
-      if (spec.startsWith(".")) visit(target(at, spec).replace(/\.js$/, ".ts"));
-    }
-  };
-  visit(file);
-  return [...seen].sort();
-}
-
 /** Where an import lands, relative to the repository: "src/infra/x.js", "node:fs" or "zod". */
 function target(file: string, spec: string): string {
   return spec.startsWith(".")
@@ -326,27 +303,6 @@ describe("architecture", () => {
     expect(violations("src/cli", (to) => to.startsWith("supervisor"))).toEqual([]);
   });
 
-  it("lets the supervisor claim its folder before it loads the rest: no backend, watch loop, schema or zod", () => {
-    const loaded = loadedWith("supervisor/supervisor-main.ts");
-    expect(loaded).toContain("supervisor/supervise.ts");
-    expect(loaded.filter((file) => staticImportsOf(file).includes("zod"))).toEqual([]);
-    expect(
-      loaded.filter(
-        (file) =>
-          file.startsWith("src/backends/") ||
-          file.startsWith("src/cli/") ||
-          file.startsWith("src/dispatch/") ||
-          [
-            "supervisor/supervise-agent.ts",
-            "supervisor/watch-loop.ts",
-            "supervisor/take-over.ts",
-            "src/domain/schemas.ts",
-            "src/folder/read.ts",
-          ].includes(file),
-      ),
-    ).toEqual([]);
-  });
-
   it("lets the dashboard's server borrow nothing from a command module (it calls the use cases)", () => {
     const command = (to: string) => /^src\/cli\/[a-z-]+-command\.js$/.test(to);
     expect(violations("src/ui/server", command)).toEqual([]);
@@ -506,8 +462,6 @@ describe("the size of functions", () => {
     "src/dispatch/queue/budget-marks.ts markBudgetHolds",
     "src/dispatch/queue/hand-over.ts handOverUnderLock",
     "src/dispatch/queue/hand-over.ts nextRequest",
-    "src/dispatch/queue/promote.ts handOverChains",
-    "src/dispatch/queue/promote.ts promoteUnderLock",
     "src/dispatch/read/inspect.ts inspectDispatch",
     "src/dispatch/reader.ts look",
     "src/dispatch/request/dispatch-request.ts check",

@@ -10,7 +10,7 @@
 // until its stdin gives a byte or ends: a supervisor starts it that way as soon as its stop begins, and
 // releases it right after its record (or dies, which closes the pipe too), so that both start-ups are
 // done by the time the slot is free (specs/performance.md, "The queue").
-import { dismiss, startStandbySupervisor } from "../dispatch/start/standby.js";
+import { StandbyReserve } from "../dispatch/start/standby-reserve.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { runPathsOfRunDir } from "../infra/paths.js";
 import { IN_ENGINE_JOB_FLAG, WHEN_RELEASED_FLAG } from "../infra/programs.js";
@@ -28,7 +28,9 @@ async function promoterMain(args: readonly string[], clock: Clock): Promise<numb
   if (run === null) throw new TypeError(`${runDir} is not a run folder (<home>/runs/<run>)`);
   const placedOnly = flags.includes(IN_ENGINE_JOB_FLAG);
   // In an engine's job it starts no local supervisor: no standby either.
-  const standby = placedOnly ? null : startStandbySupervisor(run.home, { clock });
+  const standbys = new StandbyReserve();
+  if (!placedOnly) standbys.prime(run.home);
+  const standby = placedOnly ? null : standbys.take(run.home);
   try {
     const [{ promoteRun }, { doDutiesIn }] = await Promise.all([
       import("../dispatch/queue/promote.js"),
@@ -38,7 +40,8 @@ async function promoterMain(args: readonly string[], clock: Clock): Promise<numb
     const { withDuties } = await promoteRun(run, { clock, standby, placedOnly });
     await doDutiesIn(withDuties, clock);
   } finally {
-    if (standby !== null) dismiss(standby);
+    standbys.refill(run.home, standby);
+    standbys.close();
   }
   return 0;
 }

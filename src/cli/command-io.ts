@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import type { StandbySupervisor } from "../dispatch/start/standby.js";
+import type { StandbyReserve } from "../dispatch/start/standby-reserve.js";
 import { CatherdError } from "../domain/errors.js";
 import { reportError } from "../infra/report-error.js";
 import { jsonText } from "./json-text.js";
@@ -64,11 +64,11 @@ export interface Command<T> {
 /** What main prepared for a command before loading it. */
 export interface CommandContext {
   /**
-   * For a verb that starts a supervisor (the verb table says so): one started as the process's first act,
-   * loading itself while the command loads and admits (dispatch/start/standby.ts). Undefined: none was
-   * started, and the use case starts its own.
+   * For a verb that starts a supervisor (the verb table says so): the caller's standby reserve — the
+   * command line's holds one started as the process's first act, loading itself while the command loads
+   * and admits; `catherd mcp`'s lives between calls. Undefined: the use case makes one of its own.
    */
-  early?: StandbySupervisor | null;
+  standbys?: StandbyReserve;
   /** Whether stdin is the command's to read (a brief); false under `catherd mcp`, whose stdin is the protocol. */
   stdinIsOurs: boolean;
 }

@@ -343,7 +343,7 @@ export const dispatchCommand: Command<Dispatched> = {
       default: "1",
     },
   },
-  async handler(input, { early, stdinIsOurs }) {
+  async handler(input, { standbys, stdinIsOurs }) {
     const schemaSource = answerSchemaSource(input);
     if (input.values.outcome === true && schemaSource !== null) {
       // Where the CLI keeps to the schema itself (codex, Claude) the final message can hold nothing else,
@@ -416,7 +416,7 @@ export const dispatchCommand: Command<Dispatched> = {
     });
     const { admitted, supervisorPid, submitted, position } = await startDispatch(request, {
       home: catherdHome(),
-      ...(early === undefined ? {} : { early }),
+      ...(standbys === undefined ? {} : { standbys }),
     });
     const plan = admitted.spec.worktree;
     const data: Dispatched = {

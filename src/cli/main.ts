@@ -1,6 +1,6 @@
 // catherd's command line: one verb, one lazily loaded module, so that each command pays only for itself.
 // `catherd supervise` is not among them: src/bin/catherd.ts runs the supervisor program for it.
-import { dismiss, startStandbySupervisor } from "../dispatch/start/standby.js";
+import { StandbyReserve } from "../dispatch/start/standby-reserve.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome } from "../infra/paths.js";
 import { reportError } from "../infra/report-error.js";
@@ -144,17 +144,18 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
     );
   }
   const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
-  const early =
+  const standbys =
     found.startsSupervisor === true && !own.includes("--help") && !own.includes("-h")
-      ? startStandbySupervisor(catherdHome())
+      ? new StandbyReserve()
       : undefined;
+  standbys?.prime(catherdHome());
   try {
     return await executeCommand(await found.load(), rest, {
       stdinIsOurs: true,
-      ...(early === undefined ? {} : { early }),
+      ...(standbys === undefined ? {} : { standbys }),
     });
   } finally {
-    if (early != null) dismiss(early);
+    standbys?.close();
   }
 }
 

@@ -61,7 +61,7 @@ export async function admit(request: DispatchRequest, home: string, clock: Clock
       refuseStaleFollowUp(request, live);
       refuseDuplicate(request, live);
       const asking = { backend: request.backend.id, owns: staged.ownsAbsolute };
-      const promotion = await promoteUnderLock(live, runCaps, clock, planned, asking);
+      const promotion = await promoteUnderLock(live, runCaps, { clock, planned, asking });
       // Judged by the budget as summed after the slots were counted (promoteUnderLock).
       const { caps } = promotion;
       if (caps.spent !== null) throw budgetRefusal(request, caps.spent);

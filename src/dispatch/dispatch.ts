@@ -14,7 +14,7 @@ import { admitPlacementOf, resolvePlacement } from "./request/placement.js";
 import { checkReadiness } from "./request/readiness.js";
 import { refuseCatherdWrites, refuseWideWildcards, resolveSandbox } from "./request/sandbox-input.js";
 import { launchSupervisor } from "./start/launch.js";
-import { dismiss, type StandbySupervisor, startStandbySupervisor } from "./start/standby.js";
+import { StandbyReserve } from "./start/standby-reserve.js";
 
 /** A dispatch started: admitted, and its supervisor up (or submitted to its engine) — or waiting in the run's queue. */
 export interface Started {
@@ -30,11 +30,11 @@ export interface Started {
 export interface StartOptions {
   home: string;
   /**
-   * A standby supervisor started before the request was read (the command line starts one as its first
-   * act, so that the two node start-ups overlap: dispatch/start/standby.ts). Not given: one is started
-   * here, before readiness and admission, so that its start-up overlaps them.
+   * The caller's standby reserve (dispatch/start/standby-reserve.ts): the dispatch takes its standby from
+   * it and hands it back. Not given: a reserve of its own, whose standby starts here, before readiness and
+   * admission, so that its start-up overlaps them.
    */
-  early?: StandbySupervisor | null;
+  standbys?: StandbyReserve;
   clock?: Clock;
 }
 
@@ -47,8 +47,8 @@ export interface StartOptions {
  */
 export async function startDispatch(request: DispatchRequest, options: StartOptions): Promise<Started> {
   const clock = options.clock ?? systemClock;
-  const standby =
-    options.early === undefined ? startStandbySupervisor(options.home, { clock }) : options.early;
+  const standbys = options.standbys ?? new StandbyReserve();
+  const standby = standbys.take(options.home);
   try {
     const placed = placedRequest(request, options.home);
     await checkReady(placed, options.home, clock);
@@ -73,8 +73,8 @@ export async function startDispatch(request: DispatchRequest, options: StartOpti
       position,
     };
   } finally {
-    // One started here is this call's to dismiss; a given one its giver's. Once given a folder, no-op.
-    if (standby !== null && options.early === undefined) dismiss(standby);
+    standbys.refill(options.home, standby);
+    if (options.standbys === undefined) standbys.close();
   }
 }
 

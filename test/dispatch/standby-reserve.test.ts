@@ -37,12 +37,15 @@ function fakeStandby(home: string, n: number): FakeStandby {
   return fake;
 }
 
-function fakeReserve() {
+function fakeReserve(keeps = true) {
   const started: FakeStandby[] = [];
-  const reserve = new StandbyReserve((home) => {
-    const s = fakeStandby(home, started.length);
-    started.push(s);
-    return s;
+  const reserve = new StandbyReserve({
+    keeps,
+    start: (home) => {
+      const s = fakeStandby(home, started.length);
+      started.push(s);
+      return s;
+    },
   });
   return { reserve, started };
 }
@@ -107,6 +110,33 @@ describe("the standby reserve's rules", () => {
     expect(started[1]?.dismissed).toBe(true);
     expect(reserve.take(home)).toBeNull();
     expect(started).toHaveLength(2);
+  });
+});
+
+describe("a reserve that does not keep (the command line's, the promoter's, a use case's own)", () => {
+  it("gives the dispatch the standby it primed, then dismisses an unused one and starts none", () => {
+    const home = tempDir();
+    const { reserve, started } = fakeReserve(false);
+    reserve.prime(home);
+    reserve.prime(home);
+    expect(started).toHaveLength(1);
+    const taken = reserve.take(home);
+    expect(taken).toBe(started[0]);
+    reserve.refill(home, taken);
+    expect(started[0]?.dismissed).toBe(true);
+    expect(started).toHaveLength(1);
+  });
+
+  it("leaves a standby given a folder alone, holds none after, and starts one when asked with none held", () => {
+    const home = tempDir();
+    const { reserve, started } = fakeReserve(false);
+    const taken = reserve.take(home);
+    expect(started).toHaveLength(1);
+    if (taken !== null) taken.given = true;
+    reserve.refill(home, taken);
+    reserve.close();
+    expect(started[0]?.dismissed).toBe(false);
+    expect(started).toHaveLength(1);
   });
 });
 

@@ -219,7 +219,7 @@ describe("row 9: bad input to every command", () => {
       for (const [command, argv] of runs) {
         t.tally.tried += 1;
         try {
-          await command.handler(parseInput(command, argv), { early: null, stdinIsOurs: true });
+          await command.handler(parseInput(command, argv), { stdinIsOurs: true });
           failures.push(`${command.name} ${JSON.stringify(argv)} succeeded`);
         } catch (error) {
           const code = isCatherdError(error) ? error.code : String(error);

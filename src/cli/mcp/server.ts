@@ -12,7 +12,6 @@ import {
 import { StandbyReserve } from "../../dispatch/start/standby-reserve.js";
 import { asCatherdError, CatherdError } from "../../domain/errors.js";
 import { systemClock } from "../../infra/clock.js";
-import { catherdHome } from "../../infra/paths.js";
 import { catherdVersion } from "../../infra/version.js";
 import { waitUntil, wakeWhenSettled } from "../../infra/wait-until.js";
 import { GUIDE } from "../guide-command.js";
@@ -51,7 +50,11 @@ export function createCatherdServer(): CatherdMcp {
       // The client is gone: the record is on disk, which is what counts.
     });
   });
-  const session: Session = { notifier, dispatching: new Set(), reserve: new StandbyReserve() };
+  const session: Session = {
+    notifier,
+    dispatching: new Set(),
+    reserve: new StandbyReserve({ keeps: true }),
+  };
   registerTools(server, session);
   registerGuidePrompt(server);
   return { server, close: () => closeSession(server, session) };
@@ -155,7 +158,7 @@ async function closeSession(server: Server, { notifier, dispatching, reserve }: 
 
 /**
  * Runs one tool: its arguments become the command's input, its data the structured result. A tool that
- * makes a dispatch gets the reserve's standby supervisor and hands it back when it has its answer.
+ * makes a dispatch is given the server's standby reserve, from which its use case takes its supervisor.
  */
 async function callTool(
   tool: ToolSpec,
@@ -163,13 +166,11 @@ async function callTool(
   notifier: RecordNotifier | null,
   reserve: StandbyReserve | null,
 ): Promise<CallToolResult> {
-  const home = catherdHome();
-  const early = reserve?.take(home);
   try {
     const input = parsedInputOf(tool, args);
     const result = await tool.command.handler(input, {
       stdinIsOurs: false,
-      ...(early === undefined ? {} : { early }),
+      ...(reserve === null ? {} : { standbys: reserve }),
     });
     if (tool.madeDispatch !== undefined) notifier?.watch(tool.madeDispatch(result.data));
     // The structured result also as text (the MCP specification's SHOULD): a client that passes on only
@@ -183,8 +184,6 @@ async function callTool(
     };
   } catch (error) {
     return errorResult(asCatherdError(error), tool);
-  } finally {
-    if (early !== undefined) reserve?.refill(home, early);
   }
 }
 

@@ -14,7 +14,7 @@ import { startTimeOf } from "../../infra/process-identity.js";
 import { type Asking, engineSightsOf, LiveSet } from "../admit/live-set.js";
 import { underAdmissionLock } from "../admit/lock.js";
 import { type DispatchView, inspectDispatch } from "../read/inspect.js";
-import { queueOrder } from "../read/queued.js";
+import { type QueuedEntry, queueOrder } from "../read/queued.js";
 import { type RunCapsUnderLock, runCapsUnderLock } from "../read/run-budget.js";
 import { endCancelledWhileQueued, recordDead } from "../settle/settle.js";
 import { launchSupervisor } from "../start/launch.js";
@@ -42,88 +42,118 @@ export interface Promoted {
   caps: Caps;
 }
 
+/** What a promotion under the lock decides by, besides the live set and the run's caps. */
+export interface PromotionInputs {
+  clock: Clock;
+  /** The due hand-overs planned outside the lock (git, the staging writes). */
+  planned: ReadonlyMap<string, PlannedHandOver>;
+  /**
+   * Who will decide by the slots returned (an admission), so that only the markers that could refuse it
+   * are read; "all" by default.
+   */
+  asking?: Asking;
+  /** Start only dispatches an engine runs (and hand over only their chains): the promoter of an engine's job. */
+  placedOnly?: boolean;
+}
+
 /**
- * Under the admission lock (held by the caller): hands over the chains that are due (those `planned`
+ * Under the admission lock (held by the caller): hands over the chains that are due (those planned
  * outside the lock), then chooses the queued dispatches that start now and marks each promoted. A queued
  * dispatch whose `cancel` file exists is ended cancelled instead of started (its exit.json), and left
- * among `withDuties` to be recorded after the lock. `asking` says who will
- * decide by the slots returned (an admission), so that only the markers that could refuse it are read.
+ * among `withDuties` to be recorded after the lock.
  */
 export async function promoteUnderLock(
   given: LiveSet,
   runCaps: RunCapsUnderLock,
-  clock: Clock,
-  planned: ReadonlyMap<string, PlannedHandOver>,
-  asking: Asking = "all",
-  placedOnly = false,
+  inputs: PromotionInputs,
 ): Promise<Promoted> {
-  const handedOver = await handOverChains(given, runCaps, clock, planned, placedOnly);
+  const handedOver = await handOverChains(given, runCaps, inputs);
   const live = handedOver.live;
   const withDuties = new Set(given.withDuties());
-  const counting = runCaps.caps;
+  const capsNow = async (): Promise<Caps> => ({ ...runCaps.caps, spent: await runCaps.spentNow() });
+  // The live set's duties are those of the folders it has inspected, so they are taken last.
+  const finish = (slots: Slot[], toLaunch: string[], caps: Caps): Promoted => ({
+    slots,
+    toLaunch,
+    withDuties: [...new Set([...withDuties, ...live.withDuties()])],
+    unplanned: handedOver.unplanned,
+    caps,
+  });
   if (!live.hasQueue) {
-    const { slots, stranded } = live.slotsAndStranded(asking, counting);
+    const { slots, stranded } = live.slotsAndStranded(inputs.asking ?? "all", runCaps.caps);
     if (stranded.length === 0) return finish(slots, handedOver.started, await capsNow());
   }
-  const { slots, stranded } = live.slotsAndStranded("all", counting);
+  const { slots, stranded } = live.slotsAndStranded("all", runCaps.caps);
   // The budget after the slots: a dispatch whose record freed one had its spend in the ledger first.
   const caps = await capsNow();
-  // A promoter inside an engine's job starts only what an engine runs: a local supervisor started on a
-  // compute node would end with the job (specs/placement.md, "A run that mixes placements").
+  const state = { slots, stranded, caps, at: inputs.clock.wallNow() };
+  const chosen = chooseQueued(live, state, inputs.placedOnly === true);
+  const marked = markPromoted(live.run, chosen, state, inputs.clock);
+  for (const dir of marked.cancelled) withDuties.add(dir);
+  return finish([...slots, ...marked.held], [...handedOver.started, ...marked.toLaunch], caps);
+}
+
+/** The queue as promotion judges it: the slots held, the promotions whose promoter died, the caps, now. */
+interface QueueState {
+  slots: Slot[];
+  stranded: QueuedEntry[];
+  caps: Caps;
+  at: Date;
+}
+
+/**
+ * The queued (and stranded) dispatches that start now, oldest first, and the budget holds of those left
+ * waiting marked. A promoter inside an engine's job starts only what an engine runs: a local supervisor
+ * started on a compute node would end with the job (specs/placement.md, "A run that mixes placements").
+ */
+function chooseQueued(live: LiveSet, state: QueueState, placedOnly: boolean): QueuedEntry[] {
   const waiting = live.waiting();
-  const queue = [...waiting, ...stranded]
+  const queue = [...waiting, ...state.stranded]
     .filter((q) => !placedOnly || q.marker.engine !== undefined)
     .sort(queueOrder);
-  const strandedDirs = new Set(stranded.map((q) => q.marker.dir));
-  const held = [...slots];
-  const toLaunch: string[] = [...handedOver.started];
-  const at = clock.wallNow();
-  const chosen = choosePromotions(queue, slots, caps, at.getTime());
-  markBudgetHolds(
-    live.run,
-    waiting,
-    new Set(chosen.map((q) => q.marker.dir)),
-    [...slots, ...chosen],
-    caps,
-    at.getTime(),
-  );
+  const now = state.at.getTime();
+  const chosen = choosePromotions(queue, state.slots, state.caps, now);
+  const chosenDirs = new Set(chosen.map((q) => q.marker.dir));
+  markBudgetHolds(live.run, waiting, chosenDirs, [...state.slots, ...chosen], state.caps, now);
+  return chosen;
+}
+
+/**
+ * Marks each chosen dispatch promoted at `state.at` (promoted.json, its live marker no longer queued) and
+ * returns those to launch; one whose `cancel` file exists is ended cancelled instead, never started. A
+ * stranded promotion (its promoter died before the supervisor came) is taken over; a fresh one is created
+ * exclusively, so a promoter that somehow raced past the lock cannot promote it twice.
+ */
+function markPromoted(
+  run: RunPaths,
+  chosen: readonly QueuedEntry[],
+  state: QueueState,
+  clock: Clock,
+): { held: QueuedEntry[]; toLaunch: string[]; cancelled: string[] } {
+  const held: QueuedEntry[] = [];
+  const toLaunch: string[] = [];
+  const cancelled: string[] = [];
+  const strandedDirs = new Set(state.stranded.map((q) => q.marker.dir));
   for (const q of chosen) {
     const dir = q.marker.dir;
     if (fs.existsSync(fileIn(dir, FILES.cancel))) {
       // Ended here, never started; recorded after the lock, with the other duties.
       endCancelledWhileQueued(dir, clock);
-      withDuties.add(dir);
+      cancelled.push(dir);
       continue;
     }
     const promoted = {
-      at: at.toISOString(),
+      at: state.at.toISOString(),
       by: { pid: process.pid, startTime: startTimeOf(process.pid), host: hostIdentity() },
     };
-    // A stranded promotion (its promoter died before the supervisor came) is taken over; a fresh one is
-    // created exclusively, so a promoter that somehow raced past the lock cannot promote it twice.
     if (strandedDirs.has(dir)) writeFolderJson(dir, FILES.promoted, promoted);
     else if (!createFolderJson(dir, FILES.promoted, promoted)) continue;
     const { queued: _queued, schema: _schema, ...rest } = q.marker;
-    writeLiveMarker(live.run, rest);
+    writeLiveMarker(run, rest);
     held.push(q);
     toLaunch.push(dir);
   }
-  return finish(held, toLaunch, caps);
-
-  async function capsNow(): Promise<Caps> {
-    return { ...counting, spent: await runCaps.spentNow() };
-  }
-
-  function finish(slots: Slot[], launch: string[], decidedBy: Caps): Promoted {
-    for (const dir of live.withDuties()) withDuties.add(dir);
-    return {
-      slots,
-      toLaunch: launch,
-      withDuties: [...withDuties],
-      unplanned: handedOver.unplanned,
-      caps: decidedBy,
-    };
-  }
+  return { held, toLaunch, cancelled };
 }
 
 /**
@@ -135,9 +165,7 @@ export async function promoteUnderLock(
 async function handOverChains(
   live: LiveSet,
   runCaps: RunCapsUnderLock,
-  clock: Clock,
-  planned: ReadonlyMap<string, PlannedHandOver>,
-  placedOnly: boolean,
+  { clock, planned, placedOnly = false }: PromotionInputs,
 ): Promise<{ live: LiveSet; started: string[]; unplanned: string[] }> {
   const due = [...new Set([...live.pendingHandOvers(), ...planned.keys()])].filter(
     (dir) => !placedOnly || isPlaced(dir),
@@ -219,10 +247,7 @@ export async function promoteRun(
         promoteUnderLock(
           new LiveSet(run, clock, sights),
           runCapsUnderLock(run, readRunFile(run), () => clock.wallNow().getTime()),
-          clock,
-          planned,
-          "all",
-          placedOnly,
+          { clock, planned, placedOnly },
         ),
       );
     } finally {

@@ -3,21 +3,35 @@ import { dismiss, type StandbySupervisor, startStandbySupervisor } from "./stand
 type StartStandby = (home: string) => StandbySupervisor | null;
 
 /**
- * One standby supervisor kept ready by a dispatcher that lives on between dispatches (`catherd mcp`), so
- * that a dispatch waits for neither the standby's node start nor the loading of its claim: the dispatch
- * takes the one held, and once it has its answer the reserve holds another — the same one when it was not
+ * The one owner of a dispatcher's standby supervisors (specs/supervisor.md, "How a supervisor starts"):
+ * every dispatcher — the command line, `catherd mcp`, the promoter, a use case called without one — starts
+ * them through a reserve and hands each back to it, and only the reserve dismisses one. A dispatch takes
+ * the standby held (or one started then) and hands it back once it has its answer. A reserve that `keeps`
+ * (`catherd mcp`, which lives on between dispatches) then holds another — the same one when it was not
  * given a folder (a refused or queued dispatch), else a new one, started then so that its start-up does
- * not compete with the dispatch it follows. A standby serves the home it was started for only. Its pipe
- * is the reserve's: when the dispatcher exits, however it exits, the held standby sees its stdin close and
- * exits without a trace (standby.ts), as any standby whose dispatcher went.
+ * not compete with the dispatch it follows; one that does not keep dismisses it. A standby serves the home
+ * it was started for only. Its pipe is the reserve's: when the dispatcher exits, however it exits, the
+ * held standby sees its stdin close and exits without a trace (standby.ts).
  */
 export class StandbyReserve {
   #held: { home: string; standby: StandbySupervisor } | null = null;
   #closed = false;
   readonly #start: StartStandby;
+  readonly #keeps: boolean;
 
-  constructor(start: StartStandby = (home) => startStandbySupervisor(home)) {
+  constructor({
+    keeps = false,
+    start = (home) => startStandbySupervisor(home),
+  }: { keeps?: boolean; start?: StartStandby } = {}) {
+    this.#keeps = keeps;
     this.#start = start;
+  }
+
+  /** Starts one for `home` now, unless one is held: its start-up then overlaps what the dispatcher does next. */
+  prime(home: string): void {
+    if (this.#held !== null || this.#closed) return;
+    const started = this.#start(home);
+    this.#held = started === null ? null : { home, standby: started };
   }
 
   /**
@@ -34,12 +48,13 @@ export class StandbyReserve {
   }
 
   /**
-   * After the dispatch that took `standby`: hold it again if it got no folder, else hold a new one — unless
-   * the reserve is closed or already holds one (two dispatches at once), when an unused one is dismissed.
+   * After the dispatch that took `standby`: a reserve that keeps holds it again if it got no folder, else
+   * a new one — unless it is closed or already holds one (two dispatches at once); an unused one not held
+   * is dismissed.
    */
   refill(home: string, standby: StandbySupervisor | null): void {
     const unused = standby !== null && waiting(standby) ? standby : null;
-    if (this.#closed || this.#held !== null) {
+    if (!this.#keeps || this.#closed || this.#held !== null) {
       if (unused !== null) dismiss(unused);
       return;
     }

@@ -1,6 +1,6 @@
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { sha256Hex } from "../sha256.js";
 import type { CgroupHierarchy, CgroupLayout, CgroupRole } from "./detect.js";
 import { hasCgroupFile, keyedNumber, pidsIn, readCgroupFile, writeCgroupFile } from "./files.js";
 
@@ -28,7 +28,7 @@ export function cgroupName(dispatchId: string, dispatchDir: string): string {
     .replace(/[^A-Za-z0-9._-]/g, "_")
     .replace(/^\.+/, "_")
     .slice(0, 64);
-  const hash = sha256Hex(path.resolve(dispatchDir)).slice(0, 10);
+  const hash = createHash("sha256").update(path.resolve(dispatchDir)).digest("hex").slice(0, 10);
   return `${safe}-${hash}`;
 }
 
