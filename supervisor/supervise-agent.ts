@@ -240,7 +240,7 @@ async function fenceOf(
 ): Promise<Fence | null> {
   if (spec.sandbox === undefined) return null;
   const { raiseFence } = await import("./fence/fence.js");
-  return raiseFence(dir, spec, env, clock, log);
+  return raiseFence(dir, spec, env, { clock, log });
 }
 
 /** A steerable dispatch's channel, made before the spawn; null for any other. */

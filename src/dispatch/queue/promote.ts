@@ -79,14 +79,12 @@ export async function promoteUnderLock(
   const toLaunch: string[] = [...handedOver.started];
   const at = clock.wallNow();
   const chosen = choosePromotions(queue, slots, caps, at.getTime());
-  markBudgetHolds(
-    live.run,
-    waiting,
-    new Set(chosen.map((q) => q.marker.dir)),
-    [...slots, ...chosen],
+  markBudgetHolds(live.run, waiting, {
+    chosen: new Set(chosen.map((q) => q.marker.dir)),
+    held: [...slots, ...chosen],
     caps,
-    at.getTime(),
-  );
+    nowMs: at.getTime(),
+  });
   for (const q of chosen) {
     const dir = q.marker.dir;
     if (fs.existsSync(fileIn(dir, FILES.cancel))) {
