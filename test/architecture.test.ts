@@ -500,7 +500,6 @@ describe("the size of functions", () => {
     "src/cli/show-command.ts renderShow",
     "src/dispatch/admit/stage.ts writeFolder",
     "src/dispatch/admit/workplace.ts placeDispatch",
-    "src/dispatch/clean.ts cleanDispatch",
     "src/dispatch/follow-up/follow-up-request.ts validateFollowUp",
     "src/dispatch/queue/hand-over.ts handOverUnderLock",
     "src/dispatch/queue/hand-over.ts nextRequest",
