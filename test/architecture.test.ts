@@ -514,7 +514,6 @@ describe("the size of functions", () => {
     "src/folder/judge-answer.ts judgeAnswer",
     "src/folder/record.ts buildRecord",
     "src/folder/record.ts recordError",
-    "src/infra/shell-hook.ts runShellHook",
     "supervisor/adopted-child.ts adoptedChild",
     "supervisor/containment.ts spawnContained",
     "supervisor/exit-file.ts writeExitFile",
