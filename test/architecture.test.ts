@@ -517,7 +517,6 @@ describe("the size of functions", () => {
     "supervisor/adopted-child.ts adoptedChild",
     "supervisor/containment.ts spawnContained",
     "supervisor/exit-file.ts writeExitFile",
-    "supervisor/fence/proxy.ts startFenceProxy",
     "supervisor/finish.ts stopAgent",
     "supervisor/finish.ts stopAndRecord",
     "supervisor/supervise-agent.ts fenceOf",
