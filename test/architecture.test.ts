@@ -496,8 +496,6 @@ describe("the size of functions", () => {
   // and none may join them. A split one leaves the list (the test says which).
   const KNOWN: readonly string[] = [
     "src/cli/dispatch-command.ts handler",
-    "src/cli/logs-command.ts handler",
-    "src/cli/show-command.ts renderShow",
     "src/dispatch/admit/stage.ts writeFolder",
     "src/dispatch/admit/workplace.ts placeDispatch",
     "src/dispatch/follow-up/follow-up-request.ts validateFollowUp",
@@ -505,7 +503,6 @@ describe("the size of functions", () => {
     "src/dispatch/queue/hand-over.ts nextRequest",
     "src/dispatch/queue/promote.ts handOverChains",
     "src/dispatch/queue/promote.ts promoteUnderLock",
-    "src/dispatch/read/inspect.ts inspectDispatch",
     "src/dispatch/request/dispatch-request.ts check",
     "src/dispatch/request/dispatch-request.ts validateDispatch",
     "src/dispatch/request/readiness.ts judged",
