@@ -124,15 +124,21 @@ export function inspectDispatch(
     job = null,
   }: { clock?: Clock; probe?: FolderProbe; job?: EngineSight | null } = {},
 ): DispatchView {
-  const problems: CatherdError[] = [];
   const nowMs = clock.wallNow().getTime();
   const reader = probe.host();
   // A record is final: with one, no process matters and none is looked up (status over a long history).
   // One that exists but cannot be read decides nothing: the state is unknown.
   const recordFirst = probe.read(FILES.record);
-  const recordUnreadable = cannotRead(recordFirst);
-  const settled = recordFirst.kind !== "missing" && !recordUnreadable;
-  const r: Reading = {
+  const settled = recordFirst.kind !== "missing" && !cannotRead(recordFirst);
+  const r = readingOf(probe, nowMs, reader, settled);
+  const observed = observe(r, recordFirst, job);
+  return viewOf(dir, r, observed, orphanedOrAsIs(dir, r, observed, stateOf(observed)));
+}
+
+/** A reading by `probe`, its problems gathered as it takes each file. */
+function readingOf(probe: FolderProbe, nowMs: number, reader: HostIdentity, settled: boolean): Reading {
+  const problems: CatherdError[] = [];
+  return {
     probe,
     nowMs,
     reader,
@@ -145,24 +151,32 @@ export function inspectDispatch(
     },
     alive: (pid, startTime) => !settled && probe.isAlive(pid, startTime),
   };
+}
+
+/** Each process checked before the file it writes: the starter, the supervisor, the agent, then the ending. */
+function observe(r: Reading, recordFirst: FileRead<RecordFile>, job: EngineSight | null): Observed {
   const start = readStart(r);
   const sup = readSupervisor(r, job, start.admit);
   const agent = readAgent(r);
-  const exitRead = probe.read(FILES.exit);
+  const exitRead = r.probe.read(FILES.exit);
   const exit = r.take(exitRead);
-  const recordRead = settled ? recordFirst : probe.read(FILES.record);
+  const recordRead = r.settled ? recordFirst : r.probe.read(FILES.record);
   const record = r.take(recordRead);
   const reads = [start.admitRead, start.specRead, sup.placementRead, sup.supervisorRead, agent.procRead];
-  const unreadable = recordUnreadable || [...reads, exitRead, recordRead].some(cannotRead);
+  const unreadable = [recordFirst, ...reads, exitRead, recordRead].some(cannotRead);
   // Before its supervisor came up, a placed dispatch is what its engine says of its job.
-  const unplaced = !sup.hasSupervisor && !settled ? sup.placement : null;
+  const unplaced = !sup.hasSupervisor && !r.settled ? sup.placement : null;
   const phase = unplaced !== null && job !== null ? phaseOf(job) : null;
   const undecided =
     unplaced !== null && phase === null
       ? unplacedWhy(r, unplaced, sup.judged.undecided, job)
       : sup.judged.undecided;
-  const observed = { start, sup, agent, exitRead, recordRead, unreadable, undecided, phase };
-  const state = orphanedOrAsIs(dir, r, observed, stateOf(observed));
+  return { start, sup, agent, exitRead, exit, recordRead, record, unreadable, undecided, phase, job };
+}
+
+/** The view of the folder in `state`, with the duty a reader that finds it so has. */
+function viewOf(dir: string, r: Reading, o: Observed, state: DispatchState): DispatchView {
+  const { start, sup, agent, exit, undecided } = o;
   return {
     dir,
     dispatchId: dispatchIdOf({ dir, admit: start.admit, spec: start.spec }),
@@ -178,11 +192,11 @@ export function inspectDispatch(
     supervisor: sup.supervisor,
     proc: agent.proc,
     exit,
-    record,
+    record: o.record,
     placement: sup.placement,
-    job,
+    job: o.job,
     undecided: state === "unknown" || state === "exited" ? undecided : null,
-    problems,
+    problems: r.problems,
     admittedAtMs: start.admittedAtMs,
   };
 }
@@ -285,11 +299,15 @@ interface Observed {
   sup: ReturnType<typeof readSupervisor>;
   agent: ReturnType<typeof readAgent>;
   exitRead: FileRead<unknown>;
+  exit: ExitFile | null;
   recordRead: FileRead<unknown>;
+  record: RecordFile | null;
   unreadable: boolean;
   undecided: string | null;
   /** What its engine says of the job of a placed dispatch whose supervisor has not come up yet. */
   phase: ReturnType<typeof phaseOf>;
+  /** What the engine said of the job, when the reader asked it. */
+  job: EngineSight | null;
 }
 
 /**
