@@ -20,7 +20,7 @@ import { resolveExecutable } from "../../src/infra/which.js";
 import { FENCE_STATUS_FD } from "../child.js";
 import type { SupervisorLog } from "../log.js";
 import { bridgeArgv, insidePort, proxyEnvironment, upArgv } from "./bridge.js";
-import { type FencePlaces, fenceMounts } from "./mounts.js";
+import { type FenceMounts, type FencePlaces, fenceMounts } from "./mounts.js";
 import { type Denial, type FenceProxy, startFenceProxy } from "./proxy.js";
 
 // The fence of one dispatch (specs/sandbox.md), raised by its supervisor just before the spawn and
@@ -107,18 +107,7 @@ export async function raiseFence(
   writeJsonAtomic(fileIn(dir, FILES.fence), file);
   const mounts = fenceMounts(fencePlaces(dir, spec, policy, env));
   const identity = agentIdentity();
-  sandboxLogger(
-    dir,
-    deps.clock,
-  )({
-    event: "fence",
-    mode: policy.mode,
-    uid: identity.uid,
-    writable: mounts.writable,
-    readOnly: mounts.readOnly,
-    hidden: mounts.hidden,
-    allowNet: net ? policy.allowNet : null,
-  });
+  sandboxLogger(dir, deps.clock)(fenceLine(policy, identity.uid, mounts));
   const proxy = await serveProxy(dir, file, policy, deps);
   deps.log("fence", {
     mode: policy.mode,
@@ -132,6 +121,19 @@ export async function raiseFence(
     env: net && file.proxyPort !== null ? proxyEnvironment(file.proxyPort) : {},
     wrap: (cmd, args) => ({ cmd: bwrap, args: [...options, "--", ...firstProgram(file, cmd, args)] }),
     lower: () => lowered(proxy, file),
+  };
+}
+
+/** sandbox.log's first line: the fence as raised, its mounts whole, who the agent is inside. */
+function fenceLine(policy: SandboxPolicy, uid: number, mounts: FenceMounts): Record<string, unknown> {
+  return {
+    event: "fence",
+    mode: policy.mode,
+    uid,
+    writable: mounts.writable,
+    readOnly: mounts.readOnly,
+    hidden: mounts.hidden,
+    allowNet: policy.mode === "files+net" ? policy.allowNet : null,
   };
 }
 
