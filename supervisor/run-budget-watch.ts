@@ -103,7 +103,7 @@ export class RunBudgetWatch {
 
   private writePart(now: number, wall: Date, reports: number, own: Spend): void {
     try {
-      writeSpendPart(this.run, this.ids, own, wall, false);
+      writeSpendPart(this.run, this.ids, own, { at: wall, final: false });
       this.writtenAt = now;
       this.writtenReports = reports;
     } catch (error) {

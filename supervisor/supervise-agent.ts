@@ -296,7 +296,7 @@ function originOf(adoption: Adoption, clock: Clock, log: SupervisorLog): Origin 
 async function fenceOf(s: Supervision, spec: Spec, env: Record<string, string>): Promise<Fence | null> {
   if (spec.sandbox === undefined) return null;
   const { raiseFence } = await import("./fence/fence.js");
-  return raiseFence(s.dir, spec, env, s.deps.clock, s.log);
+  return raiseFence(s.dir, spec, env, { clock: s.deps.clock, log: s.log });
 }
 
 /** A steerable dispatch's channel, made before the spawn; null for any other. */

@@ -31,13 +31,12 @@ export async function prepareWorkplace(
   if (spec.worktree !== null) await ensureWorktree(spec.worktree);
   if (spec.worktree !== null) fs.mkdirSync(spec.cwd, { recursive: true });
   const tmp = makePrivateTemp(dir);
-  return agentEnvironment(
-    inherited,
-    spec.env,
-    { dispatchId: spec.dispatchId, run, dir },
-    { cwd: spec.cwd, tmp },
-    spec.passEnv,
-  );
+  return agentEnvironment(inherited, {
+    overrides: spec.env,
+    markers: { dispatchId: spec.dispatchId, run, dir },
+    place: { cwd: spec.cwd, tmp },
+    passed: spec.passEnv,
+  });
 }
 
 /** The worktree the spec names; one already there (a supervisor started again before the spawn) is used. */

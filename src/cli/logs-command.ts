@@ -1,5 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { Backend } from "../backends/types.js";
+import type { DispatchView } from "../dispatch/read/inspect.js";
 import { readDispatch } from "../dispatch/reader.js";
 import { CatherdError } from "../domain/errors.js";
 import { inertText } from "../domain/inert-text.js";
@@ -9,7 +11,7 @@ import { FILES, fileIn } from "../folder/layout.js";
 import { readSandboxLog } from "../folder/sandbox-log.js";
 import { readSteering } from "../folder/steering-view.js";
 import { systemClock } from "../infra/clock.js";
-import { readLineBytesFrom, readLinesFrom } from "../infra/lines-from.js";
+import { type LinesFrom, readLineBytesFrom, readLinesFrom } from "../infra/lines-from.js";
 import { waitUntil } from "../infra/wait-until.js";
 import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./command-io.js";
 import { jsonText } from "./json-text.js";
@@ -57,114 +59,176 @@ export const logsCommand: Command<Logs | null> = {
     const since = wholeNumber(input, "since", 0);
     const dir = dispatchDirOf(input, ref);
     const view = await readDispatch(dir, { promote: false });
-    const backend = backendOf(view);
     const raw = input.values.raw === true;
-    // exec's output is whatever the command prints: its lines as they are (specs/cli.md, logs), made inert
-    // for the terminal as every other human line is; --json carries them as read (JSON escapes controls).
-    const render = (line: string): string | null => {
-      if (raw) return line;
-      const human = backend.plainText ? line : humanLine(backend, line);
-      return human === null || input.json ? human : inertText(human);
-    };
     const follow = input.values.follow === true;
     // --follow --json streams: one JSON object per line as it comes, so that nothing is lost on Ctrl-C.
     const streaming = follow && input.json;
     const collected: string[] = [];
-    const emit = (line: string | Buffer, end: number) => {
-      // --raw as text: the file's own bytes, newlines included, never decoded (invalid UTF-8 stays so).
-      if (typeof line !== "string") process.stdout.write(line);
-      else if (streaming) process.stdout.write(`${jsonText({ line, cursor: end })}\n`);
-      else if (input.json) collected.push(line);
-      else process.stdout.write(`${line}\n`);
-    };
-    const file = fileIn(dir, FILES.events);
-    const recorded = () => fs.existsSync(fileIn(dir, FILES.record));
-    // Once recorded the stream is complete: its unterminated last line, if any, is a line too.
-    const drain = (from: number, onLine: (line: string | Buffer, end: number) => void) =>
-      raw && !input.json
-        ? readLineBytesFrom(file, from, onLine, { final: recorded() })
-        : readLinesFrom(
-            file,
-            from,
-            (line, end) => {
-              const shown = render(line);
-              if (shown !== null) onLine(shown, end);
-            },
-            { final: recorded() },
-          );
-
-    // A steerable dispatch's talk (its supervisor makes inbox/ when it starts): lines of their own, placed
-    // among the events by time. Not with --raw: those are the file's bytes.
-    // A fenced dispatch's refusals (sandbox.log) are placed among them the same way.
-    const steered = fs.existsSync(path.join(dir, FILES.inbox));
-    const fenced = fs.existsSync(path.join(dir, FILES.sandboxLog));
-    const talking = !raw && (steered || fenced);
-    const talk = (): ConversationLine[] => {
-      const c = steered ? readSteering(dir, view.state) : { messages: [], questions: [] };
-      const refused = fenced ? fenceLogLines(readSandboxLog(dir)) : [];
-      return byTime([...conversationLogLines(c.messages, c.questions), ...refused]);
-    };
-    const printed = new Set<string>();
-    // The events.times checkpoints: an event line is dated by the first at or past its end.
-    const times = talking ? readTimes(fileIn(dir, FILES.eventTimes)) : [];
-
-    // With --tail, only the last n are kept (trimmed in batches: one copy per n lines, not one per line).
-    // Merged with the conversation, the events are kept whole first (a conversation line may fall anywhere).
-    const first: [string | Buffer, number][] = [];
-    const read = drain(since ?? 0, (line, end) => {
-      first.push([line, end]);
-      if (!talking && tail !== undefined && first.length >= 2 * tail) first.splice(0, first.length - tail);
-    });
-    // A cursor past the end: events.jsonl was replaced or cut since it was given; reading began at 0.
-    const restarted = read.restarted;
-    if (restarted && !input.json) {
+    const emit = emitter(input.json, streaming, collected);
+    const drain = drainer(dir, raw && !input.json, lineRenderer(backendOf(view), raw, input.json));
+    // Not with --raw: those are the file's bytes.
+    const talk = raw ? null : talkOf(dir, view);
+    const read = firstLines(drain, since ?? 0, talk === null ? tail : undefined);
+    if (read.restarted && !input.json) {
       process.stderr.write(
-        `catherd: --since ${since} is past the end of ${file}, which was replaced or cut since: read from its start\n`,
+        `catherd: --since ${since} is past the end of ${fileIn(dir, FILES.events)}, which was replaced or cut since: read from its start\n`,
       );
     }
-    if (streaming && restarted) process.stdout.write(`${JSON.stringify({ restarted: true, cursor: 0 })}\n`);
-    let cursor = read.next;
-    let merged: [string | Buffer, number][] = first;
-    if (talking) {
-      // With --since, the talk from the last checkpoint at or before the cursor on: nothing after the
-      // cursor is missed, and a line of the second before it may come again.
-      const from = since === undefined ? Number.NEGATIVE_INFINITY : sinceTime(times, since);
-      const all = talk();
-      for (const l of all) printed.add(l.key);
-      const lines = all.filter((l) => !(l.atMs < from));
-      merged = interleave(first, lines, times, restarted ? 0 : (since ?? 0));
-    }
+    if (streaming && read.restarted)
+      process.stdout.write(`${JSON.stringify({ restarted: true, cursor: 0 })}\n`);
+    const printed = new Set<string>();
+    const merged = talk === null ? read.lines : withTalk(read, talk, since, printed);
     for (const [line, end] of tail === undefined ? merged : merged.slice(-tail)) emit(line, end);
     // New conversation lines, once each, after the events read in the same look.
-    const talkMore = () => {
-      if (!talking) return;
-      for (const l of talk()) {
-        if (printed.has(l.key)) continue;
-        printed.add(l.key);
-        emit(l.text, cursor);
-      }
+    const look = (from: number): number => {
+      const next = drain(from, emit).next;
+      if (talk !== null) emitNewTalk(talk, printed, emit, next);
+      return next;
     };
-    if (follow) {
-      await waitUntil(
-        async () => {
-          if (recorded()) return true;
-          await readDispatch(dir, { promote: false });
-          cursor = drain(cursor, emit).next;
-          talkMore();
-          return undefined;
-        },
-        { clock: systemClock, deadline: Number.POSITIVE_INFINITY, pollMs: FOLLOW_POLL_MS },
-      );
-      cursor = drain(cursor, emit).next;
-      talkMore();
-    }
+    const cursor = follow ? await followToRecord(dir, read.next, look) : read.next;
     if (streaming) {
       process.stdout.write(`${JSON.stringify({ recorded: true, cursor })}\n`);
       return { data: null, text: "", silent: true };
     }
-    return { data: input.json ? { lines: collected, cursor, restarted } : null, text: "" };
+    return { data: input.json ? { lines: collected, cursor, restarted: read.restarted } : null, text: "" };
   },
 };
+
+/** A line of events.jsonl (text) or its bytes (--raw as text), with the cursor just after it. */
+type Emit = (line: string | Buffer, end: number) => void;
+/** Hands the lines of events.jsonl from a cursor on to `onLine`. */
+type Drain = (from: number, onLine: Emit) => LinesFrom;
+/** When the stream reached a size: events.times, `<bytes> <epoch ms>` a line. */
+type Times = readonly { bytes: number; atMs: number }[];
+
+/** Where a line goes: stdout as text (or bytes), one JSON object a line when streaming, or `collected` for --json. */
+function emitter(json: boolean, streaming: boolean, collected: string[]): Emit {
+  return (line, end) => {
+    // --raw as text: the file's own bytes, newlines included, never decoded (invalid UTF-8 stays so).
+    if (typeof line !== "string") process.stdout.write(line);
+    else if (streaming) process.stdout.write(`${jsonText({ line, cursor: end })}\n`);
+    else if (json) collected.push(line);
+    else process.stdout.write(`${line}\n`);
+  };
+}
+
+/** A line as shown: as written (--raw), else the backend's human line, made inert for a terminal. */
+function lineRenderer(backend: Backend, raw: boolean, json: boolean): (line: string) => string | null {
+  // exec's output is whatever the command prints: its lines as they are (specs/cli.md, logs), made inert
+  // for the terminal as every other human line is; --json carries them as read (JSON escapes controls).
+  return (line) => {
+    if (raw) return line;
+    const human = backend.plainText ? line : humanLine(backend, line);
+    return human === null || json ? human : inertText(human);
+  };
+}
+
+/** Reads events.jsonl as bytes (`bytes`: --raw as text) or as rendered lines, the ones rendered to null left out. */
+function drainer(dir: string, bytes: boolean, render: (line: string) => string | null): Drain {
+  const file = fileIn(dir, FILES.events);
+  // Once recorded the stream is complete: its unterminated last line, if any, is a line too.
+  return (from, onLine) =>
+    bytes
+      ? readLineBytesFrom(file, from, onLine, { final: recorded(dir) })
+      : readLinesFrom(
+          file,
+          from,
+          (line, end) => {
+            const shown = render(line);
+            if (shown !== null) onLine(shown, end);
+          },
+          { final: recorded(dir) },
+        );
+}
+
+function recorded(dir: string): boolean {
+  return fs.existsSync(fileIn(dir, FILES.record));
+}
+
+/** The lines placed among the events by time, and the checkpoints that date the events. */
+interface Talk {
+  lines(): ConversationLine[];
+  times: Times;
+}
+
+/**
+ * A steerable dispatch's talk (its supervisor makes inbox/ when it starts) and a fenced dispatch's
+ * refusals (sandbox.log): lines of their own, placed among the events by time; null when it has neither.
+ */
+function talkOf(dir: string, view: DispatchView): Talk | null {
+  const steered = fs.existsSync(path.join(dir, FILES.inbox));
+  const fenced = fs.existsSync(path.join(dir, FILES.sandboxLog));
+  if (!steered && !fenced) return null;
+  return {
+    lines: () => {
+      const c = steered ? readSteering(dir, view.state) : { messages: [], questions: [] };
+      const refused = fenced ? fenceLogLines(readSandboxLog(dir)) : [];
+      return byTime([...conversationLogLines(c.messages, c.questions), ...refused]);
+    },
+    // The events.times checkpoints: an event line is dated by the first at or past its end.
+    times: readTimes(fileIn(dir, FILES.eventTimes)),
+  };
+}
+
+/**
+ * The events from `since` on; with `tail`, only the last n are kept (trimmed in batches: one copy per n
+ * lines, not one per line). Merged with the talk, the events are kept whole (a talk line may fall anywhere).
+ */
+function firstLines(
+  drain: Drain,
+  since: number,
+  tail: number | undefined,
+): LinesFrom & { lines: [string | Buffer, number][] } {
+  const lines: [string | Buffer, number][] = [];
+  const read = drain(since, (line, end) => {
+    lines.push([line, end]);
+    if (tail !== undefined && lines.length >= 2 * tail) lines.splice(0, lines.length - tail);
+  });
+  // A cursor past the end (`restarted`): events.jsonl was replaced or cut since it was given; reading began at 0.
+  return { ...read, lines };
+}
+
+/**
+ * The first events with the talk among them; each talk line's key goes into `printed`. With --since, the
+ * talk from the last checkpoint at or before the cursor on: nothing after the cursor is missed, and a
+ * line of the second before it may come again.
+ */
+function withTalk(
+  read: LinesFrom & { lines: [string | Buffer, number][] },
+  talk: Talk,
+  since: number | undefined,
+  printed: Set<string>,
+): [string | Buffer, number][] {
+  const from = since === undefined ? Number.NEGATIVE_INFINITY : sinceTime(talk.times, since);
+  const all = talk.lines();
+  for (const l of all) printed.add(l.key);
+  const lines = all.filter((l) => !(l.atMs < from));
+  return interleave(read.lines, lines, talk.times, read.restarted ? 0 : (since ?? 0));
+}
+
+/** The talk lines not printed yet, each once, at `cursor`. */
+function emitNewTalk(talk: Talk, printed: Set<string>, emit: Emit, cursor: number): void {
+  for (const l of talk.lines()) {
+    if (printed.has(l.key)) continue;
+    printed.add(l.key);
+    emit(l.text, cursor);
+  }
+}
+
+/** --follow: a look every FOLLOW_POLL_MS (the reader's duties done first) until recorded, then a last one. */
+async function followToRecord(dir: string, from: number, look: (cursor: number) => number): Promise<number> {
+  let cursor = from;
+  await waitUntil(
+    async () => {
+      if (recorded(dir)) return true;
+      await readDispatch(dir, { promote: false });
+      cursor = look(cursor);
+      return undefined;
+    },
+    { clock: systemClock, deadline: Number.POSITIVE_INFINITY, pollMs: FOLLOW_POLL_MS },
+  );
+  return look(cursor);
+}
 
 /** A flag that holds a whole number of at least `min`, or undefined when it is not given. */
 function wholeNumber(input: ParsedInput, flag: string, min: number): number | undefined {
@@ -180,7 +244,7 @@ function wholeNumber(input: ParsedInput, flag: string, min: number): number | un
 }
 
 /** events.times: `<bytes> <epoch ms>` a line, sizes growing (a size that shrinks starts over). */
-function readTimes(file: string): { bytes: number; atMs: number }[] {
+function readTimes(file: string): Times {
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");

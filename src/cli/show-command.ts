@@ -115,9 +115,37 @@ function limitsLine(file: SpecFile, backend: Backend, dir: string): string {
   ].join(", ");
 }
 
-function renderShow(d: ShownDispatch["dispatch"], talk: SteeringView | null, nowMs: number): string {
+type Shown = ShownDispatch["dispatch"];
+
+/** `show` as text: the dispatch's head lines, then a section per file it has, then the tails. */
+function renderShow(d: Shown, talk: SteeringView | null, nowMs: number): string {
+  const out = [
+    ...headLines(d, talk, nowMs),
+    ...(d.admit === null ? [] : section("admitted", admittedLines(d.admit))),
+    ...(d.spec === null ? [] : section("spec", specLines(d, d.spec))),
+    ...(d.proc === null ? [] : section("process", processLines(d, d.proc))),
+    ...(d.exit === null ? [] : section("exit", exitLines(d.exit))),
+    ...(d.record === null ? [] : section("record", recordLines(d, d.record, nowMs))),
+    ...(talk === null ? [] : section("steering", steeringLines(talk))),
+    // The agent's own lines: made inert, then cut (never the other way round: see inert-text.ts).
+    ...(d.events.length === 0 ? [] : section("last events", d.events.map(agentLine))),
+    ...(d.stderr.length === 0 ? [] : section("stderr", d.stderr.map(agentLine))),
+  ];
+  return `${out.join("\n")}\n`;
+}
+
+/** A section: a blank line, its title in bold, its lines. */
+function section(title: string, lines: readonly string[]): string[] {
+  return ["", paint(title, "bold"), ...lines];
+}
+
+function agentLine(line: string): string {
+  return `  ${cutChars(inertText(line), 76)}`;
+}
+
+/** Name, id, state and folder; then what is wrong, what it waits for, where it runs. */
+function headLines(d: Shown, talk: SteeringView | null, nowMs: number): string[] {
   const out: string[] = [];
-  const head = (title: string) => out.push("", paint(title, "bold"));
   out.push(`${paint(d.admit?.name ?? "(by hand)", "bold")} ${d.dispatchId}  ${d.state}`);
   out.push(`folder: ${d.dir}`);
   for (const p of d.problems) out.push(paint(`! ${p.code}: ${p.message}`, "red"));
@@ -136,91 +164,87 @@ function renderShow(d: ShownDispatch["dispatch"], talk: SteeringView | null, now
       `placed: ${p.engine} job ${p.jobId}${p.cluster === null ? "" : ` on cluster ${p.cluster}`}, submitted ${p.submittedAt}${p.node === null ? "" : `, node ${p.node}`}`,
     );
   }
-  if (d.admit !== null) {
-    head("admitted");
+  return out;
+}
+
+function admittedLines(admit: NonNullable<Shown["admit"]>): string[] {
+  return [
+    `${admit.admittedAt} into run ${admit.run}, backend ${admit.backend}${admit.model === null ? "" : `, model ${admit.model}`}`,
+    `cwd ${admit.cwd}${admit.owns.length > 0 ? `, owns ${admit.owns.join(",")}` : ""}`,
+  ];
+}
+
+/** The command, its environment (secrets redacted already), its worktree, its limits and caps, its fence. */
+function specLines(d: Shown, spec: NonNullable<Shown["spec"]>): string[] {
+  const out = [cutChars(inertText(`${spec.cmd} ${spec.args.join(" ")}`), 400)];
+  const env = Object.entries(spec.env).map(([k, v]) => `${k}=${v}`);
+  if (env.length > 0) out.push(`env ${env.join(" ")}`);
+  const passed = spec.passEnv ?? [];
+  if (passed.length > 0) out.push(`passed by name (values never written): ${passed.join(" ")}`);
+  const worktree = spec.worktree ?? null;
+  if (worktree !== null)
+    out.push(`worktree ${worktree.path} on ${worktree.branch} from ${worktree.base.slice(0, 12)}`);
+  out.push(limitsLine(spec, backendOf(d), d.dir));
+  const caps = [
+    spec.memoryBytes == null ? null : `memory ${formatSize(spec.memoryBytes)}`,
+    spec.maxProcs == null ? null : `max procs ${spec.maxProcs}`,
+    spec.maxTokens == null ? null : `max tokens ${spec.maxTokens}`,
+    spec.maxCostUsd == null ? null : `max cost $${spec.maxCostUsd}`,
+  ].filter((c) => c !== null);
+  if (caps.length > 0) out.push(`limits: ${caps.join(", ")}`);
+  const fence = spec.sandbox;
+  if (fence !== undefined) out.push(fenceLine(fence, refusalsIn(d.dir).denied));
+  return out;
+}
+
+/** "fence: --sandbox files+net, reaching api.openai.com:443; refused 2 (sandbox.log)". */
+function fenceLine(fence: NonNullable<SpecFile["sandbox"]>, refused: number): string {
+  const hosts =
+    fence.mode === "files+net" ? `, reaching ${fence.allowNet.map(netRuleText).join(", ") || "nothing"}` : "";
+  return `fence: --sandbox ${fence.mode}${fence.workplace === "read" ? ", workplace read-only" : ""}${hosts}; refused ${refused} (sandbox.log)`;
+}
+
+function processLines(d: Shown, proc: NonNullable<Shown["proc"]>): string[] {
+  const out = [
+    `pid ${proc.pid} (group ${proc.pgid}) started ${proc.startedAt}${d.supervisor === null ? "" : `, supervisor pid ${d.supervisor.pid}`}`,
+  ];
+  const adoptions = d.exit?.adoptions ?? d.supervisor?.adoptions ?? 0;
+  if (adoptions > 0) {
     out.push(
-      `${d.admit.admittedAt} into run ${d.admit.run}, backend ${d.admit.backend}${d.admit.model === null ? "" : `, model ${d.admit.model}`}`,
+      `adopted ${adoptions === 1 ? "once" : `${adoptions} times`}: a supervisor died and a new one took over${d.supervisor === null ? "" : ` (last at ${d.supervisor.startedAt})`}`,
     );
-    out.push(`cwd ${d.admit.cwd}${d.admit.owns.length > 0 ? `, owns ${d.admit.owns.join(",")}` : ""}`);
   }
-  if (d.spec !== null) {
-    head("spec");
-    out.push(cutChars(inertText(`${d.spec.cmd} ${d.spec.args.join(" ")}`), 400));
-    const env = Object.entries(d.spec.env).map(([k, v]) => `${k}=${v}`);
-    if (env.length > 0) out.push(`env ${env.join(" ")}`);
-    const passed = d.spec.passEnv ?? [];
-    if (passed.length > 0) out.push(`passed by name (values never written): ${passed.join(" ")}`);
-    const worktree = d.spec.worktree ?? null;
-    if (worktree !== null)
-      out.push(`worktree ${worktree.path} on ${worktree.branch} from ${worktree.base.slice(0, 12)}`);
-    out.push(limitsLine(d.spec, backendOf(d), d.dir));
-    const caps = [
-      d.spec.memoryBytes == null ? null : `memory ${formatSize(d.spec.memoryBytes)}`,
-      d.spec.maxProcs == null ? null : `max procs ${d.spec.maxProcs}`,
-      d.spec.maxTokens == null ? null : `max tokens ${d.spec.maxTokens}`,
-      d.spec.maxCostUsd == null ? null : `max cost $${d.spec.maxCostUsd}`,
-    ].filter((c) => c !== null);
-    if (caps.length > 0) out.push(`limits: ${caps.join(", ")}`);
-    const fence = d.spec.sandbox;
-    if (fence !== undefined) {
-      const hosts =
-        fence.mode === "files+net"
-          ? `, reaching ${fence.allowNet.map(netRuleText).join(", ") || "nothing"}`
-          : "";
-      const refused = refusalsIn(d.dir).denied;
-      out.push(
-        `fence: --sandbox ${fence.mode}${fence.workplace === "read" ? ", workplace read-only" : ""}${hosts}; refused ${refused} (sandbox.log)`,
-      );
-    }
-  }
-  if (d.proc !== null) {
-    head("process");
-    out.push(
-      `pid ${d.proc.pid} (group ${d.proc.pgid}) started ${d.proc.startedAt}${d.supervisor === null ? "" : `, supervisor pid ${d.supervisor.pid}`}`,
-    );
-    const adoptions = d.exit?.adoptions ?? d.supervisor?.adoptions ?? 0;
-    if (adoptions > 0) {
-      out.push(
-        `adopted ${adoptions === 1 ? "once" : `${adoptions} times`}: a supervisor died and a new one took over${d.supervisor === null ? "" : ` (last at ${d.supervisor.startedAt})`}`,
-      );
-    }
-  }
-  if (d.exit !== null) {
-    head("exit");
-    out.push(
-      `${d.exit.reason}, code ${d.exit.code ?? "-"}, signal ${d.exit.signal ?? "-"}, ${d.exit.durationMs === null ? "?" : compactDuration(d.exit.durationMs)}`,
-    );
-    out.push(`stop: term ${d.exit.stop.term}, kill ${d.exit.stop.kill}, swept ${d.exit.stop.swept}`);
-    if (d.exit.containment !== null) out.push(`containment: ${containmentLine(d.exit)}`);
-    if (d.exit.error !== null) out.push(`error ${d.exit.error.code}: ${inertText(d.exit.error.message)}`);
-    if (d.exit.kind != null) out.push(`kind: ${d.exit.kind} (the supervisor's account)`);
-  }
-  if (d.record !== null) {
-    head("record");
-    out.push(statusWords(d.record.status, d.record.reason));
-    out.push(...outcomeLines(d.record));
-    out.push(...spendLines(d.record, d.spec));
-    out.push(...errorLines(d.record, nowMs));
-    const waited = d.record.slotWaitMs ?? 0;
-    if (waited > 0)
-      out.push(`waited ${formatDuration(waited)} for heavy slots (not counted against idle or wall)`);
-    if (d.record.changedFiles !== null) out.push(`changed: ${d.record.changedFiles.join(", ") || "nothing"}`);
-    if (d.record.replyPath !== null) out.push(`reply: ${d.record.replyPath}`);
-    out.push(...leftBehindLines(d.record, d.spec, d.admit));
-  }
-  if (talk !== null) {
-    head("steering");
-    const lines = conversationShowLines(talk.messages, talk.questions);
-    out.push(...(lines.length === 0 ? ["no messages sent, no questions asked"] : lines));
-  }
-  // The agent's own lines: made inert, then cut (never the other way round: see inert-text.ts).
-  if (d.events.length > 0) {
-    head("last events");
-    out.push(...d.events.map((e) => `  ${cutChars(inertText(e), 76)}`));
-  }
-  if (d.stderr.length > 0) {
-    head("stderr");
-    out.push(...d.stderr.map((e) => `  ${cutChars(inertText(e), 76)}`));
-  }
-  return `${out.join("\n")}\n`;
+  return out;
+}
+
+function exitLines(exit: ExitFile): string[] {
+  const out = [
+    `${exit.reason}, code ${exit.code ?? "-"}, signal ${exit.signal ?? "-"}, ${exit.durationMs === null ? "?" : compactDuration(exit.durationMs)}`,
+    `stop: term ${exit.stop.term}, kill ${exit.stop.kill}, swept ${exit.stop.swept}`,
+  ];
+  if (exit.containment !== null) out.push(`containment: ${containmentLine(exit)}`);
+  if (exit.error !== null) out.push(`error ${exit.error.code}: ${inertText(exit.error.message)}`);
+  if (exit.kind != null) out.push(`kind: ${exit.kind} (the supervisor's account)`);
+  return out;
+}
+
+function recordLines(d: Shown, record: NonNullable<Shown["record"]>, nowMs: number): string[] {
+  const out = [
+    statusWords(record.status, record.reason),
+    ...outcomeLines(record),
+    ...spendLines(record, d.spec),
+    ...errorLines(record, nowMs),
+  ];
+  const waited = record.slotWaitMs ?? 0;
+  if (waited > 0)
+    out.push(`waited ${formatDuration(waited)} for heavy slots (not counted against idle or wall)`);
+  if (record.changedFiles !== null) out.push(`changed: ${record.changedFiles.join(", ") || "nothing"}`);
+  if (record.replyPath !== null) out.push(`reply: ${record.replyPath}`);
+  out.push(...leftBehindLines(record, d.spec, d.admit));
+  return out;
+}
+
+function steeringLines(talk: SteeringView): string[] {
+  const lines = conversationShowLines(talk.messages, talk.questions);
+  return lines.length === 0 ? ["no messages sent, no questions asked"] : lines;
 }

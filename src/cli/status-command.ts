@@ -82,7 +82,7 @@ export const statusCommand: Command<StatusData> = {
       data: { dispatches: rows, cleanableBytes: cleanable, runBudget: budget },
       text:
         budgetText(budget, run.run) +
-        renderStatus(rows, run.run, all.length - shown.length, now, tableWidth()) +
+        renderStatus(rows, { run: run.run, hidden: all.length - shown.length, now, width: tableWidth() }) +
         cleanableNote(run.run, cleanable),
     };
   },
@@ -115,6 +115,25 @@ function spendsNow(row: DispatchRow): boolean {
   return SPENDING_STATES.has(row.state);
 }
 
+/** What the table says around its rows: the run, how many rows it left out, the time, its width. */
+export interface StatusTable {
+  run: string;
+  /** Recorded dispatches left out (older than a day and read): a line says how to see them. */
+  hidden: number;
+  now: number;
+  /** Columns to fill (default WIDTH). */
+  width?: number;
+}
+
+/** The widths of the table's columns for these rows; `cost` 0 when the COST column is left out. */
+interface Columns {
+  name: number;
+  backend: number;
+  tokens: number;
+  cost: number;
+  rest: number;
+}
+
 /**
  * The table, as wide as the terminal when stdout is one (80 columns otherwise). Columns: name, id suffix,
  * backend, state (always a state: `recorded` once there is a record), age, tokens and cost (each against
@@ -122,57 +141,58 @@ function spendsNow(row: DispatchRow): boolean {
  * live dispatch is doing, or the result of a recorded one — its most useful words first, since a narrow
  * terminal cuts the end; a declared outcome (`--outcome`) follows catherd's verdict: "ok · blocked: no key".
  */
-export function renderStatus(
-  rows: DispatchRow[],
-  run: string,
-  hidden: number,
-  now: number,
-  width = WIDTH,
-): string {
+export function renderStatus(rows: DispatchRow[], { run, hidden, now, width = WIDTH }: StatusTable): string {
   if (rows.length === 0) {
     return `no dispatches in run ${run}${hidden > 0 ? ` (${hidden} older: catherd status --all)` : ""}\n`;
   }
-  // Names and backends as wide as the longest shown (within bounds): what is left is the last column's.
-  const nameWidth = Math.min(14, Math.max(4, ...rows.map((r) => (r.name ?? "(by hand)").length)));
-  const backendWidth = Math.max(7, ...rows.map((r) => (r.backend ?? "?").length));
-  const tokensWidth = Math.min(13, Math.max(6, ...rows.map((r) => tokensCell(r.spend).length)));
-  // COST only when some row has a figure or a cap: most CLIs give none, and the last column gets the room.
-  const costs = rows.map((r) => costCell(r.spend));
-  const costWidth = costs.every((c) => c === "-" || c === "?")
-    ? 0
-    : Math.min(15, Math.max(5, ...costs.map((c) => c.length)));
-  const header = `  ${cell("NAME", nameWidth)} ${cell("ID", 6)} ${cell("BACKEND", backendWidth)} ${cell("STATE", 8)} ${cell("AGE", 6)} ${cell("TOKENS", tokensWidth)} ${costWidth === 0 ? "" : `${cell("COST", costWidth)} `}DOING / RESULT`;
-  const lines = [paint(header.trimEnd(), "dim")];
-  const restWidth = Math.max(
-    12,
-    width - (2 + nameWidth + 6 + backendWidth + 8 + 6 + tokensWidth + costWidth) - (costWidth === 0 ? 6 : 7),
-  );
-  for (const r of rows) {
-    const mark = r.unread ? "* " : "  ";
-    const stateStyle = STATE_STYLE[r.state];
-    const last = chainText(r, doingOrResult(r, now));
-    const lastStyle: Style | undefined =
-      r.asking != null && r.state !== "recorded"
-        ? "yellow"
-        : last.status === null
-          ? undefined
-          : STATUS_STYLE[last.status];
-    const line = [
-      mark + cell(r.name ?? "(by hand)", nameWidth),
-      cell(r.dispatchId.slice(-6), 6),
-      cell(r.backend ?? "?", backendWidth),
-      stateStyle === undefined ? cell(r.state, 8) : paint(cell(r.state, 8), stateStyle),
-      cell(age(r.admittedAt ?? r.startedAt, now), 6),
-      cell(tokensCell(r.spend), tokensWidth),
-      ...(costWidth === 0 ? [] : [cell(costCell(r.spend), costWidth)]),
-      lastStyle === undefined ? cell(last.text, restWidth) : paint(cell(last.text, restWidth), lastStyle),
-    ]
-      .join(" ")
-      .trimEnd();
-    lines.push(r.unread ? paint(line, "bold") : line);
-  }
+  const columns = columnsOf(rows, width);
+  const lines = [paint(headerLine(columns), "dim"), ...rows.map((r) => rowLine(r, columns, now))];
   if (hidden > 0) lines.push(paint(`(${hidden} older recorded: catherd status --all)`, "dim"));
   return `${lines.join("\n")}\n`;
+}
+
+/** Names and backends as wide as the longest shown (within bounds): what is left is the last column's. */
+function columnsOf(rows: readonly DispatchRow[], width: number): Columns {
+  const name = Math.min(14, Math.max(4, ...rows.map((r) => (r.name ?? "(by hand)").length)));
+  const backend = Math.max(7, ...rows.map((r) => (r.backend ?? "?").length));
+  const tokens = Math.min(13, Math.max(6, ...rows.map((r) => tokensCell(r.spend).length)));
+  // COST only when some row has a figure or a cap: most CLIs give none, and the last column gets the room.
+  const costs = rows.map((r) => costCell(r.spend));
+  const cost = costs.every((c) => c === "-" || c === "?")
+    ? 0
+    : Math.min(15, Math.max(5, ...costs.map((c) => c.length)));
+  const rest = Math.max(12, width - (2 + name + 6 + backend + 8 + 6 + tokens + cost) - (cost === 0 ? 6 : 7));
+  return { name, backend, tokens, cost, rest };
+}
+
+function headerLine(c: Columns): string {
+  const cost = c.cost === 0 ? "" : `${cell("COST", c.cost)} `;
+  return `  ${cell("NAME", c.name)} ${cell("ID", 6)} ${cell("BACKEND", c.backend)} ${cell("STATE", 8)} ${cell("AGE", 6)} ${cell("TOKENS", c.tokens)} ${cost}DOING / RESULT`.trimEnd();
+}
+
+/** One dispatch's row: a '*' and bold when its result is unread; its state and its last column coloured. */
+function rowLine(r: DispatchRow, c: Columns, now: number): string {
+  const stateStyle = STATE_STYLE[r.state];
+  const last = chainText(r, doingOrResult(r, now));
+  const lastStyle: Style | undefined =
+    r.asking != null && r.state !== "recorded"
+      ? "yellow"
+      : last.status === null
+        ? undefined
+        : STATUS_STYLE[last.status];
+  const line = [
+    (r.unread ? "* " : "  ") + cell(r.name ?? "(by hand)", c.name),
+    cell(r.dispatchId.slice(-6), 6),
+    cell(r.backend ?? "?", c.backend),
+    stateStyle === undefined ? cell(r.state, 8) : paint(cell(r.state, 8), stateStyle),
+    cell(age(r.admittedAt ?? r.startedAt, now), 6),
+    cell(tokensCell(r.spend), c.tokens),
+    ...(c.cost === 0 ? [] : [cell(costCell(r.spend), c.cost)]),
+    lastStyle === undefined ? cell(last.text, c.rest) : paint(cell(last.text, c.rest), lastStyle),
+  ]
+    .join(" ")
+    .trimEnd();
+  return r.unread ? paint(line, "bold") : line;
 }
 
 /**

@@ -85,7 +85,7 @@ export async function cleanRuns(runs: readonly RunPaths[], options: CleanOptions
     for (const dir of dirs) {
       // Named before the clean, which may remove the folder (only a recorded one's).
       const name = cgroupNameOf(dir);
-      const outcome = await cleanDispatch(run, dir, options, clock, now, worktreeHolders);
+      const outcome = await cleanDispatch(dir, { run, options, clock, now, worktreeHolders });
       if (name !== null) {
         const gone = outcome !== null && !("why" in outcome);
         (gone || fs.existsSync(fileIn(dir, FILES.record)) ? recorded : live).add(name);
@@ -169,18 +169,51 @@ function newestWorktreeHolders(dirs: readonly string[]): Map<string, string> {
   return new Map([...holders].map(([worktree, held]) => [worktree, held.dir]));
 }
 
-async function cleanDispatch(
-  run: RunPaths,
-  dir: string,
-  options: CleanOptions,
-  clock: Clock,
-  now: number,
-  worktreeHolders: ReadonlyMap<string, string>,
-): Promise<CleanedDispatch | KeptDispatch | null> {
+/** One run's clean under way: its paths, the options, the clock and its reading, each worktree's holder. */
+interface CleanPass {
+  run: RunPaths;
+  options: CleanOptions;
+  clock: Clock;
+  now: number;
+  /** Each worktree's newest dispatch (newestWorktreeHolders): the one that takes it along. */
+  worktreeHolders: ReadonlyMap<string, string>;
+}
+
+/** One dispatch folder judged and, when condemned, removed; null when it is younger than the age. */
+async function cleanDispatch(dir: string, pass: CleanPass): Promise<CleanedDispatch | KeptDispatch | null> {
+  const { options, clock, now } = pass;
   // A dead dispatch nobody recorded yet is recorded first (as any reader would), then judged as recorded.
   if (!options.dryRun && !fs.existsSync(fileIn(dir, FILES.record))) {
     await readDispatch(dir, { clock, promote: false });
   }
+  const { facts, plan } = await cleanFactsOf(dir, pass);
+  const verdict = judgeForClean(facts, { now, olderThanMs: options.olderThanMs, force: options.force });
+  if (verdict.action === "young") return null;
+  const who = {
+    run: pass.run.run,
+    name: placeOf(dir)?.name ?? path.basename(path.dirname(dir)),
+    dispatchId: path.basename(dir),
+    dir,
+    worktree: plan === null ? null : { path: plan.path, branch: plan.branch },
+  };
+  if (verdict.action === "keep") return { ...who, why: verdict.why };
+  const worktree =
+    plan === null || verdict.worktree === "none" ? null : { plan, force: verdict.worktree === "force" };
+  const worktreeBytes = worktree === null ? 0 : bytesUnder(worktree.plan.path);
+  if (options.dryRun) return { ...who, bytes: bytesUnder(dir) + worktreeBytes };
+  const kept = worktree === null ? null : await removeWorktreeOf(worktree.plan, worktree.force);
+  if (kept !== null) return { ...who, why: kept };
+  return { ...who, bytes: removeFolder(dir) + worktreeBytes };
+}
+
+/**
+ * What clean judges a folder by (domain/clean.ts), read from its files, and the worktree it would take
+ * along: none when a later turn of its conversation works in it.
+ */
+async function cleanFactsOf(
+  dir: string,
+  { run, worktreeHolders }: CleanPass,
+): Promise<{ facts: CleanFacts; plan: WorktreePlan | null }> {
   const recordRead = readFolderJson(dir, FILES.record);
   const admitRead = readFolderJson(dir, FILES.admit);
   const record = okValue(recordRead);
@@ -199,28 +232,7 @@ async function cleanDispatch(
     worktree: plan === null ? null : await worktreeFacts(run, plan),
     unreadable,
   };
-  const verdict = judgeForClean(facts, {
-    now,
-    olderThanMs: options.olderThanMs,
-    force: options.force,
-  });
-  const place = placeOf(dir);
-  const who = {
-    run: run.run,
-    name: place?.name ?? path.basename(path.dirname(dir)),
-    dispatchId: path.basename(dir),
-    dir,
-    worktree: plan === null ? null : { path: plan.path, branch: plan.branch },
-  };
-  if (verdict.action === "young") return null;
-  if (verdict.action === "keep") return { ...who, why: verdict.why };
-  const worktreeBytes = plan === null || verdict.worktree === "none" ? 0 : bytesUnder(plan.path);
-  if (options.dryRun) return { ...who, bytes: bytesUnder(dir) + worktreeBytes };
-  if (plan !== null && verdict.worktree !== "none") {
-    const removed = await removeWorktreeOf(plan, verdict.worktree === "force");
-    if (removed !== null) return { ...who, why: removed };
-  }
-  return { ...who, bytes: removeFolder(dir) + worktreeBytes };
+  return { facts, plan };
 }
 
 async function worktreeFacts(run: RunPaths, plan: WorktreePlan): Promise<WorktreeFacts> {

@@ -40,7 +40,7 @@ export async function readDispatch(dir: string, options: ReadOptions = {}): Prom
   const promote = options.promote ?? true;
   const run = runOf(dir);
   if (promote && run !== null) await promoteQuietly(run, clock, []);
-  return look(dir, run, clock, options.chain === "last", promote, new Map());
+  return look(dir, { run, clock, chain: options.chain === "last", handOver: promote, sights: new Map() });
 }
 
 /** Several dispatches, each as `readDispatch` sees it; the run of each is promoted once, not once a folder. */
@@ -60,9 +60,8 @@ export async function readDispatches(
   const chain = options.chain === "last";
   const sights = await engineSights(chain ? dirs.map(lastAttemptDir) : dirs, clock);
   const views: DispatchView[] = [];
-  for (const dir of dirs) {
-    views.push(await look(dir, runOf(dir), clock, chain, options.promote ?? true, sights));
-  }
+  const handOver = options.promote ?? true;
+  for (const dir of dirs) views.push(await look(dir, { run: runOf(dir), clock, chain, handOver, sights }));
   return views;
 }
 
@@ -79,15 +78,20 @@ export async function lookAt(
   return inspectDispatch(dir, { clock, job });
 }
 
+/** How `look` goes about one folder. */
+interface Look {
+  run: RunPaths | null;
+  clock: Clock;
+  /** Follow the chain to its last attempt. */
+  chain: boolean;
+  /** Hand a recorded attempt over where that is due (promotion's work, under the run's lock). */
+  handOver: boolean;
+  /** What engines said of their jobs, asked before; the others are asked as they come. */
+  sights: EngineSights;
+}
+
 /** One folder with its duties done; with `chain`, followed to its last attempt, handing over where due. */
-async function look(
-  dir: string,
-  run: RunPaths | null,
-  clock: Clock,
-  chain: boolean,
-  handOver: boolean,
-  sights: EngineSights,
-): Promise<DispatchView> {
+async function look(dir: string, { run, clock, chain, handOver, sights }: Look): Promise<DispatchView> {
   let current = chain ? lastAttemptDir(dir) : dir;
   for (let followed = 0; ; followed++) {
     const view = await doDuties(await lookAt(current, clock, sights), clock);

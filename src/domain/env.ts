@@ -37,6 +37,16 @@ export interface AgentPlace {
   tmp: string | null;
 }
 
+/** What catherd lays over the inherited environment (see agentEnvironment). */
+export interface EnvironmentLayers {
+  /** --env: set whatever they name. */
+  overrides: Readonly<Record<string, string>>;
+  markers: { dispatchId: string; run: string | null; dir?: string };
+  place?: AgentPlace | null;
+  /** --pass-env: variables given by name, their values the inherited ones. */
+  passed?: readonly string[];
+}
+
 /**
  * Builds the agent's environment, each layer over the one before: the inherited variables (scrubbed),
  * its place, `overrides` (--env), the variables `passed` by name (--pass-env: the inherited value, even of
@@ -44,23 +54,13 @@ export interface AgentPlace {
  */
 export function agentEnvironment(
   inherited: Readonly<Record<string, string | undefined>>,
-  overrides: Readonly<Record<string, string>>,
-  markers: { dispatchId: string; run: string | null; dir?: string },
-  place: AgentPlace | null = null,
-  passed: readonly string[] = [],
+  { overrides, markers, place = null, passed = [] }: EnvironmentLayers,
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(inherited)) {
     if (value !== undefined && !isScrubbed(name)) env[name] = value;
   }
-  if (place !== null) {
-    env.PWD = place.cwd;
-    if (place.tmp !== null) {
-      env.TMPDIR = place.tmp;
-      env.TMP = place.tmp;
-      env.TEMP = place.tmp;
-    }
-  }
+  if (place !== null) Object.assign(env, placeVariables(place));
   Object.assign(env, overrides);
   for (const name of passed) {
     const value = inherited[name];
@@ -71,6 +71,12 @@ export function agentEnvironment(
   // The dispatch folder itself: where a `catherd lock` of the agent reports (specs/lock.md).
   if (markers.dir !== undefined) env.CATHERD_DISPATCH_DIR = markers.dir;
   return env;
+}
+
+/** PWD, and the private temp folder under every name a program looks for it by. */
+function placeVariables(place: AgentPlace): Record<string, string> {
+  if (place.tmp === null) return { PWD: place.cwd };
+  return { PWD: place.cwd, TMPDIR: place.tmp, TMP: place.tmp, TEMP: place.tmp };
 }
 
 /** Whether a variable's value is a secret that `show` must not print. */

@@ -111,15 +111,14 @@ export function mayTake(state: SlotState, id: string, judge: Judge): boolean {
 }
 
 /**
- * A new claim joins the queue with the next ticket, and takes a slot at once when it may. `remember` is a
- * count from CATHERD_LOCK_SLOTS, kept for the takers given none.
+ * A new claim joins the queue with the next ticket, and takes a slot at once when it may. `at` is when
+ * (ISO); `remember` is a count from CATHERD_LOCK_SLOTS, kept for the takers given none.
  */
 export function arrive(
   state: SlotState,
   claim: Omit<SlotClaim, "ticket" | "heldSince">,
   judge: Judge,
-  at: string,
-  remember: number | null = null,
+  { at, remember = null }: { at: string; remember?: number | null },
 ): SlotState {
   const joined: SlotState = {
     ...withoutDead(state, judge),

@@ -34,7 +34,7 @@ export async function dispatchChanges(
   const owns = ownsFromTop(before.prefix ?? after.prefix, admit?.owns ?? []);
   const [changedFiles, patch, commits] = await Promise.all([
     changedPaths(after.root, before.tree, after.tree),
-    writePatch(after.root, before.tree, after.tree, owns, fileIn(dir, FILES.patch)),
+    writePatch(after.root, { from: before.tree, to: after.tree }, owns, fileIn(dir, FILES.patch)),
     commitsSince(after.root, plan?.base ?? before.head, worktree?.head ?? after.head),
   ]);
   return {

@@ -51,15 +51,14 @@ export interface PartFigures {
 }
 
 /**
- * Writes a dispatch's part: its spend so far (its supervisor's, while it watches), or with `final` the
- * record's figures (the record writer's, once). Creates spend/ when it is missing.
+ * Writes a dispatch's part as of `at`: its spend so far (its supervisor's, while it watches), or with
+ * `final` the record's figures (the record writer's, once). Creates spend/ when it is missing.
  */
 export function writeSpendPart(
   run: RunPaths,
   ids: { dispatchId: string; name: string },
   part: PartFigures,
-  at: Date,
-  final: boolean,
+  { at, final }: { at: Date; final: boolean },
 ): void {
   const body: SpendFile = {
     schema: SCHEMA_VERSION,
@@ -94,7 +93,7 @@ export function spendBeforeRecord(dir: string, record: RecordFile, at: Date): vo
   const run = runOf(dir);
   if (place === null || run === null) return;
   try {
-    writeSpendPart(run, place, recordFigures(record), at, false);
+    writeSpendPart(run, place, recordFigures(record), { at, final: false });
   } catch {
     // The final part after the record, or the fold's repair, puts the figures in the ledger.
   }
@@ -110,7 +109,7 @@ export async function settleSpend(dir: string, record: RecordFile, at: Date): Pr
   const run = runOf(dir);
   if (place === null || run === null) return;
   try {
-    writeSpendPart(run, place, recordFigures(record), at, true);
+    writeSpendPart(run, place, recordFigures(record), { at, final: true });
     await withSpendLock(run, () => foldUnderLock(run, at));
   } catch {
     // See above: the fold repairs a part the record writer could not write.

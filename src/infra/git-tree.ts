@@ -146,8 +146,7 @@ export type PatchWritten = { ok: true; bytes: number } | { ok: false; reason: st
  */
 export async function writePatch(
   root: string,
-  from: string,
-  to: string,
+  { from, to }: { from: string; to: string },
   owns: readonly string[],
   target: string,
 ): Promise<PatchWritten> {
@@ -159,20 +158,25 @@ export async function writePatch(
       { timeoutMs: PATCH_TIMEOUT_MS },
     );
     if (!diff.ok) return { ok: false, reason: whyFailed(diff) };
-    const fd = fs.openSync(temp, "r+");
-    try {
-      fs.fchmodSync(fd, FILE_MODE);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(temp, target);
-    return { ok: true, bytes: fs.statSync(target).size };
+    return { ok: true, bytes: settleFile(temp, target) };
   } catch (error) {
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
   } finally {
     fs.rmSync(temp, { force: true });
   }
+}
+
+/** Makes `temp` 0600 and durable, then renames it to `target`; returns its size. */
+function settleFile(temp: string, target: string): number {
+  const fd = fs.openSync(temp, "r+");
+  try {
+    fs.fchmodSync(fd, FILE_MODE);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(temp, target);
+  return fs.statSync(target).size;
 }
 
 /**

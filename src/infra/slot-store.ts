@@ -93,17 +93,22 @@ export function readSlots(dir: string): SlotVersion {
 /** A change of the queue: the next state from the current one, or null when there is nothing to write. */
 export type SlotChange = (current: SlotState) => SlotState | null;
 
+/** A class's queue as a writer knows it: its folder, its class, the clock its back-off sleeps on. */
+export interface SlotQueue {
+  dir: string;
+  cls: string;
+  clock: Clock;
+}
+
 /**
  * Applies `change` to the newest version until `done` holds of the queue (checked first: a change already
  * made is not made again), or until `change` has nothing to write. Resolves to the queue as last read or
  * written. A writer that loses a race backs off a few jittered milliseconds and reads again.
  */
 export async function updateSlots(
-  dir: string,
-  cls: string,
+  { dir, cls, clock }: SlotQueue,
   change: SlotChange,
   done: (state: SlotState) => boolean,
-  clock: Clock,
 ): Promise<SlotState> {
   makeDir(dir);
   for (let lost = 0; ; ) {

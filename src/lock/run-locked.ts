@@ -32,77 +32,75 @@ export async function runLocked(
 ): Promise<LockOutcome> {
   const signals = new LockSignals();
   try {
-    return await lockAndRun(request, home, env, clock, signals);
+    const taker = takerOf(request, home, env, clock);
+    return await lockAndRun({ request, taker, report: reportOf(taker, request), signals });
   } finally {
     signals.dispose();
   }
 }
 
-async function lockAndRun(
-  request: LockRequest,
-  home: string,
-  env: NodeJS.ProcessEnv,
-  clock: Clock,
-  signals: LockSignals,
-): Promise<LockOutcome> {
+/** One `catherd lock` under way: what it asked, its claim, where it reports, the signals it heard. */
+interface LockRun {
+  request: LockRequest;
+  taker: Taker;
+  /** The dispatch whose agent runs it hears of its wait and its run (lock-reports/); null outside one. */
+  report: DispatchReport | null;
+  signals: LockSignals;
+}
+
+/** This process's claim on the class, with the slot count it allows and the dispatch it runs for. */
+function takerOf(request: LockRequest, home: string, env: NodeJS.ProcessEnv, clock: Clock): Taker {
   const dir = slotClassDir(home, request.cls);
-  const judge = judgeClaims();
   const own = request.slots ?? request.envSlots;
-  const slots = slotCount(own, readSlots(dir).state, defaultSlots(machineCores()));
-  const link = dispatchLinkOf(env);
-  const owner = slotProcess(process.pid);
-  const taker: Taker = {
+  return {
     dir,
     cls: request.cls,
     claim: {
       id: `${process.pid}-${Math.random().toString(36).slice(2, 10)}`,
-      owner,
+      owner: slotProcess(process.pid),
       command: null,
       label: request.label,
-      slots,
+      slots: slotCount(own, readSlots(dir).state, defaultSlots(machineCores())),
       askedAt: clock.wallNow().toISOString(),
-      dispatch: link,
+      dispatch: dispatchLinkOf(env),
     },
     remember: request.slots === null ? request.envSlots : null,
-    judge,
+    judge: judgeClaims(),
     clock,
   };
-  const report =
-    link === null
-      ? null
-      : new DispatchReport(
-          link,
-          {
-            pid: owner.pid,
-            startTime: owner.startTime,
-            pidNs: owner.pidNs,
-            class: request.cls,
-            label: request.label,
-          },
-          () => clock.wallNow(),
-        );
-  const waitingSince = clock.wallNow();
-  let said = false;
+}
+
+/** The report to the dispatch the claim names; null for a lock run outside any dispatch. */
+function reportOf(taker: Taker, request: LockRequest): DispatchReport | null {
+  const { dispatch, owner } = taker.claim;
+  if (dispatch === null) return null;
+  const who = {
+    pid: owner.pid,
+    startTime: owner.startTime,
+    pidNs: owner.pidNs,
+    class: request.cls,
+    label: request.label,
+  };
+  return new DispatchReport(dispatch, who, () => taker.clock.wallNow());
+}
+
+/** Waits for the slot, then runs the command in it; the claim leaves the queue on every way out. */
+async function lockAndRun(run: LockRun): Promise<LockOutcome> {
+  const { request, taker, report, signals } = run;
   try {
     const taken = await takeSlot(taker, {
       waitMs: request.waitMs,
       interrupt: signals.interrupt.signal,
-      onView: (view) => {
-        if (!said) {
-          said = true;
-          process.stderr.write(`catherd lock: waiting for ${queueWords(request.cls, view, slots)}\n`);
-        }
-        report?.waiting(view, waitingSince, slots);
-      },
+      onView: waitingReporter(run),
     });
     if (taken.kind === "interrupted") return interrupted(signals, request.cls);
-    if (taken.kind === "busy") throw lockBusy(request, taken.view, slots, dir);
+    if (taken.kind === "busy") throw lockBusy(request, taken.view, taker.claim.slots, taker.dir);
     // A signal that came while the slot was being taken: nothing has run yet, so nothing runs.
     if (signals.signal !== null) {
       await leaveQueue(taker);
       return interrupted(signals, request.cls);
     }
-    return await runHolding(request, taker, report, taken.waitedMs, signals);
+    return await runHolding(run, taken.waitedMs);
   } catch (error) {
     await leaveQueue(taker).catch(() => {});
     throw error;
@@ -111,13 +109,24 @@ async function lockAndRun(
   }
 }
 
+/** What the wait tells: one line on stderr at its first look, and each look to the dispatch's report. */
+function waitingReporter({ request, taker, report }: LockRun): (view: QueueView) => void {
+  const slots = taker.claim.slots;
+  const waitingSince = taker.clock.wallNow();
+  let said = false;
+  return (view) => {
+    if (!said) {
+      said = true;
+      process.stderr.write(`catherd lock: waiting for ${queueWords(request.cls, view, slots)}\n`);
+    }
+    report?.waiting(view, waitingSince, slots);
+  };
+}
+
 /** Runs the command in the held slot and releases it when the command ends. */
 async function runHolding(
-  request: LockRequest,
-  taker: Taker,
-  report: DispatchReport | null,
+  { request, taker, report, signals }: LockRun,
   waitedMs: number,
-  signals: LockSignals,
 ): Promise<LockOutcome> {
   const id = taker.claim.id;
   let held = 0;

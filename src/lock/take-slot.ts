@@ -111,7 +111,8 @@ function join(taker: Taker): Promise<SlotState> {
   const { claim, judge } = taker;
   return change(
     taker,
-    (state) => arrive(state, claim, judge, taker.clock.wallNow().toISOString(), taker.remember),
+    (state) =>
+      arrive(state, claim, judge, { at: taker.clock.wallNow().toISOString(), remember: taker.remember }),
     (state) => viewOf(state, claim.id, judge).present,
   );
 }
@@ -132,7 +133,7 @@ export function change(
   next: (state: SlotState) => SlotState | null,
   done: (state: SlotState) => boolean,
 ): Promise<SlotState> {
-  return updateSlots(taker.dir, taker.cls, next, done, taker.clock);
+  return updateSlots(taker, next, done);
 }
 
 /** A wake source that fires when `signal` aborts. */

@@ -86,14 +86,16 @@ export function upArgv(cmd: string, args: readonly string[]): string[] {
   return ["/bin/sh", "-c", UP, "catherd-fence", cmd, ...args];
 }
 
+/** Where the bridge carries connections: the proxy's folder of sockets, its port inside, the loopback ports. */
+export interface BridgeEnds {
+  socketDir: string;
+  proxyPort: number;
+  loopbackPorts: readonly number[];
+}
+
 /** The bridge's command line, to run inside the fence in front of `cmd args`. */
-export function bridgeArgv(
-  socketDir: string,
-  proxyPort: number,
-  loopbackPorts: readonly number[],
-  cmd: string,
-  args: readonly string[],
-): string[] {
+export function bridgeArgv(ends: BridgeEnds, cmd: string, args: readonly string[]): string[] {
+  const { socketDir, proxyPort, loopbackPorts } = ends;
   const pairs = [
     String(proxyPort),
     proxySocket(socketDir),

@@ -20,7 +20,7 @@ import { resolveExecutable } from "../../src/infra/which.js";
 import { FENCE_STATUS_FD } from "../child.js";
 import type { SupervisorLog } from "../log.js";
 import { bridgeArgv, insidePort, proxyEnvironment, upArgv } from "./bridge.js";
-import { fenceMounts } from "./mounts.js";
+import { type FenceMounts, type FencePlaces, fenceMounts } from "./mounts.js";
 import { type Denial, type FenceProxy, startFenceProxy } from "./proxy.js";
 
 // The fence of one dispatch (specs/sandbox.md), raised by its supervisor just before the spawn and
@@ -54,23 +54,33 @@ function sandboxLogger(dir: string, clock: Clock): (fields: Record<string, unkno
   return (fields) => appendLine(file, JSON.stringify({ at: clock.wallNow().toISOString(), ...fields }));
 }
 
-function serve(dir: string, file: FenceFile, policy: SandboxPolicy, clock: Clock, log: SupervisorLog) {
+/** What a fence reports through: the clock of sandbox.log's lines, and the supervisor's log. */
+export interface FenceDeps {
+  clock: Clock;
+  log: SupervisorLog;
+}
+
+/**
+ * The fence's proxy, listening on its sockets (null under `files`, which has none): each refusal is a line
+ * of sandbox.log and of the supervisor's log.
+ */
+function serveProxy(
+  dir: string,
+  file: FenceFile,
+  policy: SandboxPolicy,
+  { clock, log }: FenceDeps,
+): Promise<FenceProxy | null> {
+  if (file.socketDir === null) return Promise.resolve(null);
   const say = sandboxLogger(dir, clock);
-  const onDenied = (denial: Denial) => {
-    say({ event: "denied", what: "net", ...denial });
-    log("fence-denied", { what: "net", host: denial.host, port: denial.port });
-  };
-  return {
-    start: (): Promise<FenceProxy | null> =>
-      file.socketDir === null
-        ? Promise.resolve(null)
-        : startFenceProxy({
-            socketDir: file.socketDir,
-            rules: policy.allowNet,
-            loopbackPorts: file.loopbackPorts,
-            onDenied,
-          }),
-  };
+  return startFenceProxy({
+    socketDir: file.socketDir,
+    rules: policy.allowNet,
+    loopbackPorts: file.loopbackPorts,
+    onDenied: (denial: Denial) => {
+      say({ event: "denied", what: "net", ...denial });
+      log("fence-denied", { what: "net", host: denial.host, port: denial.port });
+    },
+  });
 }
 
 /**
@@ -81,11 +91,54 @@ export async function raiseFence(
   dir: string,
   spec: Spec,
   env: Readonly<Record<string, string>>,
-  clock: Clock,
-  log: SupervisorLog,
+  deps: FenceDeps,
 ): Promise<Fence | null> {
   const policy = spec.sandbox;
   if (policy === undefined) return null;
+  const bwrap = fenceTools(policy, env);
+  const net = policy.mode === "files+net";
+  const { bridged: ports, proxyOnly } = loopbackPorts(policy.allowNet);
+  const file: FenceFile = {
+    mode: policy.mode,
+    socketDir: net ? fs.mkdtempSync("/tmp/catherd-fence-") : null,
+    proxyPort: net ? insidePort(ports) : null,
+    loopbackPorts: ports,
+  };
+  writeJsonAtomic(fileIn(dir, FILES.fence), file);
+  const mounts = fenceMounts(fencePlaces(dir, spec, policy, env));
+  const identity = agentIdentity();
+  sandboxLogger(dir, deps.clock)(fenceLine(policy, identity.uid, mounts));
+  const proxy = await serveProxy(dir, file, policy, deps);
+  deps.log("fence", {
+    mode: policy.mode,
+    writable: mounts.writable.length,
+    hidden: mounts.hidden.length,
+    ...(net && proxyOnly.length > 0 ? { proxyOnly } : {}),
+  });
+  const options = bwrapOptions(mounts.args, identity, net, spec.cwd);
+  return {
+    statusPath: fileIn(dir, FILES.fenceStatus),
+    env: net && file.proxyPort !== null ? proxyEnvironment(file.proxyPort) : {},
+    wrap: (cmd, args) => ({ cmd: bwrap, args: [...options, "--", ...firstProgram(file, cmd, args)] }),
+    lower: () => lowered(proxy, file),
+  };
+}
+
+/** sandbox.log's first line: the fence as raised, its mounts whole, who the agent is inside. */
+function fenceLine(policy: SandboxPolicy, uid: number, mounts: FenceMounts): Record<string, unknown> {
+  return {
+    event: "fence",
+    mode: policy.mode,
+    uid,
+    writable: mounts.writable,
+    readOnly: mounts.readOnly,
+    hidden: mounts.hidden,
+    allowNet: policy.mode === "files+net" ? policy.allowNet : null,
+  };
+}
+
+/** bubblewrap's path, once it (and socat, which files+net needs) is found on the agent's PATH. */
+function fenceTools(policy: SandboxPolicy, env: Readonly<Record<string, string>>): string {
   const bwrap = resolveExecutable("bwrap", env.PATH ?? process.env.PATH ?? "");
   const socat = resolveExecutable("socat", env.PATH ?? process.env.PATH ?? "");
   if (bwrap === null || (policy.mode === "files+net" && socat === null)) {
@@ -97,21 +150,22 @@ export async function raiseFence(
       },
     );
   }
-  const net = policy.mode === "files+net";
-  const { bridged: ports, proxyOnly } = loopbackPorts(policy.allowNet);
-  const file: FenceFile = {
-    mode: policy.mode,
-    socketDir: net ? fs.mkdtempSync("/tmp/catherd-fence-") : null,
-    proxyPort: net ? insidePort(ports) : null,
-    loopbackPorts: ports,
-  };
-  writeJsonAtomic(fileIn(dir, FILES.fence), file);
+  return bwrap;
+}
+
+/** The places the fence's mounts are made of: the dispatch's own, its home's, its CLI's state. */
+function fencePlaces(
+  dir: string,
+  spec: Spec,
+  policy: SandboxPolicy,
+  env: Readonly<Record<string, string>>,
+): FencePlaces {
   const place = placeOf(dir);
   const home = place === null ? catherdHome(env) : path.dirname(path.dirname(place.runDir));
   const homes = [
     ...new Set([env.HOME, os.userInfo().homedir].filter((h): h is string => h !== undefined && h !== "")),
   ];
-  const mounts = fenceMounts({
+  return {
     backend: spec.backend,
     policy,
     dir,
@@ -122,39 +176,36 @@ export async function raiseFence(
     home,
     homes,
     stateElsewhere: stateFromEnvironment(spec.backend, env),
-    stateToMake: [
-      ...(env.HOME === undefined || !path.isAbsolute(env.HOME) || !fs.existsSync(env.HOME)
-        ? []
-        : cliStateUnderHome(spec.backend)
-            .filter((name) => !name.endsWith(".json"))
-            .map((name) => path.join(env.HOME as string, name))),
-      ...stateFromEnvironment(spec.backend, env),
-    ],
+    stateToMake: [...stateUnderHome(spec, env), ...stateFromEnvironment(spec.backend, env)],
     sockets: unixSocketsOf(env),
-  });
+  };
+}
+
+/** The CLI's state folders under the agent's HOME, when that HOME is a folder that exists. */
+function stateUnderHome(spec: Spec, env: Readonly<Record<string, string>>): string[] {
+  const home = env.HOME;
+  if (home === undefined || !path.isAbsolute(home) || !fs.existsSync(home)) return [];
+  return cliStateUnderHome(spec.backend)
+    .filter((name) => !name.endsWith(".json"))
+    .map((name) => path.join(home, name));
+}
+
+/** Who the agent is inside: its own uid and gid, or — for root, who could undo the mounts — ordinary ones. */
+function agentIdentity(): { uid: number; gid: number } {
   const uid = process.getuid?.() ?? UID_FOR_ROOT;
   const gid = process.getgid?.() ?? UID_FOR_ROOT;
-  const identity = uid === 0 ? { uid: UID_FOR_ROOT, gid: UID_FOR_ROOT } : { uid, gid };
-  const say = sandboxLogger(dir, clock);
-  say({
-    event: "fence",
-    mode: policy.mode,
-    uid: identity.uid,
-    writable: mounts.writable,
-    readOnly: mounts.readOnly,
-    hidden: mounts.hidden,
-    allowNet: net ? policy.allowNet : null,
-  });
-  const served = serve(dir, file, policy, clock, log);
-  const proxy = await served.start();
-  log("fence", {
-    mode: policy.mode,
-    writable: mounts.writable.length,
-    hidden: mounts.hidden.length,
-    ...(net && proxyOnly.length > 0 ? { proxyOnly } : {}),
-  });
-  const options = [
-    ...mounts.args,
+  return uid === 0 ? { uid: UID_FOR_ROOT, gid: UID_FOR_ROOT } : { uid, gid };
+}
+
+/** bubblewrap's options after the mounts: namespaces, identity, capabilities, session, folder, status. */
+function bwrapOptions(
+  mountArgs: readonly string[],
+  identity: { uid: number; gid: number },
+  net: boolean,
+  cwd: string,
+): string[] {
+  return [
+    ...mountArgs,
     "--unshare-user",
     "--uid",
     String(identity.uid),
@@ -176,25 +227,21 @@ export async function raiseFence(
     // for, and exits with the agent (supervisor/child.ts).
     "--new-session",
     "--chdir",
-    spec.cwd,
+    cwd,
     "--json-status-fd",
     String(FENCE_STATUS_FD),
   ];
-  return {
-    statusPath: fileIn(dir, FILES.fenceStatus),
-    env: net && file.proxyPort !== null ? proxyEnvironment(file.proxyPort) : {},
-    wrap: (cmd, args) => ({
-      cmd: bwrap,
-      args: [
-        ...options,
-        "--",
-        ...(net && file.socketDir !== null && file.proxyPort !== null
-          ? bridgeArgv(file.socketDir, file.proxyPort, ports, cmd, args)
-          : upArgv(cmd, args)),
-      ],
-    }),
-    lower: () => lowered(proxy, file),
-  };
+}
+
+/** What runs first inside the fence: the bridge under files+net, else the plain gate; both become the agent. */
+function firstProgram(file: FenceFile, cmd: string, args: readonly string[]): string[] {
+  if (file.mode !== "files+net" || file.socketDir === null || file.proxyPort === null)
+    return upArgv(cmd, args);
+  return bridgeArgv(
+    { socketDir: file.socketDir, proxyPort: file.proxyPort, loopbackPorts: file.loopbackPorts },
+    cmd,
+    args,
+  );
 }
 
 /**
@@ -216,8 +263,7 @@ export async function serveFenceAgain(
   }
   const file = read.value;
   if (file.socketDir !== null) fs.mkdirSync(file.socketDir, { recursive: true, mode: 0o700 });
-  const served = serve(dir, file, policy, clock, log);
-  const proxy = await served.start();
+  const proxy = await serveProxy(dir, file, policy, { clock, log });
   log("fence-served-again", { mode: file.mode });
   return {
     statusPath: fileIn(dir, FILES.fenceStatus),

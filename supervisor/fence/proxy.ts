@@ -72,6 +72,11 @@ function listen(server: net.Server, socket: string): Promise<void> {
   });
 }
 
+/** What a refusal does: `onDenied` is told, and the agent gets these words. */
+type Refuse = (denial: Denial) => string;
+/** Keeps a socket among those `close` destroys. */
+type Track = (socket: net.Socket) => void;
+
 /**
  * Starts the proxy of one dispatch: an HTTP proxy (CONNECT tunnels and plain requests in absolute form)
  * on `proxy.sock` that lets through what `rules` allow, and a plain relay per loopback port. `onDenied`
@@ -85,16 +90,40 @@ export async function startFenceProxy(options: {
 }): Promise<FenceProxy> {
   const { rules, onDenied } = options;
   const sockets = new Set<net.Socket>();
-  const track = (socket: net.Socket) => {
+  const track: Track = (socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   };
-  const refuse = (denial: Denial) => {
+  const refuse: Refuse = (denial) => {
     onDenied(denial);
     return `catherd's fence refused ${denial.host}:${denial.port}: ${denial.why}`;
   };
+  const proxy = http.createServer(plainRequests(rules, refuse));
+  proxy.on("connection", track);
+  proxy.on("connect", tunnels(rules, refuse, track));
+  proxy.on("clientError", (_error, socket) => socket.destroy());
+  const relays = options.loopbackPorts.map((port) => ({ relay: relayTo(port, track), port }));
+  const servers: net.Server[] = [proxy, ...relays.map((r) => r.relay)];
+  try {
+    await listen(proxy, proxySocket(options.socketDir));
+    for (const { relay, port } of relays) await listen(relay, portSocket(options.socketDir, port));
+  } catch (error) {
+    for (const server of servers) server.close();
+    throw error;
+  }
+  return {
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await Promise.all(
+        servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+      );
+    },
+  };
+}
 
-  const proxy = http.createServer((request, response) => {
+/** Plain http requests in absolute form: passed on when `rules` allow their host and port, else a 403. */
+function plainRequests(rules: readonly NetRule[], refuse: Refuse): http.RequestListener {
+  return (request, response) => {
     let url: URL;
     try {
       url = new URL(request.url ?? "");
@@ -128,9 +157,16 @@ export async function startFenceProxy(options: {
       response.end(`catherd's fence could not reach ${host}:${port}: ${error.message}\n`);
     });
     request.pipe(upstream);
-  });
-  proxy.on("connection", track);
-  proxy.on("connect", (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+  };
+}
+
+/** CONNECT tunnels: opened to what `rules` allow, else a 403. */
+function tunnels(
+  rules: readonly NetRule[],
+  refuse: Refuse,
+  track: Track,
+): (request: http.IncomingMessage, client: net.Socket, head: Buffer) => void {
+  return (request, client, head) => {
     // The http server stops watching the socket of a CONNECT: the agent may hang up at any moment (it was
     // killed, it gave up), and a write to it that fails ends this connection, never the supervisor.
     client.on("error", () => client.destroy());
@@ -143,48 +179,41 @@ export async function startFenceProxy(options: {
     }
     const upstream = net.connect(asked.port, target(asked.host));
     track(upstream);
-    const unreachable = (error: Error) => {
-      client.end(
-        `HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\n\r\ncatherd's fence could not reach ${asked.host}:${asked.port}: ${error.message}\n`,
-      );
-    };
-    const hungUp = () => upstream.destroy();
-    upstream.once("error", unreachable);
-    client.once("close", hungUp);
-    upstream.once("connect", () => {
-      // From here on the tunnel's own ends (pipeBoth) say what a failure does.
-      upstream.off("error", unreachable);
-      client.off("close", hungUp);
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      if (head.length > 0) upstream.write(head);
-      pipeBoth(client, upstream);
-    });
-  });
-  proxy.on("clientError", (_error, socket) => socket.destroy());
-
-  const relays = options.loopbackPorts.map((port) => {
-    const relay = net.createServer((client) => {
-      track(client);
-      const upstream = net.connect(port, "127.0.0.1");
-      track(upstream);
-      pipeBoth(client, upstream);
-    });
-    return { relay, port };
-  });
-  const servers: net.Server[] = [proxy, ...relays.map((r) => r.relay)];
-  try {
-    await listen(proxy, proxySocket(options.socketDir));
-    for (const { relay, port } of relays) await listen(relay, portSocket(options.socketDir, port));
-  } catch (error) {
-    for (const server of servers) server.close();
-    throw error;
-  }
-  return {
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await Promise.all(
-        servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
-      );
-    },
+    openTunnel(client, upstream, head, asked);
   };
+}
+
+/** The tunnel's answer once `upstream` connects (a 502 when it cannot), then bytes both ways. */
+function openTunnel(
+  client: net.Socket,
+  upstream: net.Socket,
+  head: Buffer,
+  asked: { host: string; port: number },
+): void {
+  const unreachable = (error: Error) => {
+    client.end(
+      `HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\n\r\ncatherd's fence could not reach ${asked.host}:${asked.port}: ${error.message}\n`,
+    );
+  };
+  const hungUp = () => upstream.destroy();
+  upstream.once("error", unreachable);
+  client.once("close", hungUp);
+  upstream.once("connect", () => {
+    // From here on the tunnel's own ends (pipeBoth) say what a failure does.
+    upstream.off("error", unreachable);
+    client.off("close", hungUp);
+    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    if (head.length > 0) upstream.write(head);
+    pipeBoth(client, upstream);
+  });
+}
+
+/** A relay to a loopback port of this host: each connection piped to one of its own. */
+function relayTo(port: number, track: Track): net.Server {
+  return net.createServer((client) => {
+    track(client);
+    const upstream = net.connect(port, "127.0.0.1");
+    track(upstream);
+    pipeBoth(client, upstream);
+  });
 }

@@ -126,7 +126,7 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
         error: { kind: "auth", message: "invalid x-api-key", retryAfter: null },
       }),
     ];
-    const text = renderStatus(rows, "default", 3, NOW);
+    const text = renderStatus(rows, { run: "default", hidden: 3, now: NOW });
     expect(text).toBe(
       [
         "  NAME           ID     BACKEND     STATE    AGE    TOKENS DOING / RESULT",
@@ -143,7 +143,7 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
     );
     for (const line of text.split("\n")) expect(line.length).toBeLessThanOrEqual(80);
     // A terminal 120 columns wide shows the whole of each.
-    const wide = renderStatus(rows, "default", 3, NOW, 120);
+    const wide = renderStatus(rows, { run: "default", hidden: 3, now: NOW, width: 120 });
     expect(wide).toContain(" tool open 3m12s: cargo build --release --all-targets\n");
     expect(wide).toContain(" timeout (idle-timeout)\n");
     expect(wide).toContain(" rate-limit until 14:05\n");
@@ -151,12 +151,11 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
   });
 
   it("is as narrow as its rows let it be: the last column gets the room", () => {
-    const text = renderStatus(
-      [row({ name: "t1", backend: "exec", lastEvent: "compiling" })],
-      "default",
-      0,
-      NOW,
-    );
+    const text = renderStatus([row({ name: "t1", backend: "exec", lastEvent: "compiling" })], {
+      run: "default",
+      hidden: 0,
+      now: NOW,
+    });
     expect(text.split("\n")[0]).toBe("  NAME ID     BACKEND STATE    AGE    TOKENS DOING / RESULT");
     expect(text.split("\n")[1]).toMatch(/^ {2}t1 {3}k3x9qa exec {4}running {2}3m12s {2}20k {4}compiling$/);
   });
@@ -203,16 +202,14 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
           next: { backend: "gemini", model: null, notBefore: null },
         }),
       ],
-      "default",
-      0,
-      NOW,
+      { run: "default", hidden: 0, now: NOW },
     );
     // The table cuts the column at 80 (a wider terminal shows it whole); --json and `show` carry the chain.
     expect(text.split("\n").slice(1, 3)).toEqual([
       "  ladder     k3x9qa claude-code running  3m12s  20k    thinking ← claude-code r…",
       "  handing-on gggggg codex       recorded 3m12s  20k    quota: Quota exceeded → …",
     ]);
-    expect(renderStatus([], "x", 0, NOW)).toBe("no dispatches in run x\n");
+    expect(renderStatus([], { run: "x", hidden: 0, now: NOW })).toBe("no dispatches in run x\n");
     const wide = renderStatus(
       [
         row({
@@ -226,10 +223,7 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
           openToolCalls: [],
         }),
       ],
-      "default",
-      0,
-      NOW,
-      160,
+      { run: "default", hidden: 0, now: NOW, width: 160 },
     );
     expect(wide.split("\n")[1]).toMatch(/ thinking ← claude-code rate-limit ← codex quota$/);
   });
@@ -253,9 +247,7 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
           heavy: { class: "heavy", state: "running", command: "npm test", since, ahead: null },
         }),
       ],
-      "default",
-      0,
-      NOW,
+      { run: "default", hidden: 0, now: NOW },
     );
     expect(
       text
@@ -272,7 +264,7 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
   });
 
   it("says so when a run is empty", () => {
-    expect(renderStatus([], "nightly", 0, NOW)).toBe("no dispatches in run nightly\n");
+    expect(renderStatus([], { run: "nightly", hidden: 0, now: NOW })).toBe("no dispatches in run nightly\n");
   });
 });
 
@@ -282,7 +274,7 @@ describe("spend in status", () => {
       name: "capped",
       spend: { tokens: 41_000, costUsd: 0.1234, costSource: "priced", maxTokens: 50_000, maxCostUsd: 5 },
     });
-    const text = renderStatus([capped, row({ name: "plain" })], "default", 0, NOW);
+    const text = renderStatus([capped, row({ name: "plain" })], { run: "default", hidden: 0, now: NOW });
     const [header, first, second] = text.split("\n");
     expect(header).toBe("  NAME   ID     BACKEND STATE    AGE    TOKENS  COST         DOING / RESULT");
     expect(first).toMatch(/^ {2}capped k3x9qa codex {3}running {2}3m12s {2}41k\/50k ~\$0\.12\/\$5\.00 /);
@@ -336,10 +328,7 @@ describe("a steerable dispatch's conversation in words", () => {
           asking: { id: "q1", kind: "permission", asks: "run:\nnpm test", answerBy: question.answerBy },
         },
       ],
-      "default",
-      0,
-      NOW,
-      120,
+      { run: "default", hidden: 0, now: NOW, width: 120 },
     );
     expect(text).toMatch(/asks: q1 run: npm test \(\+1 more\)/);
     expect(text).not.toMatch(/tool open/);

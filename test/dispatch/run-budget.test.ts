@@ -238,8 +238,7 @@ describe("a run's budget", () => {
       run,
       { dispatchId: ghost, name: "ghost" },
       { tokens: 200_000, costUsd: null },
-      new Date(),
-      false,
+      { at: new Date(), final: false },
     );
     const runFile = readJson(run.runFile);
     fs.writeFileSync(run.runFile, JSON.stringify({ ...runFile, maxParallel: 2 }));

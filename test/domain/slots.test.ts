@@ -41,7 +41,7 @@ const live = judgeOf();
 
 /** The state after each id arrives in turn. */
 function queue(ids: string[], slots = 2, judge: Judge = live): SlotState {
-  return ids.reduce((state, id) => arrive(state, claim(id, slots), judge, AT), EMPTY_SLOTS);
+  return ids.reduce((state, id) => arrive(state, claim(id, slots), judge, { at: AT }), EMPTY_SLOTS);
 }
 
 const names = (claims: readonly SlotClaim[]) => claims.map((c) => c.id);
@@ -59,9 +59,9 @@ describe("arrive", () => {
 
   it("never overtakes a waiter that asked first, even when its own count would let it in", () => {
     // b holds the one slot a and c allow; d allows 3 but waits behind c.
-    let state = arrive(EMPTY_SLOTS, claim("a", 1), live, AT);
-    state = arrive(state, claim("c", 1), live, AT);
-    state = arrive(state, claim("d", 3), live, AT);
+    let state = arrive(EMPTY_SLOTS, claim("a", 1), live, { at: AT });
+    state = arrive(state, claim("c", 1), live, { at: AT });
+    state = arrive(state, claim("d", 3), live, { at: AT });
     expect(names(state.holders)).toEqual(["a", "d"]);
     expect(names(state.waiters)).toEqual(["c"]);
     // With a, c waits with 0 ahead, d 1 ahead: the view of each.
@@ -70,9 +70,9 @@ describe("arrive", () => {
   });
 
   it("remembers a count from CATHERD_LOCK_SLOTS for the takers given none", () => {
-    const state = arrive(EMPTY_SLOTS, claim("a", 3), live, AT, 3);
+    const state = arrive(EMPTY_SLOTS, claim("a", 3), live, { at: AT, remember: 3 });
     expect(state.slots).toBe(3);
-    expect(arrive(state, claim("b"), live, AT).slots).toBe(3);
+    expect(arrive(state, claim("b"), live, { at: AT }).slots).toBe(3);
     expect(slotCount(null, state, 1)).toBe(3);
     expect(slotCount(5, state, 1)).toBe(5);
     expect(slotCount(null, EMPTY_SLOTS, 1)).toBe(1);
@@ -80,7 +80,7 @@ describe("arrive", () => {
 
   it("drops the claims that are provably gone on the way in, and takes the slot they held", () => {
     const state = queue(["a", "b", "c"]);
-    const after = arrive(state, claim("d"), judgeOf(["a", "c"]), AT);
+    const after = arrive(state, claim("d"), judgeOf(["a", "c"]), { at: AT });
     expect(names(after.holders)).toEqual(["b", "d"]);
     expect(after.waiters).toEqual([]);
   });

@@ -79,8 +79,10 @@ describe("environment", () => {
         CATHERD_TEST_ONLY_NO_CGROUP: "1",
         UNSET: undefined,
       },
-      { EXTRA: "1", PATH: "/opt/bin" },
-      { dispatchId: "d1", run: "r1", dir: "/h/runs/r1/dispatches/n/d1" },
+      {
+        overrides: { EXTRA: "1", PATH: "/opt/bin" },
+        markers: { dispatchId: "d1", run: "r1", dir: "/h/runs/r1/dispatches/n/d1" },
+      },
     );
     expect(env).toEqual({
       PATH: "/opt/bin",
@@ -97,13 +99,12 @@ describe("environment", () => {
 
   it("sets PWD and the private temp, lets --env win over them and --pass-env bring a variable by name", () => {
     const inherited = { PWD: "/dispatcher", TMPDIR: "/tmp", SECRET_TOKEN: "s3", CLAUDECODE: "1", HOME: "/h" };
-    const env = agentEnvironment(
-      inherited,
-      { TEMP: "/mine", SECRET_TOKEN: "from-env" },
-      { dispatchId: "d1", run: null },
-      { cwd: "/work/tree", tmp: "/home/x/d1/tmp" },
-      ["SECRET_TOKEN", "CLAUDECODE", "NOT_SET"],
-    );
+    const env = agentEnvironment(inherited, {
+      overrides: { TEMP: "/mine", SECRET_TOKEN: "from-env" },
+      markers: { dispatchId: "d1", run: null },
+      place: { cwd: "/work/tree", tmp: "/home/x/d1/tmp" },
+      passed: ["SECRET_TOKEN", "CLAUDECODE", "NOT_SET"],
+    });
     expect(env).toEqual({
       PWD: "/work/tree",
       TMPDIR: "/home/x/d1/tmp",
@@ -114,7 +115,11 @@ describe("environment", () => {
       CLAUDECODE: "1",
       CATHERD_DISPATCH: "d1",
     });
-    const noTemp = agentEnvironment(inherited, {}, { dispatchId: "d1", run: null }, { cwd: "/w", tmp: null });
+    const noTemp = agentEnvironment(inherited, {
+      overrides: {},
+      markers: { dispatchId: "d1", run: null },
+      place: { cwd: "/w", tmp: null },
+    });
     expect([noTemp.PWD, noTemp.TMPDIR]).toEqual(["/w", "/tmp"]);
   });
 

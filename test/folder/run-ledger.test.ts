@@ -27,7 +27,7 @@ const part = (
   costUsd: number | null,
   final: boolean,
   at = new Date(),
-) => writeSpendPart(run, { dispatchId: id(n), name: `d${n}` }, { tokens, costUsd }, at, final);
+) => writeSpendPart(run, { dispatchId: id(n), name: `d${n}` }, { tokens, costUsd }, { at, final });
 const totals = (s: RunSpend) => ({ tokens: s.tokens, costUsd: Math.round(s.costUsd * 1e6) / 1e6 });
 
 describe("the run's spend ledger", () => {
@@ -214,8 +214,8 @@ describe("one sum for every supervisor of a run", () => {
       const { runPaths } = await import(${JSON.stringify(path.join(ROOT, "dist/src/infra/paths.js"))});
       const run = runPaths(process.argv[1], "r");
       const ids = { dispatchId: process.argv[2], name: process.argv[3] };
-      for (let n = 1; n <= ${steps}; n++) writeSpendPart(run, ids, { tokens: n, costUsd: n / 100 }, new Date(), false);
-      writeSpendPart(run, ids, { tokens: ${steps}, costUsd: ${steps} / 100 }, new Date(), true);
+      for (let n = 1; n <= ${steps}; n++) writeSpendPart(run, ids, { tokens: n, costUsd: n / 100 }, { at: new Date(), final: false });
+      writeSpendPart(run, ids, { tokens: ${steps}, costUsd: ${steps} / 100 }, { at: new Date(), final: true });
       await withSpendLock(run, () => foldUnderLock(run, new Date()));
     `;
     const home = path.dirname(path.dirname(run.dir));

@@ -102,7 +102,7 @@ describe("snapshotWorkTree and writePatch", () => {
     expect(after.head).not.toBe(before.head);
 
     const patch = path.join(scratch(), "changes.patch");
-    const written = await writePatch(before.root, before.tree, after.tree, [], patch);
+    const written = await writePatch(before.root, { from: before.tree, to: after.tree }, [], patch);
     expect(written).toEqual({ ok: true, bytes: fs.statSync(patch).size });
     expect((fs.statSync(patch).mode & 0o777).toString(8)).toBe("600");
     const text = fs.readFileSync(patch, "utf8");
@@ -129,7 +129,7 @@ describe("snapshotWorkTree and writePatch", () => {
     const after = await snapshot(repo);
     const owns = ["src/", "lit*.txt", "moved/"];
     const patch = path.join(scratch(), "owned.patch");
-    expect((await writePatch(before.root, before.tree, after.tree, owns, patch)).ok).toBe(true);
+    expect((await writePatch(before.root, { from: before.tree, to: after.tree }, owns, patch)).ok).toBe(true);
     applyOn(copy, patch);
 
     const end = treeContents(repo, ignoredLogs);
@@ -236,7 +236,7 @@ describe("snapshotWorkTree and writePatch", () => {
     expect(taken.ok).toBe(false);
     if (!taken.ok) expect(taken.reason).toMatch(/not in a git repository/);
     const patch = path.join(plain, "changes.patch");
-    const written = await writePatch(plain, "0".repeat(40), "1".repeat(40), [], patch);
+    const written = await writePatch(plain, { from: "0".repeat(40), to: "1".repeat(40) }, [], patch);
     expect(written.ok).toBe(false);
     expect(fs.readdirSync(plain)).toEqual([]);
     expect(await changedPaths(plain, "0".repeat(40), "1".repeat(40))).toBeNull();

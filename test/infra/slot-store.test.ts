@@ -38,11 +38,9 @@ function claim(id: string, slots = 2): Omit<SlotClaim, "ticket" | "heldSince"> {
 /** Adds claim `id` to the queue in `dir`, as a taker arriving does. */
 function join(dir: string, id: string, slots = 2): Promise<SlotState> {
   return updateSlots(
-    dir,
-    "heavy",
-    (state) => arrive(state, claim(id, slots), judge, AT),
+    { dir, cls: "heavy", clock: systemClock },
+    (state) => arrive(state, claim(id, slots), judge, { at: AT }),
     (state) => viewOf(state, id, judge).present,
-    systemClock,
   );
 }
 
@@ -97,8 +95,7 @@ describe("the slot store", () => {
       );
     let calls = 0;
     const done = await updateSlots(
-      dir,
-      "heavy",
+      { dir, cls: "heavy", clock: systemClock },
       (state) => {
         calls += 1;
         if (calls === 1) {
@@ -106,15 +103,14 @@ describe("the slot store", () => {
           // are removed, as the writers of 10 and 11 remove them: its create of version 2 succeeds.
           let other = state;
           for (let v = 2; v <= 11; v++) {
-            other = arrive(other, claim(`other${v}`), judge, AT);
+            other = arrive(other, claim(`other${v}`), judge, { at: AT });
             writeVersion(v, other);
           }
           for (const v of [1, 2, 3]) fs.rmSync(path.join(dir, `state.${v}.json`), { force: true });
         }
-        return arrive(state, claim("slow"), judge, AT);
+        return arrive(state, claim("slow"), judge, { at: AT });
       },
       (state) => viewOf(state, "slow", judge).present,
-      systemClock,
     );
     // Its version 2 lies behind the newest, unread; seen missing from the newest, it was made again there.
     expect(calls).toBe(2);
@@ -130,11 +126,9 @@ describe("the slot store", () => {
     await join(dir, "b");
     await join(dir, "c");
     const left = await updateSlots(
-      dir,
-      "heavy",
+      { dir, cls: "heavy", clock: systemClock },
       (state) => leave(state, "a"),
       (state) => !state.holders.some((c) => c.id === "a"),
-      systemClock,
     );
     expect(left.holders.map((c) => c.id)).toEqual(["b"]);
     expect(left.waiters.map((c) => c.id)).toEqual(["c"]);

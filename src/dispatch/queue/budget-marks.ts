@@ -1,4 +1,4 @@
-import { type Blocked, blockerOf, budgetBlocked, type Caps, type Slot } from "../../domain/admission.js";
+import { type Blocked, blockerOf, type Caps, type Slot } from "../../domain/admission.js";
 import { FILES } from "../../folder/layout.js";
 import { writeLiveMarker } from "../../folder/markers.js";
 import { readFolderJson } from "../../folder/read.js";
@@ -12,6 +12,14 @@ import type { QueuedEntry } from "../read/queued.js";
 // Under the run's admission lock, inside promotion. Each dispatch is rewritten once per change: the
 // marker's `blockedBy` says what its queued.json says, so nothing else is read.
 
+/** A promotion as the marks see it: what it starts (`chosen`, by folder), the slots after it, its caps, when. */
+export interface PromotionNow {
+  chosen: ReadonlySet<string>;
+  held: readonly Slot[];
+  caps: Caps;
+  nowMs: number;
+}
+
 /**
  * Marks the queued dispatches the run's budget now holds (`caps.spent`), or, once it no longer does, the
  * ones it held with what holds them now beside `held` (the slots after this promotion). `chosen` are
@@ -20,19 +28,30 @@ import type { QueuedEntry } from "../read/queued.js";
 export function markBudgetHolds(
   run: RunPaths,
   waiting: readonly QueuedEntry[],
-  chosen: ReadonlySet<string>,
-  held: readonly Slot[],
-  caps: Caps,
-  nowMs: number,
+  promotion: PromotionNow,
 ): void {
-  for (const q of waiting) {
-    const marked = q.marker.queued?.blockedBy === "budget";
+  for (const { entry, blocked } of budgetMarksDue(waiting, promotion)) mark(run, entry, blocked);
+}
+
+/**
+ * Which waiting dispatches get a new mark, and which: while the budget is spent, each not marked `budget`
+ * yet gets it; once it is not, each still marked `budget` gets what holds it now (none: left as it is, for
+ * the next promotion to start). The ones this promotion starts get none.
+ */
+export function budgetMarksDue<Q extends QueuedEntry>(
+  waiting: readonly Q[],
+  { chosen, held, caps, nowMs }: PromotionNow,
+): { entry: Q; blocked: Blocked }[] {
+  const due: { entry: Q; blocked: Blocked }[] = [];
+  for (const entry of waiting) {
+    const marked = entry.marker.queued?.blockedBy === "budget";
     // Spent: the ones not marked yet. Not spent: the ones still marked.
-    const due = caps.spent !== null ? !marked : marked;
-    if (!due || chosen.has(q.marker.dir)) continue;
-    const blocked = caps.spent === null ? blockerOf(q, held, caps, nowMs) : budgetBlocked(caps.spent);
-    if (blocked !== null) mark(run, q, blocked);
+    if ((caps.spent !== null) === marked || chosen.has(entry.marker.dir)) continue;
+    // A spent budget is what blockerOf names first.
+    const blocked = blockerOf(entry, held, caps, nowMs);
+    if (blocked !== null) due.push({ entry, blocked });
   }
+  return due;
 }
 
 function mark(run: RunPaths, q: QueuedEntry, blocked: Blocked): void {

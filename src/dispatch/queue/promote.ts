@@ -114,7 +114,12 @@ function chooseQueued(live: LiveSet, state: QueueState, placedOnly: boolean): Qu
   const now = state.at.getTime();
   const chosen = choosePromotions(queue, state.slots, state.caps, now);
   const chosenDirs = new Set(chosen.map((q) => q.marker.dir));
-  markBudgetHolds(live.run, waiting, chosenDirs, [...state.slots, ...chosen], state.caps, now);
+  markBudgetHolds(live.run, waiting, {
+    chosen: chosenDirs,
+    held: [...state.slots, ...chosen],
+    caps: state.caps,
+    nowMs: now,
+  });
   return chosen;
 }
 

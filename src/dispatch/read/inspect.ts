@@ -124,137 +124,254 @@ export function inspectDispatch(
     job = null,
   }: { clock?: Clock; probe?: FolderProbe; job?: EngineSight | null } = {},
 ): DispatchView {
-  const problems: CatherdError[] = [];
-  const take = <T>(read: FileRead<T>): T | null => {
-    if (read.kind === "ok") return read.value;
-    if (read.kind === "invalid") problems.push(read.error);
-    return null;
-  };
   const nowMs = clock.wallNow().getTime();
   const reader = probe.host();
   // A record is final: with one, no process matters and none is looked up (status over a long history).
   // One that exists but cannot be read decides nothing: the state is unknown.
   const recordFirst = probe.read(FILES.record);
-  const recordUnreadable = cannotRead(recordFirst);
-  const settled = recordFirst.kind !== "missing" && !recordUnreadable;
-  const alive = (pid: number, startTime: string | null) => !settled && probe.isAlive(pid, startTime);
+  const settled = recordFirst.kind !== "missing" && !cannotRead(recordFirst);
+  const r = readingOf(probe, nowMs, reader, settled);
+  const observed = observe(r, recordFirst, job);
+  return viewOf(dir, r, observed, orphanedOrAsIs(dir, r, observed, stateOf(observed)));
+}
+
+/** A reading by `probe`, its problems gathered as it takes each file. */
+function readingOf(probe: FolderProbe, nowMs: number, reader: HostIdentity, settled: boolean): Reading {
+  const problems: CatherdError[] = [];
+  return {
+    probe,
+    nowMs,
+    reader,
+    settled,
+    problems,
+    take: (read) => {
+      if (read.kind === "ok") return read.value;
+      if (read.kind === "invalid") problems.push(read.error);
+      return null;
+    },
+    alive: (pid, startTime) => !settled && probe.isAlive(pid, startTime),
+  };
+}
+
+/** Each process checked before the file it writes: the starter, the supervisor, the agent, then the ending. */
+function observe(r: Reading, recordFirst: FileRead<RecordFile>, job: EngineSight | null): Observed {
+  const start = readStart(r);
+  const sup = readSupervisor(r, job, start.admit);
+  const agent = readAgent(r);
+  const exitRead = r.probe.read(FILES.exit);
+  const exit = r.take(exitRead);
+  const recordRead = r.settled ? recordFirst : r.probe.read(FILES.record);
+  const record = r.take(recordRead);
+  const reads = [start.admitRead, start.specRead, sup.placementRead, sup.supervisorRead, agent.procRead];
+  const unreadable = [recordFirst, ...reads, exitRead, recordRead].some(cannotRead);
+  // Before its supervisor came up, a placed dispatch is what its engine says of its job.
+  const unplaced = !sup.hasSupervisor && !r.settled ? sup.placement : null;
+  const phase = unplaced !== null && job !== null ? phaseOf(job) : null;
+  const undecided =
+    unplaced !== null && phase === null
+      ? unplacedWhy(r, unplaced, sup.judged.undecided, job)
+      : sup.judged.undecided;
+  return { start, sup, agent, exitRead, exit, recordRead, record, unreadable, undecided, phase, job };
+}
+
+/** The view of the folder in `state`, with the duty a reader that finds it so has. */
+function viewOf(dir: string, r: Reading, o: Observed, state: DispatchState): DispatchView {
+  const { start, sup, agent, exit, undecided } = o;
+  return {
+    dir,
+    dispatchId: dispatchIdOf({ dir, admit: start.admit, spec: start.spec }),
+    state,
+    duty: readerDuty(state, {
+      supervisorAlive: sup.judged.alive,
+      agentNamedAlive: exit === null && agent.proc !== null && agent.proc.startTime !== null && agent.alive,
+      // A placed dispatch's supervisor is its engine's job: none is started outside it.
+      mayAdopt: !sup.placed,
+      undecided: undecided !== null,
+    }),
+    ...start.files,
+    supervisor: sup.supervisor,
+    proc: agent.proc,
+    exit,
+    record: o.record,
+    placement: sup.placement,
+    job: o.job,
+    undecided: state === "unknown" || state === "exited" ? undecided : null,
+    problems: r.problems,
+    admittedAtMs: start.admittedAtMs,
+  };
+}
+
+/** One inspection under way: the probe, the time and host it reads at, and what it found so far. */
+interface Reading {
+  probe: FolderProbe;
+  nowMs: number;
+  reader: HostIdentity;
+  /** A readable record exists: no process is looked up. */
+  settled: boolean;
+  /** Each file that exists but could not be read, in the order read. */
+  problems: CatherdError[];
+  /** A read's value, its problem kept; null when missing or invalid. */
+  take<T>(read: FileRead<T>): T | null;
+  /** Alive by pid and start time in this reader's /proc; never asked once settled. */
+  alive(pid: number, startTime: string | null): boolean;
+}
+
+/** What a dispatch was asked to start with, and whether the process starting its supervisor still may. */
+function readStart(r: Reading) {
+  const { probe } = r;
   const admitRead = probe.read(FILES.admit);
-  const admit = take(admitRead);
+  const admit = r.take(admitRead);
   const specRead = probe.read(FILES.spec);
-  const spec = take(specRead);
-  const queued = take(probe.read(FILES.queued));
+  const spec = r.take(specRead);
+  const queued = r.take(probe.read(FILES.queued));
   // A promoted dispatch's supervisor is started by its promoter: the promoter stands where the dispatcher
   // stands for one admitted to start at once, and is checked before supervisor.json for the same reason.
-  const promoted = queued === null ? null : take(probe.read(FILES.promoted));
+  const promoted = queued === null ? null : r.take(probe.read(FILES.promoted));
   const admittedAtMs = admit !== null ? Date.parse(admit.admittedAt) : probe.birthMs();
   const startAskedMs = promoted !== null ? Date.parse(promoted.at) : admittedAtMs;
-  const ageMs = Number.isFinite(startAskedMs) ? nowMs - startAskedMs : Number.POSITIVE_INFINITY;
+  const ageMs = Number.isFinite(startAskedMs) ? r.nowMs - startAskedMs : Number.POSITIVE_INFINITY;
   const starter = promoted?.by ?? admit?.dispatcher ?? null;
   const dispatcherAlive =
     admit !== null &&
     (queued === null || promoted !== null) &&
     starter !== null &&
-    !settled &&
-    starterAlive(hostRelation(starter.host, reader), () => alive(starter.pid, starter.startTime), ageMs);
+    !r.settled &&
+    starterAlive(hostRelation(starter.host, r.reader), () => r.alive(starter.pid, starter.startTime), ageMs);
+  return {
+    admitRead,
+    admit,
+    specRead,
+    spec,
+    files: { admit, spec, queued, promoted },
+    admittedAtMs,
+    ageMs,
+    dispatcherAlive,
+  };
+}
+
+/** Where the dispatch was placed, and its supervisor as judged from here (judgeOurs). */
+function readSupervisor(r: Reading, job: EngineSight | null, admit: AdmitFile | null) {
+  const { probe } = r;
   // The dispatcher (or the promoter) writes placement.json once its engine took the job.
   const placementRead = probe.read(FILES.placement);
-  const placement = take(placementRead);
-  const placed = admit?.placement !== undefined || placementRead.kind !== "missing";
+  const placement = r.take(placementRead);
   const supervisorRead = probe.read(FILES.supervisor);
-  const supervisor = take(supervisorRead);
-  // From the same read: a torn supervisor.json still means a supervisor came up.
-  const hasSupervisor = supervisorRead.kind !== "missing";
-  const where = supervisor === null ? "same" : hostRelation(supervisor.host, reader);
-  const judged = settled
+  const supervisor = r.take(supervisorRead);
+  const where = supervisor === null ? "same" : hostRelation(supervisor.host, r.reader);
+  const judged = r.settled
     ? { alive: false, undecided: null }
-    : judgeOurs({ supervisor, where, placement, job, probe, alive, nowMs, problems });
-  const supervisorAlive = judged.alive;
-  const procRead = probe.read(FILES.proc);
-  const proc = take(procRead);
+    : judgeOurs({
+        supervisor,
+        where,
+        placement,
+        job,
+        probe,
+        alive: r.alive,
+        nowMs: r.nowMs,
+        problems: r.problems,
+      });
+  return {
+    placementRead,
+    placement,
+    supervisorRead,
+    supervisor,
+    // From the same read: a torn supervisor.json still means a supervisor came up.
+    hasSupervisor: supervisorRead.kind !== "missing",
+    placed: admit?.placement !== undefined || placementRead.kind !== "missing",
+    where,
+    judged,
+  };
+}
+
+/** The agent proc.json names, alive only when it runs on this reader's host, and whether a cancel was asked. */
+function readAgent(r: Reading) {
+  const procRead = r.probe.read(FILES.proc);
+  const proc = r.take(procRead);
   // An agent on another host or PID namespace is never looked up here: its supervisor answers for it.
-  const agentHere = proc !== null && hostRelation(proc.host, reader) === "same";
-  const agentAlive = agentHere && alive(proc.pid, proc.startTime);
-  const cancelRequested = probe.exists(FILES.cancel);
-  const exitRead = probe.read(FILES.exit);
-  const exit = take(exitRead);
-  const recordRead = settled ? recordFirst : probe.read(FILES.record);
-  const record = take(recordRead);
-  const unreadable =
-    recordUnreadable ||
-    [admitRead, specRead, placementRead, supervisorRead, procRead, exitRead, recordRead].some(cannotRead);
-  // Before its supervisor came up, a placed dispatch is what its engine says of its job.
-  const noSupervisorYet = placement !== null && !hasSupervisor && !settled;
-  const phase = noSupervisorYet && job !== null ? phaseOf(job) : null;
-  let undecided = judged.undecided;
-  if (noSupervisorYet && phase === null) {
-    if (job?.kind === "unreachable") problems.push(job.error);
-    undecided ??=
-      job === null
-        ? `${jobName(placement)} was not asked about`
-        : `${placement.engine} did not answer about job ${placement.jobId}`;
-  }
-  let state = dispatchState({
-    unreadable,
+  const here = proc !== null && hostRelation(proc.host, r.reader) === "same";
+  const alive = here && r.alive(proc.pid, proc.startTime);
+  return { procRead, proc, here, alive, cancelRequested: r.probe.exists(FILES.cancel) };
+}
+
+/** Everything read of the folder and its processes, in the order read: what its state is decided by. */
+interface Observed {
+  start: ReturnType<typeof readStart>;
+  sup: ReturnType<typeof readSupervisor>;
+  agent: ReturnType<typeof readAgent>;
+  exitRead: FileRead<unknown>;
+  exit: ExitFile | null;
+  recordRead: FileRead<unknown>;
+  record: RecordFile | null;
+  unreadable: boolean;
+  undecided: string | null;
+  /** What its engine says of the job of a placed dispatch whose supervisor has not come up yet. */
+  phase: ReturnType<typeof phaseOf>;
+  /** What the engine said of the job, when the reader asked it. */
+  job: EngineSight | null;
+}
+
+/**
+ * Why a placed dispatch whose supervisor has not come up, and whose engine did not say where its job is,
+ * cannot be told (an engine that could not be reached is a problem too); the supervisor's own why first.
+ */
+function unplacedWhy(
+  r: Reading,
+  placement: PlacementFile,
+  supervisorWhy: string | null,
+  job: EngineSight | null,
+): string {
+  if (job?.kind === "unreachable") r.problems.push(job.error);
+  if (supervisorWhy !== null) return supervisorWhy;
+  return job === null
+    ? `${jobName(placement)} was not asked about`
+    : `${placement.engine} did not answer about job ${placement.jobId}`;
+}
+
+/** The state the observations say (domain/state.ts), before the orphan check. */
+function stateOf(o: Observed): DispatchState {
+  const { queued, promoted } = o.start.files;
+  return dispatchState({
+    unreadable: o.unreadable,
     // A torn or newer record still means "recorded": nobody may record the dispatch again.
-    hasRecord: recordRead.kind !== "missing" && !cannotRead(recordRead),
-    hasExit: exitRead.kind !== "missing",
-    hasSupervisor,
-    supervisorAlive,
-    undecided: undecided !== null,
-    job: phase,
-    agentAlive,
-    cancelRequested,
-    dispatcherAlive,
-    ageMs,
+    hasRecord: o.recordRead.kind !== "missing" && !cannotRead(o.recordRead),
+    hasExit: o.exitRead.kind !== "missing",
+    hasSupervisor: o.sup.hasSupervisor,
+    supervisorAlive: o.sup.judged.alive,
+    undecided: o.undecided !== null,
+    job: o.phase,
+    agentAlive: o.agent.alive,
+    cancelRequested: o.agent.cancelRequested,
+    dispatcherAlive: o.start.dispatcherAlive,
+    ageMs: o.start.ageMs,
     queue:
       queued === null
         ? "no"
-        : waitsUnpromoted({ queued: true, promoted: promoted !== null, ended: exitRead.kind !== "missing" })
+        : waitsUnpromoted({ queued: true, promoted: promoted !== null, ended: o.exitRead.kind !== "missing" })
           ? "waiting"
           : "promoted",
   });
-  // The supervisor may have died after spawning the agent but before naming it in proc.json, or the agent
-  // may have ended and left a process behind: anything still carrying the dispatch's variable is an orphan
-  // to stop (catherd cancel), not a lost dispatch to record while it runs on. Only on the reader's host, and
-  // never for a placed dispatch whose supervisor did not come up (its job ran nothing). A fenced agent
-  // runs only once proc.json names it: without proc.json, what carries the variable is its fence, which
-  // ends by itself without running it (specs/sandbox.md, "A supervisor's death while the fence goes up").
-  const processesHere = supervisor === null ? !placed : where === "same";
-  const fenceEndingUnrun = spec?.sandbox !== undefined && proc === null;
-  if (
-    state === "lost" &&
+}
+
+/**
+ * A lost dispatch found orphaned after all. The supervisor may have died after spawning the agent but
+ * before naming it in proc.json, or the agent may have ended and left a process behind: anything still
+ * carrying the dispatch's variable is an orphan to stop (catherd cancel), not a lost dispatch to record
+ * while it runs on. Only on the reader's host, and never for a placed dispatch whose supervisor did not
+ * come up (its job ran nothing). A fenced agent runs only once proc.json names it: without proc.json,
+ * what carries the variable is its fence, which ends by itself without running it
+ * (specs/sandbox.md, "A supervisor's death while the fence goes up").
+ */
+function orphanedOrAsIs(dir: string, r: Reading, o: Observed, state: DispatchState): DispatchState {
+  if (state !== "lost") return state;
+  const { spec } = o.start;
+  const processesHere = o.sup.supervisor === null ? !o.sup.placed : o.sup.where === "same";
+  const fenceEndingUnrun = spec?.sandbox !== undefined && o.agent.proc === null;
+  const carried =
     processesHere &&
     !fenceEndingUnrun &&
-    (proc === null || agentHere) &&
-    probe.carriesDispatch(agentDispatchId({ dir, spec }))
-  ) {
-    state = "orphaned";
-  }
-  return {
-    dir,
-    dispatchId: dispatchIdOf({ dir, admit, spec }),
-    state,
-    duty: readerDuty(state, {
-      supervisorAlive,
-      agentNamedAlive: exit === null && proc !== null && proc.startTime !== null && agentAlive,
-      // A placed dispatch's supervisor is its engine's job: none is started outside it.
-      mayAdopt: !placed,
-      undecided: undecided !== null,
-    }),
-    admit,
-    spec,
-    queued,
-    promoted,
-    supervisor,
-    proc,
-    exit,
-    record,
-    placement,
-    job,
-    undecided: state === "unknown" || state === "exited" ? undecided : null,
-    problems,
-    admittedAtMs,
-  };
+    (o.agent.proc === null || o.agent.here) &&
+    r.probe.carriesDispatch(agentDispatchId({ dir, spec }));
+  return carried ? "orphaned" : state;
 }
 
 /**

@@ -1,0 +1,91 @@
+import { describe, expect, it } from "vitest";
+import { budgetMarksDue, type PromotionNow } from "../../src/dispatch/queue/budget-marks.js";
+import type { QueuedEntry } from "../../src/dispatch/read/queued.js";
+import type { Caps, Slot } from "../../src/domain/admission.js";
+import type { Crossing } from "../../src/domain/budget.js";
+import type { QueueBlocker } from "../../src/domain/vocab.js";
+
+const NOW = Date.parse("2026-12-06T10:00:00Z");
+const SPENT: Crossing = { cap: "run-tokens", limit: 1000, used: 1200, message: "1,200 tokens of 1,000" };
+const OPEN: Caps = { maxParallel: 1, perBackend: {}, spent: null };
+
+/** A queued dispatch `name`, its marker saying `blockedBy` (undefined: no mark yet). */
+function queued(name: string, blockedBy?: QueueBlocker, notBefore: number | null = null): QueuedEntry {
+  const since = "2026-12-06T09:00:00Z";
+  return {
+    name,
+    dispatchId: `20261206T090000Z-${name.padEnd(6, "0")}`,
+    backend: "codex",
+    owns: [],
+    notBefore,
+    since,
+    marker: {
+      schema: 1,
+      dispatchId: `20261206T090000Z-${name.padEnd(6, "0")}`,
+      name,
+      dir: `/runs/r/dispatches/${name}/x`,
+      owns: [],
+      queued: { since, notBefore: null, ...(blockedBy === undefined ? {} : { blockedBy }) },
+    },
+  };
+}
+
+const running: Slot = { name: "busy", dispatchId: "20261206T080000Z-busy00", backend: "codex", owns: [] };
+
+function due(waiting: QueuedEntry[], promotion: Partial<PromotionNow>): [string, QueueBlocker][] {
+  const now: PromotionNow = { chosen: new Set(), held: [], caps: OPEN, nowMs: NOW, ...promotion };
+  return budgetMarksDue(waiting, now).map(({ entry, blocked }) => [entry.name, blocked.blockedBy]);
+}
+
+describe("the budget's marks on the queue", () => {
+  it.each([
+    {
+      title: "a spent budget marks each waiting dispatch not marked budget yet",
+      waiting: [queued("a"), queued("b", "capacity"), queued("c", "budget")],
+      promotion: { caps: { ...OPEN, spent: SPENT } },
+      marks: [
+        ["a", "budget"],
+        ["b", "budget"],
+      ],
+    },
+    {
+      title: "a budget no longer spent gives each still marked budget what holds it now",
+      waiting: [queued("a", "budget"), queued("b", "capacity")],
+      promotion: { held: [running] },
+      marks: [["a", "capacity"]],
+    },
+    {
+      title: "one still marked budget that nothing holds now keeps its mark, for promotion to start",
+      waiting: [queued("a", "budget")],
+      promotion: {},
+      marks: [],
+    },
+    {
+      title: "one not before a later time is marked so once the budget lets go",
+      waiting: [queued("a", "budget", NOW + 60_000)],
+      promotion: {},
+      marks: [["a", "not-before"]],
+    },
+    {
+      title: "the ones this promotion starts are never marked",
+      waiting: [queued("a"), queued("b", "budget")],
+      promotion: { caps: { ...OPEN, spent: SPENT }, chosen: new Set(["/runs/r/dispatches/a/x"]) },
+      marks: [],
+    },
+  ])("$title", ({ waiting, promotion, marks }) => {
+    expect(due(waiting, promotion)).toEqual(marks);
+  });
+
+  it("marks a spent budget with its limit and what was used", () => {
+    const [mark] = budgetMarksDue([queued("a")], {
+      chosen: new Set(),
+      held: [],
+      caps: { ...OPEN, spent: SPENT },
+      nowMs: NOW,
+    });
+    expect(mark?.blocked).toEqual({
+      blockedBy: "budget",
+      blocker: { budget: "tokens", limit: 1000, used: 1200 },
+    });
+  });
+});
