@@ -184,7 +184,7 @@ for (const program of programs) fs.chmodSync(path.join(out, `${program}.js`), 0o
 const ui = path.join(dist, "ui");
 await build({
   cwd: root,
-  input: { app: path.join(root, "src/ui/page/main.ts") },
+  input: { app: path.join(root, "src/ui/page/page.ts") },
   platform: "browser",
   logLevel: "warn",
   output: { dir: ui, format: "esm", entryFileNames: "[name].js", sourcemap: false, minify: true },

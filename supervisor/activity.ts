@@ -1,7 +1,7 @@
-import type { LineFacts } from "../src/domain/facts.js";
-import { addFacts, emptySummary } from "../src/domain/summary.js";
-import { accounts, type ModelAccount } from "../src/domain/usage.js";
-import type { WatchState } from "../src/domain/watch.js";
+import { addFacts, emptySummary } from "../src/domain/ending/summary.js";
+import { accounts, type ModelAccount } from "../src/domain/spend/usage.js";
+import type { LineFacts } from "../src/domain/watch/facts.js";
+import type { WatchState } from "../src/domain/watch/watch.js";
 import { FILES } from "../src/folder/layout.js";
 import { type PricedUsage, pricedUsage } from "../src/folder/spend.js";
 import { writeFolderJson } from "../src/folder/write.js";

@@ -1,5 +1,5 @@
 import type { Backend } from "../src/backends/types.js";
-import { type LineFacts, PROGRESS } from "../src/domain/facts.js";
+import { type LineFacts, PROGRESS } from "../src/domain/watch/facts.js";
 import { FILES, fileIn } from "../src/folder/layout.js";
 import { LineReader, type ReadResult } from "../src/infra/line-reader.js";
 import type { RunningChild } from "./child.js";

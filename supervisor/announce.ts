@@ -1,4 +1,4 @@
-import { recordHeadline, whyLine } from "../src/domain/record-words.js";
+import { recordHeadline, whyLine } from "../src/domain/ending/record-words.js";
 import { FILES } from "../src/folder/layout.js";
 import { readFolderJson } from "../src/folder/read.js";
 import { okValue } from "../src/infra/json-file.js";

@@ -1,5 +1,6 @@
 import type { Spec } from "../src/domain/schemas.js";
 import type { Containment } from "../src/domain/vocab.js";
+import { type CgroupUsage, readUsage } from "../src/infra/cgroup/cgroup-usage.js";
 import { detectCgroups } from "../src/infra/cgroup/detect.js";
 import {
   cgroupName,
@@ -11,7 +12,6 @@ import {
   removeDispatchCgroup,
 } from "../src/infra/cgroup/dispatch-cgroup.js";
 import { killCgroup } from "../src/infra/cgroup/kill.js";
-import { type CgroupUsage, readUsage } from "../src/infra/cgroup/usage.js";
 import type { Clock } from "../src/infra/clock.js";
 import { CgroupJoinFailed, type RunningChild, type SpawnRequest, spawnAgent } from "./child.js";
 import type { SupervisorLog } from "./log.js";

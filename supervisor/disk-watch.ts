@@ -1,4 +1,4 @@
-import type { DiskFull } from "../src/domain/disk.js";
+import type { DiskFull } from "../src/domain/watch/disk.js";
 import { diskFullOf, fullDisk } from "../src/infra/disk-space.js";
 import type { SupervisorLog } from "./log.js";
 

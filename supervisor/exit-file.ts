@@ -1,11 +1,11 @@
-import { diskFullWords } from "../src/domain/disk.js";
-import { type ExitFacts, judgeEnding, type Sighting } from "../src/domain/ending.js";
+import { type ExitFacts, judgeEnding, type Sighting } from "../src/domain/ending/ending.js";
 import type { Containment, ExitReason } from "../src/domain/vocab.js";
-import type { WatchState } from "../src/domain/watch.js";
+import { diskFullWords } from "../src/domain/watch/disk.js";
+import type { WatchState } from "../src/domain/watch/watch.js";
 import { writeExit } from "../src/folder/exit.js";
 import type { FILES } from "../src/folder/layout.js";
 import type { FolderJsonBody } from "../src/folder/write.js";
-import type { CgroupUsage } from "../src/infra/cgroup/usage.js";
+import type { CgroupUsage } from "../src/infra/cgroup/cgroup-usage.js";
 import { diskFullOf } from "../src/infra/disk-space.js";
 import type { StopReport } from "../src/infra/stop.js";
 import type { ChildExit, RunningChild } from "./child.js";
@@ -16,7 +16,7 @@ import { failure, type SupervisorLog } from "./log.js";
 /**
  * How a supervised run ended, as the supervisor saw it: the reason, the watch state it ended in, and what
  * it saw of the end (a full disk, a cap, a signal, the engine's end, its own error). The kind and the
- * error exit.json keeps are decided from these by src/domain/ending.ts, when exit.json is written.
+ * error exit.json keeps are decided from these by src/domain/ending/ending.ts, when exit.json is written.
  */
 export interface Ending {
   reason: ExitReason;
@@ -88,7 +88,7 @@ function seenOf(facts: ExitFileFacts): Sighting {
   return { ...facts.ending.seen, oom: { kills, memoryBytes: facts.memoryBytes } };
 }
 
-/** exit.json's body: the verdict's reason, kind and error (src/domain/ending.ts), and the run's figures. */
+/** exit.json's body: the verdict's reason, kind and error (src/domain/ending/ending.ts), and the run's figures. */
 function exitBody(facts: ExitFileFacts, judged: ExitFacts): ExitBody {
   const { ending, child, usage } = facts;
   const verdict = judgeEnding(judged, null);

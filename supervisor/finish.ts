@@ -1,5 +1,5 @@
 import type { Spec } from "../src/domain/schemas.js";
-import type { CgroupUsage } from "../src/infra/cgroup/usage.js";
+import type { CgroupUsage } from "../src/infra/cgroup/cgroup-usage.js";
 import { type StopReport, stopDispatch } from "../src/infra/stop.js";
 import { type EarlyPromoter, promoteAfterRecord, startPromoterEarly } from "./after-record.js";
 import type { RunningChild } from "./child.js";

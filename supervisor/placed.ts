@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import type { PlacementFile } from "../src/domain/schemas.js";
 import type { Engine, EngineEnding } from "../src/engines/engine.js";
-import { engineNamed } from "../src/engines/registry.js";
+import { engineNamed } from "../src/engines/engine-registry.js";
 import { FILES, fileIn } from "../src/folder/layout.js";
 import { readFolderJson } from "../src/folder/read.js";
 import { writeFolderJson } from "../src/folder/write.js";

@@ -1,5 +1,5 @@
-import type { Crossing, Spend } from "../src/domain/budget.js";
-import { type RunBudget, replacePart, runCrossing } from "../src/domain/run-budget.js";
+import type { Crossing, Spend } from "../src/domain/spend/budget.js";
+import { type RunBudget, replacePart, runCrossing } from "../src/domain/spend/run-budget.js";
 import { placeOf, runOf } from "../src/folder/layout.js";
 import { readRunFile } from "../src/folder/run-file.js";
 import { type LedgerSum, writeSpendPart } from "../src/folder/run-ledger.js";

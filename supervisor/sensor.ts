@@ -1,13 +1,13 @@
-import type { Crossing } from "../src/domain/budget.js";
-import type { DiskFull } from "../src/domain/disk.js";
-import { sleepFor } from "../src/domain/next-look.js";
+import type { Crossing } from "../src/domain/spend/budget.js";
 import type { ErrorKind, ExitReason } from "../src/domain/vocab.js";
-import type { PollSignals } from "../src/domain/watch.js";
+import type { DiskFull } from "../src/domain/watch/disk.js";
+import { sleepFor } from "../src/domain/watch/next-look.js";
+import type { PollSignals } from "../src/domain/watch/watch.js";
 import type { Clock } from "../src/infra/clock.js";
 
 // The watch loop's shape (specs/supervisor.md, "The loop"): at each poll every sensor looks in turn and
 // says what it saw and when it next needs a look; the rules judge what the poll saw; the loop sleeps until
-// the earliest next look (sleepFor, src/domain/next-look.ts), or until news cuts the sleep short.
+// the earliest next look (sleepFor, src/domain/watch/next-look.ts), or until news cuts the sleep short.
 
 /** How the watch ends: the exit reason and what goes with it. */
 export interface Stop {

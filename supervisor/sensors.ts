@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import type { Crossing } from "../src/domain/budget.js";
+import type { Crossing } from "../src/domain/spend/budget.js";
 import type { Clock } from "../src/infra/clock.js";
 import type { ActivityWriter } from "./activity.js";
 import type { DiskWatch } from "./disk-watch.js";

@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import { NO_SLOTS, type SlotSignals } from "../src/domain/slot-time.js";
+import { NO_SLOTS, type SlotSignals } from "../src/domain/lock/slot-time.js";
 import { readLockReports } from "../src/folder/lock-reports.js";
 
 /**

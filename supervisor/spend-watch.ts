@@ -1,6 +1,6 @@
 import type { Backend, Billing } from "../src/backends/types.js";
-import { type Crossing, crossing, type Spend, type SpendCaps } from "../src/domain/budget.js";
-import { billedTokens, type ModelAccount, totalOf } from "../src/domain/usage.js";
+import { type Crossing, crossing, type Spend, type SpendCaps } from "../src/domain/spend/budget.js";
+import { billedTokens, type ModelAccount, totalOf } from "../src/domain/spend/usage.js";
 import { billingOf, type PricedUsage, pricedUsage, wantsTable } from "../src/folder/spend.js";
 import { loadPricer, type Pricer } from "../src/infra/prices.js";
 import type { SupervisorLog } from "./log.js";

@@ -1,7 +1,12 @@
 import type { SteerProtocol } from "../src/backends/types.js";
-import { questionStep, type ResponseFile, type ResponseStep, responseStep } from "../src/domain/questions.js";
 import type { OnQuestion } from "../src/domain/schemas.js";
-import type { NewQuestion } from "../src/domain/steering.js";
+import {
+  questionStep,
+  type ResponseFile,
+  type ResponseStep,
+  responseStep,
+} from "../src/domain/steering/questions.js";
+import type { NewQuestion } from "../src/domain/steering/steer-decisions.js";
 import { notifyQuestion } from "../src/folder/notify.js";
 import {
   markResponseDelivered,
@@ -10,12 +15,12 @@ import {
   readQuestion,
   writeQuestion,
   writeResponse,
-} from "../src/folder/questions.js";
+} from "../src/folder/question-files.js";
 import type { WriteResult } from "./channel.js";
 import type { SupervisorLog } from "./log.js";
 
 // questions/ as the supervisor's side of a conversation keeps it (specs/steering.md, "Questions"; the
-// edge of questionStep, src/domain/questions.ts): the CLI's asks written as questions, the policy's answer
+// edge of questionStep, src/domain/steering/questions.ts): the CLI's asks written as questions, the policy's answer
 // written when due, each answer given to the CLI once.
 
 export interface QuestionsInput {

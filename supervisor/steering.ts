@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
 import type { SteerProtocol } from "../src/backends/types.js";
-import type { LineFacts } from "../src/domain/facts.js";
-import { isOpen } from "../src/domain/inbox.js";
 import type { SteerSettings } from "../src/domain/schemas.js";
+import { isOpen } from "../src/domain/steering/inbox.js";
 import {
   BRIEF,
   initialSteer,
@@ -18,16 +17,17 @@ import {
   steerSignals,
   takeAsks,
   undelivered,
-} from "../src/domain/steering.js";
-import type { SteerSignals } from "../src/domain/watch.js";
-import { type InboxEntry, messageIds, moveMessage, readEntry } from "../src/folder/inbox.js";
+} from "../src/domain/steering/steer-decisions.js";
+import type { LineFacts } from "../src/domain/watch/facts.js";
+import type { SteerSignals } from "../src/domain/watch/watch.js";
+import { type InboxEntry, messageIds, moveMessage, readEntry } from "../src/folder/inbox-files.js";
 import { ChannelWriter, type WriteResult } from "./channel.js";
 import type { SupervisorLog } from "./log.js";
 import { SteeringQuestions } from "./steering-questions.js";
 import { pauseAt } from "./test-hooks.js";
 
 // The supervisor's side of talking to a running agent (specs/steering.md, "The seam"): the I/O edge of
-// the pure conversation in src/domain/steering.ts. It reads inbox/ and questions/ into facts, asks the
+// the pure conversation in src/domain/steering/steer-decisions.ts. It reads inbox/ and questions/ into facts, asks the
 // core, and carries out what it decides: receipts and questions written, lines written to the channel —
 // each line made by the backend's protocol (SteerProtocol), the only part that knows the CLI's wire format.
 //

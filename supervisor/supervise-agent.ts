@@ -1,12 +1,12 @@
 import * as fs from "node:fs";
 import { loadBackend } from "../src/backends/load.js";
 import type { Backend } from "../src/backends/types.js";
-import { elapsedSince } from "../src/domain/boot-clock.js";
 import { SPEC_DEFAULTS } from "../src/domain/defaults.js";
-import { diskEndingMessage, diskFullWords } from "../src/domain/disk.js";
 import { asCatherdError, CatherdError, isCatherdError, stackOf } from "../src/domain/errors.js";
 import type { Spec } from "../src/domain/schemas.js";
-import { agentDispatchId } from "../src/folder/ids.js";
+import { elapsedSince } from "../src/domain/watch/boot-clock.js";
+import { diskEndingMessage, diskFullWords } from "../src/domain/watch/disk.js";
+import { agentDispatchId } from "../src/folder/dispatch-id-of.js";
 import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
 import { absolutePaths, readSpecFile, resolveSpec } from "../src/folder/spec.js";
 import { writeFolderJson } from "../src/folder/write.js";
@@ -15,6 +15,7 @@ import { diskFullOf } from "../src/infra/disk-space.js";
 import { hostIdentity } from "../src/infra/host-identity.js";
 import { startTimeOf } from "../src/infra/process-identity.js";
 import { adoptedChild } from "./adopted-child.js";
+import { prepareWorkplace } from "./agent-place.js";
 import { makeChannel } from "./channel.js";
 import { fencedExitOf, type RunningChild, type SpawnRequest } from "./child.js";
 import { reopenContainment, spawnContained } from "./containment.js";
@@ -27,12 +28,11 @@ import { failure, type SupervisorLog } from "./log.js";
 import { enterPhase } from "./phases.js";
 import { endingOfOwnJob, notePlacementNode, ownPlacement } from "./placed.js";
 import { stopPreviousTurn } from "./previous-turn.js";
-import { resumePoint } from "./resume.js";
+import { resumePoint } from "./resume-point.js";
 import type { Steering } from "./steering.js";
 import type { Adoption } from "./take-over.js";
 import { pauseAt } from "./test-hooks.js";
 import { type WatchInput, watchAgent } from "./watch-loop.js";
-import { prepareWorkplace } from "./workplace.js";
 
 // The supervisor's work once it has claimed its folder (supervise.ts): everything it loads only then —
 // its backend alone, the spec's schemas, containment, the watch loop, the stop and the record.

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
-import { SUPERVISOR_LOCK_STALE_MS } from "../src/domain/supervisor-judgement.js";
+import { SUPERVISOR_LOCK_STALE_MS } from "../src/domain/state/supervisor-judgement.js";
 import { FILES, fileIn } from "../src/folder/layout.js";
-import { readSupervisorFile } from "../src/folder/supervisor-file.js";
+import { readSupervisorFile } from "../src/folder/supervisor-read.js";
 import { hostIdentity } from "../src/infra/host-identity.js";
 import { tryLock } from "../src/infra/lock.js";
 import { isSameProcess } from "../src/infra/process-identity.js";

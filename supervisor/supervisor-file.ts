@@ -1,4 +1,4 @@
-import type { BootStamp } from "../src/domain/boot-clock.js";
+import type { BootStamp } from "../src/domain/watch/boot-clock.js";
 import { FILES } from "../src/folder/layout.js";
 import { type JsonWriter, writeFolderJson } from "../src/folder/write.js";
 import { hostIdentity } from "../src/infra/host-identity.js";

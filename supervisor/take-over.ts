@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
-import type { BootStamp } from "../src/domain/boot-clock.js";
 import type { ProcFile, SupervisorFile } from "../src/domain/schemas.js";
+import type { BootStamp } from "../src/domain/watch/boot-clock.js";
 import { FILES, fileIn } from "../src/folder/layout.js";
 import { readFolderJson } from "../src/folder/read.js";
 import { bootStamp, type Clock } from "../src/infra/clock.js";

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import type { UsageLog, UsageLogContext } from "../src/backends/types.js";
-import type { LineFacts } from "../src/domain/facts.js";
-import type { UsageReport } from "../src/domain/usage.js";
+import type { UsageReport } from "../src/domain/spend/usage.js";
+import type { LineFacts } from "../src/domain/watch/facts.js";
 import { FILES, fileIn } from "../src/folder/layout.js";
 import { usageLine } from "../src/folder/usage-file.js";
 import { appendLine } from "../src/infra/atomic.js";

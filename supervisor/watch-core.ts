@@ -1,5 +1,5 @@
-import type { LineFacts } from "../src/domain/facts.js";
-import { NO_SLOTS, observeSlots, type SlotSignals } from "../src/domain/slot-time.js";
+import { NO_SLOTS, observeSlots, type SlotSignals } from "../src/domain/lock/slot-time.js";
+import type { LineFacts } from "../src/domain/watch/facts.js";
 import {
   decide,
   initialWatch,
@@ -8,8 +8,8 @@ import {
   type PollSignals,
   type WatchLimits,
   type WatchState,
-} from "../src/domain/watch.js";
-import type { Resume } from "./resume.js";
+} from "../src/domain/watch/watch.js";
+import type { Resume } from "./resume-point.js";
 import type { Rules, Stop } from "./sensor.js";
 
 /** Where the watch starts: the agent's start, or what an adopted dispatch's folder says (resume.ts). */
@@ -20,7 +20,7 @@ export function startState(resume: Resume | undefined, now: number): WatchState 
 }
 
 /**
- * The watch's state, changed only by the pure core (src/domain/watch.ts, slot-time.ts) on the facts the
+ * The watch's state, changed only by the pure core (src/domain/watch/watch.ts, slot-time.ts) on the facts the
  * sensors bring, and the rules the loop applies after each poll's looks.
  */
 export class WatchCore implements Rules {

@@ -1,7 +1,7 @@
 import type { Backend } from "../src/backends/types.js";
-import type { LineFacts } from "../src/domain/facts.js";
 import type { Spec } from "../src/domain/schemas.js";
-import type { WatchLimits, WatchState } from "../src/domain/watch.js";
+import type { LineFacts } from "../src/domain/watch/facts.js";
+import type { WatchLimits, WatchState } from "../src/domain/watch/watch.js";
 import { FILES, fileIn } from "../src/folder/layout.js";
 import type { FolderJsonFile } from "../src/folder/read.js";
 import { type FolderJsonBody, writeFolderJson } from "../src/folder/write.js";
@@ -12,7 +12,7 @@ import type { SupervisorDeps } from "./deps.js";
 import { DiskWatch } from "./disk-watch.js";
 import type { SupervisorLog } from "./log.js";
 import { News } from "./news.js";
-import type { Resume } from "./resume.js";
+import type { Resume } from "./resume-point.js";
 import { RunBudgetWatch } from "./run-budget-watch.js";
 import { lookUntilStop, type Sensor, type Stop } from "./sensor.js";
 import {
@@ -31,7 +31,7 @@ import type { Steering } from "./steering.js";
 import { UsageLogReader } from "./usage-log.js";
 import { startState, WatchCore } from "./watch-core.js";
 
-export { QUIET_POLL_MS } from "../src/domain/next-look.js";
+export { QUIET_POLL_MS } from "../src/domain/watch/next-look.js";
 export { POLL_BUDGET_BYTES } from "./agent-sensor.js";
 
 export interface WatchInput {

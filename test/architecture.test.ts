@@ -314,7 +314,9 @@ describe("architecture", () => {
     const outside = [...sourceFiles("src"), ...sourceFiles("supervisor")];
     const found = engines.flatMap((engine) =>
       outside
-        .filter((file) => !file.startsWith(`src/engines/${engine}/`) && file !== "src/engines/registry.ts")
+        .filter(
+          (file) => !file.startsWith(`src/engines/${engine}/`) && file !== "src/engines/engine-registry.ts",
+        )
         .flatMap((file) =>
           importsOf(file)
             .map((spec) => target(file, spec))
@@ -329,7 +331,9 @@ describe("architecture", () => {
     const files = [...sourceFiles("src"), ...sourceFiles("supervisor")];
     const found = engineFolders().flatMap((engine) =>
       files
-        .filter((file) => !file.startsWith(`src/engines/${engine}/`) && file !== "src/engines/registry.ts")
+        .filter(
+          (file) => !file.startsWith(`src/engines/${engine}/`) && file !== "src/engines/engine-registry.ts",
+        )
         .flatMap((file) =>
           [...identifiersOf(file)]
             .filter((name) => name.toLowerCase().includes(engine))

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { renderJsonSchemas } from "../scripts/json-schemas.mjs";
-import { LOCK_FILE_SCHEMAS } from "../src/domain/lock-schemas.js";
+import { LOCK_FILE_SCHEMAS } from "../src/domain/lock/lock-schemas.js";
 import { exitFileSchema, FILE_SCHEMAS, specFileSchema } from "../src/domain/schemas.js";
 import { parseJsonText } from "../src/infra/json-file.js";
 import { ROOT } from "./helpers/folders.js";

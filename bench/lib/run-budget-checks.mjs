@@ -69,7 +69,7 @@ export async function budgetApi() {
   const watch = /** @type {typeof import("../../supervisor/run-budget-watch.js")} */ (
     await load("supervisor/run-budget-watch.js")
   );
-  const budget = /** @type {typeof import("../../src/dispatch/read/run-budget.js")} */ (
+  const budget = /** @type {typeof import("../../src/dispatch/read/budget-left.js")} */ (
     await load("src/dispatch/read/run-budget.js")
   );
   const runFile = /** @type {typeof import("../../src/folder/run-file.js")} */ (

@@ -28,7 +28,7 @@ export async function benchIngest(ctx) {
   const { claudeCodeBackend } = /** @type {typeof import("../../src/backends/claude-code.js")} */ (
     await fromDist("src/backends/claude-code.js")
   );
-  const { initialWatch, observe } = /** @type {typeof import("../../src/domain/watch.js")} */ (
+  const { initialWatch, observe } = /** @type {typeof import("../../src/domain/watch/watch.js")} */ (
     await fromDist("src/domain/watch.js")
   );
   const { ActivityWriter } = /** @type {typeof import("../../supervisor/activity.js")} */ (

@@ -1,4 +1,4 @@
-import type { ErrorFact, RetryAfter } from "../domain/failure.js";
+import type { ErrorFact, RetryAfter } from "../domain/ending/failure.js";
 import type { ErrorKind } from "../domain/vocab.js";
 import { asRecord, asString, parseObject } from "./line-parsing.js";
 

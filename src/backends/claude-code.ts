@@ -1,6 +1,6 @@
-import type { LineFacts, ToolOpen } from "../domain/facts.js";
-import { NEUTRAL, PROGRESS } from "../domain/facts.js";
-import type { ErrorFact } from "../domain/failure.js";
+import type { ErrorFact } from "../domain/ending/failure.js";
+import type { LineFacts, ToolOpen } from "../domain/watch/facts.js";
+import { NEUTRAL, PROGRESS } from "../domain/watch/facts.js";
 import { type Evidence, errorFact, retryKind, statusInText } from "./classify.js";
 import {
   AGENT_DEFAULTS,

@@ -1,6 +1,6 @@
-import type { LineFacts, ToolOpen } from "../domain/facts.js";
-import { PROGRESS } from "../domain/facts.js";
-import type { ErrorFact } from "../domain/failure.js";
+import type { ErrorFact } from "../domain/ending/failure.js";
+import type { LineFacts, ToolOpen } from "../domain/watch/facts.js";
+import { PROGRESS } from "../domain/watch/facts.js";
 import { errorFact, providerBody, retryKind, statusInText } from "./classify.js";
 import {
   AGENT_DEFAULTS,

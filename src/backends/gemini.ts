@@ -1,9 +1,9 @@
-import type { ExitFacts } from "../domain/ending.js";
-import type { LineFacts } from "../domain/facts.js";
-import { NEUTRAL, PROGRESS } from "../domain/facts.js";
-import type { ErrorFact } from "../domain/failure.js";
-import type { StreamSummary } from "../domain/summary.js";
+import type { ExitFacts } from "../domain/ending/ending.js";
+import type { ErrorFact } from "../domain/ending/failure.js";
+import type { StreamSummary } from "../domain/ending/summary.js";
 import type { ErrorKind } from "../domain/vocab.js";
+import type { LineFacts } from "../domain/watch/facts.js";
+import { NEUTRAL, PROGRESS } from "../domain/watch/facts.js";
 import { classify, errorFact, providerBody, retryKind } from "./classify.js";
 import {
   AGENT_DEFAULTS,

@@ -1,8 +1,5 @@
-import { type ExitFacts, type JudgeRules, judgeEnding } from "../domain/ending.js";
-import type { LineFacts } from "../domain/facts.js";
-import { cutChars, inertText } from "../domain/inert-text.js";
-import { cutDeeperThan, DEEP_MARKER, MAX_LINE_DEPTH } from "../domain/json-depth.js";
-import type { StreamSummary } from "../domain/summary.js";
+import { type ExitFacts, type JudgeRules, judgeEnding } from "../domain/ending/ending.js";
+import type { StreamSummary } from "../domain/ending/summary.js";
 import {
   accounts,
   costField,
@@ -12,7 +9,10 @@ import {
   tokenField,
   totalOf,
   type UsageReport,
-} from "../domain/usage.js";
+} from "../domain/spend/usage.js";
+import { cutChars, inertText } from "../domain/text/inert-text.js";
+import { cutDeeperThan, DEEP_MARKER, MAX_LINE_DEPTH } from "../domain/text/json-depth.js";
+import type { LineFacts } from "../domain/watch/facts.js";
 import type { Outcome } from "./types.js";
 
 /** Default timeouts shared by the agent backends (specs/supervisor.md, "The loop"). */
@@ -120,7 +120,7 @@ const FOLDABLE_SPACE = /[^\S ]| {2}/;
 
 /**
  * A one-line excerpt for human output, inert for a terminal (an agent's escape sequences removed before
- * the cut, so that none is kept in part: domain/inert-text.ts).
+ * the cut, so that none is kept in part: domain/text/inert-text.ts).
  */
 export function oneLine(text: string, max = 60): string {
   // Cut before folding white space: this runs on every line, and an agent message can be megabytes.

@@ -1,7 +1,7 @@
-import type { LineFacts } from "../domain/facts.js";
-import { PROGRESS } from "../domain/facts.js";
-import type { ErrorFact } from "../domain/failure.js";
-import { inertText } from "../domain/inert-text.js";
+import type { ErrorFact } from "../domain/ending/failure.js";
+import { inertText } from "../domain/text/inert-text.js";
+import type { LineFacts } from "../domain/watch/facts.js";
+import { PROGRESS } from "../domain/watch/facts.js";
 import { errorFact, httpStatus, providerBody } from "./classify.js";
 import {
   AGENT_DEFAULTS,

@@ -1,8 +1,8 @@
-import type { EndingError, ExitFacts } from "../domain/ending.js";
-import type { LineFacts } from "../domain/facts.js";
-import type { StreamSummary } from "../domain/summary.js";
-import type { ModelAccount, TokenCounts } from "../domain/usage.js";
+import type { EndingError, ExitFacts } from "../domain/ending/ending.js";
+import type { StreamSummary } from "../domain/ending/summary.js";
+import type { ModelAccount, TokenCounts } from "../domain/spend/usage.js";
 import type { AccessLevel, BackendId, EndingErrorCode, Status } from "../domain/vocab.js";
+import type { LineFacts } from "../domain/watch/facts.js";
 
 /** What a dispatch asks of a backend. Paths are absolute. */
 export interface PlanRequest {
@@ -84,7 +84,7 @@ export interface Outcome {
   usage: { total: TokenCounts; models: ModelAccount[] };
   /** For anything but `ok`: an error code (exit.json's, or the exit reason), and the failure's message. */
   error: { code: EndingErrorCode; message: string } | null;
-  /** For anything but `ok`: the code, the kind, the message and when to come back (domain/ending.ts). */
+  /** For anything but `ok`: the code, the kind, the message and when to come back (domain/ending/ending.ts). */
   failure: EndingError | null;
 }
 

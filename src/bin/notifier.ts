@@ -20,7 +20,7 @@ import {
   notifyCommandsOf,
   notifySweepId,
 } from "../folder/notify.js";
-import { readQuestion } from "../folder/questions.js";
+import { readQuestion } from "../folder/question-files.js";
 import { readFolderJson } from "../folder/read.js";
 import { appendLine } from "../infra/atomic.js";
 import { type Clock, systemClock } from "../infra/clock.js";

@@ -1,10 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { backendNamed } from "../backends/registry.js";
+import { backendNamed } from "../backends/backend-registry.js";
 import { briefTooLong, MAX_BRIEF_BYTES } from "../dispatch/request/dispatch-request.js";
 import { messageTooLong } from "../dispatch/steer/send.js";
 import { CatherdError, ioFix, isCatherdError } from "../domain/errors.js";
-import { MAX_MESSAGE_BYTES } from "../domain/inbox.js";
+import { MAX_MESSAGE_BYTES } from "../domain/steering/inbox.js";
 import { readFdCapped, readStreamCapped } from "../infra/capped-read.js";
 import { systemClock } from "../infra/clock.js";
 import { waitUntil, wakeOnEvents } from "../infra/wait-until.js";

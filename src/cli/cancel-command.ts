@@ -1,5 +1,5 @@
 import { type CancelledSummary, cancelDispatch, cancelledSummary } from "../dispatch/cancel.js";
-import { statusWords } from "../domain/record-words.js";
+import { statusWords } from "../domain/ending/record-words.js";
 import { type Command, RUN_OPTION } from "./command-io.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 

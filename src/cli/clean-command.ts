@@ -1,7 +1,7 @@
 import { type CleanReport, cleanRuns } from "../dispatch/clean.js";
 import { existingRun, runNames } from "../dispatch/read/locate.js";
-import { DEFAULT_CLEAN_AGE } from "../domain/clean.js";
-import { parseDuration } from "../domain/duration.js";
+import { DEFAULT_CLEAN_AGE } from "../domain/clean-rule.js";
+import { parseDuration } from "../domain/text/duration.js";
 import { catherdHome, runName, runPaths } from "../infra/paths.js";
 import { type Command, stringOption } from "./command-io.js";
 import { bytes, paint } from "./render.js";

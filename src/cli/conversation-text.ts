@@ -1,5 +1,5 @@
 import type { Turn } from "../dispatch/follow-up/conversation.js";
-import { inertText } from "../domain/inert-text.js";
+import { inertText } from "../domain/text/inert-text.js";
 
 /**
  * A conversation for people, turn by turn: "turn 2 20261201T101500Z-k3x9qa ok 2026-12-01T10:15:00Z",

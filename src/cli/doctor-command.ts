@@ -1,8 +1,8 @@
-import { allBackends, backendNamed } from "../backends/registry.js";
+import { allBackends, backendNamed } from "../backends/backend-registry.js";
 import type { Backend } from "../backends/types.js";
 import { checkReadiness } from "../dispatch/request/readiness.js";
 import { CatherdError } from "../domain/errors.js";
-import type { FenceMode } from "../domain/sandbox.js";
+import type { FenceMode } from "../domain/sandbox/sandbox.js";
 import { BACKEND_IDS, type BackendId } from "../domain/vocab.js";
 import { systemClock } from "../infra/clock.js";
 import type { FenceCheck } from "../infra/fence/probe.js";

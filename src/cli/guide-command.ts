@@ -2,7 +2,7 @@ import type { Command } from "./command-io.js";
 
 /**
  * How an orchestrating agent uses catherd well: printed by `catherd guide` for agents on the shell, and
- * served as the MCP prompt `catherd-guide` (src/cli/mcp/server.ts). Verbs are named as both see them: the
+ * served as the MCP prompt `catherd-guide` (src/cli/mcp/mcp-server.ts). Verbs are named as both see them: the
  * shell's `catherd wait` is the MCP tool `wait`, a flag `--max-parallel` is the argument `maxParallel`.
  */
 export const GUIDE = `# catherd: a guide for orchestrating agents

@@ -4,7 +4,7 @@ import type { Backend } from "../backends/types.js";
 import type { DispatchView } from "../dispatch/read/inspect.js";
 import { readDispatch } from "../dispatch/reader.js";
 import { CatherdError } from "../domain/errors.js";
-import { inertText } from "../domain/inert-text.js";
+import { inertText } from "../domain/text/inert-text.js";
 import { backendOf } from "../folder/backend.js";
 import { humanLine } from "../folder/human-line.js";
 import { FILES, fileIn } from "../folder/layout.js";

@@ -175,7 +175,7 @@ function exitOnInterrupt(json: boolean): void {
 
 /** `catherd --version`: the version of the installed package (read only now, never on a start path). */
 async function printVersion(json: boolean): Promise<number> {
-  const { catherdVersion } = await import("../infra/version.js");
+  const { catherdVersion } = await import("../infra/catherd-version.js");
   const version = catherdVersion(import.meta.url);
   if (version === null) {
     return reportError(

@@ -13,7 +13,7 @@ export const mcpCommand: Command<null> = {
   options: {},
   async handler() {
     // The MCP SDK loads here and only here: dispatch and the supervisor never pay for it.
-    const { serveStdio } = await import("./mcp/server.js");
+    const { serveStdio } = await import("./mcp/mcp-server.js");
     return serveStdio();
   },
 };

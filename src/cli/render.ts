@@ -1,7 +1,7 @@
-import { formatDuration } from "../domain/duration.js";
-import { cutChars, inertText } from "../domain/inert-text.js";
-import { unansweredWords } from "../domain/question-words.js";
-import { comeBackAt } from "../domain/record-words.js";
+import { comeBackAt } from "../domain/ending/record-words.js";
+import { unansweredWords } from "../domain/steering/question-words.js";
+import { formatDuration } from "../domain/text/duration.js";
+import { cutChars, inertText } from "../domain/text/inert-text.js";
 import type { SandboxLine } from "../folder/sandbox-log.js";
 import type { MessageView, QuestionView } from "../folder/steering-view.js";
 

@@ -1,12 +1,12 @@
 import { conversationOf, type Turn } from "../dispatch/follow-up/conversation.js";
 import type { AttemptSummary } from "../dispatch/read/attempts.js";
 import { resultOf } from "../dispatch/result.js";
-import { errorsText } from "../domain/answer-contract.js";
-import { outcomeText } from "../domain/declared-outcome.js";
+import { errorsText } from "../domain/ending/answer-contract.js";
+import { outcomeText } from "../domain/ending/declared-outcome.js";
+import { recordHeadline, whyLine } from "../domain/ending/record-words.js";
 import { CatherdError } from "../domain/errors.js";
-import { inertText } from "../domain/inert-text.js";
-import { recordHeadline, whyLine } from "../domain/record-words.js";
 import type { RecordFile } from "../domain/schemas.js";
+import { inertText } from "../domain/text/inert-text.js";
 import { changedOutsideOwns } from "../folder/outside-owns.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION } from "./command-io.js";

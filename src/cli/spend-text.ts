@@ -1,9 +1,9 @@
+import type { RunBudgetView } from "../dispatch/read/budget-left.js";
 import type { RowSpend } from "../dispatch/read/rows.js";
-import type { RunBudgetView } from "../dispatch/read/run-budget.js";
-import { formatUsd, groupDigits } from "../domain/budget.js";
-import { formatDuration } from "../domain/duration.js";
-import { formatRunBudget } from "../domain/run-budget.js";
 import type { RecordFile, SpecFile } from "../domain/schemas.js";
+import { formatUsd, groupDigits } from "../domain/spend/budget.js";
+import { formatRunBudget } from "../domain/spend/run-budget.js";
+import { formatDuration } from "../domain/text/duration.js";
 import { count } from "./render.js";
 
 // How usage and cost read in `show`, `result` and `wait` (specs/cli.md): tokens as billed, the dollars

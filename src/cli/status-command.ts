@@ -1,13 +1,13 @@
 import * as path from "node:path";
+import { type RunBudgetView, runBudgetView } from "../dispatch/read/budget-left.js";
 import { cleanableBytes } from "../dispatch/read/cleanable.js";
 import { lockActivityCell } from "../dispatch/read/lock-activity.js";
 import { queuedText } from "../dispatch/read/queue-text.js";
 import type { DispatchRow } from "../dispatch/read/rows.js";
-import { type RunBudgetView, runBudgetView } from "../dispatch/read/run-budget.js";
 import { overview } from "../dispatch/status.js";
-import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean.js";
-import type { DeclaredOutcome } from "../domain/declared-outcome.js";
-import { statusWords } from "../domain/record-words.js";
+import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE, DEFAULT_CLEAN_AGE_MS } from "../domain/clean-rule.js";
+import type { DeclaredOutcome } from "../domain/ending/declared-outcome.js";
+import { statusWords } from "../domain/ending/record-words.js";
 import type { DispatchState, Status } from "../domain/vocab.js";
 import { readRunFile } from "../folder/run-file.js";
 import { systemClock } from "../infra/clock.js";

@@ -52,7 +52,7 @@ export const uiCommand: Command<{ url: string } | null> = {
     }
     const host = stringOption(input, "host") ?? "127.0.0.1";
     // The dashboard's code loads here and only here: no other verb pays for it.
-    const { startUi } = await import("../ui/server/server.js");
+    const { startUi } = await import("../ui/server/ui-server.js");
     const server = await startUi({ home: catherdHome(), host, port, run, clock: systemClock }).catch(
       (error: unknown) => {
         const e = error as NodeJS.ErrnoException;

@@ -1,9 +1,14 @@
 import { usageEntries } from "../dispatch/read/usage-entries.js";
-import { formatUsd, groupDigits } from "../domain/budget.js";
-import { parseDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import { requireId } from "../domain/ids.js";
-import { USAGE_GROUPINGS, type UsageGrouping, type UsageTotal, usageTotals } from "../domain/usage-totals.js";
+import { formatUsd, groupDigits } from "../domain/spend/budget.js";
+import {
+  USAGE_GROUPINGS,
+  type UsageGrouping,
+  type UsageTotal,
+  usageTotals,
+} from "../domain/spend/usage-totals.js";
+import { parseDuration } from "../domain/text/duration.js";
 import { systemClock } from "../infra/clock.js";
 import { catherdHome } from "../infra/paths.js";
 import { type Command, stringOption } from "./command-io.js";

@@ -1,9 +1,9 @@
 import { type RunningSnapshot, runningSnapshot } from "../dispatch/read/snapshot.js";
 import { overview } from "../dispatch/status.js";
 import { awaitRecords } from "../dispatch/wait.js";
-import { formatDuration, parseDuration } from "../domain/duration.js";
 import { WAIT_TIMEOUT_EXIT } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
+import { formatDuration, parseDuration } from "../domain/text/duration.js";
 import { markSeen } from "../folder/markers.js";
 import { systemClock } from "../infra/clock.js";
 import { type Command, RUN_OPTION, stringOption } from "./command-io.js";

@@ -1,12 +1,12 @@
-import { type Blocked, blockerOf, type Slot } from "../domain/admission.js";
-import type { Crossing } from "../domain/budget.js";
+import { type Blocked, blockerOf, type Slot } from "../domain/admission/admission-rules.js";
+import { ownsOverlap } from "../domain/admission/owns.js";
 import { CatherdError } from "../domain/errors.js";
-import { ownsOverlap } from "../domain/owns.js";
+import type { Crossing } from "../domain/spend/budget.js";
 import type { Clock } from "../infra/clock.js";
 import { type RunPaths, runPaths } from "../infra/paths.js";
+import { underAdmissionLock } from "./admit/admission-lock.js";
 import { engineSightsOf, LiveSet } from "./admit/live-set.js";
-import { underAdmissionLock } from "./admit/lock.js";
-import { ensureRunFile } from "./admit/run-file.js";
+import { ensureRunFile } from "./admit/remember-run.js";
 import {
   type Committed,
   commitDispatch,
@@ -19,11 +19,11 @@ import { planWorkplace } from "./admit/workplace.js";
 import { refuseStaleFollowUp } from "./follow-up/under-lock.js";
 import { discardPlans, planHandOvers } from "./queue/hand-over.js";
 import { promoteUnderLock } from "./queue/promote.js";
+import { runCapsUnderLock } from "./read/budget-left.js";
 import { liveMarkersOf } from "./read/queued.js";
-import { runCapsUnderLock } from "./read/run-budget.js";
 import type { DispatchRequest } from "./request/dispatch-request.js";
 
-export { ADMISSION_LOCK_STALE_MS, ADMISSION_LOCK_WAIT_MS } from "./admit/lock.js";
+export { ADMISSION_LOCK_STALE_MS, ADMISSION_LOCK_WAIT_MS } from "./admit/admission-lock.js";
 
 /** A dispatch admitted into its run, and what its admission left for the dispatcher to do. */
 export interface Admitted extends Committed {

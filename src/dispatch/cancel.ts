@@ -93,7 +93,7 @@ async function cancelJob(view: DispatchView, clock: Clock): Promise<DispatchView
   const placement = view.placement;
   if (placement === null) return view;
   requestCancel(view.dir, clock.wallNow());
-  const { engineNamed } = await import("../engines/registry.js");
+  const { engineNamed } = await import("../engines/engine-registry.js");
   await (await engineNamed(placement.engine)).cancel(placement);
   let last = view;
   await waitUntil(

@@ -1,19 +1,19 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type CleanFacts, judgeForClean, type WorktreeFacts } from "../domain/clean.js";
+import { type CleanFacts, judgeForClean, type WorktreeFacts } from "../domain/clean-rule.js";
 import { isValidId } from "../domain/ids.js";
 import type { WorktreePlan } from "../domain/schemas.js";
-import { agentDispatchId } from "../folder/ids.js";
+import { agentDispatchId } from "../folder/dispatch-id-of.js";
 import { FILES, fileIn, placeOf } from "../folder/layout.js";
 import { readFolderJson } from "../folder/read.js";
+import { removeLeftoverCgroups } from "../infra/cgroup/cgroup-leftovers.js";
 import { cgroupName } from "../infra/cgroup/dispatch-cgroup.js";
-import { removeLeftoverCgroups } from "../infra/cgroup/leftovers.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { bytesUnder, removeMeasured } from "../infra/disk-usage.js";
 import { inspectWorktree, removeWorktree } from "../infra/git-worktree.js";
 import { okValue } from "../infra/json-file.js";
 import { latestFile, type RunPaths } from "../infra/paths.js";
-import { underAdmissionLock } from "./admit/lock.js";
+import { underAdmissionLock } from "./admit/admission-lock.js";
 import { listDispatchDirs } from "./read/locate.js";
 import { readDispatch } from "./reader.js";
 
@@ -207,7 +207,7 @@ async function cleanDispatch(dir: string, pass: CleanPass): Promise<CleanedDispa
 }
 
 /**
- * What clean judges a folder by (domain/clean.ts), read from its files, and the worktree it would take
+ * What clean judges a folder by (domain/clean-rule.ts), read from its files, and the worktree it would take
  * along: none when a later turn of its conversation works in it.
  */
 async function cleanFactsOf(

@@ -1,4 +1,4 @@
-import { backendFor } from "../backends/registry.js";
+import { backendFor } from "../backends/backend-registry.js";
 import { CatherdError } from "../domain/errors.js";
 import type { EngineName } from "../domain/vocab.js";
 import type { Submitted } from "../engines/engine.js";
@@ -121,7 +121,7 @@ async function checkFence(request: DispatchRequest, home: string): Promise<void>
  * behind, nor a `--run-placement` remembered for the run's later dispatches.
  */
 async function checkEngineUsable(name: EngineName): Promise<void> {
-  const { engineNamed } = await import("../engines/registry.js");
+  const { engineNamed } = await import("../engines/engine-registry.js");
   const unusable = await (await engineNamed(name)).unusable();
   if (unusable !== null) throw unusable;
 }

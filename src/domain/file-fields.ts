@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { MAX_COST_CAP_USD, MAX_TOKENS_CAP } from "./budget.js";
-import { MAX_BUDGET_MINUTES } from "./run-budget.js";
 import { isoTime, loose, ms } from "./schema-parts.js";
-import { COST_SOURCES } from "./usage.js";
+import { MAX_COST_CAP_USD, MAX_TOKENS_CAP } from "./spend/budget.js";
+import { MAX_BUDGET_MINUTES } from "./spend/run-budget.js";
+import { COST_SOURCES } from "./spend/usage.js";
 import {
   ACCESS_LEVELS,
   BACKEND_IDS,
@@ -120,7 +120,7 @@ export const openToolCallSchema = loose({ id: z.string(), label: z.string(), ope
 
 export const tokensSchema = z.object({ input: ms, cached: ms, output: ms });
 
-/** Token counts as the provider bills them (src/domain/usage.ts, specs/record.md "usage"). */
+/** Token counts as the provider bills them (src/domain/spend/usage.ts, specs/record.md "usage"). */
 export const tokenCountsShape = {
   input: ms,
   cachedInput: ms,

@@ -24,7 +24,7 @@ export const ms = z.number().int().nonnegative();
  */
 export const startTime = z.string().min(1).nullable();
 /**
- * The host a process ran on (src/domain/host.ts): a pid and a start time mean something only there.
+ * The host a process ran on (src/domain/state/host.ts): a pid and a start time mean something only there.
  * Optional: a folder written before hosts were recorded names none, and its processes count as this host's.
  */
 export const host = loose({
@@ -33,7 +33,7 @@ export const host = loose({
   pidNamespace: z.string().min(1).nullable(),
 }).optional();
 /**
- * A reading of the monotonic clock the processes of one boot share (src/domain/boot-clock.ts): ms since
+ * A reading of the monotonic clock the processes of one boot share (src/domain/watch/boot-clock.ts): ms since
  * boot, and the boot id. Optional where it appears: a file written before it was recorded has none, and
  * time since it is then measured on the wall clock.
  */

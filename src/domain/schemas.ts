@@ -5,12 +5,17 @@ import {
   promotedFileSchema,
   queuedFileSchema,
   runFileSchema,
-} from "./admission-schemas.js";
-import { exitFileSchema, notifyFileSchema, recordFileSchema } from "./ending-schemas.js";
-import { activityFileSchema, procFileSchema, stallFileSchema, threadFileSchema } from "./live-schemas.js";
+} from "./admission/admission-schemas.js";
+import { exitFileSchema, notifyFileSchema, recordFileSchema } from "./ending/ending-schemas.js";
 import { specFileSchema } from "./spec-schemas.js";
-import { spendFileSchema, spendNowFileSchema, spentFileSchema } from "./spend-schemas.js";
-import { supervisorFileSchema } from "./supervisor-schema.js";
+import { spendFileSchema, spendNowFileSchema, spentFileSchema } from "./spend/spend-schemas.js";
+import {
+  activityFileSchema,
+  procFileSchema,
+  stallFileSchema,
+  threadFileSchema,
+} from "./watch/live-schemas.js";
+import { supervisorFileSchema } from "./watch/supervisor-schema.js";
 
 // The files of a dispatch folder and a run (specs/dispatch-folder.md), one module per family of files:
 // what a dispatch asks (spec-schemas.ts), admission and the queue (admission-schemas.ts), the agent at
@@ -19,14 +24,14 @@ import { supervisorFileSchema } from "./supervisor-schema.js";
 // newer catherd or a person may add some), and is validated on every read. supervisor.json's schema is a
 // module of its own: the supervisor's first steps read and write only that file (specs/supervisor.md).
 
-export * from "./admission-schemas.js";
-export * from "./ending-schemas.js";
+export * from "./admission/admission-schemas.js";
+export * from "./ending/ending-schemas.js";
 export * from "./file-fields.js";
-export * from "./live-schemas.js";
 export { loose, SCHEMA_VERSION } from "./schema-parts.js";
 export * from "./spec-schemas.js";
-export * from "./spend-schemas.js";
-export { type SupervisorFile, supervisorFileSchema } from "./supervisor-schema.js";
+export * from "./spend/spend-schemas.js";
+export * from "./watch/live-schemas.js";
+export { type SupervisorFile, supervisorFileSchema } from "./watch/supervisor-schema.js";
 
 /** Every schema on disk, by file name: the source of specs/schemas/*.schema.json. */
 export const FILE_SCHEMAS = {

@@ -10,7 +10,7 @@ import {
   steerField,
   worktreePlanSchema,
 } from "./file-fields.js";
-import { sandboxField } from "./sandbox.js";
+import { sandboxField } from "./sandbox/sandbox.js";
 import { loose, ms, schemaField } from "./schema-parts.js";
 import { SPEC_DEFAULT_BACKEND } from "./vocab.js";
 

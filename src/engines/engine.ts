@@ -1,6 +1,6 @@
 import type { CatherdError } from "../domain/errors.js";
 import type { AdmitPlacement, PlacementFile } from "../domain/schemas.js";
-import type { EnginePhase } from "../domain/supervisor-judgement.js";
+import type { EnginePhase } from "../domain/state/supervisor-judgement.js";
 import type { EndingErrorCode, EngineName, ErrorKind, ExitReason } from "../domain/vocab.js";
 import type { Clock } from "../infra/clock.js";
 

@@ -1,4 +1,4 @@
-import { backendFor } from "../backends/registry.js";
+import { backendFor } from "../backends/backend-registry.js";
 import type { Backend } from "../backends/types.js";
 import { type BackendId, SPEC_DEFAULT_BACKEND } from "../domain/vocab.js";
 

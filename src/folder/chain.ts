@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { backendFor } from "../backends/registry.js";
+import { backendFor } from "../backends/backend-registry.js";
 import { resumeProblem } from "../backends/resume.js";
+import { type Ended, type NextStep, nextStep } from "../domain/admission/ladder.js";
 import { isValidId } from "../domain/ids.js";
-import { type Ended, type NextStep, nextStep } from "../domain/ladder.js";
 import type { AdmitFile, NextFile, RecordFile } from "../domain/schemas.js";
 import type { ErrorKind } from "../domain/vocab.js";
 import { okValue } from "../infra/json-file.js";

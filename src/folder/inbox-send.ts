@@ -1,10 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type MessageFile, makeMessageId, undeliveredWhy } from "../domain/inbox.js";
 import { SCHEMA_VERSION } from "../domain/schema-parts.js";
+import { type MessageFile, makeMessageId, undeliveredWhy } from "../domain/steering/inbox.js";
 import { createJsonExclusive, makeDir } from "../infra/atomic.js";
 import { lockWithin } from "../infra/lock.js";
-import { failQueued, inboxDir, MESSAGE_SUFFIX, messageIds } from "./inbox.js";
+import { failQueued, inboxDir, MESSAGE_SUFFIX, messageIds } from "./inbox-files.js";
 import { FILES, fileIn } from "./layout.js";
 
 // A sender's side of inbox/ (specs/steering.md, "The inbox"), apart from the readers' (inbox.ts): only

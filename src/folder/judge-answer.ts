@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import { backendFor } from "../backends/registry.js";
+import { backendFor } from "../backends/backend-registry.js";
 import { resumeProblem } from "../backends/resume.js";
 import {
   answerInvalidMessage,
@@ -7,10 +7,10 @@ import {
   keptAnswerErrors,
   readAnswer,
   unreadableErrors,
-} from "../domain/answer-contract.js";
-import type { AnswerProblem } from "../domain/ending.js";
+} from "../domain/ending/answer-contract.js";
+import type { AnswerProblem } from "../domain/ending/ending.js";
+import type { StreamSummary } from "../domain/ending/summary.js";
 import type { AdmitFile, AnswerError, SpecFile } from "../domain/schemas.js";
-import type { StreamSummary } from "../domain/summary.js";
 import type { BackendId, Status } from "../domain/vocab.js";
 import { writeFileAtomic } from "../infra/atomic.js";
 import { MAX_LINE_BYTES } from "../infra/line-reader.js";
@@ -19,16 +19,16 @@ import { FILES, fileIn } from "./layout.js";
 // The record writer's check of a dispatch's answer (specs/record.md, "The answer"): whatever the CLI
 // promised, catherd reads the final answer itself and validates it against the folder's
 // answer-schema.json. Valid: record `answer` and answer.json. Invalid: `answer: null`, `answerErrors`,
-// and the problem that the verdict (src/domain/ending.ts) makes status `failed` with kind `answer-invalid`
+// and the problem that the verdict (src/domain/ending/ending.ts) makes status `failed` with kind `answer-invalid`
 // — and, while repairs are left and a thread is known, the chain's next step repairs it on the same thread
-// (src/domain/ladder.ts). An answer over catherd's limits (size, depth, a dropped line) is kind
+// (src/domain/admission/ladder.ts). An answer over catherd's limits (size, depth, a dropped line) is kind
 // `answer-over-limit`: the record says which limit, and no repair.
 
 /** The record's answer fields and what they make of the verdict. */
 export interface AnswerCheck {
   /** `answer` and `answerErrors` for the record; null without an answer schema (the fields are absent). */
   fields: { answer: unknown; answerErrors: AnswerError[] | null } | null;
-  /** Why the answer does not hold, for the verdict (src/domain/ending.ts); null: it holds, or none was judged. */
+  /** Why the answer does not hold, for the verdict (src/domain/ending/ending.ts); null: it holds, or none was judged. */
   problem: AnswerProblem | null;
 }
 

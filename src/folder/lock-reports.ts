@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type LockReportFile, lockReportFileSchema } from "../domain/lock-schemas.js";
+import { type LockReportFile, lockReportFileSchema } from "../domain/lock/lock-schemas.js";
 import { SCHEMA_VERSION } from "../domain/schemas.js";
 import { writeJsonAtomic } from "../infra/atomic.js";
 import { readJsonFile } from "../infra/json-file.js";

@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
-import { waitsUnpromoted } from "../domain/state.js";
+import { waitsUnpromoted } from "../domain/state/state.js";
 import { FILES, fileIn } from "./layout.js";
 
 /**
- * Whether the folder's dispatch waits in the queue, never promoted (domain/state.ts, `waitsUnpromoted`),
+ * Whether the folder's dispatch waits in the queue, never promoted (domain/state/state.ts, `waitsUnpromoted`),
  * judged by stats alone. `queued` says whether it was admitted queued, when the caller knows it already
  * (a live marker's `queued`); else queued.json is looked for.
  */

@@ -1,4 +1,4 @@
-import { judgeEnding } from "../domain/ending.js";
+import { judgeEnding } from "../domain/ending/ending.js";
 import { asCatherdError } from "../domain/errors.js";
 import {
   type AdmitFile,
@@ -24,7 +24,7 @@ export function isDiskRefusal(error: unknown): boolean {
 /**
  * A record from exit.json alone, for a dispatch whose record could not be built: `failed`, kind `record`,
  * code E_INTERNAL, the error's words, and how the agent ended as exit.json says (the verdict is
- * src/domain/ending.ts's). Nothing else of the folder is read (any of it may be what failed): no reply, no
+ * src/domain/ending/ending.ts's). Nothing else of the folder is read (any of it may be what failed): no reply, no
  * changes, no usage.
  */
 export function unbuiltRecord(

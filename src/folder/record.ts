@@ -1,11 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Backend, Outcome } from "../backends/types.js";
-import { crossing, formatUsd } from "../domain/budget.js";
-import { declaredOutcome } from "../domain/declared-outcome.js";
-import type { EndingError, ExitFacts } from "../domain/ending.js";
-import { recordTail } from "../domain/redact.js";
-import { type FenceAccount, fenceWords } from "../domain/sandbox.js";
+import { declaredOutcome } from "../domain/ending/declared-outcome.js";
+import type { EndingError, ExitFacts } from "../domain/ending/ending.js";
+import { type FenceAccount, fenceWords } from "../domain/sandbox/sandbox.js";
 import {
   type AdmitFile,
   type ExitFile,
@@ -13,15 +11,17 @@ import {
   SCHEMA_VERSION,
   type SpecFile,
 } from "../domain/schemas.js";
-import { billedTokens } from "../domain/usage.js";
-import { removeCgroupOf } from "../infra/cgroup/leftovers.js";
+import { crossing, formatUsd } from "../domain/spend/budget.js";
+import { billedTokens } from "../domain/spend/usage.js";
+import { recordTail } from "../domain/text/redact.js";
+import { removeCgroupOf } from "../infra/cgroup/cgroup-leftovers.js";
 import type { Clock } from "../infra/clock.js";
 import { okValue } from "../infra/json-file.js";
 import { tailLines } from "../infra/tail.js";
 import { backendOf } from "./backend.js";
 import { nextStepOf } from "./chain.js";
 import { dispatchChanges } from "./changes.js";
-import { agentDispatchId, dispatchIdOf } from "./ids.js";
+import { agentDispatchId, dispatchIdOf } from "./dispatch-id-of.js";
 import { closeInbox } from "./inbox-send.js";
 import { checkAnswer } from "./judge-answer.js";
 import { FILES, fileIn } from "./layout.js";
@@ -129,7 +129,7 @@ async function buildRecord(dir: string, folder: Folder, clock: Clock): Promise<R
   return withChain(admit, checked.fields === null ? recorded : { ...recorded, ...checked.fields });
 }
 
-/** exit.json as the verdict weighs it (src/domain/ending.ts), with the limits the dispatch ran under. */
+/** exit.json as the verdict weighs it (src/domain/ending/ending.ts), with the limits the dispatch ran under. */
 function exitFactsOf(exit: ExitFile, spec: SpecFile | null, backend: Backend): ExitFacts {
   const endedAtMs = Date.parse(exit.endedAt);
   return {
@@ -224,7 +224,7 @@ function withChain(admit: AdmitFile | null, ended: RecordFile): RecordFile {
 }
 
 /**
- * record.error for anything but `ok` (specs/record.md): the verdict's error (src/domain/ending.ts) with
+ * record.error for anything but `ok` (specs/record.md): the verdict's error (src/domain/ending/ending.ts) with
  * what the fence refused in its words, and the tail of stderr.log; an answer that does not hold is the
  * worker's, and carries neither.
  */

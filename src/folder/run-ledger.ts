@@ -1,6 +1,5 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { addDispatchSpend, NO_RUN_SPEND, type RunSpend } from "../domain/run-budget.js";
 import {
   type RecordFile,
   recordFileSchema,
@@ -10,7 +9,8 @@ import {
   spendFileSchema,
   spentFileSchema,
 } from "../domain/schemas.js";
-import { billedTokens } from "../domain/usage.js";
+import { addDispatchSpend, NO_RUN_SPEND, type RunSpend } from "../domain/spend/run-budget.js";
+import { billedTokens } from "../domain/spend/usage.js";
 import { makeDir, writeJsonAtomic } from "../infra/atomic.js";
 import { readJsonFile } from "../infra/json-file.js";
 import { tryLock } from "../infra/lock.js";

@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import { type FenceAccount, type FenceMode, netRuleText, refusedWriteIn } from "../domain/sandbox.js";
+import { type FenceAccount, type FenceMode, netRuleText, refusedWriteIn } from "../domain/sandbox/sandbox.js";
 import { tailLines } from "../infra/tail.js";
 import { FILES, fileIn } from "./layout.js";
 

@@ -3,7 +3,7 @@ import type { Backend } from "../backends/types.js";
 import { defaultStallMs, SPEC_DEFAULTS } from "../domain/defaults.js";
 import { CatherdError } from "../domain/errors.js";
 import { SCHEMA_VERSION, type Spec, type SpecFile } from "../domain/schemas.js";
-import { agentDispatchId } from "./ids.js";
+import { agentDispatchId } from "./dispatch-id-of.js";
 import { FILES, fileIn } from "./layout.js";
 import { readFolderJson } from "./read.js";
 

@@ -1,6 +1,5 @@
 import * as fs from "node:fs";
 import type { Backend, Billing } from "../backends/types.js";
-import type { Tokens } from "../domain/facts.js";
 import type { SpecFile, UsageField } from "../domain/schemas.js";
 import {
   billedTokens,
@@ -11,7 +10,8 @@ import {
   type PriceOf,
   type TokenCounts,
   totalOf,
-} from "../domain/usage.js";
+} from "../domain/spend/usage.js";
+import type { Tokens } from "../domain/watch/facts.js";
 import { loadPricer, PRICE_TABLE, type Pricer } from "../infra/prices.js";
 
 // A dispatch's usage as record.json and activity.json say it (specs/record.md, "usage"): the accounts

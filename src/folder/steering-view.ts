@@ -1,8 +1,8 @@
-import type { MessageState } from "../domain/inbox.js";
-import { type QuestionKind, waitsForAnswers } from "../domain/questions.js";
+import type { MessageState } from "../domain/steering/inbox.js";
+import { type QuestionKind, waitsForAnswers } from "../domain/steering/questions.js";
 import type { DispatchState } from "../domain/vocab.js";
-import { readInbox } from "./inbox.js";
-import { readQuestions } from "./questions.js";
+import { readInbox } from "./inbox-files.js";
+import { readQuestions } from "./question-files.js";
 
 // A steerable dispatch's steering as readers show it (specs/steering.md, "What readers show"): its
 // messages with their states, and what the agent asked with the answers — read from inbox/ and questions/.

@@ -1,6 +1,6 @@
 import type { Backend } from "../backends/types.js";
-import { PROGRESS } from "../domain/facts.js";
-import { addDropped, addFacts, emptySummary, type StreamSummary } from "../domain/summary.js";
+import { addDropped, addFacts, emptySummary, type StreamSummary } from "../domain/ending/summary.js";
+import { PROGRESS } from "../domain/watch/facts.js";
 import { LineReader, type ReadResult } from "../infra/line-reader.js";
 import { FILES, fileIn } from "./layout.js";
 import { parseUsageLine } from "./usage-file.js";
@@ -23,7 +23,7 @@ const REPLAY_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Folds one file's lines. `countDropped`: lines over the reader's limit are counted in the summary after
- * the lines read with them (the final message may have been in one: src/domain/answer-contract.ts).
+ * the lines read with them (the final message may have been in one: src/domain/ending/answer-contract.ts).
  */
 function fold(
   file: string,

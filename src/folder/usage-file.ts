@@ -1,4 +1,3 @@
-import type { LineFacts } from "../domain/facts.js";
 import {
   costField,
   countsOf,
@@ -7,7 +6,8 @@ import {
   type TokenCounts,
   tokenField,
   type UsageReport,
-} from "../domain/usage.js";
+} from "../domain/spend/usage.js";
+import type { LineFacts } from "../domain/watch/facts.js";
 
 // usage.jsonl (specs/dispatch-folder.md): the usage reports the supervisor read from the CLI's own usage
 // log (codex's rollout, gemini's session file) while the agent ran, one JSON line each, so that the record

@@ -37,7 +37,7 @@ interface UniqueItemsCheck {
  * `uniqueItems`: each item's canonical text (object keys sorted) in one map, instead of ajv's comparison
  * of every pair (7 s for an array of 20,000 small arrays). Equal as ajv's deep equality is: JSON values
  * alike, whatever the order of an object's keys. The answer's depth is bounded before it is checked
- * (src/domain/answer-contract.ts), so the walk's recursion is too.
+ * (src/domain/ending/answer-contract.ts), so the walk's recursion is too.
  */
 const uniqueItems: UniqueItemsCheck = (schema, data) => {
   uniqueItems.errors = [];

@@ -1,4 +1,4 @@
-import { ACCEPTED_DRAFTS, type SchemaDraft, schemaDraftOf } from "../domain/answer-contract.js";
+import { ACCEPTED_DRAFTS, type SchemaDraft, schemaDraftOf } from "../domain/ending/answer-contract.js";
 import type { AnswerError } from "../domain/schemas.js";
 import { linearRegExp, linearUniqueItems } from "./answer-linear-checks.js";
 
@@ -34,7 +34,7 @@ interface AjvInstance {
 type AjvClass = new (options: Record<string, unknown>) => AjvInstance;
 
 /**
- * Compiles `schema` in the draft its `$schema` names (domain/answer-contract.ts `schemaDraftOf`). Never throws for a
+ * Compiles `schema` in the draft its `$schema` names (domain/ending/answer-contract.ts `schemaDraftOf`). Never throws for a
  * bad schema: a value that is not a schema, a `$schema` of no draft catherd checks (in catherd's words,
  * naming those it does), an unresolvable `$ref` (in ajv's) give `{ok: false, problem}`.
  */

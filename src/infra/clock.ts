@@ -1,11 +1,11 @@
-import type { BootStamp } from "../domain/boot-clock.js";
+import type { BootStamp } from "../domain/watch/boot-clock.js";
 import { hostIdentity } from "./host-identity.js";
 
 /**
  * Time as catherd uses it: a monotonic `now()` (ms) for every duration, the wall clock only for
  * timestamps. The system's `now()` is the monotonic clock every process of one boot shares, counted
  * from boot (process.hrtime: Linux's CLOCK_MONOTONIC, macOS's mach time), so a reading recorded by one
- * process — with the boot id, `bootStamp` — measures time in another (src/domain/boot-clock.ts).
+ * process — with the boot id, `bootStamp` — measures time in another (src/domain/watch/boot-clock.ts).
  */
 export interface Clock {
   now(): number;

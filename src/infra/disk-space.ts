@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type DiskFull, isDiskFullCode } from "../domain/disk.js";
+import { type DiskFull, isDiskFullCode } from "../domain/watch/disk.js";
 
 // How full the file system holding a folder is, and where it is mounted (specs/supervisor.md, "A full
 // disk"). statfs(2) answers in one system call: the supervisor can ask at every poll.

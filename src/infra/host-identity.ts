@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
-import type { HostIdentity } from "../domain/host.js";
+import type { HostIdentity } from "../domain/state/host.js";
 
-// This process's host (src/domain/host.ts): its name, its boot, its PID namespace. Read once: none of
+// This process's host (src/domain/state/host.ts): its name, its boot, its PID namespace. Read once: none of
 // them changes under a running process (a process's own PID namespace is fixed for its life).
 
 let cached: HostIdentity | null = null;

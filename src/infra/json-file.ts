@@ -3,8 +3,8 @@ import * as path from "node:path";
 import type { z } from "zod";
 import { checked } from "../domain/checked.js";
 import { CatherdError } from "../domain/errors.js";
-import { MAX_FILE_DEPTH, valueDeeperThan } from "../domain/json-depth.js";
 import { SCHEMA_VERSION } from "../domain/schema-version.js";
+import { MAX_FILE_DEPTH, valueDeeperThan } from "../domain/text/json-depth.js";
 
 /** The result of reading one file of a dispatch folder: a reader reports problems, it never crashes. */
 export type FileRead<T> =
@@ -77,7 +77,7 @@ export function parseJsonText<S extends z.ZodType>(
       }),
     };
   }
-  // Checked before zod and every reader walk it (an agent can write a lock report): see domain/json-depth.ts.
+  // Checked before zod and every reader walk it (an agent can write a lock report): see domain/text/json-depth.ts.
   if (valueDeeperThan(raw, MAX_FILE_DEPTH)) {
     return {
       kind: "invalid",

@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import type { LockSight } from "../domain/supervisor-judgement.js";
+import type { LockSight } from "../domain/state/supervisor-judgement.js";
 
 // What a reader on any host sees of a proper-lockfile lock: whether it is there, and how long ago its
 // holder last refreshed its mtime (by the reader's clock: hosts that share a folder keep their clocks in

@@ -1,4 +1,4 @@
-import type { TokenCounts } from "../domain/usage.js";
+import type { TokenCounts } from "../domain/spend/usage.js";
 
 // Prices of tokens from @pydantic/genai-prices' bundled snapshot, offline: the package makes no request
 // unless asked to update (catherd never asks). Its table is about 0.8 MB of code: loading it costs about

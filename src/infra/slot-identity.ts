@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
-import type { Judge, SlotClaim, SlotProcess } from "../domain/slots.js";
+import type { Judge, SlotClaim, SlotProcess } from "../domain/lock/slots.js";
 import { hostIdentity } from "./host-identity.js";
 import { ownPidNamespace, sightOf } from "./namespaced-process.js";
 import { startTimeOf } from "./process-identity.js";

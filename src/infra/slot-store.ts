@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CatherdError } from "../domain/errors.js";
-import { LOCK_FILE_SCHEMAS, slotStateOf } from "../domain/lock-schemas.js";
+import { LOCK_FILE_SCHEMAS, slotStateOf } from "../domain/lock/lock-schemas.js";
+import { EMPTY_SLOTS, type SlotState } from "../domain/lock/slots.js";
 import { SCHEMA_VERSION } from "../domain/schemas.js";
-import { EMPTY_SLOTS, type SlotState } from "../domain/slots.js";
 import { createFileExclusive, makeDir } from "./atomic.js";
 import type { Clock } from "./clock.js";
 import { watchFolder } from "./folder-watch.js";

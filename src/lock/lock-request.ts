@@ -1,8 +1,8 @@
 import * as path from "node:path";
-import { parseDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
 import { requireId } from "../domain/ids.js";
-import { agentDispatchId } from "../folder/ids.js";
+import { parseDuration } from "../domain/text/duration.js";
+import { agentDispatchId } from "../folder/dispatch-id-of.js";
 import { FILES, isDispatchFolder } from "../folder/layout.js";
 import { readFolderJson } from "../folder/read.js";
 import { resolveExecutable } from "../infra/which.js";

@@ -1,4 +1,4 @@
-import { defaultSlots, type SlotClaim } from "../domain/slots.js";
+import { defaultSlots, type SlotClaim } from "../domain/lock/slots.js";
 import { isUnseen, judgeClaims } from "../infra/slot-identity.js";
 import { readSlots, slotClassDir, slotClasses } from "../infra/slot-store.js";
 

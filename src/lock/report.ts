@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import type { QueueView } from "../domain/slots.js";
+import type { QueueView } from "../domain/lock/slots.js";
 import { type LockReport, lockReportPath, writeLockReport } from "../folder/lock-reports.js";
 import type { DispatchLink } from "./lock-request.js";
 

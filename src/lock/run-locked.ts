@@ -1,6 +1,12 @@
-import { formatDuration } from "../domain/duration.js";
 import { CatherdError } from "../domain/errors.js";
-import { defaultSlots, type QueueView, slotCount, started as startedIn, viewOf } from "../domain/slots.js";
+import {
+  defaultSlots,
+  type QueueView,
+  slotCount,
+  started as startedIn,
+  viewOf,
+} from "../domain/lock/slots.js";
+import { formatDuration } from "../domain/text/duration.js";
 import type { Clock } from "../infra/clock.js";
 import { signalGroup } from "../infra/process-identity.js";
 import { judgeClaims, machineCores, slotProcess } from "../infra/slot-identity.js";

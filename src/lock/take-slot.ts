@@ -8,7 +8,7 @@ import {
   type SlotState,
   take,
   viewOf,
-} from "../domain/slots.js";
+} from "../domain/lock/slots.js";
 import type { Clock } from "../infra/clock.js";
 import { readSlots, updateSlots, watchSlots } from "../infra/slot-store.js";
 import { type WakeSource, waitUntil } from "../infra/wait-until.js";

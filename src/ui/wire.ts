@@ -2,7 +2,7 @@
 // (src/ui/server/) and the page (src/ui/page/). Every string in here may have been written by an agent or
 // a user: the page renders each as text.
 
-/** Tokens and cost as far as the files say (src/ui/server/usage.ts reads whatever fields exist). */
+/** Tokens and cost as far as the files say (src/ui/server/usage-wire.ts reads whatever fields exist). */
 export interface UsageWire {
   /** Input tokens, cached ones included. */
   input: number;

@@ -8,7 +8,7 @@ import {
   loopbackPorts,
   type SandboxPolicy,
   stateFromEnvironment,
-} from "../../src/domain/sandbox.js";
+} from "../../src/domain/sandbox/sandbox.js";
 import { loose } from "../../src/domain/schema-parts.js";
 import type { Spec } from "../../src/domain/schemas.js";
 import { FILES, fileIn, placeOf } from "../../src/folder/layout.js";
@@ -20,7 +20,7 @@ import { resolveExecutable } from "../../src/infra/which.js";
 import { FENCE_STATUS_FD } from "../child.js";
 import type { SupervisorLog } from "../log.js";
 import { bridgeArgv, insidePort, proxyEnvironment, upArgv } from "./bridge.js";
-import { type FenceMounts, type FencePlaces, fenceMounts } from "./mounts.js";
+import { type FenceMounts, type FencePlaces, fenceMounts } from "./fence-mounts.js";
 import { type Denial, type FenceProxy, startFenceProxy } from "./proxy.js";
 
 // The fence of one dispatch (specs/sandbox.md), raised by its supervisor just before the spawn and

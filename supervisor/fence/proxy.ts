@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as net from "node:net";
 import * as path from "node:path";
-import { allowsConnection, isLoopback, type NetRule } from "../../src/domain/sandbox.js";
+import { allowsConnection, isLoopback, type NetRule } from "../../src/domain/sandbox/sandbox.js";
 
 // The network side of the fence (specs/sandbox.md, "Network"): the agent's namespace has a loopback and
 // nothing else; the bridges inside it (bridge.ts) carry its connections over unix sockets to here, the

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { backendFor } from "../../src/backends/registry.js";
+import { backendFor } from "../../src/backends/backend-registry.js";
 import type { PlanRequest } from "../../src/backends/types.js";
 import {
   type AnswerRequest,
   withAnswerContract,
   withoutAnswerContract,
 } from "../../src/dispatch/request/answer-input.js";
-import { ANSWER_CONTRACT_HEAD } from "../../src/domain/answer-contract.js";
+import { ANSWER_CONTRACT_HEAD } from "../../src/domain/ending/answer-contract.js";
 import type { BackendId } from "../../src/domain/vocab.js";
 
 // How each CLI is given --answer-schema (specs/backends.md, "An answer that fits a schema"): Claude Code

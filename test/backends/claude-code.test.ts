@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { claudeCodeBackend as claude } from "../../src/backends/claude-code.js";
-import { accounts, totalOf, ZERO_COUNTS } from "../../src/domain/usage.js";
+import { accounts, totalOf, ZERO_COUNTS } from "../../src/domain/spend/usage.js";
 import {
   BRIEF_PATH,
   describeRecordings,

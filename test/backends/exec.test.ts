@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { execBackend as exec } from "../../src/backends/exec.js";
-import { emptySummary } from "../../src/domain/summary.js";
+import { emptySummary } from "../../src/domain/ending/summary.js";
 import { planRequest } from "./recorded.js";
 
 describe("exec backend", () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { allBackends } from "../../src/backends/registry.js";
-import { PROGRESS } from "../../src/domain/facts.js";
-import { addFacts, emptySummary } from "../../src/domain/summary.js";
-import { accounts, TOKEN_FIELDS, totalOf } from "../../src/domain/usage.js";
+import { allBackends } from "../../src/backends/backend-registry.js";
+import { addFacts, emptySummary } from "../../src/domain/ending/summary.js";
+import { accounts, TOKEN_FIELDS, totalOf } from "../../src/domain/spend/usage.js";
 import { EXIT_REASONS } from "../../src/domain/vocab.js";
-import { initialWatch, observe } from "../../src/domain/watch.js";
+import { PROGRESS } from "../../src/domain/watch/facts.js";
+import { initialWatch, observe } from "../../src/domain/watch/watch.js";
 import { Fuzzer, soundOutcome, wellFormed } from "../faults/fuzz.js";
 
 // The fault suite's fuzzer, a few thousand lines, in the unit gate: every recorded line of every CLI

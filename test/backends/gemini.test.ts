@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { geminiBackend as gemini } from "../../src/backends/gemini.js";
-import { NEUTRAL, PROGRESS } from "../../src/domain/facts.js";
-import { emptySummary } from "../../src/domain/summary.js";
-import { ZERO_COUNTS } from "../../src/domain/usage.js";
-import { initialWatch, observe } from "../../src/domain/watch.js";
+import { emptySummary } from "../../src/domain/ending/summary.js";
+import { ZERO_COUNTS } from "../../src/domain/spend/usage.js";
+import { NEUTRAL, PROGRESS } from "../../src/domain/watch/facts.js";
+import { initialWatch, observe } from "../../src/domain/watch/watch.js";
 import {
   BRIEF_PATH,
   describeRecordings,

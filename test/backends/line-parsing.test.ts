@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import { claudeCodeBackend as claude } from "../../src/backends/claude-code.js";
 import { codexBackend as codex } from "../../src/backends/codex.js";
 import { describeToolCall, oneLine, parseObject } from "../../src/backends/line-parsing.js";
-import { cutDeeperThan, DEEP_MARKER, MAX_LINE_DEPTH, valueDeeperThan } from "../../src/domain/json-depth.js";
+import {
+  cutDeeperThan,
+  DEEP_MARKER,
+  MAX_LINE_DEPTH,
+  valueDeeperThan,
+} from "../../src/domain/text/json-depth.js";
 
 /** `{"c":{"c":…1…}}`, `levels` deep, as text. */
 function nestedText(levels: number): string {

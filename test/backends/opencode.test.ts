@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { opencodeBackend as opencode } from "../../src/backends/opencode.js";
-import { accounts, ZERO_COUNTS } from "../../src/domain/usage.js";
+import { accounts, ZERO_COUNTS } from "../../src/domain/spend/usage.js";
 import {
   BRIEF_PATH,
   describeRecordings,

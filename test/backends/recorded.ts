@@ -4,13 +4,24 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { Backend, Outcome, PlanRequest } from "../../src/backends/types.js";
 import { defaultStallMs, SPEC_DEFAULTS } from "../../src/domain/defaults.js";
-import type { ExitFacts } from "../../src/domain/ending.js";
-import type { Tokens } from "../../src/domain/facts.js";
-import { type LineFacts, PROGRESS } from "../../src/domain/facts.js";
-import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/summary.js";
-import { type CostSource, type TokenCounts, type UsageReport, ZERO_COUNTS } from "../../src/domain/usage.js";
+import type { ExitFacts } from "../../src/domain/ending/ending.js";
+import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/ending/summary.js";
+import {
+  type CostSource,
+  type TokenCounts,
+  type UsageReport,
+  ZERO_COUNTS,
+} from "../../src/domain/spend/usage.js";
 import type { ErrorKind, ExitReason } from "../../src/domain/vocab.js";
-import { decide, initialWatch, nextDeadline, observe, type WatchLimits } from "../../src/domain/watch.js";
+import type { Tokens } from "../../src/domain/watch/facts.js";
+import { type LineFacts, PROGRESS } from "../../src/domain/watch/facts.js";
+import {
+  decide,
+  initialWatch,
+  nextDeadline,
+  observe,
+  type WatchLimits,
+} from "../../src/domain/watch/watch.js";
 import { billingOf, pricedUsage } from "../../src/folder/spend.js";
 import { loadPricer } from "../../src/infra/prices.js";
 

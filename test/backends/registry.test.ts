@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allBackends, backendFor, backendNamed } from "../../src/backends/registry.js";
+import { allBackends, backendFor, backendNamed } from "../../src/backends/backend-registry.js";
 import { BACKEND_IDS } from "../../src/domain/vocab.js";
 
 describe("backend registry", () => {

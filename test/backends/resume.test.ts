@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backendFor } from "../../src/backends/registry.js";
+import { backendFor } from "../../src/backends/backend-registry.js";
 import { resumeProblem } from "../../src/backends/resume.js";
 import type { BackendId } from "../../src/domain/vocab.js";
 

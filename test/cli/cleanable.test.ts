@@ -5,7 +5,7 @@ import { renderClean } from "../../src/cli/clean-command.js";
 import { bytes } from "../../src/cli/render.js";
 import { cleanableNote } from "../../src/cli/status-command.js";
 import { cleanableBytes } from "../../src/dispatch/read/cleanable.js";
-import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE_MS } from "../../src/domain/clean.js";
+import { CLEANABLE_NOTE_BYTES, DEFAULT_CLEAN_AGE_MS } from "../../src/domain/clean-rule.js";
 import { tempDir } from "../helpers/folders.js";
 
 const DAY = 86_400_000;

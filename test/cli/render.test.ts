@@ -13,7 +13,7 @@ import { budgetLine } from "../../src/cli/spend-text.js";
 import { renderStatus } from "../../src/cli/status-command.js";
 import { lockActivityText } from "../../src/dispatch/read/lock-activity.js";
 import type { DispatchRow } from "../../src/dispatch/read/rows.js";
-import { comeBackAt, whyLine } from "../../src/domain/record-words.js";
+import { comeBackAt, whyLine } from "../../src/domain/ending/record-words.js";
 
 const NOW = Date.parse("2026-11-29T10:00:00Z");
 

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { MAX_MESSAGE_BYTES } from "../../src/domain/inbox.js";
+import { MAX_MESSAGE_BYTES } from "../../src/domain/steering/inbox.js";
 import { type CliResult, collectOutput, dispatchFolders, isolatedHome } from "../helpers/cli.js";
 import { CLI_MAIN, tempDir } from "../helpers/folders.js";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { budgetMarksDue, type PromotionNow } from "../../src/dispatch/queue/budget-marks.js";
 import type { QueuedEntry } from "../../src/dispatch/read/queued.js";
-import type { Caps, Slot } from "../../src/domain/admission.js";
-import type { Crossing } from "../../src/domain/budget.js";
+import type { Caps, Slot } from "../../src/domain/admission/admission-rules.js";
+import type { Crossing } from "../../src/domain/spend/budget.js";
 import type { QueueBlocker } from "../../src/domain/vocab.js";
 
 const NOW = Date.parse("2026-12-06T10:00:00Z");

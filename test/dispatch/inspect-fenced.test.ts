@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type FolderProbe, inspectDispatch } from "../../src/dispatch/read/inspect.js";
-import type { HostIdentity } from "../../src/domain/host.js";
+import type { HostIdentity } from "../../src/domain/state/host.js";
 import type { FolderJson, FolderJsonFile } from "../../src/folder/read.js";
 import type { FileRead } from "../../src/infra/json-file.js";
 import { FakeClock } from "../helpers/fake-clock.js";

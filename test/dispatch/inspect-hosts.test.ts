@@ -2,13 +2,13 @@ import { describe, expect, it } from "vitest";
 import { endingOfSight } from "../../src/dispatch/read/engine-sight.js";
 import { type FolderProbe, inspectDispatch } from "../../src/dispatch/read/inspect.js";
 import { queueInfo } from "../../src/dispatch/read/rows.js";
-import { judgeEnding } from "../../src/domain/ending.js";
+import { judgeEnding } from "../../src/domain/ending/ending.js";
 import { CatherdError } from "../../src/domain/errors.js";
-import type { HostIdentity } from "../../src/domain/host.js";
-import type { LockSight } from "../../src/domain/supervisor-judgement.js";
+import type { HostIdentity } from "../../src/domain/state/host.js";
+import type { LockSight } from "../../src/domain/state/supervisor-judgement.js";
 import type { EngineSight } from "../../src/engines/engine.js";
-import { forgottenSight, jobSight } from "../../src/engines/slurm/engine.js";
 import type { SlurmJob } from "../../src/engines/slurm/output.js";
+import { forgottenSight, jobSight } from "../../src/engines/slurm/slurm-engine.js";
 import type { FolderJson, FolderJsonFile } from "../../src/folder/read.js";
 import type { FileRead } from "../../src/infra/json-file.js";
 import { FakeClock } from "../helpers/fake-clock.js";
@@ -209,7 +209,7 @@ describe("a dispatch an engine placed, its supervisor on a compute node", () => 
     const ending = endingOfSight(sight, true);
     expect(ending).toMatchObject({ reason: "wall-timeout", state: "TIMEOUT" });
     if (ending === null) return;
-    // The record's status for it, as src/domain/ending.ts decides it from the engine's ending.
+    // The record's status for it, as src/domain/ending/ending.ts decides it from the engine's ending.
     const words = { name: "slurm", jobId: "12", state: ending.state, words: ending.words } as const;
     const seen = { engine: { ...ending, words } };
     expect(judgeEnding({ reason: "lost", code: null, signal: null, seen }, null).status).toBe("timeout");

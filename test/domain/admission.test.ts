@@ -6,7 +6,7 @@ import {
   choosePromotions,
   type Queued,
   type Slot,
-} from "../../src/domain/admission.js";
+} from "../../src/domain/admission/admission-rules.js";
 
 const none: Caps = { maxParallel: null, perBackend: {}, spent: null };
 const slot = (name: string, backend: Slot["backend"] = "codex", owns: string[] = []): Slot => ({

@@ -9,9 +9,9 @@ import {
   nestsDeeperThan,
   readAnswer,
   repairBrief,
-} from "../../src/domain/answer-contract.js";
-import { valueDeeperThan } from "../../src/domain/json-depth.js";
-import { addFacts, emptySummary, MAX_REPLY_CHARS } from "../../src/domain/summary.js";
+} from "../../src/domain/ending/answer-contract.js";
+import { addFacts, emptySummary, MAX_REPLY_CHARS } from "../../src/domain/ending/summary.js";
+import { valueDeeperThan } from "../../src/domain/text/json-depth.js";
 
 // How catherd reads a final answer (specs/record.md, "The answer"), from each CLI's final shape.
 

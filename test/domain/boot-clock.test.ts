@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ageOfWrite, elapsedSince, wallShiftSince } from "../../src/domain/boot-clock.js";
+import { ageOfWrite, elapsedSince, wallShiftSince } from "../../src/domain/watch/boot-clock.js";
 
 // Time since an instant another process recorded (specs/supervisor.md, "Clocks"): from the boot's
 // monotonic clock when both readings are of one boot, whatever the wall clock did; the wall clock only

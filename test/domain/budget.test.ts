@@ -5,8 +5,14 @@ import {
   parseCostCap,
   parseTokenCap,
   remainingCaps,
-} from "../../src/domain/budget.js";
-import { decide, initialWatch, nextDeadline, observe, type WatchLimits } from "../../src/domain/watch.js";
+} from "../../src/domain/spend/budget.js";
+import {
+  decide,
+  initialWatch,
+  nextDeadline,
+  observe,
+  type WatchLimits,
+} from "../../src/domain/watch/watch.js";
 
 describe("--max-tokens and --max-cost as written", () => {
   it.each([

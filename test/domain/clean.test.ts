@@ -4,7 +4,7 @@ import {
   type CleanVerdict,
   judgeForClean,
   type WorktreeFacts,
-} from "../../src/domain/clean.js";
+} from "../../src/domain/clean-rule.js";
 
 const DAY = 86_400_000;
 const NOW = Date.parse("2026-12-01T00:00:00Z");

@@ -10,7 +10,7 @@ import {
   declaredOutcome,
   MAX_WHY_CHARS,
   outcomeText,
-} from "../../src/domain/declared-outcome.js";
+} from "../../src/domain/ending/declared-outcome.js";
 import { outcome, recording } from "../backends/recorded.js";
 
 // The declared outcome line (specs/record.md, "outcome"), as a table: where it stands in the final

@@ -5,7 +5,7 @@ import {
   diskFullWords,
   diskStateWords,
   isDiskFullCode,
-} from "../../src/domain/disk.js";
+} from "../../src/domain/watch/disk.js";
 
 describe("the words of a full disk", () => {
   it("names the file system for each refusal", () => {

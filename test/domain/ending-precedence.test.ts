@@ -1,12 +1,17 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { type ExitFacts, type JudgeRules, judgeEnding, type Sighting } from "../../src/domain/ending.js";
-import type { ErrorFact } from "../../src/domain/failure.js";
-import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/summary.js";
+import {
+  type ExitFacts,
+  type JudgeRules,
+  judgeEnding,
+  type Sighting,
+} from "../../src/domain/ending/ending.js";
+import type { ErrorFact } from "../../src/domain/ending/failure.js";
+import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/ending/summary.js";
 import type { ErrorKind, Status } from "../../src/domain/vocab.js";
 
-// specs/record.md, "Status precedence: the kind first", is the contract of src/domain/ending.ts: each row
+// specs/record.md, "Status precedence: the kind first", is the contract of src/domain/ending/ending.ts: each row
 // of its numbered list is a row here, named by the spec's own words, and every kind of its table is the
 // verdict of at least one row, with the table's status.
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { type ExitFacts, judgeEnding, statusByPrecedence } from "../../src/domain/ending.js";
-import { type ErrorFact, retryAfterTime, statusOfKind } from "../../src/domain/failure.js";
-import { inertText } from "../../src/domain/inert-text.js";
+import { type ExitFacts, judgeEnding, statusByPrecedence } from "../../src/domain/ending/ending.js";
+import { type ErrorFact, retryAfterTime, statusOfKind } from "../../src/domain/ending/failure.js";
+import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/ending/summary.js";
+import { errorKindSchema } from "../../src/domain/schemas.js";
+import { inertText } from "../../src/domain/text/inert-text.js";
 import {
   cleanMessage,
   MAX_MESSAGE_CHARS,
@@ -9,9 +11,7 @@ import {
   redact,
   redactEnv,
   TAIL_BYTES,
-} from "../../src/domain/redact.js";
-import { errorKindSchema } from "../../src/domain/schemas.js";
-import { addFacts, emptySummary, type StreamSummary } from "../../src/domain/summary.js";
+} from "../../src/domain/text/redact.js";
 import { ERROR_KINDS, type ErrorKind } from "../../src/domain/vocab.js";
 
 const success = { isError: false, message: null };

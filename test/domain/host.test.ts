@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type HostIdentity, hostRelation, mayTouchProcesses } from "../../src/domain/host.js";
-import { judgeSupervisor, type SupervisorSight } from "../../src/domain/supervisor-judgement.js";
+import { type HostIdentity, hostRelation, mayTouchProcesses } from "../../src/domain/state/host.js";
+import { judgeSupervisor, type SupervisorSight } from "../../src/domain/state/supervisor-judgement.js";
 
 const here: HostIdentity = { name: "vm", bootId: "b-1", pidNamespace: "4026531836" };
 

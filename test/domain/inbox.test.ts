@@ -8,14 +8,14 @@ import {
   MESSAGE_STATES,
   type MessageState,
   makeMessageId,
-} from "../../src/domain/inbox.js";
+} from "../../src/domain/steering/inbox.js";
 import {
   policyResponse,
   type QuestionKind,
   type ResponseGiven,
   responseAsGiven,
   responseMismatch,
-} from "../../src/domain/questions.js";
+} from "../../src/domain/steering/questions.js";
 
 // The inbox's rules (specs/steering.md, "The inbox"), as tables.
 

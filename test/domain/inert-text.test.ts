@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { oneLine } from "../../src/backends/line-parsing.js";
 import { cell } from "../../src/cli/render.js";
-import { cutChars, inertText, SHOWN_CONTROL } from "../../src/domain/inert-text.js";
-import { cleanMessage, recordTail } from "../../src/domain/redact.js";
+import { cutChars, inertText, SHOWN_CONTROL } from "../../src/domain/text/inert-text.js";
+import { cleanMessage, recordTail } from "../../src/domain/text/redact.js";
 
 // An agent's bytes on catherd's screen move nothing: every escape sequence goes whole, every other
 // control shows as U+FFFD, and a cut comes after, so none is ever kept in part.

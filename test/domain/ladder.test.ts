@@ -5,7 +5,7 @@ import {
   type NextStep,
   nextStep,
   type Rung,
-} from "../../src/domain/ladder.js";
+} from "../../src/domain/admission/ladder.js";
 
 // The failover ladder's rule (specs/dispatch.md, "The failover ladder"), as a table.
 

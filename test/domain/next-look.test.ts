@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MIN_SLEEP_MS, QUIET_POLL_MS, sleepFor } from "../../src/domain/next-look.js";
+import { MIN_SLEEP_MS, QUIET_POLL_MS, sleepFor } from "../../src/domain/watch/next-look.js";
 
 const NEVER = Number.POSITIVE_INFINITY;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { unansweredWords } from "../../src/domain/question-words.js";
-import { waitsForAnswers } from "../../src/domain/questions.js";
+import { unansweredWords } from "../../src/domain/steering/question-words.js";
+import { waitsForAnswers } from "../../src/domain/steering/questions.js";
 import { DISPATCH_STATES, type DispatchState } from "../../src/domain/vocab.js";
 
 // Whether an unanswered question still waits (specs/steering.md, "What readers show"): only while its

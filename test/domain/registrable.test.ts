@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { publicSuffixWildcard } from "../../src/domain/registrable.js";
+import { publicSuffixWildcard } from "../../src/domain/sandbox/registrable.js";
 
 // A wildcard of the allow list must leave a registrable domain (specs/sandbox.md, "Network"): the public
 // suffix list decides, its private part (hosting platforms where anyone takes a name) included.

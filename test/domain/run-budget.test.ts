@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { blockerOf, type Caps, choosePromotions, type Queued } from "../../src/domain/admission.js";
+import {
+  blockerOf,
+  type Caps,
+  choosePromotions,
+  type Queued,
+} from "../../src/domain/admission/admission-rules.js";
 import {
   addDispatchSpend,
   budgetEndsAt,
@@ -11,7 +16,7 @@ import {
   replacePart,
   runCrossing,
   sameBudget,
-} from "../../src/domain/run-budget.js";
+} from "../../src/domain/spend/run-budget.js";
 
 const budget = (b: Partial<RunBudget>): RunBudget => ({ tokens: null, usd: null, minutes: null, ...b });
 const spend = (s: Partial<RunSpend>): RunSpend => ({ ...NO_RUN_SPEND, ...s });

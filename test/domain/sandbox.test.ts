@@ -9,7 +9,7 @@ import {
   parseNetRule,
   refusedWriteIn,
   writableUnderHome,
-} from "../../src/domain/sandbox.js";
+} from "../../src/domain/sandbox/sandbox.js";
 
 // The fence's rules without I/O (specs/sandbox.md): the allow list, what is hidden and writable, and how a
 // refusal reads.

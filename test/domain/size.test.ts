@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CatherdError } from "../../src/domain/errors.js";
-import { formatSize, parseSize } from "../../src/domain/size.js";
+import { formatSize, parseSize } from "../../src/domain/text/size.js";
 
 describe("parseSize", () => {
   it.each([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { LineFacts } from "../../src/domain/facts.js";
-import { NO_SLOTS, observeSlots, type SlotSignals, slotWaitedMs } from "../../src/domain/slot-time.js";
+import { NO_SLOTS, observeSlots, type SlotSignals, slotWaitedMs } from "../../src/domain/lock/slot-time.js";
+import type { LineFacts } from "../../src/domain/watch/facts.js";
 import {
   decide,
   initialWatch,
@@ -8,7 +8,7 @@ import {
   observe,
   type WatchLimits,
   type WatchState,
-} from "../../src/domain/watch.js";
+} from "../../src/domain/watch/watch.js";
 
 // Heavy slots in the supervisor's rules, to the millisecond on a fake clock: a lock waiting or running
 // is busy; its wait counts against neither the idle limit nor the wall; the record's total is exact.

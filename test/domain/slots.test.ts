@@ -13,7 +13,7 @@ import {
   take,
   viewOf,
   withoutDead,
-} from "../../src/domain/slots.js";
+} from "../../src/domain/lock/slots.js";
 
 // The queue of a lock class as pure rules: first come, first served; at most a taker's count held; what
 // is provably gone leaves; another machine's claims are carried, never counted.

@@ -4,7 +4,7 @@ import {
   dispatchState,
   readerDuty,
   waitsUnpromoted,
-} from "../../src/domain/state.js";
+} from "../../src/domain/state/state.js";
 
 const base: DispatchObservation = {
   hasRecord: false,

@@ -1,11 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { AskFact, LineFacts } from "../../src/domain/facts.js";
 import {
   type QuestionItem,
   questionStep,
   type ResponseFile,
   responseStep,
-} from "../../src/domain/questions.js";
+} from "../../src/domain/steering/questions.js";
 import {
   BRIEF,
   type InboxItem,
@@ -20,7 +19,8 @@ import {
   steerSignals,
   takeAsks,
   undelivered,
-} from "../../src/domain/steering.js";
+} from "../../src/domain/steering/steer-decisions.js";
+import type { AskFact, LineFacts } from "../../src/domain/watch/facts.js";
 
 // The supervisor's decisions in a steerable dispatch's conversation (specs/steering.md, "The seam"), one
 // row per rule, on a fake clock: `now` is the loop's (monotonic ms), WALL the wall clock's.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type EntryModel, type UsageEntry, usageTotals } from "../../src/domain/usage-totals.js";
+import { type EntryModel, type UsageEntry, usageTotals } from "../../src/domain/spend/usage-totals.js";
 
 const model = (
   name: string | null,

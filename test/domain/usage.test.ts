@@ -13,7 +13,7 @@ import {
   totalOf,
   type UsageReport,
   ZERO_COUNTS,
-} from "../../src/domain/usage.js";
+} from "../../src/domain/spend/usage.js";
 
 const counts = (c: Partial<TokenCounts>): TokenCounts => ({ ...ZERO_COUNTS, ...c });
 const use = (

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { formatDuration, parseDuration } from "../../src/domain/duration.js";
 import { agentEnvironment, isScrubbed, isSecretName } from "../../src/domain/env.js";
 import { CatherdError, exitCodeFor } from "../../src/domain/errors.js";
 import { isValidId, makeDispatchId, requireId } from "../../src/domain/ids.js";
+import { formatDuration, parseDuration } from "../../src/domain/text/duration.js";
 
 describe("durations", () => {
   it.each([

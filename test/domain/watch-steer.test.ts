@@ -6,7 +6,7 @@ import {
   observe,
   type SteerSignals,
   type WatchLimits,
-} from "../../src/domain/watch.js";
+} from "../../src/domain/watch/watch.js";
 
 // The supervisor's rules for a steerable dispatch (specs/steering.md; watch.ts, SteerSignals), on a fake
 // clock: a final ends a turn, not the dispatch; the conversation ends when nothing is held and its window

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { LineFacts } from "../../src/domain/facts.js";
 import type { ErrorKind } from "../../src/domain/vocab.js";
+import type { LineFacts } from "../../src/domain/watch/facts.js";
 import {
   decide,
   initialWatch,
@@ -8,7 +8,7 @@ import {
   observe,
   type WatchLimits,
   type WatchState,
-} from "../../src/domain/watch.js";
+} from "../../src/domain/watch/watch.js";
 
 const LIMITS: WatchLimits = {
   idleMs: 1000,

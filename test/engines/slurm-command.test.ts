@@ -1,12 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { cancelJob } from "../../src/engines/slurm/cancel.js";
 import { runSlurm } from "../../src/engines/slurm/command.js";
 import { readJob, readJobs } from "../../src/engines/slurm/job.js";
 import { engineNoticeIn } from "../../src/engines/slurm/job-output.js";
 import { clusterLicenses, definesLicense } from "../../src/engines/slurm/licenses.js";
-import { submitJob } from "../../src/engines/slurm/submit.js";
+import { submitJob } from "../../src/engines/slurm/sbatch.js";
+import { cancelJob } from "../../src/engines/slurm/scancel.js";
 import { slurmUnusable } from "../../src/engines/slurm/usable.js";
 import { ROOT, tempDir } from "../helpers/folders.js";
 

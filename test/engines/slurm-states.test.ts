@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { judgeEnding } from "../../src/domain/ending.js";
+import { judgeEnding } from "../../src/domain/ending/ending.js";
 import type { EngineEnding } from "../../src/engines/engine.js";
 import { parseScontrolJob, type SlurmJob } from "../../src/engines/slurm/output.js";
 import {
@@ -14,7 +14,7 @@ import {
 } from "../../src/engines/slurm/states.js";
 import { ROOT } from "../helpers/folders.js";
 
-/** The engine's ending with the status its record gets (src/domain/ending.ts decides it). */
+/** The engine's ending with the status its record gets (src/domain/ending/ending.ts decides it). */
 function recorded(ending: EngineEnding) {
   const words = { name: "slurm", jobId: "1", state: ending.state, words: ending.words } as const;
   const seen = { engine: { ...ending, words } };

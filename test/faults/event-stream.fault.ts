@@ -1,12 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { allBackends } from "../../src/backends/registry.js";
+import { allBackends } from "../../src/backends/backend-registry.js";
 import type { Backend } from "../../src/backends/types.js";
-import { addFacts, emptySummary } from "../../src/domain/summary.js";
-import { accounts, TOKEN_FIELDS, totalOf } from "../../src/domain/usage.js";
+import { addFacts, emptySummary } from "../../src/domain/ending/summary.js";
+import { accounts, TOKEN_FIELDS, totalOf } from "../../src/domain/spend/usage.js";
 import { EXIT_REASONS, STATUSES } from "../../src/domain/vocab.js";
-import { initialWatch, observe } from "../../src/domain/watch.js";
+import { initialWatch, observe } from "../../src/domain/watch/watch.js";
 import { type FakeScenario, fakeAgentFolder, readJson, startSupervisor } from "../helpers/folders.js";
 import { waitForFile } from "../helpers/wait.js";
 import { Fuzzer, soundOutcome, wellFormed } from "./fuzz.js";

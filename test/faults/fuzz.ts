@@ -1,11 +1,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Outcome } from "../../src/backends/types.js";
-import type { LineFacts } from "../../src/domain/facts.js";
-import type { ErrorFact } from "../../src/domain/failure.js";
-import { MAX_MESSAGE_CHARS } from "../../src/domain/redact.js";
-import { MAX_REPORT_TOKENS, TOKEN_FIELDS, type UsageReport } from "../../src/domain/usage.js";
+import type { ErrorFact } from "../../src/domain/ending/failure.js";
+import { MAX_REPORT_TOKENS, TOKEN_FIELDS, type UsageReport } from "../../src/domain/spend/usage.js";
+import { MAX_MESSAGE_CHARS } from "../../src/domain/text/redact.js";
 import { ERROR_KINDS, STATUSES } from "../../src/domain/vocab.js";
+import type { LineFacts } from "../../src/domain/watch/facts.js";
 import { ROOT } from "../helpers/folders.js";
 
 // A seeded generator of hostile event-stream lines for the fault matrix (row 4): recorded events of every

@@ -1,13 +1,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { backendFor } from "../../src/backends/registry.js";
+import { backendFor } from "../../src/backends/backend-registry.js";
 import { SPEC_DEFAULTS } from "../../src/domain/defaults.js";
 import { ERROR_KINDS, type ErrorCode, type ErrorKind, type ExitReason } from "../../src/domain/vocab.js";
 import { backendIdOf, backendOf } from "../../src/folder/backend.js";
+import { agentDispatchId, dispatchIdOf } from "../../src/folder/dispatch-id-of.js";
 import { writeEndedExit, writeExit } from "../../src/folder/exit.js";
 import { humanLine } from "../../src/folder/human-line.js";
-import { agentDispatchId, dispatchIdOf } from "../../src/folder/ids.js";
 import { FILES, fileIn, isDispatchFolder, placeOf } from "../../src/folder/layout.js";
 import {
   isSeen,

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readEntry } from "../../src/folder/inbox.js";
+import { readEntry } from "../../src/folder/inbox-files.js";
 import { closeInbox, writeMessage } from "../../src/folder/inbox-send.js";
 import { tempDir } from "../helpers/folders.js";
 

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { RunSpend } from "../../src/domain/run-budget.js";
+import type { RunSpend } from "../../src/domain/spend/run-budget.js";
 import { foldUnderLock, REPAIR_AFTER_MS, sumLedger, writeSpendPart } from "../../src/folder/run-ledger.js";
 import { runSpendNow, SUM_EVERY_MS } from "../../src/folder/run-spend-now.js";
 import { tryLock } from "../../src/infra/lock.js";

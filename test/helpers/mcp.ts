@@ -5,7 +5,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, expect } from "vitest";
-import { createCatherdServer } from "../../src/cli/mcp/server.js";
+import { createCatherdServer } from "../../src/cli/mcp/mcp-server.js";
 import { isolatedHome } from "./cli.js";
 import { FAKE_AGENT, reapAll, tempDir } from "./folders.js";
 

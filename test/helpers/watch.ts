@@ -1,5 +1,5 @@
 import * as path from "node:path";
-import { backendFor } from "../../src/backends/registry.js";
+import { backendFor } from "../../src/backends/backend-registry.js";
 import { SCHEMA_VERSION, type Spec } from "../../src/domain/schemas.js";
 import type { BackendId } from "../../src/domain/vocab.js";
 import type { Clock } from "../../src/infra/clock.js";

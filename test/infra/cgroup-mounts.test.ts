@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { folderOf, parseMountInfo, parseProcCgroup } from "../../src/infra/cgroup/mounts.js";
+import { folderOf, parseMountInfo, parseProcCgroup } from "../../src/infra/cgroup/cgroup-mounts.js";
 
 // The kernel's descriptions of cgroups, as found on the kinds of machine catherd runs on.
 

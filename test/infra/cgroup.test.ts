@@ -4,6 +4,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
+import { parseMountInfo } from "../../src/infra/cgroup/cgroup-mounts.js";
+import { readUsage } from "../../src/infra/cgroup/cgroup-usage.js";
 import { type CgroupLayout, type DetectOptions, detectCgroups } from "../../src/infra/cgroup/detect.js";
 import {
   type CgroupLimits,
@@ -18,8 +20,6 @@ import {
 } from "../../src/infra/cgroup/dispatch-cgroup.js";
 import { JOIN_FAILED_EXIT, joinCommand, joinStatus } from "../../src/infra/cgroup/join.js";
 import { killCgroup } from "../../src/infra/cgroup/kill.js";
-import { parseMountInfo } from "../../src/infra/cgroup/mounts.js";
-import { readUsage } from "../../src/infra/cgroup/usage.js";
 import { systemClock } from "../../src/infra/clock.js";
 import { readProcStat } from "../../src/infra/proc-stat.js";
 import { startTimeOf } from "../../src/infra/process-identity.js";

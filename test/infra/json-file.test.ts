@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { MAX_FILE_DEPTH } from "../../src/domain/json-depth.js";
+import { MAX_FILE_DEPTH } from "../../src/domain/text/json-depth.js";
 import { parseJsonText } from "../../src/infra/json-file.js";
 
 // A dispatch folder's file nested deeper than catherd writes one (an agent can write a lock report) is

@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { calcPrice } from "@pydantic/genai-prices";
 import { describe, expect, it } from "vitest";
 import { codexBackend } from "../../src/backends/codex.js";
-import { ZERO_COUNTS } from "../../src/domain/usage.js";
+import { ZERO_COUNTS } from "../../src/domain/spend/usage.js";
 import { billingOf, pricedUsage } from "../../src/folder/spend.js";
 import { loadPricer, PRICE_TABLE } from "../../src/infra/prices.js";
 import { outcome, recording } from "../backends/recorded.js";

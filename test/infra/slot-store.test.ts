@@ -9,7 +9,7 @@ import {
   type SlotClaim,
   type SlotState,
   viewOf,
-} from "../../src/domain/slots.js";
+} from "../../src/domain/lock/slots.js";
 import { systemClock } from "../../src/infra/clock.js";
 import { INITIAL_PID_NAMESPACE } from "../../src/infra/namespaced-process.js";
 import { startTimeOf } from "../../src/infra/process-identity.js";

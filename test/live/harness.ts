@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { backendFor } from "../../src/backends/registry.js";
+import { backendFor } from "../../src/backends/backend-registry.js";
 import { findByDispatchVariable } from "../../src/infra/sweep.js";
 import { dispatchedOf, dispatchFolders, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, readJson, SUPERVISOR_MAIN } from "../helpers/folders.js";

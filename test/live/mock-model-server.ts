@@ -72,7 +72,7 @@ export const ANSWER_SCHEMA = {
 };
 export const INVALID_ANSWER = { verdict: "maybe", count: 1 };
 export const VALID_ANSWER = { verdict: "pass", count: 2 };
-/** Words of catherd's repair brief (src/domain/answer-contract.ts) and of its contract, as the model reads them. */
+/** Words of catherd's repair brief (src/domain/ending/answer-contract.ts) and of its contract, as the model reads them. */
 const REPAIR_WORDS = "did not fit the JSON Schema";
 const CONTRACT_WORDS = "only a JSON value that is valid against the JSON";
 

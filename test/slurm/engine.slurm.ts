@@ -3,20 +3,20 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, inject, it } from "vitest";
-import { judgeEnding } from "../../src/domain/ending.js";
+import { judgeEnding } from "../../src/domain/ending/ending.js";
 import type { EngineEnding } from "../../src/engines/engine.js";
-import { cancelJob } from "../../src/engines/slurm/cancel.js";
 import { type JobReading, readJob, readJobs } from "../../src/engines/slurm/job.js";
 import { engineNoticeIn } from "../../src/engines/slurm/job-output.js";
 import { clusterLicenses, definesLicense } from "../../src/engines/slurm/licenses.js";
+import { submitJob } from "../../src/engines/slurm/sbatch.js";
+import { cancelJob } from "../../src/engines/slurm/scancel.js";
 import { engineEnding, jobPhase } from "../../src/engines/slurm/states.js";
-import { submitJob } from "../../src/engines/slurm/submit.js";
 import type { SubmitRequest } from "../../src/engines/slurm/submit-request.js";
 import { tempDir } from "../helpers/folders.js";
 import { waitForFile } from "../helpers/wait.js";
 import { eventually, inState, untilJob } from "./poll.js";
 
-/** The status a record gets from an engine's ending (src/domain/ending.ts decides it). */
+/** The status a record gets from an engine's ending (src/domain/ending/ending.ts decides it). */
 function recordStatus(ending: EngineEnding): string {
   const words = { name: "slurm", jobId: "1", state: ending.state, words: ending.words } as const;
   const seen = { engine: { ...ending, words } };

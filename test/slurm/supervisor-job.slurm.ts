@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { submitJob } from "../../src/engines/slurm/submit.js";
+import { submitJob } from "../../src/engines/slurm/sbatch.js";
 import { CLI_MAIN, fakeAgentFolder, readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { waitForJson } from "../helpers/wait.js";
 import { inState, untilJob } from "./poll.js";

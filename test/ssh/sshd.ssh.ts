@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type HostIdentity, hostRelation, mayTouchProcesses } from "../../src/domain/host.js";
+import { type HostIdentity, hostRelation, mayTouchProcesses } from "../../src/domain/state/host.js";
 import { hostIdentity } from "../../src/infra/host-identity.js";
 import { readProcStat } from "../../src/infra/proc-stat.js";
 import { tempDir } from "../helpers/folders.js";

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { writeResponse } from "../../src/folder/questions.js";
+import { writeResponse } from "../../src/folder/question-files.js";
 import { isolatedHome, runCli } from "../helpers/cli.js";
 import { readJson } from "../helpers/folders.js";
 import { FAKE_CLAUDE, useSteeredDispatches } from "../helpers/steering.js";

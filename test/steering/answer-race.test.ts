@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { ResponseFile } from "../../src/domain/questions.js";
+import type { ResponseFile } from "../../src/domain/steering/questions.js";
 
 // Two answers at the same moment, made deterministic: the rival's answer lands between this answer's
 // look at the question (still unanswered) and its exclusive create — the window two `catherd answer`
@@ -26,8 +26,8 @@ vi.mock("../../src/dispatch/read/inspect.js", () => ({
   }),
 }));
 
-vi.mock("../../src/folder/questions.js", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../src/folder/questions.js")>();
+vi.mock("../../src/folder/question-files.js", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../src/folder/question-files.js")>();
   return {
     ...real,
     writeResponse: (dir: string, answer: Omit<ResponseFile, "schema">) => {
@@ -38,7 +38,7 @@ vi.mock("../../src/folder/questions.js", async (importOriginal) => {
 });
 
 const { answerQuestion } = await import("../../src/dispatch/steer/answer-question.js");
-const { writeQuestion } = await import("../../src/folder/questions.js");
+const { writeQuestion } = await import("../../src/folder/question-files.js");
 
 describe("two answers at the same moment", () => {
   let dir: string;

@@ -1,11 +1,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { backendFor } from "../../src/backends/registry.js";
+import { backendFor } from "../../src/backends/backend-registry.js";
 import type { Spec } from "../../src/domain/schemas.js";
 import { hostIdentity } from "../../src/infra/host-identity.js";
 import { systemFiles } from "../../supervisor/deps.js";
-import { resumePoint } from "../../supervisor/resume.js";
+import { resumePoint } from "../../supervisor/resume-point.js";
 import { watchAgent } from "../../supervisor/watch-loop.js";
 import { FAKE_WALL_ZERO, FakeClock } from "../helpers/fake-clock.js";
 import { tempDir } from "../helpers/folders.js";

@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { isWithin, type SandboxPolicy } from "../../src/domain/sandbox.js";
-import { fenceMounts } from "../../supervisor/fence/mounts.js";
+import { isWithin, type SandboxPolicy } from "../../src/domain/sandbox/sandbox.js";
+import { fenceMounts } from "../../supervisor/fence/fence-mounts.js";
 import { tempDir } from "../helpers/folders.js";
 
 // The fence's mounts (specs/sandbox.md, "Files") read as bubblewrap applies them: whatever --allow-write

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MIN_SLEEP_MS, QUIET_POLL_MS } from "../../src/domain/next-look.js";
-import type { PollSignals } from "../../src/domain/watch.js";
+import { MIN_SLEEP_MS, QUIET_POLL_MS } from "../../src/domain/watch/next-look.js";
+import type { PollSignals } from "../../src/domain/watch/watch.js";
 import {
   lookUntilStop,
   NOTHING,

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { backendFor } from "../../src/backends/registry.js";
+import { backendFor } from "../../src/backends/backend-registry.js";
 import type { Spec } from "../../src/domain/schemas.js";
 import { systemFiles } from "../../supervisor/deps.js";
 import { watchAgent } from "../../supervisor/watch-loop.js";

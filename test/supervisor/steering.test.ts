@@ -2,11 +2,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { claudeCodeBackend } from "../../src/backends/claude-code.js";
-import type { LineFacts } from "../../src/domain/facts.js";
 import type { SteerSettings } from "../../src/domain/schemas.js";
-import { readEntry } from "../../src/folder/inbox.js";
+import type { LineFacts } from "../../src/domain/watch/facts.js";
+import { readEntry } from "../../src/folder/inbox-files.js";
 import { writeMessage } from "../../src/folder/inbox-send.js";
-import { readQuestion, writeResponse } from "../../src/folder/questions.js";
+import { readQuestion, writeResponse } from "../../src/folder/question-files.js";
 import { Steering } from "../../supervisor/steering.js";
 import { tempDir } from "../helpers/folders.js";
 

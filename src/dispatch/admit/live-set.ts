@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import { type Caps, ownsConflict, type Slot } from "../../domain/admission.js";
+import { type Caps, ownsConflict, type Slot } from "../../domain/admission/admission-rules.js";
 import type { BackendId } from "../../domain/vocab.js";
 import { handOverPending } from "../../folder/chain.js";
 import { FILES, fileIn } from "../../folder/layout.js";

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { Blocked } from "../../domain/admission.js";
+import type { Blocked } from "../../domain/admission/admission-rules.js";
 import { CatherdError } from "../../domain/errors.js";
 import { makeDispatchId } from "../../domain/ids.js";
 import {

@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import { backendFor } from "../../backends/registry.js";
+import { backendFor } from "../../backends/backend-registry.js";
 import { resumeProblem } from "../../backends/resume.js";
 import type { Backend } from "../../backends/types.js";
 import { CatherdError } from "../../domain/errors.js";

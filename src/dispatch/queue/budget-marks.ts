@@ -1,4 +1,4 @@
-import { type Blocked, blockerOf, type Caps, type Slot } from "../../domain/admission.js";
+import { type Blocked, blockerOf, type Caps, type Slot } from "../../domain/admission/admission-rules.js";
 import { FILES } from "../../folder/layout.js";
 import { writeLiveMarker } from "../../folder/markers.js";
 import { readFolderJson } from "../../folder/read.js";

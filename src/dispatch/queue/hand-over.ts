@@ -1,14 +1,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { backendFor } from "../../backends/registry.js";
-import { blockerOf, type Caps, type Slot } from "../../domain/admission.js";
-import { repairBrief } from "../../domain/answer-contract.js";
-import { remainingCaps, type SpendCaps } from "../../domain/budget.js";
+import { backendFor } from "../../backends/backend-registry.js";
+import { blockerOf, type Caps, type Slot } from "../../domain/admission/admission-rules.js";
+import type { NextStep } from "../../domain/admission/ladder.js";
+import { repairBrief } from "../../domain/ending/answer-contract.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
-import type { NextStep } from "../../domain/ladder.js";
-import { PROVIDER_ENDPOINTS, type SandboxPolicy, uniqueRules } from "../../domain/sandbox.js";
+import { PROVIDER_ENDPOINTS, type SandboxPolicy, uniqueRules } from "../../domain/sandbox/sandbox.js";
 import type { AdmitFile, NextFile, RecordFile, SpecFile } from "../../domain/schemas.js";
+import { remainingCaps, type SpendCaps } from "../../domain/spend/budget.js";
 import type { BackendId } from "../../domain/vocab.js";
 import { handOverPending, nextStepOf } from "../../folder/chain.js";
 import { FILES, fileIn, runOf } from "../../folder/layout.js";
@@ -19,7 +19,7 @@ import { createFolderJson } from "../../folder/write.js";
 import type { Clock } from "../../infra/clock.js";
 import { okValue } from "../../infra/json-file.js";
 import type { RunPaths } from "../../infra/paths.js";
-import { underAdmissionLock } from "../admit/lock.js";
+import { underAdmissionLock } from "../admit/admission-lock.js";
 import { commitDispatch, discardStaged, queuedFile, type Staged, stageDispatch } from "../admit/stage.js";
 import { planWorkplace } from "../admit/workplace.js";
 import { inspectDispatch } from "../read/inspect.js";
@@ -303,7 +303,7 @@ function answerOf(dir: string, spec: SpecFile | null, step: NextStep): AnswerReq
   return { schema, text, repair: step.ladder.repairs };
 }
 
-/** The attempts of a chain share one budget: the next gets what this one's caps leave (domain/budget.ts). */
+/** The attempts of a chain share one budget: the next gets what this one's caps leave (domain/spend/budget.ts). */
 function chainCaps(spec: SpecFile | null, record: RecordFile): SpendCaps {
   const caps = { maxTokens: spec?.maxTokens ?? null, maxCostUsd: spec?.maxCostUsd ?? null };
   const left = remainingCaps(caps, {

@@ -1,10 +1,10 @@
 import * as fs from "node:fs";
-import { hostRelation } from "../../domain/host.js";
 import type { PlacementFile } from "../../domain/schemas.js";
-import { SUPERVISOR_LOCK_STALE_MS } from "../../domain/supervisor-judgement.js";
+import { hostRelation } from "../../domain/state/host.js";
+import { SUPERVISOR_LOCK_STALE_MS } from "../../domain/state/supervisor-judgement.js";
 import type { EngineName } from "../../domain/vocab.js";
 import type { EngineEnding, EngineSight } from "../../engines/engine.js";
-import { engineNamed } from "../../engines/registry.js";
+import { engineNamed } from "../../engines/engine-registry.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
 import type { Clock } from "../../infra/clock.js";

@@ -1,6 +1,5 @@
 import * as fs from "node:fs";
 import type { CatherdError } from "../../domain/errors.js";
-import { type HostIdentity, type HostRelation, hostRelation } from "../../domain/host.js";
 import type {
   AdmitFile,
   ExitFile,
@@ -12,22 +11,23 @@ import type {
   SpecFile,
   SupervisorFile,
 } from "../../domain/schemas.js";
+import { type HostIdentity, type HostRelation, hostRelation } from "../../domain/state/host.js";
 import {
   dispatchState,
   type ReaderDuty,
   readerDuty,
   STARTER_ELSEWHERE_MS,
   waitsUnpromoted,
-} from "../../domain/state.js";
+} from "../../domain/state/state.js";
 import {
   type EngineAnswer,
   judgeSupervisor,
   type LockSight,
   SUPERVISOR_LOCK_STALE_MS,
-} from "../../domain/supervisor-judgement.js";
+} from "../../domain/state/supervisor-judgement.js";
 import type { DispatchState } from "../../domain/vocab.js";
 import type { EngineSight } from "../../engines/engine.js";
-import { agentDispatchId, dispatchIdOf } from "../../folder/ids.js";
+import { agentDispatchId, dispatchIdOf } from "../../folder/dispatch-id-of.js";
 import { FILES, type FolderFile, fileIn } from "../../folder/layout.js";
 import { type FolderJson, type FolderJsonFile, readFolderJson } from "../../folder/read.js";
 import { type Clock, systemClock } from "../../infra/clock.js";
@@ -44,7 +44,7 @@ export interface DispatchView {
   dispatchId: string;
   state: DispatchState;
   /**
-   * What a reader that finds it so must do (domain/state.ts, `readerDuty`): adopt an orphan, record a
+   * What a reader that finds it so must do (domain/state/state.ts, `readerDuty`): adopt an orphan, record a
    * dead dispatch, or nothing. Only the reader gate (dispatch/reader.ts) acts on it.
    */
   duty: ReaderDuty;
@@ -82,7 +82,7 @@ export interface FolderProbe {
   exists(file: FolderFile): boolean;
   /** Alive by pid and start time, in the reader's /proc: asked only of a process of the reader's host. */
   isAlive(pid: number, startTime: string | null): boolean;
-  /** The reader's own host: what a recorded process's host is compared with (domain/host.ts). */
+  /** The reader's own host: what a recorded process's host is compared with (domain/state/host.ts). */
   host(): HostIdentity;
   /** supervisor.lock as seen now: missing, or the age of its last refresh. */
   lock(nowMs: number): LockSight;
@@ -327,7 +327,7 @@ function unplacedWhy(
     : `${placement.engine} did not answer about job ${placement.jobId}`;
 }
 
-/** The state the observations say (domain/state.ts), before the orphan check. */
+/** The state the observations say (domain/state/state.ts), before the orphan check. */
 function stateOf(o: Observed): DispatchState {
   const { queued, promoted } = o.start.files;
   return dispatchState({

@@ -1,4 +1,4 @@
-import { formatDuration } from "../../domain/duration.js";
+import { formatDuration } from "../../domain/text/duration.js";
 import { readLockReports } from "../../folder/lock-reports.js";
 
 // What a dispatch's `catherd lock`s are doing, for `status`, `show` and `wait` (specs/lock.md, "Inside a

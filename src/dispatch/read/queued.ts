@@ -1,4 +1,4 @@
-import type { Queued } from "../../domain/admission.js";
+import type { Queued } from "../../domain/admission/admission-rules.js";
 import { isValidId } from "../../domain/ids.js";
 import { SPEC_DEFAULT_BACKEND } from "../../domain/vocab.js";
 import { type LiveMarker, readLiveMarkers } from "../../folder/markers.js";

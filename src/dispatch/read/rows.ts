@@ -1,11 +1,11 @@
 // status's rows (specs/cli.md, `status`): one dispatch as a row, from its record alone once it has one,
 // from its view and activity.json while it lives; a chain's attempts folded into one row. Reading only.
 
-import type { DeclaredOutcome } from "../../domain/declared-outcome.js";
-import type { MessageState } from "../../domain/inbox.js";
-import type { FenceMode } from "../../domain/sandbox.js";
+import type { DeclaredOutcome } from "../../domain/ending/declared-outcome.js";
+import type { FenceMode } from "../../domain/sandbox/sandbox.js";
 import type { ActivityFile, PlacementFile, QueuedFile, RecordFile, SpecFile } from "../../domain/schemas.js";
-import { billedTokens } from "../../domain/usage.js";
+import { billedTokens } from "../../domain/spend/usage.js";
+import type { MessageState } from "../../domain/steering/inbox.js";
 import type { BackendId, DispatchState } from "../../domain/vocab.js";
 import { backendIdOf } from "../../folder/backend.js";
 import { FILES, placeOf } from "../../folder/layout.js";

@@ -1,5 +1,5 @@
 import type { ActivityFile, RecordFile, UsageField } from "../../domain/schemas.js";
-import type { EntryModel, UsageEntry } from "../../domain/usage-totals.js";
+import type { EntryModel, UsageEntry } from "../../domain/spend/usage-totals.js";
 import { FILES } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
 import { type RunPaths, runPaths } from "../../infra/paths.js";

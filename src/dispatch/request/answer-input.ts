@@ -6,7 +6,7 @@ import {
   answerContract,
   draftWords,
   schemaDraftOf,
-} from "../../domain/answer-contract.js";
+} from "../../domain/ending/answer-contract.js";
 import { CatherdError } from "../../domain/errors.js";
 import { appendToBrief } from "./brief-append.js";
 

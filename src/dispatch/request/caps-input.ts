@@ -1,8 +1,8 @@
-import { allBackends } from "../../backends/registry.js";
+import { allBackends } from "../../backends/backend-registry.js";
 import type { Backend } from "../../backends/types.js";
-import { parseCostCap, parseTokenCap, type SpendCaps } from "../../domain/budget.js";
 import { CatherdError } from "../../domain/errors.js";
-import { parseRunBudget, type RunBudget } from "../../domain/run-budget.js";
+import { parseCostCap, parseTokenCap, type SpendCaps } from "../../domain/spend/budget.js";
+import { parseRunBudget, type RunBudget } from "../../domain/spend/run-budget.js";
 
 // The dispatch flags that cap spending: --max-tokens and --max-cost for the dispatch (specs/dispatch.md,
 // "Caps on spending"), --run-budget for its run ("A run's budget"), checked before anything is written.

@@ -1,16 +1,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
-import { backendFor } from "../../backends/registry.js";
+import { backendFor } from "../../backends/backend-registry.js";
 import type { Backend } from "../../backends/types.js";
-import type { SpendCaps } from "../../domain/budget.js";
+import type { Rung } from "../../domain/admission/ladder.js";
 import { checked } from "../../domain/checked.js";
-import { parseDuration } from "../../domain/duration.js";
 import { CatherdError } from "../../domain/errors.js";
 import { ID_PATTERN } from "../../domain/ids.js";
-import type { Rung } from "../../domain/ladder.js";
-import type { RunBudget } from "../../domain/run-budget.js";
-import type { SandboxPolicy } from "../../domain/sandbox.js";
+import type { SandboxPolicy } from "../../domain/sandbox/sandbox.js";
 import type { SteerSettings } from "../../domain/schemas.js";
 import {
   accessSchema,
@@ -18,7 +15,10 @@ import {
   notifyCommandSchema,
   type WorktreePlan,
 } from "../../domain/schemas.js";
-import { parseSize } from "../../domain/size.js";
+import type { SpendCaps } from "../../domain/spend/budget.js";
+import type { RunBudget } from "../../domain/spend/run-budget.js";
+import { parseDuration } from "../../domain/text/duration.js";
+import { parseSize } from "../../domain/text/size.js";
 import {
   ACCESS_LEVELS,
   type AccessLevel,

@@ -3,7 +3,7 @@ import { appendToBrief } from "./brief-append.js";
 
 // `dispatch --outcome` (specs/dispatch.md, "A declared outcome"): a short, fixed contract added to the end
 // of the brief, telling the worker to end its final message with its outcome line, which the record
-// writer reads into record.json's `outcome` (domain/declared-outcome.ts). Asked for, never added by
+// writer reads into record.json's `outcome` (domain/ending/declared-outcome.ts). Asked for, never added by
 // itself: brief.md is the brief as the orchestrator wrote it, byte for byte, and for `exec` the brief is
 // a program's stdin, where a contract would be data.
 

@@ -1,7 +1,7 @@
 import { CatherdError } from "../../domain/errors.js";
 import type { AdmitPlacement } from "../../domain/schemas.js";
 import { ENGINES, type EngineName, PLACEMENTS, type Placement } from "../../domain/vocab.js";
-import { ENGINE_OPTIONS } from "../../engines/registry.js";
+import { ENGINE_OPTIONS } from "../../engines/engine-registry.js";
 
 // Where a dispatch's supervisor runs (specs/placement.md), as the request asks it: `--placement`, the
 // run's remembered placement (`--run-placement`, run.json), `$CATHERD_PLACEMENT`, in that order, else

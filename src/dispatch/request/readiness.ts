@@ -1,7 +1,7 @@
 import * as os from "node:os";
 import type { Backend } from "../../backends/types.js";
 import { CatherdError } from "../../domain/errors.js";
-import { cleanMessage } from "../../domain/redact.js";
+import { cleanMessage } from "../../domain/text/redact.js";
 import { compareVersions, versionIn } from "../../domain/version.js";
 import type { Clock } from "../../infra/clock.js";
 import { cachedReadiness, executableKey, rememberReadiness } from "../../infra/readiness-cache.js";

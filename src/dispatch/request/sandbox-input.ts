@@ -13,7 +13,7 @@ import {
   type SandboxMode,
   type SandboxPolicy,
   uniqueRules,
-} from "../../domain/sandbox.js";
+} from "../../domain/sandbox/sandbox.js";
 import type { AccessLevel, BackendId } from "../../domain/vocab.js";
 
 // The fence a request asks for (specs/sandbox.md): `--sandbox`, else the run's (`--run-sandbox`,
@@ -201,7 +201,7 @@ export function refuseCatherdWrites(allowWrite: readonly string[], home: string)
 export async function refuseWideWildcards(rules: readonly NetRule[]): Promise<void> {
   const wildcards = rules.filter((rule) => rule.host.startsWith("*."));
   if (wildcards.length === 0) return;
-  const { publicSuffixWildcard } = await import("../../domain/registrable.js");
+  const { publicSuffixWildcard } = await import("../../domain/sandbox/registrable.js");
   for (const rule of wildcards) {
     const suffix = publicSuffixWildcard(rule.host);
     if (suffix === null) continue;

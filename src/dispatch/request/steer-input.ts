@@ -1,8 +1,8 @@
 import type { Backend } from "../../backends/types.js";
-import { parseDuration } from "../../domain/duration.js";
 import { CatherdError } from "../../domain/errors.js";
-import type { OnQuestion } from "../../domain/questions.js";
 import type { SteerSettings } from "../../domain/schemas.js";
+import type { OnQuestion } from "../../domain/steering/questions.js";
+import { parseDuration } from "../../domain/text/duration.js";
 
 // `dispatch --steerable`, `--keep-open DURATION` and `--on-question allow|deny|wait DURATION`
 // (specs/steering.md): whether catherd can talk to the agent while it runs, how long an ended turn waits

@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
-import { diskStateWords } from "../../domain/disk.js";
-import { judgeEnding, type Sighting } from "../../domain/ending.js";
+import { judgeEnding, type Sighting } from "../../domain/ending/ending.js";
 import { asCatherdError, CatherdError, isCatherdError } from "../../domain/errors.js";
+import { diskStateWords } from "../../domain/watch/disk.js";
+import { agentDispatchId } from "../../folder/dispatch-id-of.js";
 import { writeEndedExit } from "../../folder/exit.js";
-import { agentDispatchId } from "../../folder/ids.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { writeRecord } from "../../folder/record.js";
 import type { Clock } from "../../infra/clock.js";
@@ -139,7 +139,7 @@ export async function recordStartFailure(dir: string, message: string, clock: Cl
 }
 
 /**
- * Records a dispatch whose supervisor the engine did not take (dispatch/start/submit.ts): `spawn-failed`,
+ * Records a dispatch whose supervisor the engine did not take (dispatch/start/submit-to-engine.ts): `spawn-failed`,
  * with the engine's error (E_ENGINE_REFUSED and its words, E_ENGINE_MISSING, E_ENGINE_TIMEOUT).
  */
 export async function recordSubmitFailure(dir: string, error: CatherdError, clock: Clock): Promise<void> {

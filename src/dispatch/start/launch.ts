@@ -45,7 +45,7 @@ export async function launchSupervisor(
 ): Promise<Launched> {
   const placement = okValue(readFolderJson(dir, FILES.admit))?.placement;
   if (placement === undefined) return { placement: "local", pid: await startLocal(dir, options) };
-  const { submitSupervisor } = await import("./submit.js");
+  const { submitSupervisor } = await import("./submit-to-engine.js");
   const program = options.program ?? supervisorProgram();
   const submitted = await submitSupervisor(
     dir,

@@ -1,6 +1,6 @@
 import { CatherdError } from "../../domain/errors.js";
-import { type ResponseFile, responseMismatch } from "../../domain/questions.js";
-import { type QuestionEntry, readQuestion, writeResponse } from "../../folder/questions.js";
+import { type ResponseFile, responseMismatch } from "../../domain/steering/questions.js";
+import { type QuestionEntry, readQuestion, writeResponse } from "../../folder/question-files.js";
 import { type Clock, systemClock } from "../../infra/clock.js";
 import { inspectDispatch } from "../read/inspect.js";
 import { checkedText } from "./text.js";

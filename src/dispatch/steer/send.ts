@@ -1,7 +1,7 @@
-import { backendFor } from "../../backends/registry.js";
+import { backendFor } from "../../backends/backend-registry.js";
 import { CatherdError } from "../../domain/errors.js";
-import { MAX_MESSAGE_BYTES, type MessageFile, type MessageState } from "../../domain/inbox.js";
-import { readEntry } from "../../folder/inbox.js";
+import { MAX_MESSAGE_BYTES, type MessageFile, type MessageState } from "../../domain/steering/inbox.js";
+import { readEntry } from "../../folder/inbox-files.js";
 import { writeMessage } from "../../folder/inbox-send.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { type Clock, systemClock } from "../../infra/clock.js";

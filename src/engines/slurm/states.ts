@@ -1,4 +1,4 @@
-import type { EnginePhase } from "../../domain/supervisor-judgement.js";
+import type { EnginePhase } from "../../domain/state/supervisor-judgement.js";
 import type { EngineEnding } from "../engine.js";
 import type { SlurmJob, StepdNotice } from "./output.js";
 
@@ -60,7 +60,7 @@ export function endingWords(job: SlurmJob): string {
 /**
  * The record of a dispatch whose job ended without catherd's record (its supervisor died with the job):
  * the exit reason and kind, as for a local dispatch that ended the same way (the record's status follows
- * from them: src/domain/ending.ts). `started`: the folder shows its supervisor came up (supervisor.json).
+ * from them: src/domain/ending/ending.ts). `started`: the folder shows its supervisor came up (supervisor.json).
  *
  * - CANCELLED: someone cancelled the job (scancel, from catherd or outside): `cancelled`.
  * - TIMEOUT, DEADLINE: the engine's time limit, `--wall` plus the stop's grace: `timeout`.

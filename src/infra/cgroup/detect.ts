@@ -1,7 +1,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import {
+  type CgroupMount,
+  type CgroupPaths,
+  folderOf,
+  parseMountInfo,
+  parseProcCgroup,
+} from "./cgroup-mounts.js";
 import { hasCgroupFile, readCgroupFile, writeCgroupFile } from "./files.js";
-import { type CgroupMount, type CgroupPaths, folderOf, parseMountInfo, parseProcCgroup } from "./mounts.js";
 
 /** The folder catherd keeps its per-dispatch cgroups in, in each hierarchy it uses. */
 export const CATHERD_CGROUP = "catherd";

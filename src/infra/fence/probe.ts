@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
-import type { FenceMode } from "../../domain/sandbox.js";
+import type { FenceMode } from "../../domain/sandbox/sandbox.js";
 import { resolveExecutable } from "../which.js";
 
 // Whether the fence can run on this host (specs/sandbox.md, "Where it runs"): bubblewrap found, a user

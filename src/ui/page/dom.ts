@@ -1,4 +1,4 @@
-import { inertText } from "../../domain/inert-text.js";
+import { inertText } from "../../domain/text/inert-text.js";
 
 // The page's only way of making elements. Children that are strings become text nodes — never markup —
 // after inertText; attributes are set one by one with setAttribute (never a `style` attribute, which the

@@ -1,4 +1,4 @@
-import { formatDuration } from "../../domain/duration.js";
+import { formatDuration } from "../../domain/text/duration.js";
 
 // How the page writes times, sizes and money. Pure: no DOM.
 

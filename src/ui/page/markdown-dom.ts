@@ -1,4 +1,4 @@
-import { inertText } from "../../domain/inert-text.js";
+import { inertText } from "../../domain/text/inert-text.js";
 import { h } from "./dom.js";
 import type { Block, Inline } from "./markdown.js";
 

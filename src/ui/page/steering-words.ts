@@ -1,4 +1,4 @@
-import { unansweredWords } from "../../domain/question-words.js";
+import { unansweredWords } from "../../domain/steering/question-words.js";
 import type { MessageWire, QuestionWire, RowWire } from "../wire.js";
 
 // A steerable dispatch's talk in words, as the page shows it: what a row waiting for an answer says, and a

@@ -2,9 +2,9 @@ import type { IncomingMessage } from "node:http";
 import { isValidId } from "../../domain/ids.js";
 import type { DispatchWire, RunsWire, RunWire } from "../wire.js";
 import { attemptsOf } from "./detail.js";
+import { cancelDispatch } from "./dispatch-reads.js";
 import { sendJson, sendText } from "./guard.js";
-import { cancelDispatch } from "./reader.js";
-import type { Entry } from "./rows.js";
+import type { Entry } from "./row-wire.js";
 import type { RunModel } from "./run-model.js";
 import type { Exchange, Site } from "./site.js";
 

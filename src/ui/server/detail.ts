@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { redactEnv } from "../../domain/redact.js";
+import { redactEnv } from "../../domain/text/redact.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
 import { readSteering } from "../../folder/steering-view.js";
@@ -8,8 +8,8 @@ import type { Clock } from "../../infra/clock.js";
 import { okValue } from "../../infra/json-file.js";
 import { tailLines } from "../../infra/tail.js";
 import type { AttemptWire, DispatchWire } from "../wire.js";
-import { backendOfView, chainDirsOf } from "./reader.js";
-import { attemptWire, type Entry } from "./rows.js";
+import { backendOfView, chainDirsOf } from "./dispatch-reads.js";
+import { attemptWire, type Entry } from "./row-wire.js";
 import { cutLine, StreamDigest } from "./stream-digest.js";
 
 // A dispatch's page: everything `show` says and more, each file read within a bound so that no file an

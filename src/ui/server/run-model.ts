@@ -17,9 +17,9 @@ import {
   queuePositionsOf,
   readDispatch,
   stillSupervised,
-} from "./reader.js";
-import { barWire, type Entry, rowWire } from "./rows.js";
-import { budgetOf, totalTokens } from "./usage.js";
+} from "./dispatch-reads.js";
+import { barWire, type Entry, rowWire } from "./row-wire.js";
+import { budgetOf, totalTokens } from "./usage-wire.js";
 
 // One run as the dashboard keeps it (specs/ui.md, "Live, and light"). Loaded once — a recorded dispatch
 // is final, so its row is read once and kept — then kept current by change: the run's live/ folder (a

@@ -1,12 +1,12 @@
 import * as fs from "node:fs";
 import type { Backend } from "../../backends/types.js";
-import type { LineFacts } from "../../domain/facts.js";
-import { addFacts, emptySummary } from "../../domain/summary.js";
-import { accounts, billedTokens, costOf, totalOf } from "../../domain/usage.js";
+import { addFacts, emptySummary } from "../../domain/ending/summary.js";
+import { accounts, billedTokens, costOf, totalOf } from "../../domain/spend/usage.js";
+import type { LineFacts } from "../../domain/watch/facts.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { readLinesFrom } from "../../infra/lines-from.js";
 import type { EventLineWire, ToolCallWire, UsagePointWire } from "../wire.js";
-import { humanLineOf } from "./reader.js";
+import { humanLineOf } from "./dispatch-reads.js";
 
 // A dispatch's event stream as its page shows it: the human lines (logs' own), each dated by events.times,
 // the tool calls with when they opened and closed, and the usage as it grew. Read incrementally: each

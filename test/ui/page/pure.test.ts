@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { inertText } from "../../../src/domain/inert-text.js";
+import { inertText } from "../../../src/domain/text/inert-text.js";
 import { parsePatch } from "../../../src/ui/page/diff.js";
 import { count, duration } from "../../../src/ui/page/format.js";
 import { askingWords, fenceWords, messageWords, responseWords } from "../../../src/ui/page/steering-words.js";

@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { backendFor } from "../../../src/backends/registry.js";
+import { backendFor } from "../../../src/backends/backend-registry.js";
 import { StreamDigest } from "../../../src/ui/server/stream-digest.js";
-import { budgetOf, usageOf } from "../../../src/ui/server/usage.js";
+import { budgetOf, usageOf } from "../../../src/ui/server/usage-wire.js";
 import { tempDir } from "../../helpers/folders.js";
 
 // What the dashboard reads of a folder besides status's row: usage from whatever fields the files have,

@@ -3,7 +3,7 @@ import { h, svg } from "../dom.js";
 import { count, usd } from "../format.js";
 import { empty } from "./part.js";
 
-// A dispatch's usage on its page: the totals as far as its files say (src/ui/server/usage.ts reads them),
+// A dispatch's usage on its page: the totals as far as its files say (src/ui/server/usage-wire.ts reads them),
 // its caps, and its tokens over time against the token cap.
 
 /** The usage line — input (cached), output, further fields, cost and its source, caps — and the chart. */
