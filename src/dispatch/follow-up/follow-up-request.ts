@@ -119,7 +119,7 @@ export function validateFollowUp(
   }
   const request = validateDispatch({
     ...raw,
-    env: [...repeatedEnv(backend, spec, access), ...raw.env],
+    env: [...repeatedEnv(backend, spec, access), ...(raw.env ?? [])],
     backend: backend.id,
     name,
     cwd: admit.cwd,
