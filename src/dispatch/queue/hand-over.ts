@@ -24,7 +24,11 @@ import { commitDispatch, discardStaged, queuedFile, type Staged, stageDispatch }
 import { planWorkplace } from "../admit/workplace.js";
 import { inspectDispatch } from "../read/inspect.js";
 import { type AnswerRequest, withoutAnswerContract } from "../request/answer-input.js";
+import type { ChainRequest } from "../request/chain.js";
 import type { DispatchRequest } from "../request/dispatch-request.js";
+import { isolation } from "../request/isolation-input.js";
+import { limits } from "../request/limits.js";
+import type { PlacementRequest } from "../request/placement.js";
 import type { SandboxRequest } from "../request/sandbox-input.js";
 
 // The hand-over of a chain (specs/dispatch.md §8): once an attempt's record names a `next`, the next
@@ -69,13 +73,13 @@ export async function planHandOvers(
       continue;
     }
     try {
-      const request = nextRequest(
+      const attempt = {
         dir,
-        view.admit,
-        okValue(readFolderJson(dir, FILES.spec)),
-        step,
-        view.record,
-      );
+        admit: view.admit,
+        spec: okValue(readFolderJson(dir, FILES.spec)),
+        record: view.record,
+      };
+      const request = nextRequest(attempt, step);
       const workplace = await planWorkplace(request);
       const run = runOfRequest(dir, request);
       plan.staged = stageDispatch(request, run, workplace, clock.wallNow());
@@ -105,8 +109,7 @@ export function discardPlans(run: RunPaths, planned: ReadonlyMap<string, Planned
 export async function handOverUnderLock(
   run: RunPaths,
   plan: PlannedHandOver,
-  slots: readonly Slot[],
-  caps: Caps,
+  live: LiveSet,
   clock: Clock,
 ): Promise<string | null> {
   const { dir } = plan;
@@ -127,8 +130,24 @@ export async function handOverUnderLock(
     writeNext(dir, { at: stamp, dispatchId: null, stopped: "refused", message: plan.refusal });
     return null;
   }
+  return commitNext(run, plan, live, at);
+}
+
+/** The run's live slots and caps, as promotion read them under the lock. */
+export interface LiveSet {
+  slots: readonly Slot[];
+  caps: Caps;
+}
+
+/**
+ * Commits the planned next attempt, queued where the run's slots and caps block it, and writes next.json;
+ * a refusal ends the chain with its words. Returns the folder to launch now, or null.
+ */
+function commitNext(run: RunPaths, plan: PlannedHandOver, live: LiveSet, at: Date): string | null {
+  const { dir } = plan;
+  const stamp = at.toISOString();
   try {
-    const staged = plan.staged;
+    const staged = plan.staged as Staged;
     const notBefore = plan.notBefore;
     const blocked = blockerOf(
       {
@@ -136,8 +155,8 @@ export async function handOverUnderLock(
         owns: staged.ownsAbsolute,
         notBefore: notBefore === null ? null : Date.parse(notBefore),
       },
-      slots,
-      caps,
+      live.slots,
+      live.caps,
       at.getTime(),
     );
     const committed = commitDispatch(run, staged, queuedFile(blocked, notBefore, at), at);
@@ -183,39 +202,29 @@ function runOfRequest(dir: string, request: DispatchRequest): RunPaths {
   return run;
 }
 
+/** A recorded attempt of a chain, as its folder holds it. */
+interface RecordedAttempt {
+  dir: string;
+  admit: AdmitFile;
+  spec: SpecFile | null;
+  record: RecordFile;
+}
+
 /**
- * The request of the next attempt: the recorded one's name, brief, cwd, owns, access, timeouts, caps,
- * isolation and answer schema, on the step's backend and model. On another backend, what only means
- * something to the first — `--effort`, `--thread`, the arguments after `--` — is left out. A repair
- * (`why: "repair"`) resumes the recorded attempt's own thread with a brief of the validator's errors.
+ * The request of the next attempt: the recorded one's name, brief, cwd, owns, access, and what its
+ * concerns carry over (limits, isolation), its caps, fence and answer schema, on the step's backend and
+ * model. On another backend, what only means something to the first — `--effort`, `--thread`, the
+ * arguments after `--` — is left out. A repair (`why: "repair"`) resumes the recorded attempt's own
+ * thread with a brief of the validator's errors.
  */
-function nextRequest(
-  dir: string,
-  admit: AdmitFile,
-  spec: SpecFile | null,
-  step: NextStep,
-  record: RecordFile,
-): DispatchRequest {
+function nextRequest(attempt: RecordedAttempt, step: NextStep): DispatchRequest {
+  const { admit, spec, record } = attempt;
   const ladder = admit.ladder;
   if (ladder === undefined) throw new Error("admit.json names no ladder");
   const asked = ladder.request;
   const sameBackend = step.backend === ladder.rung.backend;
-  let brief: Buffer | null = null;
-  try {
-    brief = fs.readFileSync(fileIn(dir, FILES.brief));
-  } catch {
-    // a backend that runs without a brief (exec) has none
-  }
-  const answer = answerOf(dir, spec, step);
+  const answer = answerOf(attempt.dir, spec, step);
   const repair = step.why === "repair" && answer !== null;
-  if (repair) brief = Buffer.from(repairBrief(record.answerErrors ?? [], answer.text), "utf8");
-  // The contract a CLI without a schema flag got is the next attempt's to append, for its own CLI.
-  else if (answer !== null) brief = withoutAnswerContract(brief);
-  const env: Record<string, string> = {};
-  for (const name of asked.envNames) {
-    const value = spec?.env[name];
-    if (value !== undefined) env[name] = value;
-  }
   return {
     backend: backendFor(step.backend),
     name: admit.name,
@@ -228,18 +237,14 @@ function nextRequest(
     maxParallelBackend: {},
     runBudget: null,
     queue: true,
-    env,
-    brief,
+    env: envOf(asked.envNames, spec),
+    brief: briefOfNext(attempt, answer, repair),
     thread: repair ? record.thread : sameBackend ? asked.thread : null,
     owns: admit.owns,
-    idleMs: asked.idleMs,
-    wallMs: asked.wallMs,
-    killGraceMs: asked.killGraceMs,
-    memoryBytes: asked.memoryBytes,
-    maxProcs: asked.maxProcs,
+    ...limits.carry({ spec, ladder }),
     bin: step.bin,
     extraArgs: sameBackend ? asked.extraArgs : [],
-    isolation: { worktree: asked.worktree, passEnv: asked.passEnv, keepTmp: asked.keepTmp },
+    ...isolation.carry({ spec, ladder }),
     caps: chainCaps(spec, record),
     // The brief already carries the contract (brief.md is copied): the next attempt reads the line too.
     ...(spec?.outcome === true ? { outcome: true } : {}),
@@ -250,25 +255,61 @@ function nextRequest(
     // Fenced as the first was, its provider endpoints added for the step's CLI (specs/sandbox.md).
     sandbox: NO_SANDBOX_FLAGS,
     fence: spec?.sandbox === undefined ? null : fenceFor(spec.sandbox, step.backend),
-    // Every attempt of a chain goes where its first went.
-    placement: {
-      placement: admit.placement?.engine ?? "local",
-      runPlacement: null,
-      fromEnvironment: null,
-      engineOptions:
-        admit.placement === undefined ? {} : { [admit.placement.engine]: admit.placement.options },
-    },
-    chain: {
-      rungs: step.ladder.rungs,
-      retryWithinMs: step.ladder.retryWithinMs,
-      retries: step.ladder.retries,
-      attempt: (admit.attempt ?? 1) + 1,
-      failoverFrom: admit.dispatchId,
-      notBefore: step.notBefore,
-      thread: asked.thread,
-      repairs: step.ladder.repairs,
-    },
+    placement: placementOf(admit),
+    chain: chainOf(admit, step, asked.thread),
     answer,
+  };
+}
+
+/**
+ * The next attempt's brief: brief.md as the recorded attempt got it, without the answer contract a CLI
+ * without a schema flag got (the next attempt's own is appended for its own CLI at staging); for a
+ * repair, the validator's errors instead.
+ */
+function briefOfNext(attempt: RecordedAttempt, answer: AnswerRequest | null, repair: boolean): Buffer | null {
+  if (repair && answer !== null) {
+    return Buffer.from(repairBrief(attempt.record.answerErrors ?? [], answer.text), "utf8");
+  }
+  let brief: Buffer | null = null;
+  try {
+    brief = fs.readFileSync(fileIn(attempt.dir, FILES.brief));
+  } catch {
+    // a backend that runs without a brief (exec) has none
+  }
+  return answer === null ? brief : withoutAnswerContract(brief);
+}
+
+/** The values of the chain's `--env` names, as the recorded attempt's spec.json holds them. */
+function envOf(names: readonly string[], spec: SpecFile | null): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of names) {
+    const value = spec?.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/** Every attempt of a chain goes where its first went. */
+function placementOf(admit: AdmitFile): PlacementRequest {
+  return {
+    placement: admit.placement?.engine ?? "local",
+    runPlacement: null,
+    fromEnvironment: null,
+    engineOptions: admit.placement === undefined ? {} : { [admit.placement.engine]: admit.placement.options },
+  };
+}
+
+/** The chain's next link: the step's ladder, one attempt on, following the recorded one. */
+function chainOf(admit: AdmitFile, step: NextStep, thread: string | null): ChainRequest {
+  return {
+    rungs: step.ladder.rungs,
+    retryWithinMs: step.ladder.retryWithinMs,
+    retries: step.ladder.retries,
+    attempt: (admit.attempt ?? 1) + 1,
+    failoverFrom: admit.dispatchId,
+    notBefore: step.notBefore,
+    thread,
+    repairs: step.ladder.repairs,
   };
 }
 

@@ -177,7 +177,7 @@ function answerSchemaSource(flags: FlagValues): AnswerSchemaSource | null {
 }
 
 /** The answer concern: --answer-schema and --repair, read by readAnswer, judged against the backend. */
-export const answer: Concern<{ answer?: AnswerRequest | null }, { answer: AnswerRequest | null }> = {
+export const answer = {
   options: {
     "answer-schema": {
       type: "string",
@@ -203,4 +203,4 @@ export const answer: Concern<{ answer?: AnswerRequest | null }, { answer: Answer
     }
     return { answer: asked };
   },
-};
+} satisfies Concern<{ answer?: AnswerRequest | null }, { answer: AnswerRequest | null }>;

@@ -25,7 +25,7 @@ export interface BriefRequest {
   outcome?: boolean;
 }
 
-export const brief: Concern<RawBriefInput, BriefRequest> = {
+export const brief = {
   options: {
     brief: { type: "string", value: "<text>", description: "the brief (prompt) as text" },
     "brief-file": {
@@ -58,7 +58,7 @@ export const brief: Concern<RawBriefInput, BriefRequest> = {
     return { brief: asked, ...(raw.outcome === true ? { outcome: true } : {}) };
   },
   toSpec: ({ outcome }) => (outcome === true ? { outcome: true } : {}),
-};
+} satisfies Concern<RawBriefInput, BriefRequest>;
 
 /**
  * The refusal of a brief over MAX_BRIEF_BYTES, from any source (`what`: "brief", "--brief-file x", "the

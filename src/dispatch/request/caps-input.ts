@@ -63,7 +63,7 @@ export function validateRunBudget(text: string | undefined): RunBudget | "none" 
 }
 
 /** The spending caps of one dispatch: --max-tokens and --max-cost, which the supervisor stops it at. */
-export const spendCaps: Concern<RawCapsInput, { caps: SpendCaps }> = {
+export const spendCaps = {
   options: {
     "max-tokens": {
       type: "string",
@@ -82,4 +82,4 @@ export const spendCaps: Concern<RawCapsInput, { caps: SpendCaps }> = {
   },
   validate: (raw, { backend }) => ({ caps: validateCaps(raw, backend) }),
   toSpec: ({ caps }) => ({ maxTokens: caps.maxTokens, maxCostUsd: caps.maxCostUsd }),
-};
+} satisfies Concern<RawCapsInput, { caps: SpendCaps }>;

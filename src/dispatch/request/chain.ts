@@ -44,7 +44,7 @@ export interface ChainRequest {
   repairs?: number;
 }
 
-export const chain: Concern<RawChainInput, LadderAsked> = {
+export const chain = {
   options: {
     fallback: {
       type: "string",
@@ -71,7 +71,7 @@ export const chain: Concern<RawChainInput, LadderAsked> = {
     }
     return { rungs, retryWithinMs };
   },
-};
+} satisfies Concern<RawChainInput, LadderAsked>;
 
 /**
  * The chain of a new dispatch: attempt 1 of its ladder, or null for a dispatch that asked for none. A

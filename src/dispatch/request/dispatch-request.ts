@@ -6,7 +6,7 @@ import { type AnswerRequest, answer } from "./answer-input.js";
 import { type BriefRequest, brief, type RawBriefInput } from "./brief.js";
 import { type RawCapsInput, spendCaps } from "./caps-input.js";
 import { type ChainRequest, chain, firstAttempt, type RawChainInput } from "./chain.js";
-import type { ConcernContext } from "./concern.js";
+import type { Concern, ConcernContext } from "./concern.js";
 import { type IsolationRequest, isolation, type RawIsolationFlags } from "./isolation-input.js";
 import { type LimitsRequest, limits, type RawLimitsInput } from "./limits.js";
 import { type NotifyRequest, notify, type RawNotifyInput } from "./notify.js";
@@ -99,24 +99,29 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
   };
   const asked = {
     ...agent,
-    ...brief.validate(raw, context),
-    ...limits.validate(raw, context),
-    ...runCaps.validate(raw, context),
-    ...isolation.validate(raw, context),
-    ...placement.validate(raw, context),
+    ...partOf(brief, raw, context),
+    ...partOf(limits, raw, context),
+    ...partOf(runCaps, raw, context),
+    ...partOf(isolation, raw, context),
+    ...partOf(placement, raw, context),
   };
   refuseQueuedPassEnv(asked);
-  const ladder = chain.validate(raw, context);
-  const answered = answer.validate(raw, context);
+  const ladder = partOf(chain, raw, context);
+  const answered = partOf(answer, raw, context);
   return {
     ...asked,
     ...answered,
     chain: firstAttempt(ladder, agent.thread, answered.answer?.repair ?? 0),
-    ...spendCaps.validate(raw, context),
-    ...notify.validate(raw, context),
-    ...steering.validate(raw, context),
-    ...sandbox.validate(raw, context),
+    ...partOf(spendCaps, raw, context),
+    ...partOf(notify, raw, context),
+    ...partOf(steering, raw, context),
+    ...partOf(sandbox, raw, context),
   };
+}
+
+/** One concern's part of the request. */
+function partOf<Raw, Part>(concern: Concern<Raw, Part>, raw: Raw, context: ConcernContext): Part {
+  return concern.validate(raw, context);
 }
 
 /**

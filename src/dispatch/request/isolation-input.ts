@@ -86,7 +86,7 @@ function invalid(field: string, message: string, fix: string): CatherdError {
 }
 
 /** The isolation concern: its flags, its part of the request, of spec.json and of a chain's ladder. */
-export const isolation: Concern<RawIsolationFlags, { isolation: IsolationRequest }> = {
+export const isolation = {
   options: {
     "pass-env": {
       type: "string",
@@ -121,4 +121,4 @@ export const isolation: Concern<RawIsolationFlags, { isolation: IsolationRequest
   carry: ({ ladder: { request } }) => ({
     isolation: { worktree: request.worktree, passEnv: request.passEnv, keepTmp: request.keepTmp },
   }),
-};
+} satisfies Concern<RawIsolationFlags, { isolation: IsolationRequest }>;

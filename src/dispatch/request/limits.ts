@@ -31,7 +31,7 @@ export interface LimitsRequest {
   maxProcs: number | null;
 }
 
-export const limits: Concern<RawLimitsInput, LimitsRequest> = {
+export const limits = {
   options: {
     idle: {
       type: "string",
@@ -95,7 +95,7 @@ export const limits: Concern<RawLimitsInput, LimitsRequest> = {
     memoryBytes: request.memoryBytes,
     maxProcs: request.maxProcs,
   }),
-};
+} satisfies Concern<RawLimitsInput, LimitsRequest>;
 
 function parseKillGrace(text: string): number {
   if (text === "0" || text === "0s" || text === "0ms") return 0;

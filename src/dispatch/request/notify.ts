@@ -19,7 +19,7 @@ export interface NotifyRequest {
   runNotify?: string | null;
 }
 
-export const notify: Concern<RawNotifyInput, NotifyRequest> = {
+export const notify = {
   options: {
     notify: {
       type: "string",
@@ -39,7 +39,7 @@ export const notify: Concern<RawNotifyInput, NotifyRequest> = {
       ? {}
       : { runNotify: raw.runNotify === "none" ? null : notifyCommand("--run-notify", raw.runNotify) }),
   }),
-};
+} satisfies Concern<RawNotifyInput, NotifyRequest>;
 
 /** A notification command: a shell command line (`sh -c`), at most 8 KiB, no NUL. */
 function notifyCommand(field: string, text: string): string {

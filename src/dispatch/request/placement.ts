@@ -111,7 +111,7 @@ export interface RawPlacementFlags {
   [engineFlag: `${string}Opt`]: readonly string[] | undefined;
 }
 
-export const placement: Concern<RawPlacementFlags, { placement: PlacementRequest }> = {
+export const placement = {
   options: {
     placement: {
       type: "string",
@@ -150,7 +150,7 @@ export const placement: Concern<RawPlacementFlags, { placement: PlacementRequest
       environment,
     }),
   }),
-};
+} satisfies Concern<RawPlacementFlags, { placement: PlacementRequest }>;
 
 /** An engine's flag as given: a list, one value, or none. */
 function listFlag(raw: RawPlacementFlags, key: string): readonly string[] {

@@ -30,7 +30,7 @@ export interface RunCapsRequest {
   queue: boolean;
 }
 
-export const runCaps: Concern<RawRunCapsInput, RunCapsRequest> = {
+export const runCaps = {
   options: {
     "max-parallel": {
       type: "string",
@@ -63,7 +63,7 @@ export const runCaps: Concern<RawRunCapsInput, RunCapsRequest> = {
     runBudget: validateRunBudget(raw.runBudget),
     queue: raw.queue === true,
   }),
-};
+} satisfies Concern<RawRunCapsInput, RunCapsRequest>;
 
 /**
  * `--max-parallel <n>`: a cap of live dispatches in the run, remembered in run.json; `none` removes the

@@ -223,7 +223,7 @@ export interface RawSandboxFlags {
 }
 
 /** The sandbox concern: its flags and its part of the request (the fence is resolved by the use case). */
-export const sandbox: Concern<RawSandboxFlags, { sandbox: SandboxRequest }> = {
+export const sandbox = {
   options: {
     sandbox: {
       type: "string",
@@ -263,4 +263,4 @@ export const sandbox: Concern<RawSandboxFlags, { sandbox: SandboxRequest }> = {
     },
   },
   validate: (raw, { cwd, environment }) => ({ sandbox: parseSandbox({ ...raw, cwd, environment }) }),
-};
+} satisfies Concern<RawSandboxFlags, { sandbox: SandboxRequest }>;

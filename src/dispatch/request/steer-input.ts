@@ -77,7 +77,7 @@ export function parseOnQuestion(text: string): OnQuestion {
 }
 
 /** The steering concern: its flags, and its part of the request (absent: not steerable). */
-export const steering: Concern<RawSteerInput, { steer?: SteerSettings }> = {
+export const steering = {
   options: {
     steerable: {
       type: "boolean",
@@ -100,4 +100,4 @@ export const steering: Concern<RawSteerInput, { steer?: SteerSettings }> = {
     return steer === null ? {} : { steer };
   },
   toSpec: ({ steer }) => (steer == null ? {} : { steer }),
-};
+} satisfies Concern<RawSteerInput, { steer?: SteerSettings | null }>;
