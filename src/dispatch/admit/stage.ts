@@ -20,8 +20,7 @@ import { hostIdentity } from "../../infra/host-identity.js";
 import { dispatchDir, latestFile, nameDir, type RunPaths } from "../../infra/paths.js";
 import { startTimeOf } from "../../infra/process-identity.js";
 import { resolvedPath } from "../../infra/real-path.js";
-import { withAnswerContract } from "../request/answer-input.js";
-import { brief } from "../request/brief.js";
+import { brief, composeBrief } from "../request/brief.js";
 import { spendCaps } from "../request/caps-input.js";
 import type { ChainRequest, DispatchRequest } from "../request/dispatch-request.js";
 import { isolation } from "../request/isolation-input.js";
@@ -195,11 +194,11 @@ function writeFolder(
   return { admit: admitOf(request, folder, placed, at), spec };
 }
 
-/** brief.md (with the answer contract, for a CLI that needs it) and answer-schema.json; the schema's path. */
+/** brief.md, composed for the request's CLI, and answer-schema.json; the schema's path. */
 function writeBriefAndSchema(request: DispatchRequest, folder: Folder): string | null {
   const answer = request.answer ?? null;
-  const brief = withAnswerContract(request.brief, request.backend, answer);
-  if (brief !== null) writeBrief(folder.staging, brief);
+  const composed = composeBrief(request);
+  if (composed !== null) writeBrief(folder.staging, composed);
   if (answer === null) return null;
   writeFileAtomic(path.join(folder.staging, FILES.answerSchema), answer.text);
   return path.join(folder.dir, FILES.answerSchema);

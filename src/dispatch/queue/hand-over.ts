@@ -23,7 +23,8 @@ import { underAdmissionLock } from "../admit/lock.js";
 import { commitDispatch, discardStaged, queuedFile, type Staged, stageDispatch } from "../admit/stage.js";
 import { planWorkplace } from "../admit/workplace.js";
 import { inspectDispatch } from "../read/inspect.js";
-import { type AnswerRequest, withoutAnswerContract } from "../request/answer-input.js";
+import type { AnswerRequest } from "../request/answer-input.js";
+import { briefOfChain } from "../request/brief.js";
 import type { ChainRequest } from "../request/chain.js";
 import type { DispatchRequest } from "../request/dispatch-request.js";
 import { isolation } from "../request/isolation-input.js";
@@ -246,7 +247,7 @@ function nextRequest(attempt: RecordedAttempt, step: NextStep): DispatchRequest 
     extraArgs: sameBackend ? asked.extraArgs : [],
     ...isolation.carry({ spec, ladder }),
     caps: chainCaps(spec, record),
-    // The brief already carries the contract (brief.md is copied): the next attempt reads the line too.
+    // Its brief gets the contract again, and its record reads the line too.
     ...(spec?.outcome === true ? { outcome: true } : {}),
     // Steerable on, where the next attempt's CLI can be talked to (specs/steering.md, "Exactly once").
     ...(spec?.steer !== undefined && backendFor(step.backend).steer !== undefined
@@ -262,21 +263,20 @@ function nextRequest(attempt: RecordedAttempt, step: NextStep): DispatchRequest 
 }
 
 /**
- * The next attempt's brief: brief.md as the recorded attempt got it, without the answer contract a CLI
- * without a schema flag got (the next attempt's own is appended for its own CLI at staging); for a
- * repair, the validator's errors instead.
+ * The next attempt's brief, as given: the recorded attempt's, less what its composition appended for its
+ * own CLI (brief.ts; staging composes it again for the next one); for a repair, the validator's errors.
  */
 function briefOfNext(attempt: RecordedAttempt, answer: AnswerRequest | null, repair: boolean): Buffer | null {
   if (repair && answer !== null) {
     return Buffer.from(repairBrief(attempt.record.answerErrors ?? [], answer.text), "utf8");
   }
-  let brief: Buffer | null = null;
+  let composed: Buffer | null = null;
   try {
-    brief = fs.readFileSync(fileIn(attempt.dir, FILES.brief));
+    composed = fs.readFileSync(fileIn(attempt.dir, FILES.brief));
   } catch {
     // a backend that runs without a brief (exec) has none
   }
-  return answer === null ? brief : withoutAnswerContract(brief);
+  return briefOfChain(composed, { outcome: attempt.spec?.outcome === true, answer: answer !== null });
 }
 
 /** The values of the chain's `--env` names, as the recorded attempt's spec.json holds them. */

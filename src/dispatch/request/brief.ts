@@ -1,12 +1,14 @@
 import type { Backend } from "../../backends/types.js";
+import { type AnswerRequest, withAnswerContract, withoutAnswerContract } from "./answer-input.js";
 import type { Concern } from "./concern.js";
 import { withLockHint } from "./lock-hint.js";
-import { withOutcomeContract } from "./outcome-contract.js";
+import { OUTCOME_CONTRACT, withOutcomeContract } from "./outcome-contract.js";
 import { invalid } from "./text.js";
 
 // The brief (specs/dispatch.md §1): --brief, --brief-file or stdin (read by the command, which owns
-// stdin: src/cli/brief-input.ts), and what catherd adds to it when asked — --lock-hint's line and
-// --outcome's contract — appended once the backend is known (a follow-up's is its turn's).
+// stdin: src/cli/brief-input.ts), and what catherd adds to it when asked — --lock-hint's line,
+// --outcome's contract, an answer contract — composed once, at staging, for the CLI that runs it (a
+// follow-up's is its turn's, a chain's next attempt's its rung's).
 
 /** The largest brief accepted: larger ones belong in a file in the work tree that the brief names. */
 export const MAX_BRIEF_BYTES = 4 * 1024 * 1024;
@@ -19,10 +21,18 @@ export interface RawBriefInput {
 }
 
 export interface BriefRequest {
-  /** The brief, with what was asked appended; null for exec without one. */
+  /** The brief as given (composeBrief appends what was asked at staging); null for exec without one. */
   brief: Buffer | null;
-  /** `--outcome`: the brief carries the outcome contract, and the record reads the outcome line. */
+  /** `--lock-hint`: the brief gets the line about `catherd lock`. */
+  lockHint?: boolean;
+  /** `--outcome`: the brief gets the outcome contract, and the record reads the outcome line. */
   outcome?: boolean;
+}
+
+/** What composeBrief reads of a request. */
+export interface BriefParts extends BriefRequest {
+  backend: Backend;
+  answer?: AnswerRequest | null;
 }
 
 export const brief = {
@@ -49,16 +59,42 @@ export const brief = {
     // The additions are refused for exec before the brief is judged: their refusal is the one to fix.
     withLockHint(null, raw.lockHint === true, backend.id);
     withOutcomeContract(null, raw.outcome === true, backend.id);
-    const given = validateBrief(raw.brief, backend);
-    const asked = withOutcomeContract(
-      withLockHint(given, raw.lockHint === true, backend.id),
-      raw.outcome === true,
-      backend.id,
-    );
-    return { brief: asked, ...(raw.outcome === true ? { outcome: true } : {}) };
+    return {
+      brief: validateBrief(raw.brief, backend),
+      ...(raw.lockHint === true ? { lockHint: true } : {}),
+      ...(raw.outcome === true ? { outcome: true } : {}),
+    };
   },
   toSpec: ({ outcome }) => (outcome === true ? { outcome: true } : {}),
 } satisfies Concern<RawBriefInput, BriefRequest>;
+
+/**
+ * The brief the agent reads (brief.md), composed once, at staging, for the CLI that runs it: the brief as
+ * given, byte for byte, then what was asked, each after a blank line — --lock-hint's line, --outcome's
+ * contract, and the answer contract for a CLI without a schema flag of its own (brief-append.ts).
+ */
+export function composeBrief(parts: BriefParts): Buffer | null {
+  const { backend } = parts;
+  const hinted = withLockHint(parts.brief, parts.lockHint === true, backend.id);
+  const contracted = withOutcomeContract(hinted, parts.outcome === true, backend.id);
+  return withAnswerContract(contracted, backend, parts.answer ?? null);
+}
+
+/**
+ * The brief a chain's next attempt is composed from: the recorded attempt's brief.md less the contracts
+ * composeBrief appended for that attempt's CLI (the outcome contract, the answer contract), which the next
+ * attempt's composition appends again for its own. --lock-hint's line, the same for every CLI, stays in it.
+ */
+export function briefOfChain(
+  composed: Buffer | null,
+  asked: { outcome: boolean; answer: boolean },
+): Buffer | null {
+  const unanswered = asked.answer ? withoutAnswerContract(composed) : composed;
+  if (unanswered === null || !asked.outcome) return unanswered;
+  const suffix = Buffer.from(`\n${OUTCOME_CONTRACT}\n`, "utf8");
+  const ends = unanswered.length >= suffix.length && unanswered.subarray(-suffix.length).equals(suffix);
+  return ends ? unanswered.subarray(0, unanswered.length - suffix.length) : unanswered;
+}
 
 /**
  * The refusal of a brief over MAX_BRIEF_BYTES, from any source (`what`: "brief", "--brief-file x", "the

@@ -26,9 +26,11 @@ export { ID_RULE } from "./text.js";
 
 /** A dispatch request, every field validated; nothing has touched the disk yet. */
 export interface DispatchRequest extends AgentRequest, LimitsRequest, RunCapsRequest, NotifyRequest {
-  /** The brief, with what was asked appended (brief.ts); null for exec without one. */
+  /** The brief as given (brief.ts composes brief.md from it at staging); null for exec without one. */
   brief: BriefRequest["brief"];
-  /** `--outcome`: the brief carries the outcome contract, and the record reads the outcome line. */
+  /** `--lock-hint`: brief.md gets the line about `catherd lock`. */
+  lockHint?: boolean;
+  /** `--outcome`: brief.md gets the outcome contract, and the record reads the outcome line. */
   outcome?: boolean;
   isolation: IsolationRequest;
   /** --max-tokens and --max-cost: the caps the supervisor stops the agent at. */
