@@ -15,6 +15,8 @@ import {
   type RawDispatchInput,
   validateDispatch,
 } from "../request/dispatch-request.js";
+import { sandbox } from "../request/sandbox-input.js";
+import { steering } from "../request/steer-input.js";
 import { newestTurnDir } from "./turn.js";
 
 // `dispatch --follow-up NAME` (specs/dispatch.md, "Following up"): the request of a new turn of NAME's
@@ -154,8 +156,8 @@ function resumableBackend(
 
 /**
  * The follow-up's request: the caller's flags validated on top of what the turn fixes — its backend,
- * name, folder, model, effort, access, thread and executable; steerable and fenced as the turn was,
- * unless the caller says anew.
+ * name, folder, model, effort, access, thread and executable; what the concerns carry to a follow-up
+ * (steerable and fenced as the turn was) unless the caller says anew.
  */
 function nextTurn(raw: RawDispatchInput, turn: RecordedTurn, access: AccessLevel | null): DispatchRequest {
   const { admit, spec, record, backend } = turn;
@@ -172,12 +174,13 @@ function nextTurn(raw: RawDispatchInput, turn: RecordedTurn, access: AccessLevel
     // The thread lives in that CLI's own store: the same executable continues it.
     bin: raw.bin ?? (spec.cmd === undefined || !fs.existsSync(spec.cmd) ? undefined : spec.cmd),
   });
-  const steer = request.steer ?? spec.steer ?? null;
+  const recorded = { spec, ladder: admit.ladder ?? null };
+  const to = { kind: "follow-up", backend } as const;
   const asksFence = raw.sandbox !== undefined || raw.runSandbox !== undefined;
   return {
     ...request,
-    ...(steer === null ? {} : { steer }),
-    ...(asksFence || spec.sandbox === undefined ? {} : { fence: spec.sandbox }),
+    ...(request.steer == null ? steering.carry(recorded, to) : {}),
+    ...(asksFence ? {} : sandbox.carry(recorded, to)),
     followUp: { dispatchId: turn.dispatchId, dir: turn.dir, worktree: spec.worktree ?? null },
   };
 }

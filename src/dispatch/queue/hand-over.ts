@@ -7,9 +7,7 @@ import { remainingCaps, type SpendCaps } from "../../domain/budget.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
 import type { NextStep } from "../../domain/ladder.js";
-import { PROVIDER_ENDPOINTS, type SandboxPolicy, uniqueRules } from "../../domain/sandbox.js";
 import type { AdmitFile, NextFile, RecordFile, SpecFile } from "../../domain/schemas.js";
-import type { BackendId } from "../../domain/vocab.js";
 import { handOverPending, nextStepOf } from "../../folder/chain.js";
 import { FILES, fileIn, runOf } from "../../folder/layout.js";
 import { removeLiveMarkerOf } from "../../folder/markers.js";
@@ -26,11 +24,13 @@ import { inspectDispatch } from "../read/inspect.js";
 import type { AnswerRequest } from "../request/answer-input.js";
 import { briefOfChain } from "../request/brief.js";
 import type { ChainRequest } from "../request/chain.js";
+import { nextAttemptPart } from "../request/concern.js";
 import type { DispatchRequest } from "../request/dispatch-request.js";
 import { isolation } from "../request/isolation-input.js";
 import { limits } from "../request/limits.js";
 import type { PlacementRequest } from "../request/placement.js";
-import type { SandboxRequest } from "../request/sandbox-input.js";
+import { sandbox } from "../request/sandbox-input.js";
+import { steering } from "../request/steer-input.js";
 
 // The hand-over of a chain (specs/dispatch.md §8): once an attempt's record names a `next`, the next
 // attempt is admitted and next.json is written in the recorded attempt's folder. It runs under the run's
@@ -226,8 +226,10 @@ function nextRequest(attempt: RecordedAttempt, step: NextStep): DispatchRequest 
   const sameBackend = step.backend === ladder.rung.backend;
   const answer = answerOf(attempt.dir, spec, step);
   const repair = step.why === "repair" && answer !== null;
+  const backend = backendFor(step.backend);
+  const recorded = { spec, ladder };
   return {
-    backend: backendFor(step.backend),
+    backend,
     name: admit.name,
     run: admit.run,
     cwd: asked.cwd,
@@ -242,20 +244,15 @@ function nextRequest(attempt: RecordedAttempt, step: NextStep): DispatchRequest 
     brief: briefOfNext(attempt, answer, repair),
     thread: repair ? record.thread : sameBackend ? asked.thread : null,
     owns: admit.owns,
-    ...limits.carry({ spec, ladder }),
+    ...nextAttemptPart(limits, recorded, backend),
     bin: step.bin,
     extraArgs: sameBackend ? asked.extraArgs : [],
-    ...isolation.carry({ spec, ladder }),
+    ...nextAttemptPart(isolation, recorded, backend),
     caps: chainCaps(spec, record),
     // Its brief gets the contract again, and its record reads the line too.
     ...(spec?.outcome === true ? { outcome: true } : {}),
-    // Steerable on, where the next attempt's CLI can be talked to (specs/steering.md, "Exactly once").
-    ...(spec?.steer !== undefined && backendFor(step.backend).steer !== undefined
-      ? { steer: spec.steer }
-      : {}),
-    // Fenced as the first was, its provider endpoints added for the step's CLI (specs/sandbox.md).
-    sandbox: NO_SANDBOX_FLAGS,
-    fence: spec?.sandbox === undefined ? null : fenceFor(spec.sandbox, step.backend),
+    ...steering.carry(recorded, { kind: "next-attempt", backend }),
+    ...nextAttemptPart(sandbox, recorded, backend),
     placement: placementOf(admit),
     chain: chainOf(admit, step, asked.thread),
     answer,
@@ -311,22 +308,6 @@ function chainOf(admit: AdmitFile, step: NextStep, thread: string | null): Chain
     thread,
     repairs: step.ladder.repairs,
   };
-}
-
-/** A request's fence flags when its fence is already resolved (`fence`). */
-const NO_SANDBOX_FLAGS: SandboxRequest = {
-  mode: null,
-  runMode: null,
-  fromEnvironment: null,
-  allowWrite: [],
-  denyRead: [],
-  allowNet: [],
-};
-
-function fenceFor(fence: SandboxPolicy, backend: BackendId): SandboxPolicy {
-  if (fence.mode === "files") return fence;
-  const providers = PROVIDER_ENDPOINTS[backend].map((host) => ({ host, port: 443 }));
-  return { ...fence, allowNet: uniqueRules([...providers, ...fence.allowNet]) };
 }
 
 /** The chain's answer schema as the recorded attempt's folder holds it (answer-schema.json), or null. */

@@ -25,10 +25,20 @@ export interface ConcernContext {
   environment: NodeJS.ProcessEnv;
 }
 
-/** What a chain's next attempt is made from: the recorded attempt's spec.json and admit.json's ladder. */
+/**
+ * What a successor is made from: the recorded dispatch's spec.json, and admit.json's ladder (null for a
+ * dispatch that had none: a follow-up's turn may not).
+ */
 export interface Recorded {
   spec: SpecFile | null;
-  ladder: LadderFile;
+  ladder: LadderFile | null;
+}
+
+/** Who takes a dispatch over: the next turn of its conversation, or the next attempt of its chain. */
+export interface Successor {
+  kind: "follow-up" | "next-attempt";
+  /** The successor's backend: a chain's next rung may be another CLI. */
+  backend: Backend;
 }
 
 /** A request's field of admit.json's ladder: what a chain's next attempt repeats of this request. */
@@ -37,9 +47,9 @@ export type LadderRequest = LadderFile["request"];
 /**
  * One concern: `Raw` its flags as given, `Part` its fields of the request (a slice of DispatchRequest).
  * `validate` checks before anything is written and throws the CatherdError that refuses a flag;
- * `toSpec` and `toLadder` give its fields of spec.json and of admit.json's ladder; `carry` its part of
- * a chain's next attempt, from the recorded attempt. A follow-up turn is validated from its own flags
- * (dispatch/follow-up/), with what it takes from its turn given as flags.
+ * `toSpec` and `toLadder` give its fields of spec.json and of admit.json's ladder; `carry` what a
+ * follow-up turn or a chain's next attempt takes over of it, from the recorded dispatch. A follow-up is
+ * validated from its own flags (dispatch/follow-up/), with what its thread fixes given as flags.
  */
 export interface Concern<Raw, Part> {
   /** Its flags, in the order `--help` lists them. */
@@ -47,5 +57,18 @@ export interface Concern<Raw, Part> {
   validate(raw: Raw, context: ConcernContext): Part;
   toSpec?(part: Part): Partial<SpecFile>;
   toLadder?(part: Part): Partial<LadderRequest>;
-  carry?(recorded: Recorded): Part;
+  /** What the successor takes over of this part; a follow-up's own flags, given, win over it. */
+  carry?(recorded: Recorded, to: Successor): Partial<Part>;
+}
+
+/**
+ * A concern's part of a chain's next attempt: the whole part, as its carry gives it from a ladder (admit.json
+ * names one for every attempt of a chain, with every field a next attempt repeats).
+ */
+export function nextAttemptPart<Raw, Part>(
+  concern: Concern<Raw, Part> & { carry(recorded: Recorded, to: Successor): Partial<Part> },
+  recorded: Recorded & { ladder: LadderFile },
+  backend: Backend,
+): Part {
+  return concern.carry(recorded, { kind: "next-attempt", backend }) as Part;
 }

@@ -118,7 +118,15 @@ export const isolation = {
   // spec.json's `worktree` is the placed one (admit/workplace.ts): where, not whether.
   toSpec: ({ isolation: { passEnv, keepTmp } }) => ({ passEnv, keepTmp }),
   toLadder: ({ isolation: { worktree, passEnv, keepTmp } }) => ({ worktree, passEnv, keepTmp }),
-  carry: ({ ladder: { request } }) => ({
-    isolation: { worktree: request.worktree, passEnv: request.passEnv, keepTmp: request.keepTmp },
-  }),
+  // A chain's attempts are isolated alike; a follow-up works in its turn's place (dispatch/follow-up/).
+  carry: ({ ladder }, to) =>
+    ladder === null || to.kind === "follow-up"
+      ? {}
+      : {
+          isolation: {
+            worktree: ladder.request.worktree,
+            passEnv: ladder.request.passEnv,
+            keepTmp: ladder.request.keepTmp,
+          },
+        },
 } satisfies Concern<RawIsolationFlags, { isolation: IsolationRequest }>;

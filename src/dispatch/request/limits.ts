@@ -88,13 +88,17 @@ export const limits = {
     memoryBytes,
     maxProcs,
   }),
-  carry: ({ ladder: { request } }) => ({
-    idleMs: request.idleMs,
-    wallMs: request.wallMs,
-    killGraceMs: request.killGraceMs,
-    memoryBytes: request.memoryBytes,
-    maxProcs: request.maxProcs,
-  }),
+  // A chain's attempts run under one set of limits; a follow-up turn takes its own flags.
+  carry: ({ ladder }, to) =>
+    ladder === null || to.kind === "follow-up"
+      ? {}
+      : {
+          idleMs: ladder.request.idleMs,
+          wallMs: ladder.request.wallMs,
+          killGraceMs: ladder.request.killGraceMs,
+          memoryBytes: ladder.request.memoryBytes,
+          maxProcs: ladder.request.maxProcs,
+        },
 } satisfies Concern<RawLimitsInput, LimitsRequest>;
 
 function parseKillGrace(text: string): number {

@@ -223,6 +223,23 @@ export interface RawSandboxFlags {
 }
 
 /** The sandbox concern: its flags and its part of the request (the fence is resolved by the use case). */
+/** A request's fence flags when its fence is already resolved (`fence`): a successor's. */
+const NO_SANDBOX_FLAGS: SandboxRequest = {
+  mode: null,
+  runMode: null,
+  fromEnvironment: null,
+  allowWrite: [],
+  denyRead: [],
+  allowNet: [],
+};
+
+/** A recorded fence for another CLI: its provider endpoints added. */
+function fenceFor(fence: SandboxPolicy, backend: BackendId): SandboxPolicy {
+  if (fence.mode === "files") return fence;
+  const providers = PROVIDER_ENDPOINTS[backend].map((host) => ({ host, port: 443 }));
+  return { ...fence, allowNet: uniqueRules([...providers, ...fence.allowNet]) };
+}
+
 export const sandbox = {
   options: {
     sandbox: {
@@ -263,4 +280,12 @@ export const sandbox = {
     },
   },
   validate: (raw, { cwd, environment }) => ({ sandbox: parseSandbox({ ...raw, cwd, environment }) }),
-} satisfies Concern<RawSandboxFlags, { sandbox: SandboxRequest }>;
+  // Fenced as the recorded dispatch was: a chain's next attempt with its own CLI's provider endpoints
+  // (specs/sandbox.md); a follow-up as its turn, unless it asks for a fence anew.
+  carry: ({ spec }, to) => {
+    if (spec?.sandbox === undefined)
+      return to.kind === "follow-up" ? {} : { sandbox: NO_SANDBOX_FLAGS, fence: null };
+    const fence = to.kind === "follow-up" ? spec.sandbox : fenceFor(spec.sandbox, to.backend.id);
+    return to.kind === "follow-up" ? { fence } : { sandbox: NO_SANDBOX_FLAGS, fence };
+  },
+} satisfies Concern<RawSandboxFlags, { sandbox: SandboxRequest; fence?: SandboxPolicy | null }>;

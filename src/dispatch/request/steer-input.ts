@@ -100,4 +100,8 @@ export const steering = {
     return steer === null ? {} : { steer };
   },
   toSpec: ({ steer }) => (steer == null ? {} : { steer }),
+  // Steerable on, with its policy for questions, where the successor's CLI can be talked to
+  // (specs/steering.md, "Exactly once").
+  carry: ({ spec }, to) =>
+    spec?.steer === undefined || to.backend.steer === undefined ? {} : { steer: spec.steer },
 } satisfies Concern<RawSteerInput, { steer?: SteerSettings | null }>;
