@@ -357,20 +357,6 @@ const endToEnd: {
     mentions: "brief",
   },
   {
-    title: "a brief of only white space with --lock-hint, judged before the line is added",
-    args: ["--backend", "codex", "--bin", "/bin/true", "--brief", "   ", "--lock-hint"],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "white space",
-  },
-  {
-    title: "an empty brief with --outcome, judged before the contract is added",
-    args: ["--backend", "codex", "--bin", "/bin/true", "--brief=", "--outcome"],
-    code: "E_INPUT_INVALID",
-    exit: 2,
-    mentions: "empty",
-  },
-  {
     title: "a 50 MB brief file",
     args: ["--backend", "codex", "--bin", "/bin/true", "--brief-file", hugeBrief],
     code: "E_INPUT_INVALID",
