@@ -22,6 +22,7 @@ import { startTimeOf } from "../../infra/process-identity.js";
 import { resolvedPath } from "../../infra/real-path.js";
 import { brief, composeBrief } from "../request/brief.js";
 import { spendCaps } from "../request/caps-input.js";
+import { chainLadder } from "../request/chain.js";
 import type { ChainRequest, DispatchRequest } from "../request/dispatch-request.js";
 import { isolation } from "../request/isolation-input.js";
 import { limits } from "../request/limits.js";
@@ -289,10 +290,7 @@ function followUpFields(request: DispatchRequest): Pick<AdmitFile, "access" | "e
 /** admit.json's `ladder`: the chain's future, and what its next attempts repeat of this request. */
 function ladderOf(request: DispatchRequest, chain: ChainRequest): LadderFile {
   return {
-    rungs: chain.rungs,
-    retryWithinMs: chain.retryWithinMs,
-    retries: chain.retries,
-    ...(chain.repairs === undefined || chain.repairs === 0 ? {} : { repairs: chain.repairs }),
+    ...chainLadder(chain),
     rung: { backend: request.backend.id, model: request.model, bin: request.bin },
     request: {
       cwd: request.cwd,

@@ -23,7 +23,7 @@ import { planWorkplace } from "../admit/workplace.js";
 import { inspectDispatch } from "../read/inspect.js";
 import type { AnswerRequest } from "../request/answer-input.js";
 import { briefOfChain } from "../request/brief.js";
-import type { ChainRequest } from "../request/chain.js";
+import { nextLink } from "../request/chain.js";
 import { nextAttemptPart } from "../request/concern.js";
 import type { DispatchRequest } from "../request/dispatch-request.js";
 import { isolation } from "../request/isolation-input.js";
@@ -254,7 +254,7 @@ function nextRequest(attempt: RecordedAttempt, step: NextStep): DispatchRequest 
     ...steering.carry(recorded, { kind: "next-attempt", backend }),
     ...nextAttemptPart(sandbox, recorded, backend),
     placement: placementOf(admit),
-    chain: chainOf(admit, step, asked.thread),
+    chain: nextLink(admit, step, asked.thread),
     answer,
   };
 }
@@ -293,20 +293,6 @@ function placementOf(admit: AdmitFile): PlacementRequest {
     runPlacement: null,
     fromEnvironment: null,
     engineOptions: admit.placement === undefined ? {} : { [admit.placement.engine]: admit.placement.options },
-  };
-}
-
-/** The chain's next link: the step's ladder, one attempt on, following the recorded one. */
-function chainOf(admit: AdmitFile, step: NextStep, thread: string | null): ChainRequest {
-  return {
-    rungs: step.ladder.rungs,
-    retryWithinMs: step.ladder.retryWithinMs,
-    retries: step.ladder.retries,
-    attempt: (admit.attempt ?? 1) + 1,
-    failoverFrom: admit.dispatchId,
-    notBefore: step.notBefore,
-    thread,
-    repairs: step.ladder.repairs,
   };
 }
 

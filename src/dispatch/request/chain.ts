@@ -2,8 +2,8 @@ import { backendFor } from "../../backends/registry.js";
 import { checked } from "../../domain/checked.js";
 import { parseDuration } from "../../domain/duration.js";
 import { CatherdError } from "../../domain/errors.js";
-import type { Rung } from "../../domain/ladder.js";
-import { backendIdSchema } from "../../domain/schemas.js";
+import type { NextStep, Rung } from "../../domain/ladder.js";
+import { type AdmitFile, backendIdSchema, type LadderFile } from "../../domain/schemas.js";
 import { BACKEND_IDS } from "../../domain/vocab.js";
 import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
 import type { Concern } from "./concern.js";
@@ -92,6 +92,32 @@ export function firstAttempt(
     notBefore: null,
     thread,
     repairs,
+  };
+}
+
+/** The chain's fields of admit.json's ladder: the rungs left, the timed retries, the repairs left. */
+export function chainLadder(
+  link: ChainRequest,
+): Pick<LadderFile, "rungs" | "retryWithinMs" | "retries" | "repairs"> {
+  return {
+    rungs: link.rungs,
+    retryWithinMs: link.retryWithinMs,
+    retries: link.retries,
+    ...(link.repairs === undefined || link.repairs === 0 ? {} : { repairs: link.repairs }),
+  };
+}
+
+/** The chain's next link: the step's ladder, one attempt on, following the recorded attempt `admit`. */
+export function nextLink(admit: AdmitFile, step: NextStep, thread: string | null): ChainRequest {
+  return {
+    rungs: step.ladder.rungs,
+    retryWithinMs: step.ladder.retryWithinMs,
+    retries: step.ladder.retries,
+    attempt: (admit.attempt ?? 1) + 1,
+    failoverFrom: admit.dispatchId,
+    notBefore: step.notBefore,
+    thread,
+    repairs: step.ladder.repairs,
   };
 }
 
