@@ -3,10 +3,12 @@ import { type Command, parseInput, usageOf } from "../../src/cli/command-io.js";
 import { dispatchCommand } from "../../src/cli/dispatch-command.js";
 import { argumentName, inputSchemaOf, parsedInputOf } from "../../src/cli/mcp/input.js";
 import { TOOLS } from "../../src/cli/mcp/tools.js";
+import { validateFollowUp } from "../../src/dispatch/follow-up/follow-up-request.js";
 import { readAnswer } from "../../src/dispatch/request/answer-input.js";
 import {
   CONCERN_OPTIONS,
   DISPATCH_OPTIONS,
+  FROM_THE_TURN,
   flagValues,
 } from "../../src/dispatch/request/dispatch-options.js";
 import { type RawDispatchInput, validateDispatch } from "../../src/dispatch/request/dispatch-request.js";
@@ -112,4 +114,18 @@ describe("a request's concerns", () => {
       else if (where === undefined) expect(read.has(key), `--${flag} of ${concern}`).toBe(true);
     }
   });
+
+  it.each(Object.keys(FROM_THE_TURN))(
+    "refuse --%s with --follow-up, which takes it from the turn",
+    (flag) => {
+      const def = DISPATCH_OPTIONS[flag];
+      if (def === undefined) throw new Error(`--${flag} is no flag of a concern`);
+      const parsed = parseInput(dispatchCommand as Command<unknown>, sampleArgv(flag, def));
+      const raw = { ...flagValues(parsed.values), run: "default", brief: null, rest: [], environment: {} };
+      // Refused before the run is looked at: the home is never read.
+      expect(() => validateFollowUp(raw as RawDispatchInput, "talk", "/nonexistent")).toThrow(
+        new RegExp(`^--${flag} with --follow-up: a follow-up continues its turn's`),
+      );
+    },
+  );
 });

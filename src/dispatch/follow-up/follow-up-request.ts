@@ -4,11 +4,13 @@ import { resumeProblem } from "../../backends/resume.js";
 import type { Backend } from "../../backends/types.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
+import { argumentName } from "../../domain/option-def.js";
 import type { AdmitFile, RecordFile, SpecFile } from "../../domain/schemas.js";
 import type { AccessLevel } from "../../domain/vocab.js";
 import { handOverPending } from "../../folder/chain.js";
 import { catherdHome, type RunPaths, runPaths } from "../../infra/paths.js";
 import { inspectDispatch } from "../read/inspect.js";
+import { FROM_THE_TURN } from "../request/dispatch-options.js";
 import {
   type DispatchRequest,
   ID_RULE,
@@ -25,16 +27,6 @@ import { newestTurnDir } from "./turn.js";
 // Every refusal comes here, before anything is written; admission judges the turn again under the lock.
 
 export type { FollowUpOf } from "../request/dispatch-request.js";
-
-/** The flags a follow-up takes from its turn: given with --follow-up they are refused, not ignored. */
-const TAKEN_FROM_THE_TURN = [
-  ["thread", "--thread"],
-  ["cwd", "--cwd"],
-  ["worktree", "--worktree"],
-  ["base", "--base"],
-  ["fallback", "--fallback"],
-  ["retryWithin", "--retry-within"],
-] as const;
 
 /**
  * How the follow-up was asked for, which its refusals name: `dispatch --follow-up NAME`, or a `send` to
@@ -229,12 +221,12 @@ function refuseTakenFlags(raw: RawDispatchInput, name: string): void {
       `leave --name out (the follow-up is named ${name}), or dispatch anew without --follow-up`,
     );
   }
-  for (const [field, flag] of TAKEN_FROM_THE_TURN) {
-    const value = raw[field];
+  for (const [flag, fixed] of Object.entries(FROM_THE_TURN)) {
+    const value: unknown = (raw as unknown as Record<string, unknown>)[argumentName(flag)];
     if (value === undefined || value === false || (Array.isArray(value) && value.length === 0)) continue;
     throw invalid(
-      `${flag} with --follow-up: a follow-up continues its turn's ${field === "thread" ? "thread" : "place and CLI"} (one or the other)`,
-      `leave ${flag} out, or dispatch without --follow-up`,
+      `--${flag} with --follow-up: a follow-up continues its turn's ${fixed} (one or the other)`,
+      `leave --${flag} out, or dispatch without --follow-up`,
     );
   }
 }

@@ -8,6 +8,7 @@ import type { OptionSpec } from "../../domain/option-def.js";
 import { accessSchema, backendIdSchema } from "../../domain/schemas.js";
 import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS } from "../../domain/vocab.js";
 import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
+import type { FixedByTurn } from "./concern.js";
 import { check, ID_RULE, idText, invalid, oneLine, shownValue } from "./text.js";
 
 // The request's core (specs/dispatch.md §1): which CLI runs (--backend, --bin, the command after --), as
@@ -108,6 +109,12 @@ export const AGENT_OPTIONS: OptionSpec = {
     default:
       "$CATHERD_<BACKEND>_BIN (CATHERD_CODEX_BIN, CATHERD_CLAUDE_BIN, CATHERD_OPENCODE_BIN, CATHERD_GEMINI_BIN), else the CLI on PATH",
   },
+};
+
+/** The core's flags a follow-up takes from its turn (concern.ts, `fromTurn`). */
+export const AGENT_FROM_TURN: Readonly<Record<string, FixedByTurn>> = {
+  thread: "thread",
+  cwd: "place and CLI",
 };
 
 /** The request's core, every field checked in the order a refusal names the first problem. */

@@ -60,6 +60,7 @@ export const chain = {
         "when a rate limit names a time within this (at most 24h), retry the same CLI then, before falling back",
     },
   },
+  fromTurn: { fallback: "place and CLI", "retry-within": "place and CLI" },
   validate(raw, { environment }) {
     const rungs = parseFallback(raw.fallback ?? [], environment);
     const retryWithinMs =

@@ -41,6 +41,9 @@ export interface Successor {
   backend: Backend;
 }
 
+/** What a follow-up's turn fixes that a flag would change. */
+export type FixedByTurn = "thread" | "place and CLI";
+
 /** A request's field of admit.json's ladder: what a chain's next attempt repeats of this request. */
 export type LadderRequest = LadderFile["request"];
 
@@ -55,6 +58,11 @@ export interface Concern<Raw, Part> {
   /** Its flags, in the order `--help` lists them. */
   options: OptionSpec;
   validate(raw: Raw, context: ConcernContext): Part;
+  /**
+   * Its flags a follow-up takes from its turn, each with what it fixes ("thread", "place and CLI"):
+   * given with --follow-up they are refused, not ignored (dispatch/follow-up/).
+   */
+  fromTurn?: Readonly<Record<string, FixedByTurn>>;
   toSpec?(part: Part): Partial<SpecFile>;
   toLadder?(part: Part): Partial<LadderRequest>;
   /** What the successor takes over of this part; a follow-up's own flags, given, win over it. */

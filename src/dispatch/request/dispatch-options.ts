@@ -1,10 +1,10 @@
 import { argumentName, type OptionSpec } from "../../domain/option-def.js";
-import { AGENT_OPTIONS } from "./agent.js";
+import { AGENT_FROM_TURN, AGENT_OPTIONS } from "./agent.js";
 import { answer } from "./answer-input.js";
 import { brief } from "./brief.js";
 import { spendCaps } from "./caps-input.js";
 import { chain } from "./chain.js";
-import type { FlagValues } from "./concern.js";
+import type { FixedByTurn, FlagValues } from "./concern.js";
 import { isolation } from "./isolation-input.js";
 import { limits } from "./limits.js";
 import { notify } from "./notify.js";
@@ -35,6 +35,16 @@ export const CONCERN_OPTIONS: Readonly<Record<string, OptionSpec>> = {
 
 /** Every flag of a dispatch, each declared by the concern that validates it. */
 export const DISPATCH_OPTIONS: OptionSpec = Object.assign({}, ...Object.values(CONCERN_OPTIONS));
+
+/**
+ * The flags a follow-up takes from its turn, refused with --follow-up, in the order a refusal names the
+ * first: each declared by its concern (`fromTurn`).
+ */
+export const FROM_THE_TURN: Readonly<Record<string, FixedByTurn>> = {
+  ...AGENT_FROM_TURN,
+  ...isolation.fromTurn,
+  ...chain.fromTurn,
+};
 
 /** What a parser gave for each flag it saw, by the flag's name (`keep-tmp`). */
 export type ParsedFlags = Readonly<Record<string, string | boolean | readonly string[] | undefined>>;

@@ -105,6 +105,7 @@ export const isolation = {
       description: "keep the agent's private temp folder (<dir>/tmp) after it ends",
     },
   },
+  fromTurn: { worktree: "place and CLI", base: "place and CLI" },
   validate: (raw, context) => ({
     isolation: validateIsolation({
       worktree: raw.worktree === true,
