@@ -3,9 +3,11 @@ import { backendFor } from "../../src/backends/registry.js";
 import type { Recorded } from "../../src/dispatch/request/concern.js";
 import { isolation } from "../../src/dispatch/request/isolation-input.js";
 import { limits } from "../../src/dispatch/request/limits.js";
+import { placement } from "../../src/dispatch/request/placement.js";
+import { runCaps } from "../../src/dispatch/request/run-caps.js";
 import { sandbox } from "../../src/dispatch/request/sandbox-input.js";
 import { steering } from "../../src/dispatch/request/steer-input.js";
-import type { LadderFile, SpecFile } from "../../src/domain/schemas.js";
+import type { AdmitFile, LadderFile, SpecFile } from "../../src/domain/schemas.js";
 
 // What a successor takes over of each concern (specs/dispatch.md, "A request's concerns"): a chain's
 // next attempt repeats the ladder's request, a follow-up turn its turn's steering and fence.
@@ -81,5 +83,28 @@ describe("what a successor carries", () => {
     expect(sandbox.carry(recorded, followUp("codex"))).toEqual({ fence: FENCE });
     expect(sandbox.carry({ spec: null, ladder: LADDER }, next("gemini"))).toMatchObject({ fence: null });
     expect(sandbox.carry({ spec: null, ladder: null }, followUp("codex"))).toEqual({});
+  });
+
+  it("queues a chain's next attempt where its first was placed, saying nothing of the run's caps", () => {
+    const admit = { placement: { engine: "slurm", options: ["--qos=long"] } } as AdmitFile;
+    expect(placement.carry({ ...recorded, admit }, next("gemini"))).toEqual({
+      placement: {
+        placement: "slurm",
+        runPlacement: null,
+        fromEnvironment: null,
+        engineOptions: { slurm: ["--qos=long"] },
+      },
+    });
+    expect(
+      placement.carry({ ...recorded, admit: {} as AdmitFile }, next("gemini")).placement?.placement,
+    ).toBe("local");
+    expect(placement.carry({ ...recorded, admit }, followUp("codex"))).toEqual({});
+    expect(runCaps.carry(recorded, next("gemini"))).toEqual({
+      maxParallel: null,
+      maxParallelBackend: {},
+      runBudget: null,
+      queue: true,
+    });
+    expect(runCaps.carry(recorded, followUp("codex"))).toEqual({});
   });
 });

@@ -28,7 +28,8 @@ import { nextAttemptPart } from "../request/concern.js";
 import type { DispatchRequest } from "../request/dispatch-request.js";
 import { isolation } from "../request/isolation-input.js";
 import { limits } from "../request/limits.js";
-import type { PlacementRequest } from "../request/placement.js";
+import { placement } from "../request/placement.js";
+import { runCaps } from "../request/run-caps.js";
 import { sandbox } from "../request/sandbox-input.js";
 import { steering } from "../request/steer-input.js";
 
@@ -227,7 +228,7 @@ function nextRequest(attempt: RecordedAttempt, step: NextStep): DispatchRequest 
   const answer = answerOf(attempt.dir, spec, step);
   const repair = step.why === "repair" && answer !== null;
   const backend = backendFor(step.backend);
-  const recorded = { spec, ladder };
+  const recorded = { spec, ladder, admit };
   return {
     backend,
     name: admit.name,
@@ -236,10 +237,7 @@ function nextRequest(attempt: RecordedAttempt, step: NextStep): DispatchRequest 
     model: step.model,
     effort: sameBackend ? asked.effort : null,
     access: asked.access,
-    maxParallel: null,
-    maxParallelBackend: {},
-    runBudget: null,
-    queue: true,
+    ...nextAttemptPart(runCaps, recorded, backend),
     env: envOf(asked.envNames, spec),
     brief: briefOfNext(attempt, answer, repair),
     thread: repair ? record.thread : sameBackend ? asked.thread : null,
@@ -253,7 +251,7 @@ function nextRequest(attempt: RecordedAttempt, step: NextStep): DispatchRequest 
     ...(spec?.outcome === true ? { outcome: true } : {}),
     ...steering.carry(recorded, { kind: "next-attempt", backend }),
     ...nextAttemptPart(sandbox, recorded, backend),
-    placement: placementOf(admit),
+    ...nextAttemptPart(placement, recorded, backend),
     chain: nextLink(admit, step, asked.thread),
     answer,
   };
@@ -284,16 +282,6 @@ function envOf(names: readonly string[], spec: SpecFile | null): Record<string, 
     if (value !== undefined) env[name] = value;
   }
   return env;
-}
-
-/** Every attempt of a chain goes where its first went. */
-function placementOf(admit: AdmitFile): PlacementRequest {
-  return {
-    placement: admit.placement?.engine ?? "local",
-    runPlacement: null,
-    fromEnvironment: null,
-    engineOptions: admit.placement === undefined ? {} : { [admit.placement.engine]: admit.placement.options },
-  };
 }
 
 /** The chain's answer schema as the recorded attempt's folder holds it (answer-schema.json), or null. */

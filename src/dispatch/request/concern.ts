@@ -1,6 +1,6 @@
 import type { Backend } from "../../backends/types.js";
 import type { OptionSpec } from "../../domain/option-def.js";
-import type { LadderFile, SpecFile } from "../../domain/schemas.js";
+import type { AdmitFile, LadderFile, SpecFile } from "../../domain/schemas.js";
 
 // A concern of a dispatch request (specs/dispatch.md, "A request's concerns"): one module owns its flags
 // (the command line's parser and help, and the MCP tool's schema, are generated from them), its checks,
@@ -32,6 +32,8 @@ export interface ConcernContext {
 export interface Recorded {
   spec: SpecFile | null;
   ladder: LadderFile | null;
+  /** Its admit.json, for what a concern wrote there itself (the placement); null where none was read. */
+  admit?: AdmitFile | null;
 }
 
 /** Who takes a dispatch over: the next turn of its conversation, or the next attempt of its chain. */

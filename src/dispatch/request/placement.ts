@@ -140,6 +140,19 @@ export const placement = {
       ]),
     ),
   },
+  // Every attempt of a chain goes where its first went; a follow-up is placed anew.
+  carry: ({ admit }, to) =>
+    to.kind === "follow-up" || admit == null
+      ? {}
+      : {
+          placement: {
+            placement: admit.placement?.engine ?? "local",
+            runPlacement: null,
+            fromEnvironment: null,
+            engineOptions:
+              admit.placement === undefined ? {} : { [admit.placement.engine]: admit.placement.options },
+          },
+        },
   validate: (raw, { environment }) => ({
     placement: parsePlacement({
       placement: raw.placement,

@@ -57,6 +57,11 @@ export const runCaps = {
         "where a cap or an overlapping --owns would refuse it, wait in the run's queue: it starts, oldest first, as soon as nothing blocks it",
     },
   },
+  // A chain's next attempt waits in the queue where the run blocks it, and says nothing of the run's caps.
+  carry: (_recorded, to) =>
+    to.kind === "follow-up"
+      ? {}
+      : { maxParallel: null, maxParallelBackend: {}, runBudget: null, queue: true },
   validate: (raw) => ({
     maxParallel: parseMaxParallel(raw.maxParallel),
     maxParallelBackend: parseBackendCaps(raw.maxParallelBackend ?? []),
