@@ -9,7 +9,7 @@ import type { AdmitFile, LadderFile, SpecFile } from "../../domain/schemas.js";
 // added to a concern touches that module, its test and the specs, and nothing else.
 
 /**
- * The flags of a dispatch as given, each under its argumentName (`keep-tmp` → `keepTmp`): a string, a
+ * The flags of a dispatch as given, each under its argumentName (`max-parallel` → `maxParallel`): a string, a
  * boolean (false when not given), a list (empty when not given), or undefined.
  */
 export type FlagValues = Readonly<Record<string, string | boolean | readonly string[] | undefined>>;

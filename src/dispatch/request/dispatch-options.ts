@@ -46,7 +46,7 @@ export const FROM_THE_TURN: Readonly<Record<string, FixedByTurn>> = {
   ...chain.fromTurn,
 };
 
-/** What a parser gave for each flag it saw, by the flag's name (`keep-tmp`). */
+/** What a parser gave for each flag it saw, by the flag's name (`max-parallel`). */
 export type ParsedFlags = Readonly<Record<string, string | boolean | readonly string[] | undefined>>;
 
 /**

@@ -70,7 +70,7 @@ export interface FollowUpOf {
 }
 
 /**
- * The flags as given, each under its argumentName (`keep-tmp` → `keepTmp`), with the brief read and the
+ * The flags as given, each under its argumentName (`max-parallel` → `maxParallel`), with the brief read and the
  * answer schema checked (readAnswer: the one asynchronous check). An engine's own flag comes under its
  * name (`slurmOpt`), read by the placement concern.
  */
