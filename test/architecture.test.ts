@@ -452,20 +452,7 @@ describe("the specs' citations", () => {
 
 describe("the size of functions", () => {
   // specs/architecture.md, "Function size": no function over 80 lines, none with more than four positional
-  // parameters. The functions below broke the rule before it was enforced; each is to be split (issue 43),
-  // and none may join them. A split one leaves the list (the test says which).
-  const KNOWN: readonly string[] = [
-    "src/cli/dispatch-command.ts handler",
-    "src/dispatch/admit/stage.ts writeFolder",
-    "src/dispatch/admit/workplace.ts placeDispatch",
-    "src/dispatch/follow-up/follow-up-request.ts validateFollowUp",
-    "src/dispatch/queue/hand-over.ts handOverUnderLock",
-    "src/dispatch/queue/hand-over.ts nextRequest",
-    "src/dispatch/request/dispatch-request.ts check",
-    "src/dispatch/request/dispatch-request.ts validateDispatch",
-    "src/dispatch/request/readiness.ts judged",
-  ];
-
+  // parameters.
   /** `file name` of each function in src/ and supervisor/ over 80 lines or over four parameters. */
   function oversized(): string[] {
     const found: string[] = [];
@@ -493,12 +480,7 @@ describe("the size of functions", () => {
     return named?.getText() ?? "(anonymous)";
   }
 
-  it("has no function over 80 lines or four parameters but those known", () => {
-    const found = oversized();
-    expect(found.filter((entry) => !KNOWN.includes(entry))).toEqual([]);
-    expect(
-      KNOWN.filter((entry) => !found.includes(entry)),
-      "split: take them off KNOWN",
-    ).toEqual([]);
+  it("has no function over 80 lines or four parameters", () => {
+    expect(oversized()).toEqual([]);
   });
 });

@@ -1,39 +1,14 @@
 import { parseArgs } from "node:util";
 import type { StandbyReserve } from "../dispatch/start/standby-reserve.js";
 import { CatherdError } from "../domain/errors.js";
+import type { OptionDef, OptionSpec } from "../domain/option-def.js";
 import { reportError } from "../infra/report-error.js";
 import { jsonText } from "./json-text.js";
 
 // The one place that turns a command's data or error into output and an exit code (specs/cli.md, "Output
 // and errors"), and a command's option table into its usage text.
 
-/**
- * One flag of a command: how the command line parses it and what it means. The same table gives the
- * command's MCP tool its input schema (src/cli/mcp/input.ts), so a flag added here reaches both.
- */
-export interface OptionDef {
-  type: "string" | "boolean";
-  multiple?: boolean;
-  short?: string;
-  /** What the flag does, in one line. */
-  description: string;
-  /** The form of its value in the usage text (`<d>`, `<backend>=<n>`); `<value>` when not given. */
-  value?: string;
-  /** What applies when the flag is not given, in words (`10m`, `$CATHERD_RUN, else default`). */
-  default?: string;
-  /** The command refuses to run without it (an MCP client sees it among the tool's `required`). */
-  required?: true;
-  /** Its value is a comma-separated list (`a/,b.ts`): an MCP client may give it as an array too. */
-  list?: "comma";
-  /** What the flag does for an MCP client, when the command line's words would mislead it. */
-  toolDescription?: string;
-  /** The values it takes when they are a closed set (an enum for MCP clients; the command checks them). */
-  choices?: readonly string[];
-  /** A whole number written as text (an integer for MCP clients; the command checks it). */
-  integer?: boolean;
-}
-
-export type OptionSpec = Record<string, OptionDef>;
+export type { OptionDef, OptionSpec } from "../domain/option-def.js";
 
 /** `--run`, as every command that reads a run takes it. */
 export const RUN_OPTION: OptionDef = {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { checked } from "../../domain/checked.js";
 import { CatherdError } from "../../domain/errors.js";
+import { argumentName } from "../../domain/option-def.js";
 import type { OptionDef, ParsedInput } from "../command-io.js";
 import type { ToolSpec } from "./tools.js";
 
@@ -27,10 +28,7 @@ interface Argument {
   fallback?: unknown;
 }
 
-/** `max-parallel` → `maxParallel`. */
-export function argumentName(flag: string): string {
-  return flag.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
-}
+export { argumentName };
 
 /** Text as a flag carries it: a number a model sent for a numeric flag is written as the CLI would read it. */
 const text = z.union([z.string(), z.number().finite()]).transform(String);

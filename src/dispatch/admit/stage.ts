@@ -20,9 +20,14 @@ import { hostIdentity } from "../../infra/host-identity.js";
 import { dispatchDir, latestFile, nameDir, type RunPaths } from "../../infra/paths.js";
 import { startTimeOf } from "../../infra/process-identity.js";
 import { resolvedPath } from "../../infra/real-path.js";
-import { withAnswerContract } from "../request/answer-input.js";
+import { brief, composeBrief } from "../request/brief.js";
+import { spendCaps } from "../request/caps-input.js";
+import { chainLadder } from "../request/chain.js";
 import type { ChainRequest, DispatchRequest } from "../request/dispatch-request.js";
+import { isolation } from "../request/isolation-input.js";
+import { limits } from "../request/limits.js";
 import { admitPlacementOf } from "../request/placement.js";
+import { steering } from "../request/steer-input.js";
 import { type Placed, placeDispatch, type Workplace } from "./workplace.js";
 
 // A dispatch folder written in two steps (specs/dispatch.md §2, step 5), shared by admission and by a
@@ -76,10 +81,11 @@ export function stageDispatch(
 ): Staged {
   makeDir(run.dispatches);
   makeDir(run.live);
-  const { dispatchId, dir, staging, name } = createFolder(request, run, at);
+  const folder = createFolder(request, run, at);
+  const { dispatchId, dir, staging, name } = folder;
   try {
-    const placed = placeDispatch(workplace, request, run, name, dispatchId);
-    const written = writeFolder(request, staging, dir, dispatchId, name, placed, at);
+    const placed = placeDispatch(workplace, request, run, folder);
+    const written = writeFolder(request, folder, placed, at);
     const ownsGiven = request.owns.map((p) => absoluteOwn(written.admit.cwd, p));
     const ownsAbsolute = written.admit.resolved?.owns ?? ownsGiven;
     return { dispatchId, name, dir, staging, ownsAbsolute, ownsGiven, ...written };
@@ -164,6 +170,14 @@ function writeFailed(dir: string, error: unknown): CatherdError {
   });
 }
 
+/** A dispatch's folder while it is staged: its id and name, its hidden name and where it goes. */
+interface Folder {
+  dispatchId: string;
+  name: string;
+  staging: string;
+  dir: string;
+}
+
 /**
  * brief.md and spec.json into the staging folder; returns the admit.json to write last and the spec
  * written. Paths name the final folder. spec.json holds the spec resolved (every default applied), so
@@ -171,21 +185,37 @@ function writeFailed(dir: string, error: unknown): CatherdError {
  */
 function writeFolder(
   request: DispatchRequest,
-  staging: string,
-  dir: string,
-  dispatchId: string,
-  name: string,
+  folder: Folder,
   placed: Placed,
   at: Date,
 ): { admit: AdmitFile; spec: Spec } {
+  const answerSchemaPath = writeBriefAndSchema(request, folder);
+  const spec = resolveSpec(specOf(request, folder, placed, answerSchemaPath), request.backend, folder.dir);
+  writeFolderJson(folder.staging, FILES.spec, spec);
+  return { admit: admitOf(request, folder, placed, at), spec };
+}
+
+/** brief.md, composed for the request's CLI, and answer-schema.json; the schema's path. */
+function writeBriefAndSchema(request: DispatchRequest, folder: Folder): string | null {
   const answer = request.answer ?? null;
-  const brief = withAnswerContract(request.brief, request.backend, answer);
-  if (brief !== null) writeBrief(staging, brief);
-  if (answer !== null) writeFileAtomic(path.join(staging, FILES.answerSchema), answer.text);
-  const answerSchemaPath = answer === null ? null : path.join(dir, FILES.answerSchema);
+  const composed = composeBrief(request);
+  if (composed !== null) writeBrief(folder.staging, composed);
+  if (answer === null) return null;
+  writeFileAtomic(path.join(folder.staging, FILES.answerSchema), answer.text);
+  return path.join(folder.dir, FILES.answerSchema);
+}
+
+/** What the request says of spec.json, in its order; resolveSpec fills in the rest. */
+function specOf(
+  request: DispatchRequest,
+  folder: Folder,
+  placed: Placed,
+  answerSchemaPath: string | null,
+): SpecFile {
+  const answer = request.answer ?? null;
   const plan = request.backend.plan({
     bin: request.bin,
-    briefPath: request.brief === null ? null : path.join(dir, FILES.brief),
+    briefPath: request.brief === null ? null : path.join(folder.dir, FILES.brief),
     model: request.model,
     effort: request.effort,
     access: request.access,
@@ -197,39 +227,34 @@ function writeFolder(
     steer: request.steer == null ? null : { questions: request.steer.onQuestion !== null },
     fenced: request.fence != null,
   });
-  // What the request says, in spec.json's order; resolveSpec fills in the rest.
-  const asked: SpecFile = {
+  return {
     schema: SCHEMA_VERSION,
-    dispatchId,
+    dispatchId: folder.dispatchId,
     backend: request.backend.id,
     cmd: plan.cmd,
     args: plan.args,
     env: { ...plan.env, ...request.env },
     cwd: placed.cwd,
     stdinPath: plan.stdin === "brief" && request.brief !== null ? FILES.brief : null,
-    idleMs: request.idleMs ?? undefined,
-    wallMs: request.wallMs ?? undefined,
     stallMs: undefined,
-    killGraceMs: request.killGraceMs ?? undefined,
-    memoryBytes: request.memoryBytes,
-    maxProcs: request.maxProcs,
+    ...limits.toSpec(request),
     worktree: placed.worktree,
-    passEnv: request.isolation.passEnv,
-    keepTmp: request.isolation.keepTmp,
-    maxTokens: request.caps.maxTokens,
-    maxCostUsd: request.caps.maxCostUsd,
-    ...(request.outcome === true ? { outcome: true } : {}),
+    ...isolation.toSpec(request),
+    ...spendCaps.toSpec(request),
+    ...brief.toSpec(request),
     ...(answerSchemaPath === null ? {} : { answerSchema: answerSchemaPath }),
-    ...(request.steer == null ? {} : { steer: request.steer }),
+    ...steering.toSpec(request),
     ...(request.fence == null ? {} : { sandbox: request.fence }),
   };
-  const spec = resolveSpec(asked, request.backend, dir);
-  writeFolderJson(staging, FILES.spec, spec);
+}
+
+/** admit.json as it will be written at the commit (`admittedAt` is stamped then). */
+function admitOf(request: DispatchRequest, folder: Folder, placed: Placed, at: Date): AdmitFile {
   const admit: AdmitFile = {
     schema: SCHEMA_VERSION,
-    dispatchId,
+    dispatchId: folder.dispatchId,
     run: request.run,
-    name,
+    name: folder.name,
     backend: request.backend.id,
     model: request.model,
     cwd: placed.cwd,
@@ -249,7 +274,7 @@ function writeFolder(
   };
   const placement = admitPlacementOf(request.placement.placement ?? "local", request.placement);
   if (placement !== undefined) admit.placement = placement;
-  return { admit, spec };
+  return admit;
 }
 
 /** What a later follow-up reads of this turn (access, effort), and the turn this one continues. */
@@ -265,10 +290,7 @@ function followUpFields(request: DispatchRequest): Pick<AdmitFile, "access" | "e
 /** admit.json's `ladder`: the chain's future, and what its next attempts repeat of this request. */
 function ladderOf(request: DispatchRequest, chain: ChainRequest): LadderFile {
   return {
-    rungs: chain.rungs,
-    retryWithinMs: chain.retryWithinMs,
-    retries: chain.retries,
-    ...(chain.repairs === undefined || chain.repairs === 0 ? {} : { repairs: chain.repairs }),
+    ...chainLadder(chain),
     rung: { backend: request.backend.id, model: request.model, bin: request.bin },
     request: {
       cwd: request.cwd,
@@ -276,14 +298,8 @@ function ladderOf(request: DispatchRequest, chain: ChainRequest): LadderFile {
       access: request.access,
       thread: chain.thread,
       envNames: Object.keys(request.env),
-      idleMs: request.idleMs,
-      wallMs: request.wallMs,
-      killGraceMs: request.killGraceMs,
-      memoryBytes: request.memoryBytes,
-      maxProcs: request.maxProcs,
-      worktree: request.isolation.worktree,
-      passEnv: request.isolation.passEnv,
-      keepTmp: request.isolation.keepTmp,
+      ...limits.toLadder(request),
+      ...isolation.toLadder(request),
       extraArgs: request.extraArgs,
     },
   };
@@ -293,7 +309,7 @@ function ladderOf(request: DispatchRequest, chain: ChainRequest): LadderFile {
  * Picks a fresh id and creates its hidden staging folder `<name>/.<id>.admitting` exclusively (readers skip
  * it: not a valid id); a colliding id (same second, same suffix) draws again.
  */
-function createFolder(request: DispatchRequest, run: RunPaths, at: Date) {
+function createFolder(request: DispatchRequest, run: RunPaths, at: Date): Folder {
   for (let attempt = 0; attempt < 20; attempt++) {
     const dispatchId = makeDispatchId(at, Math.random);
     const name = request.name ?? `${request.backend.id}-${dispatchId.slice(-6)}`;

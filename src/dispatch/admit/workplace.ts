@@ -61,16 +61,15 @@ export interface Placed {
 }
 
 /**
- * The place of dispatch `dispatchId` named `name`: in a worktree, the agent's folder is the same folder
- * inside `<run>/worktrees/<dispatchId>` as --cwd in the repository, on branch `catherd/<name>-<suffix>`,
- * and admission's tree is the base commit's (a fresh checkout of it).
+ * The place of the dispatch `folder` names: in a worktree, the agent's folder is the same folder inside
+ * `<run>/worktrees/<dispatchId>` as --cwd in the repository, on branch `catherd/<name>-<suffix>`, and
+ * admission's tree is the base commit's (a fresh checkout of it).
  */
 export function placeDispatch(
   workplace: Workplace,
   request: DispatchRequest,
   run: RunPaths,
-  name: string,
-  dispatchId: string,
+  { name, dispatchId }: { name: string; dispatchId: string },
 ): Placed {
   if (workplace.kind === "checkout") return { cwd: request.cwd, git: workplace.git, worktree: null };
   if (workplace.kind === "continued")

@@ -4,17 +4,21 @@ import { resumeProblem } from "../../backends/resume.js";
 import type { Backend } from "../../backends/types.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
-import type { SpecFile } from "../../domain/schemas.js";
+import { argumentName } from "../../domain/option-def.js";
+import type { AdmitFile, RecordFile, SpecFile } from "../../domain/schemas.js";
 import type { AccessLevel } from "../../domain/vocab.js";
 import { handOverPending } from "../../folder/chain.js";
-import { catherdHome, runPaths } from "../../infra/paths.js";
+import { catherdHome, type RunPaths, runPaths } from "../../infra/paths.js";
 import { inspectDispatch } from "../read/inspect.js";
+import { FROM_THE_TURN } from "../request/dispatch-options.js";
 import {
   type DispatchRequest,
   ID_RULE,
   type RawDispatchInput,
   validateDispatch,
 } from "../request/dispatch-request.js";
+import { sandbox } from "../request/sandbox-input.js";
+import { steering } from "../request/steer-input.js";
 import { newestTurnDir } from "./turn.js";
 
 // `dispatch --follow-up NAME` (specs/dispatch.md, "Following up"): the request of a new turn of NAME's
@@ -23,16 +27,6 @@ import { newestTurnDir } from "./turn.js";
 // Every refusal comes here, before anything is written; admission judges the turn again under the lock.
 
 export type { FollowUpOf } from "../request/dispatch-request.js";
-
-/** The flags a follow-up takes from its turn: given with --follow-up they are refused, not ignored. */
-const TAKEN_FROM_THE_TURN = [
-  ["thread", "--thread"],
-  ["cwd", "--cwd"],
-  ["worktree", "--worktree"],
-  ["base", "--base"],
-  ["fallback", "--fallback"],
-  ["retryWithin", "--retry-within"],
-] as const;
 
 /**
  * How the follow-up was asked for, which its refusals name: `dispatch --follow-up NAME`, or a `send` to
@@ -64,11 +58,44 @@ export function validateFollowUp(
     );
   }
   const lead = asked === "send" ? `${name} has ended and cannot be followed up` : `--follow-up ${name}`;
-  const run = runPaths(home, raw.run);
+  const turn = recordedTurn(runPaths(home, raw.run), name, { lead, asked });
+  const access = turn.admit.access ?? turn.admit.ladder?.request.access ?? null;
+  refuseOtherThread(raw, name, turn.backend.id, access);
+  if (!fs.statSync(turn.admit.cwd, { throwIfNoEntry: false })?.isDirectory()) {
+    throw invalid(
+      `${lead}: the folder its turn worked in, ${turn.admit.cwd}, is gone`,
+      `dispatch it anew with --name ${name} (a worktree removed by catherd clean is not made again)`,
+    );
+  }
+  return nextTurn(raw, turn, access);
+}
+
+/** The newest turn of a conversation, recorded, with the files and the backend a follow-up reads. */
+interface RecordedTurn {
+  name: string;
+  dispatchId: string;
+  dir: string;
+  admit: AdmitFile;
+  spec: SpecFile;
+  record: RecordFile;
+  backend: Backend;
+}
+
+/** How a refusal of the follow-up begins, and how it was asked for. */
+interface Asking {
+  lead: string;
+  asked: FollowUpAsked;
+}
+
+/**
+ * The newest turn of `name` in `run`, recorded and handed over, on a backend with a thread that can be
+ * resumed; else the refusal (E_DISPATCH_NOT_FOUND, E_NOT_RECORDED, E_ADMIT_DUPLICATE, E_INPUT_INVALID).
+ */
+function recordedTurn(run: RunPaths, name: string, { lead, asked }: Asking): RecordedTurn {
   const dir = newestTurnDir(run, name);
   if (dir === null) {
-    throw new CatherdError("E_DISPATCH_NOT_FOUND", `${lead}: run ${raw.run} has no dispatch named ${name}`, {
-      fix: `follow up a recorded dispatch of the run (catherd status --run ${raw.run} --all), or dispatch it anew with --name ${name}`,
+    throw new CatherdError("E_DISPATCH_NOT_FOUND", `${lead}: run ${run.run} has no dispatch named ${name}`, {
+      fix: `follow up a recorded dispatch of the run (catherd status --run ${run.run} --all), or dispatch it anew with --name ${name}`,
     });
   }
   const turn = inspectDispatch(dir);
@@ -91,6 +118,15 @@ export function validateFollowUp(
       `catherd show ${name} names the problem`,
     );
   }
+  const backend = resumableBackend(record, { lead, name, dispatchId: turn.dispatchId });
+  return { name, dispatchId: turn.dispatchId, dir, admit, spec, record, backend };
+}
+
+/** The turn's backend, when it has a thread that can be continued; else E_INPUT_INVALID saying why. */
+function resumableBackend(
+  record: RecordFile,
+  { lead, name, dispatchId }: { lead: string; name: string; dispatchId: string },
+): Backend {
   const backend = backendFor(record.backend);
   if (backend.checkThread === undefined) {
     throw invalid(
@@ -99,29 +135,29 @@ export function validateFollowUp(
     );
   }
   const unresumable = resumeProblem(backend, record.thread);
-  if (unresumable !== null) {
-    const why =
-      record.startedAt === null
-        ? `it never started (${turn.dispatchId} ended ${record.status} before its CLI ran)`
-        : `${unresumable} (its turn ${turn.dispatchId} ended ${record.status})`;
-    throw invalid(
-      `${lead}: ${why}`,
-      `dispatch it anew with --name ${name}: there is no conversation to continue`,
-    );
-  }
-  const access = admit.access ?? admit.ladder?.request.access ?? null;
-  refuseOtherThread(raw, name, backend.id, access);
-  if (!fs.statSync(admit.cwd, { throwIfNoEntry: false })?.isDirectory()) {
-    throw invalid(
-      `${lead}: the folder its turn worked in, ${admit.cwd}, is gone`,
-      `dispatch it anew with --name ${name} (a worktree removed by catherd clean is not made again)`,
-    );
-  }
+  if (unresumable === null) return backend;
+  const why =
+    record.startedAt === null
+      ? `it never started (${dispatchId} ended ${record.status} before its CLI ran)`
+      : `${unresumable} (its turn ${dispatchId} ended ${record.status})`;
+  throw invalid(
+    `${lead}: ${why}`,
+    `dispatch it anew with --name ${name}: there is no conversation to continue`,
+  );
+}
+
+/**
+ * The follow-up's request: the caller's flags validated on top of what the turn fixes — its backend,
+ * name, folder, model, effort, access, thread and executable; what the concerns carry to a follow-up
+ * (steerable and fenced as the turn was) unless the caller says anew.
+ */
+function nextTurn(raw: RawDispatchInput, turn: RecordedTurn, access: AccessLevel | null): DispatchRequest {
+  const { admit, spec, record, backend } = turn;
   const request = validateDispatch({
     ...raw,
-    env: [...repeatedEnv(backend, spec, access), ...raw.env],
+    env: [...repeatedEnv(backend, spec, access), ...(raw.env ?? [])],
     backend: backend.id,
-    name,
+    name: turn.name,
     cwd: admit.cwd,
     model: raw.model ?? admit.model ?? undefined,
     effort: raw.effort ?? admit.effort ?? admit.ladder?.request.effort ?? undefined,
@@ -130,15 +166,14 @@ export function validateFollowUp(
     // The thread lives in that CLI's own store: the same executable continues it.
     bin: raw.bin ?? (spec.cmd === undefined || !fs.existsSync(spec.cmd) ? undefined : spec.cmd),
   });
-  // A steerable conversation stays steerable, with its policy for questions, unless the caller says anew.
-  const steer = request.steer ?? spec.steer ?? null;
-  // A fenced conversation stays fenced as it was, unless the caller asks for a fence anew.
+  const recorded = { spec, ladder: admit.ladder ?? null };
+  const to = { kind: "follow-up", backend } as const;
   const asksFence = raw.sandbox !== undefined || raw.runSandbox !== undefined;
   return {
     ...request,
-    ...(steer === null ? {} : { steer }),
-    ...(asksFence || spec.sandbox === undefined ? {} : { fence: spec.sandbox }),
-    followUp: { dispatchId: turn.dispatchId, dir, worktree: spec.worktree ?? null },
+    ...(request.steer == null ? steering.carry(recorded, to) : {}),
+    ...(asksFence ? {} : sandbox.carry(recorded, to)),
+    followUp: { dispatchId: turn.dispatchId, dir: turn.dir, worktree: spec.worktree ?? null },
   };
 }
 
@@ -186,12 +221,12 @@ function refuseTakenFlags(raw: RawDispatchInput, name: string): void {
       `leave --name out (the follow-up is named ${name}), or dispatch anew without --follow-up`,
     );
   }
-  for (const [field, flag] of TAKEN_FROM_THE_TURN) {
-    const value = raw[field];
+  for (const [flag, fixed] of Object.entries(FROM_THE_TURN)) {
+    const value: unknown = (raw as unknown as Record<string, unknown>)[argumentName(flag)];
     if (value === undefined || value === false || (Array.isArray(value) && value.length === 0)) continue;
     throw invalid(
-      `${flag} with --follow-up: a follow-up continues its turn's ${field === "thread" ? "thread" : "place and CLI"} (one or the other)`,
-      `leave ${flag} out, or dispatch without --follow-up`,
+      `--${flag} with --follow-up: a follow-up continues its turn's ${fixed} (one or the other)`,
+      `leave --${flag} out, or dispatch without --follow-up`,
     );
   }
 }

@@ -6,10 +6,8 @@ import type { NextStep } from "../../domain/admission/ladder.js";
 import { repairBrief } from "../../domain/ending/answer-contract.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
-import { PROVIDER_ENDPOINTS, type SandboxPolicy, uniqueRules } from "../../domain/sandbox/sandbox.js";
 import type { AdmitFile, NextFile, RecordFile, SpecFile } from "../../domain/schemas.js";
 import { remainingCaps, type SpendCaps } from "../../domain/spend/budget.js";
-import type { BackendId } from "../../domain/vocab.js";
 import { handOverPending, nextStepOf } from "../../folder/chain.js";
 import { FILES, fileIn, runOf } from "../../folder/layout.js";
 import { removeLiveMarkerOf } from "../../folder/markers.js";
@@ -23,9 +21,17 @@ import { underAdmissionLock } from "../admit/admission-lock.js";
 import { commitDispatch, discardStaged, queuedFile, type Staged, stageDispatch } from "../admit/stage.js";
 import { planWorkplace } from "../admit/workplace.js";
 import { inspectDispatch } from "../read/inspect.js";
-import { type AnswerRequest, withoutAnswerContract } from "../request/answer-input.js";
+import type { AnswerRequest } from "../request/answer-input.js";
+import { briefOfChain } from "../request/brief.js";
+import { nextLink } from "../request/chain.js";
+import { nextAttemptPart } from "../request/concern.js";
 import type { DispatchRequest } from "../request/dispatch-request.js";
-import type { SandboxRequest } from "../request/sandbox-input.js";
+import { isolation } from "../request/isolation-input.js";
+import { limits } from "../request/limits.js";
+import { placement } from "../request/placement.js";
+import { runCaps } from "../request/run-caps.js";
+import { sandbox } from "../request/sandbox-input.js";
+import { steering } from "../request/steer-input.js";
 
 // The hand-over of a chain (specs/dispatch.md §8): once an attempt's record names a `next`, the next
 // attempt is admitted and next.json is written in the recorded attempt's folder. It runs under the run's
@@ -69,13 +75,13 @@ export async function planHandOvers(
       continue;
     }
     try {
-      const request = nextRequest(
+      const attempt = {
         dir,
-        view.admit,
-        okValue(readFolderJson(dir, FILES.spec)),
-        step,
-        view.record,
-      );
+        admit: view.admit,
+        spec: okValue(readFolderJson(dir, FILES.spec)),
+        record: view.record,
+      };
+      const request = nextRequest(attempt, step);
       const workplace = await planWorkplace(request);
       const run = runOfRequest(dir, request);
       plan.staged = stageDispatch(request, run, workplace, clock.wallNow());
@@ -105,8 +111,7 @@ export function discardPlans(run: RunPaths, planned: ReadonlyMap<string, Planned
 export async function handOverUnderLock(
   run: RunPaths,
   plan: PlannedHandOver,
-  slots: readonly Slot[],
-  caps: Caps,
+  live: LiveSet,
   clock: Clock,
 ): Promise<string | null> {
   const { dir } = plan;
@@ -127,8 +132,24 @@ export async function handOverUnderLock(
     writeNext(dir, { at: stamp, dispatchId: null, stopped: "refused", message: plan.refusal });
     return null;
   }
+  return commitNext(run, plan, live, at);
+}
+
+/** The run's live slots and caps, as promotion read them under the lock. */
+export interface LiveSet {
+  slots: readonly Slot[];
+  caps: Caps;
+}
+
+/**
+ * Commits the planned next attempt, queued where the run's slots and caps block it, and writes next.json;
+ * a refusal ends the chain with its words. Returns the folder to launch now, or null.
+ */
+function commitNext(run: RunPaths, plan: PlannedHandOver, live: LiveSet, at: Date): string | null {
+  const { dir } = plan;
+  const stamp = at.toISOString();
   try {
-    const staged = plan.staged;
+    const staged = plan.staged as Staged;
     const notBefore = plan.notBefore;
     const blocked = blockerOf(
       {
@@ -136,8 +157,8 @@ export async function handOverUnderLock(
         owns: staged.ownsAbsolute,
         notBefore: notBefore === null ? null : Date.parse(notBefore),
       },
-      slots,
-      caps,
+      live.slots,
+      live.caps,
       at.getTime(),
     );
     const committed = commitDispatch(run, staged, queuedFile(blocked, notBefore, at), at);
@@ -183,109 +204,84 @@ function runOfRequest(dir: string, request: DispatchRequest): RunPaths {
   return run;
 }
 
+/** A recorded attempt of a chain, as its folder holds it. */
+interface RecordedAttempt {
+  dir: string;
+  admit: AdmitFile;
+  spec: SpecFile | null;
+  record: RecordFile;
+}
+
 /**
- * The request of the next attempt: the recorded one's name, brief, cwd, owns, access, timeouts, caps,
- * isolation and answer schema, on the step's backend and model. On another backend, what only means
- * something to the first — `--effort`, `--thread`, the arguments after `--` — is left out. A repair
- * (`why: "repair"`) resumes the recorded attempt's own thread with a brief of the validator's errors.
+ * The request of the next attempt: the recorded one's name, brief, cwd, owns, access, and what its
+ * concerns carry over (limits, isolation), its caps, fence and answer schema, on the step's backend and
+ * model. On another backend, what only means something to the first — `--effort`, `--thread`, the
+ * arguments after `--` — is left out. A repair (`why: "repair"`) resumes the recorded attempt's own
+ * thread with a brief of the validator's errors.
  */
-function nextRequest(
-  dir: string,
-  admit: AdmitFile,
-  spec: SpecFile | null,
-  step: NextStep,
-  record: RecordFile,
-): DispatchRequest {
+function nextRequest(attempt: RecordedAttempt, step: NextStep): DispatchRequest {
+  const { admit, spec, record } = attempt;
   const ladder = admit.ladder;
   if (ladder === undefined) throw new Error("admit.json names no ladder");
   const asked = ladder.request;
   const sameBackend = step.backend === ladder.rung.backend;
-  let brief: Buffer | null = null;
-  try {
-    brief = fs.readFileSync(fileIn(dir, FILES.brief));
-  } catch {
-    // a backend that runs without a brief (exec) has none
-  }
-  const answer = answerOf(dir, spec, step);
+  const answer = answerOf(attempt.dir, spec, step);
   const repair = step.why === "repair" && answer !== null;
-  if (repair) brief = Buffer.from(repairBrief(record.answerErrors ?? [], answer.text), "utf8");
-  // The contract a CLI without a schema flag got is the next attempt's to append, for its own CLI.
-  else if (answer !== null) brief = withoutAnswerContract(brief);
-  const env: Record<string, string> = {};
-  for (const name of asked.envNames) {
-    const value = spec?.env[name];
-    if (value !== undefined) env[name] = value;
-  }
+  const backend = backendFor(step.backend);
+  const recorded = { spec, ladder, admit };
   return {
-    backend: backendFor(step.backend),
+    backend,
     name: admit.name,
     run: admit.run,
     cwd: asked.cwd,
     model: step.model,
     effort: sameBackend ? asked.effort : null,
     access: asked.access,
-    maxParallel: null,
-    maxParallelBackend: {},
-    runBudget: null,
-    queue: true,
-    env,
-    brief,
+    ...nextAttemptPart(runCaps, recorded, backend),
+    env: envOf(asked.envNames, spec),
+    brief: briefOfNext(attempt, answer, repair),
     thread: repair ? record.thread : sameBackend ? asked.thread : null,
     owns: admit.owns,
-    idleMs: asked.idleMs,
-    wallMs: asked.wallMs,
-    killGraceMs: asked.killGraceMs,
-    memoryBytes: asked.memoryBytes,
-    maxProcs: asked.maxProcs,
+    ...nextAttemptPart(limits, recorded, backend),
     bin: step.bin,
     extraArgs: sameBackend ? asked.extraArgs : [],
-    isolation: { worktree: asked.worktree, passEnv: asked.passEnv, keepTmp: asked.keepTmp },
+    ...nextAttemptPart(isolation, recorded, backend),
     caps: chainCaps(spec, record),
-    // The brief already carries the contract (brief.md is copied): the next attempt reads the line too.
+    // Its brief gets the contract again, and its record reads the line too.
     ...(spec?.outcome === true ? { outcome: true } : {}),
-    // Steerable on, where the next attempt's CLI can be talked to (specs/steering.md, "Exactly once").
-    ...(spec?.steer !== undefined && backendFor(step.backend).steer !== undefined
-      ? { steer: spec.steer }
-      : {}),
-    // Fenced as the first was, its provider endpoints added for the step's CLI (specs/sandbox.md).
-    sandbox: NO_SANDBOX_FLAGS,
-    fence: spec?.sandbox === undefined ? null : fenceFor(spec.sandbox, step.backend),
-    // Every attempt of a chain goes where its first went.
-    placement: {
-      placement: admit.placement?.engine ?? "local",
-      runPlacement: null,
-      fromEnvironment: null,
-      engineOptions:
-        admit.placement === undefined ? {} : { [admit.placement.engine]: admit.placement.options },
-    },
-    chain: {
-      rungs: step.ladder.rungs,
-      retryWithinMs: step.ladder.retryWithinMs,
-      retries: step.ladder.retries,
-      attempt: (admit.attempt ?? 1) + 1,
-      failoverFrom: admit.dispatchId,
-      notBefore: step.notBefore,
-      thread: asked.thread,
-      repairs: step.ladder.repairs,
-    },
+    ...steering.carry(recorded, { kind: "next-attempt", backend }),
+    ...nextAttemptPart(sandbox, recorded, backend),
+    ...nextAttemptPart(placement, recorded, backend),
+    chain: nextLink(admit, step, asked.thread),
     answer,
   };
 }
 
-/** A request's fence flags when its fence is already resolved (`fence`). */
-const NO_SANDBOX_FLAGS: SandboxRequest = {
-  mode: null,
-  runMode: null,
-  fromEnvironment: null,
-  allowWrite: [],
-  denyRead: [],
-  allowNet: [],
-};
+/**
+ * The next attempt's brief, as given: the recorded attempt's, less what its composition appended for its
+ * own CLI (brief.ts; staging composes it again for the next one); for a repair, the validator's errors.
+ */
+function briefOfNext(attempt: RecordedAttempt, answer: AnswerRequest | null, repair: boolean): Buffer | null {
+  if (repair && answer !== null) {
+    return Buffer.from(repairBrief(attempt.record.answerErrors ?? [], answer.text), "utf8");
+  }
+  let composed: Buffer | null = null;
+  try {
+    composed = fs.readFileSync(fileIn(attempt.dir, FILES.brief));
+  } catch {
+    // a backend that runs without a brief (exec) has none
+  }
+  return briefOfChain(composed, { outcome: attempt.spec?.outcome === true, answer: answer !== null });
+}
 
-function fenceFor(fence: SandboxPolicy, backend: BackendId): SandboxPolicy {
-  if (fence.mode === "files") return fence;
-  const providers = PROVIDER_ENDPOINTS[backend].map((host) => ({ host, port: 443 }));
-  return { ...fence, allowNet: uniqueRules([...providers, ...fence.allowNet]) };
+/** The values of the chain's `--env` names, as the recorded attempt's spec.json holds them. */
+function envOf(names: readonly string[], spec: SpecFile | null): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of names) {
+    const value = spec?.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
 }
 
 /** The chain's answer schema as the recorded attempt's folder holds it (answer-schema.json), or null. */

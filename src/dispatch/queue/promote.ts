@@ -187,7 +187,7 @@ async function handOverChains(
     }
     const { slots } = current.slotsAndStranded("all", runCaps.caps);
     const caps = { ...runCaps.caps, spent: await runCaps.spentNow() };
-    const toLaunch = await handOverUnderLock(current.run, plan, slots, caps, clock);
+    const toLaunch = await handOverUnderLock(current.run, plan, { slots, caps }, clock);
     if (toLaunch !== null) started.push(toLaunch);
     current = new LiveSet(current.run, clock, current.sights);
   }

@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import type { Backend } from "../../backends/types.js";
 import {
   ACCEPTED_DRAFTS,
@@ -9,6 +10,7 @@ import {
 } from "../../domain/ending/answer-contract.js";
 import { CatherdError } from "../../domain/errors.js";
 import { appendToBrief } from "./brief-append.js";
+import type { Concern, FlagValues } from "./concern.js";
 
 // `dispatch --answer-schema FILE` and `--repair N` (the MCP tool: `answerSchema`, the schema inline, and
 // `repair`), checked before anything is written (specs/dispatch.md, "An answer that fits a schema"). The
@@ -142,3 +144,63 @@ export function withoutAnswerContract(brief: Buffer | null): Buffer | null {
   // contract`: what comes before the contract's last newline is the brief, at most one newline more.
   return Buffer.from(text.slice(0, at), "utf8");
 }
+
+/** The input key under which the MCP dispatch tool passes `answerSchema`, the schema inline, as JSON text. */
+export const INLINE_ANSWER_SCHEMA = "answer-schema-inline";
+
+/**
+ * The answer asked for by the flags (`answerSchema`, the inline schema, `repair`), read and checked:
+ * the one asynchronous check of a request, made before the others (answerInput). E_INPUT_INVALID with
+ * `--outcome` too: where the CLI keeps to the schema itself (codex, Claude) the final message can hold
+ * nothing else, and for the others a STATUS line after the value would make it no JSON.
+ */
+export async function readAnswer(flags: FlagValues): Promise<AnswerRequest | null> {
+  const source = answerSchemaSource(flags);
+  if (flags.outcome === true && source !== null) {
+    throw invalid(
+      "--outcome and --answer-schema cannot be given together",
+      "leave out --outcome and put the worker's status in the schema (e.g. a required `status` property)",
+    );
+  }
+  return answerInput(source, typeof flags.repair === "string" ? flags.repair : undefined);
+}
+
+/**
+ * Where --answer-schema comes from: a file (relative to this process's folder), or the object the MCP
+ * tool was given inline (INLINE_ANSWER_SCHEMA, JSON text: the command line has no such flag).
+ */
+function answerSchemaSource(flags: FlagValues): AnswerSchemaSource | null {
+  const inline = flags.answerSchemaInline;
+  if (typeof inline === "string") return { inline: JSON.parse(inline) as unknown };
+  const file = flags.answerSchema;
+  return typeof file === "string" ? { file: path.resolve(file) } : null;
+}
+
+/** The answer concern: --answer-schema and --repair, read by readAnswer, judged against the backend. */
+export const answer = {
+  options: {
+    "answer-schema": {
+      type: "string",
+      value: "<file>",
+      description:
+        "a JSON Schema the agent's final answer must be valid against (draft 2020-12; draft-07 or 2019-09 when its $schema names them): catherd checks it, records it as `answer` and answer.json, and `result --answer` prints it",
+    },
+    repair: {
+      type: "string",
+      value: "<n>",
+      integer: true,
+      description: `with --answer-schema: turns on the same thread, with the validator's errors, for an answer that does not fit (0: none; at most ${MAX_REPAIRS})`,
+      default: "1",
+    },
+  },
+  validate(raw, { backend }) {
+    const asked = raw.answer ?? null;
+    if (asked !== null && backend.id === "exec") {
+      throw invalid(
+        "--answer-schema is for an agent's final answer; exec runs a command",
+        "leave out --answer-schema, or check the command's output yourself",
+      );
+    }
+    return { answer: asked };
+  },
+} satisfies Concern<{ answer?: AnswerRequest | null }, { answer: AnswerRequest | null }>;

@@ -3,6 +3,7 @@ import type { Backend } from "../../backends/types.js";
 import { CatherdError } from "../../domain/errors.js";
 import { parseCostCap, parseTokenCap, type SpendCaps } from "../../domain/spend/budget.js";
 import { parseRunBudget, type RunBudget } from "../../domain/spend/run-budget.js";
+import type { Concern } from "./concern.js";
 
 // The dispatch flags that cap spending: --max-tokens and --max-cost for the dispatch (specs/dispatch.md,
 // "Caps on spending"), --run-budget for its run ("A run's budget"), checked before anything is written.
@@ -60,3 +61,25 @@ export function validateRunBudget(text: string | undefined): RunBudget | "none" 
     },
   );
 }
+
+/** The spending caps of one dispatch: --max-tokens and --max-cost, which the supervisor stops it at. */
+export const spendCaps = {
+  options: {
+    "max-tokens": {
+      type: "string",
+      value: "<n>",
+      description:
+        "stop the agent once it has used this many tokens, input (cached included) plus output: 50000, 2M",
+      default: "no cap",
+    },
+    "max-cost": {
+      type: "string",
+      value: "<usd>",
+      description:
+        "stop the agent once it has spent this many US dollars at list prices (an estimate on a subscription), e.g. 5",
+      default: "no cap",
+    },
+  },
+  validate: (raw, { backend }) => ({ caps: validateCaps(raw, backend) }),
+  toSpec: ({ caps }) => ({ maxTokens: caps.maxTokens, maxCostUsd: caps.maxCostUsd }),
+} satisfies Concern<RawCapsInput, { caps: SpendCaps }>;

@@ -1,6 +1,7 @@
 import { checked } from "../../domain/checked.js";
 import { CatherdError } from "../../domain/errors.js";
 import { envName } from "../../domain/schemas.js";
+import type { Concern } from "./concern.js";
 
 // The dispatch flags about where and with what the agent works: --worktree [--base], --pass-env, --keep-tmp.
 
@@ -13,10 +14,18 @@ export interface IsolationRequest {
   keepTmp: boolean;
 }
 
+/** The isolation flags as given. */
+export interface RawIsolationFlags {
+  worktree?: boolean | undefined;
+  base?: string | undefined;
+  passEnv?: readonly string[] | undefined;
+  keepTmp?: boolean | undefined;
+}
+
 export interface RawIsolationInput {
   worktree: boolean;
   base?: string | undefined;
-  passEnv: string[];
+  passEnv: readonly string[];
   keepTmp: boolean;
   /** The names given to --env: a variable comes by value or by name, not both. */
   envNames: readonly string[];
@@ -75,3 +84,50 @@ export function validateIsolation(raw: RawIsolationInput): IsolationRequest {
 function invalid(field: string, message: string, fix: string): CatherdError {
   return new CatherdError("E_INPUT_INVALID", `${field} ${message}`, { fix });
 }
+
+/** The isolation concern: its flags, its part of the request, of spec.json and of a chain's ladder. */
+export const isolation = {
+  options: {
+    "pass-env": {
+      type: "string",
+      value: "<NAME>",
+      multiple: true,
+      description:
+        "the agent gets this variable's value from here (only the name is written, never the value)",
+    },
+    worktree: {
+      type: "boolean",
+      description: "run in a new git worktree of --cwd's repository, on branch catherd/<name>-<suffix>",
+    },
+    base: { type: "string", value: "<ref>", description: "the worktree's starting point", default: "HEAD" },
+    "keep-tmp": {
+      type: "boolean",
+      description: "keep the agent's private temp folder (<dir>/tmp) after it ends",
+    },
+  },
+  fromTurn: { worktree: "place and CLI", base: "place and CLI" },
+  validate: (raw, context) => ({
+    isolation: validateIsolation({
+      worktree: raw.worktree === true,
+      base: raw.base,
+      passEnv: raw.passEnv ?? [],
+      keepTmp: raw.keepTmp === true,
+      envNames: context.envNames,
+      environment: context.environment,
+    }),
+  }),
+  // spec.json's `worktree` is the placed one (admit/workplace.ts): where, not whether.
+  toSpec: ({ isolation: { passEnv, keepTmp } }) => ({ passEnv, keepTmp }),
+  toLadder: ({ isolation: { worktree, passEnv, keepTmp } }) => ({ worktree, passEnv, keepTmp }),
+  // A chain's attempts are isolated alike; a follow-up works in its turn's place (dispatch/follow-up/).
+  carry: ({ ladder }, to) =>
+    ladder === null || to.kind === "follow-up"
+      ? {}
+      : {
+          isolation: {
+            worktree: ladder.request.worktree,
+            passEnv: ladder.request.passEnv,
+            keepTmp: ladder.request.keepTmp,
+          },
+        },
+} satisfies Concern<RawIsolationFlags, { isolation: IsolationRequest }>;

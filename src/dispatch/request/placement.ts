@@ -1,7 +1,9 @@
 import { CatherdError } from "../../domain/errors.js";
+import { argumentName } from "../../domain/option-def.js";
 import type { AdmitPlacement } from "../../domain/schemas.js";
 import { ENGINES, type EngineName, PLACEMENTS, type Placement } from "../../domain/vocab.js";
 import { ENGINE_OPTIONS } from "../../engines/engine-registry.js";
+import type { Concern } from "./concern.js";
 
 // Where a dispatch's supervisor runs (specs/placement.md), as the request asks it: `--placement`, the
 // run's remembered placement (`--run-placement`, run.json), `$CATHERD_PLACEMENT`, in that order, else
@@ -99,4 +101,73 @@ function oneOf<T extends string>(field: string, value: string, values: readonly 
       fix,
     },
   );
+}
+
+/** The placement concern: `--placement`, `--run-placement` and each engine's own options flag. */
+/** The placement flags as given; an engine's own flag under its argumentName (`slurmOpt`). */
+export interface RawPlacementFlags {
+  placement?: string | undefined;
+  runPlacement?: string | undefined;
+  [engineFlag: `${string}Opt`]: readonly string[] | undefined;
+}
+
+export const placement = {
+  options: {
+    placement: {
+      type: "string",
+      value: "<where>",
+      description:
+        "where the supervisor runs: on this host, or as a Slurm job (the run's folder on storage every node shares)",
+      choices: PLACEMENTS,
+      default: "the run's (--run-placement), else $CATHERD_PLACEMENT, else local",
+    },
+    "run-placement": {
+      type: "string",
+      value: "<where>",
+      description:
+        "the placement of this and the run's later dispatches (remembered in run.json); none forgets it",
+      choices: RUN_PLACEMENTS,
+    },
+    ...Object.fromEntries(
+      ENGINES.map((engine) => [
+        ENGINE_OPTIONS[engine].flag,
+        {
+          type: "string",
+          value: "<option>",
+          multiple: true,
+          description: ENGINE_OPTIONS[engine].description,
+        } as const,
+      ]),
+    ),
+  },
+  // Every attempt of a chain goes where its first went; a follow-up is placed anew.
+  carry: ({ admit }, to) =>
+    to.kind === "follow-up" || admit == null
+      ? {}
+      : {
+          placement: {
+            placement: admit.placement?.engine ?? "local",
+            runPlacement: null,
+            fromEnvironment: null,
+            engineOptions:
+              admit.placement === undefined ? {} : { [admit.placement.engine]: admit.placement.options },
+          },
+        },
+  validate: (raw, { environment }) => ({
+    placement: parsePlacement({
+      placement: raw.placement,
+      runPlacement: raw.runPlacement,
+      engineOptions: Object.fromEntries(
+        ENGINES.map((engine) => [engine, listFlag(raw, argumentName(ENGINE_OPTIONS[engine].flag))]),
+      ),
+      environment,
+    }),
+  }),
+} satisfies Concern<RawPlacementFlags, { placement: PlacementRequest }>;
+
+/** An engine's flag as given: a list, one value, or none. */
+function listFlag(raw: RawPlacementFlags, key: string): readonly string[] {
+  const value: unknown = (raw as Record<string, unknown>)[key];
+  if (typeof value === "string") return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
 }

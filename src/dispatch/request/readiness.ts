@@ -53,7 +53,7 @@ export async function checkReadiness(
   if (backend.versionArgs.length === 0) return { version: null, words: "", cached: false, problem: null };
   const key = executableKey(bin);
   const cached = key === null ? null : cachedReadiness(home, key);
-  if (cached !== null) return judged(backend, bin, cached.version, cached.words, true);
+  if (cached !== null) return judged(backend, bin, cached, true);
   const asked = `${bin} ${backend.versionArgs.join(" ")}`;
   const timeoutMs = readinessTimeoutMs(os.loadavg()[0] ?? 0, os.availableParallelism());
   const answer = await probeVersion(bin, backend.versionArgs, timeoutMs);
@@ -79,7 +79,7 @@ export async function checkReadiness(
   const version = versionIn(words);
   if (key !== null)
     rememberReadiness(home, key, { version, words, checkedAt: clock.wallNow().toISOString() });
-  return judged(backend, bin, version, words, false);
+  return judged(backend, bin, { version, words }, false);
 }
 
 function broken(message: string, words: string, fix: string): Readiness {
@@ -95,8 +95,7 @@ function broken(message: string, words: string, fix: string): Readiness {
 function judged(
   backend: Backend,
   bin: string,
-  version: string | null,
-  words: string,
+  { version, words }: { version: string | null; words: string },
   cached: boolean,
 ): Readiness {
   const min = backend.minVersion;

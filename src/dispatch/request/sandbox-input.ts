@@ -15,6 +15,7 @@ import {
   uniqueRules,
 } from "../../domain/sandbox/sandbox.js";
 import type { AccessLevel, BackendId } from "../../domain/vocab.js";
+import type { Concern } from "./concern.js";
 
 // The fence a request asks for (specs/sandbox.md): `--sandbox`, else the run's (`--run-sandbox`,
 // run.json), else `$CATHERD_SANDBOX`, else off; and what it widens or narrows. Validated before anything is
@@ -211,3 +212,80 @@ export async function refuseWideWildcards(rules: readonly NetRule[]): Promise<vo
     );
   }
 }
+
+/** The sandbox flags as given. */
+export interface RawSandboxFlags {
+  sandbox?: string | undefined;
+  runSandbox?: string | undefined;
+  allowWrite?: readonly string[] | undefined;
+  denyRead?: readonly string[] | undefined;
+  allowNet?: readonly string[] | undefined;
+}
+
+/** The sandbox concern: its flags and its part of the request (the fence is resolved by the use case). */
+/** A request's fence flags when its fence is already resolved (`fence`): a successor's. */
+const NO_SANDBOX_FLAGS: SandboxRequest = {
+  mode: null,
+  runMode: null,
+  fromEnvironment: null,
+  allowWrite: [],
+  denyRead: [],
+  allowNet: [],
+};
+
+/** A recorded fence for another CLI: its provider endpoints added. */
+function fenceFor(fence: SandboxPolicy, backend: BackendId): SandboxPolicy {
+  if (fence.mode === "files") return fence;
+  const providers = PROVIDER_ENDPOINTS[backend].map((host) => ({ host, port: 443 }));
+  return { ...fence, allowNet: uniqueRules([...providers, ...fence.allowNet]) };
+}
+
+export const sandbox = {
+  options: {
+    sandbox: {
+      type: "string",
+      value: "<fence>",
+      description:
+        "the fence catherd runs the agent in: files (it writes only its workplace, its temp folder and its CLI's state; secrets hidden), files+net (and reaches only the allowed hosts, through catherd's proxy)",
+      choices: SANDBOX_MODES,
+      default: "the run's (--run-sandbox), else $CATHERD_SANDBOX, else off",
+    },
+    "run-sandbox": {
+      type: "string",
+      value: "<fence>",
+      description:
+        "the fence of this and the run's later dispatches, with this dispatch's --allow-net (remembered in run.json); none forgets it",
+      choices: [...SANDBOX_MODES, "none"],
+    },
+    "allow-write": {
+      type: "string",
+      value: "<path>",
+      multiple: true,
+      description:
+        "a folder or file a fenced agent may write beside its workplace (outside the catherd home)",
+    },
+    "deny-read": {
+      type: "string",
+      value: "<path>",
+      multiple: true,
+      description:
+        "a path hidden from a fenced agent beside the deny list (~/.ssh, ~/.aws, …: specs/sandbox.md)",
+    },
+    "allow-net": {
+      type: "string",
+      value: "<host[:port]>",
+      multiple: true,
+      description:
+        "a host a files+net agent may reach (port 443 unless given; *.example.com for subdomains, never a public suffix's like *.com; 127.0.0.1:PORT for a loopback port), beside its provider's endpoints",
+    },
+  },
+  validate: (raw, { cwd, environment }) => ({ sandbox: parseSandbox({ ...raw, cwd, environment }) }),
+  // Fenced as the recorded dispatch was: a chain's next attempt with its own CLI's provider endpoints
+  // (specs/sandbox.md); a follow-up as its turn, unless it asks for a fence anew.
+  carry: ({ spec }, to) => {
+    if (spec?.sandbox === undefined)
+      return to.kind === "follow-up" ? {} : { sandbox: NO_SANDBOX_FLAGS, fence: null };
+    const fence = to.kind === "follow-up" ? spec.sandbox : fenceFor(spec.sandbox, to.backend.id);
+    return to.kind === "follow-up" ? { fence } : { sandbox: NO_SANDBOX_FLAGS, fence };
+  },
+} satisfies Concern<RawSandboxFlags, { sandbox: SandboxRequest; fence?: SandboxPolicy | null }>;

@@ -2,7 +2,8 @@ import type { Backend } from "../../backends/types.js";
 import { CatherdError } from "../../domain/errors.js";
 import type { SteerSettings } from "../../domain/schemas.js";
 import type { OnQuestion } from "../../domain/steering/questions.js";
-import { parseDuration } from "../../domain/text/duration.js";
+import { compactDuration, parseDuration } from "../../domain/text/duration.js";
+import type { Concern } from "./concern.js";
 
 // `dispatch --steerable`, `--keep-open DURATION` and `--on-question allow|deny|wait DURATION`
 // (specs/steering.md): whether catherd can talk to the agent while it runs, how long an ended turn waits
@@ -74,3 +75,33 @@ export function parseOnQuestion(text: string): OnQuestion {
     },
   );
 }
+
+/** The steering concern: its flags, and its part of the request (absent: not steerable). */
+export const steering = {
+  options: {
+    steerable: {
+      type: "boolean",
+      description:
+        "start the agent so that catherd can talk to it while it runs: catherd send, catherd answer (claude-code; specs/steering.md)",
+    },
+    "keep-open": {
+      type: "string",
+      value: "<duration>",
+      description: `steerable: an ended turn waits this long for another message before the dispatch ends (neither idle nor wall time; at most ${compactDuration(MAX_KEEP_OPEN_MS)})`,
+    },
+    "on-question": {
+      type: "string",
+      value: "<policy>",
+      description: `steerable: the agent's permission asks and questions come to catherd (questions/, catherd answer); allow or deny answers them at once, \`wait 10m\` gives a person that long (at most ${compactDuration(MAX_KEEP_OPEN_MS)}), then denies`,
+    },
+  },
+  validate(raw, { backend }) {
+    const steer = parseSteer(raw, backend);
+    return steer === null ? {} : { steer };
+  },
+  toSpec: ({ steer }) => (steer == null ? {} : { steer }),
+  // Steerable on, with its policy for questions, where the successor's CLI can be talked to
+  // (specs/steering.md, "Exactly once").
+  carry: ({ spec }, to) =>
+    spec?.steer === undefined || to.backend.steer === undefined ? {} : { steer: spec.steer },
+} satisfies Concern<RawSteerInput, { steer?: SteerSettings | null }>;
