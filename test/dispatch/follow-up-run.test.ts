@@ -5,6 +5,7 @@ import { json, runCli } from "../helpers/cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
 import { dispatch, setUp, THREAD, treeOf, waitRecorded } from "../helpers/follow-up.js";
 import { isolateGitConfig, makeRepo } from "../helpers/git.js";
+import { isAlive } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait.js";
 
 // A follow-up as its run sees it (specs/dispatch.md, "Following up"): `catherd clean` takes a
@@ -71,7 +72,7 @@ describe("a follow-up and its run's budget", () => {
   it("is refused with E_RUN_BUDGET, nothing written, once the first turn spent the run's budget", async () => {
     const { home, env } = setUp();
     // The recorded codex run bills 10,091 tokens: over the budget of 5,000 once it is recorded.
-    await dispatch(dispatched, env, [
+    const d = await dispatch(dispatched, env, [
       "--backend",
       "codex",
       "--name",
@@ -83,6 +84,12 @@ describe("a follow-up and its run's budget", () => {
     ]);
     const first = await waitRecordedAny(env, "talk");
     expect(first.thread).toBe(THREAD);
+    // After its record the supervisor still removes its reserve and lock and writes its log: the home is
+    // taken as it stands once it has exited.
+    const { pid } = JSON.parse(fs.readFileSync(path.join(d.dir, "supervisor.json"), "utf8")) as {
+      pid: number;
+    };
+    await waitFor("the first turn's supervisor to exit", () => (isAlive(pid) ? undefined : true), 20_000);
     const before = treeOf(home);
     const refused = await runCli(["dispatch", "--follow-up", "talk", "--brief", "more", "--json"], { env });
     const error = json<{ error: { code: string; message: string } }>(refused).error;
