@@ -134,7 +134,7 @@ function assemble(input: WatchInput): Watch {
     backlogAt: resume?.linesAt ?? null,
     wallOf,
   });
-  const slots = new SlotReports(dir);
+  const slots = new SlotReports(dir, clock);
   const news = new News({
     dir,
     clock,

@@ -50,6 +50,27 @@ function stopOf(state: WatchState, limits = LIMITS): { at: number; reason: strin
 }
 
 describe("observeSlots", () => {
+  it("counts a wait from when its lock began to wait, as the lock reports it, when the poll saw it late", () => {
+    const late = replay([
+      [3000, { waiting: true, running: false, waitingSince: 1200 }],
+      [9000, running],
+    ]);
+    expect(late.slotWaitedMs).toBe(7800);
+  });
+
+  it("places a reported start never before the dispatch started, nor after the poll that sees it", () => {
+    const early = replay([
+      [500, { waiting: true, running: false, waitingSince: -4000 }],
+      [1500, running],
+    ]);
+    expect(early.slotWaitedMs).toBe(1500);
+    const ahead = replay([
+      [500, { waiting: true, running: false, waitingSince: 900 }],
+      [1500, running],
+    ]);
+    expect(ahead.slotWaitedMs).toBe(1000);
+  });
+
   it("counts a wait from the poll that sees it to the poll that sees it over", () => {
     const state = replay([
       [500, waiting],

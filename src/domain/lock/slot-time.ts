@@ -10,20 +10,28 @@ export interface SlotSignals {
   waiting: boolean;
   /** At least one lock of the dispatch runs its command. */
   running: boolean;
+  /**
+   * When the earliest of those waiting began to wait (the loop's clock, from the lock's own report);
+   * null or absent: when this poll saw it.
+   */
+  waitingSince?: number | null;
 }
 
 export const NO_SLOTS: SlotSignals = { waiting: false, running: false };
 
 /**
- * Applies what the locks report at `now`. A wait is counted from the poll that first sees it to the poll
- * that sees it over; the end of all slot activity is news, as a tool call's result is: the quiet stretch
+ * Applies what the locks report at `now`. A wait is counted from when its lock began to wait (as its
+ * report says, never before the dispatch started nor after `now`) to the poll that sees it over; the end of all slot activity is news, as a tool call's result is: the quiet stretch
  * starts again then, so that an agent just handed its command's result is not judged idle for the time
  * its command took.
  */
 export function observeSlots(state: WatchState, signals: SlotSignals, now: number): WatchState {
   const busy = signals.waiting || signals.running;
   let next = state;
-  if (signals.waiting && state.slotWaitSince === null) next = { ...next, slotWaitSince: now };
+  if (signals.waiting && state.slotWaitSince === null) {
+    const since = Math.min(now, Math.max(state.startedAt, signals.waitingSince ?? now));
+    next = { ...next, slotWaitSince: since };
+  }
   if (!signals.waiting && state.slotWaitSince !== null) {
     next = { ...next, slotWaitSince: null, slotWaitedMs: state.slotWaitedMs + (now - state.slotWaitSince) };
   }
