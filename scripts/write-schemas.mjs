@@ -13,7 +13,7 @@ const { FILE_SCHEMAS } = /** @type {typeof import("../src/domain/schemas.js")} *
   await import(pathToFileURL(path.join(root, "dist/src/domain/schemas.js")).href)
 );
 const { LOCK_FILE_SCHEMAS } = /** @type {typeof import("../src/domain/lock/lock-schemas.js")} */ (
-  await import(pathToFileURL(path.join(root, "dist/src/domain/lock-schemas.js")).href)
+  await import(pathToFileURL(path.join(root, "dist/src/domain/lock/lock-schemas.js")).href)
 );
 const outDir = path.join(root, "specs/schemas");
 fs.mkdirSync(outDir, { recursive: true });

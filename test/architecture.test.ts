@@ -398,6 +398,20 @@ describe("the specs' citations", () => {
     expect(missing).toEqual([]);
   });
 
+  it("loads from dist/ only modules whose sources exist, in the bench and the build scripts", () => {
+    // They import the built modules by path strings ("src/domain/watch/watch.js"), which a move of the
+    // source does not rewrite and no type check sees: a dead one fails a bench section or a script.
+    const DIST_PATH = /["'`](?:dist\/)?((?:src|supervisor)\/[\w./-]+)\.js["'`]/g;
+    const dead: string[] = [];
+    for (const file of [...scriptFiles("bench"), ...scriptFiles("scripts")]) {
+      const text = fs.readFileSync(path.join(ROOT, file), "utf8");
+      for (const [, stem] of text.matchAll(DIST_PATH)) {
+        if (!fs.existsSync(path.join(ROOT, `${stem}.ts`))) dead.push(`${file}: ${stem}.js`);
+      }
+    }
+    expect(dead).toEqual([]);
+  });
+
   // A section cited by its doc and its words: `dispatch.md`, "Following up" (backticks and the comma
   // optional). It is alive when some line of that doc opens with those words: a heading (its number
   // aside), a table row's first cell, a list item, a bold lead or a paragraph's first words. A bare name

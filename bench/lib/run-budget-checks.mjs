@@ -70,7 +70,7 @@ export async function budgetApi() {
     await load("supervisor/run-budget-watch.js")
   );
   const budget = /** @type {typeof import("../../src/dispatch/read/budget-left.js")} */ (
-    await load("src/dispatch/read/run-budget.js")
+    await load("src/dispatch/read/budget-left.js")
   );
   const runFile = /** @type {typeof import("../../src/folder/run-file.js")} */ (
     await load("src/folder/run-file.js")

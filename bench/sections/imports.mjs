@@ -29,7 +29,7 @@ const MODULES = [
   ["proper-lockfile", "proper-lockfile"],
   ["ps-list", "ps-list"],
   ["src/domain/schemas.js (zod schemas)", dist("src/domain/schemas.js")],
-  ["src/backends/registry.js", dist("src/backends/registry.js")],
+  ["src/backends/backend-registry.js", dist("src/backends/backend-registry.js")],
   ["src/cli/command-io.js", dist("src/cli/command-io.js")],
   ["src/dispatch/request/dispatch-request.js", dist("src/dispatch/request/dispatch-request.js")],
   ["src/dispatch/admission.js", dist("src/dispatch/admission.js")],
@@ -38,7 +38,7 @@ const MODULES = [
   ["supervisor/supervisor-main.js (all of the supervisor's start)", dist("supervisor/supervisor-main.js")],
   ["src/folder/record.js (supervisor, at the end)", dist("src/folder/record.js")],
   ["src/cli/status-command.js", dist("src/cli/status-command.js")],
-  ["src/cli/mcp/server.js (the MCP SDK: catherd mcp only)", dist("src/cli/mcp/server.js")],
+  ["src/cli/mcp/mcp-server.js (the MCP SDK: catherd mcp only)", dist("src/cli/mcp/mcp-server.js")],
 ];
 
 /** @param {import("../lib/context.mjs").BenchContext} ctx */

@@ -29,7 +29,7 @@ export async function benchIngest(ctx) {
     await fromDist("src/backends/claude-code.js")
   );
   const { initialWatch, observe } = /** @type {typeof import("../../src/domain/watch/watch.js")} */ (
-    await fromDist("src/domain/watch.js")
+    await fromDist("src/domain/watch/watch.js")
   );
   const { ActivityWriter } = /** @type {typeof import("../../supervisor/activity.js")} */ (
     await fromDist("supervisor/activity.js")
