@@ -156,7 +156,9 @@ async function tickCosts() {
   console.log("\n=== one idle poll, piece by piece (in-process, µs per call)");
   const { LineReader } = await import(pathToFileURL(path.join(DIST, "src/infra/line-reader.js")).href);
   const { systemClock } = await import(pathToFileURL(path.join(DIST, "src/infra/clock.js")).href);
-  const { decide, initialWatch } = await import(pathToFileURL(path.join(DIST, "src/domain/watch/watch.js")).href);
+  const { decide, initialWatch } = await import(
+    pathToFileURL(path.join(DIST, "src/domain/watch/watch.js")).href
+  );
   const dir = path.join(out, "tick");
   fs.mkdirSync(dir);
   fs.writeFileSync(path.join(dir, "events.jsonl"), '{"type":"turn.started"}\n');
