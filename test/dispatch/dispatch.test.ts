@@ -2,11 +2,10 @@ import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readProcStat } from "../../src/infra/proc-stat.js";
 import { dispatchedOf, dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, FAKE_AGENT, readJson, reapAll, tempDir } from "../helpers/folders.js";
-import { isAlive, killPid, standbysOf } from "../helpers/processes.js";
-import { waitFor, waitForFile, waitForJson, waitForLine } from "../helpers/wait.js";
+import { isAlive, killPid, standbysOf, waitForPause } from "../helpers/processes.js";
+import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 
 const dispatched: string[] = [];
 const supervisors: number[] = [];
@@ -272,13 +271,9 @@ describe("catherd dispatch", () => {
       dispatchFolders(home).find((d) => fs.existsSync(path.join(d, "test-paused-given"))),
     );
     dispatched.push(path.basename(dir));
-    const standbyPid = Number((await waitForLine(path.join(dir, "test-paused-given"))).trim());
+    const standbyPid = await waitForPause(dir, "given");
     supervisors.push(standbyPid);
     expect(standbysOf(home), "the paused supervisor is the dispatcher's standby").toContain(standbyPid);
-    // The marker is written just before the SIGSTOP: a SIGCONT sent before it lands would be lost.
-    await waitFor("the standby to stop itself", () =>
-      readProcStat(standbyPid)?.state === "T" ? true : undefined,
-    );
     expect(isAlive(dispatcherPid), "the dispatcher is still waiting for its supervisor").toBe(true);
     process.kill(-dispatcherPid, "SIGKILL");
     expect(await ended).toBe("SIGKILL");

@@ -5,6 +5,7 @@ import type { AttemptSummary } from "../../src/dispatch/read/attempts.js";
 import { type CliResult, isolatedHome, json, runCli } from "../helpers/cli.js";
 import { calls, type FakeRun, fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
+import { waitForPause } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait.js";
 
 // The failover ladder with real processes (specs/dispatch.md, "The failover ladder"): fake CLIs that
@@ -294,10 +295,7 @@ async function quotaChainPausedAfterRecord(name: string) {
 
 /** Waits for the supervisor of `dir` to stop itself after its record, then SIGKILLs it (a crash there). */
 async function pausedAfterRecord(dir: string): Promise<void> {
-  const marker = path.join(dir, "test-paused-after-record");
-  const pid = await waitFor("the supervisor paused after its record", () =>
-    fs.existsSync(marker) ? Number(fs.readFileSync(marker, "utf8")) : undefined,
-  );
+  const pid = await waitForPause(dir, "after-record");
   process.kill(pid, "SIGKILL");
   await waitFor("the paused supervisor gone", () => {
     try {

@@ -6,7 +6,7 @@ import { COMPILE_CACHE_DIR } from "../../src/infra/compile-cache.js";
 import { type CliResult, dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { fakeAgentFolder, readJson, reapAll, supervise, tempDir } from "../helpers/folders.js";
 import { copyTree, git, isolateGitConfig, makeRepo, treeContents, writeFiles } from "../helpers/git.js";
-import { isAlive } from "../helpers/processes.js";
+import { isAlive, waitForPause } from "../helpers/processes.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 
 // Worktrees, the patch of every change, the private temp and variables passed by name, through the real
@@ -328,7 +328,7 @@ describe("what the record writer leaves behind, whoever writes the record", () =
       ["--cwd", repo],
       'echo changed > a.txt && head -c 700 /dev/zero > "$TMPDIR/scratch"',
     );
-    const paused = Number((await waitForFile(path.join(d.dir, "test-paused-exited"), RECORD_WAIT_MS)).trim());
+    const paused = await waitForPause(d.dir, "exited", RECORD_WAIT_MS);
     expect(paused).toBe(d.supervisorPid);
     // Frozen between exit.json and record.json: nothing of the dispatch settled yet.
     expect(fs.existsSync(path.join(d.dir, "changes.patch"))).toBe(false);

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { dispatchedOf, fakeDispatchArgs, isolatedHome, json, runCli } from "../helpers/cli.js";
 import { fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { readJson, reapAll, tempDir } from "../helpers/folders.js";
-import { isAlive, killPid, reapDispatch } from "../helpers/processes.js";
+import { isAlive, killPid, reapDispatch, waitForPause } from "../helpers/processes.js";
 import { waitFor, waitForFile } from "../helpers/wait.js";
 
 // --notify and --run-notify with real processes (specs/dispatch-folder.md, "notify.json"): the command
@@ -229,7 +229,7 @@ describe("--notify and --run-notify", () => {
     );
     dispatched.push(d.dispatchId);
     dispatchedNotifiers.push(`${d.dispatchId}.notify`);
-    const paused = Number((await waitForFile(path.join(d.dir, "test-paused-exited"))).trim());
+    const paused = await waitForPause(d.dir, "exited");
     expect(paused).toBe(readJson(path.join(d.dir, "supervisor.json")).pid);
     killPid(paused);
     await waitFor("the paused supervisor to die", () => (isAlive(paused) ? undefined : true));

@@ -6,8 +6,8 @@ import { launchSupervisor } from "../../src/dispatch/start/launch.js";
 import { removeLeftovers, startStandbySupervisor } from "../../src/dispatch/start/standby.js";
 import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, FAKE_AGENT, reapAll, SUPERVISOR_MAIN, tempDir } from "../helpers/folders.js";
-import { isAlive, killPid, standbysOf } from "../helpers/processes.js";
-import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
+import { isAlive, killPid, standbysOf, waitForPause } from "../helpers/processes.js";
+import { waitFor, waitForJson } from "../helpers/wait.js";
 
 // The standby supervisor (src/dispatch/start/standby.ts): started by `dispatch` before it admits, given the
 // folder once admitted, and gone without a trace whenever it gets none.
@@ -116,10 +116,9 @@ describe("the supervisor's claim", () => {
     const d = dispatchedOf(r);
     dispatched.push(d.dispatchId);
     started.push(d.supervisorPid);
-    await waitForFile(path.join(d.dir, "test-paused-claimed"), 20_000);
+    expect(await waitForPause(d.dir, "claimed", 20_000)).toBe(d.supervisorPid);
     const named = JSON.parse(fs.readFileSync(path.join(d.dir, "supervisor.json"), "utf8"));
     expect(named.pid).toBe(d.supervisorPid);
-    expect(stateOf(d.supervisorPid)).toBe("T");
     expect(fs.existsSync(path.join(d.dir, "proc.json"))).toBe(false);
     process.kill(d.supervisorPid, "SIGCONT");
     await waitForJson(path.join(d.dir, "proc.json"), 20_000);
@@ -129,12 +128,6 @@ describe("the supervisor's claim", () => {
     await waitFor("the supervisor exited", () => (isAlive(d.supervisorPid) ? undefined : true));
   }, 40_000);
 });
-
-/** The state letter of /proc/<pid>/stat ("T": stopped). */
-function stateOf(pid: number): string | undefined {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-}
 
 describe("leftover standby files", () => {
   it("are removed when their dispatcher is gone, and kept while it runs", () => {

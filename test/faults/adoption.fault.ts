@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type CliResult, dispatchedOf, runCli } from "../helpers/cli.js";
 import { FAKE_AGENT, readJson } from "../helpers/folders.js";
-import { isAlive, killPid } from "../helpers/processes.js";
+import { isAlive, killPid, waitForPause } from "../helpers/processes.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 import {
   type Dispatched,
@@ -52,7 +52,7 @@ const out = (event: unknown) => ({ out: JSON.stringify(event) });
 
 /** Kills the paused supervisor of `d` and waits until it is gone. */
 async function killSupervisor(t: Trial, d: Dispatched) {
-  await waitForFile(path.join(d.dir, "test-paused-watching"), 20_000);
+  await waitForPause(d.dir, "watching", 20_000);
   const proc = await waitForJson<{ pid: number }>(path.join(d.dir, "proc.json"));
   t.pid(proc.pid);
   killPid(d.supervisorPid);
@@ -333,7 +333,7 @@ describe("row 13: a supervisor that dies is replaced", () => {
       env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "adopted" },
       timeoutMs: 30_000,
     });
-    const paused = Number((await waitForFile(path.join(d.dir, "test-paused-adopted"), 20_000)).trim());
+    const paused = await waitForPause(d.dir, "adopted", 20_000);
     t.pid(paused);
     expect(readJson(path.join(d.dir, "supervisor.json"))).toMatchObject({ pid: paused, adoptions: 1 });
     killPid(paused);

@@ -7,9 +7,9 @@ import { type FileWriter, systemFiles } from "../../supervisor/deps.js";
 import { superviseDispatch } from "../../supervisor/supervise.js";
 import { dispatchedOf, runCli } from "../helpers/cli.js";
 import { fakeAgentFolder, readJson, tempDir } from "../helpers/folders.js";
-import { isAlive } from "../helpers/processes.js";
+import { isAlive, waitForPause } from "../helpers/processes.js";
 import { waitFor, waitForFile } from "../helpers/wait.js";
-import { dispatchFake, homeFor, jsonOf, procState, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
+import { dispatchFake, homeFor, jsonOf, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
 
 // Row 5: the disk. exit.json or record.json cannot be written (ENOSPC, EACCES): the agent is still stopped,
 // the failure is in supervisor.log, and a later reader records the dispatch once the disk is back.
@@ -417,9 +417,7 @@ describe("row 5: the disk, a real tmpfs that fills up", () => {
     const readerEnv = { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "" };
     const never = path.join(t.dir(), "never");
     const d = await dispatchFake(t, env, [{ touch: never }, { exit: 0 }], ["--name", "nospace"]);
-    await waitForFile(path.join(d.dir, "test-paused-before-spawn"));
-    // The file comes just before the SIGSTOP: a SIGCONT sent before it would be lost.
-    await waitFor("the supervisor stopped", () => (procState(d.supervisorPid) === "T" ? true : undefined));
+    await waitForPause(d.dir, "before-spawn");
     const filler = fill(mount);
     process.kill(d.supervisorPid, "SIGCONT");
     await waitGone(d.supervisorPid, 20_000);

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { findByDispatchVariable } from "../../src/infra/sweep.js";
 import { dispatchedOf, runCli } from "../helpers/cli.js";
 import { readJson } from "../helpers/folders.js";
-import { isAlive, killPid } from "../helpers/processes.js";
+import { isAlive, killPid, waitForPause } from "../helpers/processes.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 import { homeFor, jsonOf, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
 
@@ -68,7 +68,7 @@ async function fencedAt(t: Trial, phase: string, name: string): Promise<Started>
   const d = dispatchedOf(result);
   t.dispatch(d.dispatchId);
   t.pid(d.supervisorPid);
-  await waitForFile(path.join(d.dir, `test-paused-${phase}`), 30_000);
+  await waitForPause(d.dir, phase, 30_000);
   return {
     dir: d.dir,
     dispatchId: d.dispatchId,

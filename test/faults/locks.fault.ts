@@ -7,7 +7,8 @@ import { SUPERVISOR_LOCK_STALE_MS } from "../../supervisor/supervise.js";
 import { type CliResult, dispatchFolders, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, readJson } from "../helpers/folders.js";
 import { holdAdmissionLock } from "../helpers/lock-holder.js";
-import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
+import { waitForPause } from "../helpers/processes.js";
+import { waitFor, waitForJson } from "../helpers/wait.js";
 import {
   CROWD,
   dispatchFake,
@@ -263,12 +264,12 @@ describe("row 6: the supervisor lock and a frozen supervisor", () => {
       if (pauseAt === null) {
         await waitForJson(path.join(d.dir, "proc.json"));
         process.kill(d.supervisorPid, "SIGSTOP");
+        await waitFor("the supervisor to be stopped", () =>
+          procState(d.supervisorPid) === "T" ? true : undefined,
+        );
       } else {
-        await waitForFile(path.join(d.dir, `test-paused-${pauseAt}`));
+        await waitForPause(d.dir, pauseAt);
       }
-      await waitFor("the supervisor to be stopped", () =>
-        procState(d.supervisorPid) === "T" ? true : undefined,
-      );
       await waitStale(path.join(d.dir, "supervisor.lock"), SUPERVISOR_LOCK_STALE_MS);
       // A reader sees it running (the frozen supervisor is alive), and a second supervisor bows out.
       const status = jsonOf(await runCli(["status", "--json"], { env })) as {

@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { readJson } from "../helpers/folders.js";
-import { isAlive, killPid } from "../helpers/processes.js";
+import { isAlive, killPid, waitForPause } from "../helpers/processes.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 import { dispatchFake, homeFor, jsonOf, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
 
@@ -101,7 +101,7 @@ async function killedAt(t: Trial, p: Phase) {
   const marker = path.join(t.dir(), "agent-started");
   const name = `killed-${p.phase}`;
   const d = await dispatchFake(t, env, p.steps(marker), ["--name", name, ...(p.extra ?? [])]);
-  await waitForFile(path.join(d.dir, `test-paused-${p.phase}`), 20_000);
+  await waitForPause(d.dir, p.phase, 20_000);
   if (p.agentAlive) await waitForFile(marker);
   const proc = fs.existsSync(path.join(d.dir, "proc.json")) ? readJson(path.join(d.dir, "proc.json")) : null;
   if (proc !== null) t.pid(proc.pid as number);
@@ -169,7 +169,7 @@ describe("row 1: the supervisor SIGKILLed at each phase", () => {
       [{ out: "x" }, { touch: go }, { sleep: 300 }, { exit: 0 }],
       ["--name", "ends"],
     );
-    await waitForFile(path.join(d.dir, "test-paused-watching"));
+    await waitForPause(d.dir, "watching");
     killPid(d.supervisorPid);
     const agentPid = Number(await waitForFile(go));
     await waitGone(agentPid);
@@ -186,7 +186,7 @@ describe("row 1: the supervisor SIGKILLed at each phase", () => {
     const t = trial("1 supervisor SIGKILLed running, supervise again");
     const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: "watching" });
     const d = await dispatchFake(t, env, [{ out: "once" }, { hang: true }], ["--name", "again"]);
-    await waitForFile(path.join(d.dir, "test-paused-watching"));
+    await waitForPause(d.dir, "watching");
     const proc = await waitForJson<{ pid: number }>(path.join(d.dir, "proc.json"));
     t.pid(proc.pid);
     killPid(d.supervisorPid);

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { detectCgroups } from "../../src/infra/cgroup/detect.js";
 import { isDeadState, readProcStat } from "../../src/infra/proc-stat.js";
 import { findByDispatchVariable } from "../../src/infra/sweep.js";
+import { waitFor } from "./wait.js";
 
 /** Kills (by pid) whatever still carries CATHERD_DISPATCH=<id>, and says how many there were. */
 export function reapDispatch(dispatchId: string): number {
@@ -87,4 +88,22 @@ export function reapCgroups(dispatchId: string): number {
     }
   }
   return left.length;
+}
+
+/**
+ * Waits until the supervisor of `dir` has paused at `point` (CATHERD_TEST_ONLY_PAUSE_AT) and returns its pid.
+ * The hook writes its marker just before it stops itself, so the marker alone does not say it is stopped:
+ * this waits for the stopped state too (a SIGCONT sent before that would be lost, a state read too early).
+ */
+export async function waitForPause(dir: string, point: string, timeoutMs?: number): Promise<number> {
+  const marker = path.join(dir, `test-paused-${point}`);
+  return waitFor(
+    `the supervisor to pause at ${point}`,
+    () => {
+      const text = fs.existsSync(marker) ? fs.readFileSync(marker, "utf8") : "";
+      const pid = text.endsWith("\n") ? Number(text.trim()) : 0;
+      return pid > 0 && readProcStat(pid)?.state === "T" ? pid : undefined;
+    },
+    timeoutMs,
+  );
 }

@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { hostIdentity } from "../../src/infra/host-identity.js";
 import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
 import { readJson, reapAll } from "../helpers/folders.js";
-import { isAlive, killPid } from "../helpers/processes.js";
-import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
+import { isAlive, killPid, waitForPause } from "../helpers/processes.js";
+import { waitFor, waitForJson } from "../helpers/wait.js";
 
 // An adopter whose wall clock is hours off the one that started the agent (specs/supervisor.md,
 // "Clocks"): it counts the wall from the agent's start on the boot's monotonic clock, so it neither ends
@@ -53,7 +53,7 @@ async function dispatchAndOrphan(env: NodeJS.ProcessEnv, name: string) {
   expect(result.code, result.stderr).toBe(0);
   const d = dispatchedOf(result);
   dispatched.push(d.dispatchId);
-  await waitForFile(path.join(d.dir, "test-paused-watching"), 30_000);
+  await waitForPause(d.dir, "watching", 30_000);
   killPid(d.supervisorPid);
   await waitFor(`supervisor ${d.supervisorPid} gone`, () => (isAlive(d.supervisorPid) ? undefined : true));
   return d;

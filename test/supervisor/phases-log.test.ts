@@ -3,8 +3,8 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { dispatchedOf, fakeDispatchArgs, isolatedHome, runCli } from "../helpers/cli.js";
 import { readJson, reapAll, tempDir } from "../helpers/folders.js";
-import { isAlive, killPid } from "../helpers/processes.js";
-import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
+import { isAlive, killPid, waitForPause } from "../helpers/processes.js";
+import { waitFor, waitForJson } from "../helpers/wait.js";
 
 // A real dispatch's supervisor.log names the phases of its supervisor's life, in order (specs/supervisor.md,
 // "Phases"): to the record, when cancelled, and across an adoption after its supervisor died.
@@ -85,7 +85,7 @@ describe("supervisor.log names the supervisor's phases", () => {
       [{ out: "working" }, { waitFor: go }, { exit: 0 }],
       "phases-adopted",
     );
-    await waitForFile(path.join(d.dir, "test-paused-watching"), 30_000);
+    await waitForPause(d.dir, "watching", 30_000);
     killPid(d.supervisorPid);
     await gone(d.supervisorPid);
     const status = await runCli(["status", "--json"], { env, timeoutMs: 30_000 });
