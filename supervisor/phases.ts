@@ -14,7 +14,7 @@ export const LIFE_START = "start";
 export const PHASES = [
   {
     name: "given",
-    holds: "a standby supervisor has its folder from its dispatcher; it has claimed nothing",
+    holds: "a standby supervisor has its folder from whoever started it; it has claimed nothing",
     follows: [LIFE_START],
     points: [],
   },

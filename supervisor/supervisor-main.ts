@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { CatherdError } from "../src/domain/errors.js";
 import { isDispatchFolder } from "../src/folder/layout.js";
-import { STANDBY_FLAG } from "../src/infra/programs.js";
+import { STANDBY_FLAG, STANDBY_OUT_FILE } from "../src/infra/programs.js";
 import { reportError } from "../src/infra/report-error.js";
 import { systemDeps } from "./deps.js";
 import { superviseDispatch } from "./supervise.js";
@@ -76,16 +76,18 @@ export async function superviseMain(
 }
 
 /**
- * Standby (src/dispatch/start/standby.ts): what the claim takes is loaded already (supervise.ts); wait for
- * the one line naming the folder. Nothing on stdin means the dispatcher refused, failed or died: leave no
- * trace and exit 0.
+ * Standby (src/dispatch/start/standby.ts), how a dispatcher starts every local supervisor: what the claim
+ * takes is loaded already (supervise.ts); wait for the one line naming the folder. Nothing on stdin means
+ * the dispatcher refused, failed or died: leave no trace (remove its own output file, never a folder's
+ * supervisor.out) and exit 0.
  */
 async function standbyMain(outFile: string | undefined): Promise<number> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   const dir = Buffer.concat(chunks).toString("utf8").trim();
   if (dir === "") {
-    if (outFile !== undefined) fs.rmSync(outFile, { force: true });
+    if (outFile !== undefined && STANDBY_OUT_FILE.test(path.basename(outFile)))
+      fs.rmSync(outFile, { force: true });
     return 0;
   }
   try {

@@ -19,6 +19,13 @@ export type ProgramName = "supervisor" | "promoter" | "notifier" | "simulated-ag
 export const STANDBY_FLAG = "--standby";
 
 /**
+ * The name of a standby's own output file in the home, `.standby-<dispatcher pid>-<time>.out`: the file a
+ * standby given no folder removes, and the next dispatcher removes once that pid is gone. A standby given
+ * its folder at its start writes to the folder's supervisor.out instead, which is never removed.
+ */
+export const STANDBY_OUT_FILE = /^\.standby-(\d+)-[0-9a-z]+\.out$/;
+
+/**
  * The argument that makes the promoter program (src/bin/promoter.ts) wait, once ready, until its
  * stdin gives a byte or ends before it promotes. Shared by the supervisor that starts it and the promoter.
  */

@@ -13,7 +13,10 @@ const NAMES_ITSELF_AND_EXITS = `
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { readProcStat } from ${JSON.stringify(pathToFileURL(path.join(ROOT, "dist/src/infra/proc-stat.js")).href)};
-const dir = process.argv[2];
+// Started as every local supervisor is: in standby, its folder on its stdin (src/dispatch/start/standby.ts).
+let dir = "";
+for await (const chunk of process.stdin) dir += chunk;
+dir = dir.trim();
 const startTime = readProcStat("self").startTime;
 const file = path.join(dir, "supervisor.json");
 fs.writeFileSync(file + ".tmp", JSON.stringify({ schema: 1, pid: process.pid, startTime, startedAt: new Date().toISOString() }));

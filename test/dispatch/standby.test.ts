@@ -99,7 +99,25 @@ describe("the standby supervisor", () => {
     started.push(pid);
     expect(pid).not.toBe(standby.child.pid);
     expect(standbyFiles(h)).toEqual([]);
+    // The replacement is a standby too, given the folder as it starts: one life, beginning at `given`.
+    expect(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")).toContain("--standby");
     await waitForJson(path.join(dir, "record.json"), 20_000);
+    expect(fs.readFileSync(path.join(dir, "supervisor.log"), "utf8")).toContain('"phase":"given"');
+  }, 30_000);
+
+  it("given no folder, removes only its own output file, never a folder's supervisor.out", async () => {
+    const dir = tempDir();
+    const out = path.join(dir, "supervisor.out");
+    fs.writeFileSync(out, "what an earlier supervisor printed\n");
+    // As a dispatcher that died between spawning it and writing the folder down its pipe leaves it.
+    const child = spawn(process.execPath, [SUPERVISOR_MAIN, "--standby", out], {
+      stdio: ["pipe", "ignore", "ignore"],
+    });
+    started.push(child.pid as number);
+    child.stdin.end();
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    expect(code).toBe(0);
+    expect(fs.readFileSync(out, "utf8")).toBe("what an earlier supervisor printed\n");
   }, 30_000);
 });
 

@@ -1,12 +1,9 @@
-import * as fs from "node:fs";
-import { FILES, fileIn } from "../../folder/layout.js";
-import { FILE_MODE } from "../../infra/atomic.js";
+import { FILES } from "../../folder/layout.js";
 import type { Clock } from "../../infra/clock.js";
 import { isSameProcess } from "../../infra/process-identity.js";
 import { waitUntil, watchFolders } from "../../infra/wait-until.js";
 import { type DispatchView, inspectDispatch } from "../read/inspect.js";
-import { supervisorProgram } from "./launch.js";
-import { startSupervisorProcess } from "./supervisor-process.js";
+import { startGivenSupervisor } from "./standby.js";
 
 // Re-adoption (specs/supervisor.md, "Adoption"): a reader that finds an orphan — its supervisor dead, its
 // agent alive — starts a new supervisor for the folder, which takes the dispatch over. However many
@@ -25,12 +22,7 @@ export async function adoptOrphan(view: DispatchView, clock: Clock): Promise<Dis
   const proc = view.proc;
   if (view.duty !== "adopt" || proc === null || proc.startTime === null) return view;
   if (!isSameProcess(proc.pid, proc.startTime)) return view;
-  const outFd = fs.openSync(fileIn(view.dir, FILES.supervisorOut), "a", FILE_MODE);
-  const started = startSupervisorProcess(supervisorProgram(), [view.dir], {
-    stdin: "ignore",
-    outFd,
-    cwd: view.dir,
-  });
+  const started = startGivenSupervisor(view.dir);
   const spawnError = await started.spawned;
   started.child.unref();
   if (spawnError !== null) return view;

@@ -5,15 +5,13 @@ import type { EngineName } from "../../domain/vocab.js";
 import type { Submitted } from "../../engines/engine.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
-import { FILE_MODE } from "../../infra/atomic.js";
 import { type Clock, systemClock } from "../../infra/clock.js";
 import { okValue } from "../../infra/json-file.js";
 import { cpuTicksOf } from "../../infra/process-identity.js";
 import { programFile } from "../../infra/programs.js";
 import { waitUntil, watchFolders } from "../../infra/wait-until.js";
 import { recordStartFailure } from "../settle/settle.js";
-import { giveFolder, type StandbySupervisor } from "./standby.js";
-import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-process.js";
+import { giveFolder, type StandbySupervisor, startGivenSupervisor } from "./standby.js";
 
 /**
  * How long `dispatch` waits for the supervisor to show it is alive without it making any progress (CPU
@@ -57,8 +55,8 @@ export async function launchSupervisor(
 }
 
 /**
- * Starts the supervisor for `dir` — or hands `dir` to a standby supervisor already loaded — detached in its
- * own session (it outlives the dispatcher), with its own stdout/stderr in supervisor.out, and waits until
+ * Hands `dir` to the standby supervisor already loaded, or to one started now (standby.ts) — detached in its
+ * own session (it outlives the dispatcher), with its own stdout/stderr in supervisor.out — and waits until
  * supervisor.json names it. If it does not come up, the dispatch is recorded `lost` with the reason and
  * E_SUPERVISOR_START is thrown: never a folder that looks alive and is not.
  */
@@ -70,7 +68,8 @@ async function startLocal(
     clock = systemClock,
   }: { program?: string; standby?: StandbySupervisor | null; clock?: Clock },
 ): Promise<number> {
-  const started = standby !== null && (await giveFolder(standby, dir)) ? standby : startFresh(program, dir);
+  const started =
+    standby !== null && (await giveFolder(standby, dir)) ? standby : startGivenSupervisor(dir, { program });
   const { child, ended } = started;
   const spawnError = await started.spawned;
   const pid = child.pid;
@@ -94,12 +93,6 @@ async function startLocal(
   throw new CatherdError("E_SUPERVISOR_START", `${why} (dispatch ${path.basename(dir)} recorded as lost)`, {
     fix: `see ${fileIn(dir, FILES.supervisorOut)} and ${fileIn(dir, FILES.supervisorLog)}, then dispatch again`,
   });
-}
-
-/** A supervisor started for `dir` directly, its output appended to supervisor.out. */
-function startFresh(program: string, dir: string): SupervisorProcess {
-  const outFd = fs.openSync(fileIn(dir, FILES.supervisorOut), "a", FILE_MODE);
-  return startSupervisorProcess(program, [dir], { stdin: "ignore", outFd, cwd: dir });
 }
 
 /**

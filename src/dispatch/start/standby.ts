@@ -4,7 +4,7 @@ import { FILES, fileIn } from "../../folder/layout.js";
 import { FILE_MODE } from "../../infra/atomic.js";
 import { type Clock, systemClock } from "../../infra/clock.js";
 import { startTimeOf } from "../../infra/process-identity.js";
-import { programFile, STANDBY_FLAG } from "../../infra/programs.js";
+import { programFile, STANDBY_FLAG, STANDBY_OUT_FILE } from "../../infra/programs.js";
 import { type SupervisorProcess, startSupervisorProcess } from "./supervisor-process.js";
 
 // A supervisor started before it has a folder, so that its node start-up and module loading overlap the
@@ -25,7 +25,7 @@ export interface StandbySupervisor extends SupervisorProcess {
  * Starts a standby supervisor, detached in its own session, its output in `<home>/.standby-<pid>-<time>.out`
  * (the home holds the runs: the file can be renamed into a dispatch folder). Returns null when it cannot be
  * set up — no home yet (the first dispatch creates it), not writable, the spawn failed — and dispatch then
- * starts its supervisor after admission, as without standby.
+ * starts one given its folder at once (`startGivenSupervisor`).
  */
 export function startStandbySupervisor(
   home: string,
@@ -59,8 +59,6 @@ export function startStandbySupervisor(
   return { ...started, outFile, given: false };
 }
 
-const STANDBY_FILE = /^\.standby-(\d+)-[0-9a-z]+\.out$/;
-
 /**
  * Removes the output files of standbys whose dispatcher is gone: a standby removes its own file when its
  * pipe closes, so one is left only when both died abruptly (a machine that lost power). A file whose pid
@@ -74,10 +72,32 @@ export function removeLeftovers(home: string): void {
     return;
   }
   for (const name of names) {
-    const pid = STANDBY_FILE.exec(name)?.[1];
+    const pid = STANDBY_OUT_FILE.exec(name)?.[1];
     if (pid === undefined || startTimeOf(Number(pid)) !== null) continue;
     fs.rmSync(path.join(home, name), { force: true });
   }
+}
+
+/**
+ * Starts a standby supervisor given the folder `dir` at once: the one way a supervisor is started locally
+ * when no standby waits (none could be started, it cannot take the folder, the second and later
+ * dispatches of one promotion, a reader's adoption). Its output is appended to `<dir>/supervisor.out`.
+ * Throws only when node refuses to spawn at all.
+ */
+export function startGivenSupervisor(
+  dir: string,
+  { program = programFile("supervisor", import.meta.url) }: { program?: string } = {},
+): StandbySupervisor {
+  const outFile = fileIn(dir, FILES.supervisorOut);
+  const outFd = fs.openSync(outFile, "a", FILE_MODE);
+  const started = startSupervisorProcess(program, [STANDBY_FLAG, outFile], {
+    stdin: "pipe",
+    outFd,
+    cwd: dir,
+  });
+  started.child.stdin?.on("error", () => {});
+  started.child.stdin?.end(`${dir}\n`);
+  return { ...started, outFile, given: true };
 }
 
 /**
