@@ -3,7 +3,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CatherdError } from "../src/domain/errors.js";
-import { isDispatchFolder } from "../src/folder/layout.js";
+import { FILES, fileIn, isDispatchFolder } from "../src/folder/layout.js";
 import { STANDBY_FLAG, STANDBY_OUT_FILE } from "../src/infra/programs.js";
 import { reportError } from "../src/infra/report-error.js";
 import { systemDeps } from "./deps.js";
@@ -77,19 +77,19 @@ export async function superviseMain(
 
 /**
  * Standby (src/dispatch/start/standby.ts), how a dispatcher starts every local supervisor: what the claim
- * takes is loaded already (supervise.ts); wait for the one line naming the folder. Nothing on stdin means
- * the dispatcher refused, failed or died: leave no trace (remove its own output file, never a folder's
- * supervisor.out) and exit 0.
+ * takes is loaded already (supervise.ts); the folder is the argument after the output file when it was
+ * known at the start, else the one line its stdin gives. Nothing on stdin means the dispatcher refused,
+ * failed or died: leave no trace (remove its own output file, never a folder's supervisor.out), exit 0.
  */
-async function standbyMain(outFile: string | undefined): Promise<number> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const dir = Buffer.concat(chunks).toString("utf8").trim();
+async function standbyMain(outFile: string | undefined, givenDir: string | undefined): Promise<number> {
+  const dir = givenDir ?? (await readAll(process.stdin)).trim();
+  const own = outFile !== undefined && STANDBY_OUT_FILE.test(path.basename(outFile)) ? outFile : null;
   if (dir === "") {
-    if (outFile !== undefined && STANDBY_OUT_FILE.test(path.basename(outFile)))
-      fs.rmSync(outFile, { force: true });
+    if (own !== null) fs.rmSync(own, { force: true });
     return 0;
   }
+  // The folder down the pipe is the whole hand-over: the output file follows it here, not before.
+  if (own !== null && isDispatchFolder(dir)) moveOutput(own, dir);
   try {
     process.chdir(dir);
   } catch {
@@ -98,12 +98,27 @@ async function standbyMain(outFile: string | undefined): Promise<number> {
   return superviseMain([dir], { given: true });
 }
 
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Moves a standby's own output file (in the home) to its folder's supervisor.out; else it stays. */
+function moveOutput(own: string, dir: string): void {
+  try {
+    fs.renameSync(own, fileIn(dir, FILES.supervisorOut));
+  } catch {
+    // not a dispatch folder (refused next, with the reason), or gone: the output stays where it is
+  }
+}
+
 /**
  * The supervisor program (src/bin/supervisor.ts runs it): `<dir> [--json]`, or standby with `--standby
- * <outFile>`. Exits the process with the code.
+ * <outFile> [<dir>]`. Exits the process with the code.
  */
 export function runSupervisorProgram(args: readonly string[]): void {
-  const main = args[0] === STANDBY_FLAG ? standbyMain(args[1]) : superviseMain(args);
+  const main = args[0] === STANDBY_FLAG ? standbyMain(args[1], args[2]) : superviseMain(args);
   main.then(
     (code) => process.exit(code),
     (error: unknown) => process.exit(reportError(error, args.includes("--json"))),

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { launchSupervisor } from "../../src/dispatch/start/launch.js";
 import { removeLeftovers, startStandbySupervisor } from "../../src/dispatch/start/standby.js";
-import { dispatchedOf, isolatedHome, runCli } from "../helpers/cli.js";
+import { dispatchedOf, dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, FAKE_AGENT, reapAll, SUPERVISOR_MAIN, tempDir } from "../helpers/folders.js";
 import { isAlive, killPid, standbysOf, waitForPause } from "../helpers/processes.js";
 import { waitFor, waitForJson } from "../helpers/wait.js";
@@ -109,7 +109,7 @@ describe("the standby supervisor", () => {
     const dir = tempDir();
     const out = path.join(dir, "supervisor.out");
     fs.writeFileSync(out, "what an earlier supervisor printed\n");
-    // As a dispatcher that died between spawning it and writing the folder down its pipe leaves it.
+    // A standby whose output goes to a file not its own .standby-*.out, and whose pipe closes empty.
     const child = spawn(process.execPath, [SUPERVISOR_MAIN, "--standby", out], {
       stdio: ["pipe", "ignore", "ignore"],
     });
@@ -119,6 +119,36 @@ describe("the standby supervisor", () => {
     expect(code).toBe(0);
     expect(fs.readFileSync(out, "utf8")).toBe("what an earlier supervisor printed\n");
   }, 30_000);
+});
+
+describe("the hand-over", () => {
+  it("is one write: a dispatcher SIGKILLed as soon as supervisor.out is in the folder leaves it supervised", async () => {
+    const { home: h, env } = home();
+    fs.mkdirSync(h, { recursive: true }); // a home that exists: the dispatcher starts a standby first
+    const scenario = path.join(tempDir(), "scenario.json");
+    fs.writeFileSync(scenario, JSON.stringify({ steps: [{ out: "working" }, { exit: 0 }] }));
+    const dispatcher = spawn(
+      process.execPath,
+      [CLI_MAIN, "dispatch", "--backend", "exec", "--json", "--", process.execPath, FAKE_AGENT, scenario],
+      { env, detached: true, stdio: "ignore" },
+    );
+    const dispatcherPid = dispatcher.pid as number;
+    started.push(dispatcherPid);
+    const ended = new Promise((resolve) => dispatcher.once("exit", resolve));
+    // The earliest sign of the hand-over seen from outside (it once came before the folder was given).
+    const dir = await waitFor("supervisor.out in a dispatch folder", () =>
+      dispatchFolders(h).find((d) => fs.existsSync(path.join(d, "supervisor.out"))),
+    );
+    process.kill(-dispatcherPid, "SIGKILL");
+    await ended;
+    dispatched.push(path.basename(dir));
+    const record = await waitForJson(path.join(dir, "record.json"), 30_000);
+    expect(record).toMatchObject({ status: "ok" });
+    expect(fs.readFileSync(path.join(dir, "supervisor.log"), "utf8")).toContain('"phase":"given"');
+    const supervisor = JSON.parse(fs.readFileSync(path.join(dir, "supervisor.json"), "utf8")).pid as number;
+    started.push(supervisor);
+    await waitFor("the supervisor exited", () => (isAlive(supervisor) ? undefined : true));
+  }, 60_000);
 });
 
 describe("the supervisor's claim", () => {

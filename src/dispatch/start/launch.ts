@@ -11,7 +11,7 @@ import { cpuTicksOf } from "../../infra/process-identity.js";
 import { programFile } from "../../infra/programs.js";
 import { waitUntil, watchFolders } from "../../infra/wait-until.js";
 import { recordStartFailure } from "../settle/settle.js";
-import { giveFolder, type StandbySupervisor, startGivenSupervisor } from "./standby.js";
+import { giveFolder, moveOutputOf, type StandbySupervisor, startGivenSupervisor } from "./standby.js";
 
 /**
  * How long `dispatch` waits for the supervisor to show it is alive without it making any progress (CPU
@@ -80,6 +80,7 @@ async function startLocal(
       return pid;
     }
   }
+  moveOutputOf(started, dir);
   const exited = ended();
   const why =
     spawnError !== null

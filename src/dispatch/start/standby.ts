@@ -90,20 +90,20 @@ export function startGivenSupervisor(
 ): StandbySupervisor {
   const outFile = fileIn(dir, FILES.supervisorOut);
   const outFd = fs.openSync(outFile, "a", FILE_MODE);
-  const started = startSupervisorProcess(program, [STANDBY_FLAG, outFile], {
-    stdin: "pipe",
+  // The folder rides on the command line: given from the exec on, with no write that a kill could miss.
+  const started = startSupervisorProcess(program, [STANDBY_FLAG, outFile, dir], {
+    stdin: "ignore",
     outFd,
     cwd: dir,
   });
-  started.child.stdin?.on("error", () => {});
-  started.child.stdin?.end(`${dir}\n`);
   return { ...started, outFile, given: true };
 }
 
 /**
- * Gives the admitted folder to a standby supervisor: its output file becomes `<dir>/supervisor.out` and
- * the folder's path goes down the pipe. False (with the standby told to go) when it cannot take it — it
- * failed to start, has ended, or its output file cannot be moved — and the caller starts a fresh one.
+ * Gives the admitted folder to a standby supervisor: the folder's path down the pipe is the whole
+ * hand-over (the standby moves its own output file to `<dir>/supervisor.out` once it reads it), so a
+ * dispatcher killed at any moment has either given the folder or not. False (with the standby told to
+ * go) when it cannot take it — it failed to start or has ended — and the caller starts another.
  */
 export async function giveFolder(standby: StandbySupervisor, dir: string): Promise<boolean> {
   const startError = await standby.spawned;
@@ -111,15 +111,23 @@ export async function giveFolder(standby: StandbySupervisor, dir: string): Promi
     dismiss(standby);
     return false;
   }
-  try {
-    fs.renameSync(standby.outFile, fileIn(dir, FILES.supervisorOut));
-  } catch {
-    dismiss(standby);
-    return false;
-  }
   standby.given = true;
   standby.child.stdin.end(`${dir}\n`);
   return true;
+}
+
+/**
+ * Moves what a standby that did not come up printed into `<dir>/supervisor.out`, where its dispatcher
+ * reports it from: one that died before it read its folder could not move it itself.
+ */
+export function moveOutputOf(standby: StandbySupervisor, dir: string): void {
+  const out = fileIn(dir, FILES.supervisorOut);
+  if (standby.outFile === out || !fs.existsSync(standby.outFile)) return;
+  try {
+    fs.renameSync(standby.outFile, out);
+  } catch {
+    // the failure is reported without it
+  }
 }
 
 /**
