@@ -130,7 +130,8 @@ describe("the hand-over", () => {
     const dispatcher = spawn(
       process.execPath,
       [CLI_MAIN, "dispatch", "--backend", "exec", "--json", "--", process.execPath, FAKE_AGENT, scenario],
-      { env, detached: true, stdio: "ignore" },
+      // Paused once it has its folder, so that its dispatcher still waits for it when it is killed.
+      { env: { ...env, CATHERD_TEST_ONLY_PAUSE_AT: "given" }, detached: true, stdio: "ignore" },
     );
     const dispatcherPid = dispatcher.pid as number;
     started.push(dispatcherPid);
@@ -142,6 +143,7 @@ describe("the hand-over", () => {
     process.kill(-dispatcherPid, "SIGKILL");
     await ended;
     dispatched.push(path.basename(dir));
+    process.kill(await waitForPause(dir, "given", 20_000), "SIGCONT");
     const record = await waitForJson(path.join(dir, "record.json"), 30_000);
     expect(record).toMatchObject({ status: "ok" });
     expect(fs.readFileSync(path.join(dir, "supervisor.log"), "utf8")).toContain('"phase":"given"');
