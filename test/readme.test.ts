@@ -123,7 +123,7 @@ const GROUPS: Record<string, Plan>[] = [
       before: { 1: questionAsked },
     },
   },
-  { "Fencing agents in #1": { repo: true } },
+  { "Sandboxing agents #1": { repo: true } },
   { "The dashboard #1": { serves: /catherd ui: http:\/\/127\.0\.0\.1:\d+\/\S*\?token=\w+/ } },
   { "Notifications #1": {} },
   { "Heavy commands #1": {} },
