@@ -22,7 +22,7 @@
 //   BENCH_SCALE=1,10,50,100  concurrency levels
 //   BENCH_RUNBUDGET_LIVE=1,10,50  live dispatches of the run-budget section's run
 //   BENCH_ONLY=a,b         sections: dispatch, mcp, imports, reaction, stop, ingest, steady, read, admission,
-//                          lockhold, scale, ui, lock, runbudget, fence
+//                          lockhold, scale, ui, lock, runbudget, sandbox
 //   BENCH_TMP=dir          where the temporary homes go (default: the OS temp dir)
 //   BENCH_KEEP=1           keep the temporary folders
 //   BENCH_SOURCE=text      where the measured tree came from, when it is a copy (recorded in results.json)
@@ -46,7 +46,6 @@ import { Report } from "./lib/report.mjs";
 import { readJson } from "./lib/wait.mjs";
 import { benchAdmission } from "./sections/admission.mjs";
 import { benchDispatch } from "./sections/dispatch.mjs";
-import { benchFence } from "./sections/fence.mjs";
 import { benchImports } from "./sections/imports.mjs";
 import { benchIngest } from "./sections/ingest.mjs";
 import { benchLock } from "./sections/lock.mjs";
@@ -55,6 +54,7 @@ import { benchMcp } from "./sections/mcp.mjs";
 import { benchReaction } from "./sections/reaction.mjs";
 import { benchRead } from "./sections/read.mjs";
 import { benchRunBudget } from "./sections/run-budget.mjs";
+import { benchSandbox } from "./sections/sandbox.mjs";
 import { benchScale } from "./sections/scale.mjs";
 import { benchSteady } from "./sections/steady.mjs";
 import { benchStop } from "./sections/stop.mjs";
@@ -76,7 +76,7 @@ const SECTIONS = [
   ["lockhold", benchLockHold],
   ["scale", benchScale],
   ["ui", benchUi],
-  ["fence", benchFence],
+  ["sandbox", benchSandbox],
   ["lock", benchLock],
   ["runbudget", benchRunBudget],
 ];

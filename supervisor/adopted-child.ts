@@ -17,7 +17,7 @@ export const ADOPTED_LIVENESS_MS = 1000;
 export function adoptedChild(
   agent: { pid: number; startTime: string; pgid?: number },
   clock: Clock,
-  /** How it ended, where something else than its parent knows (a fence's status file); null: unknown. */
+  /** How it ended, where something else than its parent knows (a sandbox's status file); null: unknown. */
   exitOf: () => ChildExit | null = () => null,
 ): RunningChild & { dispose(): void } {
   const { pid, startTime, pgid = pid } = agent;

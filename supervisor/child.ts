@@ -17,8 +17,8 @@ export interface ChildExit {
 export interface RunningChild {
   pid: number;
   /**
-   * The group a stop signals: the agent's own. It is `pid`'s, but for a fenced agent, whose group is its
-   * own inside the fence while `pid` is bubblewrap's monitor (supervisor/fence/fence.ts).
+   * The group a stop signals: the agent's own. It is `pid`'s, but for a sandboxed agent, whose group is its
+   * own inside the sandbox while `pid` is bubblewrap's monitor (supervisor/sandbox/sandbox.ts).
    */
   pgid: number;
   /** Resolves once the agent (the group leader) has exited and been reaped. */
@@ -28,8 +28,8 @@ export interface RunningChild {
   /** Aborted when the agent exits: lets a poll's sleep end early. */
   exitSignal: AbortSignal;
   /**
-   * Lets a fenced agent run: it waits at its fence's gate until the supervisor has named it in proc.json
-   * (FENCE_GO_FD). A no-op for an agent that runs from its spawn (an unfenced or an adopted one).
+   * Lets a sandboxed agent run: it waits at its sandbox's gate until the supervisor has named it in proc.json
+   * (SANDBOX_GO_FD). A no-op for an agent that runs from its spawn (an unsandboxed or an adopted one).
    */
   letRun(): void;
 }
@@ -46,34 +46,34 @@ export interface SpawnRequest {
   stderrPath: string;
   /** The cgroup.procs files of the dispatch's cgroup: the agent is started inside it. */
   cgroupProcs?: readonly string[] | undefined;
-  /** Called once the command is spawned, before its fence (if any) is said up: a test's pause point. */
+  /** Called once the command is spawned, before its sandbox (if any) is said up: a test's pause point. */
   onSpawned?: () => void;
-  /** The fence the agent runs in (supervisor/fence/): its command line around the agent's, its status file. */
-  fence?: {
+  /** The sandbox the agent runs in (supervisor/sandbox/): its command line around the agent's, its status file. */
+  sandbox?: {
     wrap(cmd: string, args: readonly string[]): { cmd: string; args: string[] };
     statusPath: string;
   } | null;
 }
 
 /**
- * The file descriptor the fence's first program writes one byte on once the fence is up, before it waits
- * at its gate (FENCE_GO_FD, supervisor/fence/bridge.ts); its end without a byte is a fence that could not
- * be set up. (fd 4 is unused: bubblewrap's --info-fd is not asked for, see fencedPidOf.)
+ * The file descriptor the sandbox's first program writes one byte on once the sandbox is up, before it waits
+ * at its gate (SANDBOX_GO_FD, supervisor/sandbox/bridge.ts); its end without a byte is a sandbox that could not
+ * be set up. (fd 4 is unused: bubblewrap's --info-fd is not asked for, see sandboxedPidOf.)
  */
-export const FENCE_UP_FD = 5;
+export const SANDBOX_UP_FD = 5;
 /**
  * The file descriptor bubblewrap writes the agent's exit status on (--json-status-fd): the dispatch's
  * fence-status.json, so that an adopter, which cannot wait() for the agent, knows how it ended.
  */
-export const FENCE_STATUS_FD = 6;
+export const SANDBOX_STATUS_FD = 6;
 /**
- * The fence's gate: its first program reads `go` here before it runs the agent (supervisor/fence/
- * bridge.ts); the end of the stream without it (the supervisor died) ends the fence, nothing run.
+ * The sandbox's gate: its first program reads `go` here before it runs the agent (supervisor/sandbox/
+ * bridge.ts); the end of the stream without it (the supervisor died) ends the sandbox, nothing run.
  */
-export const FENCE_GO_FD = 7;
+export const SANDBOX_GO_FD = 7;
 
-/** The fence could not be set up around the agent (bubblewrap said why on stderr); the agent never ran. */
-export class FenceFailed extends Error {}
+/** The sandbox could not be set up around the agent (bubblewrap said why on stderr); the agent never ran. */
+export class SandboxFailed extends Error {}
 
 /** The agent could not be started inside its cgroup; nothing ran (src/infra/cgroup/join.ts). */
 export class CgroupJoinFailed extends Error {
@@ -103,12 +103,12 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
     fs.fchmodSync(stdout, FILE_MODE);
     fs.fchmodSync(stderr, FILE_MODE);
     const joining = request.cgroupProcs !== undefined && request.cgroupProcs.length > 0;
-    const fenced = request.fence !== undefined && request.fence !== null;
-    const status = fenced
-      ? open((request.fence as NonNullable<SpawnRequest["fence"]>).statusPath, "w")
+    const sandboxed = request.sandbox !== undefined && request.sandbox !== null;
+    const status = sandboxed
+      ? open((request.sandbox as NonNullable<SpawnRequest["sandbox"]>).statusPath, "w")
       : null;
-    const inner = fenced
-      ? (request.fence as NonNullable<SpawnRequest["fence"]>).wrap(resolvedCommand(request), request.args)
+    const inner = sandboxed
+      ? (request.sandbox as NonNullable<SpawnRequest["sandbox"]>).wrap(resolvedCommand(request), request.args)
       : { cmd: request.cmd, args: [...request.args] };
     const argv = joining ? joinArgv({ ...request, ...inner }) : inner;
     const child = spawn(argv.cmd, argv.args, {
@@ -128,24 +128,24 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
       child.once("spawn", resolve);
       child.once("error", reject);
     });
-    const running = track(child, fenced);
+    const running = track(child, sandboxed);
     request.onSpawned?.();
     if (joining && !(await joinStatus(child.stdio[JOIN_STATUS_FD] as Readable))) {
       await running.exited;
       throw new CgroupJoinFailed();
     }
-    if (fenced) {
+    if (sandboxed) {
       const stdio = child.stdio as unknown as Readable[];
-      const gate = stdio[FENCE_GO_FD] as unknown as Writable;
-      const up = await fenceUp(stdio[FENCE_UP_FD] as Readable, running.exited);
+      const gate = stdio[SANDBOX_GO_FD] as unknown as Writable;
+      const up = await sandboxUp(stdio[SANDBOX_UP_FD] as Readable, running.exited);
       const inside = up
-        ? fencedPidOf((request.fence as NonNullable<SpawnRequest["fence"]>).statusPath)
+        ? sandboxedPidOf((request.sandbox as NonNullable<SpawnRequest["sandbox"]>).statusPath)
         : null;
       if (inside === null) {
-        gate.destroy(); // a fence up without a known pid is ended at its gate, nothing run
+        gate.destroy(); // a sandbox up without a known pid is ended at its gate, nothing run
         await running.exited;
-        throw new FenceFailed(
-          `the fence could not be set up: ${tailLines(request.stderrPath, 1)[0]?.trim() || "bwrap ended"}`,
+        throw new SandboxFailed(
+          `the sandbox could not be set up: ${tailLines(request.stderrPath, 1)[0]?.trim() || "bwrap ended"}`,
         );
       }
       running.pgid = inside;
@@ -157,7 +157,7 @@ export async function spawnAgent(request: SpawnRequest): Promise<RunningChild> {
   }
 }
 
-/** Says `go` on the fence's gate once, then closes it: the agent runs from here (bridge.ts). */
+/** Says `go` on the sandbox's gate once, then closes it: the agent runs from here (bridge.ts). */
 function gateOpener(gate: Writable): () => void {
   let opened = false;
   return () => {
@@ -200,13 +200,13 @@ function readUntilEnd(
 }
 
 /**
- * The pid of the fence's init (pid 1 inside, the leader of its session and group: --new-session), from the
- * first document bubblewrap writes into its status file, before it lets the fence be set up: known once
- * the fence is up. A file, not a pipe: bubblewrap's monitor writes it before it releases the fence, and
+ * The pid of the sandbox's init (pid 1 inside, the leader of its session and group: --new-session), from the
+ * first document bubblewrap writes into its status file, before it lets the sandbox be set up: known once
+ * the sandbox is up. A file, not a pipe: bubblewrap's monitor writes it before it releases the sandbox, and
  * a write into a pipe whose reader died (a supervisor SIGKILLed right after the spawn) would kill the
- * monitor there and leave the fence waiting for it forever.
+ * monitor there and leave the sandbox waiting for it forever.
  */
-function fencedPidOf(statusPath: string): number | null {
+function sandboxedPidOf(statusPath: string): number | null {
   let text: string;
   try {
     text = fs.readFileSync(statusPath, "utf8");
@@ -217,8 +217,8 @@ function fencedPidOf(statusPath: string): number | null {
   return Number.isInteger(pid) && pid > 0 ? pid : null;
 }
 
-/** Whether the fence's first program said the fence is up (a byte) before the pipe ended or bubblewrap exited. */
-async function fenceUp(up: Readable, exited: Promise<unknown>): Promise<boolean> {
+/** Whether the sandbox's first program said the sandbox is up (a byte) before the pipe ended or bubblewrap exited. */
+async function sandboxUp(up: Readable, exited: Promise<unknown>): Promise<boolean> {
   return (await readUntilEnd(up, exited, (read) => read.length > 0)).length > 0;
 }
 
@@ -245,10 +245,10 @@ function resolvedCommand(request: Pick<SpawnRequest, "cmd" | "cwd" | "env">): st
 }
 
 /**
- * How a fenced agent ended, from bubblewrap's status file (its last `exit-code` document), for a
+ * How a sandboxed agent ended, from bubblewrap's status file (its last `exit-code` document), for a
  * supervisor that did not spawn it; null while bubblewrap has not written one.
  */
-export function fencedExitOf(statusPath: string): ChildExit | null {
+export function sandboxedExitOf(statusPath: string): ChildExit | null {
   let text: string;
   try {
     text = fs.readFileSync(statusPath, "utf8");
@@ -262,15 +262,15 @@ export function fencedExitOf(statusPath: string): ChildExit | null {
 
 /**
  * bubblewrap exits with the agent's status, a death by signal N as 128 + N: read back as the signal, so
- * that a fenced agent's exit says what an unfenced one's would.
+ * that a sandboxed agent's exit says what an unsandboxed one's would.
  */
-function agentExit(code: number | null, signal: NodeJS.Signals | null, fenced: boolean): ChildExit {
-  if (!fenced || code === null || code <= 128) return { code, signal };
+function agentExit(code: number | null, signal: NodeJS.Signals | null, sandboxed: boolean): ChildExit {
+  if (!sandboxed || code === null || code <= 128) return { code, signal };
   const name = Object.entries(os.constants.signals).find(([, n]) => n === code - 128)?.[0];
   return name === undefined ? { code, signal } : { code: null, signal: name as NodeJS.Signals };
 }
 
-function track(child: ChildProcess, fenced: boolean): RunningChild {
+function track(child: ChildProcess, sandboxed: boolean): RunningChild {
   const exitController = new AbortController();
   const running: RunningChild = {
     pid: child.pid as number,
@@ -280,7 +280,7 @@ function track(child: ChildProcess, fenced: boolean): RunningChild {
     letRun: () => {},
     exited: new Promise<ChildExit>((resolve) => {
       child.once("exit", (code, signal) => {
-        running.exit = agentExit(code, signal, fenced);
+        running.exit = agentExit(code, signal, sandboxed);
         exitController.abort();
         resolve(running.exit);
       });

@@ -33,7 +33,7 @@ const UNCONTAINED: Contained = { kind: "group+sweep", cgroup: null };
  * Starts the agent inside a new cgroup of its own, with the spec's limits; where the machine gives none,
  * or the agent cannot join it, starts it as before (group+sweep). Logs which, and any limit no hierarchy
  * could hold. Rejects only as spawnAgent does when the command cannot be started — and then nothing it
- * started in the cgroup is left running (a fence that failed half way: the listeners of its bridge).
+ * started in the cgroup is left running (a sandbox that failed half way: the listeners of its bridge).
  */
 export async function spawnContained(
   dir: string,

@@ -60,7 +60,7 @@ export class News implements Sensor {
         this.watch(path.join(dir, sub), () => true);
       }
     }
-    // A fenced agent's locks report in locks/ (src/folder/lock-reports.ts): watched as the folder is.
+    // A sandboxed agent's locks report in locks/ (src/folder/lock-reports.ts): watched as the folder is.
     const locks = path.join(dir, FILES.lockReports);
     if (fs.existsSync(locks)) this.watch(locks, isLockReportName, onLockReport);
     this.changed = !this.watched;

@@ -25,11 +25,11 @@ export const PHASES = [
     points: [
       /** The spec read; the reserve not made, nothing of the agent's place prepared. */
       "before-spawn",
-      /** A fenced dispatch's fence raised (fence.json, its proxy listening); bubblewrap not started. */
-      "fence-raised",
-      /** bubblewrap started; its fence not yet said up: the bridge may be starting its listeners. */
-      "fence-starting",
-      /** The agent's process exists (a fenced one waits at its gate); proc.json not written. */
+      /** A sandboxed dispatch's sandbox raised (fence.json, its proxy listening); bubblewrap not started. */
+      "sandbox-raised",
+      /** bubblewrap started; its sandbox not yet said up: the bridge may be starting its listeners. */
+      "sandbox-starting",
+      /** The agent's process exists (a sandboxed one waits at its gate); proc.json not written. */
       "after-spawn",
     ],
   },
@@ -42,7 +42,7 @@ export const PHASES = [
   },
   {
     name: "started",
-    holds: "proc.json names the agent (pid, start time, group); a fenced agent still waits at its gate",
+    holds: "proc.json names the agent (pid, start time, group); a sandboxed agent still waits at its gate",
     follows: ["claimed"],
     points: [],
   },

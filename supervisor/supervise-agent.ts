@@ -17,18 +17,18 @@ import { startTimeOf } from "../src/infra/process-identity.js";
 import { adoptedChild } from "./adopted-child.js";
 import { prepareWorkplace } from "./agent-place.js";
 import { makeChannel } from "./channel.js";
-import { fencedExitOf, type RunningChild, type SpawnRequest } from "./child.js";
+import { type RunningChild, type SpawnRequest, sandboxedExitOf } from "./child.js";
 import { reopenContainment, spawnContained } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
 import { hasReserve, makeReserve } from "./disk-reserve.js";
 import type { Ending } from "./exit-file.js";
-import type { Fence } from "./fence/fence.js";
 import { finish, type Origin, type Watched } from "./finish.js";
 import { failure, type SupervisorLog } from "./log.js";
 import { enterPhase } from "./phases.js";
 import { endingOfOwnJob, notePlacementNode, ownPlacement } from "./placed.js";
 import { stopPreviousTurn } from "./previous-turn.js";
 import { resumePoint } from "./resume-point.js";
+import type { RaisedSandbox } from "./sandbox/sandbox.js";
 import type { Steering } from "./steering.js";
 import type { Adoption } from "./take-over.js";
 import { pauseAt } from "./test-hooks.js";
@@ -46,10 +46,10 @@ export interface Supervision {
   interrupt: AbortSignal;
 }
 
-/** What a supervision holds of its agent as it goes: the finish stops what is here, and lowers the fence. */
+/** What a supervision holds of its agent as it goes: the finish stops what is here, and lowers the sandbox. */
 interface Held {
   watched: Watched | null;
-  fence: Fence | null;
+  sandbox: RaisedSandbox | null;
 }
 
 /** A spec read and resolved, with its backend. */
@@ -66,7 +66,7 @@ export async function superviseFirst(s: Supervision, origin: Origin): Promise<vo
   // Placed by an engine: the job now has its node, which placement.json says from here on.
   const placed = await ownPlacement(s.dir);
   if (placed !== null) notePlacementNode(s.dir, placed, s.deps, s.log);
-  const held: Held = { watched: null, fence: null };
+  const held: Held = { watched: null, sandbox: null };
   let ending: Ending;
   try {
     ending = await startAndWatch(s, held);
@@ -83,7 +83,7 @@ export async function superviseFirst(s: Supervision, origin: Origin): Promise<vo
       pgid: watched?.child.pgid ?? null,
     });
   } finally {
-    await held.fence?.lower();
+    await held.sandbox?.lower();
   }
 }
 
@@ -94,7 +94,7 @@ async function startAndWatch(s: Supervision, held: Held): Promise<Ending> {
   s.log("spawned", { pid: child.pid, cmd: spec.cmd, containment: watched.contained.kind });
   pauseAt("after-spawn", s.dir);
   nameAgent(s, watched, spec);
-  // A fenced agent waits at its fence's gate until now: it never runs unnamed (specs/sandbox.md).
+  // A sandboxed agent waits at its sandbox's gate until now: it never runs unnamed (specs/sandbox.md).
   enterPhase(s.log, s.dir, "started");
   child.letRun();
   enterPhase(s.log, s.dir, "watching");
@@ -103,7 +103,7 @@ async function startAndWatch(s: Supervision, held: Held): Promise<Ending> {
 }
 
 /**
- * Reads the spec, makes the reserve, prepares the agent's place, raises its fence and spawns it (into
+ * Reads the spec, makes the reserve, prepares the agent's place, raises its sandbox and spawns it (into
  * `held`). A failure is SpawnFailure (spawn-failed), but for the reserve's NoRoom.
  */
 async function startAgent(s: Supervision, held: Held): Promise<Resolved & { watched: Watched }> {
@@ -114,9 +114,9 @@ async function startAgent(s: Supervision, held: Held): Promise<Resolved & { watc
     reserveRoom(dir);
     const env = await prepareWorkplace(dir, spec, process.env, placeOf(dir)?.run ?? null);
     await stopPreviousTurn(dir, log, s.deps.clock);
-    held.fence = await fenceOf(s, spec, env);
-    if (held.fence !== null) pauseAt("fence-raised", dir);
-    held.watched = await spawnWatched(s, spec, backend, { env, fence: held.fence });
+    held.sandbox = await sandboxOf(s, spec, env);
+    if (held.sandbox !== null) pauseAt("sandbox-raised", dir);
+    held.watched = await spawnWatched(s, spec, backend, { env, sandbox: held.sandbox });
     return { spec, backend, watched: held.watched };
   } catch (error) {
     throw error instanceof NoRoom ? error : new SpawnFailure(error);
@@ -138,24 +138,24 @@ function reserveRoom(dir: string): void {
   }
 }
 
-/** Spawns the agent in its containment (and its fence), its stdin the spec's or its steering channel. */
+/** Spawns the agent in its containment (and its sandbox), its stdin the spec's or its steering channel. */
 async function spawnWatched(
   s: Supervision,
   spec: Spec,
   backend: Backend,
-  start: { env: Record<string, string>; fence: Fence | null },
+  start: { env: Record<string, string>; sandbox: RaisedSandbox | null },
 ): Promise<Watched> {
   const { dir } = s;
-  const { fence } = start;
+  const { sandbox } = start;
   const channel = steerChannel(dir, spec, backend);
   const request: SpawnRequest = {
     cmd: spec.cmd,
     args: spec.args,
     cwd: spec.cwd,
-    env: { ...start.env, ...fence?.env },
-    fence,
+    env: { ...start.env, ...sandbox?.env },
+    sandbox,
     onSpawned: () => {
-      if (fence !== null) pauseAt("fence-starting", dir);
+      if (sandbox !== null) pauseAt("sandbox-starting", dir);
     },
     stdinPath: channel ?? spec.stdinPath,
     stdinChannel: channel !== null,
@@ -198,12 +198,12 @@ export async function superviseAdopted(s: Supervision, adoption: Adoption): Prom
   const { dir, deps, log } = s;
   const { proc } = adoption;
   const origin = originOf(adoption, deps.clock, log);
-  // A fenced agent's exit is in bubblewrap's status file (fence/fence.ts): known to an adopter too.
-  const statusFile = fileIn(dir, FILES.fenceStatus);
+  // A sandboxed agent's exit is in bubblewrap's status file (sandbox/sandbox.ts): known to an adopter too.
+  const statusFile = fileIn(dir, FILES.sandboxStatus);
   const child = adoptedChild(proc, deps.clock, () =>
-    fs.existsSync(statusFile) ? fencedExitOf(statusFile) : null,
+    fs.existsSync(statusFile) ? sandboxedExitOf(statusFile) : null,
   );
-  const held: Held = { watched: null, fence: null };
+  const held: Held = { watched: null, sandbox: null };
   let ending: Ending;
   try {
     ending = await resumeAndWatch(s, adoption, child, held);
@@ -216,7 +216,7 @@ export async function superviseAdopted(s: Supervision, adoption: Adoption): Prom
     await finish(dir, deps, log, { ending, watched, origin, adoptions: adoption.adoptions, pgid: proc.pgid });
   } finally {
     child.dispose();
-    await held.fence?.lower();
+    await held.sandbox?.lower();
   }
 }
 
@@ -232,8 +232,8 @@ async function resumeAndWatch(
   const { spec, backend } = await resolvedSpec(dir);
   const contained = reopenContainment(dir, spec, proc.pid, log);
   if (spec.sandbox !== undefined) {
-    const { serveFenceAgain } = await import("./fence/fence.js");
-    held.fence = await serveFenceAgain(dir, spec, deps.clock, log);
+    const { serveSandboxAgain } = await import("./sandbox/sandbox.js");
+    held.sandbox = await serveSandboxAgain(dir, spec, deps.clock, log);
   }
   keepReserve(dir, log);
   held.watched = { limits: spec, child, startTime: proc.startTime, contained };
@@ -290,13 +290,17 @@ function originOf(adoption: Adoption, clock: Clock, log: SupervisorLog): Origin 
 }
 
 /**
- * The fence the spec asks for, raised (fence/fence.ts, loaded only for a fenced dispatch); null for any
+ * The sandbox the spec asks for, raised (sandbox/sandbox.ts, loaded only for a sandboxed dispatch); null for any
  * other.
  */
-async function fenceOf(s: Supervision, spec: Spec, env: Record<string, string>): Promise<Fence | null> {
+async function sandboxOf(
+  s: Supervision,
+  spec: Spec,
+  env: Record<string, string>,
+): Promise<RaisedSandbox | null> {
   if (spec.sandbox === undefined) return null;
-  const { raiseFence } = await import("./fence/fence.js");
-  return raiseFence(s.dir, spec, env, { clock: s.deps.clock, log: s.log });
+  const { raiseSandbox } = await import("./sandbox/sandbox.js");
+  return raiseSandbox(s.dir, spec, env, { clock: s.deps.clock, log: s.log });
 }
 
 /** A steerable dispatch's channel, made before the spawn; null for any other. */

@@ -369,7 +369,7 @@ describe("the specs' citations", () => {
     "bench/HISTORY.md",
   ];
 
-  /** A cited pattern (`test/faults/**\/*.fault.ts`, `test/live/fenced-<cli>.live.ts`) as a regular expression. */
+  /** A cited pattern (`test/faults/**\/*.fault.ts`, `test/live/sandboxed-<cli>.live.ts`) as a regular expression. */
   function patternOf(cited: string): RegExp {
     const source = cited.replace(/<[^>]*>|\*\*\/|\*|[.+?^${}()|[\]\\]/g, (part) =>
       part.startsWith("<") ? "[^/]+" : part === "**/" ? "(?:.*/)?" : part === "*" ? "[^/]*" : `\\${part}`,

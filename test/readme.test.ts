@@ -123,8 +123,9 @@ const GROUPS: Record<string, Plan>[] = [
       before: { 1: questionAsked },
     },
   },
-  { "Fencing agents in #1": { repo: true } },
-  { "The dashboard #1": { serves: /catherd ui: http:\/\/127\.0\.0\.1:\d+\/\S*\?token=\w+/ } },
+  { "Sandboxing agents #1": { repo: true } },
+  // The token is base64url: it may begin with "-", which \w does not match.
+  { "The dashboard #1": { serves: /catherd ui: http:\/\/127\.0\.0\.1:\d+\/\S*\?token=[\w-]+/ } },
   { "Notifications #1": {} },
   { "Heavy commands #1": {} },
   { "Supervising a folder by hand #1": {} },

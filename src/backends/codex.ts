@@ -51,9 +51,9 @@ function plan(request: PlanRequest) {
   const args = ["exec"];
   if (request.thread !== null) args.push("resume");
   args.push("--json", "--skip-git-repo-check");
-  // Inside catherd's fence codex's own sandbox (bubblewrap) cannot start: the fence enforces the level.
+  // Inside catherd's sandbox codex's own (bubblewrap) cannot start: catherd's enforces the level.
   // The bypass is what codex names for "externally sandboxed", and `exec resume` takes it (not --sandbox).
-  if (request.fenced === true) args.push("--dangerously-bypass-approvals-and-sandbox");
+  if (request.sandboxed === true) args.push("--dangerously-bypass-approvals-and-sandbox");
   else if (request.access !== null) args.push(...ACCESS_SANDBOX[request.access]);
   if (request.model !== null) args.push("-m", request.model);
   if (request.effort !== null) args.push("-c", `model_reasoning_effort=${JSON.stringify(request.effort)}`);

@@ -27,10 +27,10 @@ export interface PlanRequest {
    */
   steer?: { questions: boolean } | null;
   /**
-   * The agent runs in catherd's fence (specs/sandbox.md): a CLI whose own sandbox cannot run inside it is
+   * The agent runs in catherd's sandbox (specs/sandbox.md): a CLI whose own sandbox cannot run inside it is
    * started without it (specs/backends.md, "Access levels"). Absent: false.
    */
-  fenced?: boolean;
+  sandboxed?: boolean;
 }
 
 /** How to run the CLI. The brief reaches it by stdin (`stdin: "brief"`) or a file it reads, never argv. */

@@ -2,11 +2,11 @@ import { allBackends, backendNamed } from "../backends/backend-registry.js";
 import type { Backend } from "../backends/types.js";
 import { checkReadiness } from "../dispatch/request/readiness.js";
 import { CatherdError } from "../domain/errors.js";
-import type { FenceMode } from "../domain/sandbox/sandbox.js";
+import type { SandboxedMode } from "../domain/sandbox/sandbox.js";
 import { BACKEND_IDS, type BackendId } from "../domain/vocab.js";
 import { systemClock } from "../infra/clock.js";
-import type { FenceCheck } from "../infra/fence/probe.js";
 import { catherdHome } from "../infra/paths.js";
+import type { SandboxCheck } from "../infra/sandbox/probe.js";
 import { notExecutableBecause, resolveExecutable } from "../infra/which.js";
 import type { Command } from "./command-io.js";
 import { cell, paint } from "./render.js";
@@ -27,23 +27,23 @@ export interface BackendCheck {
   fix: string | null;
 }
 
-/** Whether the fence (`--sandbox`, specs/sandbox.md) can run here, check by check. */
-export interface FenceReport {
+/** Whether the sandbox (`--sandbox`, specs/sandbox.md) can run here, check by check. */
+export interface SandboxReport {
   /** Every check of `files+net` (bubblewrap, user namespaces, socat), in order. */
-  checks: FenceCheck[];
+  checks: SandboxCheck[];
   /** The modes that can run here. */
-  modes: FenceMode[];
+  modes: SandboxedMode[];
   landlock: string;
 }
 
-export const doctorCommand: Command<{ backends: BackendCheck[]; fence: FenceReport }> = {
+export const doctorCommand: Command<{ backends: BackendCheck[]; fence: SandboxReport }> = {
   name: "doctor",
   synopsis: "[<backend>…]",
   positionals: "many",
   summary:
     "Which agent CLIs catherd can run here: found or not (and where), their versions, whether each is " +
     "ready as a dispatch checks it (answers --version within 5 s, not older than catherd reads), and how to " +
-    "fix what is not; and whether the fence (--sandbox) can run here. Exit 3 when a backend you name is " +
+    "fix what is not; and whether the sandbox (--sandbox) can run here. Exit 3 when a backend you name is " +
     "missing or not ready.",
   json: "{backends: [{backend, found, path, via, version, minVersion, ready, problem, fix}…], fence: {checks: [{what, ok, detail, fix}…], modes, landlock}}",
   options: {},
@@ -59,16 +59,16 @@ export const doctorCommand: Command<{ backends: BackendCheck[]; fence: FenceRepo
     });
     const asked = named.length > 0 ? named : allBackends();
     const targets = asked.filter((b) => b.command === "cli");
-    const [backends, fence] = await Promise.all([
+    const [backends, sandbox] = await Promise.all([
       Promise.all(targets.map((b) => check(b, process.env))),
-      fenceReport(),
+      sandboxReport(),
     ]);
     const notReady = named.length > 0 && backends.some((b) => !b.ready);
     // A backend that runs the command given after -- has nothing installed to check: said, not skipped.
     const givenCommands = named.filter((b) => b.command !== "cli").map((b) => NOTHING_TO_CHECK(b.id));
     return {
-      data: { backends, fence },
-      text: [render(backends), ...givenCommands, renderFence(fence)].filter((t) => t !== "").join("\n"),
+      data: { backends, fence: sandbox },
+      text: [render(backends), ...givenCommands, renderSandbox(sandbox)].filter((t) => t !== "").join("\n"),
       exitCode: notReady ? 3 : 0,
     };
   },
@@ -115,27 +115,31 @@ async function check(backend: Backend, env: NodeJS.ProcessEnv): Promise<BackendC
   };
 }
 
-async function fenceReport(): Promise<FenceReport> {
-  const { fenceChecks, landlockState } = await import("../infra/fence/probe.js");
-  const checks = await fenceChecks("files+net");
+async function sandboxReport(): Promise<SandboxReport> {
+  const { sandboxChecks, landlockState } = await import("../infra/sandbox/probe.js");
+  const checks = await sandboxChecks("files+net");
   const filesOk = checks.filter((c) => c.what !== "socat").every((c) => c.ok);
-  const modes: FenceMode[] = filesOk ? (checks.every((c) => c.ok) ? ["files", "files+net"] : ["files"]) : [];
+  const modes: SandboxedMode[] = filesOk
+    ? checks.every((c) => c.ok)
+      ? ["files", "files+net"]
+      : ["files"]
+    : [];
   return { checks, modes, landlock: landlockState() };
 }
 
-function renderFence(fence: FenceReport): string {
-  const lines = ["fence (--sandbox)"];
-  for (const c of fence.checks) {
+function renderSandbox(sandbox: SandboxReport): string {
+  const lines = ["sandbox (--sandbox)"];
+  for (const c of sandbox.checks) {
     lines.push(
       `${c.ok ? paint("ok     ", "green") : paint("missing", "red")} ${cell(c.what, 16)} ${c.detail}`,
     );
     if (c.fix !== null) lines.push(`        fix: ${c.fix}`);
   }
-  lines.push(`        Landlock: ${fence.landlock} (the fence does not depend on it)`);
+  lines.push(`        Landlock: ${sandbox.landlock} (the sandbox does not depend on it)`);
   lines.push(
-    fence.modes.length === 0
-      ? "        the fence cannot run here: agents run with every permission of this account"
-      : `        the fence can run here (${fence.modes.join(", ")}): dispatch with --sandbox ${fence.modes.at(-1)} (or --run-sandbox for a whole run) to keep agents off your secrets${fence.modes.includes("files+net") ? " and the network" : ""}`,
+    sandbox.modes.length === 0
+      ? "        the sandbox cannot run here: agents run with every permission of this account"
+      : `        the sandbox can run here (${sandbox.modes.join(", ")}): dispatch with --sandbox ${sandbox.modes.at(-1)} (or --run-sandbox for a whole run) to keep agents off your secrets${sandbox.modes.includes("files+net") ? " and the network" : ""}`,
   );
   return `${lines.join("\n")}\n`;
 }

@@ -15,7 +15,7 @@ import { type LinesFrom, readLineBytesFrom, readLinesFrom } from "../infra/lines
 import { waitUntil } from "../infra/wait-until.js";
 import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./command-io.js";
 import { jsonText } from "./json-text.js";
-import { byTime, type ConversationLine, conversationLogLines, fenceLogLines } from "./render.js";
+import { byTime, type ConversationLine, conversationLogLines, sandboxLogLines } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
 
 const FOLLOW_POLL_MS = 200;
@@ -152,17 +152,17 @@ interface Talk {
 }
 
 /**
- * A steerable dispatch's talk (its supervisor makes inbox/ when it starts) and a fenced dispatch's
+ * A steerable dispatch's talk (its supervisor makes inbox/ when it starts) and a sandboxed dispatch's
  * refusals (sandbox.log): lines of their own, placed among the events by time; null when it has neither.
  */
 function talkOf(dir: string, view: DispatchView): Talk | null {
   const steered = fs.existsSync(path.join(dir, FILES.inbox));
-  const fenced = fs.existsSync(path.join(dir, FILES.sandboxLog));
-  if (!steered && !fenced) return null;
+  const sandboxed = fs.existsSync(path.join(dir, FILES.sandboxLog));
+  if (!steered && !sandboxed) return null;
   return {
     lines: () => {
       const c = steered ? readSteering(dir, view.state) : { messages: [], questions: [] };
-      const refused = fenced ? fenceLogLines(readSandboxLog(dir)) : [];
+      const refused = sandboxed ? sandboxLogLines(readSandboxLog(dir)) : [];
       return byTime([...conversationLogLines(c.messages, c.questions), ...refused]);
     },
     // The events.times checkpoints: an event line is dated by the first at or past its end.

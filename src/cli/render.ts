@@ -214,10 +214,10 @@ export function conversationLogLines(
 }
 
 /**
- * sandbox.log's refusals as `logs` lines (specs/sandbox.md, "What it refused"): `! fence refused
+ * sandbox.log's refusals as `logs` lines (specs/sandbox.md, "What it refused"): `! sandbox refused
  * 127.0.0.1:4000 (GET) 10:15:02: not on the allow list`.
  */
-export function fenceLogLines(lines: readonly SandboxLine[]): ConversationLine[] {
+export function sandboxLogLines(lines: readonly SandboxLine[]): ConversationLine[] {
   return lines.flatMap((line, i) =>
     line.event !== "denied"
       ? []
@@ -225,7 +225,7 @@ export function fenceLogLines(lines: readonly SandboxLine[]): ConversationLine[]
           {
             atMs: Date.parse(line.at),
             key: `f ${i}`,
-            text: `! fence refused ${inertText(String(line.host ?? "?"))}:${line.port ?? "?"} (${inertText(String(line.method ?? "?"))}) ${clockOf(line.at)}: ${inertText(String(line.why ?? ""))}`,
+            text: `! sandbox refused ${inertText(String(line.host ?? "?"))}:${line.port ?? "?"} (${inertText(String(line.method ?? "?"))}) ${clockOf(line.at)}: ${inertText(String(line.why ?? ""))}`,
           },
         ],
   );

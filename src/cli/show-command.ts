@@ -174,7 +174,7 @@ function admittedLines(admit: NonNullable<Shown["admit"]>): string[] {
   ];
 }
 
-/** The command, its environment (secrets redacted already), its worktree, its limits and caps, its fence. */
+/** The command, its environment (secrets redacted already), its worktree, its limits and caps, its sandbox. */
 function specLines(d: Shown, spec: NonNullable<Shown["spec"]>): string[] {
   const out = [cutChars(inertText(`${spec.cmd} ${spec.args.join(" ")}`), 400)];
   const env = Object.entries(spec.env).map(([k, v]) => `${k}=${v}`);
@@ -192,16 +192,18 @@ function specLines(d: Shown, spec: NonNullable<Shown["spec"]>): string[] {
     spec.maxCostUsd == null ? null : `max cost $${spec.maxCostUsd}`,
   ].filter((c) => c !== null);
   if (caps.length > 0) out.push(`limits: ${caps.join(", ")}`);
-  const fence = spec.sandbox;
-  if (fence !== undefined) out.push(fenceLine(fence, refusalsIn(d.dir).denied));
+  const sandbox = spec.sandbox;
+  if (sandbox !== undefined) out.push(sandboxLine(sandbox, refusalsIn(d.dir).denied));
   return out;
 }
 
-/** "fence: --sandbox files+net, reaching api.openai.com:443; refused 2 (sandbox.log)". */
-function fenceLine(fence: NonNullable<SpecFile["sandbox"]>, refused: number): string {
+/** "sandbox: --sandbox files+net, reaching api.openai.com:443; refused 2 (sandbox.log)". */
+function sandboxLine(sandbox: NonNullable<SpecFile["sandbox"]>, refused: number): string {
   const hosts =
-    fence.mode === "files+net" ? `, reaching ${fence.allowNet.map(netRuleText).join(", ") || "nothing"}` : "";
-  return `fence: --sandbox ${fence.mode}${fence.workplace === "read" ? ", workplace read-only" : ""}${hosts}; refused ${refused} (sandbox.log)`;
+    sandbox.mode === "files+net"
+      ? `, reaching ${sandbox.allowNet.map(netRuleText).join(", ") || "nothing"}`
+      : "";
+  return `sandbox: --sandbox ${sandbox.mode}${sandbox.workplace === "read" ? ", workplace read-only" : ""}${hosts}; refused ${refused} (sandbox.log)`;
 }
 
 function processLines(d: Shown, proc: NonNullable<Shown["proc"]>): string[] {

@@ -88,29 +88,29 @@ function placedRequest(request: DispatchRequest, home: string): DispatchRequest 
   const placement = resolvePlacement(request.placement, runFile?.placement ?? null);
   // An engine's options for a dispatch that runs locally are refused here, before anything is written.
   admitPlacementOf(placement, request.placement);
-  const fence =
-    request.fence !== undefined
-      ? request.fence
+  const sandboxPolicy =
+    request.sandboxPolicy !== undefined
+      ? request.sandboxPolicy
       : resolveSandbox(request.sandbox, runFile?.sandbox ?? null, request.backend.id, request.access);
-  return { ...request, placement: { ...request.placement, placement }, fence };
+  return { ...request, placement: { ...request.placement, placement }, sandboxPolicy };
 }
 
 /**
- * The fence is one catherd can keep — no --allow-write into its home, no wildcard over a public suffix —
+ * The sandbox is one catherd can keep — no --allow-write into its home, no wildcard over a public suffix —
  * and can run here (specs/sandbox.md, "Where it runs"): else E_INPUT_INVALID, or E_SANDBOX_UNAVAILABLE
- * with the fix, before anything is written. A dispatch placed on an engine is fenced by its supervisor on
+ * with the fix, before anything is written. A dispatch placed on an engine is sandboxed by its supervisor on
  * the node, which checks again there.
  */
-async function checkFence(request: DispatchRequest, home: string): Promise<void> {
-  if (request.fence == null) return;
-  refuseCatherdWrites(request.fence.allowWrite, home);
-  await refuseWideWildcards(request.fence.allowNet);
-  const { fenceUnavailable } = await import("../infra/fence/probe.js");
-  const missing = await fenceUnavailable(request.fence.mode);
+async function checkSandbox(request: DispatchRequest, home: string): Promise<void> {
+  if (request.sandboxPolicy == null) return;
+  refuseCatherdWrites(request.sandboxPolicy.allowWrite, home);
+  await refuseWideWildcards(request.sandboxPolicy.allowNet);
+  const { sandboxUnavailable } = await import("../infra/sandbox/probe.js");
+  const missing = await sandboxUnavailable(request.sandboxPolicy.mode);
   if (missing === null) return;
   throw new CatherdError(
     "E_SANDBOX_UNAVAILABLE",
-    `--sandbox ${request.fence.mode} cannot run here: ${missing.what}: ${missing.detail}`,
+    `--sandbox ${request.sandboxPolicy.mode} cannot run here: ${missing.what}: ${missing.detail}`,
     { fix: `${missing.fix ?? "see catherd doctor"}; or dispatch with --sandbox off` },
   );
 }
@@ -134,7 +134,7 @@ async function checkEngineUsable(name: EngineName): Promise<void> {
 async function checkReady(request: DispatchRequest, home: string, clock: Clock): Promise<void> {
   const placement = request.placement.placement;
   if (placement !== null && placement !== "local") await checkEngineUsable(placement);
-  await checkFence(request, home);
+  await checkSandbox(request, home);
   const checks = [
     { backend: request.backend, bin: request.bin },
     ...(request.chain?.rungs ?? []).map((rung) => ({ backend: backendFor(rung.backend), bin: rung.bin })),

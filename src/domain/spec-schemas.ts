@@ -49,7 +49,7 @@ export const specFileSchema = loose({
   outcome: z.boolean().optional(),
   answerSchema: answerSchemaField.optional(),
   steer: steerField.optional(),
-  /** --sandbox files|files+net: the fence the agent runs in (specs/sandbox.md); absent: none. */
+  /** --sandbox files|files+net: the sandbox the agent runs in (specs/sandbox.md); absent: none. */
   sandbox: sandboxField.optional(),
 });
 export type SpecFile = z.infer<typeof specFileSchema>;
@@ -88,7 +88,7 @@ export const specSchema = loose({
   answerSchema: answerSchemaField.optional(),
   /** --steerable: how catherd talks to the running agent (specs/steering.md); absent: it does not. */
   steer: steerField.optional(),
-  /** --sandbox: the fence the agent runs in (specs/sandbox.md); absent: none. */
+  /** --sandbox: the sandbox the agent runs in (specs/sandbox.md); absent: none. */
   sandbox: sandboxField.optional(),
 });
 export type Spec = z.infer<typeof specSchema>;

@@ -63,13 +63,13 @@ export const FILES = {
   inboxLock: "inbox.lock",
   /** What the agent asked its caller, one file each, and the one answer each got. */
   questions: "questions",
-  /** What the fence refused (specs/sandbox.md): a JSON line per refusal, after one that says the fence. */
+  /** What the sandbox refused (specs/sandbox.md): a JSON line per refusal, after its `fence` line that says the sandbox. */
   sandboxLog: "sandbox.log",
-  /** The fence as its supervisor raised it: where its proxy listens, so that an adopter listens there again. */
-  fence: "fence.json",
-  /** bubblewrap's status of the fenced agent (--json-status-fd): its pid, then its exit code. */
-  fenceStatus: "fence-status.json",
-  /** Where a `catherd lock` of the agent reports (specs/lock.md): writable inside a fence, unlike the folder. */
+  /** The sandbox as its supervisor raised it: where its proxy listens, so that an adopter listens there again. */
+  sandboxFile: "fence.json",
+  /** bubblewrap's status of the sandboxed agent (--json-status-fd): its pid, then its exit code. */
+  sandboxStatus: "fence-status.json",
+  /** Where a `catherd lock` of the agent reports (specs/lock.md): writable inside a sandbox, unlike the folder. */
   lockReports: "locks",
   /** Empty: the supervisor met a full disk and could not write exit.json even through its reserve. */
   diskFull: "disk-full",

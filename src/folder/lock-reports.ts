@@ -21,7 +21,7 @@ export function isLockReportName(name: string): boolean {
 
 /**
  * Where the lock process `pid` (started at `startTime`) reports for the dispatch folder `dir`: in its
- * `locks/` folder where the supervisor made one (a fenced dispatch: the folder itself is read-only to the
+ * `locks/` folder where the supervisor made one (a sandboxed dispatch: the folder itself is read-only to the
  * agent, specs/sandbox.md), else in the folder.
  */
 export function lockReportPath(dir: string, pid: number, startTime: string | null): string {
@@ -65,7 +65,7 @@ export function readLockReports(dir: string): { live: ReadReport[]; dead: string
     const read = readJsonFile(file, lockReportFileSchema);
     if (read.kind !== "ok") continue;
     const { pid, startTime, pidNs } = read.value;
-    // A lock in a namespace this reader cannot see (it reads from inside another fence) counts as live.
+    // A lock in a namespace this reader cannot see (it reads from inside another sandbox) counts as live.
     if (sightOf({ pid, startTime, pidNs: pidNs ?? null }) !== "dead") live.push({ file, report: read.value });
     else dead.push(file);
   }

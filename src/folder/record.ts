@@ -3,7 +3,7 @@ import * as path from "node:path";
 import type { Backend, Outcome } from "../backends/types.js";
 import { declaredOutcome } from "../domain/ending/declared-outcome.js";
 import type { EndingError, ExitFacts } from "../domain/ending/ending.js";
-import { type FenceAccount, fenceWords } from "../domain/sandbox/sandbox.js";
+import { type SandboxAccount, sandboxWords } from "../domain/sandbox/sandbox.js";
 import {
   type AdmitFile,
   type ExitFile,
@@ -31,7 +31,7 @@ import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
 import { isDiskRefusal, unbuiltRecord } from "./record-fallback.js";
 import { settleSpend, spendBeforeRecord } from "./run-ledger.js";
-import { fenceAccount, keptReadOnly } from "./sandbox-log.js";
+import { keptReadOnly, sandboxAccount } from "./sandbox-log.js";
 import { billingOf, type PricedUsage, priceUsage } from "./spend.js";
 import { readSteering, steeringCounts } from "./steering-view.js";
 import { summarizeDispatch } from "./summarize.js";
@@ -158,7 +158,7 @@ async function recordBody(
   const activity = okValue(readFolderJson(dir, FILES.activity));
   const reply = outcome.reply;
   const { changedFiles, patch, worktree, commits } = await dispatchChanges(dir, admit, spec);
-  const fence = spec?.sandbox === undefined ? null : fenceAccount(dir, spec.sandbox.mode);
+  const sandbox = spec?.sandbox === undefined ? null : sandboxAccount(dir, spec.sandbox.mode);
   return {
     schema: SCHEMA_VERSION,
     dispatchId: folder.dispatchId,
@@ -182,7 +182,7 @@ async function recordBody(
     reply,
     replyPath: reply === null ? null : path.join(dir, FILES.reply),
     changedFiles,
-    error: recordError(dir, outcome.failure, fence),
+    error: recordError(dir, outcome.failure, sandbox),
     patch,
     worktree,
     commits,
@@ -198,7 +198,7 @@ async function recordBody(
     // The worker's word, read only when asked for (absent when not): beside `status`, never changing it.
     ...(spec?.outcome === true ? { outcome: declaredOutcome(reply) } : {}),
     ...(spec?.steer === undefined ? {} : { steering: steeringOf(dir, exit) }),
-    ...(fence === null ? {} : { sandbox: fence }),
+    ...(sandbox === null ? {} : { sandbox }),
   };
 }
 
@@ -225,13 +225,13 @@ function withChain(admit: AdmitFile | null, ended: RecordFile): RecordFile {
 
 /**
  * record.error for anything but `ok` (specs/record.md): the verdict's error (src/domain/ending/ending.ts) with
- * what the fence refused in its words, and the tail of stderr.log; an answer that does not hold is the
+ * what the sandbox refused in its words, and the tail of stderr.log; an answer that does not hold is the
  * worker's, and carries neither.
  */
 function recordError(
   dir: string,
   failure: EndingError | null,
-  fence: FenceAccount | null,
+  sandbox: SandboxAccount | null,
 ): RecordFile["error"] {
   if (failure === null) return null;
   const { code, kind, message, retryAfter, engine } = failure;
@@ -241,7 +241,7 @@ function recordError(
   return {
     code,
     kind,
-    message: withFenceWords(message, fence, dir),
+    message: withSandboxWords(message, sandbox, dir),
     retryAfter,
     tail,
     // What the engine said of a job it ended (specs/placement.md): carried from exit.json as it is.
@@ -249,9 +249,9 @@ function recordError(
   };
 }
 
-/** A failure's words with what the fence refused after them, and the flag that would allow it. */
-function withFenceWords(message: string, fence: FenceAccount | null, dir: string): string {
-  const words = fence === null ? null : fenceWords(fence, keptReadOnly(dir));
+/** A failure's words with what the sandbox refused after them, and the flag that would allow it. */
+function withSandboxWords(message: string, sandbox: SandboxAccount | null, dir: string): string {
+  const words = sandbox === null ? null : sandboxWords(sandbox, keptReadOnly(dir));
   return words === null ? message : `${message} (${words})`;
 }
 

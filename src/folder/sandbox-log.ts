@@ -1,11 +1,22 @@
 import * as fs from "node:fs";
-import { type FenceAccount, type FenceMode, netRuleText, refusedWriteIn } from "../domain/sandbox/sandbox.js";
+import {
+  netRuleText,
+  refusedWriteIn,
+  type SandboxAccount,
+  type SandboxedMode,
+} from "../domain/sandbox/sandbox.js";
 import { tailLines } from "../infra/tail.js";
 import { FILES, fileIn } from "./layout.js";
 
-// sandbox.log (specs/sandbox.md, "What it refused"): a `fence` line when the supervisor raised the fence,
+// sandbox.log (specs/sandbox.md, "What it refused"): a `fence` line when the supervisor raised the sandbox,
 // then a line per refusal. Read by the record, `show` and `logs`; written only by the supervisor (the
-// agent cannot: the folder is read-only inside its fence).
+// agent cannot: the folder is read-only inside its sandbox).
+
+/**
+ * The event of sandbox.log's first line, the sandbox as raised: a spelling of the folder that stays `fence`
+ * (specs/architecture.md, "One name per thing").
+ */
+export const RAISED_EVENT = "fence";
 
 /** One line of sandbox.log, as far as readers need it. */
 export interface SandboxLine {
@@ -43,8 +54,8 @@ export function readSandboxLog(dir: string): SandboxLine[] {
 const STDERR_SCAN_LINES = 400;
 const STDERR_SCAN_BYTES = 128 * 1024;
 
-/** What sandbox.log says the fence refused: how many connections, and the first as `HOST:PORT`. */
-export function refusalsIn(dir: string): Pick<FenceAccount, "denied" | "firstDenied"> {
+/** What sandbox.log says the sandbox refused: how many connections, and the first as `HOST:PORT`. */
+export function refusalsIn(dir: string): Pick<SandboxAccount, "denied" | "firstDenied"> {
   const denied = readSandboxLog(dir).filter((line) => line.event === "denied");
   const first = denied.find((line) => line.host !== undefined && line.port !== undefined);
   return {
@@ -54,14 +65,14 @@ export function refusalsIn(dir: string): Pick<FenceAccount, "denied" | "firstDen
   };
 }
 
-/** The places the fence kept read-only (its `fence` line's `readOnly`): none when it says none. */
+/** The places the sandbox kept read-only (its `fence` line's `readOnly`): none when it says none. */
 export function keptReadOnly(dir: string): string[] {
-  const kept = readSandboxLog(dir).find((line) => line.event === "fence")?.readOnly;
+  const kept = readSandboxLog(dir).find((line) => line.event === RAISED_EVENT)?.readOnly;
   return Array.isArray(kept) ? kept.filter((place): place is string => typeof place === "string") : [];
 }
 
-/** The fence's account of a fenced dispatch, for its record. */
-export function fenceAccount(dir: string, mode: FenceMode): FenceAccount {
+/** The sandbox's account of a sandboxed dispatch, for its record. */
+export function sandboxAccount(dir: string, mode: SandboxedMode): SandboxAccount {
   const stderr = tailLines(fileIn(dir, FILES.stderr), STDERR_SCAN_LINES, STDERR_SCAN_BYTES);
   return { mode, ...refusalsIn(dir), refusedWrite: refusedWriteIn(stderr) };
 }

@@ -4,7 +4,7 @@ import { isSameProcess, startTimeOf } from "./process-identity.js";
 
 // A process named from inside a PID namespace — by its pid there, its start time and the namespace
 // (`pid:[inode]`, as /proc/<pid>/ns/pid reads) — judged from this process's own namespace (specs/lock.md,
-// "Who holds a slot"). A fence's `catherd lock` names itself so (specs/sandbox.md, "Processes"): the
+// "Who holds a slot"). A sandbox's `catherd lock` names itself so (specs/sandbox.md, "Processes"): the
 // supervisor and every catherd outside find it through the namespace's members in their /proc, whose
 // `NSpid` line gives each one's pid in every namespace from theirs down. The start time is read from
 // /proc/<pid>/stat: ticks since boot, the same in every namespace of the boot.
@@ -13,8 +13,8 @@ import { isSameProcess, startTimeOf } from "./process-identity.js";
 export const INITIAL_PID_NAMESPACE = "pid:[4026531836]";
 
 /**
- * `alive`/`dead`: known from here. `unseen`: its namespace is not below this process's (a fence's claim
- * read from another fence, the host's read from inside one), so nothing here can tell.
+ * `alive`/`dead`: known from here. `unseen`: its namespace is not below this process's (a sandbox's claim
+ * read from another sandbox, the host's read from inside one), so nothing here can tell.
  */
 export type ProcessSight = "alive" | "dead" | "unseen";
 

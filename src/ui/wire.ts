@@ -73,7 +73,7 @@ export interface RowWire {
   questions?: number | null;
   messages?: { queued: number; delivered: number; acted: number; failed: number } | null;
   asking?: { id: string; kind: string; asks: string; answerBy: string } | null;
-  /** A fenced dispatch's fence (specs/sandbox.md): its mode and what it refused; null: not fenced. */
+  /** A sandboxed dispatch's sandbox (specs/sandbox.md; the row's `fence` field): its mode and what it refused; null: not sandboxed. */
   fence?: { mode: string; denied: number; firstDenied: string | null } | null;
 }
 

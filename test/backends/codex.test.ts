@@ -477,13 +477,13 @@ describe("codex plan", () => {
   });
 
   it.each(["read-only", "workspace-write", "full", null] as const)(
-    "inside catherd's fence, leaves its own sandbox out at access %s (the fence enforces it)",
+    "inside catherd's sandbox, leaves its own sandbox out at access %s (the sandbox enforces it)",
     (access) => {
-      expect(codex.plan(planRequest({ access, fenced: true })).args.slice(3, -1)).toEqual([
+      expect(codex.plan(planRequest({ access, sandboxed: true })).args.slice(3, -1)).toEqual([
         "--dangerously-bypass-approvals-and-sandbox",
       ]);
       // `exec resume` takes the same (it has no --sandbox).
-      expect(codex.plan(planRequest({ access, fenced: true, thread: "th-1" })).args).toContain(
+      expect(codex.plan(planRequest({ access, sandboxed: true, thread: "th-1" })).args).toContain(
         "--dangerously-bypass-approvals-and-sandbox",
       );
     },

@@ -84,19 +84,19 @@ describe("catherd doctor", () => {
     expect(names.sort()).toEqual(["claude-code", "codex", "gemini", "opencode"]);
   });
 
-  it("says whether the fence can run here, and what to install where it cannot", async () => {
+  it("says whether the sandbox can run here, and what to install where it cannot", async () => {
     const { env } = isolatedHome();
     const here = await runCli(["doctor", "exec", "--json"], { env });
-    const fence = (
+    const sandbox = (
       JSON.parse(here.stdout) as { fence: { checks: { what: string; ok: boolean }[]; modes: string[] } }
     ).fence;
-    expect(fence.checks.map((c) => c.what)).toEqual(["bubblewrap", "user namespaces", "socat"]);
+    expect(sandbox.checks.map((c) => c.what)).toEqual(["bubblewrap", "user namespaces", "socat"]);
     // CI installs bubblewrap and socat, and its kernel gives user namespaces.
-    expect(fence.modes).toEqual(["files", "files+net"]);
+    expect(sandbox.modes).toEqual(["files", "files+net"]);
     const nowhere = await runCli(["doctor", "exec"], { env: { ...env, PATH: tempDir(), NO_COLOR: "1" } });
     expect(nowhere.stdout).toContain("missing bubblewrap       bwrap is not on PATH");
     expect(nowhere.stdout).toContain("fix: install bubblewrap (Debian: apt-get install bubblewrap)");
-    expect(nowhere.stdout).toContain("the fence cannot run here");
+    expect(nowhere.stdout).toContain("the sandbox cannot run here");
   });
 
   it("refuses an unknown backend name as a usage error", async () => {

@@ -10,7 +10,7 @@ import { steering } from "../../src/dispatch/request/steer-input.js";
 import type { AdmitFile, LadderFile, SpecFile } from "../../src/domain/schemas.js";
 
 // What a successor takes over of each concern (specs/dispatch.md, "A request's concerns"): a chain's
-// next attempt repeats the ladder's request, a follow-up turn its turn's steering and fence.
+// next attempt repeats the ladder's request, a follow-up turn its turn's steering and sandbox.
 
 const LADDER = {
   rungs: [],
@@ -36,13 +36,13 @@ const LADDER = {
 } as LadderFile;
 
 const STEER = { keepOpenMs: 60_000, onQuestion: null };
-const FENCE = {
+const SANDBOX = {
   mode: "files+net",
   allowWrite: [],
   denyRead: [],
   allowNet: [{ host: "example.com", port: 443 }],
 };
-const SPEC = { steer: STEER, sandbox: FENCE } as unknown as SpecFile;
+const SPEC = { steer: STEER, sandbox: SANDBOX } as unknown as SpecFile;
 
 const next = (backend: "codex" | "claude-code" | "gemini") =>
   ({ kind: "next-attempt", backend: backendFor(backend) }) as const;
@@ -75,13 +75,15 @@ describe("what a successor carries", () => {
     expect(steering.carry({ spec: null, ladder: LADDER }, next("claude-code"))).toEqual({});
   });
 
-  it("fences a next attempt as the first, with its own CLI's endpoints; a follow-up as its turn", () => {
+  it("sandboxes a next attempt as the first, with its own CLI's endpoints; a follow-up as its turn", () => {
     const carried = sandbox.carry(recorded, next("gemini"));
     expect(carried.sandbox).toMatchObject({ mode: null, allowNet: [] });
-    expect(carried.fence?.allowNet).toContainEqual({ host: "example.com", port: 443 });
-    expect(carried.fence?.allowNet.length).toBeGreaterThan(1);
-    expect(sandbox.carry(recorded, followUp("codex"))).toEqual({ fence: FENCE });
-    expect(sandbox.carry({ spec: null, ladder: LADDER }, next("gemini"))).toMatchObject({ fence: null });
+    expect(carried.sandboxPolicy?.allowNet).toContainEqual({ host: "example.com", port: 443 });
+    expect(carried.sandboxPolicy?.allowNet.length).toBeGreaterThan(1);
+    expect(sandbox.carry(recorded, followUp("codex"))).toEqual({ sandboxPolicy: SANDBOX });
+    expect(sandbox.carry({ spec: null, ladder: LADDER }, next("gemini"))).toMatchObject({
+      sandboxPolicy: null,
+    });
     expect(sandbox.carry({ spec: null, ladder: null }, followUp("codex"))).toEqual({});
   });
 

@@ -6,7 +6,7 @@ import { CatherdError } from "../../src/domain/errors.js";
 import { isolatedHome, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/folders.js";
 
-// What a fence request may not ask (specs/sandbox.md): an --allow-write into the catherd home, however the
+// What a sandbox request may not ask (specs/sandbox.md): an --allow-write into the catherd home, however the
 // path is spelled, and an --allow-net wildcard over a public suffix. Refused before anything is written.
 
 /** A home with a run's dispatch folder, a symlink to the home and one to its parent. */

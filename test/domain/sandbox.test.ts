@@ -2,16 +2,16 @@ import { describe, expect, it } from "vitest";
 import {
   allowsConnection,
   deniedUnderHome,
-  fenceMayWrite,
-  fenceWords,
   isWorktreePlace,
   loopbackPorts,
   parseNetRule,
   refusedWriteIn,
+  sandboxMayWrite,
+  sandboxWords,
   writableUnderHome,
 } from "../../src/domain/sandbox/sandbox.js";
 
-// The fence's rules without I/O (specs/sandbox.md): the allow list, what is hidden and writable, and how a
+// The sandbox's rules without I/O (specs/sandbox.md): the allow list, what is hidden and writable, and how a
 // refusal reads.
 
 describe("parseNetRule", () => {
@@ -128,14 +128,14 @@ describe("what catherd judges by, whatever --allow-write names", () => {
     ["/h/catherd/runs/r/worktrees/D1", true],
     ["/h/catherd/runs/r/worktrees/D1/src", true],
   ])("%s may stay writable: %s", (place, may) => {
-    expect(fenceMayWrite(place, own)).toBe(may);
+    expect(sandboxMayWrite(place, own)).toBe(may);
   });
 
   it("keeps a dispatch folder outside any home read-only but for its scratch", () => {
     const loose = { home: "/h/catherd", dir: "/srv/folder", scratch: ["/srv/folder/tmp"] };
-    expect(fenceMayWrite("/srv", loose)).toBe(true);
-    expect(fenceMayWrite("/srv/folder", loose)).toBe(false);
-    expect(fenceMayWrite("/srv/folder/tmp", loose)).toBe(true);
+    expect(sandboxMayWrite("/srv", loose)).toBe(true);
+    expect(sandboxMayWrite("/srv/folder", loose)).toBe(false);
+    expect(sandboxMayWrite("/srv/folder/tmp", loose)).toBe(true);
   });
 
   it.each([
@@ -162,33 +162,33 @@ describe("a refusal in a failure line", () => {
     expect(refusedWriteIn([line])).toBe(file);
   });
 
-  it("names no flag for a write to what the fence keeps read-only whatever the flags say", () => {
+  it("names no flag for a write to what the sandbox keeps read-only whatever the flags say", () => {
     const account = { mode: "files" as const, denied: 0, firstDenied: null };
     const kept = ["/h/catherd", "/h/catherd/runs/r/dispatches/n/D1", "/srv/repo/.git/hooks"];
     expect(
-      fenceWords({ ...account, refusedWrite: "/h/catherd/runs/r/dispatches/n/D1/record.json" }, kept),
+      sandboxWords({ ...account, refusedWrite: "/h/catherd/runs/r/dispatches/n/D1/record.json" }, kept),
     ).toBe(
-      "the fence refused a write to /h/catherd/runs/r/dispatches/n/D1/record.json: it stays read-only inside the fence, whatever --allow-write says",
+      "the sandbox refused a write to /h/catherd/runs/r/dispatches/n/D1/record.json: it stays read-only inside the sandbox, whatever --allow-write says",
     );
-    expect(fenceWords({ ...account, refusedWrite: "/srv/repo/.git/hooks/pre-commit" }, kept)).toContain(
-      "it stays read-only inside the fence",
+    expect(sandboxWords({ ...account, refusedWrite: "/srv/repo/.git/hooks/pre-commit" }, kept)).toContain(
+      "it stays read-only inside the sandbox",
     );
-    expect(fenceWords({ ...account, refusedWrite: "/srv/out/a.txt" }, kept)).toBe(
-      "the fence refused a write to /srv/out/a.txt: allow it with --allow-write /srv/out",
+    expect(sandboxWords({ ...account, refusedWrite: "/srv/out/a.txt" }, kept)).toBe(
+      "the sandbox refused a write to /srv/out/a.txt: allow it with --allow-write /srv/out",
     );
   });
 
   it("names the flag that allows what was refused", () => {
     expect(
-      fenceWords({
+      sandboxWords({
         mode: "files+net",
         denied: 3,
         firstDenied: "registry.example:443",
         refusedWrite: "/srv/out/a.txt",
       }),
     ).toBe(
-      "the fence refused a connection to registry.example:443 (and 2 more): allow it with --allow-net registry.example:443; the fence refused a write to /srv/out/a.txt: allow it with --allow-write /srv/out",
+      "the sandbox refused a connection to registry.example:443 (and 2 more): allow it with --allow-net registry.example:443; the sandbox refused a write to /srv/out/a.txt: allow it with --allow-write /srv/out",
     );
-    expect(fenceWords({ mode: "files", denied: 0, firstDenied: null, refusedWrite: null })).toBeNull();
+    expect(sandboxWords({ mode: "files", denied: 0, firstDenied: null, refusedWrite: null })).toBeNull();
   });
 });

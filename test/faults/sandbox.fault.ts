@@ -4,15 +4,15 @@ import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { dispatchedOf, runCli } from "../helpers/cli.js";
-import { FENCE_PROBE } from "../helpers/fence.js";
 import { readJson } from "../helpers/folders.js";
 import { makeRepo } from "../helpers/git.js";
 import { isAlive, killPid } from "../helpers/processes.js";
+import { SANDBOX_PROBE } from "../helpers/sandbox.js";
 import { waitFor } from "../helpers/wait.js";
 import { CROWD, heavy, homeFor, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
 
-// Row 17: the fence (specs/sandbox.md) under faults — its proxy's death with its supervisor's, and a crowd
-// of fenced dispatches at once.
+// Row 17: the sandbox (specs/sandbox.md) under faults — its proxy's death with its supervisor's, and a crowd
+// of sandboxed dispatches at once.
 
 useFaultKit();
 
@@ -61,7 +61,7 @@ async function dispatch(t: Trial, env: NodeJS.ProcessEnv, name: string, flags: s
   return d;
 }
 
-describe("row 17: the fence under faults", () => {
+describe("row 17: the sandbox under faults", () => {
   it("17a: the supervisor (and its proxy) SIGKILLed mid-run: the adopter serves the agent's next connection", async () => {
     const t = trial("17a");
     const { env } = homeFor(t);
@@ -71,14 +71,14 @@ describe("row 17: the fence under faults", () => {
     const d = await dispatch(
       t,
       env,
-      "fenced",
+      "sandboxed",
       ["--cwd", t.dir(), "--sandbox", "files+net", "--allow-net", `127.0.0.1:${web.port}`],
-      `node ${FENCE_PROBE} "!proxy:${url}" && while [ ! -e ${go} ]; do sleep 0.05; done; node ${FENCE_PROBE} "!proxy:${url}"`,
+      `node ${SANDBOX_PROBE} "!proxy:${url}" && while [ ! -e ${go} ]; do sleep 0.05; done; node ${SANDBOX_PROBE} "!proxy:${url}"`,
     );
     // The agent's own word that the first answer came back, not the server's count: a request counted
     // there may still be on its way back through the proxy, which the kill would cut (the connections in
     // flight die with the supervisor: specs/sandbox.md, "Network"), and this row is about the next one.
-    // An agent that fails of a cut request and ends unwatched is recorded lost, its fence gone with it
+    // An agent that fails of a cut request and ends unwatched is recorded lost, its sandbox gone with it
     // (row 17c).
     const events = path.join(d.dir, "events.jsonl");
     await waitFor("the first answer through the first supervisor's proxy", () =>
@@ -88,15 +88,15 @@ describe("row 17: the fence under faults", () => {
     const proc = readJson(path.join(d.dir, "proc.json")) as { pid: number; pgid: number };
     killPid(d.supervisorPid);
     await waitGone(d.supervisorPid);
-    expect(isAlive(proc.pid), "the fenced agent outlives its supervisor").toBe(true);
+    expect(isAlive(proc.pid), "the sandboxed agent outlives its supervisor").toBe(true);
     // The first reader adopts it; the adopter listens on the proxy's sockets again.
     const status = await runCli(["status"], { env });
     const folderText = (name: string) => {
       const file = path.join(d.dir, name);
       return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : `(no ${name})`;
     };
-    await waitFor("the adopter to serve the fence again", () =>
-      folderText("supervisor.log").includes('"fence-served-again"') ? true : undefined,
+    await waitFor("the adopter to serve the sandbox again", () =>
+      folderText("supervisor.log").includes('"sandbox-served-again"') ? true : undefined,
     ).catch((error: unknown) => {
       const seen = ["supervisor.log", "supervisor.out", "stderr.log", "events.jsonl", "fence-status.json"];
       throw new Error(
@@ -108,7 +108,10 @@ describe("row 17: the fence under faults", () => {
     const adopter = (readJson(path.join(d.dir, "supervisor.json")) as { pid: number }).pid;
     t.pid(adopter);
     fs.writeFileSync(go, "");
-    const waited = await runCli(["wait", "fenced", "--timeout", "60s", "--json"], { env, timeoutMs: 70_000 });
+    const waited = await runCli(["wait", "sandboxed", "--timeout", "60s", "--json"], {
+      env,
+      timeoutMs: 70_000,
+    });
     const record = (
       JSON.parse(waited.stdout) as { records: { status: string; sandbox: unknown; error: unknown }[] }
     ).records[0];
@@ -117,12 +120,12 @@ describe("row 17: the fence under faults", () => {
     expect(record?.sandbox).toMatchObject({ mode: "files+net", denied: 0 });
     expect(web.hits()).toBe(2);
     await waitGone(adopter, 30_000);
-    const fence = readJson(path.join(d.dir, "fence.json")) as { socketDir: string };
-    expect(fs.existsSync(fence.socketDir), "the proxy's sockets went with the last supervisor").toBe(false);
+    const sandbox = readJson(path.join(d.dir, "fence.json")) as { socketDir: string };
+    expect(fs.existsSync(sandbox.socketDir), "the proxy's sockets went with the last supervisor").toBe(false);
     t.pass();
   });
 
-  it(`17b: ${CROWD} fenced dispatches at once, each in its own worktree: each writes only its own, the proxy holds`, async () => {
+  it(`17b: ${CROWD} sandboxed dispatches at once, each in its own worktree: each writes only its own, the proxy holds`, async () => {
     const t = trial("17b", { many: true });
     await heavy(t);
     const { env } = homeFor(t);
@@ -137,7 +140,7 @@ describe("row 17: the fence under faults", () => {
           `crowd-${i}`,
           ["--cwd", repo, "--worktree", "--sandbox", "files+net", "--allow-net", `127.0.0.1:${web.port}`],
           // What it sees of the worktrees folder (its own only), its own file written, a request served.
-          `ls "$(dirname "$PWD")"; echo mine > own.txt && node ${FENCE_PROBE} "!proxy:http://127.0.0.1:${web.port}/"`,
+          `ls "$(dirname "$PWD")"; echo mine > own.txt && node ${SANDBOX_PROBE} "!proxy:http://127.0.0.1:${web.port}/"`,
         ),
       ),
     );
@@ -146,7 +149,7 @@ describe("row 17: the fence under faults", () => {
     const waited = await runCli(["wait", "--timeout", "300s", "--json"], { env, timeoutMs: 320_000 });
     const records = (JSON.parse(waited.stdout) as { records: { status: string; dispatchId: string }[] })
       .records;
-    t.note(`${CROWD} fenced dispatches recorded in ${Math.round((Date.now() - started) / 1000)} s`);
+    t.note(`${CROWD} sandboxed dispatches recorded in ${Math.round((Date.now() - started) / 1000)} s`);
     for (const d of dispatched) {
       const record = records.find((r) => r.dispatchId === d.dispatchId);
       const eventsFile = path.join(d.dir, "events.jsonl");

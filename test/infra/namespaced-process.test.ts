@@ -5,7 +5,7 @@ import { startTimeOf } from "../../src/infra/process-identity.js";
 import { resolveExecutable } from "../../src/infra/which.js";
 import { waitFor } from "../helpers/wait.js";
 
-// A process named by its pid in its own PID namespace (a fence's `catherd lock`), judged from here.
+// A process named by its pid in its own PID namespace (a sandbox's `catherd lock`), judged from here.
 
 const bwrap = resolveExecutable("bwrap", process.env.PATH ?? "");
 

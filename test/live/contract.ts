@@ -124,12 +124,18 @@ export const CLI_EXPECTATIONS: Record<LiveCli, Expectations> = {
 /**
  * The contract's cases for one CLI. `steerable`: every dispatch is started `--steerable` (specs/steering.md):
  * the same cases must end the same over the steerable transport, which is what makes it a default.
- * `fenced`: every dispatch runs in `--sandbox files+net` with only the mock model's port allowed
- * (specs/sandbox.md): a fence must not change how a run ends.
+ * `sandboxed`: every dispatch runs in `--sandbox files+net` with only the mock model's port allowed
+ * (specs/sandbox.md): a sandbox must not change how a run ends.
  */
-export function defineContract(cli: LiveCli, options: { steerable?: boolean; fenced?: boolean } = {}): void {
+export function defineContract(
+  cli: LiveCli,
+  options: { steerable?: boolean; sandboxed?: boolean } = {},
+): void {
   const steer = options.steerable === true ? ["--steerable"] : [];
-  const how = [...(steer.length > 0 ? ["steerable"] : []), ...(options.fenced === true ? ["fenced"] : [])];
+  const how = [
+    ...(steer.length > 0 ? ["steerable"] : []),
+    ...(options.sandboxed === true ? ["sandboxed"] : []),
+  ];
   describe(`${cli} (real CLI, through catherd dispatch${how.map((h) => `, ${h}`).join("")})`, () => {
     let run: LiveRun;
     const expectations = CLI_EXPECTATIONS[cli];
@@ -137,7 +143,7 @@ export function defineContract(cli: LiveCli, options: { steerable?: boolean; fen
     beforeAll(() => checkPrerequisites(cli));
 
     beforeEach(async () => {
-      run = new LiveRun(await startMockModelServer(), { fenced: options.fenced === true });
+      run = new LiveRun(await startMockModelServer(), { sandboxed: options.sandboxed === true });
     });
 
     afterEach(async (context) => {
@@ -255,8 +261,8 @@ export function defineContract(cli: LiveCli, options: { steerable?: boolean; fen
       const pid = Number(/started (\d+)/.exec(record.reply ?? "")?.[1] ?? Number.NaN);
       expect(pid, why).toBeGreaterThan(1);
       expect(leftovers(d), why).toEqual([]);
-      if (options.fenced === true) {
-        // Inside the fence the pid is one of its own PID namespace (meaningless on the host), and the
+      if (options.sandboxed === true) {
+        // Inside the sandbox the pid is one of its own PID namespace (meaningless on the host), and the
         // namespace ends with its agent (specs/sandbox.md, "Processes"): nothing is left for the sweep.
         expect(exit.stop.swept, why).toBe(0);
         return;

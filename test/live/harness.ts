@@ -191,10 +191,10 @@ export class LiveRun {
   readonly dispatches: LiveDispatch[] = [];
   readonly roots: string[] = [];
 
-  /** `fenced`: every dispatch in `--sandbox files+net`, the mock model's loopback port allowed. */
+  /** `sandboxed`: every dispatch in `--sandbox files+net`, the mock model's loopback port allowed. */
   constructor(
     readonly server: MockModelServer,
-    readonly options: { fenced?: boolean } = {},
+    readonly options: { sandboxed?: boolean } = {},
   ) {}
 
   /** Dispatches `cli` on `scenario` through the built `catherd dispatch`, and returns at once. */
@@ -255,7 +255,7 @@ export class LiveRun {
     ];
     if (setup.model !== null) args.push("--model", setup.model);
     args.push(...(options.flags ?? []));
-    if (this.options.fenced === true) {
+    if (this.options.sandboxed === true) {
       args.push(
         "--sandbox",
         "files+net",

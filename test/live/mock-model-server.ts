@@ -39,7 +39,7 @@ export type Scenario =
   | "context400"
   | "answer"
   | "steer"
-  | "fence";
+  | "sandbox";
 export const SCENARIOS: readonly Scenario[] = [
   "tool",
   "text",
@@ -54,7 +54,7 @@ export const SCENARIOS: readonly Scenario[] = [
   "context400",
   "answer",
   "steer",
-  "fence",
+  "sandbox",
 ];
 
 /**
@@ -134,9 +134,9 @@ export const SCENARIO_COMMANDS: Partial<Record<Scenario, string>> = {
   // Started in the background with its output detached, so the tool call returns at once and the
   // sleep outlives it; `echo` reports its pid so the test can prove it existed and is gone.
   orphan: "sleep 1000 > /dev/null 2>&1 & echo started $!",
-  // Inside a fence (test/live/fence.live.ts): a planted secret the fence hides, a host it refuses.
-  fence:
-    'cat "$FENCE_SECRET_FILE" || echo secret-hidden; node "$FENCE_PROBE" "proxy:$FENCE_REFUSED_URL"; echo fence-done',
+  // Inside a sandbox (test/live/sandbox.live.ts): a planted secret the sandbox hides, a host it refuses.
+  sandbox:
+    'cat "$SANDBOX_SECRET_FILE" || echo secret-hidden; node "$SANDBOX_PROBE" "proxy:$SANDBOX_REFUSED_URL"; echo sandbox-done',
 };
 
 /** Every final answer starts with this marker; the tool's output (as the CLI reported it) follows. */

@@ -86,7 +86,7 @@ describe("the supervisor's phases", () => {
     const points = PHASES.flatMap((p) => [p.name, ...p.points]);
     expect(new Set(points).size).toBe(points.length);
     expect(Object.fromEntries(PHASES.map((p) => [p.name, [...p.points]]))).toMatchObject({
-      claimed: ["before-spawn", "fence-raised", "fence-starting", "after-spawn"],
+      claimed: ["before-spawn", "sandbox-raised", "sandbox-starting", "after-spawn"],
       watching: ["message-written"],
       stopping: ["term-sent"],
     });

@@ -43,14 +43,14 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
   const asked = request.placement.runPlacement;
   const placementChanged = asked !== null && (file.placement ?? "none") !== asked;
   // --run-sandbox: the mode and this dispatch's --allow-net replace the run's; `none` forgets both.
-  const fenceAsked = request.sandbox.runMode;
+  const sandboxAsked = request.sandbox.runMode;
   const sandbox =
-    fenceAsked === null
+    sandboxAsked === null
       ? file.sandbox
-      : fenceAsked === "none"
+      : sandboxAsked === "none"
         ? undefined
-        : { mode: fenceAsked, allowNet: request.sandbox.allowNet };
-  const sandboxChanged = fenceAsked !== null && JSON.stringify(sandbox) !== JSON.stringify(file.sandbox);
+        : { mode: sandboxAsked, allowNet: request.sandbox.allowNet };
+  const sandboxChanged = sandboxAsked !== null && JSON.stringify(sandbox) !== JSON.stringify(file.sandbox);
   if (read.kind !== "ok" || capsChanged || placementChanged || sandboxChanged) {
     const { placement: _placement, sandbox: _sandbox, ...rest } = file;
     const placement = asked === null ? file.placement : asked === "none" ? undefined : asked;

@@ -225,7 +225,7 @@ function specOf(
     answerSchema:
       answerSchemaPath === null || answer === null ? null : { path: answerSchemaPath, text: answer.text },
     steer: request.steer == null ? null : { questions: request.steer.onQuestion !== null },
-    fenced: request.fence != null,
+    sandboxed: request.sandboxPolicy != null,
   });
   return {
     schema: SCHEMA_VERSION,
@@ -244,7 +244,7 @@ function specOf(
     ...brief.toSpec(request),
     ...(answerSchemaPath === null ? {} : { answerSchema: answerSchemaPath }),
     ...steering.toSpec(request),
-    ...(request.fence == null ? {} : { sandbox: request.fence }),
+    ...(request.sandboxPolicy == null ? {} : { sandbox: request.sandboxPolicy }),
   };
 }
 

@@ -149,7 +149,7 @@ function resumableBackend(
 /**
  * The follow-up's request: the caller's flags validated on top of what the turn fixes — its backend,
  * name, folder, model, effort, access, thread and executable; what the concerns carry to a follow-up
- * (steerable and fenced as the turn was) unless the caller says anew.
+ * (steerable and sandboxed as the turn was) unless the caller says anew.
  */
 function nextTurn(raw: RawDispatchInput, turn: RecordedTurn, access: AccessLevel | null): DispatchRequest {
   const { admit, spec, record, backend } = turn;
@@ -168,11 +168,11 @@ function nextTurn(raw: RawDispatchInput, turn: RecordedTurn, access: AccessLevel
   });
   const recorded = { spec, ladder: admit.ladder ?? null };
   const to = { kind: "follow-up", backend } as const;
-  const asksFence = raw.sandbox !== undefined || raw.runSandbox !== undefined;
+  const asksSandbox = raw.sandbox !== undefined || raw.runSandbox !== undefined;
   return {
     ...request,
     ...(request.steer == null ? steering.carry(recorded, to) : {}),
-    ...(asksFence ? {} : sandbox.carry(recorded, to)),
+    ...(asksSandbox ? {} : sandbox.carry(recorded, to)),
     followUp: { dispatchId: turn.dispatchId, dir: turn.dir, worktree: spec.worktree ?? null },
   };
 }

@@ -214,7 +214,7 @@ interface RecordedAttempt {
 
 /**
  * The request of the next attempt: the recorded one's name, brief, cwd, owns, access, and what its
- * concerns carry over (limits, isolation), its caps, fence and answer schema, on the step's backend and
+ * concerns carry over (limits, isolation), its caps, sandbox and answer schema, on the step's backend and
  * model. On another backend, what only means something to the first — `--effort`, `--thread`, the
  * arguments after `--` — is left out. A repair (`why: "repair"`) resumes the recorded attempt's own
  * thread with a brief of the validator's errors.

@@ -357,18 +357,18 @@ function stateOf(o: Observed): DispatchState {
  * before naming it in proc.json, or the agent may have ended and left a process behind: anything still
  * carrying the dispatch's variable is an orphan to stop (catherd cancel), not a lost dispatch to record
  * while it runs on. Only on the reader's host, and never for a placed dispatch whose supervisor did not
- * come up (its job ran nothing). A fenced agent runs only once proc.json names it: without proc.json,
- * what carries the variable is its fence, which ends by itself without running it
- * (specs/sandbox.md, "A supervisor's death while the fence goes up").
+ * come up (its job ran nothing). A sandboxed agent runs only once proc.json names it: without proc.json,
+ * what carries the variable is its sandbox, which ends by itself without running it
+ * (specs/sandbox.md, "A supervisor's death while the sandbox goes up").
  */
 function orphanedOrAsIs(dir: string, r: Reading, o: Observed, state: DispatchState): DispatchState {
   if (state !== "lost") return state;
   const { spec } = o.start;
   const processesHere = o.sup.supervisor === null ? !o.sup.placed : o.sup.where === "same";
-  const fenceEndingUnrun = spec?.sandbox !== undefined && o.agent.proc === null;
+  const sandboxEndingUnrun = spec?.sandbox !== undefined && o.agent.proc === null;
   const carried =
     processesHere &&
-    !fenceEndingUnrun &&
+    !sandboxEndingUnrun &&
     (o.agent.proc === null || o.agent.here) &&
     r.probe.carriesDispatch(agentDispatchId({ dir, spec }));
   return carried ? "orphaned" : state;

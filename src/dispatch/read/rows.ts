@@ -2,7 +2,7 @@
 // from its view and activity.json while it lives; a chain's attempts folded into one row. Reading only.
 
 import type { DeclaredOutcome } from "../../domain/ending/declared-outcome.js";
-import type { FenceMode } from "../../domain/sandbox/sandbox.js";
+import type { SandboxedMode } from "../../domain/sandbox/sandbox.js";
 import type { ActivityFile, PlacementFile, QueuedFile, RecordFile, SpecFile } from "../../domain/schemas.js";
 import { billedTokens } from "../../domain/spend/usage.js";
 import type { MessageState } from "../../domain/steering/inbox.js";
@@ -81,24 +81,24 @@ export interface DispatchRow {
   questions?: RowConversation["questions"];
   messages?: RowConversation["messages"];
   asking?: RowConversation["asking"];
-  /** A fenced dispatch's fence (specs/sandbox.md): its mode and what it refused so far; absent: none. */
-  fence?: RowFence;
+  /** A sandboxed dispatch's sandbox (specs/sandbox.md; the row's field keeps the name `fence`): its mode and what it refused so far; absent: none. */
+  fence?: RowSandbox;
 }
 
-/** A fenced dispatch's fence as its row says it: the record's account, or sandbox.log's while it lives. */
-export interface RowFence {
-  mode: FenceMode;
+/** A sandboxed dispatch's sandbox as its row says it: the record's account, or sandbox.log's while it lives. */
+export interface RowSandbox {
+  mode: SandboxedMode;
   denied: number;
   firstDenied: string | null;
 }
 
-function recordedFence(record: RecordFile): { fence?: RowFence } {
+function recordedSandbox(record: RecordFile): { fence?: RowSandbox } {
   const s = record.sandbox;
   return s === undefined ? {} : { fence: { mode: s.mode, denied: s.denied, firstDenied: s.firstDenied } };
 }
 
-function liveFence(view: DispatchView): { fence?: RowFence } {
-  if (view.record !== null) return recordedFence(view.record);
+function liveSandbox(view: DispatchView): { fence?: RowSandbox } {
+  if (view.record !== null) return recordedSandbox(view.record);
   const mode = view.spec?.sandbox?.mode;
   return mode === undefined ? {} : { fence: { mode, ...refusalsIn(view.dir) } };
 }
@@ -280,7 +280,7 @@ export function recordedRow(run: RunPaths, dir: string, record: RecordFile): Dis
     heavy: null,
     ...(record.outcome === undefined ? {} : { outcome: record.outcome }),
     ...recordedConversation(record),
-    ...recordedFence(record),
+    ...recordedSandbox(record),
   };
 }
 
@@ -326,7 +326,7 @@ export function liveRow(
     heavy: AGENT_STATES.has(view.state) ? lockActivityOf(view.dir) : null,
     ...(view.record?.outcome === undefined ? {} : { outcome: view.record.outcome }),
     ...liveConversation(view),
-    ...liveFence(view),
+    ...liveSandbox(view),
   };
 }
 

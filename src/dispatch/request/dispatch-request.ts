@@ -52,12 +52,12 @@ export interface DispatchRequest extends AgentRequest, LimitsRequest, RunCapsReq
   /** `--steerable`, `--keep-open`, `--on-question` (steer-input.ts); absent or null: not steerable. */
   steer?: SteerSettings | null;
   /**
-   * `--sandbox`, `--run-sandbox` and what shapes the fence (sandbox-input.ts), as given; the dispatch use
-   * case resolves it against the run into `fence` before admission.
+   * `--sandbox`, `--run-sandbox` and what shapes the sandbox (sandbox-input.ts), as given; the dispatch use
+   * case resolves it against the run into `sandboxPolicy` before admission.
    */
   sandbox: SandboxRequest;
-  /** The fence the agent runs in, once resolved; absent or null: none. */
-  fence?: SandboxPolicy | null;
+  /** The sandbox the agent runs in, once resolved; absent or null: none. */
+  sandboxPolicy?: SandboxPolicy | null;
 }
 
 /** The turn a follow-up continues (dispatch/follow-up/), as admission and its supervisor need it. */

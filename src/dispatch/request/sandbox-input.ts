@@ -2,26 +2,26 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { CatherdError } from "../../domain/errors.js";
 import {
-  type FenceMode,
-  fencedWorkplace,
   isWithin,
   type NetRule,
   netRuleText,
   PROVIDER_ENDPOINTS,
   parseNetRule,
   SANDBOX_MODES,
+  type SandboxedMode,
   type SandboxMode,
   type SandboxPolicy,
+  sandboxedWorkplace,
   uniqueRules,
 } from "../../domain/sandbox/sandbox.js";
 import type { AccessLevel, BackendId } from "../../domain/vocab.js";
 import type { Concern } from "./concern.js";
 
-// The fence a request asks for (specs/sandbox.md): `--sandbox`, else the run's (`--run-sandbox`,
+// The sandbox a request asks for (specs/sandbox.md): `--sandbox`, else the run's (`--run-sandbox`,
 // run.json), else `$CATHERD_SANDBOX`, else off; and what it widens or narrows. Validated before anything is
 // written; resolved against run.json by the dispatch use case, before admission.
 
-/** The fence flags of a request, validated. */
+/** The sandbox flags of a request, validated. */
 export interface SandboxRequest {
   /** `--sandbox`; null: the run's, else $CATHERD_SANDBOX, else off. */
   mode: SandboxMode | null;
@@ -33,7 +33,7 @@ export interface SandboxRequest {
   allowNet: NetRule[];
 }
 
-/** run.json's `sandbox`: the run's fence and the hosts every dispatch of it may reach. */
+/** run.json's `sandbox`: the run's sandbox and the hosts every dispatch of it may reach. */
 export interface RunSandbox {
   mode: SandboxMode;
   allowNet: NetRule[];
@@ -50,7 +50,7 @@ function mode(field: string, value: string, withNone: boolean): SandboxMode | "n
   const values: readonly string[] = withNone ? [...SANDBOX_MODES, "none"] : SANDBOX_MODES;
   if (values.includes(value)) return value as SandboxMode | "none";
   throw invalid(
-    `${field} ${JSON.stringify(value.slice(0, 80))} is not a fence`,
+    `${field} ${JSON.stringify(value.slice(0, 80))} is not a sandbox mode`,
     `give ${field} ${values.join(" | ")}`,
   );
 }
@@ -116,9 +116,9 @@ export function parseSandbox(raw: {
 }
 
 /**
- * The fence a dispatch gets: `--sandbox`, else `--run-sandbox` (this dispatch is the run's first under it),
+ * The sandbox a dispatch gets: `--sandbox`, else `--run-sandbox` (this dispatch is the run's first under it),
  * else the run's, else `$CATHERD_SANDBOX`, else off. Its allow list: the backend's provider endpoints, the
- * run's hosts and this dispatch's. Null: no fence. What widens a fence that is off is refused: it would be
+ * run's hosts and this dispatch's. Null: no sandbox. What widens a sandbox that is off is refused: it would be
  * silently ignored.
  */
 export function resolveSandbox(
@@ -137,27 +137,27 @@ export function resolveSandbox(
   if (chosen === "off") {
     if (widening.length > 0) {
       throw invalid(
-        `${widening.join(" and ")} shape a fence, and this dispatch has none (--sandbox off)`,
+        `${widening.join(" and ")} shape a sandbox, and this dispatch has none (--sandbox off)`,
         "add --sandbox files (or files+net), or leave them out",
       );
     }
     return null;
   }
-  const fence: FenceMode = chosen;
-  if (fence === "files" && asked.allowNet.length > 0) {
+  const sandboxedMode: SandboxedMode = chosen;
+  if (sandboxedMode === "files" && asked.allowNet.length > 0) {
     throw invalid(
-      "--allow-net is for --sandbox files+net: under --sandbox files the network is not fenced",
+      "--allow-net is for --sandbox files+net: under --sandbox files the network is not sandboxed",
       "give --sandbox files+net, or leave --allow-net out",
     );
   }
   const providers = PROVIDER_ENDPOINTS[backend].map((host) => ({ host, port: 443 }));
   const runHosts = asked.runMode === null || asked.runMode === "none" ? (runs?.allowNet ?? []) : [];
   return {
-    mode: fence,
+    mode: sandboxedMode,
     allowWrite: asked.allowWrite,
     denyRead: asked.denyRead,
-    allowNet: fence === "files" ? [] : uniqueRules([...providers, ...runHosts, ...asked.allowNet]),
-    workplace: fencedWorkplace(backend, access),
+    allowNet: sandboxedMode === "files" ? [] : uniqueRules([...providers, ...runHosts, ...asked.allowNet]),
+    workplace: sandboxedWorkplace(backend, access),
   };
 }
 
@@ -179,7 +179,7 @@ function realPath(file: string): string {
 
 /**
  * Refuses an `--allow-write` that names the catherd home or anything in it, however spelled (a symlink to
- * it, `..`, a trailing slash): every dispatch's folder, record, spend and worktree is there, and the fence
+ * it, `..`, a trailing slash): every dispatch's folder, record, spend and worktree is there, and the sandbox
  * keeps them read-only or hidden whatever the flags say (specs/sandbox.md), so the flag could only be
  * ignored. A folder above the home is not refused: it is writable around the home, which stays read-only.
  */
@@ -188,7 +188,7 @@ export function refuseCatherdWrites(allowWrite: readonly string[], home: string)
   for (const asked of allowWrite) {
     if (!isWithin(realPath(asked), realHome)) continue;
     throw invalid(
-      `--allow-write ${asked} is in the catherd home ${home}: what catherd judges by (every dispatch's folder, record and spend) stays read-only inside the fence, whatever the flags say`,
+      `--allow-write ${asked} is in the catherd home ${home}: what catherd judges by (every dispatch's folder, record and spend) stays read-only inside the sandbox, whatever the flags say`,
       `leave --allow-write ${asked} out: the workplace, $TMPDIR and catherd lock's slots are writable already; give a folder outside ${home}`,
     );
   }
@@ -222,8 +222,8 @@ export interface RawSandboxFlags {
   allowNet?: readonly string[] | undefined;
 }
 
-/** The sandbox concern: its flags and its part of the request (the fence is resolved by the use case). */
-/** A request's fence flags when its fence is already resolved (`fence`): a successor's. */
+/** The sandbox concern: its flags and its part of the request (the sandbox is resolved by the use case). */
+/** A request's sandbox flags when its sandbox is already resolved (`sandboxPolicy`): a successor's. */
 const NO_SANDBOX_FLAGS: SandboxRequest = {
   mode: null,
   runMode: null,
@@ -233,28 +233,28 @@ const NO_SANDBOX_FLAGS: SandboxRequest = {
   allowNet: [],
 };
 
-/** A recorded fence for another CLI: its provider endpoints added. */
-function fenceFor(fence: SandboxPolicy, backend: BackendId): SandboxPolicy {
-  if (fence.mode === "files") return fence;
+/** A recorded sandbox for another CLI: its provider endpoints added. */
+function sandboxFor(policy: SandboxPolicy, backend: BackendId): SandboxPolicy {
+  if (policy.mode === "files") return policy;
   const providers = PROVIDER_ENDPOINTS[backend].map((host) => ({ host, port: 443 }));
-  return { ...fence, allowNet: uniqueRules([...providers, ...fence.allowNet]) };
+  return { ...policy, allowNet: uniqueRules([...providers, ...policy.allowNet]) };
 }
 
 export const sandbox = {
   options: {
     sandbox: {
       type: "string",
-      value: "<fence>",
+      value: "<mode>",
       description:
-        "the fence catherd runs the agent in: files (it writes only its workplace, its temp folder and its CLI's state; secrets hidden), files+net (and reaches only the allowed hosts, through catherd's proxy)",
+        "the sandbox catherd runs the agent in: files (it writes only its workplace, its temp folder and its CLI's state; secrets hidden), files+net (and reaches only the allowed hosts, through catherd's proxy)",
       choices: SANDBOX_MODES,
       default: "the run's (--run-sandbox), else $CATHERD_SANDBOX, else off",
     },
     "run-sandbox": {
       type: "string",
-      value: "<fence>",
+      value: "<mode>",
       description:
-        "the fence of this and the run's later dispatches, with this dispatch's --allow-net (remembered in run.json); none forgets it",
+        "the sandbox of this and the run's later dispatches, with this dispatch's --allow-net (remembered in run.json); none forgets it",
       choices: [...SANDBOX_MODES, "none"],
     },
     "allow-write": {
@@ -262,14 +262,14 @@ export const sandbox = {
       value: "<path>",
       multiple: true,
       description:
-        "a folder or file a fenced agent may write beside its workplace (outside the catherd home)",
+        "a folder or file a sandboxed agent may write beside its workplace (outside the catherd home)",
     },
     "deny-read": {
       type: "string",
       value: "<path>",
       multiple: true,
       description:
-        "a path hidden from a fenced agent beside the deny list (~/.ssh, ~/.aws, …: specs/sandbox.md)",
+        "a path hidden from a sandboxed agent beside the deny list (~/.ssh, ~/.aws, …: specs/sandbox.md)",
     },
     "allow-net": {
       type: "string",
@@ -280,12 +280,12 @@ export const sandbox = {
     },
   },
   validate: (raw, { cwd, environment }) => ({ sandbox: parseSandbox({ ...raw, cwd, environment }) }),
-  // Fenced as the recorded dispatch was: a chain's next attempt with its own CLI's provider endpoints
-  // (specs/sandbox.md); a follow-up as its turn, unless it asks for a fence anew.
+  // Sandboxed as the recorded dispatch was: a chain's next attempt with its own CLI's provider endpoints
+  // (specs/sandbox.md); a follow-up as its turn, unless it asks for a sandbox anew.
   carry: ({ spec }, to) => {
     if (spec?.sandbox === undefined)
-      return to.kind === "follow-up" ? {} : { sandbox: NO_SANDBOX_FLAGS, fence: null };
-    const fence = to.kind === "follow-up" ? spec.sandbox : fenceFor(spec.sandbox, to.backend.id);
-    return to.kind === "follow-up" ? { fence } : { sandbox: NO_SANDBOX_FLAGS, fence };
+      return to.kind === "follow-up" ? {} : { sandbox: NO_SANDBOX_FLAGS, sandboxPolicy: null };
+    const sandboxPolicy = to.kind === "follow-up" ? spec.sandbox : sandboxFor(spec.sandbox, to.backend.id);
+    return to.kind === "follow-up" ? { sandboxPolicy } : { sandbox: NO_SANDBOX_FLAGS, sandboxPolicy };
   },
-} satisfies Concern<RawSandboxFlags, { sandbox: SandboxRequest; fence?: SandboxPolicy | null }>;
+} satisfies Concern<RawSandboxFlags, { sandbox: SandboxRequest; sandboxPolicy?: SandboxPolicy | null }>;

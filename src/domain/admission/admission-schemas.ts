@@ -177,7 +177,7 @@ export const runFileSchema = loose({
   notify: notifyCommandSchema.nullable().optional(),
   /** `--run-placement`: where the run's dispatches go when `--placement` does not say. */
   placement: z.enum(PLACEMENTS).optional(),
-  /** `--run-sandbox`: the run's fence when `--sandbox` does not say, and the hosts its dispatches may reach. */
+  /** `--run-sandbox`: the run's sandbox when `--sandbox` does not say, and the hosts its dispatches may reach. */
   sandbox: z.object({ mode: z.enum(SANDBOX_MODES), allowNet: z.array(netRuleSchema) }).optional(),
 });
 export type RunFile = z.infer<typeof runFileSchema>;

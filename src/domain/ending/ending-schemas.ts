@@ -189,7 +189,7 @@ export const recordFileSchema = loose({
     questions: loose({ asked: ms, answered: ms, byPolicy: ms, unanswered: ms }),
     keptOpenMs: ms.nullable(),
   }).optional(),
-  /** A fenced dispatch's account of its fence (specs/record.md, "sandbox"). Absent: not fenced. */
+  /** A sandboxed dispatch's account of its sandbox (specs/record.md, "sandbox"). Absent: not sandboxed. */
   sandbox: loose({
     mode: z.enum(["files", "files+net"]),
     denied: ms,

@@ -65,7 +65,7 @@ export const lockReportFileSchema = loose({
   schema: schemaField,
   pid: positive,
   startTime,
-  /** The pid namespace `pid` is of (a fenced agent's own); absent: the reader's. */
+  /** The pid namespace `pid` is of (a sandboxed agent's own); absent: the reader's. */
   pidNs: z.string().min(1).nullable().optional(),
   class: z.string().min(1),
   label: z.string(),

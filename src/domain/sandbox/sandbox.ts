@@ -1,15 +1,15 @@
 import { z } from "zod";
 import type { AccessLevel, BackendId } from "../vocab.js";
 
-// The fence (specs/sandbox.md): what an agent may write, read and reach, as words and rules with no I/O.
+// The sandbox (specs/sandbox.md): what an agent may write, read and reach, as words and rules with no I/O.
 // The request parses flags into a SandboxPolicy, admission writes it into spec.json's `sandbox`, and the
-// supervisor turns it into bubblewrap's mounts (supervisor/fence/) and its proxy's allow list.
+// supervisor turns it into bubblewrap's mounts (supervisor/sandbox/) and its proxy's allow list.
 
-/** `--sandbox`: `off` runs the agent as before; `files` fences what it writes and reads; `files+net` also its network. */
+/** `--sandbox`: `off` runs the agent as before; `files` sandboxes what it writes and reads; `files+net` also its network. */
 export const SANDBOX_MODES = ["off", "files", "files+net"] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
-/** A mode that fences something: what spec.json's `sandbox.mode` holds (`off` is no `sandbox` at all). */
-export type FenceMode = Exclude<SandboxMode, "off">;
+/** A mode that sandboxes something: what spec.json's `sandbox.mode` holds (`off` is no `sandbox` at all). */
+export type SandboxedMode = Exclude<SandboxMode, "off">;
 
 /** A host the agent may reach through the proxy: a name (`*.example.com` for its subdomains) and a port. */
 export interface NetRule {
@@ -29,7 +29,7 @@ export const netRuleSchema = z.object({
   port: z.number().int().min(1).max(65_535),
 });
 
-/** spec.json's `sandbox`: absent means no fence. Paths are absolute. */
+/** spec.json's `sandbox`: absent means no sandbox. Paths are absolute. */
 export const sandboxField = z.object({
   mode: z.enum(["files", "files+net"]),
   /** `--allow-write`: folders and files the agent may write beside its workplace. */
@@ -39,7 +39,7 @@ export const sandboxField = z.object({
   /** `--allow-net` and the backend's provider endpoints (files+net only). */
   allowNet: z.array(netRuleSchema),
   /**
-   * Whether the agent may write its workplace: not under `--access read-only` (the fence enforces the
+   * Whether the agent may write its workplace: not under `--access read-only` (the sandbox enforces the
    * level for every CLI, whose own sandbox it replaces where the two would fight). Absent: it may.
    */
   workplace: z.enum(["write", "read"]).optional(),
@@ -48,7 +48,7 @@ export type SandboxPolicy = z.infer<typeof sandboxField>;
 
 /**
  * Paths under a home that hold credentials of somebody or something other than the agent's CLI: hidden
- * from every fenced agent (specs/sandbox.md, "Files"). A path that does not exist is not hidden: bubblewrap
+ * from every sandboxed agent (specs/sandbox.md, "Files"). A path that does not exist is not hidden: bubblewrap
  * cannot mount over nothing, and a file created there later would be in a folder the agent cannot write.
  */
 export const DENIED_UNDER_HOME = [
@@ -124,10 +124,10 @@ export function cliStateUnderHome(backend: BackendId): readonly string[] {
 }
 
 /**
- * The workplace under a fence: read-only for `--access read-only`, and for codex given no level (its own
- * default is read-only, and its own sandbox cannot run inside the fence: specs/backends.md).
+ * The workplace under a sandbox: read-only for `--access read-only`, and for codex given no level (its own
+ * default is read-only, and its own sandbox cannot run inside catherd's: specs/backends.md).
  */
-export function fencedWorkplace(backend: BackendId, access: AccessLevel | null): "write" | "read" {
+export function sandboxedWorkplace(backend: BackendId, access: AccessLevel | null): "write" | "read" {
   return access === "read-only" || (access === null && backend === "codex") ? "read" : "write";
 }
 
@@ -214,12 +214,12 @@ export function allowsConnection(rules: readonly NetRule[], host: string, port: 
 
 /**
  * The first port a process without capabilities may listen on (the kernel's ip_unprivileged_port_start):
- * inside the fence, whose capabilities are dropped, the bridge cannot listen below it.
+ * inside the sandbox, whose capabilities are dropped, the bridge cannot listen below it.
  */
 export const FIRST_UNPRIVILEGED_PORT = 1024;
 
 /**
- * The loopback ports of the allow list, each bridged into the fence's own loopback (specs/sandbox.md) —
+ * The loopback ports of the allow list, each bridged into the sandbox's own loopback (specs/sandbox.md) —
  * but one below FIRST_UNPRIVILEGED_PORT, which is reached through the proxy only.
  */
 export function loopbackPorts(rules: readonly NetRule[]): { bridged: number[]; proxyOnly: number[] } {
@@ -255,7 +255,7 @@ export function parentOf(file: string): string {
 }
 
 /**
- * catherd's own places around a fenced dispatch (absolute, real): the catherd home — whose `runs/` holds
+ * catherd's own places around a sandboxed dispatch (absolute, real): the catherd home — whose `runs/` holds
  * every dispatch folder, worktree and spend file, and whose other files (the compile cache) catherd runs —
  * and the dispatch's own folder, of which the agent may write only its `scratch` (`tmp/`, `locks/`).
  */
@@ -274,25 +274,25 @@ export function isWorktreePlace(place: string, home: string): boolean {
 }
 
 /**
- * Whether the fence may leave `place` writable (specs/sandbox.md, "What catherd judges by stays out of
+ * Whether the sandbox may leave `place` writable (specs/sandbox.md, "What catherd judges by stays out of
  * reach"): anywhere outside catherd's own places — one that holds them is writable around them, and they
  * are mounted back read-only over it — and inside them only the home's `locks/` (the heavy slots), a
  * worktree, and the dispatch's scratch. Nothing that holds a verdict, a spend or another dispatch's folder.
  */
-export function fenceMayWrite(place: string, own: CatherdPlaces): boolean {
+export function sandboxMayWrite(place: string, own: CatherdPlaces): boolean {
   if (isWithin(place, own.dir)) return own.scratch.some((scratch) => isWithin(place, scratch));
   if (!isWithin(place, own.home)) return true;
   return isWithin(place, `${own.home}/locks`) || isWorktreePlace(place, own.home);
 }
 
-/** What the fence refused, as the record counts it (specs/record.md, "sandbox"). */
-export interface FenceAccount {
-  mode: FenceMode;
+/** What the sandbox refused, as the record counts it (specs/record.md, "sandbox"). */
+export interface SandboxAccount {
+  mode: SandboxedMode;
   /** Connections refused (sandbox.log's `denied` lines). */
   denied: number;
   /** The first refused, as `--allow-net` would allow it; null when none was. */
   firstDenied: string | null;
-  /** A write the agent's stderr says a read-only file system refused (the fence's doing), or null. */
+  /** A write the agent's stderr says a read-only file system refused (the sandbox's doing), or null. */
   refusedWrite: string | null;
 }
 
@@ -317,27 +317,27 @@ export function refusedWriteIn(lines: readonly string[]): string | null {
 }
 
 /**
- * The fence's part of a failure line: what it refused and the flag that would allow it, or null when it
- * refused nothing the agent told of. A write into a place the fence keeps read-only whatever the flags
+ * The sandbox's part of a failure line: what it refused and the flag that would allow it, or null when it
+ * refused nothing the agent told of. A write into a place the sandbox keeps read-only whatever the flags
  * say (`kept`: sandbox.log's `readOnly`, catherd's own files and a repository's hooks) names no flag. A
- * fence is never the whole story (a CLI may fail for its own reason after a refusal it survived): the
+ * sandbox is never the whole story (a CLI may fail for its own reason after a refusal it survived): the
  * words say "refused", not "failed because".
  */
-export function fenceWords(account: FenceAccount, kept: readonly string[] = []): string | null {
+export function sandboxWords(account: SandboxAccount, kept: readonly string[] = []): string | null {
   const parts: string[] = [];
   if (account.firstDenied !== null) {
     const more = account.denied > 1 ? ` (and ${account.denied - 1} more)` : "";
     parts.push(
-      `the fence refused a connection to ${account.firstDenied}${more}: allow it with --allow-net ${account.firstDenied}`,
+      `the sandbox refused a connection to ${account.firstDenied}${more}: allow it with --allow-net ${account.firstDenied}`,
     );
   }
   const write = account.refusedWrite;
   if (write !== null && kept.some((place) => isWithin(write, place))) {
     parts.push(
-      `the fence refused a write to ${write}: it stays read-only inside the fence, whatever --allow-write says`,
+      `the sandbox refused a write to ${write}: it stays read-only inside the sandbox, whatever --allow-write says`,
     );
   } else if (write !== null) {
-    parts.push(`the fence refused a write to ${write}: allow it with --allow-write ${parentOf(write)}`);
+    parts.push(`the sandbox refused a write to ${write}: allow it with --allow-write ${parentOf(write)}`);
   }
   return parts.length === 0 ? null : parts.join("; ");
 }

@@ -11,11 +11,11 @@ export function askingWords(r: Pick<RowWire, "state" | "asking" | "questions">):
   return `asks: ${r.asking.id} ${r.asking.asks.replace(/\s+/g, " ")}${more > 0 ? ` (+${more} more)` : ""}`;
 }
 
-/** "fence refused 2 (first 127.0.0.1:9)" for a fenced dispatch that was refused something; null else. */
-export function fenceWords(r: Pick<RowWire, "fence">): string | null {
+/** "sandbox refused 2 (first 127.0.0.1:9)" for a sandboxed dispatch that was refused something; null else. */
+export function sandboxWords(r: Pick<RowWire, "fence">): string | null {
   const f = r.fence;
   if (f == null || f.denied === 0) return null;
-  return `fence refused ${f.denied}${f.firstDenied === null ? "" : ` (first ${f.firstDenied})`}`;
+  return `sandbox refused ${f.denied}${f.firstDenied === null ? "" : ` (first ${f.firstDenied})`}`;
 }
 
 /** A message: its state (with why, for failed), and its first line. */

@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import { inertText } from "../../../src/domain/text/inert-text.js";
 import { parsePatch } from "../../../src/ui/page/diff.js";
 import { count, duration } from "../../../src/ui/page/format.js";
-import { askingWords, fenceWords, messageWords, responseWords } from "../../../src/ui/page/steering-words.js";
+import {
+  askingWords,
+  messageWords,
+  responseWords,
+  sandboxWords,
+} from "../../../src/ui/page/steering-words.js";
 import { layoutTimeline } from "../../../src/ui/page/timeline-layout.js";
 import type { BarWire } from "../../../src/ui/wire.js";
 
@@ -164,13 +169,13 @@ describe("a steerable dispatch's talk on the page", () => {
   });
 });
 
-describe("a fenced dispatch on the page", () => {
-  it("says what the fence refused, and nothing when it refused nothing or there is no fence", () => {
-    expect(fenceWords({ fence: { mode: "files+net", denied: 2, firstDenied: "127.0.0.1:9" } })).toBe(
-      "fence refused 2 (first 127.0.0.1:9)",
+describe("a sandboxed dispatch on the page", () => {
+  it("says what the sandbox refused, and nothing when it refused nothing or there is no sandbox", () => {
+    expect(sandboxWords({ fence: { mode: "files+net", denied: 2, firstDenied: "127.0.0.1:9" } })).toBe(
+      "sandbox refused 2 (first 127.0.0.1:9)",
     );
-    expect(fenceWords({ fence: { mode: "files", denied: 0, firstDenied: null } })).toBeNull();
-    expect(fenceWords({ fence: null })).toBeNull();
-    expect(fenceWords({})).toBeNull();
+    expect(sandboxWords({ fence: { mode: "files", denied: 0, firstDenied: null } })).toBeNull();
+    expect(sandboxWords({ fence: null })).toBeNull();
+    expect(sandboxWords({})).toBeNull();
   });
 });

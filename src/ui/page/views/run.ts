@@ -2,7 +2,7 @@ import type { BarWire, PushWire, RowWire, RunWire } from "../../wire.js";
 import { cancel, confirmCancel, getJson, go, notifyButton, notifyEnded, toast, type View } from "../app.js";
 import { h, link, morphElement, replace } from "../dom.js";
 import { count, duration, since, usd } from "../format.js";
-import { askingWords, fenceWords } from "../steering-words.js";
+import { askingWords, sandboxWords } from "../steering-words.js";
 import { renderTimeline } from "../timeline.js";
 
 // A run: its timeline, then its dispatches, live first — one row per chain — with what each is doing now.
@@ -271,8 +271,8 @@ function doing(r: RowWire, now: number): Node | string {
       r.error !== null
         ? `${r.error.kind ?? r.status}: ${r.error.message}`
         : `${r.status ?? "?"} (${r.reason ?? "?"})`;
-    const refused = fenceWords(r);
-    const tail = refused === null ? [] : [h("span", { class: "warn fence" }, ` · ${refused}`)];
+    const refused = sandboxWords(r);
+    const tail = refused === null ? [] : [h("span", { class: "warn sandbox" }, ` · ${refused}`)];
     if (r.outcome === undefined) return tail.length === 0 ? verdict : h("span", null, verdict, ...tail);
     return h(
       "span",
@@ -302,8 +302,8 @@ function doing(r: RowWire, now: number): Node | string {
   }
   if (r.retrying > 0) parts.push(h("span", { class: "warn" }, ` · provider retry ${r.retrying}`));
   else if (r.retries > 0) parts.push(h("span", { class: "dim" }, ` · ${r.retries} retries`));
-  const refused = fenceWords(r);
-  if (refused !== null) parts.push(h("span", { class: "warn fence" }, ` · ${refused}`));
+  const refused = sandboxWords(r);
+  if (refused !== null) parts.push(h("span", { class: "warn sandbox" }, ` · ${refused}`));
   return h("span", null, ...parts);
 }
 

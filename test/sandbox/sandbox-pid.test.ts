@@ -2,16 +2,16 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isolatedHome, runCli } from "../helpers/cli.js";
-import { recordOf, useFencedDispatches } from "../helpers/fence.js";
 import { CLI_MAIN, tempDir } from "../helpers/folders.js";
 import { reapLocks } from "../helpers/locks.js";
+import { recordOf, useSandboxedDispatches } from "../helpers/sandbox.js";
 import { waitFor } from "../helpers/wait.js";
 
-// The fence's PID namespace (specs/sandbox.md, "Processes"): nothing inside can signal a process of
-// catherd's, /proc shows the fence's own processes alone, and `catherd lock` inside is judged by its
+// The sandbox's PID namespace (specs/sandbox.md, "Processes"): nothing inside can signal a process of
+// catherd's, /proc shows the sandbox's own processes alone, and `catherd lock` inside is judged by its
 // pid in that namespace from outside.
 
-const fenced = useFencedDispatches();
+const sandboxed = useSandboxedDispatches();
 afterEach(() => {
   expect(reapLocks(), "locks left running").toBe(0);
 });
@@ -25,10 +25,10 @@ function setup() {
 const pidIn = (file: string) =>
   `$(sed -n 's/.*"pid": *\\([0-9]*\\).*/\\1/p' "$CATHERD_DISPATCH_DIR/${file}" | head -n 1)`;
 
-describe("the fence's own PID namespace", () => {
+describe("the sandbox's own PID namespace", () => {
   it("an agent that signals its supervisor and bubblewrap reaches neither, and is recorded ok", async () => {
     const env = setup();
-    const d = await fenced.dispatch(
+    const d = await sandboxed.dispatch(
       env,
       "signals",
       ["--cwd", tempDir("catherd-work-"), "--sandbox", "files"],
@@ -57,7 +57,7 @@ describe("the fence's own PID namespace", () => {
 
   it("a slot held by `catherd lock` inside is live and checked from outside, and free once the dispatch is cancelled", async () => {
     const env = { ...setup(), CATHERD_LOCK_SLOTS: "1" };
-    const d = await fenced.dispatch(
+    const d = await sandboxed.dispatch(
       env,
       "holder",
       ["--cwd", tempDir("catherd-work-"), "--sandbox", "files"],
@@ -70,7 +70,7 @@ describe("the fence's own PID namespace", () => {
       return (classes[0]?.holders ?? []) as { unchecked: boolean; dispatch: { id: string } | null }[];
     };
     const events = path.join(d.dir, "events.jsonl");
-    await waitFor("the fenced lock to hold its slot", () =>
+    await waitFor("the sandboxed lock to hold its slot", () =>
       fs.existsSync(events) && fs.readFileSync(events, "utf8").includes("holding") ? true : undefined,
     );
     const holders = await listed();

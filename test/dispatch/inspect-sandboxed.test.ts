@@ -5,22 +5,25 @@ import type { FolderJson, FolderJsonFile } from "../../src/folder/read.js";
 import type { FileRead } from "../../src/infra/json-file.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 
-// A fenced dispatch whose supervisor died before proc.json (specs/sandbox.md, "A supervisor's death while
-// the fence goes up"): its agent never ran, and the processes that still carry its CATHERD_DISPATCH are
-// its fence ending by itself — lost, for a reader to record, never an orphan nobody can adopt.
+// A sandboxed dispatch whose supervisor died before proc.json (specs/sandbox.md, "A supervisor's death while
+// the sandbox goes up"): its agent never ran, and the processes that still carry its CATHERD_DISPATCH are
+// its sandbox ending by itself — lost, for a reader to record, never an orphan nobody can adopt.
 
 const NOW = Date.parse("2026-12-06T12:00:00.000Z");
 const ADMITTED = new Date(NOW - 60_000).toISOString();
 const READER: HostIdentity = { name: "reader", bootId: "boot-1", pidNamespace: "4026531836" };
 const admit = {
-  dispatchId: "d-fenced",
+  dispatchId: "d-sandboxed",
   backend: "exec",
   admittedAt: ADMITTED,
   dispatcher: { pid: 101, startTime: "1" },
 };
 const supervisor = { pid: 202, startTime: "2", startedAt: ADMITTED };
-const unfenced = { dispatchId: "d-fenced", backend: "exec", cmd: "agent" };
-const fenced = { ...unfenced, sandbox: { mode: "files+net", allowWrite: [], denyRead: [], allowNet: [] } };
+const unsandboxed = { dispatchId: "d-sandboxed", backend: "exec", cmd: "agent" };
+const sandboxed = {
+  ...unsandboxed,
+  sandbox: { mode: "files+net", allowWrite: [], denyRead: [], allowNet: [] },
+};
 
 function probe(files: Record<string, unknown>): FolderProbe {
   return {
@@ -32,23 +35,23 @@ function probe(files: Record<string, unknown>): FolderProbe {
     isAlive: () => false,
     host: () => READER,
     lock: () => ({ kind: "missing" }),
-    carriesDispatch: (dispatchId) => dispatchId === "d-fenced",
+    carriesDispatch: (dispatchId) => dispatchId === "d-sandboxed",
     birthMs: () => NOW - 60_000,
   };
 }
 
 const stateOf = (spec: unknown) =>
-  inspectDispatch("/nonexistent/d-fenced", {
+  inspectDispatch("/nonexistent/d-sandboxed", {
     clock: new FakeClock({ wall: NOW }),
     probe: probe({ "admit.json": admit, "supervisor.json": supervisor, "spec.json": spec }),
   });
 
 describe("a reader of a start whose supervisor died before proc.json", () => {
-  it("finds an unfenced agent still running an orphan, for cancel to end", () => {
-    expect(stateOf(unfenced)).toMatchObject({ state: "orphaned", duty: null });
+  it("finds an unsandboxed agent still running an orphan, for cancel to end", () => {
+    expect(stateOf(unsandboxed)).toMatchObject({ state: "orphaned", duty: null });
   });
 
-  it("finds a fenced one lost, to record: its fence ends by itself, the agent never run", () => {
-    expect(stateOf(fenced)).toMatchObject({ state: "lost", duty: "record" });
+  it("finds a sandboxed one lost, to record: its sandbox ends by itself, the agent never run", () => {
+    expect(stateOf(sandboxed)).toMatchObject({ state: "lost", duty: "record" });
   });
 });

@@ -4,7 +4,7 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { allowsConnection, isLoopback, type NetRule } from "../../src/domain/sandbox/sandbox.js";
 
-// The network side of the fence (specs/sandbox.md, "Network"): the agent's namespace has a loopback and
+// The network side of the sandbox (specs/sandbox.md, "Network"): the agent's namespace has a loopback and
 // nothing else; the bridges inside it (bridge.ts) carry its connections over unix sockets to here, the
 // supervisor, which opens those on the allow list and refuses the rest, each refusal a line of
 // sandbox.log. It lives in the supervisor's process: it cannot die alone, and an adopter listens again on
@@ -19,7 +19,7 @@ export interface Denial {
   why: string;
 }
 
-export interface FenceProxy {
+export interface SandboxProxy {
   close(): Promise<void>;
 }
 
@@ -82,12 +82,12 @@ type Track = (socket: net.Socket) => void;
  * on `proxy.sock` that lets through what `rules` allow, and a plain relay per loopback port. `onDenied`
  * is told every refusal.
  */
-export async function startFenceProxy(options: {
+export async function startSandboxProxy(options: {
   socketDir: string;
   rules: readonly NetRule[];
   loopbackPorts: readonly number[];
   onDenied: (denial: Denial) => void;
-}): Promise<FenceProxy> {
+}): Promise<SandboxProxy> {
   const { rules, onDenied } = options;
   const sockets = new Set<net.Socket>();
   const track: Track = (socket) => {
@@ -96,7 +96,7 @@ export async function startFenceProxy(options: {
   };
   const refuse: Refuse = (denial) => {
     onDenied(denial);
-    return `catherd's fence refused ${denial.host}:${denial.port}: ${denial.why}`;
+    return `catherd's sandbox refused ${denial.host}:${denial.port}: ${denial.why}`;
   };
   const proxy = http.createServer(plainRequests(rules, refuse));
   proxy.on("connection", track);
@@ -130,7 +130,7 @@ function plainRequests(rules: readonly NetRule[], refuse: Refuse): http.RequestL
     } catch {
       response
         .writeHead(400, { "content-type": "text/plain" })
-        .end("catherd's fence: a proxy request names its URL whole\n");
+        .end("catherd's sandbox: a proxy request names its URL whole\n");
       return;
     }
     const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port);
@@ -154,7 +154,7 @@ function plainRequests(rules: readonly NetRule[], refuse: Refuse): http.RequestL
     );
     upstream.on("error", (error) => {
       if (!response.headersSent) response.writeHead(502, { "content-type": "text/plain" });
-      response.end(`catherd's fence could not reach ${host}:${port}: ${error.message}\n`);
+      response.end(`catherd's sandbox could not reach ${host}:${port}: ${error.message}\n`);
     });
     request.pipe(upstream);
   };
@@ -192,7 +192,7 @@ function openTunnel(
 ): void {
   const unreachable = (error: Error) => {
     client.end(
-      `HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\n\r\ncatherd's fence could not reach ${asked.host}:${asked.port}: ${error.message}\n`,
+      `HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\n\r\ncatherd's sandbox could not reach ${asked.host}:${asked.port}: ${error.message}\n`,
     );
   };
   const hungUp = () => upstream.destroy();

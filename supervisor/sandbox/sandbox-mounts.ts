@@ -3,15 +3,15 @@ import * as path from "node:path";
 import {
   type CatherdPlaces,
   deniedUnderHome,
-  fenceMayWrite,
   isWithin,
   isWorktreePlace,
   type SandboxPolicy,
+  sandboxMayWrite,
   writableUnderHome,
 } from "../../src/domain/sandbox/sandbox.js";
 import type { BackendId } from "../../src/domain/vocab.js";
 
-// The file side of the fence (specs/sandbox.md, "Files") as bubblewrap's mount options: the whole system
+// The file side of the sandbox (specs/sandbox.md, "Files") as bubblewrap's mount options: the whole system
 // read-only; its workplace, CLI state and --allow-write writable; then catherd's home and the dispatch
 // folder read-only again over them, the home's dispatch folders and worktrees hidden but the agent's own,
 // and only its temp folder, lock slots and worktree writable inside; git's hooks and config read-only
@@ -19,7 +19,7 @@ import type { BackendId } from "../../src/domain/vocab.js";
 // here: bubblewrap cannot mount onto nothing, and a path made later falls under a read-only parent.
 
 /** What the mounts are made of: the dispatch and the places it knows. Paths absolute. */
-export interface FencePlaces {
+export interface SandboxPlaces {
   backend: BackendId;
   policy: SandboxPolicy;
   /** The dispatch folder: readable by its agent, never writable but for `tmp` and `locks`. */
@@ -38,14 +38,14 @@ export interface FencePlaces {
   homes: readonly string[];
   /** The CLI's state folders its environment names (CODEX_HOME…): writable as those under a home. */
   stateElsewhere: readonly string[];
-  /** The CLI's state folders to make before the fence is up, where they do not exist yet. */
+  /** The CLI's state folders to make before the sandbox is up, where they do not exist yet. */
   stateToMake: readonly string[];
-  /** Unix sockets of this account that lead out of any fence (an ssh agent, a desktop bus): hidden. */
+  /** Unix sockets of this account that lead out of any sandbox (an ssh agent, a desktop bus): hidden. */
   sockets: readonly string[];
 }
 
 /** Mount options in the order bubblewrap applies them, and what they leave writable, read-only and hidden (said in sandbox.log). */
-export interface FenceMounts {
+export interface SandboxMounts {
   args: string[];
   /** What the agent may write: these and what is below them, but for `readOnly` and `hidden`. */
   writable: string[];
@@ -90,8 +90,8 @@ function byDepth(paths: readonly string[]): string[] {
   return [...new Set(paths)].sort((a, b) => a.split("/").length - b.split("/").length || a.localeCompare(b));
 }
 
-/** The fence's file mounts for one dispatch, decided from real paths as the fence goes up. */
-export function fenceMounts(places: FencePlaces): FenceMounts {
+/** The sandbox's file mounts for one dispatch, decided from real paths as the sandbox goes up. */
+export function sandboxMounts(places: SandboxPlaces): SandboxMounts {
   const args = ["--ro-bind", "/", "/", "--dev", "/dev"];
   fs.mkdirSync(path.join(places.home, "locks"), { recursive: true });
   fs.mkdirSync(places.lockReports, { recursive: true });
@@ -121,7 +121,7 @@ export function fenceMounts(places: FencePlaces): FenceMounts {
     ]
       .map(realOrSelf)
       .filter(exists)
-      .filter((file) => fenceMayWrite(file, own)),
+      .filter((file) => sandboxMayWrite(file, own)),
   );
   const isOwn = (file: string) => isWithin(file, own.home) || isWithin(file, own.dir);
   for (const file of writable.filter((w) => !isOwn(w))) args.push("--bind", file, file);
@@ -164,7 +164,7 @@ function guardOwnPlaces(args: string[], own: CatherdPlaces, workplace: readonly 
  * The deny list under each home, --deny-read and the sockets that lead out: hidden last, so that no
  * writable folder above a secret shows it.
  */
-function hiddenPlaces(places: FencePlaces): string[] {
+function hiddenPlaces(places: SandboxPlaces): string[] {
   return byDepth(
     [
       ...places.homes.flatMap((home) => deniedUnderHome(places.backend).map((name) => path.join(home, name))),
@@ -174,7 +174,7 @@ function hiddenPlaces(places: FencePlaces): string[] {
       .map(realOrSelf)
       .filter(exists)
       // The agent's own places are never hidden from it (a --deny-read of its workplace is its user's mistake
-      // the fence does not make: the agent could do no work).
+      // the sandbox does not make: the agent could do no work).
       .filter((file) => !isWithin(places.cwd, file) && !isWithin(places.dir, file)),
   );
 }

@@ -3,14 +3,14 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type FenceProxy, proxySocket, startFenceProxy } from "../../supervisor/fence/proxy.js";
+import { proxySocket, type SandboxProxy, startSandboxProxy } from "../../supervisor/sandbox/proxy.js";
 
-// The fence's proxy lives in the supervisor's process (specs/sandbox.md, "Network"): an agent that hangs up
+// The sandbox's proxy lives in the supervisor's process (specs/sandbox.md, "Network"): an agent that hangs up
 // while the proxy answers it — a refusal written to a client already gone, an upstream that fails after
 // the agent was killed — must cost that connection only, never the supervisor (an unhandled EPIPE killed
 // one between exit.json and record.json in the live suite).
 
-let proxy: FenceProxy | null = null;
+let proxy: SandboxProxy | null = null;
 let dir: string | null = null;
 
 afterEach(async () => {
@@ -40,12 +40,12 @@ async function askAndHangUp(socket: string, request: string): Promise<void> {
   client.destroy();
 }
 
-describe("the fence's proxy, when the agent hangs up first", () => {
+describe("the sandbox's proxy, when the agent hangs up first", () => {
   it("lives on through refusals and failed tunnels written to clients already gone", async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), "catherd-fence-proxy-"));
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "catherd-sandbox-proxy-"));
     const port = await deadPort();
     const denied: string[] = [];
-    proxy = await startFenceProxy({
+    proxy = await startSandboxProxy({
       socketDir: dir,
       rules: [{ host: "127.0.0.1", port }],
       loopbackPorts: [],

@@ -8,19 +8,19 @@ import { isAlive, killPid, waitForPause } from "../helpers/processes.js";
 import { waitFor, waitForFile, waitForJson } from "../helpers/wait.js";
 import { homeFor, jsonOf, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
 
-// Row 17c: the supervisor of a fenced dispatch SIGKILLed at each moment of its start (specs/sandbox.md,
-// "A supervisor's death while the fence goes up"), frozen there by CATHERD_TEST_ONLY_PAUSE_AT. Until the
-// agent is named in proc.json and let through its fence's gate it never runs, and the dispatch is
-// recorded lost; from then on it is adopted. Never an orphan nobody can adopt: the fence's PID namespace
+// Row 17c: the supervisor of a sandboxed dispatch SIGKILLed at each moment of its start (specs/sandbox.md,
+// "A supervisor's death while the sandbox goes up"), frozen there by CATHERD_TEST_ONLY_PAUSE_AT. Until the
+// agent is named in proc.json and let through its sandbox's gate it never runs, and the dispatch is
+// recorded lost; from then on it is adopted. Never an orphan nobody can adopt: the sandbox's PID namespace
 // ends every process of it (the bridge's listeners too) with its agent.
 
 useFaultKit();
 
-/** The moments of a fenced start, in order, and whether the agent has run by then. */
+/** The moments of a sandboxed start, in order, and whether the agent has run by then. */
 const MOMENTS = [
   { phase: "before-spawn", ran: false },
-  { phase: "fence-raised", ran: false },
-  { phase: "fence-starting", ran: false },
+  { phase: "sandbox-raised", ran: false },
+  { phase: "sandbox-starting", ran: false },
   { phase: "after-spawn", ran: false },
   { phase: "started", ran: false },
   { phase: "watching", ran: true },
@@ -36,7 +36,7 @@ interface Started {
 }
 
 /** A files+net dispatch (the bridge runs) whose agent says it started, then waits for `go`. */
-async function fencedAt(t: Trial, phase: string, name: string): Promise<Started> {
+async function sandboxedAt(t: Trial, phase: string, name: string): Promise<Started> {
   const { env } = homeFor(t, { CATHERD_TEST_ONLY_PAUSE_AT: phase });
   const marker = path.join(t.dir(), "agent-started");
   const go = path.join(t.dir(), "go");
@@ -92,12 +92,12 @@ async function recordOf(s: Started, name: string): Promise<Record<string, unknow
   return (jsonOf(waited) as { records: Record<string, unknown>[] }).records[0] ?? {};
 }
 
-describe("row 17c: a fenced start whose supervisor dies", () => {
+describe("row 17c: a sandboxed start whose supervisor dies", () => {
   for (const m of MOMENTS) {
     it(`the supervisor SIGKILLed at ${m.phase}: ${m.ran ? "adopted, and recorded ok" : "the agent never runs, recorded lost"}`, async () => {
-      const t = trial(`17c fenced start, supervisor SIGKILLed at ${m.phase}`);
-      const name = `fenced-${m.phase}`;
-      const s = await fencedAt(t, m.phase, name);
+      const t = trial(`17c sandboxed start, supervisor SIGKILLed at ${m.phase}`);
+      const name = `sandboxed-${m.phase}`;
+      const s = await sandboxedAt(t, m.phase, name);
       if (m.ran) await waitForFile(s.marker);
       await killSupervisor(s);
       const status = jsonOf(await runCli(["status", "--json"], { env: s.readerEnv })) as {
@@ -118,17 +118,17 @@ describe("row 17c: a fenced start whose supervisor dies", () => {
       } else {
         // Lost: the supervisor died before its agent was let run. A reader that came within the
         // milliseconds bubblewrap takes to end after its gate closed adopts it at `started`, and records the
-        // fence's exit and words instead (specs/sandbox.md, "A supervisor's death while the fence goes up").
+        // sandbox's exit and words instead (specs/sandbox.md, "A supervisor's death while the sandbox goes up").
         const words = JSON.stringify(record.error);
         expect(["lost", "failed"], words).toContain(record.status);
         if (record.status === "failed") {
           expect(fs.readFileSync(path.join(s.dir, "stderr.log"), "utf8"), words).toContain("nothing was run");
         }
         expect(fs.existsSync(s.marker), "the agent ran").toBe(false);
-        // The fence ends by itself once its bridge is up and finds its gate closed: within the bridge's
+        // The sandbox ends by itself once its bridge is up and finds its gate closed: within the bridge's
         // own start limit, whoever recorded the dispatch (specs/sandbox.md).
         await waitFor(
-          "the fence to end by itself",
+          "the sandbox to end by itself",
           () => (findByDispatchVariable(s.dispatchId).length === 0 ? true : undefined),
           15_000,
         );
@@ -138,9 +138,9 @@ describe("row 17c: a fenced start whose supervisor dies", () => {
   }
 
   it("the supervisor SIGKILLed mid-run and the agent ends before any reader: recorded lost, nothing left of the bridge", async () => {
-    const t = trial("17c fenced, supervisor SIGKILLed watching, agent then exits");
-    const name = "fenced-ends";
-    const s = await fencedAt(t, "watching", name);
+    const t = trial("17c sandboxed, supervisor SIGKILLed watching, agent then exits");
+    const name = "sandboxed-ends";
+    const s = await sandboxedAt(t, "watching", name);
     await waitForFile(s.marker);
     const proc = await waitForJson<{ pid: number }>(path.join(s.dir, "proc.json"));
     await killSupervisor(s);

@@ -2,10 +2,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { isWithin, type SandboxPolicy } from "../../src/domain/sandbox/sandbox.js";
-import { fenceMounts } from "../../supervisor/fence/fence-mounts.js";
+import { sandboxMounts } from "../../supervisor/sandbox/sandbox-mounts.js";
 import { tempDir } from "../helpers/folders.js";
 
-// The fence's mounts (specs/sandbox.md, "Files") read as bubblewrap applies them: whatever --allow-write
+// The sandbox's mounts (specs/sandbox.md, "Files") read as bubblewrap applies them: whatever --allow-write
 // names and however it is spelled, catherd's own files end read-only or hidden.
 
 type Seen = "write" | "read" | "hidden";
@@ -71,7 +71,7 @@ function mountsFor(
     allowNet: [],
     workplace: extra.read === true ? "read" : "write",
   };
-  return fenceMounts({
+  return sandboxMounts({
     backend: "exec",
     policy,
     dir: s.dir,

@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FENCE_PROBE } from "../helpers/fence.js";
 import { tempDir } from "../helpers/folders.js";
+import { SANDBOX_PROBE } from "../helpers/sandbox.js";
 import {
   checkPrerequisites,
   diagnostics,
@@ -13,14 +13,14 @@ import {
 } from "./harness.js";
 import { FINAL_MARKER, startMockModelServer } from "./mock-model-server.js";
 
-// The four real CLIs inside `--sandbox files+net` (specs/sandbox.md; specs/live-suite.md, "Fenced"): the
+// The four real CLIs inside `--sandbox files+net` (specs/sandbox.md; specs/live-suite.md, "Inside the sandbox"): the
 // mock model's loopback port allowed and nothing else; each runs its shell tool on a command that reads
-// a planted secret (hidden) and asks for a host the fence refuses (logged, counted in the record), and
+// a planted secret (hidden) and asks for a host the sandbox refuses (logged, counted in the record), and
 // finishes its contract: a tool call, then an answer.
 
-const CLIS_IN_FENCE: readonly LiveCli[] = ["codex", "claude", "gemini", "opencode"];
+const CLIS_IN_SANDBOX: readonly LiveCli[] = ["codex", "claude", "gemini", "opencode"];
 
-describe.each(CLIS_IN_FENCE)("%s inside --sandbox files+net", (cli) => {
+describe.each(CLIS_IN_SANDBOX)("%s inside --sandbox files+net", (cli) => {
   let run: LiveRun;
 
   beforeEach(async () => {
@@ -39,9 +39,9 @@ describe.each(CLIS_IN_FENCE)("%s inside --sandbox files+net", (cli) => {
     const secretDir = tempDir("catherd-live-secret-");
     const secret = `planted-${cli}-${Date.now()}`;
     fs.writeFileSync(path.join(secretDir, "id_test"), `${secret}\n`);
-    const port = new URL(run.server.baseUrl("fence")).port;
+    const port = new URL(run.server.baseUrl("sandbox")).port;
     const refused = "http://127.0.0.1:9/refused";
-    const d = await run.dispatch(cli, "fence", {
+    const d = await run.dispatch(cli, "sandbox", {
       idle: "90s",
       flags: [
         "--sandbox",
@@ -51,18 +51,18 @@ describe.each(CLIS_IN_FENCE)("%s inside --sandbox files+net", (cli) => {
         "--deny-read",
         secretDir,
         "--env",
-        `FENCE_SECRET_FILE=${path.join(secretDir, "id_test")}`,
+        `SANDBOX_SECRET_FILE=${path.join(secretDir, "id_test")}`,
         "--env",
-        `FENCE_PROBE=${FENCE_PROBE}`,
+        `SANDBOX_PROBE=${SANDBOX_PROBE}`,
         "--env",
-        `FENCE_REFUSED_URL=${refused}`,
+        `SANDBOX_REFUSED_URL=${refused}`,
       ],
     });
     const { record } = await waitForRecord(d, 150_000);
     const why = diagnostics(d, run.server);
     expect(record.status, why).toBe("ok");
     expect(record.reply ?? "", why).toContain(FINAL_MARKER);
-    expect(record.reply ?? "", why).toContain("fence-done");
+    expect(record.reply ?? "", why).toContain("sandbox-done");
     const sandbox = (record as unknown as { sandbox: { mode: string; denied: number } }).sandbox;
     expect(sandbox.mode, why).toBe("files+net");
     expect(sandbox.denied, why).toBeGreaterThanOrEqual(1);

@@ -4,15 +4,21 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveExecutable } from "../../src/infra/which.js";
 import { isolatedHome, runCli } from "../helpers/cli.js";
-import { FENCE_PROBE, filesUnder, probeReports, recordOf, useFencedDispatches } from "../helpers/fence.js";
 import { readJson, tempDir } from "../helpers/folders.js";
 import { isAlive } from "../helpers/processes.js";
+import {
+  filesUnder,
+  probeReports,
+  recordOf,
+  SANDBOX_PROBE,
+  useSandboxedDispatches,
+} from "../helpers/sandbox.js";
 import { waitFor } from "../helpers/wait.js";
 
-// The fence for real (specs/sandbox.md): bubblewrap around an exec agent — the fence probe — and the
+// The sandbox for real (specs/sandbox.md): bubblewrap around an exec agent — the sandbox probe — and the
 // supervisor's proxy in front of its network, on this machine's kernel.
 
-const fenced = useFencedDispatches();
+const sandboxed = useSandboxedDispatches();
 
 /** A home with a planted key, the agent's HOME; and the catherd home beside it. */
 function setup() {
@@ -29,16 +35,16 @@ function setup() {
 describe("--sandbox files+net", () => {
   it("refuses a planted key, a write outside the workplace and a loopback port not allowed, logs them, and lets the allowed port through", async () => {
     const s = setup();
-    const allowed = await fenced.server("allowed-answer");
-    const refused = await fenced.server("must-not-be-reached");
+    const allowed = await sandboxed.server("allowed-answer");
+    const refused = await sandboxed.server("must-not-be-reached");
     const outside = path.join(tempDir("catherd-outside-"), "escaped.txt");
-    const d = await fenced.dispatch(
+    const d = await sandboxed.dispatch(
       s.env,
       "probe",
       ["--cwd", s.work, "--sandbox", "files+net", "--allow-net", `127.0.0.1:${allowed.port}`],
       [
         process.execPath,
-        FENCE_PROBE,
+        SANDBOX_PROBE,
         `read:${path.join(s.userHome, ".ssh", "id_test")}`,
         `read:${path.join(s.userHome, ".aws", "credentials")}`,
         `write:${outside}`,
@@ -56,9 +62,9 @@ describe("--sandbox files+net", () => {
     expect(tries.get(`read:${path.join(s.userHome, ".aws", "credentials")}`)?.ok).toBe(false);
     expect(tries.get(`write:${outside}`)).toMatchObject({ ok: false, detail: "EROFS" });
     expect(fs.existsSync(outside)).toBe(false);
-    expect(fs.readFileSync(path.join(s.work, "inside.txt"), "utf8")).toContain("fence probe");
+    expect(fs.readFileSync(path.join(s.work, "inside.txt"), "utf8")).toContain("sandbox probe");
     expect(tries.get(`proxy:http://127.0.0.1:${refused.port}/`)?.detail).toMatch(
-      /^403 catherd's fence refused/,
+      /^403 catherd's sandbox refused/,
     );
     expect(tries.get(`connect:127.0.0.1:${refused.port}`)).toMatchObject({
       ok: false,
@@ -92,30 +98,30 @@ describe("--sandbox files+net", () => {
     expect(log.filter((l) => l.event === "denied")).toEqual([
       expect.objectContaining({ what: "net", host: "127.0.0.1", port: refused.port, method: "GET" }),
     ]);
-    // Once its supervisor has ended (it removes its reserve and the fence's sockets after the record): the
+    // Once its supervisor has ended (it removes its reserve and the sandbox's sockets after the record): the
     // planted secret is in no file of the dispatch folder, and the proxy's sockets are gone.
     await waitFor("the supervisor to end", () => (isAlive(d.supervisorPid ?? 0) ? undefined : true));
     for (const { file, text } of filesUnder(d.dir)) expect(text.includes(s.secret), file).toBe(false);
-    const fence = readJson(path.join(d.dir, "fence.json"));
-    expect(fs.existsSync(fence.socketDir as string)).toBe(false);
+    const sandbox = readJson(path.join(d.dir, "fence.json"));
+    expect(fs.existsSync(sandbox.socketDir as string)).toBe(false);
   });
 
-  it("says in the failure line what the fence refused and the flag that allows it", async () => {
+  it("says in the failure line what the sandbox refused and the flag that allows it", async () => {
     const s = setup();
-    const refused = await fenced.server("must-not-be-reached");
-    await fenced.dispatch(
+    const refused = await sandboxed.server("must-not-be-reached");
+    await sandboxed.dispatch(
       s.env,
       "needs-net",
       ["--cwd", s.work, "--sandbox", "files+net"],
-      [process.execPath, FENCE_PROBE, `!proxy:http://127.0.0.1:${refused.port}/`],
+      [process.execPath, SANDBOX_PROBE, `!proxy:http://127.0.0.1:${refused.port}/`],
     );
     const record = await recordOf(s.env, "needs-net");
     expect(record.status).toBe("failed");
     expect((record.error as { message: string }).message).toContain(
-      `the fence refused a connection to 127.0.0.1:${refused.port}: allow it with --allow-net 127.0.0.1:${refused.port}`,
+      `the sandbox refused a connection to 127.0.0.1:${refused.port}: allow it with --allow-net 127.0.0.1:${refused.port}`,
     );
     const logs = await runCli(["logs", "needs-net"], { env: s.env });
-    expect(logs.stdout).toContain(`fence refused 127.0.0.1:${refused.port}`);
+    expect(logs.stdout).toContain(`sandbox refused 127.0.0.1:${refused.port}`);
   });
 
   it("records spawn-failed at once, with socat's words, when a listener of the bridge ends, and leaves none behind", async () => {
@@ -130,7 +136,7 @@ describe("--sandbox files+net", () => {
       { mode: 0o755 },
     );
     const env = { ...s.env, PATH: `${bin}:${process.env.PATH ?? ""}` };
-    const d = await fenced.dispatch(
+    const d = await sandboxed.dispatch(
       env,
       "no-listener",
       ["--cwd", s.work, "--sandbox", "files+net", "--allow-net", "127.0.0.1:4999"],
@@ -148,7 +154,7 @@ describe("--sandbox files+net", () => {
 
   it("reaches an allowed loopback port below 1024 through the proxy only: the dispatch runs", async () => {
     const s = setup();
-    const d = await fenced.dispatch(
+    const d = await sandboxed.dispatch(
       s.env,
       "low-port",
       ["--cwd", s.work, "--sandbox", "files+net", "--allow-net", "127.0.0.1:81,127.0.0.1:4873"],
@@ -156,18 +162,18 @@ describe("--sandbox files+net", () => {
     );
     const record = await recordOf(s.env, "low-port");
     expect(record.status).toBe("ok");
-    const fenceLine = fs
+    const raised = fs
       .readFileSync(path.join(d.dir, "supervisor.log"), "utf8")
       .split("\n")
-      .find((line) => line.includes('"event":"fence"'));
-    expect(JSON.parse(fenceLine ?? "{}")).toMatchObject({ proxyOnly: [81] });
+      .find((line) => line.includes('"event":"sandbox"'));
+    expect(JSON.parse(raised ?? "{}")).toMatchObject({ proxyOnly: [81] });
     expect(readJson(path.join(d.dir, "fence.json"))).toMatchObject({ loopbackPorts: [4873] });
   });
 
-  it("says which write the fence refused, from the agent's own words", async () => {
+  it("says which write the sandbox refused, from the agent's own words", async () => {
     const s = setup();
     const outside = path.join(tempDir("catherd-outside-"), "report.txt");
-    await fenced.dispatch(
+    await sandboxed.dispatch(
       s.env,
       "writes-out",
       ["--cwd", s.work, "--sandbox", "files"],
@@ -177,7 +183,7 @@ describe("--sandbox files+net", () => {
     expect(record.status).toBe("failed");
     expect(record.sandbox).toMatchObject({ mode: "files", denied: 0, refusedWrite: outside });
     expect((record.error as { message: string }).message).toContain(
-      `the fence refused a write to ${outside}: allow it with --allow-write ${path.dirname(outside)}`,
+      `the sandbox refused a write to ${outside}: allow it with --allow-write ${path.dirname(outside)}`,
     );
   });
 });
@@ -185,12 +191,17 @@ describe("--sandbox files+net", () => {
 describe("--sandbox files", () => {
   it("hides other dispatches' folders and other CLIs' logins, and leaves the network as it was", async () => {
     const s = setup();
-    const server = await fenced.server("open-network");
+    const server = await sandboxed.server("open-network");
     fs.mkdirSync(path.join(s.userHome, ".codex"));
     fs.writeFileSync(path.join(s.userHome, ".codex", "auth.json"), `{"token":"${s.secret}"}`);
-    const first = await fenced.dispatch(s.env, "first", ["--cwd", s.work], ["/bin/sh", "-c", "echo first"]);
+    const first = await sandboxed.dispatch(
+      s.env,
+      "first",
+      ["--cwd", s.work],
+      ["/bin/sh", "-c", "echo first"],
+    );
     await recordOf(s.env, "first");
-    const d = await fenced.dispatch(
+    const d = await sandboxed.dispatch(
       s.env,
       "second",
       ["--cwd", s.work, "--sandbox", "files"],
@@ -200,7 +211,7 @@ describe("--sandbox files", () => {
         // Its own folder comes from the environment: the verdict's files are not the agent's to write.
         `exec "$0" "$1" "$2" "$3" "$4" "write:$CATHERD_DISPATCH_DIR/record.json" "!write:$TMPDIR/scratch"`,
         process.execPath,
-        FENCE_PROBE,
+        SANDBOX_PROBE,
         `read:${path.join(first.dir, "events.jsonl")}`,
         `read:${path.join(s.userHome, ".codex", "auth.json")}`,
         `!connect:127.0.0.1:${server.port}`,
@@ -226,10 +237,10 @@ describe("--sandbox files", () => {
   });
 });
 
-describe("--access read-only inside a fence", () => {
-  it("keeps the workplace read-only, for exec too (advisory without the fence)", async () => {
+describe("--access read-only inside a sandbox", () => {
+  it("keeps the workplace read-only, for exec too (advisory without the sandbox)", async () => {
     const s = setup();
-    const d = await fenced.dispatch(
+    const d = await sandboxed.dispatch(
       s.env,
       "reader",
       ["--cwd", s.work, "--sandbox", "files", "--access", "read-only"],
@@ -239,7 +250,7 @@ describe("--access read-only inside a fence", () => {
         // Its temp folder stays its own to write.
         `exec "$0" "$1" "write:${s.work}/out.txt" "!write:$TMPDIR/scratch"`,
         process.execPath,
-        FENCE_PROBE,
+        SANDBOX_PROBE,
       ],
     );
     await recordOf(s.env, "reader");
@@ -250,7 +261,7 @@ describe("--access read-only inside a fence", () => {
   });
 });
 
-describe("where the fence cannot run", () => {
+describe("where the sandbox cannot run", () => {
   it("refuses with E_SANDBOX_UNAVAILABLE and the fix, writing nothing", async () => {
     const { home, env } = isolatedHome();
     const result = await runCli(
@@ -259,7 +270,7 @@ describe("where the fence cannot run", () => {
         "--backend",
         "exec",
         "--name",
-        "nofence",
+        "nosandbox",
         "--sandbox",
         "files",
         "--json",
@@ -277,13 +288,13 @@ describe("where the fence cannot run", () => {
     expect(fs.existsSync(path.join(home, "runs"))).toBe(false);
   });
 
-  it("refuses what shapes a fence for a dispatch that has none", async () => {
+  it("refuses what shapes a sandbox for a dispatch that has none", async () => {
     const { env } = isolatedHome();
     const result = await runCli(
       ["dispatch", "--backend", "exec", "--name", "x", "--allow-net", "example.com", "--", "/bin/true"],
       { env },
     );
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain("--allow-net shape a fence, and this dispatch has none");
+    expect(result.stderr).toContain("--allow-net shape a sandbox, and this dispatch has none");
   });
 });

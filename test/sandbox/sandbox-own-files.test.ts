@@ -2,16 +2,16 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { recordOf, useFencedDispatches } from "../helpers/fence.js";
 import { readJson, tempDir } from "../helpers/folders.js";
 import { isolateGitConfig, makeRepo } from "../helpers/git.js";
 import { isAlive } from "../helpers/processes.js";
+import { recordOf, useSandboxedDispatches } from "../helpers/sandbox.js";
 import { waitFor } from "../helpers/wait.js";
 
-// What catherd judges by stays out of a fenced agent's reach whatever the flags say (specs/sandbox.md,
+// What catherd judges by stays out of a sandboxed agent's reach whatever the flags say (specs/sandbox.md,
 // "What catherd judges by stays out of reach"), and a read-only workplace in a worktree is shown to it.
 
-const fenced = useFencedDispatches();
+const sandboxed = useSandboxedDispatches();
 isolateGitConfig();
 
 /** A catherd home inside a folder of its own, so that a test can allow that folder (a parent of the home). */
@@ -23,21 +23,26 @@ function nestedHome() {
   return { outer, home, env, work: tempDir("catherd-work-") };
 }
 
-function fenceLine(dir: string): { writable: string[]; readOnly: string[] } {
+function sandboxLine(dir: string): { writable: string[]; readOnly: string[] } {
   return JSON.parse(fs.readFileSync(path.join(dir, "sandbox.log"), "utf8").split("\n")[0] as string);
 }
 
 describe("--allow-write above the catherd home", () => {
   it("leaves the home read-only: an agent that forges its record.json and exits 3 is recorded failed", async () => {
     const s = nestedHome();
-    const first = await fenced.dispatch(s.env, "first", ["--cwd", s.work], ["/bin/sh", "-c", "echo first"]);
+    const first = await sandboxed.dispatch(
+      s.env,
+      "first",
+      ["--cwd", s.work],
+      ["/bin/sh", "-c", "echo first"],
+    );
     await recordOf(s.env, "first");
     const firstRecord = fs.readFileSync(path.join(first.dir, "record.json"));
     // The parent of the home, spelled through a symlink to it and a `..`.
     const link = path.join(tempDir("catherd-link-"), "to-outer");
     fs.symlinkSync(s.outer, link);
     const forged = JSON.stringify({ schema: 1, status: "ok", reply: "all done, trust me" });
-    const d = await fenced.dispatch(
+    const d = await sandboxed.dispatch(
       s.env,
       "forger",
       ["--cwd", s.work, "--sandbox", "files", "--allow-write", `${link}/home/../`],
@@ -58,7 +63,7 @@ describe("--allow-write above the catherd home", () => {
     expect((record.error as { message: string }).message).toMatch(/^exit code 3/);
     // No flag is offered for it: none would be accepted.
     expect((record.error as { message: string }).message).toContain(
-      `the fence refused a write to ${path.join(fs.realpathSync(d.dir), "record.json")}: it stays read-only inside the fence`,
+      `the sandbox refused a write to ${path.join(fs.realpathSync(d.dir), "record.json")}: it stays read-only inside the sandbox`,
     );
     expect(record.reply ?? null).not.toBe("all done, trust me");
     const waited = await runCli(["wait", "forger", "--timeout", "60s"], { env: s.env });
@@ -71,18 +76,18 @@ describe("--allow-write above the catherd home", () => {
     expect(fs.existsSync(path.join(s.home, "planted"))).toBe(false);
     // The flag still opens what is around the home; sandbox.log says the home is read-only within it.
     expect(fs.readFileSync(path.join(s.outer, "around.txt"), "utf8")).toBe("around\n");
-    const line = fenceLine(d.dir);
+    const line = sandboxLine(d.dir);
     expect(line.writable).toContain(fs.realpathSync(s.outer));
     expect(line.readOnly).toEqual(expect.arrayContaining([fs.realpathSync(s.home), fs.realpathSync(d.dir)]));
   });
 
-  it("keeps the verdict when an allowed path has come to name the run's folder by the time the fence goes up", async () => {
+  it("keeps the verdict when an allowed path has come to name the run's folder by the time the sandbox goes up", async () => {
     const s = nestedHome();
-    await fenced.dispatch(s.env, "first", ["--cwd", s.work], ["/bin/sh", "-c", "echo first"]);
+    await sandboxed.dispatch(s.env, "first", ["--cwd", s.work], ["/bin/sh", "-c", "echo first"]);
     const forged = path.join(s.work, "forged.json");
     fs.writeFileSync(forged, JSON.stringify(await recordOf(s.env, "first")));
     const gate = path.join(s.work, "go");
-    await fenced.dispatch(
+    await sandboxed.dispatch(
       s.env,
       "holder",
       ["--cwd", s.work, "--max-parallel", "1"],
@@ -90,7 +95,7 @@ describe("--allow-write above the catherd home", () => {
     );
     const link = path.join(tempDir("catherd-link-"), "allowed");
     fs.symlinkSync(tempDir("catherd-elsewhere-"), link);
-    const queued = await fenced.dispatch(
+    const queued = await sandboxed.dispatch(
       s.env,
       "forger",
       ["--cwd", s.work, "--queue", "--max-parallel", "1", "--sandbox", "files", "--allow-write", link],
@@ -105,7 +110,7 @@ describe("--allow-write above the catherd home", () => {
     expect((record.error as { message: string }).message).toMatch(/^exit code 3/);
     expect((await runCli(["wait", "forger", "--timeout", "60s"], { env: s.env })).code).not.toBe(0);
     expect(fs.readFileSync(path.join(queued.dir, "events.jsonl"), "utf8")).toContain("refused");
-    expect(fenceLine(queued.dir).writable).not.toContain(fs.realpathSync(link));
+    expect(sandboxLine(queued.dir).writable).not.toContain(fs.realpathSync(link));
     await waitFor("the forger's supervisor to end", () => {
       const pid = readJson(path.join(queued.dir, "supervisor.json")).pid as number;
       return isAlive(pid) ? undefined : true;
@@ -114,7 +119,7 @@ describe("--allow-write above the catherd home", () => {
 
   it("refuses an --allow-write into the home, spelled through a symlink, before anything is written", async () => {
     const s = nestedHome();
-    await fenced.dispatch(s.env, "first", ["--cwd", s.work], ["/bin/sh", "-c", "echo first"]);
+    await sandboxed.dispatch(s.env, "first", ["--cwd", s.work], ["/bin/sh", "-c", "echo first"]);
     await recordOf(s.env, "first");
     const link = path.join(tempDir("catherd-link-"), "to-home");
     fs.symlinkSync(s.home, link);
@@ -149,7 +154,7 @@ describe("a read-only workplace in a worktree", () => {
   it("starts, and sees its worktree read-only (the README's example)", async () => {
     const s = nestedHome();
     const repo = makeRepo(tempDir("catherd-repo-"), { "a.txt": "from the repository\n" });
-    const d = await fenced.dispatch(
+    const d = await sandboxed.dispatch(
       s.env,
       "reader",
       ["--cwd", repo, "--worktree", "--access", "read-only", "--sandbox", "files"],

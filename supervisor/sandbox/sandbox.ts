@@ -12,33 +12,34 @@ import {
 import { loose } from "../../src/domain/schema-parts.js";
 import type { Spec } from "../../src/domain/schemas.js";
 import { FILES, fileIn, placeOf } from "../../src/folder/layout.js";
+import { RAISED_EVENT } from "../../src/folder/sandbox-log.js";
 import { appendLine, writeJsonAtomic } from "../../src/infra/atomic.js";
 import type { Clock } from "../../src/infra/clock.js";
 import { readJsonFile } from "../../src/infra/json-file.js";
 import { catherdHome } from "../../src/infra/paths.js";
 import { resolveExecutable } from "../../src/infra/which.js";
-import { FENCE_STATUS_FD } from "../child.js";
+import { SANDBOX_STATUS_FD } from "../child.js";
 import type { SupervisorLog } from "../log.js";
 import { bridgeArgv, insidePort, proxyEnvironment, upArgv } from "./bridge.js";
-import { type FenceMounts, type FencePlaces, fenceMounts } from "./fence-mounts.js";
-import { type Denial, type FenceProxy, startFenceProxy } from "./proxy.js";
+import { type Denial, type SandboxProxy, startSandboxProxy } from "./proxy.js";
+import { type SandboxMounts, type SandboxPlaces, sandboxMounts } from "./sandbox-mounts.js";
 
-// The fence of one dispatch (specs/sandbox.md), raised by its supervisor just before the spawn and
+// The sandbox of one dispatch (specs/sandbox.md), raised by its supervisor just before the spawn and
 // lowered after the stop: bubblewrap around the agent, and under files+net the proxy its connections go
 // through. The supervisor itself stays outside: it reads, signals and records.
 
-/** fence.json: what an adopter needs to serve the fence again. */
-const fenceFileSchema = loose({
+/** fence.json: what an adopter needs to serve the sandbox again. */
+const sandboxFileSchema = loose({
   mode: z.enum(["files", "files+net"]),
   /** The proxy's unix sockets (a short path: a socket's path is at most 107 bytes); null under `files`. */
   socketDir: z.string().min(1).nullable(),
   proxyPort: z.number().int().positive().nullable(),
   loopbackPorts: z.array(z.number().int().positive()),
 });
-type FenceFile = z.infer<typeof fenceFileSchema>;
+type SandboxFile = z.infer<typeof sandboxFileSchema>;
 
-/** A fence raised: the command that runs the agent inside it, what it adds to its environment, its end. */
-export interface Fence {
+/** A sandbox raised: the command that runs the agent inside it, what it adds to its environment, its end. */
+export interface RaisedSandbox {
   wrap(cmd: string, args: readonly string[]): { cmd: string; args: string[] };
   /** Where bubblewrap writes the agent's status (supervisor/child.ts). */
   statusPath: string;
@@ -54,62 +55,62 @@ function sandboxLogger(dir: string, clock: Clock): (fields: Record<string, unkno
   return (fields) => appendLine(file, JSON.stringify({ at: clock.wallNow().toISOString(), ...fields }));
 }
 
-/** What a fence reports through: the clock of sandbox.log's lines, and the supervisor's log. */
-export interface FenceDeps {
+/** What a sandbox reports through: the clock of sandbox.log's lines, and the supervisor's log. */
+export interface SandboxDeps {
   clock: Clock;
   log: SupervisorLog;
 }
 
 /**
- * The fence's proxy, listening on its sockets (null under `files`, which has none): each refusal is a line
+ * The sandbox's proxy, listening on its sockets (null under `files`, which has none): each refusal is a line
  * of sandbox.log and of the supervisor's log.
  */
 function serveProxy(
   dir: string,
-  file: FenceFile,
+  file: SandboxFile,
   policy: SandboxPolicy,
-  { clock, log }: FenceDeps,
-): Promise<FenceProxy | null> {
+  { clock, log }: SandboxDeps,
+): Promise<SandboxProxy | null> {
   if (file.socketDir === null) return Promise.resolve(null);
   const say = sandboxLogger(dir, clock);
-  return startFenceProxy({
+  return startSandboxProxy({
     socketDir: file.socketDir,
     rules: policy.allowNet,
     loopbackPorts: file.loopbackPorts,
     onDenied: (denial: Denial) => {
       say({ event: "denied", what: "net", ...denial });
-      log("fence-denied", { what: "net", host: denial.host, port: denial.port });
+      log("sandbox-denied", { what: "net", host: denial.host, port: denial.port });
     },
   });
 }
 
 /**
- * Raises the fence the spec asks for, or returns null when it asks none. Throws E_SANDBOX_UNAVAILABLE when
- * bubblewrap (or socat, for files+net) is gone since admission: the agent is not started unfenced.
+ * Raises the sandbox the spec asks for, or returns null when it asks none. Throws E_SANDBOX_UNAVAILABLE when
+ * bubblewrap (or socat, for files+net) is gone since admission: the agent is not started unsandboxed.
  */
-export async function raiseFence(
+export async function raiseSandbox(
   dir: string,
   spec: Spec,
   env: Readonly<Record<string, string>>,
-  deps: FenceDeps,
-): Promise<Fence | null> {
+  deps: SandboxDeps,
+): Promise<RaisedSandbox | null> {
   const policy = spec.sandbox;
   if (policy === undefined) return null;
-  const bwrap = fenceTools(policy, env);
+  const bwrap = sandboxTools(policy, env);
   const net = policy.mode === "files+net";
   const { bridged: ports, proxyOnly } = loopbackPorts(policy.allowNet);
-  const file: FenceFile = {
+  const file: SandboxFile = {
     mode: policy.mode,
-    socketDir: net ? fs.mkdtempSync("/tmp/catherd-fence-") : null,
+    socketDir: net ? fs.mkdtempSync("/tmp/catherd-sandbox-") : null,
     proxyPort: net ? insidePort(ports) : null,
     loopbackPorts: ports,
   };
-  writeJsonAtomic(fileIn(dir, FILES.fence), file);
-  const mounts = fenceMounts(fencePlaces(dir, spec, policy, env));
+  writeJsonAtomic(fileIn(dir, FILES.sandboxFile), file);
+  const mounts = sandboxMounts(sandboxPlaces(dir, spec, policy, env));
   const identity = agentIdentity();
-  sandboxLogger(dir, deps.clock)(fenceLine(policy, identity.uid, mounts));
+  sandboxLogger(dir, deps.clock)(raisedLine(policy, identity.uid, mounts));
   const proxy = await serveProxy(dir, file, policy, deps);
-  deps.log("fence", {
+  deps.log("sandbox", {
     mode: policy.mode,
     writable: mounts.writable.length,
     hidden: mounts.hidden.length,
@@ -117,17 +118,17 @@ export async function raiseFence(
   });
   const options = bwrapOptions(mounts.args, identity, net, spec.cwd);
   return {
-    statusPath: fileIn(dir, FILES.fenceStatus),
+    statusPath: fileIn(dir, FILES.sandboxStatus),
     env: net && file.proxyPort !== null ? proxyEnvironment(file.proxyPort) : {},
     wrap: (cmd, args) => ({ cmd: bwrap, args: [...options, "--", ...firstProgram(file, cmd, args)] }),
     lower: () => lowered(proxy, file),
   };
 }
 
-/** sandbox.log's first line: the fence as raised, its mounts whole, who the agent is inside. */
-function fenceLine(policy: SandboxPolicy, uid: number, mounts: FenceMounts): Record<string, unknown> {
+/** sandbox.log's first line, its `fence` line: the sandbox as raised, its mounts whole, who the agent is inside. */
+function raisedLine(policy: SandboxPolicy, uid: number, mounts: SandboxMounts): Record<string, unknown> {
   return {
-    event: "fence",
+    event: RAISED_EVENT,
     mode: policy.mode,
     uid,
     writable: mounts.writable,
@@ -138,28 +139,28 @@ function fenceLine(policy: SandboxPolicy, uid: number, mounts: FenceMounts): Rec
 }
 
 /** bubblewrap's path, once it (and socat, which files+net needs) is found on the agent's PATH. */
-function fenceTools(policy: SandboxPolicy, env: Readonly<Record<string, string>>): string {
+function sandboxTools(policy: SandboxPolicy, env: Readonly<Record<string, string>>): string {
   const bwrap = resolveExecutable("bwrap", env.PATH ?? process.env.PATH ?? "");
   const socat = resolveExecutable("socat", env.PATH ?? process.env.PATH ?? "");
   if (bwrap === null || (policy.mode === "files+net" && socat === null)) {
     throw new CatherdError(
       "E_SANDBOX_UNAVAILABLE",
-      `the fence cannot run on ${os.hostname()}: ${bwrap === null ? "bwrap" : "socat"} is not on PATH`,
+      `the sandbox cannot run on ${os.hostname()}: ${bwrap === null ? "bwrap" : "socat"} is not on PATH`,
       {
-        fix: "install bubblewrap and socat there (catherd doctor says what the fence needs), or dispatch with --sandbox off",
+        fix: "install bubblewrap and socat there (catherd doctor says what the sandbox needs), or dispatch with --sandbox off",
       },
     );
   }
   return bwrap;
 }
 
-/** The places the fence's mounts are made of: the dispatch's own, its home's, its CLI's state. */
-function fencePlaces(
+/** The places the sandbox's mounts are made of: the dispatch's own, its home's, its CLI's state. */
+function sandboxPlaces(
   dir: string,
   spec: Spec,
   policy: SandboxPolicy,
   env: Readonly<Record<string, string>>,
-): FencePlaces {
+): SandboxPlaces {
   const place = placeOf(dir);
   const home = place === null ? catherdHome(env) : path.dirname(path.dirname(place.runDir));
   const homes = [
@@ -229,12 +230,12 @@ function bwrapOptions(
     "--chdir",
     cwd,
     "--json-status-fd",
-    String(FENCE_STATUS_FD),
+    String(SANDBOX_STATUS_FD),
   ];
 }
 
-/** What runs first inside the fence: the bridge under files+net, else the plain gate; both become the agent. */
-function firstProgram(file: FenceFile, cmd: string, args: readonly string[]): string[] {
+/** What runs first inside the sandbox: the bridge under files+net, else the plain gate; both become the agent. */
+function firstProgram(file: SandboxFile, cmd: string, args: readonly string[]): string[] {
   if (file.mode !== "files+net" || file.socketDir === null || file.proxyPort === null)
     return upArgv(cmd, args);
   return bridgeArgv(
@@ -245,41 +246,43 @@ function firstProgram(file: FenceFile, cmd: string, args: readonly string[]): st
 }
 
 /**
- * An adopter's part: serves the proxy of a fence its predecessor raised (fence.json) again, so that the
- * agent's next connection is served. Null when the dispatch has no fence, or one without network.
+ * An adopter's part: serves the proxy of a sandbox its predecessor raised (fence.json) again, so that the
+ * agent's next connection is served. Null when the dispatch has no sandbox, or one without network.
  */
-export async function serveFenceAgain(
+export async function serveSandboxAgain(
   dir: string,
   spec: Spec,
   clock: Clock,
   log: SupervisorLog,
-): Promise<Fence | null> {
+): Promise<RaisedSandbox | null> {
   const policy = spec.sandbox;
   if (policy === undefined) return null;
-  const read = readJsonFile(fileIn(dir, FILES.fence), fenceFileSchema);
+  const read = readJsonFile(fileIn(dir, FILES.sandboxFile), sandboxFileSchema);
   if (read.kind !== "ok") {
-    log("fence-unreadable", { why: read.kind === "missing" ? "fence.json is missing" : read.error.message });
+    log("sandbox-unreadable", {
+      why: read.kind === "missing" ? "fence.json is missing" : read.error.message,
+    });
     return null;
   }
   const file = read.value;
   if (file.socketDir !== null) fs.mkdirSync(file.socketDir, { recursive: true, mode: 0o700 });
   const proxy = await serveProxy(dir, file, policy, { clock, log });
-  log("fence-served-again", { mode: file.mode });
+  log("sandbox-served-again", { mode: file.mode });
   return {
-    statusPath: fileIn(dir, FILES.fenceStatus),
+    statusPath: fileIn(dir, FILES.sandboxStatus),
     env: {},
     wrap: (cmd, args) => ({ cmd, args: [...args] }),
     lower: () => lowered(proxy, file),
   };
 }
 
-/** The proxy closed and its sockets' folder removed: the end of a fence, whoever raised it. */
-async function lowered(proxy: FenceProxy | null, file: FenceFile): Promise<void> {
+/** The proxy closed and its sockets' folder removed: the end of a sandbox, whoever raised it. */
+async function lowered(proxy: SandboxProxy | null, file: SandboxFile): Promise<void> {
   await proxy?.close();
   if (file.socketDir !== null) fs.rmSync(file.socketDir, { recursive: true, force: true });
 }
 
-/** The unix sockets an environment points at that would lead out of the fence: an ssh agent, the user's runtime folder. */
+/** The unix sockets an environment points at that would lead out of the sandbox: an ssh agent, the user's runtime folder. */
 function unixSocketsOf(env: Readonly<Record<string, string>>): string[] {
   const uid = process.getuid?.();
   return [

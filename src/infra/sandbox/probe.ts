@@ -1,14 +1,14 @@
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
-import type { FenceMode } from "../../domain/sandbox/sandbox.js";
+import type { SandboxedMode } from "../../domain/sandbox/sandbox.js";
 import { resolveExecutable } from "../which.js";
 
-// Whether the fence can run on this host (specs/sandbox.md, "Where it runs"): bubblewrap found, a user
+// Whether the sandbox can run on this host (specs/sandbox.md, "Where it runs"): bubblewrap found, a user
 // namespace it may create (a real sandbox started and ended, not a guess from sysctls), socat for the
 // network bridge of `files+net`. Admission asks before anything is written; `doctor` prints every line.
 
-/** One thing the fence needs, found or not, with the fix when not. */
-export interface FenceCheck {
+/** One thing the sandbox needs, found or not, with the fix when not. */
+export interface SandboxCheck {
   what: string;
   ok: boolean;
   detail: string;
@@ -19,7 +19,7 @@ export interface FenceCheck {
 const TRIAL_TIMEOUT_MS = 10_000;
 
 /**
- * The bubblewrap options every fence uses that a trial must prove: user, PID and network namespaces, a
+ * The bubblewrap options every sandbox uses that a trial must prove: user, PID and network namespaces, a
  * /proc of its own, no caps.
  */
 export const TRIAL_ARGS = [
@@ -47,12 +47,12 @@ function trial(bwrap: string): Promise<string | null> {
   });
 }
 
-/** Every check the fence `mode` needs on this host, in order; the first that fails is what to fix first. */
-export async function fenceChecks(
-  mode: FenceMode,
+/** Every check the sandbox `mode` needs on this host, in order; the first that fails is what to fix first. */
+export async function sandboxChecks(
+  mode: SandboxedMode,
   searchPath = process.env.PATH ?? "",
-): Promise<FenceCheck[]> {
-  const checks: FenceCheck[] = [];
+): Promise<SandboxCheck[]> {
+  const checks: SandboxCheck[] = [];
   const bwrap = resolveExecutable("bwrap", searchPath);
   checks.push({
     what: "bubblewrap",
@@ -65,7 +65,7 @@ export async function fenceChecks(
     checks.push({
       what: "user namespaces",
       ok: failed === null,
-      detail: failed === null ? "a trial fence started and ended" : `a trial fence failed: ${failed}`,
+      detail: failed === null ? "a trial sandbox started and ended" : `a trial sandbox failed: ${failed}`,
       fix:
         failed === null
           ? null
@@ -77,21 +77,21 @@ export async function fenceChecks(
     checks.push({
       what: "socat",
       ok: socat !== null,
-      detail: socat ?? "socat is not on PATH (it bridges the fence's loopback to catherd's proxy)",
+      detail: socat ?? "socat is not on PATH (it bridges the sandbox's loopback to catherd's proxy)",
       fix: socat === null ? "install socat (Debian: apt-get install socat), or use --sandbox files" : null,
     });
   }
   return checks;
 }
 
-/** The first failed check, or null when the fence can run. */
-export async function fenceUnavailable(mode: FenceMode): Promise<FenceCheck | null> {
-  return (await fenceChecks(mode)).find((check) => !check.ok) ?? null;
+/** The first failed check, or null when the sandbox can run. */
+export async function sandboxUnavailable(mode: SandboxedMode): Promise<SandboxCheck | null> {
+  return (await sandboxChecks(mode)).find((check) => !check.ok) ?? null;
 }
 
 /**
  * Whether the kernel enables Landlock, and its ABI as the kernel's version implies it (the ABI itself is
- * only told by a system call Node does not make). Said by `doctor`; the fence does not depend on it.
+ * only told by a system call Node does not make). Said by `doctor`; the sandbox does not depend on it.
  */
 export function landlockState(): string {
   let lsm = "";

@@ -5,16 +5,16 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { resolveExecutable } from "../../src/infra/which.js";
 import { isolatedHome, runCli } from "../helpers/cli.js";
-import { recordOf, useFencedDispatches } from "../helpers/fence.js";
 import { CLI_MAIN, tempDir } from "../helpers/folders.js";
 import { git, isolateGitConfig, makeRepo } from "../helpers/git.js";
 import { exitOf, notesOf, notingCommand, reapLocks, startLock } from "../helpers/locks.js";
+import { recordOf, useSandboxedDispatches } from "../helpers/sandbox.js";
 import { waitFor } from "../helpers/wait.js";
 
-// Inside the fence the work still works (specs/sandbox.md, "What still works"): git in a worktree, a
+// Inside the sandbox the work still works (specs/sandbox.md, "What still works"): git in a worktree, a
 // heavy command through `catherd lock`, a package manager through an allowed registry.
 
-const fenced = useFencedDispatches();
+const sandboxed = useSandboxedDispatches();
 isolateGitConfig();
 /** Ends the outside lock's command (in a session of its own, out of the lock helper's reach) whatever happened. */
 let releaseOutside: (() => void) | null = null;
@@ -29,11 +29,11 @@ function setup() {
   return { home, env: { ...env, HOME: tempDir("catherd-user-home-") } };
 }
 
-describe("work inside a fence", () => {
+describe("work inside a sandbox", () => {
   it("commits in its worktree, and cannot touch the repository's hooks or config", async () => {
     const s = setup();
     const repo = makeRepo(tempDir("catherd-repo-"), { "a.txt": "a\n" });
-    const d = await fenced.dispatch(
+    const d = await sandboxed.dispatch(
       s.env,
       "commits",
       ["--cwd", repo, "--worktree", "--sandbox", "files+net"],
@@ -41,7 +41,7 @@ describe("work inside a fence", () => {
         "/bin/sh",
         "-c",
         [
-          "echo b > b.txt && git add b.txt && git -c user.name=agent -c user.email=agent@example.invalid commit -qm 'from the fence' && echo committed",
+          "echo b > b.txt && git add b.txt && git -c user.name=agent -c user.email=agent@example.invalid commit -qm 'from the sandbox' && echo committed",
           "common=$(git rev-parse --git-common-dir)",
           'echo "[core] hooksPath = /tmp" >> "$common/config" || echo config-refused',
           'printf "#!/bin/sh\\n" > "$common/hooks/post-checkout" || echo hooks-refused',
@@ -55,11 +55,11 @@ describe("work inside a fence", () => {
     expect(events).toContain("hooks-refused");
     expect(record.status).toBe("ok");
     expect((record.commits as { list: { subject: string }[] }).list.map((c) => c.subject)).toEqual([
-      "from the fence",
+      "from the sandbox",
     ]);
     expect(fs.existsSync(path.join(repo, ".git", "hooks", "post-checkout"))).toBe(false);
     expect(fs.readFileSync(path.join(repo, ".git", "config"), "utf8")).not.toContain("hooksPath");
-    expect(git(repo, "log", "--all", "--format=%s")).toContain("from the fence");
+    expect(git(repo, "log", "--all", "--format=%s")).toContain("from the sandbox");
   });
 
   it("queues `catherd lock` behind a slot held outside, as it would outside", async () => {
@@ -73,14 +73,14 @@ describe("work inside a fence", () => {
     await waitFor("the outside command to hold the slot", () =>
       notesOf(notes).includes("start outside") ? true : undefined,
     );
-    const d = await fenced.dispatch(
+    const d = await sandboxed.dispatch(
       env,
       "heavy",
       ["--cwd", tempDir("catherd-work-"), "--sandbox", "files+net", "--allow-write", shared],
       [process.execPath, CLI_MAIN, "lock", "--", "/bin/sh", "-c", `echo inside >> '${notes}'`],
     );
-    // Waiting, it reports from inside the fence (locks/), where the readers find it.
-    await waitFor("the fenced lock to report that it waits", () => {
+    // Waiting, it reports from inside the sandbox (locks/), where the readers find it.
+    await waitFor("the sandboxed lock to report that it waits", () => {
       const reports = path.join(d.dir, "locks");
       return fs.existsSync(reports) && fs.readdirSync(reports).some((n) => n.startsWith("lock-"))
         ? true
@@ -101,7 +101,7 @@ describe("work inside a fence", () => {
     const pkg = tempDir("catherd-pkg-");
     fs.writeFileSync(
       path.join(pkg, "package.json"),
-      JSON.stringify({ name: "fence-tiny", version: "1.0.0" }),
+      JSON.stringify({ name: "sandbox-tiny", version: "1.0.0" }),
     );
     fs.writeFileSync(path.join(pkg, "index.js"), "module.exports = 'tiny';\n");
     // The machine's npm (the registry's Node 24 that CI also runs these tests on comes without one).
@@ -109,21 +109,21 @@ describe("work inside a fence", () => {
     if (npm === null) throw new Error("npm is not on PATH");
     const packed = tempDir("catherd-packed-");
     execFileSync(npm, ["pack", "--silent", "--pack-destination", packed], { cwd: pkg, stdio: "ignore" });
-    const tarball = fs.readFileSync(path.join(packed, "fence-tiny-1.0.0.tgz"));
-    const registry = await fenced.server("", (request, response) => {
+    const tarball = fs.readFileSync(path.join(packed, "sandbox-tiny-1.0.0.tgz"));
+    const registry = await sandboxed.server("", (request, response) => {
       const base = `http://${request.headers.host}`;
-      if (request.url === "/fence-tiny") {
+      if (request.url === "/sandbox-tiny") {
         response.setHeader("content-type", "application/json");
         response.end(
           JSON.stringify({
-            name: "fence-tiny",
+            name: "sandbox-tiny",
             "dist-tags": { latest: "1.0.0" },
             versions: {
               "1.0.0": {
-                name: "fence-tiny",
+                name: "sandbox-tiny",
                 version: "1.0.0",
                 dist: {
-                  tarball: `${base}/fence-tiny/-/fence-tiny-1.0.0.tgz`,
+                  tarball: `${base}/sandbox-tiny/-/sandbox-tiny-1.0.0.tgz`,
                   shasum: createHash("sha1").update(tarball).digest("hex"),
                   integrity: `sha512-${createHash("sha512").update(tarball).digest("base64")}`,
                 },
@@ -131,7 +131,7 @@ describe("work inside a fence", () => {
             },
           }),
         );
-      } else if (request.url === "/fence-tiny/-/fence-tiny-1.0.0.tgz") {
+      } else if (request.url === "/sandbox-tiny/-/sandbox-tiny-1.0.0.tgz") {
         response.end(tarball);
       } else {
         response.statusCode = 404;
@@ -143,7 +143,7 @@ describe("work inside a fence", () => {
       path.join(work, "package.json"),
       JSON.stringify({ name: "work", version: "1.0.0", private: true }),
     );
-    await fenced.dispatch(
+    await sandboxed.dispatch(
       s.env,
       "installs",
       ["--cwd", work, "--sandbox", "files+net", "--allow-net", `127.0.0.1:${registry.port}`],
@@ -155,12 +155,12 @@ describe("work inside a fence", () => {
         "--no-audit",
         "--no-fund",
         "--no-update-notifier",
-        "fence-tiny",
+        "sandbox-tiny",
       ],
     );
     const record = await recordOf(s.env, "installs");
     expect(record.status, JSON.stringify(record.error)).toBe("ok");
-    expect(fs.readFileSync(path.join(work, "node_modules", "fence-tiny", "index.js"), "utf8")).toContain(
+    expect(fs.readFileSync(path.join(work, "node_modules", "sandbox-tiny", "index.js"), "utf8")).toContain(
       "tiny",
     );
     expect(registry.hits()).toBeGreaterThanOrEqual(1);

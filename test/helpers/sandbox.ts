@@ -9,11 +9,11 @@ import { ROOT, reapAll } from "./folders.js";
 import { isAlive } from "./processes.js";
 import { waitFor } from "./wait.js";
 
-// Fenced dispatches (specs/sandbox.md) as real processes: `catherd dispatch --sandbox …` of the fence
+// Sandboxed dispatches (specs/sandbox.md) as real processes: `catherd dispatch --sandbox …` of the sandbox
 // probe or any command, loopback servers for them to reach, and an afterEach that waits for every
 // supervisor to end by itself, closes the servers, and fails the test for any process left running.
 
-export const FENCE_PROBE = path.join(ROOT, "test/fixtures/fence-probe.mjs");
+export const SANDBOX_PROBE = path.join(ROOT, "test/fixtures/sandbox-probe.mjs");
 
 /** A loopback HTTP server that answers every request with `body`; `hits` counts them. */
 export interface LoopbackServer {
@@ -21,7 +21,7 @@ export interface LoopbackServer {
   hits(): number;
 }
 
-export interface FencedDispatches {
+export interface SandboxedDispatches {
   dispatch(
     env: NodeJS.ProcessEnv,
     name: string,
@@ -31,7 +31,7 @@ export interface FencedDispatches {
   server(body: string, handler?: http.RequestListener): Promise<LoopbackServer>;
 }
 
-export function useFencedDispatches(): FencedDispatches {
+export function useSandboxedDispatches(): SandboxedDispatches {
   const dispatched: string[] = [];
   const supervisors: number[] = [];
   const servers: http.Server[] = [];
