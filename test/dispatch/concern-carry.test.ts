@@ -5,6 +5,12 @@ import { answer } from "../../src/dispatch/request/answer-input.js";
 import { brief } from "../../src/dispatch/request/brief.js";
 import { spendCaps } from "../../src/dispatch/request/caps-input.js";
 import type { Recorded, Successor } from "../../src/dispatch/request/concern.js";
+import { flagValues } from "../../src/dispatch/request/dispatch-options.js";
+import {
+  nextAttemptRequest,
+  type RawDispatchInput,
+  validateDispatch,
+} from "../../src/dispatch/request/dispatch-request.js";
 import { isolation } from "../../src/dispatch/request/isolation-input.js";
 import { limits } from "../../src/dispatch/request/limits.js";
 import { placement } from "../../src/dispatch/request/placement.js";
@@ -226,5 +232,30 @@ describe("what a successor carries", () => {
   it.each(briefCases)("carries of the brief $title", ({ recorded, to, carried }) => {
     if (carried instanceof RegExp) expect(() => brief.carry(recorded, to)).toThrow(carried);
     else expect(brief.carry(recorded, to)).toEqual(carried);
+  });
+
+  it("gives a chain's next attempt every field of a request but its step's and the notification's", () => {
+    const spent = {
+      tokens: { input: 1, cached: 0, output: 0 },
+      costUsd: null,
+      costSource: null,
+    } as RecordFile;
+    const fresh = validateDispatch({
+      ...flagValues({}),
+      backend: "codex",
+      bin: "/bin/true",
+      run: "default",
+      brief: Buffer.from("b"),
+      rest: [],
+      environment: process.env,
+    } as RawDispatchInput);
+    const carried = nextAttemptRequest(
+      { ...CHAIN, ladder: LADDER, brief: Buffer.from("b"), answer: null, record: spent },
+      next("gemini"),
+    );
+    // A chain is notified once, by its first attempt's command (specs/cli.md, "Notifications").
+    const notCarried = ["backend", "model", "bin", "chain", "notify", "runNotify"];
+    const missing = Object.keys(fresh).filter((k) => !notCarried.includes(k) && !(k in carried));
+    expect(missing).toEqual([]);
   });
 });

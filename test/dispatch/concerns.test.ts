@@ -144,6 +144,7 @@ const COMPOSERS: Record<string, Record<string, string>> = {
   "src/dispatch/queue/hand-over.ts": {
     run: "the next attempt is admitted into the recorded folder's run, which it checks",
     thread: "a repair's: the recorded attempt's own thread",
+    repair: "whether the step is a repair (the successor's own), not --repair",
     answer: "answer-schema.json, read from the recorded folder for the answer concern's carry",
     caps: "the run's live caps that admission holds a next attempt to, not the request's",
   },

@@ -152,9 +152,9 @@ function resumableBackend(
  */
 function nextTurn(raw: RawDispatchInput, turn: RecordedTurn, access: AccessLevel | null): DispatchRequest {
   const { admit, spec, backend } = turn;
-  const flags = { ...raw, ...flagsOfTurn(raw, { ...turn, access }) };
   const recorded = { spec, ladder: admit.ladder ?? null };
-  const request = followUpRequest(flags, recorded, { kind: "follow-up", backend });
+  const to = { kind: "follow-up", backend } as const;
+  const request = followUpRequest(flagsOfTurn(raw, { ...turn, access }), recorded, to);
   return {
     ...request,
     followUp: { dispatchId: turn.dispatchId, dir: turn.dir, worktree: spec.worktree ?? null },

@@ -214,21 +214,22 @@ function nextRequest(attempt: RecordedAttempt, step: NextStep): DispatchRequest 
   const ladder = admit.ladder;
   if (ladder === undefined) throw new Error("admit.json names no ladder");
   const recorded = { ...readRecorded(attempt), ladder };
-  const repair = step.why === "repair" && recorded.answer !== null;
+  // A repair answers to the schema the recorded attempt's folder holds.
+  const repairOf = step.why === "repair" ? recorded.answer : null;
   const backend = backendFor(step.backend);
-  const carried = nextAttemptRequest(recorded, { kind: "next-attempt", backend, repair });
+  const carried = nextAttemptRequest(recorded, { kind: "next-attempt", backend, repair: repairOf !== null });
   return {
     ...carried,
     backend,
     model: step.model,
     bin: step.bin,
     chain: nextLink(admit, step, ladder.request.thread),
-    ...(repair && recorded.answer !== null
-      ? {
-          brief: Buffer.from(repairBrief(record.answerErrors ?? [], recorded.answer.text), "utf8"),
+    ...(repairOf === null
+      ? {}
+      : {
+          brief: Buffer.from(repairBrief(record.answerErrors ?? [], repairOf.text), "utf8"),
           thread: record.thread,
-        }
-      : {}),
+        }),
   };
 }
 

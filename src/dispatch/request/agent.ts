@@ -212,7 +212,7 @@ export interface TurnRecorded {
  * The core flags of a follow-up: what its turn fixes — backend, name, folder, access, thread — and what
  * it repeats unless given anew — model, effort, executable, `--env` (given, a value wins name by name).
  */
-export function flagsOfTurn(raw: RawAgentInput, turn: TurnRecorded): RawAgentInput {
+export function flagsOfTurn<Raw extends RawAgentInput>(raw: Raw, turn: TurnRecorded): Raw {
   const { admit, spec, record, backend, access } = turn;
   return {
     ...raw,

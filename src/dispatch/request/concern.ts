@@ -97,15 +97,3 @@ export function flagGiven(flags: object, flag: string): boolean {
   const value: unknown = (flags as Record<string, unknown>)[argumentName(flag)];
   return !(value === undefined || value === false || (Array.isArray(value) && value.length === 0));
 }
-
-/**
- * A concern's part of a chain's next attempt: the whole part, as its carry gives it from a ladder (admit.json
- * names one for every attempt of a chain, with every field a next attempt repeats).
- */
-export function nextAttemptPart<Raw, Part>(
-  concern: Concern<Raw, Part> & { carry(recorded: Recorded, to: Successor): Partial<Part> },
-  recorded: Recorded & { ladder: LadderFile },
-  to: Successor & { kind: "next-attempt" },
-): Part {
-  return concern.carry(recorded, to) as Part;
-}

@@ -7,14 +7,7 @@ import { type AnswerRequest, answer } from "./answer-input.js";
 import { type BriefRequest, brief, type RawBriefInput } from "./brief.js";
 import { type RawCapsInput, spendCaps } from "./caps-input.js";
 import { type ChainRequest, chain, firstAttempt, type RawChainInput } from "./chain.js";
-import {
-  type Concern,
-  type ConcernContext,
-  flagGiven,
-  nextAttemptPart,
-  type Recorded,
-  type Successor,
-} from "./concern.js";
+import { type Concern, type ConcernContext, flagGiven, type Recorded, type Successor } from "./concern.js";
 import { type IsolationRequest, isolation, type RawIsolationFlags } from "./isolation-input.js";
 import { type LimitsRequest, limits, type RawLimitsInput } from "./limits.js";
 import { type NotifyRequest, notify, type RawNotifyInput } from "./notify.js";
@@ -133,30 +126,10 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
 export type DecidedByStep = "backend" | "model" | "bin" | "chain";
 
 /**
- * A chain's next attempt's request, less what its step decides: every concern's part as its carry gives
- * it from the recorded attempt (concern.ts), in the order validateDispatch composes them. A repair's
- * brief and thread are the hand-over's own too.
+ * The concerns a successor takes over, each by its `carry` (concern.ts), in the order validateDispatch
+ * composes them: the one list for a chain's next attempt and a follow-up alike.
  */
-export function nextAttemptRequest(
-  recorded: Recorded & { ladder: LadderFile },
-  to: Successor & { kind: "next-attempt" },
-): Omit<DispatchRequest, DecidedByStep> {
-  return {
-    ...nextAttemptPart(agent, recorded, to),
-    ...nextAttemptPart(brief, recorded, to),
-    ...nextAttemptPart(limits, recorded, to),
-    ...nextAttemptPart(runCaps, recorded, to),
-    ...nextAttemptPart(isolation, recorded, to),
-    ...nextAttemptPart(placement, recorded, to),
-    ...nextAttemptPart(answer, recorded, to),
-    ...nextAttemptPart(spendCaps, recorded, to),
-    ...nextAttemptPart(steering, recorded, to),
-    ...nextAttemptPart(sandbox, recorded, to),
-  };
-}
-
-/** The concerns whose part a follow-up may take over from its turn (each one's `carry`). */
-const CARRIED_TO_FOLLOW_UP: readonly CarryingConcern[] = [
+const CARRYING: readonly CarryingConcern[] = [
   agent,
   brief,
   limits,
@@ -168,6 +141,19 @@ const CARRIED_TO_FOLLOW_UP: readonly CarryingConcern[] = [
   steering,
   sandbox,
 ];
+
+/**
+ * A chain's next attempt's request, less what its step decides: every concern's part as its carry gives
+ * it from the recorded attempt, whose ladder names each field a next attempt repeats. A repair's brief
+ * and thread are the hand-over's own too.
+ */
+export function nextAttemptRequest(
+  recorded: Recorded & { ladder: LadderFile },
+  to: Successor & { kind: "next-attempt" },
+): Omit<DispatchRequest, DecidedByStep> {
+  const parts = CARRYING.map((concern) => concern.carry(recorded, to));
+  return Object.assign({}, ...parts) as Omit<DispatchRequest, DecidedByStep>;
+}
 
 interface CarryingConcern {
   options: OptionSpec;
@@ -181,11 +167,10 @@ interface CarryingConcern {
  * flags that ask anew.
  */
 export function followUpRequest(raw: RawDispatchInput, recorded: Recorded, to: Successor): DispatchRequest {
-  const request = validateDispatch(raw);
-  const carried = CARRIED_TO_FOLLOW_UP.filter((concern) => !asksAnew(concern, raw)).map((concern) =>
+  const carried = CARRYING.filter((concern) => !asksAnew(concern, raw)).map((concern) =>
     concern.carry(recorded, to),
   );
-  return Object.assign(request, ...carried);
+  return Object.assign(validateDispatch(raw), ...carried) as DispatchRequest;
 }
 
 function asksAnew(concern: CarryingConcern, raw: RawDispatchInput): boolean {
