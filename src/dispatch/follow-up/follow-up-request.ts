@@ -9,7 +9,7 @@ import type { AccessLevel } from "../../domain/vocab.js";
 import { handOverPending } from "../../folder/chain.js";
 import { catherdHome, type RunPaths, runPaths } from "../../infra/paths.js";
 import { inspectDispatch } from "../read/inspect.js";
-import { flagsOfTurn } from "../request/agent.js";
+import { flagsOfTurn } from "../request/agent-successor.js";
 import { flagGiven } from "../request/concern.js";
 import { FROM_THE_TURN } from "../request/dispatch-options.js";
 import {
@@ -146,7 +146,7 @@ function resumableBackend(
 }
 
 /**
- * The follow-up's request: the caller's flags validated on top of what the turn fixes (agent.ts,
+ * The follow-up's request: the caller's flags validated on top of what the turn fixes (agent-successor.ts,
  * flagsOfTurn), with what the concerns carry to a follow-up (steerable and fenced as the turn was) unless
  * the caller says anew (dispatch-request.ts, followUpRequest).
  */

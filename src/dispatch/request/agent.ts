@@ -5,17 +5,11 @@ import type { Backend } from "../../backends/types.js";
 import { checked } from "../../domain/checked.js";
 import { CatherdError } from "../../domain/errors.js";
 import type { OptionSpec } from "../../domain/option-def.js";
-import {
-  type AdmitFile,
-  accessSchema,
-  backendIdSchema,
-  type LadderFile,
-  type RecordFile,
-  type SpecFile,
-} from "../../domain/schemas.js";
+import { accessSchema, backendIdSchema, type LadderFile } from "../../domain/schemas.js";
 import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS } from "../../domain/vocab.js";
 import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
-import type { Concern, FixedByTurn, Recorded } from "./concern.js";
+import { nextAttemptCore } from "./agent-successor.js";
+import type { Concern, FixedByTurn } from "./concern.js";
 import { check, ID_RULE, idText, invalid, oneLine, shownValue } from "./text.js";
 
 // The request's core (specs/dispatch.md §1): which CLI runs (--backend, --bin, the command after --), as
@@ -128,7 +122,7 @@ export const AGENT_FROM_TURN: Readonly<Record<string, FixedByTurn>> = {
  * The core as a concern: its flags and checks; its fields of admit.json (`cwd` and `name` are staging's:
  * the placed folder, the name with its default) and of a chain's ladder (`thread` is the chain's own, as
  * it was first given: chain.ts); what a chain's next attempt takes over. A follow-up is validated from its
- * turn's values given as flags instead (flagsOfTurn): they are checked as a new dispatch's are.
+ * turn's values given as flags instead (agent-successor.ts): they are checked as a new dispatch's are.
  */
 export const agent = {
   options: AGENT_OPTIONS,
@@ -163,89 +157,6 @@ export const agent = {
 /** admit.json's ladder's `rung`: the CLI this attempt runs, which a timed retry runs again. */
 export function rungOf({ backend, model, bin }: AgentRequest): LadderFile["rung"] {
   return { backend: backend.id, model, bin };
-}
-
-/**
- * A chain's next attempt's core: the recorded attempt's name, run, folder, `--owns`, access and `--env`
- * values; on another backend, what only means something to the first — `--effort`, `--thread`, the
- * arguments after `--` — is left out. Its backend, model and executable are its step's (the hand-over's).
- */
-function nextAttemptCore({ admit, spec, ladder }: Recorded, backend: Backend): Partial<AgentRequest> {
-  if (admit == null || ladder == null) return {};
-  const asked = ladder.request;
-  const sameBackend = backend.id === ladder.rung.backend;
-  return {
-    name: admit.name,
-    run: admit.run,
-    cwd: asked.cwd,
-    owns: admit.owns,
-    effort: sameBackend ? asked.effort : null,
-    access: asked.access,
-    env: envOf(asked.envNames, spec),
-    thread: sameBackend ? asked.thread : null,
-    extraArgs: sameBackend ? asked.extraArgs : [],
-  };
-}
-
-/** The values of the chain's `--env` names, as the recorded attempt's spec.json holds them. */
-function envOf(names: readonly string[], spec: SpecFile | null): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of names) {
-    const value = spec?.env[name];
-    if (value !== undefined) env[name] = value;
-  }
-  return env;
-}
-
-/** The turn a follow-up continues, as its folder holds it. */
-export interface TurnRecorded {
-  name: string;
-  admit: AdmitFile;
-  spec: SpecFile;
-  record: RecordFile;
-  backend: Backend;
-  /** The access its thread started with (admit.json's, else its ladder's); null: the CLI's own. */
-  access: AccessLevel | null;
-}
-
-/**
- * The core flags of a follow-up: what its turn fixes — backend, name, folder, access, thread — and what
- * it repeats unless given anew — model, effort, executable, `--env` (given, a value wins name by name).
- */
-export function flagsOfTurn<Raw extends RawAgentInput>(raw: Raw, turn: TurnRecorded): Raw {
-  const { admit, spec, record, backend, access } = turn;
-  return {
-    ...raw,
-    env: [...repeatedEnv(backend, spec, access), ...(raw.env ?? [])],
-    backend: backend.id,
-    name: turn.name,
-    cwd: admit.cwd,
-    model: raw.model ?? admit.model ?? undefined,
-    effort: raw.effort ?? admit.effort ?? admit.ladder?.request.effort ?? undefined,
-    access: access ?? undefined,
-    thread: record.thread ?? undefined,
-    // The thread lives in that CLI's own store: the same executable continues it.
-    bin: raw.bin ?? (spec.cmd === undefined || !fs.existsSync(spec.cmd) ? undefined : spec.cmd),
-  };
-}
-
-/**
- * The turn's `--env` values, as its spec.json holds them (less what the backend's plan sets by itself):
- * given again, as a chain's next attempt is given them — the CLI's own home or endpoint is often one, and
- * its thread lives there.
- */
-function repeatedEnv(backend: Backend, spec: SpecFile, access: AccessLevel | null): string[] {
-  const planned = backend.plan({
-    bin: spec.cmd,
-    briefPath: null,
-    model: null,
-    effort: null,
-    access,
-    thread: null,
-    extraArgs: [],
-    maxCostUsd: null,
-  }).env;
-  return Object.entries(spec.env).flatMap(([k, v]) => (planned[k] === v ? [] : [`${k}=${v}`]));
 }
 
 /** The request's core, every field checked in the order a refusal names the first problem. */

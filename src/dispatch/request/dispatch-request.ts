@@ -162,9 +162,9 @@ interface CarryingConcern {
 }
 
 /**
- * A follow-up's request: validated from its flags (its core from its turn's: agent.ts, flagsOfTurn),
- * with what each concern carries to it from the turn where the follow-up gives none of the concern's
- * flags that ask anew.
+ * A follow-up's request: validated from its flags (its core from its turn's: agent-successor.ts,
+ * flagsOfTurn), with what each concern carries to it from the turn where the follow-up gives none of the
+ * concern's flags that ask anew.
  */
 export function followUpRequest(raw: RawDispatchInput, recorded: Recorded, to: Successor): DispatchRequest {
   const carried = CARRYING.filter((concern) => !asksAnew(concern, raw)).map((concern) =>
