@@ -10,6 +10,7 @@ import { ANSWER_CONTRACT_HEAD } from "../../src/domain/ending/answer-contract.js
 import { isolatedHome, json, runCli } from "../helpers/cli.js";
 import { fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
+import { waitForFile } from "../helpers/wait.js";
 
 // A chain's next attempt starts from the brief as given (specs/dispatch.md, "A request's concerns"):
 // brief.md's first `briefBytes` bytes, composed again for the next CLI — with real processes, a fake CLI
@@ -42,14 +43,34 @@ async function chainOf(
   brief: string,
   flags: string[],
 ): Promise<AttemptSummary[]> {
+  await startChain(env, name, brief, flags);
+  return attemptsOf(env, name);
+}
+
+/** Dispatches the chain `name`; returns its first attempt's folder. */
+async function startChain(env: NodeJS.ProcessEnv, name: string, brief: string, flags: string[]) {
   const started = await runCli(["dispatch", "--name", name, "--brief", brief, "--json", ...flags], { env });
-  dispatched.push(json<{ dispatched: { dispatchId: string } }>(started).dispatched.dispatchId);
+  const first = json<{ dispatched: { dispatchId: string; dir: string } }>(started).dispatched;
+  dispatched.push(first.dispatchId);
+  return first.dir;
+}
+
+/** Waits for the chain `name` to end; returns its two attempts. */
+async function attemptsOf(env: NodeJS.ProcessEnv, name: string): Promise<AttemptSummary[]> {
   const waited = await runCli(["wait", name, "--json", "--timeout", "60s"], { env, timeoutMs: 90_000 });
   expect(waited.stdout + waited.stderr).toContain(name);
   const result = json<{ attempts: AttemptSummary[] }>(await runCli(["result", name, "--json"], { env }));
   for (const a of result.attempts) dispatched.push(a.dispatchId);
   expect(result.attempts).toHaveLength(2);
   return result.attempts;
+}
+
+/** Rewrites a folder's JSON file whole (a rename: a reader sees the old file or the new). */
+function rewriteJson(file: string, change: (value: Record<string, unknown>) => void): void {
+  const value = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>;
+  change(value);
+  fs.writeFileSync(`${file}.new`, JSON.stringify(value, null, 2));
+  fs.renameSync(`${file}.new`, file);
 }
 
 const briefOf = (attempt: AttemptSummary | undefined) =>
@@ -90,5 +111,31 @@ describe("a chain's next attempt's brief, with real processes", () => {
       backend: "claude-code",
       ladder: { request: { lockHint: true } },
     });
+  });
+
+  it("takes all of brief.md as the brief as given from a folder written before briefBytes and lockHint", async () => {
+    const { env: base } = isolatedHome();
+    const bins = tempDir();
+    const release = path.join(bins, "release");
+    const quota = recordedLines("codex", "quota");
+    const codex = fakeCli(bins, "codex", [{ lines: quota, exit: 1, holdAt: { line: 0, until: release } }]);
+    const claude = fakeCli(bins, "claude", [{ lines: recordedLines("claude", "text"), exit: 0 }]);
+    const env = { ...base, CATHERD_CODEX_BIN: codex, CATHERD_CLAUDE_BIN: claude };
+    const flags = ["--backend", "codex", "--fallback", "claude-code", "--lock-hint", "--outcome"];
+    const dir = await startChain(env, "older", "Find.", flags);
+    // While its agent is held, the folder is made to look as an older catherd wrote it.
+    await waitForFile(path.join(bins, "codex.calls"));
+    rewriteJson(path.join(dir, "spec.json"), (spec) => {
+      delete spec.briefBytes;
+    });
+    rewriteJson(path.join(dir, "admit.json"), (admit) => {
+      delete (admit.ladder as { request: Record<string, unknown> }).request.lockHint;
+    });
+    fs.writeFileSync(release, "");
+    const [first, second] = await attemptsOf(env, "older");
+    const composed = `Find.\n\n${LOCK_HINT}\n\n${OUTCOME_CONTRACT}\n`;
+    expect(briefOf(first)).toBe(composed);
+    // The hint once, as brief.md had it; the contract appended again (specs/dispatch.md).
+    expect(briefOf(second)).toBe(`${composed}\n${OUTCOME_CONTRACT}\n`);
   });
 });
