@@ -47,6 +47,11 @@ export const specFileSchema = loose({
   maxCostUsd: maxCostField.nullable().optional(),
   /** `--outcome`: the record reads the worker's outcome line (specs/record.md, "outcome"); absent: false. */
   outcome: z.boolean().optional(),
+  /**
+   * How many leading bytes of brief.md are the brief as given; what catherd appended for the CLI follows
+   * (specs/dispatch-folder.md). Absent: brief.md is taken whole (a folder written before the field).
+   */
+  briefBytes: z.number().int().nonnegative().optional(),
   answerSchema: answerSchemaField.optional(),
   steer: steerField.optional(),
   /** --sandbox files|files+net: the sandbox the agent runs in (specs/sandbox.md); absent: none. */
@@ -84,6 +89,8 @@ export const specSchema = loose({
   maxCostUsd: maxCostField.nullable(),
   /** `--outcome` (absent: false). */
   outcome: z.boolean().optional(),
+  /** The brief as given: brief.md's first so many bytes (absent: all of brief.md). */
+  briefBytes: z.number().int().nonnegative().optional(),
   /** --answer-schema: the folder's answer-schema.json, which the final answer must fit; absent: none. */
   answerSchema: answerSchemaField.optional(),
   /** --steerable: how catherd talks to the running agent (specs/steering.md); absent: it does not. */

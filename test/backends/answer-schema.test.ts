@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { backendFor } from "../../src/backends/backend-registry.js";
 import type { PlanRequest } from "../../src/backends/types.js";
-import {
-  type AnswerRequest,
-  withAnswerContract,
-  withoutAnswerContract,
-} from "../../src/dispatch/request/answer-input.js";
+import { type AnswerRequest, withAnswerContract } from "../../src/dispatch/request/answer-input.js";
 import { ANSWER_CONTRACT_HEAD } from "../../src/domain/ending/answer-contract.js";
 import type { BackendId } from "../../src/domain/vocab.js";
 
@@ -93,16 +89,6 @@ describe("the contract in the brief", () => {
     expect(withAnswerContract(brief("Find it."), backendFor("gemini"), null)?.toString("utf8")).toBe(
       "Find it.",
     );
-  });
-
-  it("comes off again for a chain's next attempt, which appends its own", () => {
-    for (const text of ["Find the bug.", "Find it.\n", "Two\n\nparagraphs."]) {
-      const appended = withAnswerContract(brief(text), backendFor("gemini"), answer);
-      const back = withoutAnswerContract(appended)?.toString("utf8");
-      // The brief's own bytes, at most one newline more (the gap cannot tell "x\n" from "x").
-      expect(back === text || back === `${text}\n`, JSON.stringify(back)).toBe(true);
-    }
-    expect(withoutAnswerContract(brief("no contract"))?.toString("utf8")).toBe("no contract");
   });
 });
 

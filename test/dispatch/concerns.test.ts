@@ -1,9 +1,12 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type Command, parseInput, usageOf } from "../../src/cli/command-io.js";
 import { dispatchCommand } from "../../src/cli/dispatch-command.js";
 import { argumentName, inputSchemaOf, parsedInputOf } from "../../src/cli/mcp/input.js";
 import { TOOLS } from "../../src/cli/mcp/tools.js";
 import { validateFollowUp } from "../../src/dispatch/follow-up/follow-up-request.js";
+import { AGENT_OPTIONS } from "../../src/dispatch/request/agent.js";
 import { readAnswer } from "../../src/dispatch/request/answer-input.js";
 import {
   CONCERN_OPTIONS,
@@ -13,6 +16,7 @@ import {
 } from "../../src/dispatch/request/dispatch-options.js";
 import { type RawDispatchInput, validateDispatch } from "../../src/dispatch/request/dispatch-request.js";
 import type { OptionDef } from "../../src/domain/option-def.js";
+import { ROOT } from "../helpers/folders.js";
 
 // A request's concerns (specs/dispatch.md, "A request's concerns"): each flag is declared once, by the
 // concern that validates it, and reaches the command line's parser and help, the MCP tool's schema and
@@ -128,4 +132,117 @@ describe("a request's concerns", () => {
       );
     },
   );
+});
+
+// The measure of specs/dispatch.md, "A request's concerns": a flag added to a concern touches that
+// concern's module, its test and the specs. Where a request is read from the command line or the MCP
+// tool, composed for a successor or written to disk, no concern's flag or field is spelled — but what
+// each of those places truly owns, listed here with why.
+
+/** Each place, with the names it may spell, each with its reason. */
+const COMPOSERS: Record<string, Record<string, string>> = {
+  "src/dispatch/queue/hand-over.ts": {
+    run: "the next attempt is admitted into the recorded folder's run, which it checks",
+    thread: "a repair's: the recorded attempt's own thread",
+    repair: "whether the step is a repair (the successor's own), not --repair",
+    answer: "answer-schema.json, read from the recorded folder for the answer concern's carry",
+    caps: "the run's live caps that admission holds a next attempt to, not the request's",
+  },
+  "src/dispatch/follow-up/follow-up-request.ts": {
+    backend: "refused when other than the thread's (§14)",
+    name: "refused when other than the conversation's (§14)",
+    run: "where the turn is looked up",
+    access: "refused when other than the thread's (§14)",
+    followUp: "the link to the turn it continues",
+    worktree: "the conversation's worktree, worked in again",
+  },
+  "src/dispatch/admit/stage.ts": {
+    backend: "its plan makes the CLI's command line",
+    name: "the folder's name",
+    owns: "what admission judges overlaps by, resolved here",
+    env: "spec.json's env: the plan's, under the request's",
+    brief: "brief.md, written and named here",
+    answer: "answer-schema.json, written and named here",
+    answerSchema: "answer-schema.json's path, in spec.json and the plan",
+    worktree: "the worktree as placed",
+    chain: "the chain link: attempt, failoverFrom, ladder",
+    followUp: "the link to the turn it continues",
+    sandbox: "spec.json's sandbox: the policy the use case resolved (sandboxPolicy)",
+    sandboxPolicy: "the policy the use case resolved from the sandbox concern's flags",
+  },
+  "src/dispatch/dispatch-flags.ts": {
+    run: "the run's name, defaulted from the environment",
+    followUp: "chooses the validation: anew, or as a follow-up",
+  },
+  "src/cli/dispatch-command.ts": {
+    backend: "printed",
+    run: "printed",
+    thread: "printed",
+    followUp: "printed",
+    worktree: "the worktree as placed, printed",
+    base: "the worktree as placed, printed",
+    placement: "the job an engine took, printed",
+  },
+  "src/cli/mcp/mcp-server.ts": {},
+  "src/cli/mcp/tools.ts": {
+    fallback: "a tool argument's default, not --fallback",
+    answerSchema: "the tool takes the schema inline (specs/mcp.md)",
+  },
+  "src/cli/mcp/input.ts": { fallback: "a tool argument's default, not --fallback" },
+};
+
+/** The fields of a request, as validation composes them, and those the use case sets after it. */
+function requestFields(): string[] {
+  const raw = {
+    ...flagValues({}),
+    backend: "claude-code",
+    bin: "/bin/true",
+    run: "default",
+    brief: Buffer.from("b"),
+    lockHint: true,
+    outcome: true,
+    steerable: true,
+    rest: [],
+    environment: process.env,
+  } as RawDispatchInput;
+  return [...Object.keys(validateDispatch(raw)), "sandboxPolicy", "followUp"];
+}
+
+/** The code of `file` without its comments. */
+function codeOf(file: string): string {
+  return fs
+    .readFileSync(path.join(ROOT, file), "utf8")
+    .split("\n")
+    .filter((line) => !/^\s*(\/\/|\*|\/\*)/.test(line))
+    .map((line) => line.replace(/\s\/\/.*$/, ""))
+    .join("\n");
+}
+
+/**
+ * The names of `names` that `code` spells: as a flag (`"--keep-tmp`), read of a request or of flags
+ * (`request.keepTmp`), or — for a name the request's core does not share with every other object
+ * (`run`, `backend`) — as a key (`keepTmp:`).
+ */
+function spelled(code: string, names: readonly string[], core: ReadonlySet<string>): string[] {
+  return names.filter((name) => {
+    const flag = name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    const read = new RegExp(`\\b(request|raw|asked|flags|values)\\??\\.${name}\\b`);
+    const key = new RegExp(`\\b${name}\\??:`);
+    return (
+      code.includes(`"--${flag}`) ||
+      code.includes(`\`--${flag}`) ||
+      read.test(code) ||
+      (!core.has(name) && key.test(code))
+    );
+  });
+}
+
+describe("the places that compose a request", () => {
+  const names = [...new Set([...FLAGS.map(({ flag }) => argumentName(flag)), ...requestFields()])];
+  const core = new Set([...Object.keys(AGENT_OPTIONS).map(argumentName), "extraArgs", "brief", "chain"]);
+
+  it.each(Object.keys(COMPOSERS))("spell no concern's flag or field in %s but their own", (file) => {
+    const own = COMPOSERS[file] ?? {};
+    expect(spelled(codeOf(file), names, core).filter((name) => own[name] === undefined)).toEqual([]);
+  });
 });

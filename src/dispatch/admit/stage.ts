@@ -20,13 +20,15 @@ import { hostIdentity } from "../../infra/host-identity.js";
 import { dispatchDir, latestFile, nameDir, type RunPaths } from "../../infra/paths.js";
 import { startTimeOf } from "../../infra/process-identity.js";
 import { resolvedPath } from "../../infra/real-path.js";
+import { agent, rungOf } from "../request/agent.js";
 import { brief, composeBrief } from "../request/brief.js";
 import { spendCaps } from "../request/caps-input.js";
-import { chainLadder } from "../request/chain.js";
+import { chainAdmit, chainLadder } from "../request/chain.js";
 import type { ChainRequest, DispatchRequest } from "../request/dispatch-request.js";
 import { isolation } from "../request/isolation-input.js";
 import { limits } from "../request/limits.js";
-import { admitPlacementOf } from "../request/placement.js";
+import { notify } from "../request/notify.js";
+import { placement } from "../request/placement.js";
 import { steering } from "../request/steer-input.js";
 import { type Placed, placeDispatch, type Workplace } from "./workplace.js";
 
@@ -214,17 +216,12 @@ function specOf(
 ): SpecFile {
   const answer = request.answer ?? null;
   const plan = request.backend.plan({
-    bin: request.bin,
+    ...agent.toPlan(request),
     briefPath: request.brief === null ? null : path.join(folder.dir, FILES.brief),
-    model: request.model,
-    effort: request.effort,
-    access: request.access,
-    thread: request.thread,
-    extraArgs: request.extraArgs,
-    maxCostUsd: request.caps.maxCostUsd,
+    ...spendCaps.toPlan(request),
     answerSchema:
       answerSchemaPath === null || answer === null ? null : { path: answerSchemaPath, text: answer.text },
-    steer: request.steer == null ? null : { questions: request.steer.onQuestion !== null },
+    ...steering.toPlan(request),
     sandboxed: request.sandboxPolicy != null,
   });
   return {
@@ -250,57 +247,52 @@ function specOf(
 
 /** admit.json as it will be written at the commit (`admittedAt` is stamped then). */
 function admitOf(request: DispatchRequest, folder: Folder, placed: Placed, at: Date): AdmitFile {
+  const { owns, access, effort, ...core } = agent.toAdmit(request);
   const admit: AdmitFile = {
     schema: SCHEMA_VERSION,
     dispatchId: folder.dispatchId,
-    run: request.run,
+    ...core,
     name: folder.name,
-    backend: request.backend.id,
-    model: request.model,
     cwd: placed.cwd,
-    owns: request.owns,
+    owns,
     resolved: {
       cwd: resolvedPath(placed.cwd),
-      owns: request.owns.map((p) => resolvedPath(absoluteOwn(placed.cwd, p))),
+      owns: owns.map((p) => resolvedPath(absoluteOwn(placed.cwd, p))),
     },
     admittedAt: at.toISOString(),
     dispatcher: { pid: process.pid, startTime: startTimeOf(process.pid), host: hostIdentity() },
     git: placed.git,
-    attempt: request.chain?.attempt ?? 1,
-    failoverFrom: request.chain?.failoverFrom ?? null,
+    ...chainAdmit(request.chain),
     ...(request.chain === null ? {} : { ladder: ladderOf(request, request.chain) }),
-    ...(request.notify == null ? {} : { notify: request.notify }),
-    ...followUpFields(request),
+    ...notify.toAdmit(request),
+    ...placement.toAdmit(request),
+    access,
+    effort,
+    ...followUpOf(request),
   };
-  const placement = admitPlacementOf(request.placement.placement ?? "local", request.placement);
-  if (placement !== undefined) admit.placement = placement;
   return admit;
 }
 
-/** What a later follow-up reads of this turn (access, effort), and the turn this one continues. */
-function followUpFields(request: DispatchRequest): Pick<AdmitFile, "access" | "effort" | "followUpOf"> {
+/** The turn this one continues, for a follow-up. */
+function followUpOf(request: DispatchRequest): Pick<AdmitFile, "followUpOf"> {
   const continued = request.followUp?.dispatchId;
-  return {
-    access: request.access,
-    effort: request.effort,
-    ...(continued === undefined ? {} : { followUpOf: continued }),
-  };
+  return continued === undefined ? {} : { followUpOf: continued };
 }
 
-/** admit.json's `ladder`: the chain's future, and what its next attempts repeat of this request. */
+/**
+ * admit.json's `ladder`: the chain's future, and what its next attempts repeat of this request (each
+ * concern's `toLadder`; the chain's `--thread` as it was first given).
+ */
 function ladderOf(request: DispatchRequest, chain: ChainRequest): LadderFile {
   return {
     ...chainLadder(chain),
-    rung: { backend: request.backend.id, model: request.model, bin: request.bin },
+    rung: rungOf(request),
     request: {
-      cwd: request.cwd,
-      effort: request.effort,
-      access: request.access,
+      ...agent.toLadder(request),
       thread: chain.thread,
-      envNames: Object.keys(request.env),
       ...limits.toLadder(request),
       ...isolation.toLadder(request),
-      extraArgs: request.extraArgs,
+      ...brief.toLadder(request),
     },
   };
 }

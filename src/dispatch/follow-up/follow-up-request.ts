@@ -4,21 +4,20 @@ import { resumeProblem } from "../../backends/resume.js";
 import type { Backend } from "../../backends/types.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
-import { argumentName } from "../../domain/option-def.js";
 import type { AdmitFile, RecordFile, SpecFile } from "../../domain/schemas.js";
 import type { AccessLevel } from "../../domain/vocab.js";
 import { handOverPending } from "../../folder/chain.js";
 import { catherdHome, type RunPaths, runPaths } from "../../infra/paths.js";
 import { inspectDispatch } from "../read/inspect.js";
+import { flagsOfTurn } from "../request/agent-successor.js";
+import { flagGiven } from "../request/concern.js";
 import { FROM_THE_TURN } from "../request/dispatch-options.js";
 import {
   type DispatchRequest,
+  followUpRequest,
   ID_RULE,
   type RawDispatchInput,
-  validateDispatch,
 } from "../request/dispatch-request.js";
-import { sandbox } from "../request/sandbox-input.js";
-import { steering } from "../request/steer-input.js";
 import { newestTurnDir } from "./turn.js";
 
 // `dispatch --follow-up NAME` (specs/dispatch.md, "Following up"): the request of a new turn of NAME's
@@ -147,53 +146,19 @@ function resumableBackend(
 }
 
 /**
- * The follow-up's request: the caller's flags validated on top of what the turn fixes — its backend,
- * name, folder, model, effort, access, thread and executable; what the concerns carry to a follow-up
- * (steerable and sandboxed as the turn was) unless the caller says anew.
+ * The follow-up's request: the caller's flags validated on top of what the turn fixes (agent-successor.ts,
+ * flagsOfTurn), with what the concerns carry to a follow-up (steerable and sandboxed as the turn was) unless
+ * the caller says anew (dispatch-request.ts, followUpRequest).
  */
 function nextTurn(raw: RawDispatchInput, turn: RecordedTurn, access: AccessLevel | null): DispatchRequest {
-  const { admit, spec, record, backend } = turn;
-  const request = validateDispatch({
-    ...raw,
-    env: [...repeatedEnv(backend, spec, access), ...(raw.env ?? [])],
-    backend: backend.id,
-    name: turn.name,
-    cwd: admit.cwd,
-    model: raw.model ?? admit.model ?? undefined,
-    effort: raw.effort ?? admit.effort ?? admit.ladder?.request.effort ?? undefined,
-    access: access ?? undefined,
-    thread: record.thread ?? undefined,
-    // The thread lives in that CLI's own store: the same executable continues it.
-    bin: raw.bin ?? (spec.cmd === undefined || !fs.existsSync(spec.cmd) ? undefined : spec.cmd),
-  });
+  const { admit, spec, backend } = turn;
   const recorded = { spec, ladder: admit.ladder ?? null };
   const to = { kind: "follow-up", backend } as const;
-  const asksSandbox = raw.sandbox !== undefined || raw.runSandbox !== undefined;
+  const request = followUpRequest(flagsOfTurn(raw, { ...turn, access }), recorded, to);
   return {
     ...request,
-    ...(request.steer == null ? steering.carry(recorded, to) : {}),
-    ...(asksSandbox ? {} : sandbox.carry(recorded, to)),
     followUp: { dispatchId: turn.dispatchId, dir: turn.dir, worktree: spec.worktree ?? null },
   };
-}
-
-/**
- * The turn's `--env` values, as its spec.json holds them (less what the backend's plan sets by itself):
- * given again, as a chain's next attempt is given them — the CLI's own home or endpoint is often one, and
- * its thread lives there. `--env` given to the follow-up wins, name by name.
- */
-function repeatedEnv(backend: Backend, spec: SpecFile, access: AccessLevel | null): string[] {
-  const planned = backend.plan({
-    bin: spec.cmd,
-    briefPath: null,
-    model: null,
-    effort: null,
-    access,
-    thread: null,
-    extraArgs: [],
-    maxCostUsd: null,
-  }).env;
-  return Object.entries(spec.env).flatMap(([k, v]) => (planned[k] === v ? [] : [`${k}=${v}`]));
 }
 
 /** E_ADMIT_DUPLICATE for a turn not recorded yet: a running agent cannot be told more (yet). */
@@ -222,8 +187,7 @@ function refuseTakenFlags(raw: RawDispatchInput, name: string): void {
     );
   }
   for (const [flag, fixed] of Object.entries(FROM_THE_TURN)) {
-    const value: unknown = (raw as unknown as Record<string, unknown>)[argumentName(flag)];
-    if (value === undefined || value === false || (Array.isArray(value) && value.length === 0)) continue;
+    if (!flagGiven(raw, flag)) continue;
     throw invalid(
       `--${flag} with --follow-up: a follow-up continues its turn's ${fixed} (one or the other)`,
       `leave --${flag} out, or dispatch without --follow-up`,

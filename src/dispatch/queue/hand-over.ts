@@ -7,7 +7,6 @@ import { repairBrief } from "../../domain/ending/answer-contract.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
 import type { AdmitFile, NextFile, RecordFile, SpecFile } from "../../domain/schemas.js";
-import { remainingCaps, type SpendCaps } from "../../domain/spend/budget.js";
 import { handOverPending, nextStepOf } from "../../folder/chain.js";
 import { FILES, fileIn, runOf } from "../../folder/layout.js";
 import { removeLiveMarkerOf } from "../../folder/markers.js";
@@ -21,17 +20,9 @@ import { underAdmissionLock } from "../admit/admission-lock.js";
 import { commitDispatch, discardStaged, queuedFile, type Staged, stageDispatch } from "../admit/stage.js";
 import { planWorkplace } from "../admit/workplace.js";
 import { inspectDispatch } from "../read/inspect.js";
-import type { AnswerRequest } from "../request/answer-input.js";
-import { briefOfChain } from "../request/brief.js";
 import { nextLink } from "../request/chain.js";
-import { nextAttemptPart } from "../request/concern.js";
-import type { DispatchRequest } from "../request/dispatch-request.js";
-import { isolation } from "../request/isolation-input.js";
-import { limits } from "../request/limits.js";
-import { placement } from "../request/placement.js";
-import { runCaps } from "../request/run-caps.js";
-import { sandbox } from "../request/sandbox-input.js";
-import { steering } from "../request/steer-input.js";
+import type { Recorded } from "../request/concern.js";
+import { type DispatchRequest, nextAttemptRequest } from "../request/dispatch-request.js";
 
 // The hand-over of a chain (specs/dispatch.md §8): once an attempt's record names a `next`, the next
 // attempt is admitted and next.json is written in the recorded attempt's folder. It runs under the run's
@@ -213,104 +204,76 @@ interface RecordedAttempt {
 }
 
 /**
- * The request of the next attempt: the recorded one's name, brief, cwd, owns, access, and what its
- * concerns carry over (limits, isolation), its caps, sandbox and answer schema, on the step's backend and
- * model. On another backend, what only means something to the first — `--effort`, `--thread`, the
- * arguments after `--` — is left out. A repair (`why: "repair"`) resumes the recorded attempt's own
- * thread with a brief of the validator's errors.
+ * The request of the next attempt: what every concern carries over of the recorded one
+ * (dispatch-request.ts, nextAttemptRequest), on the step's backend, model and executable, as the chain's
+ * next link. A repair (`why: "repair"`) resumes the recorded attempt's own thread with a brief of the
+ * validator's errors.
  */
 function nextRequest(attempt: RecordedAttempt, step: NextStep): DispatchRequest {
-  const { admit, spec, record } = attempt;
+  const { admit, record } = attempt;
   const ladder = admit.ladder;
   if (ladder === undefined) throw new Error("admit.json names no ladder");
-  const asked = ladder.request;
-  const sameBackend = step.backend === ladder.rung.backend;
-  const answer = answerOf(attempt.dir, spec, step);
-  const repair = step.why === "repair" && answer !== null;
+  const recorded = { ...readRecorded(attempt), ladder };
+  // A repair answers to the schema the recorded attempt's folder holds.
+  const repairOf = step.why === "repair" ? recorded.answer : null;
   const backend = backendFor(step.backend);
-  const recorded = { spec, ladder, admit };
+  const carried = nextAttemptRequest(recorded, { kind: "next-attempt", backend, repair: repairOf !== null });
   return {
+    ...carried,
     backend,
-    name: admit.name,
-    run: admit.run,
-    cwd: asked.cwd,
     model: step.model,
-    effort: sameBackend ? asked.effort : null,
-    access: asked.access,
-    ...nextAttemptPart(runCaps, recorded, backend),
-    env: envOf(asked.envNames, spec),
-    brief: briefOfNext(attempt, answer, repair),
-    thread: repair ? record.thread : sameBackend ? asked.thread : null,
-    owns: admit.owns,
-    ...nextAttemptPart(limits, recorded, backend),
     bin: step.bin,
-    extraArgs: sameBackend ? asked.extraArgs : [],
-    ...nextAttemptPart(isolation, recorded, backend),
-    caps: chainCaps(spec, record),
-    // Its brief gets the contract again, and its record reads the line too.
-    ...(spec?.outcome === true ? { outcome: true } : {}),
-    ...steering.carry(recorded, { kind: "next-attempt", backend }),
-    ...nextAttemptPart(sandbox, recorded, backend),
-    ...nextAttemptPart(placement, recorded, backend),
-    chain: nextLink(admit, step, asked.thread),
-    answer,
+    chain: nextLink(admit, step, ladder.request.thread),
+    ...(repairOf === null
+      ? {}
+      : {
+          brief: Buffer.from(repairBrief(record.answerErrors ?? [], repairOf.text), "utf8"),
+          thread: record.thread,
+        }),
   };
 }
 
-/**
- * The next attempt's brief, as given: the recorded attempt's, less what its composition appended for its
- * own CLI (brief.ts; staging composes it again for the next one); for a repair, the validator's errors.
- */
-function briefOfNext(attempt: RecordedAttempt, answer: AnswerRequest | null, repair: boolean): Buffer | null {
-  if (repair && answer !== null) {
-    return Buffer.from(repairBrief(attempt.record.answerErrors ?? [], answer.text), "utf8");
-  }
-  let composed: Buffer | null = null;
-  try {
-    composed = fs.readFileSync(fileIn(attempt.dir, FILES.brief));
-  } catch {
-    // a backend that runs without a brief (exec) has none
-  }
-  return briefOfChain(composed, { outcome: attempt.spec?.outcome === true, answer: answer !== null });
+/** What a successor is made from (request/concern.ts), as the recorded attempt's folder holds it. */
+function readRecorded({
+  dir,
+  admit,
+  spec,
+  record,
+}: RecordedAttempt): Recorded & Pick<Required<Recorded>, "answer"> {
+  return {
+    spec,
+    ladder: admit.ladder ?? null,
+    admit,
+    record,
+    brief: briefOf(dir),
+    answer: answerOf(dir, spec),
+  };
 }
 
-/** The values of the chain's `--env` names, as the recorded attempt's spec.json holds them. */
-function envOf(names: readonly string[], spec: SpecFile | null): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of names) {
-    const value = spec?.env[name];
-    if (value !== undefined) env[name] = value;
+/** The recorded attempt's brief.md, or null for a dispatch without one (exec). */
+function briefOf(dir: string): Buffer | null {
+  try {
+    return fs.readFileSync(fileIn(dir, FILES.brief));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw unreadable(fileIn(dir, FILES.brief), error);
   }
-  return env;
 }
 
 /** The chain's answer schema as the recorded attempt's folder holds it (answer-schema.json), or null. */
-function answerOf(dir: string, spec: SpecFile | null, step: NextStep): AnswerRequest | null {
+function answerOf(dir: string, spec: SpecFile | null): { schema: unknown; text: string } | null {
   if (spec?.answerSchema == null) return null;
-  let text: string;
-  let schema: unknown;
   try {
-    text = fs.readFileSync(fileIn(dir, FILES.answerSchema), "utf8");
-    schema = JSON.parse(text);
+    const text = fs.readFileSync(fileIn(dir, FILES.answerSchema), "utf8");
+    return { schema: JSON.parse(text) as unknown, text };
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
-    throw new CatherdError("E_FILE_CORRUPT", `${fileIn(dir, FILES.answerSchema)} cannot be read: ${why}`);
+    throw unreadable(fileIn(dir, FILES.answerSchema), error);
   }
-  return { schema, text, repair: step.ladder.repairs };
 }
 
-/** The attempts of a chain share one budget: the next gets what this one's caps leave (domain/spend/budget.ts). */
-function chainCaps(spec: SpecFile | null, record: RecordFile): SpendCaps {
-  const caps = { maxTokens: spec?.maxTokens ?? null, maxCostUsd: spec?.maxCostUsd ?? null };
-  const left = remainingCaps(caps, {
-    tokens: record.tokens.input + record.tokens.output,
-    costUsd: record.costUsd,
-    priced: record.costSource === "priced",
-  });
-  if (typeof left === "string") {
-    throw new CatherdError("E_INPUT_INVALID", left, { fix: "dispatch again with higher caps" });
-  }
-  return left;
+function unreadable(file: string, error: unknown): CatherdError {
+  const why = error instanceof Error ? error.message : String(error);
+  return new CatherdError("E_FILE_CORRUPT", `${file} cannot be read: ${why}`);
 }
 
 /**

@@ -5,10 +5,11 @@ import type { Backend } from "../../backends/types.js";
 import { checked } from "../../domain/checked.js";
 import { CatherdError } from "../../domain/errors.js";
 import type { OptionSpec } from "../../domain/option-def.js";
-import { accessSchema, backendIdSchema } from "../../domain/schemas.js";
+import { accessSchema, backendIdSchema, type LadderFile } from "../../domain/schemas.js";
 import { ACCESS_LEVELS, type AccessLevel, BACKEND_IDS } from "../../domain/vocab.js";
 import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
-import type { FixedByTurn } from "./concern.js";
+import { nextAttemptCore } from "./agent-successor.js";
+import type { Concern, FixedByTurn } from "./concern.js";
 import { check, ID_RULE, idText, invalid, oneLine, shownValue } from "./text.js";
 
 // The request's core (specs/dispatch.md §1): which CLI runs (--backend, --bin, the command after --), as
@@ -116,6 +117,47 @@ export const AGENT_FROM_TURN: Readonly<Record<string, FixedByTurn>> = {
   thread: "thread",
   cwd: "place and CLI",
 };
+
+/**
+ * The core as a concern: its flags and checks; its fields of admit.json (`cwd` and `name` are staging's:
+ * the placed folder, the name with its default) and of a chain's ladder (`thread` is the chain's own, as
+ * it was first given: chain.ts); what a chain's next attempt takes over. A follow-up is validated from its
+ * turn's values given as flags instead (agent-successor.ts): they are checked as a new dispatch's are.
+ */
+export const agent = {
+  options: AGENT_OPTIONS,
+  fromTurn: AGENT_FROM_TURN,
+  validate: (raw) => validateAgent(raw),
+  toAdmit: ({ run, backend, model, owns, access, effort }) => ({
+    run,
+    backend: backend.id,
+    model,
+    owns,
+    access,
+    effort,
+  }),
+  toPlan: ({ bin, model, effort, access, thread, extraArgs }) => ({
+    bin,
+    model,
+    effort,
+    access,
+    thread,
+    extraArgs,
+  }),
+  toLadder: ({ cwd, effort, access, env, extraArgs }) => ({
+    cwd,
+    effort,
+    access,
+    envNames: Object.keys(env),
+    extraArgs,
+  }),
+  carry: (recorded, to) => (to.kind === "follow-up" ? {} : nextAttemptCore(recorded, to.backend)),
+} satisfies Concern<RawAgentInput, AgentRequest>;
+
+/** admit.json's ladder's `rung`: the CLI this attempt runs, which a timed retry runs again. */
+export function rungOf({ backend, model, bin }: AgentRequest): LadderFile["rung"] {
+  return { backend: backend.id, model, bin };
+}
 
 /** The request's core, every field checked in the order a refusal names the first problem. */
 export function validateAgent(raw: RawAgentInput): AgentRequest {

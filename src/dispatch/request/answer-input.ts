@@ -3,7 +3,6 @@ import * as path from "node:path";
 import type { Backend } from "../../backends/types.js";
 import {
   ACCEPTED_DRAFTS,
-  ANSWER_CONTRACT_HEAD,
   answerContract,
   draftWords,
   schemaDraftOf,
@@ -134,17 +133,6 @@ export function withAnswerContract(
   return appendToBrief(brief, answerContract(answer.text));
 }
 
-/** The brief without the contract withAnswerContract appended (a chain's next attempt appends its own). */
-export function withoutAnswerContract(brief: Buffer | null): Buffer | null {
-  if (brief === null) return null;
-  const text = brief.toString("utf8");
-  const at = text.lastIndexOf(`\n${ANSWER_CONTRACT_HEAD}`);
-  if (at === -1) return brief;
-  // withAnswerContract wrote `brief + "\n" + contract` (a brief ending in a newline) or `brief + "\n\n" +
-  // contract`: what comes before the contract's last newline is the brief, at most one newline more.
-  return Buffer.from(text.slice(0, at), "utf8");
-}
-
 /** The input key under which the MCP dispatch tool passes `answerSchema`, the schema inline, as JSON text. */
 export const INLINE_ANSWER_SCHEMA = "answer-schema-inline";
 
@@ -203,4 +191,9 @@ export const answer = {
     }
     return { answer: asked };
   },
+  // A chain's attempts answer to one schema (as its folder keeps it); a follow-up asks anew, or not.
+  carry: ({ answer, ladder }, to) =>
+    to.kind === "follow-up"
+      ? {}
+      : { answer: answer == null ? null : { ...answer, repair: ladder?.repairs ?? 0 } },
 } satisfies Concern<{ answer?: AnswerRequest | null }, { answer: AnswerRequest | null }>;

@@ -1,8 +1,9 @@
 import type { Backend } from "../../backends/types.js";
-import { type AnswerRequest, withAnswerContract, withoutAnswerContract } from "./answer-input.js";
-import type { Concern } from "./concern.js";
+import { CatherdError } from "../../domain/errors.js";
+import { type AnswerRequest, withAnswerContract } from "./answer-input.js";
+import type { Concern, Recorded } from "./concern.js";
 import { withLockHint } from "./lock-hint.js";
-import { OUTCOME_CONTRACT, withOutcomeContract } from "./outcome-contract.js";
+import { withOutcomeContract } from "./outcome-contract.js";
 import { invalid } from "./text.js";
 
 // The brief (specs/dispatch.md §1): --brief, --brief-file or stdin (read by the command, which owns
@@ -65,13 +66,27 @@ export const brief = {
       ...(raw.outcome === true ? { outcome: true } : {}),
     };
   },
-  toSpec: ({ outcome }) => (outcome === true ? { outcome: true } : {}),
+  toSpec: ({ brief, outcome }) => ({
+    ...(outcome === true ? { outcome: true } : {}),
+    ...(brief === null ? {} : { briefBytes: brief.length }),
+  }),
+  toLadder: ({ lockHint }) => ({ lockHint: lockHint === true }),
+  // A chain's next attempt is composed again for its own CLI, from the brief as given and what was asked;
+  // a repair's brief is the hand-over's own, given nothing more; a follow-up takes its own brief and flags.
+  carry(recorded, to) {
+    if (to.kind === "follow-up") return {};
+    const outcome = recorded.spec?.outcome === true ? { outcome: true } : {};
+    if (to.repair === true) return outcome;
+    const hinted = recorded.ladder?.request.lockHint === true ? { lockHint: true } : {};
+    return { brief: briefAsGiven(recorded), ...hinted, ...outcome };
+  },
 } satisfies Concern<RawBriefInput, BriefRequest>;
 
 /**
  * The brief the agent reads (brief.md), composed once, at staging, for the CLI that runs it: the brief as
  * given, byte for byte, then what was asked, each after a blank line — --lock-hint's line, --outcome's
  * contract, and the answer contract for a CLI without a schema flag of its own (brief-append.ts).
+ * spec.json's `briefBytes` says how much of it is the brief as given.
  */
 export function composeBrief(parts: BriefParts): Buffer | null {
   const { backend } = parts;
@@ -81,19 +96,20 @@ export function composeBrief(parts: BriefParts): Buffer | null {
 }
 
 /**
- * The brief a chain's next attempt is composed from: the recorded attempt's brief.md less the contracts
- * composeBrief appended for that attempt's CLI (the outcome contract, the answer contract), which the next
- * attempt's composition appends again for its own. --lock-hint's line, the same for every CLI, stays in it.
+ * The brief as given, from a recorded folder: brief.md's first `briefBytes` bytes (spec.json). A folder
+ * written before `briefBytes` gives all of brief.md: what its attempt appended is then in the brief as
+ * given (specs/dispatch-folder.md). E_FILE_CORRUPT when brief.md is shorter than `briefBytes` says.
  */
-export function briefOfChain(
-  composed: Buffer | null,
-  asked: { outcome: boolean; answer: boolean },
-): Buffer | null {
-  const unanswered = asked.answer ? withoutAnswerContract(composed) : composed;
-  if (unanswered === null || !asked.outcome) return unanswered;
-  const suffix = Buffer.from(`\n${OUTCOME_CONTRACT}\n`, "utf8");
-  const ends = unanswered.length >= suffix.length && unanswered.subarray(-suffix.length).equals(suffix);
-  return ends ? unanswered.subarray(0, unanswered.length - suffix.length) : unanswered;
+export function briefAsGiven({ spec, brief }: Recorded): Buffer | null {
+  if (brief == null) return null;
+  const given = spec?.briefBytes;
+  if (given === undefined) return brief;
+  if (given <= brief.length) return brief.subarray(0, given);
+  throw new CatherdError(
+    "E_FILE_CORRUPT",
+    `brief.md is ${brief.length} bytes, fewer than the ${given} that spec.json's briefBytes says are the brief as given`,
+    { fix: "dispatch the brief anew: this chain cannot be continued from its folder" },
+  );
 }
 
 /**

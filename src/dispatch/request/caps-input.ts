@@ -1,7 +1,8 @@
 import { allBackends } from "../../backends/backend-registry.js";
 import type { Backend } from "../../backends/types.js";
 import { CatherdError } from "../../domain/errors.js";
-import { parseCostCap, parseTokenCap, type SpendCaps } from "../../domain/spend/budget.js";
+import type { RecordFile, SpecFile } from "../../domain/schemas.js";
+import { parseCostCap, parseTokenCap, remainingCaps, type SpendCaps } from "../../domain/spend/budget.js";
 import { parseRunBudget, type RunBudget } from "../../domain/spend/run-budget.js";
 import type { Concern } from "./concern.js";
 
@@ -82,4 +83,25 @@ export const spendCaps = {
   },
   validate: (raw, { backend }) => ({ caps: validateCaps(raw, backend) }),
   toSpec: ({ caps }) => ({ maxTokens: caps.maxTokens, maxCostUsd: caps.maxCostUsd }),
+  toPlan: ({ caps }) => ({ maxCostUsd: caps.maxCostUsd }),
+  // The attempts of a chain share one budget; a follow-up turn takes its own flags.
+  carry: ({ spec, record }, to) =>
+    to.kind === "follow-up" || record == null ? {} : { caps: chainCaps(spec, record) },
 } satisfies Concern<RawCapsInput, { caps: SpendCaps }>;
+
+/**
+ * A chain's next attempt gets what the recorded attempt's caps leave (domain/spend/budget.ts);
+ * E_INPUT_INVALID when they are spent.
+ */
+function chainCaps(spec: SpecFile | null, record: RecordFile): SpendCaps {
+  const caps = { maxTokens: spec?.maxTokens ?? null, maxCostUsd: spec?.maxCostUsd ?? null };
+  const left = remainingCaps(caps, {
+    tokens: record.tokens.input + record.tokens.output,
+    costUsd: record.costUsd,
+    priced: record.costSource === "priced",
+  });
+  if (typeof left === "string") {
+    throw new CatherdError("E_INPUT_INVALID", left, { fix: "dispatch again with higher caps" });
+  }
+  return left;
+}

@@ -108,6 +108,11 @@ export function chainLadder(
   };
 }
 
+/** admit.json's place of an attempt in its chain: attempt 1 of none for a dispatch without a ladder. */
+export function chainAdmit(link: ChainRequest | null): Pick<AdmitFile, "attempt" | "failoverFrom"> {
+  return { attempt: link?.attempt ?? 1, failoverFrom: link?.failoverFrom ?? null };
+}
+
 /** The chain's next link: the step's ladder, one attempt on, following the recorded attempt `admit`. */
 export function nextLink(admit: AdmitFile, step: NextStep, thread: string | null): ChainRequest {
   return {

@@ -1,6 +1,6 @@
-import type { Backend } from "../../backends/types.js";
-import type { OptionSpec } from "../../domain/option-def.js";
-import type { AdmitFile, LadderFile, SpecFile } from "../../domain/schemas.js";
+import type { Backend, PlanRequest } from "../../backends/types.js";
+import { argumentName, type OptionSpec } from "../../domain/option-def.js";
+import type { AdmitFile, LadderFile, RecordFile, SpecFile } from "../../domain/schemas.js";
 
 // A concern of a dispatch request (specs/dispatch.md, "A request's concerns"): one module owns its flags
 // (the command line's parser and help, and the MCP tool's schema, are generated from them), its checks,
@@ -27,13 +27,20 @@ export interface ConcernContext {
 
 /**
  * What a successor is made from: the recorded dispatch's spec.json, and admit.json's ladder (null for a
- * dispatch that had none: a follow-up's turn may not).
+ * dispatch that had none: a follow-up's turn may not). The files beside them are read by whoever makes
+ * the successor (the hand-over), so that every carry stays a pure function of what is recorded.
  */
 export interface Recorded {
   spec: SpecFile | null;
   ladder: LadderFile | null;
   /** Its admit.json, for what a concern wrote there itself (the placement); null where none was read. */
   admit?: AdmitFile | null;
+  /** Its brief.md as the folder holds it (the brief as given, then what was appended); null: none. */
+  brief?: Buffer | null;
+  /** Its answer-schema.json, parsed and as text; null: it asked for no answer. */
+  answer?: { schema: unknown; text: string } | null;
+  /** Its record.json: what it spent counts against the chain's caps. */
+  record?: RecordFile | null;
 }
 
 /** Who takes a dispatch over: the next turn of its conversation, or the next attempt of its chain. */
@@ -41,6 +48,11 @@ export interface Successor {
   kind: "follow-up" | "next-attempt";
   /** The successor's backend: a chain's next rung may be another CLI. */
   backend: Backend;
+  /**
+   * A next attempt that repairs an answer: the same thread, told the validator's errors in a brief of the
+   * hand-over's own (queue/hand-over.ts), to which nothing of the first brief's is added.
+   */
+  repair?: boolean;
 }
 
 /** What a follow-up's turn fixes that a flag would change. */
@@ -52,7 +64,8 @@ export type LadderRequest = LadderFile["request"];
 /**
  * One concern: `Raw` its flags as given, `Part` its fields of the request (a slice of DispatchRequest).
  * `validate` checks before anything is written and throws the CatherdError that refuses a flag;
- * `toSpec` and `toLadder` give its fields of spec.json and of admit.json's ladder; `carry` what a
+ * `toSpec`, `toAdmit` and `toLadder` give its fields of spec.json, of admit.json and of its ladder,
+ * `toPlan` what the backend's plan of the CLI's command line reads of it; `carry` what a
  * follow-up turn or a chain's next attempt takes over of it, from the recorded dispatch. A follow-up is
  * validated from its own flags (dispatch/follow-up/), with what its thread fixes given as flags.
  */
@@ -67,18 +80,20 @@ export interface Concern<Raw, Part> {
   fromTurn?: Readonly<Record<string, FixedByTurn>>;
   toSpec?(part: Part): Partial<SpecFile>;
   toLadder?(part: Part): Partial<LadderRequest>;
-  /** What the successor takes over of this part; a follow-up's own flags, given, win over it. */
+  /** Its fields of admit.json (beside the ladder). */
+  toAdmit?(part: Part): Partial<AdmitFile>;
+  /** What the backend's plan (its CLI's argv and environment) is given of it. */
+  toPlan?(part: Part): Partial<PlanRequest>;
+  /**
+   * What the successor takes over of this part. A follow-up given any of the flags `anew` names (absent:
+   * any of its flags) takes its own part instead.
+   */
   carry?(recorded: Recorded, to: Successor): Partial<Part>;
+  anew?: readonly string[];
 }
 
-/**
- * A concern's part of a chain's next attempt: the whole part, as its carry gives it from a ladder (admit.json
- * names one for every attempt of a chain, with every field a next attempt repeats).
- */
-export function nextAttemptPart<Raw, Part>(
-  concern: Concern<Raw, Part> & { carry(recorded: Recorded, to: Successor): Partial<Part> },
-  recorded: Recorded & { ladder: LadderFile },
-  backend: Backend,
-): Part {
-  return concern.carry(recorded, { kind: "next-attempt", backend }) as Part;
+/** Whether `flag` (`keep-tmp`) was given: a boolean true, a list not empty, a string. */
+export function flagGiven(flags: object, flag: string): boolean {
+  const value: unknown = (flags as Record<string, unknown>)[argumentName(flag)];
+  return !(value === undefined || value === false || (Array.isArray(value) && value.length === 0));
 }

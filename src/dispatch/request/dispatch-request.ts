@@ -1,12 +1,13 @@
+import type { OptionSpec } from "../../domain/option-def.js";
 import type { SandboxPolicy } from "../../domain/sandbox/sandbox.js";
-import type { SteerSettings, WorktreePlan } from "../../domain/schemas.js";
+import type { LadderFile, SteerSettings, WorktreePlan } from "../../domain/schemas.js";
 import type { SpendCaps } from "../../domain/spend/budget.js";
-import { type AgentRequest, type RawAgentInput, validateAgent } from "./agent.js";
+import { type AgentRequest, agent, type RawAgentInput, validateAgent } from "./agent.js";
 import { type AnswerRequest, answer } from "./answer-input.js";
 import { type BriefRequest, brief, type RawBriefInput } from "./brief.js";
 import { type RawCapsInput, spendCaps } from "./caps-input.js";
 import { type ChainRequest, chain, firstAttempt, type RawChainInput } from "./chain.js";
-import type { Concern, ConcernContext } from "./concern.js";
+import { type Concern, type ConcernContext, flagGiven, type Recorded, type Successor } from "./concern.js";
 import { type IsolationRequest, isolation, type RawIsolationFlags } from "./isolation-input.js";
 import { type LimitsRequest, limits, type RawLimitsInput } from "./limits.js";
 import { type NotifyRequest, notify, type RawNotifyInput } from "./notify.js";
@@ -119,6 +120,61 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     ...partOf(steering, raw, context),
     ...partOf(sandbox, raw, context),
   };
+}
+
+/** What a chain's next attempt takes from its step, not from the recorded attempt (queue/hand-over.ts). */
+export type DecidedByStep = "backend" | "model" | "bin" | "chain";
+
+/**
+ * The concerns a successor takes over, each by its `carry` (concern.ts), in the order validateDispatch
+ * composes them: the one list for a chain's next attempt and a follow-up alike.
+ */
+const CARRYING: readonly CarryingConcern[] = [
+  agent,
+  brief,
+  limits,
+  runCaps,
+  isolation,
+  placement,
+  answer,
+  spendCaps,
+  steering,
+  sandbox,
+];
+
+/**
+ * A chain's next attempt's request, less what its step decides: every concern's part as its carry gives
+ * it from the recorded attempt, whose ladder names each field a next attempt repeats. A repair's brief
+ * and thread are the hand-over's own too.
+ */
+export function nextAttemptRequest(
+  recorded: Recorded & { ladder: LadderFile },
+  to: Successor & { kind: "next-attempt" },
+): Omit<DispatchRequest, DecidedByStep> {
+  const parts = CARRYING.map((concern) => concern.carry(recorded, to));
+  return Object.assign({}, ...parts) as Omit<DispatchRequest, DecidedByStep>;
+}
+
+interface CarryingConcern {
+  options: OptionSpec;
+  anew?: readonly string[];
+  carry(recorded: Recorded, to: Successor): object;
+}
+
+/**
+ * A follow-up's request: validated from its flags (its core from its turn's: agent-successor.ts,
+ * flagsOfTurn), with what each concern carries to it from the turn where the follow-up gives none of the
+ * concern's flags that ask anew.
+ */
+export function followUpRequest(raw: RawDispatchInput, recorded: Recorded, to: Successor): DispatchRequest {
+  const carried = CARRYING.filter((concern) => !asksAnew(concern, raw)).map((concern) =>
+    concern.carry(recorded, to),
+  );
+  return Object.assign(validateDispatch(raw), ...carried) as DispatchRequest;
+}
+
+function asksAnew(concern: CarryingConcern, raw: RawDispatchInput): boolean {
+  return (concern.anew ?? Object.keys(concern.options)).some((flag) => flagGiven(raw, flag));
 }
 
 /** One concern's part of the request. */

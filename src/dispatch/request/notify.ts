@@ -39,6 +39,7 @@ export const notify = {
       ? {}
       : { runNotify: raw.runNotify === "none" ? null : notifyCommand("--run-notify", raw.runNotify) }),
   }),
+  toAdmit: ({ notify }) => (notify == null ? {} : { notify }),
 } satisfies Concern<RawNotifyInput, NotifyRequest>;
 
 /** A notification command: a shell command line (`sh -c`), at most 8 KiB, no NUL. */

@@ -140,6 +140,11 @@ export const placement = {
       ]),
     ),
   },
+  // admit.json's `placement`, once the use case has resolved where (absent: local).
+  toAdmit: ({ placement }) => {
+    const placed = admitPlacementOf(placement.placement ?? "local", placement);
+    return placed === undefined ? {} : { placement: placed };
+  },
   // Every attempt of a chain goes where its first went; a follow-up is placed anew.
   carry: ({ admit }, to) =>
     to.kind === "follow-up" || admit == null

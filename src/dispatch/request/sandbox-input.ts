@@ -280,6 +280,8 @@ export const sandbox = {
     },
   },
   validate: (raw, { cwd, environment }) => ({ sandbox: parseSandbox({ ...raw, cwd, environment }) }),
+  // Only a mode asks a follow-up anew: --allow-net and the like given alone shape the turn's.
+  anew: ["sandbox", "run-sandbox"],
   // Sandboxed as the recorded dispatch was: a chain's next attempt with its own CLI's provider endpoints
   // (specs/sandbox.md); a follow-up as its turn, unless it asks for a sandbox anew.
   carry: ({ spec }, to) => {

@@ -100,6 +100,7 @@ export const steering = {
     return steer === null ? {} : { steer };
   },
   toSpec: ({ steer }) => (steer == null ? {} : { steer }),
+  toPlan: ({ steer }) => ({ steer: steer == null ? null : { questions: steer.onQuestion !== null } }),
   // Steerable on, with its policy for questions, where the successor's CLI can be talked to
   // (specs/steering.md, "Exactly once").
   carry: ({ spec }, to) =>

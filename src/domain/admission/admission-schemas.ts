@@ -58,6 +58,8 @@ export const ladderSchema = loose({
     worktree: z.object({ base: z.string().min(1) }).nullable(),
     passEnv: z.array(envName),
     keepTmp: z.boolean(),
+    /** `--lock-hint`: each attempt's brief gets the hint, composed for its CLI; absent: false. */
+    lockHint: z.boolean().optional(),
     /** Arguments after `--`: given again only to the same backend. */
     extraArgs: z.array(z.string()),
   }),
