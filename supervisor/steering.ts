@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { SteerProtocol } from "../src/backends/types.js";
+import type { SessionStart, SteerProtocol, SteerSession } from "../src/backends/types.js";
 import type { SteerSettings } from "../src/domain/schemas.js";
 import { isOpen } from "../src/domain/steering/inbox.js";
 import {
@@ -57,6 +57,8 @@ export interface SteeringInput {
   brief: string | null;
   /** The channel's path (the FIFO the agent reads). */
   channel: string;
+  /** The dispatch's command line and environment, for the protocol's session. */
+  start: SessionStart;
   log: SupervisorLog;
   wallNow: () => Date;
 }
@@ -70,6 +72,8 @@ export function messageUuid(dispatchId: string, id: string): string {
 
 export class Steering {
   private readonly writer: SteerChannel;
+  /** The protocol's side of the conversation: the lines of each message and interrupt. */
+  private readonly session: SteerSession;
   private readonly config: SteerConfig;
   private state: SteerState;
   /** uuid → message id, for each message this supervisor gave (and each an echo named). */
@@ -82,6 +86,7 @@ export class Steering {
   constructor(private readonly input: SteeringInput) {
     const { protocol, settings, brief } = input;
     this.writer = new ChannelWriter(input.channel);
+    this.session = protocol.session(input.start);
     this.config = { joins: protocol.joins, canEnd: protocol.endLine !== undefined, settings, brief };
     this.questions = new SteeringQuestions({
       dir: input.dir,
@@ -102,6 +107,7 @@ export class Steering {
 
   /** One line's facts, as the watch should see them (observeLine). */
   observe(facts: LineFacts, now: number): LineFacts {
+    this.session.observe(facts);
     const taken = facts.taken === undefined ? null : this.idOfUuid(facts.taken);
     const step = observeLine(this.state, facts, taken, now);
     this.apply(step);
@@ -111,6 +117,7 @@ export class Steering {
   /** Gives the CLI what is due (lookInbox); asks written as questions; answers given. */
   look(now: number): void {
     this.writer.flush();
+    this.writeAll(this.session.due());
     this.recordAsks();
     this.apply(lookInbox(this.state, this.config, this.inbox(), now));
     this.questions.answer();
@@ -156,7 +163,7 @@ export class Steering {
         this.give(action);
         return;
       case "interrupt":
-        this.writer.write(protocol.interruptLine(action.requestId));
+        this.writeAll(this.session.interruptLines(action.requestId) ?? []);
         return;
       case "move":
         this.move(action);
@@ -175,9 +182,11 @@ export class Steering {
   private give(action: Extract<SteerAction, { kind: "give" }>): void {
     const { id, text, interrupt } = action;
     const uuid = this.uuidOf(id);
-    const result = this.writer.write(this.input.protocol.userLine(text, uuid));
-    if (result === "closed") {
-      this.input.log("channel-closed", { message: id });
+    const lines = this.session.userLines(text, uuid);
+    // Not now (the CLI's session is not ready for it): given again at a later look.
+    const result = lines === null ? "held" : this.writeAll(lines);
+    if (result === "closed" || result === "held") {
+      this.input.log(result === "held" ? "message-held" : "channel-closed", { message: id });
       this.state = notGiven(this.state, id);
       return;
     }
@@ -189,6 +198,17 @@ export class Steering {
       ...(result === "pending" ? { pending: true } : {}),
     });
     if (id !== BRIEF) pauseAt("message-written", this.input.dir);
+  }
+
+  /** Writes lines in order: `closed` if the channel refused one, else `pending` if one waits, else `written`. */
+  private writeAll(lines: readonly string[]): WriteResult {
+    let result: WriteResult = "written";
+    for (const line of lines) {
+      const wrote = this.writer.write(line);
+      if (wrote === "closed") return wrote;
+      if (wrote === "pending") result = wrote;
+    }
+    return result;
   }
 
   /** The message an echo is of; one this supervisor did not give is looked for in the inbox (a backlog). */
