@@ -163,7 +163,7 @@ export class Steering {
         this.give(action);
         return;
       case "interrupt":
-        this.writeAll(this.session.interruptLines(action.requestId) ?? []);
+        this.writeAll(this.session.interruptLines(action.requestId));
         return;
       case "move":
         this.move(action);
@@ -182,11 +182,9 @@ export class Steering {
   private give(action: Extract<SteerAction, { kind: "give" }>): void {
     const { id, text, interrupt } = action;
     const uuid = this.uuidOf(id);
-    const lines = this.session.userLines(text, uuid);
-    // Not now (the CLI's session is not ready for it): given again at a later look.
-    const result = lines === null ? "held" : this.writeAll(lines);
-    if (result === "closed" || result === "held") {
-      this.input.log(result === "held" ? "message-held" : "channel-closed", { message: id });
+    const result = this.writeAll(this.session.userLines(text, uuid));
+    if (result === "closed") {
+      this.input.log("channel-closed", { message: id });
       this.state = notGiven(this.state, id);
       return;
     }

@@ -47,7 +47,11 @@ const textInput = (text: string) => [{ type: "text", text, text_elements: [] }];
 const START = "start:";
 const STEER = "steer:";
 
-/** One dispatch's conversation with its app-server; state from the stream's facts and its own writes. */
+/**
+ * One dispatch's conversation with its app-server; its state from the stream's facts and its own writes.
+ * A message the session cannot give yet (no thread; a turn being started or interrupted) waits in it, in
+ * the order given, and goes at a later look (`due`).
+ */
 export class CodexSession implements SteerSession {
   private thread: string | null = null;
   private opened = false;
@@ -56,11 +60,11 @@ export class CodexSession implements SteerSession {
   private starting = false;
   /** An interrupt was written and its turn has not ended: a message now would steer a dying turn. */
   private stopping = false;
-  /** Messages in flight, by uuid; those codex took (answered ok) are never written again. */
+  /** Each message's text by uuid; those codex took (answered ok) are never written again. */
   private readonly texts = new Map<string, string>();
   private readonly accepted = new Set<string>();
-  /** Messages whose steer codex refused (the turn ended meanwhile): started as the next turn. */
-  private readonly refused: string[] = [];
+  /** Messages given and not written yet, or whose steer codex refused (the turn ended meanwhile). */
+  private readonly waiting: string[] = [];
 
   constructor(private readonly resume: string | null) {}
 
@@ -82,43 +86,49 @@ export class CodexSession implements SteerSession {
           : request("thread", "thread/resume", { threadId: this.resume }),
       );
     }
-    while (this.refused.length > 0 && this.canStart()) {
-      const uuid = this.refused.shift() as string;
-      lines.push(this.start(this.texts.get(uuid) ?? "", uuid));
-    }
-    return lines;
+    return [...lines, ...this.flush()];
   }
 
-  userLines(text: string, uuid: string): string[] | null {
-    if (this.accepted.has(uuid)) return [];
-    if (this.thread === null || this.stopping) return null;
+  userLines(text: string, uuid: string): string[] {
+    if (this.accepted.has(uuid) || this.waiting.includes(uuid)) return [];
     this.texts.set(uuid, text);
-    if (this.turn?.running === true && !this.starting) {
-      const params = {
-        threadId: this.thread,
-        input: textInput(text),
-        clientUserMessageId: uuid,
-        expectedTurnId: this.turn.id,
-      };
-      return [request(`${STEER}${uuid}`, "turn/steer", params)];
-    }
-    return this.canStart() ? [this.start(text, uuid)] : null;
+    this.waiting.push(uuid);
+    return this.flush();
   }
 
-  interruptLines(requestId: string): string[] | null {
+  interruptLines(requestId: string): string[] {
     if (this.thread === null || this.turn?.running !== true) return [];
     this.stopping = true;
     return [request(requestId, "turn/interrupt", { threadId: this.thread, turnId: this.turn.id })];
   }
 
-  private canStart(): boolean {
-    return this.thread !== null && !this.starting && !this.stopping && this.turn?.running !== true;
+  /** The waiting messages that can go now, in order: a turn/start, then steers of that turn once seen. */
+  private flush(): string[] {
+    const lines: string[] = [];
+    for (let line = this.next(); line !== null; line = this.next()) lines.push(line);
+    return lines;
   }
 
-  private start(text: string, uuid: string): string {
+  private next(): string | null {
+    const uuid = this.waiting[0];
+    if (uuid === undefined || this.thread === null || this.stopping || this.starting) return null;
+    this.waiting.shift();
+    const input = textInput(this.texts.get(uuid) ?? "");
+    if (this.turn?.running === true) {
+      const params = {
+        threadId: this.thread,
+        input,
+        clientUserMessageId: uuid,
+        expectedTurnId: this.turn.id,
+      };
+      return request(`${STEER}${uuid}`, "turn/steer", params);
+    }
     this.starting = true;
-    const params = { threadId: this.thread, input: textInput(text), clientUserMessageId: uuid };
-    return request(`${START}${uuid}`, "turn/start", params);
+    return request(`${START}${uuid}`, "turn/start", {
+      threadId: this.thread,
+      input,
+      clientUserMessageId: uuid,
+    });
   }
 
   private seeTurn(turn: { id: string; running: boolean }): void {
@@ -141,8 +151,8 @@ export class CodexSession implements SteerSession {
       return;
     }
     if (!steer) this.starting = false;
-    // Only a refusal of this supervisor's own request is given again (an adopter's backlog holds others').
-    if (steer && this.texts.has(uuid)) this.refused.push(uuid);
+    // Only a refused steer of this supervisor's own is given again (an adopter's backlog holds others').
+    if (steer && this.texts.has(uuid) && !this.waiting.includes(uuid)) this.waiting.unshift(uuid);
   }
 }
 

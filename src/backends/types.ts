@@ -79,18 +79,18 @@ export interface SessionStart {
 
 /**
  * A protocol's side of one dispatch's conversation. No I/O: it sees the stream's facts and says which
- * lines to write. `null` for a message or an interrupt: not now (the CLI's session is not ready for it);
- * the supervisor gives it again at a later look.
+ * lines to write. A message it cannot give yet (its CLI's session is not ready for it) it keeps, and gives
+ * in a later `due`; the message's receipt waits for the CLI's echo either way.
  */
 export interface SteerSession {
   /** One line's facts, in stream order, the backlog first. */
   observe(facts: LineFacts): void;
-  /** Lines owed at a look before anything else (a handshake, a message the CLI refused); [] for none. */
+  /** Lines owed at a look before anything else (a handshake, a message kept until now); [] for none. */
   due(): string[];
-  /** The lines that give the CLI a user message; `uuid` names it (the CLI echoes it when taken). */
-  userLines(text: string, uuid: string): string[] | null;
-  /** The lines that stop the current turn; `requestId` is the dispatch's own. */
-  interruptLines(requestId: string): string[] | null;
+  /** The lines that give the CLI a user message now; `uuid` names it (the CLI echoes it when taken). */
+  userLines(text: string, uuid: string): string[];
+  /** The lines that stop the current turn ([] when none runs); `requestId` is the dispatch's own. */
+  interruptLines(requestId: string): string[];
 }
 
 export interface BackendDefaults {

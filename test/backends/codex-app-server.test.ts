@@ -148,7 +148,7 @@ function feed(session: CodexSession, run: string, until: (f: LineFacts) => boole
 const sent = (line: string) => JSON.parse(line) as Record<string, unknown>;
 
 describe("codex's session: what it writes, given what the stream said", () => {
-  it("opens with initialize, initialized and thread/start, once; a message waits for the thread", () => {
+  it("opens with initialize, initialized and thread/start, once; a message waits in it for the thread", () => {
     const s = new CodexSession(null);
     const opening = s.due().map(sent);
     expect(opening.map((m) => m.method)).toEqual(["initialize", "initialized", "thread/start"]);
@@ -156,7 +156,12 @@ describe("codex's session: what it writes, given what the stream said", () => {
       Object.keys(objects("tool-turn", "in")[0] ?? {}).sort(),
     );
     expect(s.due()).toEqual([]);
-    expect(s.userLines("the brief", "u-1")).toBeNull();
+    expect(s.userLines("the brief", "u-1")).toEqual([]);
+    s.observe({ progress: false, answered: { id: "thread", ok: true }, thread: "t1" });
+    expect(s.due().map(sent)).toMatchObject([
+      { method: "turn/start", params: { threadId: "t1", clientUserMessageId: "u-1" } },
+    ]);
+    expect(s.due()).toEqual([]);
   });
 
   it("resumes a follow-up's thread instead of starting one", () => {
@@ -173,9 +178,9 @@ describe("codex's session: what it writes, given what the stream said", () => {
     feed(s, "steer-midtool", (f) => f.thread !== undefined);
     const start = sent(s.userLines("Please RUN sleep 4", "u-brief")?.[0] ?? "");
     expect(start).toMatchObject({ method: "turn/start", params: { clientUserMessageId: "u-brief" } });
-    expect(s.userLines("too soon", "u-2")).toBeNull();
+    expect(s.userLines("MIDTOOL-NOTE", "u-2")).toEqual([]);
     feed(s, "steer-midtool", (f) => f.turn?.running === true);
-    const steered = sent(s.userLines("MIDTOOL-NOTE", "u-2")?.[0] ?? "");
+    const steered = sent(s.due()[0] ?? "");
     const recorded = objects("steer-midtool", "in").find((m) => m.id === "steer") ?? {};
     expect(steered).toMatchObject({
       method: "turn/steer",
@@ -225,9 +230,11 @@ describe("codex's session: what it writes, given what the stream said", () => {
     const interrupt = sent(s.interruptLines("interrupt-m1")?.[0] ?? "");
     const recorded = objects("interrupt", "in").find((m) => m.method === "turn/interrupt") ?? {};
     expect(interrupt).toMatchObject({ method: "turn/interrupt", params: recorded.params as object });
-    expect(s.userLines("REDIRECT", "u-r")).toBeNull();
+    expect(s.userLines("REDIRECT", "u-r")).toEqual([]);
     feed(s, "interrupt", (f) => f.turn?.running === false);
-    expect(sent(s.userLines("REDIRECT", "u-r")?.[0] ?? "")).toMatchObject({ method: "turn/start" });
+    expect(s.due().map(sent)).toMatchObject([
+      { method: "turn/start", params: { clientUserMessageId: "u-r" } },
+    ]);
   });
 
   it("an interrupt with no turn running writes nothing", () => {
