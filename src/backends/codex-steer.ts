@@ -10,8 +10,9 @@ import type { AskAnswer, PlanRequest, SessionStart, SteerProtocol, SteerSession 
 // message's `delivered` receipt. codex dedupes nothing: a message it accepted (its answer to catherd's
 // request, in the stream) is never written again, by this supervisor or an adopter.
 
-/** The environment variable that carries a follow-up's thread from the plan to the session. */
+/** The environment variables that carry a follow-up's thread and the approval policy from the plan to the session. */
 export const RESUME_ENV = "CATHERD_CODEX_THREAD";
+export const APPROVAL_ENV = "CATHERD_CODEX_APPROVAL";
 
 const SANDBOX = {
   "read-only": "read-only",
@@ -24,18 +25,22 @@ const SANDBOX = {
  * the thread's): the sandbox of the access level (none inside catherd's fence, which enforces it), and
  * the approval policy — `untrusted` (a command not known safe asks) when catherd takes questions, else
  * `never` (nothing blocks an unattended run). read-only with questions stays `never`: a policy must not
- * widen read-only. No `--listen`: stdio is the default, and `ws://` would stop it (specs/backends.md).
+ * widen read-only. codex 0.171 refuses `untrusted` in its config ("no longer supported") and takes it in
+ * thread/start's `approvalPolicy`: the session passes it there. No `--listen`: stdio is the default, and
+ * `ws://` would stop it (specs/backends.md).
  */
 export function appServerPlan(request: PlanRequest, questions: boolean) {
   const args = ["app-server"];
   const sandbox = request.fenced === true ? "danger-full-access" : request.access && SANDBOX[request.access];
   if (sandbox != null) args.push("-c", `sandbox_mode=${JSON.stringify(sandbox)}`);
   const asks = questions && request.access !== "read-only" && request.access !== "full";
-  args.push("-c", `approval_policy=${JSON.stringify(asks ? "untrusted" : "never")}`);
+  if (!asks) args.push("-c", 'approval_policy="never"');
   if (request.model !== null) args.push("-c", `model=${JSON.stringify(request.model)}`);
   if (request.effort !== null) args.push("-c", `model_reasoning_effort=${JSON.stringify(request.effort)}`);
   args.push(...request.extraArgs);
-  const env: Record<string, string> = request.thread === null ? {} : { [RESUME_ENV]: request.thread };
+  const env: Record<string, string> = {};
+  if (request.thread !== null) env[RESUME_ENV] = request.thread;
+  if (asks) env[APPROVAL_ENV] = "untrusted";
   return { cmd: request.bin, args, env, stdin: "channel" as const };
 }
 
@@ -66,7 +71,7 @@ export class CodexSession implements SteerSession {
   /** Messages given and not written yet, or whose steer codex refused (the turn ended meanwhile). */
   private readonly waiting: string[] = [];
 
-  constructor(private readonly resume: string | null) {}
+  constructor(private readonly start: { resume: string | null; approval: string | null }) {}
 
   observe(facts: LineFacts): void {
     if (facts.thread !== undefined) this.thread = facts.thread;
@@ -80,10 +85,12 @@ export class CodexSession implements SteerSession {
       this.opened = true;
       lines.push(request("initialize", "initialize", { clientInfo: CLIENT_INFO, capabilities: null }));
       lines.push(JSON.stringify({ method: "initialized" }));
+      const { resume, approval } = this.start;
+      const policy = approval === null ? {} : { approvalPolicy: approval };
       lines.push(
-        this.resume === null
-          ? request("thread", "thread/start", {})
-          : request("thread", "thread/resume", { threadId: this.resume }),
+        resume === null
+          ? request("thread", "thread/start", policy)
+          : request("thread", "thread/resume", { threadId: resume, ...policy }),
       );
     }
     return [...lines, ...this.flush()];
@@ -194,6 +201,7 @@ function userAnswers(input: unknown, text: string | null): Record<string, { answ
  */
 export const codexSteer: SteerProtocol = {
   joins: "mid-turn",
-  session: (start: SessionStart) => new CodexSession(start.env[RESUME_ENV] ?? null),
+  session: (start: SessionStart) =>
+    new CodexSession({ resume: start.env[RESUME_ENV] ?? null, approval: start.env[APPROVAL_ENV] ?? null }),
   responseLine,
 };

@@ -31,6 +31,7 @@ describe("codex's plan, steerable", () => {
     expect(p.stdin).toBe("channel");
     expect(p.args[0]).toBe("app-server");
     expect(p.args.join(" ")).toContain('-c sandbox_mode="workspace-write" -c approval_policy="never"');
+    expect(p.env).toEqual({});
     expect(p.args.join(" ")).toContain('-c model="gpt-5"');
     expect(p.args.join(" ")).not.toContain("--listen");
     expect(p.env).toEqual({});
@@ -38,12 +39,16 @@ describe("codex's plan, steerable", () => {
   });
 
   it("asks catherd (untrusted) only with questions and a level a policy may not widen", () => {
-    const policy = (access: "read-only" | "workspace-write" | "full" | null) =>
-      codex.plan(planRequest({ steer: { questions: true }, access })).args.join(" ");
-    expect(policy("workspace-write")).toContain('approval_policy="untrusted"');
-    expect(policy(null)).toContain('approval_policy="untrusted"');
-    expect(policy("read-only")).toContain('approval_policy="never"');
-    expect(policy("full")).toContain('approval_policy="never"');
+    // codex 0.171 refuses `untrusted` as config: it goes to thread/start, through the session.
+    const policy = (access: "read-only" | "workspace-write" | "full" | null) => {
+      const p = codex.plan(planRequest({ steer: { questions: true }, access }));
+      return `${p.args.join(" ")} ${JSON.stringify(p.env)}`;
+    };
+    expect(policy("workspace-write")).toContain('{"CATHERD_CODEX_APPROVAL":"untrusted"}');
+    expect(policy("workspace-write")).not.toContain("approval_policy");
+    expect(policy(null)).toContain('{"CATHERD_CODEX_APPROVAL":"untrusted"}');
+    expect(policy("read-only")).toContain('approval_policy="never" {}');
+    expect(policy("full")).toContain('approval_policy="never" {}');
     const fenced = codex.plan(
       planRequest({ steer: { questions: false }, access: "read-only", fenced: true }),
     );
@@ -149,7 +154,7 @@ const sent = (line: string) => JSON.parse(line) as Record<string, unknown>;
 
 describe("codex's session: what it writes, given what the stream said", () => {
   it("opens with initialize, initialized and thread/start, once; a message waits in it for the thread", () => {
-    const s = new CodexSession(null);
+    const s = new CodexSession({ resume: null, approval: null });
     const opening = s.due().map(sent);
     expect(opening.map((m) => m.method)).toEqual(["initialize", "initialized", "thread/start"]);
     expect(Object.keys(opening[0] ?? {}).sort()).toEqual(
@@ -165,15 +170,20 @@ describe("codex's session: what it writes, given what the stream said", () => {
   });
 
   it("resumes a follow-up's thread instead of starting one", () => {
-    const opening = new CodexSession("01a24b86-d574-75f3-9143-eedd2f7a9b2a").due().map(sent);
+    const opening = new CodexSession({
+      resume: "01a24b86-d574-75f3-9143-eedd2f7a9b2a",
+      approval: "untrusted",
+    })
+      .due()
+      .map(sent);
     expect(opening[2]).toMatchObject({
       method: "thread/resume",
-      params: { threadId: "01a24b86-d574-75f3-9143-eedd2f7a9b2a" },
+      params: { threadId: "01a24b86-d574-75f3-9143-eedd2f7a9b2a", approvalPolicy: "untrusted" },
     });
   });
 
   it("between turns a message is turn/start; a second one waits until the turn is seen; mid-turn it steers that turn", () => {
-    const s = new CodexSession(null);
+    const s = new CodexSession({ resume: null, approval: null });
     s.due();
     feed(s, "steer-midtool", (f) => f.thread !== undefined);
     const start = sent(s.userLines("Please RUN sleep 4", "u-brief")?.[0] ?? "");
@@ -195,7 +205,7 @@ describe("codex's session: what it writes, given what the stream said", () => {
   });
 
   it("a steer the server refused (its turn ended meanwhile) starts the next turn, once", () => {
-    const s = new CodexSession(null);
+    const s = new CodexSession({ resume: null, approval: null });
     s.due();
     s.observe({ progress: true, thread: "t1" });
     s.observe({ progress: true, turn: { id: "turn-1", running: true } });
@@ -212,7 +222,7 @@ describe("codex's session: what it writes, given what the stream said", () => {
   });
 
   it("never writes again a message the server accepted (an adopter's backlog shows its answer)", () => {
-    const s = new CodexSession(null);
+    const s = new CodexSession({ resume: null, approval: null });
     s.observe({ progress: true, thread: "t1" });
     s.observe({ progress: true, turn: { id: "turn-1", running: true } });
     s.observe({ progress: false, answered: { id: "steer:u-given", ok: true } });
@@ -224,7 +234,7 @@ describe("codex's session: what it writes, given what the stream said", () => {
   });
 
   it("an interrupt aims at the running turn; the message after it waits for that turn's end, then starts the next", () => {
-    const s = new CodexSession(null);
+    const s = new CodexSession({ resume: null, approval: null });
     s.due();
     feed(s, "interrupt", (f) => f.toolsOpened !== undefined);
     const interrupt = sent(s.interruptLines("interrupt-m1")?.[0] ?? "");
@@ -238,7 +248,7 @@ describe("codex's session: what it writes, given what the stream said", () => {
   });
 
   it("an interrupt with no turn running writes nothing", () => {
-    const s = new CodexSession(null);
+    const s = new CodexSession({ resume: null, approval: null });
     s.observe({ progress: true, thread: "t1" });
     expect(s.interruptLines("interrupt-x")).toEqual([]);
   });

@@ -62,8 +62,12 @@ function seen(s: Setup): { uuid: string | null; text: string }[] {
     .map((l) => JSON.parse(l) as { uuid: string | null; text: string });
 }
 
-const states = (dir: string, id: string) =>
-  (readJson(path.join(dir, "inbox", `${id}.state.json`)).history as { state: string }[]).map((h) => h.state);
+/** A message's receipt states in order; [] before the supervisor wrote its first. */
+function states(dir: string, id: string): string[] {
+  const file = path.join(dir, "inbox", `${id}.state.json`);
+  if (!fs.existsSync(file)) return [];
+  return (readJson(file).history as { state: string }[]).map((h) => h.state);
+}
 
 describe("a steerable codex dispatch over its app-server", () => {
   it("a message sent while a command runs is steered into that turn, once, and receipted by its echo", async () => {
@@ -134,15 +138,18 @@ describe("a steerable codex dispatch over its app-server", () => {
 
   it("two messages sent mid-command each reach the model once, in order", async () => {
     const s = setup();
-    const d = await dispatch(s, "two", "[tool:wait] fix the test", ["--steerable"]);
+    // Kept open: the first message may end the command and its turn before the second is sent.
+    const d = await dispatch(s, "two", "[tool:wait] fix the test", ["--keep-open", "30s"]);
     await waitFor("the brief to be taken", () => (seen(s).length === 1 ? true : undefined), 20_000);
     const first = await send(s, ["two", "one more"]);
     const second = await send(s, ["two", "and another"]);
-    const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
+    await waitFor("both to be acted on", () =>
+      [first, second].every((m) => states(d.dir, m.id as string).at(-1) === "acted") ? true : undefined,
+    );
+    expect((await runCli(["cancel", "two", "--wait"], { env: s.env })).code).toBe(0);
     expect(seen(s).map((m) => m.text)).toEqual(["[tool:wait] fix the test", "one more", "and another"]);
     // The second joins the first's turn, or (that turn over by then) starts the next: the reply is the last.
-    expect(record.reply).toMatch(/^done: .*and another$/);
-    for (const sent of [first, second]) expect(states(d.dir, sent.id as string).at(-1)).toBe("acted");
+    expect(readJson(path.join(d.dir, "record.json")).reply).toMatch(/^done: .*and another$/);
   });
 
   it("a send to the ended dispatch follows it up on the same thread (thread/resume), steerable", async () => {
