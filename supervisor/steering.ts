@@ -82,6 +82,8 @@ export class Steering {
   private readonly entries = new Map<string, InboxEntry>();
   /** questions/: read once a poll, in `look`, as inbox/ is. */
   private readonly questions: SteeringQuestions;
+  /** The request ids of asks the CLI withdrew since the last look. */
+  private readonly withdrawn: (string | number)[] = [];
 
   constructor(private readonly input: SteeringInput) {
     const { protocol, settings, brief } = input;
@@ -108,6 +110,7 @@ export class Steering {
   /** One line's facts, as the watch should see them (observeLine). */
   observe(facts: LineFacts, now: number): LineFacts {
     this.session.observe(facts);
+    if (facts.withdrawn !== undefined) this.withdrawn.push(facts.withdrawn);
     const taken = facts.taken === undefined ? null : this.idOfUuid(facts.taken);
     const step = observeLine(this.state, facts, taken, now);
     this.apply(step);
@@ -119,6 +122,7 @@ export class Steering {
     this.writer.flush();
     this.writeAll(this.session.due());
     this.recordAsks();
+    if (this.withdrawn.length > 0) this.questions.withdraw(this.withdrawn.splice(0));
     this.apply(lookInbox(this.state, this.config, this.inbox(), now));
     this.questions.answer();
   }

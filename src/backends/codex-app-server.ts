@@ -59,8 +59,12 @@ function parseNotification(method: string, params: Record<string, unknown>): Lin
       return tokenUsage(asRecord(asRecord(params.tokenUsage)?.total));
     case "error":
       return parseError(params);
+    case "serverRequest/resolved": {
+      // The server cleared a request of its own (answered, or its turn ended): its question, if open, closes.
+      const id = params.requestId;
+      return typeof id === "string" || typeof id === "number" ? { progress: false, withdrawn: id } : NEUTRAL;
+    }
     // Bookkeeping of the server's: no sign of work.
-    case "serverRequest/resolved":
     case "account/rateLimits/updated":
     case "remoteControl/status/changed":
       return NEUTRAL;

@@ -119,6 +119,9 @@ describe("codex's app-server stream, read as exec's is", () => {
     ]);
     expect(asks[0]).toMatchObject({ kind: "permission", tool: "commandExecution" });
     expect(asks[0]?.asks).toMatch(/^\$ node -e .*denied\.txt/);
+    // Each request cleared (here once answered) is withdrawn by its id: an open question would close.
+    const withdrawn = facts("approval").flatMap((x) => (x.withdrawn === undefined ? [] : [x.withdrawn]));
+    expect(withdrawn).toEqual([0, 1]);
   });
 
   it.each([

@@ -125,6 +125,18 @@ describe("a steerable codex dispatch over its app-server", () => {
     expect(fs.existsSync(path.join(d.dir, "questions", "q1.delivered.json"))).toBe(true);
   });
 
+  it("an approval the app-server withdraws (its turn interrupted) closes its question: the dispatch does not wait on it", async () => {
+    const s = setup();
+    const d = await dispatch(s, "withdrawn", "[tool:60000] a long job", ["--on-question", "wait 1m"]);
+    await waitForJson(path.join(d.dir, "questions", "q1.json"), 20_000);
+    await send(s, ["withdrawn", "do the short one instead", "--interrupt"]);
+    const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
+    expect(record).toMatchObject({ status: "ok", reply: "done: do the short one instead" });
+    const answer = readJson(path.join(d.dir, "questions", "q1.answer.json"));
+    expect(answer).toMatchObject({ allow: false, by: "cli" });
+    expect(String(answer.why)).toMatch(/withdrawn by the CLI/);
+  });
+
   it("a question of the agent's is answered with the text given", async () => {
     const s = setup();
     const d = await dispatch(s, "question", "[question] pick one", ["--on-question", "wait 1m"]);

@@ -78,6 +78,11 @@ export interface LineFacts {
    * answer): what a session protocol needs to give a message once. No rule of the watch reads it.
    */
   answered?: { id: string; ok: boolean };
+  /**
+   * The CLI withdrew an ask of its own, by the `id` of its `request` (codex's serverRequest/resolved):
+   * its question is closed unanswered.
+   */
+  withdrawn?: string | number;
   /** The CLI asks its caller (a permission, a question): what steering turns into questions/<id>.json. */
   asks?: AskFact;
   /** A short human line for `status` and `logs`: "$ npm test", "edit src/a.ts", "retrying 2/5". */
