@@ -13,6 +13,8 @@ import type { AskAnswer, PlanRequest, SessionStart, SteerProtocol, SteerSession 
 /** The environment variables that carry a follow-up's thread and the approval policy from the plan to the session. */
 export const RESUME_ENV = "CATHERD_CODEX_THREAD";
 export const APPROVAL_ENV = "CATHERD_CODEX_APPROVAL";
+/** --answer-schema's schema, for turn/start's `outputSchema` (at most 64 KiB: within one variable's limit). */
+export const SCHEMA_ENV = "CATHERD_CODEX_OUTPUT_SCHEMA";
 
 const SANDBOX = {
   "read-only": "read-only",
@@ -41,6 +43,7 @@ export function appServerPlan(request: PlanRequest, questions: boolean) {
   const env: Record<string, string> = {};
   if (request.thread !== null) env[RESUME_ENV] = request.thread;
   if (asks) env[APPROVAL_ENV] = "untrusted";
+  if (request.answerSchema != null) env[SCHEMA_ENV] = request.answerSchema.text;
   return { cmd: request.bin, args, env, stdin: "channel" as const };
 }
 
@@ -71,7 +74,9 @@ export class CodexSession implements SteerSession {
   /** Messages given and not written yet, or whose steer codex refused (the turn ended meanwhile). */
   private readonly waiting: string[] = [];
 
-  constructor(private readonly start: { resume: string | null; approval: string | null }) {}
+  constructor(
+    private readonly start: { resume: string | null; approval: string | null; outputSchema?: unknown },
+  ) {}
 
   observe(facts: LineFacts): void {
     if (facts.thread !== undefined) this.thread = facts.thread;
@@ -131,11 +136,9 @@ export class CodexSession implements SteerSession {
       return request(`${STEER}${uuid}`, "turn/steer", params);
     }
     this.starting = true;
-    return request(`${START}${uuid}`, "turn/start", {
-      threadId: this.thread,
-      input,
-      clientUserMessageId: uuid,
-    });
+    const schema = this.start.outputSchema === undefined ? {} : { outputSchema: this.start.outputSchema };
+    const params = { threadId: this.thread, input, clientUserMessageId: uuid, ...schema };
+    return request(`${START}${uuid}`, "turn/start", params);
   }
 
   private seeTurn(turn: { id: string; running: boolean }): void {
@@ -201,7 +204,13 @@ function userAnswers(input: unknown, text: string | null): Record<string, { answ
  */
 export const codexSteer: SteerProtocol = {
   joins: "mid-turn",
-  session: (start: SessionStart) =>
-    new CodexSession({ resume: start.env[RESUME_ENV] ?? null, approval: start.env[APPROVAL_ENV] ?? null }),
+  session: (start: SessionStart) => {
+    const schema = parseObject(start.env[SCHEMA_ENV] ?? "");
+    return new CodexSession({
+      resume: start.env[RESUME_ENV] ?? null,
+      approval: start.env[APPROVAL_ENV] ?? null,
+      ...(schema === null ? {} : { outputSchema: schema }),
+    });
+  },
   responseLine,
 };

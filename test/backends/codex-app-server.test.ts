@@ -156,6 +156,18 @@ function feed(session: CodexSession, run: string, until: (f: LineFacts) => boole
 const sent = (line: string) => JSON.parse(line) as Record<string, unknown>;
 
 describe("codex's session: what it writes, given what the stream said", () => {
+  it("gives --answer-schema's schema to every turn/start (outputSchema), from the plan's environment", () => {
+    const text = '{"type":"object","properties":{"verdict":{"type":"string"}}}';
+    const answerSchema = { path: "/x/answer-schema.json", text };
+    const p = codex.plan(planRequest({ steer: { questions: false }, answerSchema }));
+    const s = steer.session({ args: p.args, env: p.env });
+    s.due();
+    s.observe({ progress: false, thread: "t1" });
+    expect(s.userLines("the brief", "u-1").map(sent)).toMatchObject([
+      { method: "turn/start", params: { outputSchema: JSON.parse(text) } },
+    ]);
+  });
+
   it("opens with initialize, initialized and thread/start, once; a message waits in it for the thread", () => {
     const s = new CodexSession({ resume: null, approval: null });
     const opening = s.due().map(sent);
