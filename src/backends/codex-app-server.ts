@@ -219,6 +219,9 @@ function parseError(params: Record<string, unknown>): LineFacts {
   return { progress: true, error: fact, describe: oneLine(fact.message) };
 }
 
+/** The id of catherd's thread/start or thread/resume request (codex-steer.ts). */
+export const THREAD_REQUEST = "thread";
+
 /** An answer to a request of catherd's: its thread, its turn, or its refusal. */
 function parseAnswer(message: Record<string, unknown>): LineFacts {
   const id = message.id;
@@ -226,7 +229,18 @@ function parseAnswer(message: Record<string, unknown>): LineFacts {
   const failure = asRecord(message.error);
   if (failure !== null) {
     const text = asString(failure.message) ?? "refused";
-    return { progress: false, answered: { id, ok: false }, describe: `refused ${id}: ${oneLine(text)}` };
+    const refused = { answered: { id, ok: false }, describe: `refused ${id}: ${oneLine(text)}` };
+    // No thread (thread/resume of one codex does not have: "no rollout found…"): the session cannot open,
+    // and that ends the dispatch as `exec resume` ends on it.
+    if (id === THREAD_REQUEST) {
+      return {
+        progress: true,
+        ...refused,
+        final: { isError: true, message: text },
+        error: errorFact({ text }),
+      };
+    }
+    return { progress: false, ...refused };
   }
   const result = asRecord(message.result) ?? {};
   const thread = asId(asRecord(result.thread)?.id);

@@ -1,4 +1,5 @@
 import type { LineFacts } from "../domain/watch/facts.js";
+import { THREAD_REQUEST } from "./codex-app-server.js";
 import { asRecord, asString, parseObject } from "./line-parsing.js";
 import type { AskAnswer, PlanRequest, SessionStart, SteerProtocol, SteerSession } from "./types.js";
 
@@ -94,8 +95,8 @@ export class CodexSession implements SteerSession {
       const policy = approval === null ? {} : { approvalPolicy: approval };
       lines.push(
         resume === null
-          ? request("thread", "thread/start", policy)
-          : request("thread", "thread/resume", { threadId: resume, ...policy }),
+          ? request(THREAD_REQUEST, "thread/start", policy)
+          : request(THREAD_REQUEST, "thread/resume", { threadId: resume, ...policy }),
       );
     }
     return [...lines, ...this.flush()];

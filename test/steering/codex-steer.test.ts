@@ -164,6 +164,15 @@ describe("a steerable codex dispatch over its app-server", () => {
     expect(readJson(path.join(d.dir, "record.json")).reply).toMatch(/^done: .*and another$/);
   });
 
+  it("a thread codex cannot resume fails the dispatch at once, as exec resume does: kind resume", async () => {
+    const s = setup();
+    const bogus = "7d4e1c2a-0b3f-4a5e-9c8d-2f1e0a9b8c7d";
+    const d = await dispatch(s, "bogus", "go on", ["--steerable", "--thread", bogus]);
+    const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
+    expect(record).toMatchObject({ status: "failed", error: { kind: "resume" } });
+    expect(seen(s)).toEqual([]);
+  });
+
   it("a send to the ended dispatch follows it up on the same thread (thread/resume), steerable", async () => {
     const s = setup();
     const d = await dispatch(s, "done", "first", ["--steerable"]);
