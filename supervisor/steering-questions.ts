@@ -5,6 +5,7 @@ import {
   type ResponseFile,
   type ResponseStep,
   responseStep,
+  withdrawnResponse,
 } from "../src/domain/steering/questions.js";
 import type { NewQuestion } from "../src/domain/steering/steer-decisions.js";
 import { notifyQuestion } from "../src/folder/notify.js";
@@ -63,6 +64,22 @@ export class SteeringQuestions {
       writeQuestion(dir, question);
       log("question", { id: question.id, kind: question.kind, asks: question.asks });
       if (notify) notifyQuestion(dir, question.id);
+    }
+  }
+
+  /**
+   * Closes each question whose ask the CLI withdrew (by its request's id) and whose answer it was not given:
+   * answered as withdrawn unless someone answered first, marked delivered, nothing written to the CLI.
+   */
+  withdraw(requestIds: readonly (string | number)[]): void {
+    const { dir, log } = this.input;
+    for (const entry of this.read()) {
+      const { id, request } = entry.question;
+      if (entry.deliveredAt !== null || !requestIds.includes(request.id as string | number)) continue;
+      const now = this.input.wallNow();
+      writeResponse(dir, withdrawnResponse(id, now.toISOString()));
+      markResponseDelivered(dir, id, now);
+      log("withdrawn", { id });
     }
   }
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { SteerProtocol } from "../src/backends/types.js";
+import type { SessionStart, SteerProtocol, SteerSession } from "../src/backends/types.js";
 import type { SteerSettings } from "../src/domain/schemas.js";
 import { isOpen } from "../src/domain/steering/inbox.js";
 import {
@@ -57,6 +57,8 @@ export interface SteeringInput {
   brief: string | null;
   /** The channel's path (the FIFO the agent reads). */
   channel: string;
+  /** The dispatch's command line and environment, for the protocol's session. */
+  start: SessionStart;
   log: SupervisorLog;
   wallNow: () => Date;
 }
@@ -70,6 +72,8 @@ export function messageUuid(dispatchId: string, id: string): string {
 
 export class Steering {
   private readonly writer: SteerChannel;
+  /** The protocol's side of the conversation: the lines of each message and interrupt. */
+  private readonly session: SteerSession;
   private readonly config: SteerConfig;
   private state: SteerState;
   /** uuid → message id, for each message this supervisor gave (and each an echo named). */
@@ -78,10 +82,13 @@ export class Steering {
   private readonly entries = new Map<string, InboxEntry>();
   /** questions/: read once a poll, in `look`, as inbox/ is. */
   private readonly questions: SteeringQuestions;
+  /** The request ids of asks the CLI withdrew since the last look. */
+  private readonly withdrawn: (string | number)[] = [];
 
   constructor(private readonly input: SteeringInput) {
     const { protocol, settings, brief } = input;
     this.writer = new ChannelWriter(input.channel);
+    this.session = protocol.session(input.start);
     this.config = { joins: protocol.joins, canEnd: protocol.endLine !== undefined, settings, brief };
     this.questions = new SteeringQuestions({
       dir: input.dir,
@@ -102,6 +109,8 @@ export class Steering {
 
   /** One line's facts, as the watch should see them (observeLine). */
   observe(facts: LineFacts, now: number): LineFacts {
+    this.session.observe(facts);
+    if (facts.withdrawn !== undefined) this.withdrawn.push(facts.withdrawn);
     const taken = facts.taken === undefined ? null : this.idOfUuid(facts.taken);
     const step = observeLine(this.state, facts, taken, now);
     this.apply(step);
@@ -111,7 +120,9 @@ export class Steering {
   /** Gives the CLI what is due (lookInbox); asks written as questions; answers given. */
   look(now: number): void {
     this.writer.flush();
+    this.writeAll(this.session.due());
     this.recordAsks();
+    if (this.withdrawn.length > 0) this.questions.withdraw(this.withdrawn.splice(0));
     this.apply(lookInbox(this.state, this.config, this.inbox(), now));
     this.questions.answer();
   }
@@ -156,7 +167,7 @@ export class Steering {
         this.give(action);
         return;
       case "interrupt":
-        this.writer.write(protocol.interruptLine(action.requestId));
+        this.writeAll(this.session.interruptLines(action.requestId));
         return;
       case "move":
         this.move(action);
@@ -175,7 +186,7 @@ export class Steering {
   private give(action: Extract<SteerAction, { kind: "give" }>): void {
     const { id, text, interrupt } = action;
     const uuid = this.uuidOf(id);
-    const result = this.writer.write(this.input.protocol.userLine(text, uuid));
+    const result = this.writeAll(this.session.userLines(text, uuid));
     if (result === "closed") {
       this.input.log("channel-closed", { message: id });
       this.state = notGiven(this.state, id);
@@ -189,6 +200,17 @@ export class Steering {
       ...(result === "pending" ? { pending: true } : {}),
     });
     if (id !== BRIEF) pauseAt("message-written", this.input.dir);
+  }
+
+  /** Writes lines in order: `closed` if the channel refused one, else `pending` if one waits, else `written`. */
+  private writeAll(lines: readonly string[]): WriteResult {
+    let result: WriteResult = "written";
+    for (const line of lines) {
+      const wrote = this.writer.write(line);
+      if (wrote === "closed") return wrote;
+      if (wrote === "pending") result = wrote;
+    }
+    return result;
   }
 
   /** The message an echo is of; one this supervisor did not give is looked for in the inbox (a backlog). */

@@ -38,6 +38,15 @@ const SPECIFIC_CODES: Readonly<Record<string, ErrorKind>> = {
   unsupported_parameter: "request",
   // Claude Code's result subtype when its own --max-budget-usd stopped it.
   error_max_budget_usd: "budget",
+  // codex app-server's `codexErrorInfo` (its typed errors; the HTTP status forms carry a status instead).
+  contextWindowExceeded: "context",
+  usageLimitExceeded: "quota",
+  rateLimitExceeded: "rate-limit",
+  modelNotFound: "model",
+  unauthorized: "auth",
+  serverOverloaded: "provider-down",
+  internalServerError: "provider-down",
+  badRequest: "request",
 };
 
 /**

@@ -19,6 +19,7 @@ import {
   usageFacts,
   uuidThread,
 } from "./line-parsing.js";
+import { linesSession } from "./lines-session.js";
 import type { Backend, BillingContext, PlanRequest, SteerProtocol } from "./types.js";
 
 // `claude -p --output-format stream-json --verbose` (test/fixtures/recorded/claude, Claude Code 2.1.197).
@@ -96,9 +97,8 @@ function plan(request: PlanRequest) {
  * turn it stops ends in a result of subtype error_during_execution; a permission answer carries
  * `updatedInput` to allow, `message` to deny (Claude rejects an answer without them).
  */
-const claudeSteer: SteerProtocol = {
-  joins: "mid-turn",
-  userLine: (text, uuid) =>
+const claudeLines = {
+  userLine: (text: string, uuid: string) =>
     JSON.stringify({
       type: "user",
       message: { role: "user", content: [{ type: "text", text }] },
@@ -106,8 +106,13 @@ const claudeSteer: SteerProtocol = {
       session_id: "",
       uuid,
     }),
-  interruptLine: (requestId) =>
+  interruptLine: (requestId: string) =>
     JSON.stringify({ type: "control_request", request_id: requestId, request: { subtype: "interrupt" } }),
+};
+
+const claudeSteer: SteerProtocol = {
+  joins: "mid-turn",
+  session: () => linesSession(claudeLines),
   responseLine: (request, input, answer) => {
     const behavior = answer.allow
       ? { behavior: "allow", updatedInput: answerInput(input, answer.text) }

@@ -2,6 +2,9 @@ import type { ErrorFact } from "../domain/ending/failure.js";
 import type { LineFacts, ToolOpen } from "../domain/watch/facts.js";
 import { PROGRESS } from "../domain/watch/facts.js";
 import { errorFact, providerBody, retryKind, statusInText } from "./classify.js";
+import { isAppServerLine, parseAppServer, unwrapShell } from "./codex-app-server.js";
+import { appServerPlan, codexSteer } from "./codex-steer.js";
+import { codexUse } from "./codex-usage.js";
 import {
   AGENT_DEFAULTS,
   asId,
@@ -9,11 +12,8 @@ import {
   asString,
   finalizeFromSummary,
   flagValue,
-  type ModelUseOrWhy,
-  modelUse,
   oneLine,
   parseObject,
-  tokenFields,
   usageFacts,
   uuidThread,
 } from "./line-parsing.js";
@@ -48,6 +48,8 @@ const ACCESS_SANDBOX = {
 } as const;
 
 function plan(request: PlanRequest) {
+  // --steerable: the app-server (codex-steer.ts); every other dispatch `exec --json` (specs/backends.md).
+  if (request.steer != null) return appServerPlan(request, request.steer.questions);
   const args = ["exec"];
   if (request.thread !== null) args.push("resume");
   args.push("--json", "--skip-git-repo-check");
@@ -85,12 +87,6 @@ function describeItem(item: Record<string, unknown>): string {
   }
 }
 
-/** `/bin/bash -lc 'npm test'` (or with double quotes) → `npm test`: what the agent meant to run. */
-function unwrapShell(command: string): string {
-  const m = /^\S*(?:ba|z)?sh -l?c (['"])(.*)\1$/s.exec(command);
-  return m?.[2] ?? command;
-}
-
 /** A failure codex printed: the provider's JSON body when it is one, else its text without the URL. */
 function codexError(raw: string): ErrorFact {
   const body = providerBody(raw);
@@ -104,6 +100,7 @@ function codexError(raw: string): ErrorFact {
 function parse(line: string): LineFacts {
   const event = parseObject(line);
   if (event === null) return PROGRESS;
+  if (isAppServerLine(event)) return parseAppServer(event);
   switch (event.type) {
     case "thread.started": {
       const thread = asId(event.thread_id);
@@ -174,33 +171,6 @@ function parse(line: string): LineFacts {
     default:
       return PROGRESS;
   }
-}
-
-const USAGE_FIELDS = [
-  "input_tokens",
-  "cached_input_tokens",
-  "cache_write_input_tokens",
-  "output_tokens",
-  "reasoning_output_tokens",
-] as const;
-
-/**
- * codex's usage in catherd's convention: its input_tokens already includes the cached ones (and cache
- * writes), its output_tokens the reasoning ones, as the Responses API counts them. A provider that counts
- * reasoning apart from output (reasoning above output) has it added.
- */
-function codexUse(model: string | null, usage: Record<string, unknown>): ModelUseOrWhy {
-  const f = tokenFields(usage, USAGE_FIELDS);
-  if (typeof f === "string") return f;
-  const reasoning = f.reasoning_output_tokens;
-  const output = reasoning > f.output_tokens ? f.output_tokens + reasoning : f.output_tokens;
-  return modelUse(model, {
-    input: f.input_tokens,
-    cachedInput: f.cached_input_tokens,
-    cacheWrite: f.cache_write_input_tokens,
-    output,
-    reasoning,
-  });
 }
 
 /** The newest first: the folder names of sessions/ (YYYY, MM, DD) sort as dates. */
@@ -322,4 +292,5 @@ export const codexBackend: Backend = {
   finalize: (summary, exit) => finalizeFromSummary(summary, exit),
   billing,
   usageLog: { locate: locateRollout, parse: parseRolloutLine },
+  steer: codexSteer,
 };

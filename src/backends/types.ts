@@ -51,15 +51,17 @@ export interface AskAnswer {
 /**
  * How catherd talks to a running CLI over its own protocol (specs/steering.md). Its input is a line
  * channel the supervisor writes (a FIFO in the dispatch folder that outlives the supervisor); what the
- * CLI says back comes in its stream, as `parse` reads it (LineFacts `taken`, `asks`).
+ * CLI says back comes in its stream, as `parse` reads it (LineFacts `taken`, `asks`, `turn`).
  */
 export interface SteerProtocol {
   /** `mid-turn`: a message joins the running turn as soon as it is written; `turn-end`: after the turn. */
   joins: "mid-turn" | "turn-end";
-  /** The line that gives the CLI a user message; `uuid` names it, and the CLI skips one it has seen. */
-  userLine(text: string, uuid: string): string;
-  /** The line that stops the current turn; `requestId` is the dispatch's own. */
-  interruptLine(requestId: string): string;
+  /**
+   * The conversation of one dispatch, made by its supervisor (an adopter makes its own and feeds it the
+   * stream's backlog first): the lines of a message and an interrupt, which may depend on where the CLI's
+   * session stands (codex's thread and running turn).
+   */
+  session(start: SessionStart): SteerSession;
   /** The line that answers an ask (`request` as `asks` gave it, `input` the tool's input). */
   responseLine(request: Readonly<Record<string, unknown>>, input: unknown, answer: AskAnswer): string;
   /**
@@ -67,6 +69,28 @@ export interface SteerProtocol {
    * stops it once its conversation is over.
    */
   endLine?(requestId: string): string;
+}
+
+/** What a session starts from: the dispatch's command line and environment, as its plan made them. */
+export interface SessionStart {
+  args: readonly string[];
+  env: Readonly<Record<string, string>>;
+}
+
+/**
+ * A protocol's side of one dispatch's conversation. No I/O: it sees the stream's facts and says which
+ * lines to write. A message it cannot give yet (its CLI's session is not ready for it) it keeps, and gives
+ * in a later `due`; the message's receipt waits for the CLI's echo either way.
+ */
+export interface SteerSession {
+  /** One line's facts, in stream order, the backlog first. */
+  observe(facts: LineFacts): void;
+  /** Lines owed at a look before anything else (a handshake, a message kept until now); [] for none. */
+  due(): string[];
+  /** The lines that give the CLI a user message now; `uuid` names it (the CLI echoes it when taken). */
+  userLines(text: string, uuid: string): string[];
+  /** The lines that stop the current turn ([] when none runs); `requestId` is the dispatch's own. */
+  interruptLines(requestId: string): string[];
 }
 
 export interface BackendDefaults {

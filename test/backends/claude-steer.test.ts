@@ -75,11 +75,12 @@ describe("claude-code's stream, read while steering", () => {
 });
 
 describe("claude-code's lines to the channel", () => {
+  const lines = steer.session({ args: [], env: {} });
+
   it("a user message: the shape Claude took, with the uuid it skips when seen again", () => {
-    const line = JSON.parse(steer.userLine("fix it", "11111111-1111-4111-8111-111111111111")) as Record<
-      string,
-      unknown
-    >;
+    const line = JSON.parse(
+      lines.userLines("fix it", "11111111-1111-4111-8111-111111111111")?.[0] ?? "",
+    ) as Record<string, unknown>;
     const recorded = objects("midtool-replay", "in")[0] ?? {};
     expect(Object.keys(line).sort()).toEqual(Object.keys(recorded).sort());
     expect(line).toMatchObject({
@@ -90,7 +91,7 @@ describe("claude-code's lines to the channel", () => {
   });
 
   it("an interrupt and the end of a session, as control requests", () => {
-    expect(JSON.parse(steer.interruptLine("req_int_1"))).toEqual(objects("interrupt", "in")[1]);
+    expect(JSON.parse(lines.interruptLines("req_int_1")?.[0] ?? "")).toEqual(objects("interrupt", "in")[1]);
     const end = JSON.parse(steer.endLine?.("e1") ?? "null") as Record<string, unknown>;
     expect(end).toEqual({ type: "control_request", request_id: "e1", request: { subtype: "end_session" } });
   });

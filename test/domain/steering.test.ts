@@ -212,6 +212,19 @@ describe("when a message counts delivered and acted (observeLine)", () => {
       },
     },
     {
+      rule: "a failure before the brief was taken (the CLI could not open its session) ends the conversation: nothing given will be taken",
+      run: () => {
+        const failed = line({ final: { isError: true, message: "no rollout found" } });
+        const step = observeLine({ ...initialSteer("fix", 0), given: [BRIEF, "m1"] }, failed, null, 10);
+        return [
+          step.state,
+          step.actions,
+          steerSignals(step.state, config({ canEnd: false }), world(), 20).signals.ended,
+        ];
+      },
+      expected: [idle({ given: [] }), [], true],
+    },
+    {
       rule: "an echo of the brief marks it taken, with no receipt",
       run: () => observeLine({ ...initialSteer("fix", 0), given: [BRIEF] }, line({ taken: "u" }), BRIEF, 10),
       expected: { state: idle({ turnOpen: true }), actions: [], facts: line({ taken: "u" }) },

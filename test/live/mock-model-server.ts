@@ -626,7 +626,10 @@ function responsesAnswer(
   const shell =
     ["exec_command", "shell_command", "shell", "local_shell"].find((n) => names.includes(n)) ?? null;
   const results = input.filter((i) => /_call_output$/.test(String(i.type))).length;
-  const turn = turnFor(scenario, toolResult, shell, entry, results, JSON.stringify(body));
+  const turn =
+    scenario === "steer"
+      ? responsesSteerTurn(input, shell, entry)
+      : turnFor(scenario, toolResult, shell, entry, results, JSON.stringify(body));
   const usage = usageOf(scenario);
 
   const responseId = nextId("resp");
@@ -973,6 +976,46 @@ function steerTurn(
         ? "Live test"
         : `${FINAL_MARKER}: the command printed: ${outputText(result.content).trim()}`,
   };
+}
+
+/**
+ * The `steer` scenario for codex (Responses API, codex-steer.live.ts): the newest input item decides as
+ * `steerTurn` does for Claude — user words holding `RUN <command>`: that command; other user words: `heard`;
+ * a tool's output: `the command printed`. codex gives a message steered mid-turn as a user message after
+ * the tool's output, and the request's `prompt_cache_key` is its thread (noted as the session).
+ */
+function responsesSteerTurn(
+  input: Record<string, unknown>[],
+  shell: string | null,
+  entry: LoggedRequest,
+): Turn {
+  const users = input.filter((i) => i.type === "message" && i.role === "user");
+  entry.said = users.flatMap((m) =>
+    arrayOf(m.content)
+      .filter((b) => b.type === "input_text")
+      .map((b) => String(b.text ?? "").trim())
+      .filter((t) => t.length > 0 && !t.startsWith("<")),
+  );
+  const last = input.at(-1);
+  if (last !== undefined && /_call_output$/.test(String(last.type))) {
+    entry.answer = "final";
+    return { kind: "text", text: `${FINAL_MARKER}: the command printed: ${outputText(last.output).trim()}` };
+  }
+  const words =
+    last?.type === "message" && last.role === "user"
+      ? arrayOf(last.content)
+          .map((b) => String(b.text ?? ""))
+          .filter((t) => !t.startsWith("<"))
+      : [];
+  const line = words.flatMap((t) => t.split("\n")).find((l) => l.includes(RUN_WORD));
+  if (line !== undefined && shell !== null) {
+    entry.answer = "tool-call";
+    entry.note = line.slice(line.indexOf(RUN_WORD) + RUN_WORD.length).trim();
+    return { kind: "tool", tool: shell, command: entry.note };
+  }
+  entry.answer = words.length > 0 ? "heard" : "text";
+  const heard = words.join(" ").replace(/\s+/g, " ").trim();
+  return { kind: "text", text: words.length > 0 ? `${HEARD_MARKER}${heard}` : "Live test" };
 }
 
 /** One scripted turn as a Messages API answer: SSE when the request streams, else one JSON message. */

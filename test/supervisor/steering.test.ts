@@ -41,6 +41,7 @@ function harness(settings: Partial<SteerSettings> = {}, brief: string | null = "
     settings: { keepOpenMs: null, onQuestion: null, ...settings },
     brief,
     channel,
+    start: { args: [], env: {} },
     log: (event, fields = {}) => log.push({ event, fields }),
     wallNow: () => new Date(wall.now),
   });

@@ -94,6 +94,14 @@ export function policyResponse(onQuestion: OnQuestion, id: string, at: string): 
   return { id, allow, text: null, why, by: "policy", at };
 }
 
+/**
+ * The response that closes a question its CLI withdrew before it was answered (codex clears an approval
+ * when its turn ends or is interrupted): nothing is given to the CLI, and nobody waits for it any more.
+ */
+export function withdrawnResponse(id: string, at: string): Omit<ResponseFile, "schema"> {
+  return { id, allow: false, text: null, why: "withdrawn by the CLI before it was answered", by: "cli", at };
+}
+
 /** Question ids are short, for people to type: q1, q2, … in the order asked. */
 export function questionId(n: number): string {
   return `q${n}`;

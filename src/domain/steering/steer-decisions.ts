@@ -148,6 +148,11 @@ export function observeLine(
     next = { ...next, awaitingAct: [] };
   }
   if (facts.final === undefined) return { state: next, actions, facts };
+  if (!next.briefTaken) {
+    // The CLI ended before it took the brief (it could not open its session: codex's unknown thread):
+    // nothing given will be taken, and the conversation is over; what is still queued fails at the end.
+    return { state: { ...next, briefTaken: true, given: [], turnOpen: false }, actions, facts };
+  }
   if (next.interrupting !== null) {
     actions.push({ kind: "interrupted", requestId: next.interrupting });
     const { final: _final, error: _error, ...rest } = facts;

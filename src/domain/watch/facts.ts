@@ -68,6 +68,21 @@ export interface LineFacts {
   error?: ErrorFact;
   /** The CLI took a user message from its input: the uuid it was sent with (its echo of it). */
   taken?: string;
+  /**
+   * A turn of the CLI's session started (`running`) or ended, by its id: what a session protocol needs to
+   * aim a message at the running turn (codex's app-server). No rule of the watch reads it.
+   */
+  turn?: { id: string; running: boolean };
+  /**
+   * The CLI answered a request of catherd's, by the request's id: took it (`ok`) or refused it (a JSON-RPC
+   * answer): what a session protocol needs to give a message once. No rule of the watch reads it.
+   */
+  answered?: { id: string; ok: boolean };
+  /**
+   * The CLI withdrew an ask of its own, by the `id` of its `request` (codex's serverRequest/resolved):
+   * its question is closed unanswered.
+   */
+  withdrawn?: string | number;
   /** The CLI asks its caller (a permission, a question): what steering turns into questions/<id>.json. */
   asks?: AskFact;
   /** A short human line for `status` and `logs`: "$ npm test", "edit src/a.ts", "retrying 2/5". */
