@@ -35,6 +35,7 @@ const neutral: LineFacts = { progress: false };
 const open = (id: string): LineFacts => ({ progress: true, toolsOpened: [{ id, label: `$ ${id}` }] });
 const close = (id: string): LineFacts => ({ progress: true, toolsClosed: [id] });
 const final: LineFacts = { progress: true, final: { isError: false, message: null } };
+const turnEnded: LineFacts = { progress: true, turn: { id: "t1", running: false } };
 
 type Event = [at: number, facts: LineFacts];
 
@@ -161,6 +162,25 @@ describe("decide: the first matching rule wins", () => {
       ],
       now: 1010,
       verdict: "idle-timeout",
+    },
+    {
+      title: "a turn's end closes the tool calls its CLI never closed (codex's interrupted command)",
+      events: [
+        [0, open("a")],
+        [10, turnEnded],
+      ],
+      now: 1010,
+      verdict: "idle-timeout",
+    },
+    {
+      title: "a tool call of the next turn keeps the agent busy again",
+      events: [
+        [0, open("a")],
+        [10, turnEnded],
+        [20, open("b")],
+      ],
+      now: 1020,
+      verdict: "continue",
     },
   ];
   for (const c of cases) {

@@ -70,7 +70,8 @@ export interface LineFacts {
   taken?: string;
   /**
    * A turn of the CLI's session started (`running`) or ended, by its id: what a session protocol needs to
-   * aim a message at the running turn (codex's app-server). No rule of the watch reads it.
+   * aim a message at the running turn (codex's app-server). The watch reads one thing of it: a turn's end
+   * closes every tool call still open.
    */
   turn?: { id: string; running: boolean };
   /**

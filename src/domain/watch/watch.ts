@@ -101,6 +101,9 @@ export function observe(state: WatchState, facts: LineFacts, now: number): Watch
     const closed = new Set(facts.toolsClosed);
     next.openTools = next.openTools.filter((t) => !closed.has(t.id));
   }
+  // A turn that ended runs nothing of its own any more, though its CLI may never close a tool call it
+  // interrupted (codex's app-server): left open, it would keep the dispatch busy, past every idle limit.
+  if (facts.turn?.running === false) next.openTools = [];
   if (facts.error?.kind === "context") {
     // The same overflow again after the CLI went on (compacted, started a step): it loops on it. Printed
     // twice in a row (an error line, then the turn's failure) it is one overflow.
