@@ -10,8 +10,8 @@ import type { MockModelServer } from "./mock-model-server.js";
 // run as `codex app-server` against the mock model's `steer` scenario (and the failure scenarios), driven
 // over stdio JSON-RPC the way catherd's codex protocol drives it. Each exchange is stored as
 // `<name>.in.jsonl` (what the client wrote, in order) and `<name>.out.jsonl` (the server's stdout).
-// Run: CATHERD_RECORD_APP_SERVER=<out dir> npx vitest run --config vitest.live.config.ts
-// test/live/record-codex-app-server.live.ts; then the temporary folders in the lines are replaced by
+// Run: CATHERD_RECORD_APP_SERVER=<out dir> npm run record:codex-app-server (the recording,
+// test/live/record-codex-app-server.record.ts); then the temporary folders in the lines are replaced by
 // /home/dev/rec and the mock's port by PORT, as in the other recorded streams.
 
 /** One app-server conversation: what was written and what came back, as lines. */

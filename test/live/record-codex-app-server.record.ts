@@ -4,9 +4,14 @@ import { checkPrerequisites } from "./harness.js";
 import { type MockModelServer, startMockModelServer } from "./mock-model-server.js";
 import { AppServerSession, appServerPlace, isMethod, isResponse } from "./record-codex-app-server.js";
 
-// Records test/fixtures/recorded/codex-app-server/ (record-codex-app-server.ts says how); skipped unless
-// CATHERD_RECORD_APP_SERVER names the folder to write.
+// Records test/fixtures/recorded/codex-app-server/ (record-codex-app-server.ts says how): run only by
+// `npm run record:codex-app-server`, never by a suite, with CATHERD_RECORD_APP_SERVER naming the folder to write.
 const OUT = process.env.CATHERD_RECORD_APP_SERVER;
+if (OUT === undefined || OUT === "") {
+  throw new Error(
+    "CATHERD_RECORD_APP_SERVER=<folder> npm run record:codex-app-server: name the folder to write",
+  );
+}
 
 let server: MockModelServer;
 const roots: string[] = [];
@@ -42,8 +47,8 @@ async function opened(scenario: string, thread: Record<string, unknown> = {}) {
 
 const text = (t: string) => [{ type: "text", text: t, text_elements: [] }];
 
-describe.skipIf(OUT === undefined)("recording codex app-server", () => {
-  const out = OUT ?? "";
+describe("recording codex app-server", () => {
+  const out = OUT;
 
   it("a turn with a tool call", async () => {
     const { s, threadId } = await opened("steer");
