@@ -12,6 +12,7 @@ import type { SupervisorDeps } from "./deps.js";
 import { DiskWatch } from "./disk-watch.js";
 import type { SupervisorLog } from "./log.js";
 import { News } from "./news.js";
+import { quotaKeeper } from "./quota-file.js";
 import type { Resume } from "./resume-point.js";
 import { RunBudgetWatch } from "./run-budget-watch.js";
 import { lookUntilStop, type Sensor, type Stop } from "./sensor.js";
@@ -118,9 +119,11 @@ function assemble(input: WatchInput): Watch {
     (accounts, at) => spend.priced(accounts, at),
     (error) => disk.refused(error, FILES.activity),
   );
+  const keepQuota = quotaKeeper(notice, wallOf);
   const fold = (file: string, parsed: LineFacts, at: number) => {
     const facts = steering === undefined ? parsed : steering.observe(parsed, at);
     core.line(facts, at);
+    if (facts.quota !== undefined) keepQuota(facts.quota, at);
     const ignored = activity.note(facts);
     if (ignored !== null) spend.ignore(file, ignored);
     if (facts.retry !== undefined) log("retry", { attempt: facts.retry.attempt, max: facts.retry.max });

@@ -1,4 +1,11 @@
 import type { ErrorFact } from "../domain/ending/failure.js";
+import {
+  minutesOf,
+  percentOf,
+  type QuotaWindow,
+  quotaName,
+  resetFromSeconds,
+} from "../domain/spend/quota.js";
 import type { AskFact, LineFacts } from "../domain/watch/facts.js";
 import { NEUTRAL, PROGRESS } from "../domain/watch/facts.js";
 import { errorFact, retryKind, statusInText } from "./classify.js";
@@ -64,13 +71,36 @@ function parseNotification(method: string, params: Record<string, unknown>): Lin
       const id = params.requestId;
       return typeof id === "string" || typeof id === "number" ? { progress: false, withdrawn: id } : NEUTRAL;
     }
-    // Bookkeeping of the server's: no sign of work.
     case "account/rateLimits/updated":
+      return rateLimits(asRecord(params.rateLimits));
+    // Bookkeeping of the server's: no sign of work.
     case "remoteControl/status/changed":
       return NEUTRAL;
     default:
       return PROGRESS;
   }
+}
+
+/**
+ * The account's windows (`RateLimitSnapshot`: `primary` and `secondary`, each `{usedPercent,
+ * windowDurationMins, resetsAt}` in percent, minutes and Unix seconds, or null when this update has no
+ * news of it): bookkeeping, no sign of work.
+ */
+function rateLimits(snapshot: Record<string, unknown> | null): LineFacts {
+  const limit = quotaName(asString(snapshot?.limitId) ?? "");
+  const quota: QuotaWindow[] = [];
+  for (const window of ["primary", "secondary"] as const) {
+    const w = asRecord(snapshot?.[window]);
+    if (w === null) continue;
+    quota.push({
+      limit,
+      window,
+      usedPercent: percentOf(w.usedPercent),
+      windowMinutes: minutesOf(w.windowDurationMins),
+      resetsAt: resetFromSeconds(w.resetsAt),
+    });
+  }
+  return quota.length === 0 ? NEUTRAL : { progress: false, quota };
 }
 
 function threadFacts(thread: Record<string, unknown> | null, describe: string): LineFacts {

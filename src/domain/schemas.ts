@@ -12,6 +12,7 @@ import { spendFileSchema, spendNowFileSchema, spentFileSchema } from "./spend/sp
 import {
   activityFileSchema,
   procFileSchema,
+  quotaFileSchema,
   stallFileSchema,
   threadFileSchema,
 } from "./watch/live-schemas.js";
@@ -39,6 +40,7 @@ export const FILE_SCHEMAS = {
   "supervisor.json": supervisorFileSchema,
   "proc.json": procFileSchema,
   "thread.json": threadFileSchema,
+  "quota.json": quotaFileSchema,
   "stall.json": stallFileSchema,
   "exit.json": exitFileSchema,
   "admit.json": admitFileSchema,

@@ -23,6 +23,8 @@ export const FILES = {
   /** Usage the supervisor read from the CLI's own usage log (codex's rollout, gemini's session file). */
   usage: "usage.jsonl",
   thread: "thread.json",
+  /** The provider's rate-limit windows as the CLI last reported them (specs/dispatch-folder.md). */
+  quota: "quota.json",
   activity: "activity.json",
   stall: "stall.json",
   cancel: "cancel",

@@ -1,4 +1,5 @@
 import type { ErrorFact, RetryFact } from "../ending/failure.js";
+import type { QuotaWindow } from "../spend/quota.js";
 import type { UsageReport } from "../spend/usage.js";
 
 // What one line of an agent's output says, as far as the supervisor and the record care.
@@ -55,6 +56,8 @@ export interface LineFacts {
   continues?: boolean;
   /** What the line says about tokens and dollars (usage.ts says how each scope is counted). */
   usage?: UsageReport;
+  /** The provider's rate-limit windows the line reports (quota.ts): what quota.json keeps. */
+  quota?: readonly QuotaWindow[];
   /** The line carries usage that does not add up (negative, not a number, absurd): why it was ignored. */
   usageIgnored?: string;
   /**

@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { costSourceSchema, openToolCallSchema, tokensSchema, usageSchema } from "../file-fields.js";
 import { bootStamp, host, isoTime, loose, ms, schemaField, startTime } from "../schema-parts.js";
+import { MAX_WINDOWS, QUOTA_NAME_CHARS } from "../spend/quota.js";
 
-// The files of a dispatch while its agent runs: proc.json, thread.json, stall.json, activity.json.
-// Each file carries `schema: 1`, keeps fields it does not know, and is validated on every read.
+// The files of a dispatch while its agent runs: proc.json, thread.json, quota.json, stall.json and
+// activity.json. Each file carries `schema: 1`, keeps fields it does not know, and is validated on every read.
 
 export const procFileSchema = loose({
   schema: schemaField,
@@ -24,6 +25,24 @@ export const threadFileSchema = loose({
   at: isoTime,
 });
 export type ThreadFile = z.infer<typeof threadFileSchema>;
+
+/** quota.json: the provider's windows as the CLI last reported them (src/domain/spend/quota.ts). */
+export const quotaFileSchema = loose({
+  schema: schemaField,
+  windows: z
+    .array(
+      loose({
+        limit: z.string().max(QUOTA_NAME_CHARS),
+        window: z.string().min(1).max(QUOTA_NAME_CHARS),
+        usedPercent: z.number().min(0).max(100).nullable(),
+        windowMinutes: z.number().int().positive().nullable(),
+        resetsAt: isoTime.nullable(),
+        seenAt: isoTime,
+      }),
+    )
+    .max(MAX_WINDOWS),
+});
+export type QuotaFile = z.infer<typeof quotaFileSchema>;
 
 export const stallFileSchema = loose({ schema: schemaField, at: isoTime, quietMs: ms });
 export type StallFile = z.infer<typeof stallFileSchema>;
