@@ -199,6 +199,19 @@ function userAnswers(input: unknown, text: string | null): Record<string, { answ
   return { [first]: { answers: [text ?? ""] } };
 }
 
+const PROBE = "catherd-probe";
+
+/** `doctor`'s reading of the app-server's answer to its `initialize`. */
+function probeAnswer(line: string): { ok: boolean; detail: string } | null {
+  const message = parseObject(line);
+  if (message === null || message.id !== PROBE) return null;
+  const error = asString(asRecord(message.error)?.message);
+  if (error !== null || message.result === undefined) {
+    return { ok: false, detail: `codex app-server refused initialize: ${error ?? "no result"}` };
+  }
+  return { ok: true, detail: "codex app-server answered initialize" };
+}
+
 /**
  * codex over its app-server: messages join the running turn (`turn/steer`). No end line: its own stdin
  * (the channel, which it holds open itself) never ends, so the supervisor stops it once the conversation
@@ -215,4 +228,9 @@ export const codexSteer: SteerProtocol = {
     });
   },
   responseLine,
+  probe: {
+    args: ["app-server"],
+    lines: [request(PROBE, "initialize", { clientInfo: CLIENT_INFO, capabilities: null })],
+    judge: probeAnswer,
+  },
 };

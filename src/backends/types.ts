@@ -69,6 +69,20 @@ export interface SteerProtocol {
    * stops it once its conversation is over.
    */
   endLine?(requestId: string): string;
+  /**
+   * How `doctor` checks that the CLI starts its session protocol (its launch flags change between
+   * releases): the arguments that start it, the lines of a handshake, and what a line of its stdout says
+   * of it (null: nothing; else answered, ok or not, in a few words). Absent: nothing to check apart from
+   * `--version` (the protocol is the CLI's ordinary stream).
+   */
+  probe?: SessionProbe;
+}
+
+/** A session protocol's check at `doctor` (SteerProtocol.probe). */
+export interface SessionProbe {
+  args: readonly string[];
+  lines: readonly string[];
+  judge(line: string): { ok: boolean; detail: string } | null;
 }
 
 /** What a session starts from: the dispatch's command line and environment, as its plan made them. */

@@ -1,6 +1,7 @@
+import * as os from "node:os";
 import { allBackends, backendNamed } from "../backends/backend-registry.js";
 import type { Backend } from "../backends/types.js";
-import { checkReadiness } from "../dispatch/request/readiness.js";
+import { checkReadiness, readinessTimeoutMs } from "../dispatch/request/readiness.js";
 import { CatherdError } from "../domain/errors.js";
 import type { SandboxedMode } from "../domain/sandbox/sandbox.js";
 import { BACKEND_IDS, type BackendId } from "../domain/vocab.js";
@@ -25,6 +26,11 @@ export interface BackendCheck {
   /** Why it is not ready (E_BACKEND_MISSING, E_BACKEND_BROKEN, E_BACKEND_TOO_OLD), or null. */
   problem: { code: string; message: string } | null;
   fix: string | null;
+  /**
+   * For a CLI catherd talks to over a session protocol of its own (`--steerable`): whether the CLI starts
+   * it and answers its handshake. Null: the CLI is not ready, or has no such protocol.
+   */
+  steerable: { ok: boolean; detail: string; fix: string | null } | null;
 }
 
 /** Whether the sandbox (`--sandbox`, specs/sandbox.md) can run here, check by check. */
@@ -42,10 +48,10 @@ export const doctorCommand: Command<{ backends: BackendCheck[]; fence: SandboxRe
   positionals: "many",
   summary:
     "Which agent CLIs catherd can run here: found or not (and where), their versions, whether each is " +
-    "ready as a dispatch checks it (answers --version within 5 s, not older than catherd reads), and how to " +
-    "fix what is not; and whether the sandbox (--sandbox) can run here. Exit 3 when a backend you name is " +
-    "missing or not ready.",
-  json: "{backends: [{backend, found, path, via, version, minVersion, ready, problem, fix}…], fence: {checks: [{what, ok, detail, fix}…], modes, landlock}}",
+    "ready as a dispatch checks it (answers --version within 5 s, not older than catherd reads), whether it " +
+    "answers the handshake of the session protocol --steerable talks to it over, and how to fix what is not; " +
+    "and whether the sandbox (--sandbox) can run here. Exit 3 when a backend you name is missing or not ready.",
+  json: "{backends: [{backend, found, path, via, version, minVersion, ready, problem, fix, steerable: {ok, detail, fix} | null}…], fence: {checks: [{what, ok, detail, fix}…], modes, landlock}}",
   options: {},
   async handler(input) {
     const named = input.positionals.map((name) => {
@@ -99,9 +105,11 @@ async function check(backend: Backend, env: NodeJS.ProcessEnv): Promise<BackendC
       ready: false,
       problem,
       fix,
+      steerable: null,
     };
   }
   const ready = await checkReadiness(backend, found, catherdHome(env), systemClock);
+  const steerable = ready.problem === null ? await checkSession(backend, found) : null;
   return {
     backend: backend.id,
     found: true,
@@ -112,7 +120,21 @@ async function check(backend: Backend, env: NodeJS.ProcessEnv): Promise<BackendC
     ready: ready.problem === null,
     problem: ready.problem === null ? null : { code: ready.problem.code, message: ready.problem.message },
     fix: ready.problem?.fix ?? null,
+    steerable,
   };
+}
+
+/** The probe of the backend's session protocol, where it has one (SteerProtocol.probe). */
+async function checkSession(backend: Backend, bin: string): Promise<BackendCheck["steerable"]> {
+  const probe = backend.steer?.probe;
+  if (probe === undefined) return null;
+  const { probeSession } = await import("../infra/session-probe.js");
+  const timeoutMs = readinessTimeoutMs(os.loadavg()[0] ?? 0, os.availableParallelism());
+  const answer = await probeSession(bin, probe, timeoutMs);
+  const fix = answer.ok
+    ? null
+    : `plain dispatches are unaffected; for --steerable, ${backend.installHint} at a version catherd reads (${backend.minVersion ?? "any"} or later)`;
+  return { ...answer, fix };
 }
 
 async function sandboxReport(): Promise<SandboxReport> {
@@ -144,6 +166,12 @@ function renderSandbox(sandbox: SandboxReport): string {
   return `${lines.join("\n")}\n`;
 }
 
+function renderSteerable(steerable: BackendCheck["steerable"]): string[] {
+  if (steerable === null) return [];
+  const said = `        --steerable: ${steerable.ok ? "ok" : "cannot start"} (${steerable.detail})`;
+  return steerable.fix === null ? [said] : [said, `        fix: ${steerable.fix}`];
+}
+
 const NOTHING_TO_CHECK = (id: BackendId): string =>
   `${paint("ok     ", "green")} ${cell(id, 11)} runs the command given after --: nothing to install or check`;
 
@@ -160,7 +188,7 @@ function render(checks: BackendCheck[]): string {
     const where = c.found ? [`        at ${c.path} (via ${c.via})`] : [];
     const problem = c.found && c.problem !== null ? [`        ${c.problem.message}`] : [];
     const fix = c.fix === null ? [] : [`        fix: ${c.fix}`];
-    return [head, ...where, ...problem, ...fix].join("\n");
+    return [head, ...where, ...problem, ...fix, ...renderSteerable(c.steerable)].join("\n");
   });
   return `${lines.join("\n")}\n`;
 }

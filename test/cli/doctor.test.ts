@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { isolatedHome, runCli } from "../helpers/cli.js";
-import { tempDir } from "../helpers/folders.js";
+import { ROOT, tempDir } from "../helpers/folders.js";
 
 /** A stand-in CLI: a shell script that prints `output` for --version (and exits `code`). */
 function fakeCli(output: string, code = 0): string {
@@ -28,8 +28,44 @@ describe("catherd doctor", () => {
         ready: true,
         problem: null,
         fix: null,
+        // The script answers --version and nothing else: --steerable's app-server never answers.
+        steerable: {
+          ok: false,
+          detail: "exited (exit code 0) before it answered",
+          fix: expect.stringContaining("plain dispatches are unaffected"),
+        },
       },
     ]);
+  });
+
+  it("probes the session protocol --steerable uses: codex's app-server answers initialize, or says why not", async () => {
+    const { env } = isolatedHome();
+    const steerable = async (bin: string) => {
+      const result = await runCli(["doctor", "codex", "--json"], { env: { ...env, CATHERD_CODEX_BIN: bin } });
+      expect(result.code).toBe(0);
+      return (JSON.parse(result.stdout) as { backends: { steerable: unknown }[] }).backends[0]?.steerable;
+    };
+    const fake = path.join(ROOT, "test/fixtures/fake-codex-app-server.mjs");
+    expect(await steerable(fake)).toEqual({
+      ok: true,
+      detail: "codex app-server answered initialize",
+      fix: null,
+    });
+    const refusing = path.join(tempDir(), "codex");
+    const answer = JSON.stringify({ id: "catherd-probe", error: { code: -32600, message: "Not today" } });
+    fs.writeFileSync(
+      refusing,
+      `#!/bin/sh\nif [ "$1" = --version ]; then echo 'codex-cli 0.171.0'; exit 0; fi\nread line\necho '${answer}'\nsleep 30\n`,
+      { mode: 0o755 },
+    );
+    expect(await steerable(refusing)).toMatchObject({
+      ok: false,
+      detail: "codex app-server refused initialize: Not today",
+    });
+    const text = await runCli(["doctor", "codex"], { env: { ...env, CATHERD_CODEX_BIN: refusing } });
+    expect(text.stdout).toContain(
+      "--steerable: cannot start (codex app-server refused initialize: Not today)",
+    );
   });
 
   it("exits 3 with the install command when a named backend is missing", async () => {
