@@ -139,7 +139,9 @@ function parseAnswer(message: Record<string, unknown>): LineFacts {
   const answered = { id, ok: failure === null };
   if (id.startsWith(ACP_IDS.taken)) {
     // The echo request is refused by design: its answer says gemini read the prompt before it.
-    return { progress: false, answered, taken: id.slice(ACP_IDS.taken.length) };
+    // The reply is what the agent says after the last message it took.
+    const reply = { text: "", mode: "replace" as const };
+    return { progress: false, answered, taken: id.slice(ACP_IDS.taken.length), reply };
   }
   if (id.startsWith(ACP_IDS.prompt)) return promptEnd(id.slice(ACP_IDS.prompt.length), message, failure);
   if (id === ACP_IDS.session || id.startsWith(`${ACP_IDS.session}:`))
