@@ -180,6 +180,7 @@ export function responseLine(
  */
 export const geminiSteer: SteerProtocol = {
   joins: "turn-end",
+  waits: "gemini takes messages between turns",
   session: (start: SessionStart) =>
     new GeminiSession({
       resume: start.env[RESUME_ENV] ?? null,

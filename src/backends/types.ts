@@ -56,6 +56,8 @@ export interface AskAnswer {
 export interface SteerProtocol {
   /** `mid-turn`: a message joins the running turn as soon as it is written; `turn-end`: after the turn. */
   joins: "mid-turn" | "turn-end";
+  /** For `turn-end`: why a message sent while a turn runs stays queued, in `show`'s words. */
+  waits?: string;
   /**
    * The conversation of one dispatch, made by its supervisor (an adopter makes its own and feeds it the
    * stream's backlog first): the lines of a message and an interrupt, which may depend on where the CLI's
