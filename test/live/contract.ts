@@ -107,6 +107,8 @@ export const CLI_EXPECTATIONS: Record<LiveCli, Expectations> = {
       "bogus-thread": { reason: "exited", kind: "resume", status: "failed", withinS: 20 },
     },
     bogusThread: UUID_NOBODY_HAS,
+    // Over ACP gemini answers a failed prompt and waits for the next: stopped once the conversation is over.
+    steerableStopsAtEnd: true,
   },
   // opencode retries silently (nothing on stdout or stderr), then prints one `error` line (APIError 500)
   // and exits 1. The supervisor cannot see a retry, so rule 5 never fires; the record follows the exit:
