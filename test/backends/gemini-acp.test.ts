@@ -122,6 +122,23 @@ describe("gemini's ACP stream, read as stream-json is", () => {
     expect(asks[0]?.toolsOpened?.[0]?.label).toBe("$ touch denied.txt");
   });
 
+  it("a cancel while a permission is asked ends the turn only once the ask is answered cancelled", () => {
+    const written = objects("permission-cancel", "in").map((m) => m.method ?? "answer");
+    expect(written).toEqual([
+      "initialize",
+      "session/new",
+      "session/prompt",
+      "session/cancel",
+      "answer",
+      "_catherd/echo",
+    ]);
+    // The echo written after the ask's answer says the turn had not ended before it.
+    const echo = objects("permission-cancel", "out").find((m) => String(m.id).startsWith("answered-before"));
+    expect(echo?.id).toBe("answered-before-the-outcome:false");
+    const f = facts("permission-cancel");
+    expect(f.find((x) => x.final !== undefined)?.final).toEqual({ isError: true, message: "turn cancelled" });
+  });
+
   it("a failed prompt is the record's failure, of the kind the provider's words prove", () => {
     expect(
       [outcomeOf("auth401"), outcomeOf("model404"), outcomeOf("context400")].map((o) => [
