@@ -108,8 +108,8 @@ export class Steering {
   }
 
   /** One line's facts, as the watch should see them (observeLine). */
-  observe(facts: LineFacts, now: number): LineFacts {
-    this.session.observe(facts);
+  observe(line: LineFacts, now: number): LineFacts {
+    const facts = this.session.observe(line) ?? line;
     if (facts.withdrawn !== undefined) this.withdrawn.push(facts.withdrawn);
     const taken = facts.taken === undefined ? null : this.idOfUuid(facts.taken);
     const step = observeLine(this.state, facts, taken, now);

@@ -327,7 +327,7 @@ async function steeringOf(s: Supervision, spec: Spec, backend: Backend): Promise
     settings: spec.steer,
     brief: fs.existsSync(briefPath) ? fs.readFileSync(briefPath, "utf8") : null,
     channel: fileIn(dir, FILES.channel),
-    start: { args: spec.args, env: spec.env },
+    start: { args: spec.args, env: spec.env, cwd: spec.cwd },
     log,
     wallNow: () => deps.clock.wallNow(),
   });

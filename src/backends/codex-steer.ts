@@ -80,10 +80,11 @@ export class CodexSession implements SteerSession {
     private readonly start: { resume: string | null; approval: string | null; outputSchema?: unknown },
   ) {}
 
-  observe(facts: LineFacts): void {
+  observe(facts: LineFacts): undefined {
     if (facts.thread !== undefined) this.thread = facts.thread;
     if (facts.turn !== undefined) this.seeTurn(facts.turn);
     if (facts.answered !== undefined) this.seeAnswer(facts.answered);
+    return undefined;
   }
 
   due(): string[] {

@@ -5,6 +5,8 @@ import type { ErrorKind } from "../domain/vocab.js";
 import type { LineFacts } from "../domain/watch/facts.js";
 import { NEUTRAL, PROGRESS } from "../domain/watch/facts.js";
 import { classify, errorFact, providerBody, retryKind } from "./classify.js";
+import { ECHO_METHOD, isAcpLine, parseAcp } from "./gemini-acp.js";
+import { APPROVAL_FLAGS, acpPlan, geminiSteer } from "./gemini-steer.js";
 import {
   AGENT_DEFAULTS,
   asId,
@@ -55,13 +57,11 @@ import type { Backend, BillingContext, Outcome, PlanRequest, UsageLog, UsageLogC
  * - full: yolo — everything runs. (`plan` is not used for read-only: headless plan mode approves its own
  *   exit_plan_mode and goes on to implement.)
  */
-const ACCESS_FLAGS = {
-  "read-only": ["--approval-mode", "default"],
-  "workspace-write": ["--approval-mode", "auto_edit"],
-  full: ["--approval-mode", "yolo"],
-} as const;
+const ACCESS_FLAGS = APPROVAL_FLAGS;
 
 function plan(request: PlanRequest) {
+  // --steerable: `gemini --acp` (gemini-steer.ts); every other dispatch stream-json (specs/backends.md).
+  if (request.steer != null) return acpPlan(request, request.steer.questions);
   // No -p: -p takes the prompt as an argument. With stdin not a TTY gemini runs headless and reads the
   // whole of stdin (up to 8 MiB) as the prompt. --skip-trust: headless gemini exits 55 in a folder it was
   // never told to trust, and forces any approval mode back to default there.
@@ -148,6 +148,7 @@ function parseResult(event: Record<string, unknown>): LineFacts {
 function parse(line: string): LineFacts {
   const event = parseObject(line);
   if (event === null) return PROGRESS;
+  if (isAcpLine(event)) return parseAcp(event);
   switch (event.type) {
     case "init": {
       const thread = asId(event.session_id);
@@ -217,6 +218,8 @@ function stderrError(error: ErrorFact, describe: string): LineFacts {
  * between two retry attempts (seen with the real CLI) must not reset the retry streak.
  */
 function parseStderr(line: string): LineFacts {
+  // gemini dumps each request it refused, catherd's echo requests too (gemini-steer.ts): not a failure.
+  if (line.includes(ECHO_METHOD)) return NEUTRAL;
   const retry = RETRYING.exec(line);
   if (retry !== null) {
     const attempt = Number(retry[1]);
@@ -342,4 +345,5 @@ export const geminiBackend: Backend = {
   finalize,
   billing,
   usageLog: { locate: locateSession, parse: parseSessionLine },
+  steer: geminiSteer,
 };

@@ -56,6 +56,8 @@ export interface AskAnswer {
 export interface SteerProtocol {
   /** `mid-turn`: a message joins the running turn as soon as it is written; `turn-end`: after the turn. */
   joins: "mid-turn" | "turn-end";
+  /** For `turn-end`: why a message sent while a turn runs stays queued, in `show`'s words. */
+  waits?: string;
   /**
    * The conversation of one dispatch, made by its supervisor (an adopter makes its own and feeds it the
    * stream's backlog first): the lines of a message and an interrupt, which may depend on where the CLI's
@@ -89,6 +91,8 @@ export interface SessionProbe {
 export interface SessionStart {
   args: readonly string[];
   env: Readonly<Record<string, string>>;
+  /** The folder the CLI runs in (spec.json's cwd), for a protocol that names it (gemini's session/new). */
+  cwd?: string;
 }
 
 /**
@@ -97,8 +101,12 @@ export interface SessionStart {
  * in a later `due`; the message's receipt waits for the CLI's echo either way.
  */
 export interface SteerSession {
-  /** One line's facts, in stream order, the backlog first. */
-  observe(facts: LineFacts): void;
+  /**
+   * One line's facts, in stream order, the backlog first. A session that settles part of a line itself
+   * returns the facts as the rest of steering should see them (gemini's: an ask it denies at once is no
+   * question; the end of a turn withdraws the ask it left open); undefined: as they came.
+   */
+  observe(facts: LineFacts): LineFacts | undefined;
   /** Lines owed at a look before anything else (a handshake, a message kept until now); [] for none. */
   due(): string[];
   /** The lines that give the CLI a user message now; `uuid` names it (the CLI echoes it when taken). */

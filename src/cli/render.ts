@@ -136,11 +136,13 @@ export function responseWords(a: NonNullable<AskedQuestion["answer"]>): string {
 export function conversationShowLines(
   messages: readonly SentMessage[],
   questions: readonly AskedQuestion[],
+  queuedWhy: string | null = null,
 ): string[] {
   const lines: string[] = [];
   if (messages.length > 0) lines.push(`messages (${messages.length}):`);
   for (const m of messages) {
-    const why = m.state === "failed" && m.why !== null ? ` (${inertText(m.why)})` : "";
+    const failed = m.state === "failed" && m.why !== null ? ` (${inertText(m.why)})` : "";
+    const why = m.state === "queued" && queuedWhy !== null ? ` (${queuedWhy})` : failed;
     const head = m.head === "" ? "(not a message)" : inertText(m.head);
     lines.push(
       `  ${messageTag(m.id)} ${m.state}${m.interrupt ? " (interrupt)" : ""} ${m.at ?? "?"}${why}: ${cutChars(head, 60)}`,

@@ -126,7 +126,7 @@ function renderShow(d: Shown, talk: SteeringView | null, nowMs: number): string 
     ...(d.proc === null ? [] : section("process", processLines(d, d.proc))),
     ...(d.exit === null ? [] : section("exit", exitLines(d.exit))),
     ...(d.record === null ? [] : section("record", recordLines(d, d.record, nowMs))),
-    ...(talk === null ? [] : section("steering", steeringLines(talk))),
+    ...(talk === null ? [] : section("steering", steeringLines(talk, backendOf(d).steer?.waits ?? null))),
     // The agent's own lines: made inert, then cut (never the other way round: see inert-text.ts).
     ...(d.events.length === 0 ? [] : section("last events", d.events.map(agentLine))),
     ...(d.stderr.length === 0 ? [] : section("stderr", d.stderr.map(agentLine))),
@@ -246,7 +246,8 @@ function recordLines(d: Shown, record: NonNullable<Shown["record"]>, nowMs: numb
   return out;
 }
 
-function steeringLines(talk: SteeringView): string[] {
-  const lines = conversationShowLines(talk.messages, talk.questions);
+/** `queuedWhy`: why a queued message waits, for a CLI that takes messages only between turns. */
+function steeringLines(talk: SteeringView, queuedWhy: string | null): string[] {
+  const lines = conversationShowLines(talk.messages, talk.questions, queuedWhy);
   return lines.length === 0 ? ["no messages sent, no questions asked"] : lines;
 }

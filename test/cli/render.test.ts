@@ -358,6 +358,14 @@ describe("a steerable dispatch's conversation in words", () => {
     ]);
   });
 
+  it("show: a queued message of a CLI that takes messages between turns says why it waits", () => {
+    const queued: SentMessage = { ...message, state: "queued", history: [] };
+    expect(conversationShowLines([queued], [], "gemini takes messages between turns")).toEqual([
+      "messages (1):",
+      "  …k3x9qa queued 2026-11-29T09:59:30.000Z (gemini takes messages between turns): also update the docs",
+    ]);
+  });
+
   it("show: a question left unanswered by a dispatch that stopped or ended waits for nothing", () => {
     const left: AskedQuestion = { ...question, waiting: false };
     expect(conversationShowLines([], [left])).toEqual([

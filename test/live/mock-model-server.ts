@@ -1153,7 +1153,9 @@ function geminiAnswer(
         kind: "text",
         text: JSON.stringify({ reasoning: "scripted", next_speaker: "user", model_choice: "flash" }),
       }
-    : turnFor(scenario, toolResult, shell, entry, results, JSON.stringify(body));
+    : scenario === "steer"
+      ? geminiSteerTurn(contents, shell, entry)
+      : turnFor(scenario, toolResult, shell, entry, results, JSON.stringify(body));
   if (wantsJson) entry.answer = "json";
   const spent = usageOf(scenario);
   const usageMetadata = {
@@ -1181,6 +1183,43 @@ function geminiAnswer(
     `data: ${JSON.stringify({ candidates: [candidate([part], "STOP")], usageMetadata, modelVersion })}\r\n\r\n`,
   );
   res.end();
+}
+
+/**
+ * The `steer` scenario for gemini (generateContent, gemini-steer.live.ts): the newest content decides as
+ * `steerTurn` does for Claude — a tool's response: `the command printed`; user words holding
+ * `RUN <command>`: that command; other user words: `heard`. gemini over ACP gives a message only between
+ * turns, as the next user content of the same chat.
+ */
+function geminiSteerTurn(
+  contents: Record<string, unknown>[],
+  shell: string | null,
+  entry: LoggedRequest,
+): Turn {
+  const textsOf = (c: Record<string, unknown>) =>
+    arrayOf(c.parts)
+      .filter((p) => typeof p.text === "string")
+      .map((p) => String(p.text).trim())
+      .filter((t) => t.length > 0 && !t.startsWith("<"));
+  entry.said = contents.filter((c) => c.role === "user").flatMap(textsOf);
+  const last = contents.at(-1) ?? {};
+  const response = arrayOf(last.parts).find((p) => isRecord(p.functionResponse));
+  if (response !== undefined) {
+    const payload = asRecordOrEmpty(asRecordOrEmpty(response.functionResponse).response);
+    entry.answer = "final";
+    const printed = outputText(payload.output ?? payload.error ?? payload.llmContent ?? payload).trim();
+    return { kind: "text", text: `${FINAL_MARKER}: the command printed: ${printed}` };
+  }
+  const words = textsOf(last);
+  const line = words.flatMap((t) => t.split("\n")).find((l) => l.includes(RUN_WORD));
+  if (line !== undefined && shell !== null) {
+    entry.answer = "tool-call";
+    entry.note = line.slice(line.indexOf(RUN_WORD) + RUN_WORD.length).trim();
+    return { kind: "tool", tool: shell, command: entry.note };
+  }
+  entry.answer = words.length > 0 ? "heard" : "text";
+  const heard = words.join(" ").replace(/\s+/g, " ").trim();
+  return { kind: "text", text: words.length > 0 ? `${HEARD_MARKER}${heard}` : "Live test" };
 }
 
 // ---------------------------------------------------------------------------------------------------

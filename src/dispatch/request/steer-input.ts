@@ -54,10 +54,12 @@ export function steerSupport(backend: string): string {
       return "it takes messages mid-turn over its stream-json input";
     case "codex":
       return "it takes messages mid-turn over its app-server (`codex app-server`)";
+    case "gemini":
+      return "it takes messages between turns over ACP (`gemini --acp`)";
     case "exec":
       return "exec runs a command, which has no conversation to join";
     default:
-      return `${backend}'s own session protocol is not driven by catherd yet: only claude-code and codex are steerable`;
+      return `${backend}'s own session protocol is not driven by catherd yet: only claude-code, codex and gemini are steerable`;
   }
 }
 

@@ -1,0 +1,191 @@
+import type { LineFacts } from "../domain/watch/facts.js";
+import { ACP_IDS, ECHO_METHOD } from "./gemini-acp.js";
+import { asRecord, asString } from "./line-parsing.js";
+import type { AskAnswer, PlanRequest, SessionStart, SteerProtocol, SteerSession } from "./types.js";
+
+// A steerable gemini dispatch runs `gemini --acp` (specs/steering.md, "Which backends"; the wire format:
+// gemini-acp.ts). The session is catherd's client of it: `initialize`, then `session/new` (`session/load`
+// for a follow-up's thread), then each message is a `session/prompt` between turns — ACP has no mid-turn
+// input, and a second prompt during one cancels the running turn (its tool's result never reaches the
+// model), so a message given mid-turn waits here for the turn's end. gemini echoes no prompt: right after
+// each prompt catherd writes an echo request (`_catherd/echo`, a method gemini does not have), and gemini's
+// refusal of it — answered at once, in the order it read them — is the message's `delivered` receipt.
+// Request ids name the message (`prompt:<uuid>`, `taken:<uuid>`): a message whose echo or end is in the
+// stream is never written again, by this supervisor or an adopter, since gemini dedupes nothing.
+
+/** The environment variables that carry a follow-up's thread and whether catherd takes the asks. */
+export const RESUME_ENV = "CATHERD_GEMINI_THREAD";
+export const ASKS_ENV = "CATHERD_GEMINI_ASKS";
+
+/** --approval-mode of each access level (gemini.ts says why each). */
+export const APPROVAL_FLAGS = {
+  "read-only": ["--approval-mode", "default"],
+  "workspace-write": ["--approval-mode", "auto_edit"],
+  full: ["--approval-mode", "yolo"],
+} as const;
+
+/**
+ * `gemini --acp` with the dispatch's model and approval mode. Over ACP gemini asks its client what
+ * headless gemini denies: catherd takes those asks as questions with `--on-question` (without a level, or
+ * with workspace-write), and denies them at once otherwise — as `-p` does, and because a policy must not
+ * widen read-only (`full` asks nothing). --skip-trust as for `-p`.
+ */
+export function acpPlan(request: PlanRequest, questions: boolean) {
+  const args = ["--acp", "--skip-trust"];
+  if (request.access !== null) args.push(...APPROVAL_FLAGS[request.access]);
+  if (request.model !== null) args.push("--model", request.model);
+  args.push(...request.extraArgs);
+  const env: Record<string, string> = {};
+  if (request.thread !== null) env[RESUME_ENV] = request.thread;
+  if (questions && request.access !== "read-only" && request.access !== "full") env[ASKS_ENV] = "1";
+  return { cmd: request.bin, args, env, stdin: "channel" as const };
+}
+
+const rpc = (message: Record<string, unknown>) => JSON.stringify({ jsonrpc: "2.0", ...message });
+const request = (id: string, method: string, params: unknown) => rpc({ id, method, params });
+
+/** The answer to a permission ask: the option of `kind` it offers, else "cancelled" (it runs nothing). */
+function permissionAnswer(id: unknown, input: unknown, kinds: readonly string[]): string {
+  const options = Array.isArray(asRecord(input)?.options) ? (asRecord(input)?.options as unknown[]) : [];
+  const chosen = kinds
+    .map((kind) => options.map(asRecord).find((o) => o?.kind === kind))
+    .find((o) => o !== undefined);
+  const optionId = asString(chosen?.optionId);
+  const outcome = optionId === null ? { outcome: "cancelled" } : { outcome: "selected", optionId };
+  return rpc({ id, result: { outcome } });
+}
+
+const ALLOW = ["allow_once", "allow_always"] as const;
+const REJECT = ["reject_once", "reject_always"] as const;
+
+/**
+ * One dispatch's conversation with `gemini --acp`; its state from the stream's facts and its own writes.
+ * A message given while a prompt runs (or before the session is open) waits in it, in the order given.
+ */
+export class GeminiSession implements SteerSession {
+  private initialized = false;
+  private opened = false;
+  private requested = false;
+  private sessionId: string | null = null;
+  /** The prompt written or seen taken whose turn has not ended: no other prompt is written meanwhile. */
+  private running: string | null = null;
+  /** Messages gemini read (their echo) or ended: never written again. */
+  private readonly done = new Set<string>();
+  private readonly texts = new Map<string, string>();
+  private readonly waiting: string[] = [];
+  /** The running prompt's newest ask: answered "cancelled" by an interrupt, withdrawn at the turn's end. */
+  private ask: string | number | null = null;
+  /** Lines owed at the next look: denials of asks catherd does not take. */
+  private readonly owed: string[] = [];
+
+  constructor(private readonly start: { resume: string | null; asks: boolean; cwd: string }) {}
+
+  observe(facts: LineFacts): LineFacts {
+    if (facts.thread !== undefined) this.sessionId = facts.thread;
+    if (facts.answered?.id === ACP_IDS.init) this.initialized = true;
+    if (facts.taken !== undefined) this.seeTaken(facts.taken);
+    const seen = facts.asks === undefined ? facts : this.seeAsk(facts);
+    const ended = facts.turn?.running === false ? facts.turn.id : null;
+    return ended === null ? seen : this.seeEnd(ended, seen);
+  }
+
+  due(): string[] {
+    const lines: string[] = [];
+    if (!this.opened) {
+      this.opened = true;
+      lines.push(request(ACP_IDS.init, "initialize", { protocolVersion: 1, clientCapabilities: {} }));
+    }
+    if (this.initialized && !this.requested) {
+      this.requested = true;
+      const { resume, cwd } = this.start;
+      const params = { cwd, mcpServers: [] };
+      lines.push(
+        resume === null
+          ? request(ACP_IDS.session, "session/new", params)
+          : request(`${ACP_IDS.session}:${resume}`, "session/load", { sessionId: resume, ...params }),
+      );
+    }
+    return [...lines, ...this.owed.splice(0), ...this.flush()];
+  }
+
+  userLines(text: string, uuid: string): string[] {
+    if (this.done.has(uuid) || this.running === uuid || this.waiting.includes(uuid)) return [];
+    this.texts.set(uuid, text);
+    this.waiting.push(uuid);
+    return this.flush();
+  }
+
+  interruptLines(_requestId: string): string[] {
+    if (this.sessionId === null || this.running === null) return [];
+    const lines = [rpc({ method: "session/cancel", params: { sessionId: this.sessionId } })];
+    // ACP: the client answers a pending ask "cancelled" after a cancel; gemini waits for it till then.
+    if (this.ask !== null) lines.push(rpc({ id: this.ask, result: { outcome: { outcome: "cancelled" } } }));
+    return lines;
+  }
+
+  /** The next waiting message, when no prompt runs: its prompt and the echo request after it. */
+  private flush(): string[] {
+    const uuid = this.waiting[0];
+    if (uuid === undefined || this.sessionId === null || this.running !== null) return [];
+    this.waiting.shift();
+    this.running = uuid;
+    const prompt = [{ type: "text", text: this.texts.get(uuid) ?? "" }];
+    return [
+      request(`${ACP_IDS.prompt}${uuid}`, "session/prompt", { sessionId: this.sessionId, prompt }),
+      request(`${ACP_IDS.taken}${uuid}`, ECHO_METHOD, {}),
+    ];
+  }
+
+  /** gemini read a prompt: an adopter learns here which one runs (its turn's end not seen yet). */
+  private seeTaken(uuid: string): void {
+    if (!this.done.has(uuid)) this.running = uuid;
+    this.done.add(uuid);
+  }
+
+  /** An ask: kept as the running prompt's, or denied at once when catherd does not take asks. */
+  private seeAsk(facts: LineFacts): LineFacts {
+    const id = facts.asks?.request.id;
+    if (typeof id !== "string" && typeof id !== "number") return facts;
+    if (this.start.asks) {
+      this.ask = id;
+      return facts;
+    }
+    this.owed.push(permissionAnswer(id, facts.asks?.input, REJECT));
+    const { asks: _asks, ...rest } = facts;
+    return { ...rest, describe: `denied: ${facts.asks?.asks ?? "a tool"}` };
+  }
+
+  /** A prompt's turn ended: the next may go; an ask of it still open was withdrawn by the turn's end. */
+  private seeEnd(uuid: string, facts: LineFacts): LineFacts {
+    this.done.add(uuid);
+    if (this.running === uuid) this.running = null;
+    const ask = this.ask;
+    this.ask = null;
+    return ask === null ? facts : { ...facts, withdrawn: ask };
+  }
+}
+
+/** An answer to gemini's permission ask: the option it offers to allow once, or to reject. */
+export function responseLine(
+  req: Readonly<Record<string, unknown>>,
+  input: unknown,
+  answer: AskAnswer,
+): string {
+  return permissionAnswer(req.id, input, answer.allow ? ALLOW : REJECT);
+}
+
+/**
+ * gemini over ACP: a message waits for the turn's end (`turn-end`). No end line: gemini ends at the end of
+ * its input, which the channel never gives, so the supervisor stops it once the conversation is over.
+ */
+export const geminiSteer: SteerProtocol = {
+  joins: "turn-end",
+  waits: "gemini takes messages between turns",
+  session: (start: SessionStart) =>
+    new GeminiSession({
+      resume: start.env[RESUME_ENV] ?? null,
+      asks: start.env[ASKS_ENV] === "1",
+      cwd: start.cwd ?? ".",
+    }),
+  responseLine,
+};

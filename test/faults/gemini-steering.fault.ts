@@ -1,0 +1,148 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { ROOT, readJson } from "../helpers/folders.js";
+import { isAlive, killPid } from "../helpers/processes.js";
+import { waitFor, waitForJson } from "../helpers/wait.js";
+import { type Dispatched, homeFor, type Trial, trial, useFaultKit, waitGone } from "./kit.js";
+
+// Rows 16a and 16b for gemini: a steerable gemini dispatch (over ACP) whose supervisor is SIGKILLed
+// between giving a message and its receipt. gemini takes a message only between turns, so the message
+// sent while the brief's command runs is given (its session/prompt and echo request written) at the
+// turn's end. gemini dedupes nothing — a prompt given twice is worked on twice — so the adopter must know
+// what gemini already read: its answer to the echo request, in the stream's backlog
+// (src/backends/gemini-steer.ts). The stand-in (test/fixtures/fake-gemini-acp.mjs) logs every prompt its
+// "model" saw to $FAKE_GEMINI_LOG: the exactly-once check is made on that log.
+
+useFaultKit();
+
+const FAKE_GEMINI = path.join(ROOT, "test/fixtures/fake-gemini-acp.mjs");
+const BRIEF = "[tool:3000] work";
+
+interface Steered {
+  env: NodeJS.ProcessEnv;
+  log: string;
+}
+
+function steeredHome(t: Trial, extra: NodeJS.ProcessEnv = {}): Steered {
+  const log = path.join(t.dir(), "model.log");
+  const { env } = homeFor(t, { CATHERD_GEMINI_BIN: FAKE_GEMINI, FAKE_GEMINI_LOG: log, ...extra });
+  return { env, log };
+}
+
+async function dispatchSteered(t: Trial, s: Steered, name: string): Promise<Dispatched> {
+  const args = ["dispatch", "--backend", "gemini", "--steerable", "--access", "full"];
+  args.push("--name", name, "--brief", BRIEF, "--json");
+  const result = await runCli(args, { env: s.env, timeoutMs: 60_000 });
+  expect(result.stderr, "dispatch printed an error").toBe("");
+  expect(result.code).toBe(0);
+  const d = (JSON.parse(result.stdout) as { dispatched: Dispatched }).dispatched;
+  t.dispatch(d.dispatchId);
+  t.pid(d.supervisorPid);
+  return d;
+}
+
+function seen(s: Steered): string[] {
+  if (!fs.existsSync(s.log)) return [];
+  return fs
+    .readFileSync(s.log, "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => (JSON.parse(l) as { text: string }).text);
+}
+
+function receiptState(dir: string, id: string): string | null {
+  try {
+    return (readJson(path.join(dir, "inbox", `${id}.state.json`)) as { state: string }).state;
+  } catch {
+    return null;
+  }
+}
+
+function written(dir: string, id: string): boolean {
+  const file = path.join(dir, "supervisor.log");
+  const log = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+  return log
+    .split("\n")
+    .some((l) => l.includes('"event":"message-written"') && l.includes(`"message":"${id}"`));
+}
+
+/** The brief taken, then a message sent while its command runs: its id. */
+async function sendMidTool(s: Steered, name: string): Promise<string> {
+  await waitFor("the brief to be taken", () => (seen(s).length === 1 ? true : undefined), 30_000);
+  const sent = await runCli(["send", name, "also the docs", "--json"], {
+    env: { ...s.env, CATHERD_TEST_ONLY_PAUSE_AT: "" },
+    timeoutMs: 60_000,
+  });
+  expect(sent.code, sent.stderr).toBe(0);
+  return (JSON.parse(sent.stdout) as { sent: { id: string } }).sent.id;
+}
+
+/** gemini's answer to the message's echo request is in the stream: it read the prompt. */
+function echoed(dir: string): Promise<true> {
+  return waitFor("gemini's answer to the echo request", () => {
+    const events = fs.readFileSync(path.join(dir, "events.jsonl"), "utf8");
+    return events.split('"id":"taken:').length - 1 >= 2 ? true : undefined;
+  });
+}
+
+/** Kills the supervisor; a reader adopts the orphan, which ends with the message seen once. */
+async function adoptAndFinish(t: Trial, s: Steered, d: Dispatched, killed: number, id: string) {
+  t.pid(killed);
+  killPid(killed);
+  await waitGone(killed);
+  const proc = await waitForJson<{ pid: number }>(path.join(d.dir, "proc.json"));
+  t.pid(proc.pid);
+  expect(isAlive(proc.pid), "gemini outlives its supervisor").toBe(true);
+  const reader = await runCli(["status", "--json"], {
+    env: { ...s.env, CATHERD_TEST_ONLY_PAUSE_AT: "" },
+    timeoutMs: 30_000,
+  });
+  expect(reader.code, reader.stderr).toBe(0);
+  const adopter = readJson(path.join(d.dir, "supervisor.json")) as { pid: number; adoptions: number };
+  t.pid(adopter.pid);
+  expect(adopter.adoptions).toBe(1);
+  const record = await waitForJson(path.join(d.dir, "record.json"), 60_000);
+  await waitGone(adopter.pid, 30_000);
+  expect(record.status, JSON.stringify(record)).toBe("ok");
+  expect(seen(s), "what the model saw").toEqual([BRIEF, "also the docs"]);
+  expect(receiptState(d.dir, id)).toBe("acted");
+  expect(record.reply).toBe("done: also the docs");
+}
+
+describe("rows 16a, 16b, gemini: a supervisor killed between giving a message and its receipt", () => {
+  it("(pause hook) the adopter sees gemini read it and does not give it again: seen once, acted", async () => {
+    const t = trial("16a gemini: supervisor SIGKILLed between a message's delivery and its receipt");
+    const s = steeredHome(t, { CATHERD_TEST_ONLY_PAUSE_AT: "message-written" });
+    const d = await dispatchSteered(t, s, "gemini-kill");
+    const id = await sendMidTool(s, "gemini-kill");
+    const marker = path.join(d.dir, "test-paused-message-written");
+    const pid = await waitFor(
+      "the supervisor to pause at message-written (at the brief's turn's end)",
+      () => {
+        const text = fs.existsSync(marker) ? fs.readFileSync(marker, "utf8") : "";
+        return text.endsWith("\n") ? Number(text.trim()) : undefined;
+      },
+      60_000,
+    );
+    expect(pid).toBe(d.supervisorPid);
+    await echoed(d.dir);
+    expect(receiptState(d.dir, id), "a receipt written before the kill").toBeNull();
+    await adoptAndFinish(t, s, d, pid, id);
+    t.pass();
+  });
+
+  it("(no hook: killed at its message-written log line) the same", async () => {
+    const t = trial(
+      "16b gemini: supervisor SIGKILLed between a message's delivery and its receipt (at its log line)",
+    );
+    const s = steeredHome(t);
+    const d = await dispatchSteered(t, s, "gemini-kill");
+    const id = await sendMidTool(s, "gemini-kill");
+    await waitFor("the message written to gemini", () => (written(d.dir, id) ? true : undefined), 30_000);
+    // gemini answers the echo within milliseconds: the receipt may be written before the kill, or not.
+    await adoptAndFinish(t, s, d, d.supervisorPid, id);
+    t.pass();
+  });
+});

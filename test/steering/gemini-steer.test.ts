@@ -1,0 +1,184 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Dispatched } from "../../src/cli/dispatch-command.js";
+import type { Sent } from "../../src/cli/send-command.js";
+import { isolatedHome, runCli } from "../helpers/cli.js";
+import { ROOT, readJson, tempDir } from "../helpers/folders.js";
+import { useSteeredDispatches } from "../helpers/steering.js";
+import { waitFor, waitForJson } from "../helpers/wait.js";
+
+// A steerable gemini dispatch end to end (specs/steering.md, "Which backends"): a stand-in for `gemini
+// --acp` that fails where the real one fails (test/fixtures/fake-gemini-acp.mjs: a second prompt mid-turn
+// cancels the first), supervised for real, talked to with `catherd send` and `catherd answer`.
+
+const FAKE_GEMINI = path.join(ROOT, "test/fixtures/fake-gemini-acp.mjs");
+const steered = useSteeredDispatches();
+
+interface Setup {
+  env: NodeJS.ProcessEnv;
+  log: string;
+}
+
+function setup(): Setup {
+  const { env } = isolatedHome();
+  const log = path.join(tempDir(), "model.log");
+  return { env: { ...env, CATHERD_GEMINI_BIN: FAKE_GEMINI, FAKE_GEMINI_LOG: log }, log };
+}
+
+async function dispatch(s: Setup, name: string, brief: string, extra: string[]) {
+  const args = ["dispatch", "--backend", "gemini", "--name", name, "--brief", brief, "--json", ...extra];
+  const result = await runCli(args, { env: s.env });
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  const d = (JSON.parse(result.stdout) as Dispatched).dispatched;
+  steered.track(d.dispatchId, d.supervisorPid);
+  return d;
+}
+
+async function send(s: Setup, args: string[]): Promise<Sent["sent"]> {
+  const result = await runCli(["send", ...args, "--json"], { env: s.env });
+  if (result.code !== 0) throw new Error(`send failed (${result.code}): ${result.stderr}`);
+  return (JSON.parse(result.stdout) as Sent).sent;
+}
+
+const events = (dir: string) => {
+  const file = path.join(dir, "events.jsonl");
+  return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+};
+
+/** Resolves once the dispatch's events.jsonl holds `text` `times` times. */
+function eventsHold(dir: string, text: string, times = 1): Promise<true> {
+  return waitFor(`events.jsonl to hold ${text} ×${times}`, () =>
+    events(dir).split(text).length - 1 >= times ? true : undefined,
+  );
+}
+
+/** What the "model" saw, in order: one entry per prompt it worked on. */
+function seen(s: Setup): string[] {
+  if (!fs.existsSync(s.log)) return [];
+  return fs
+    .readFileSync(s.log, "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => (JSON.parse(l) as { text: string }).text);
+}
+
+/** A message's receipt states in order; [] before the supervisor wrote its first. */
+function states(dir: string, id: string): string[] {
+  const file = path.join(dir, "inbox", `${id}.state.json`);
+  if (!fs.existsSync(file)) return [];
+  return (readJson(file).history as { state: string }[]).map((h) => h.state);
+}
+
+describe("a steerable gemini dispatch over ACP", () => {
+  it("a message sent while a command runs waits for the turn's end, then is the next prompt: the command's turn is not cancelled", async () => {
+    const s = setup();
+    const d = await dispatch(s, "midtool", "[tool:1500] fix the test", ["--steerable", "--access", "full"]);
+    await eventsHold(d.dir, '"sessionUpdate":"tool_call"');
+    const sent = await send(s, ["midtool", "also update the docs"]);
+    expect(sent.state).toBe("queued");
+    const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
+    expect(record).toMatchObject({ status: "ok", reply: "done: also update the docs" });
+    expect(seen(s)).toEqual(["[tool:1500] fix the test", "also update the docs"]);
+    expect(events(d.dir)).toContain("done: [tool:1500] fix the test | ran sleep 1.5");
+    expect(events(d.dir)).not.toContain('"stopReason":"cancelled"');
+    expect(states(d.dir, sent.id as string)).toEqual(["queued", "delivered", "acted"]);
+    expect(record.thread).toBe("91fa730d-fd0f-4b4c-abef-f981f58d0893");
+    expect((record.tokens as { input: number }).input).toBe(200);
+  });
+
+  it("--interrupt cancels the running prompt and the message is the next: the cancelled turn decides nothing", async () => {
+    const s = setup();
+    const d = await dispatch(s, "redirect", "[tool:wait] a long job", ["--steerable", "--access", "full"]);
+    await eventsHold(d.dir, '"sessionUpdate":"tool_call"');
+    const sent = await send(s, ["redirect", "do the short one instead", "--interrupt"]);
+    const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
+    expect(record).toMatchObject({ status: "ok", reply: "done: do the short one instead" });
+    expect(events(d.dir)).toContain('"stopReason":"cancelled"');
+    expect(states(d.dir, sent.id as string)).toEqual(["queued", "delivered", "acted"]);
+    expect(seen(s)).toEqual(["[tool:wait] a long job", "do the short one instead"]);
+  });
+
+  it("with --keep-open, a message after the turn's end is the next prompt of the same session", async () => {
+    const s = setup();
+    const d = await dispatch(s, "open", "first", ["--keep-open", "30s"]);
+    await eventsHold(d.dir, '"stopReason":"end_turn"');
+    const sent = await send(s, ["open", "second", "--wait"]);
+    expect(["delivered", "acted"]).toContain(sent.state);
+    await eventsHold(d.dir, '"stopReason":"end_turn"', 2);
+    expect((await runCli(["cancel", "open", "--wait"], { env: s.env })).code).toBe(0);
+    expect(readJson(path.join(d.dir, "record.json")).reply).toBe("done: second");
+    expect(seen(s)).toEqual(["first", "second"]);
+  });
+
+  it("a permission ask is a question: denied, the command never runs; the next one allowed, it runs", async () => {
+    const s = setup();
+    const d = await dispatch(s, "ask", "[tool:100] run it", [
+      "--on-question",
+      "wait 1m",
+      "--keep-open",
+      "30s",
+    ]);
+    const q1 = await waitForJson(path.join(d.dir, "questions", "q1.json"), 20_000);
+    expect(q1).toMatchObject({
+      kind: "permission",
+      asks: "$ sleep 0.1",
+      tool: "execute",
+      request: { id: 0 },
+    });
+    expect((await runCli(["answer", "ask", "q1", "--deny"], { env: s.env })).code).toBe(0);
+    await eventsHold(d.dir, "canceled by the user");
+    await send(s, ["ask", "[tool:100] again"]);
+    await waitForJson(path.join(d.dir, "questions", "q2.json"), 20_000);
+    expect((await runCli(["answer", "ask", "q2", "--allow"], { env: s.env })).code).toBe(0);
+    await eventsHold(d.dir, "ran sleep 0.1");
+    expect((await runCli(["cancel", "ask", "--wait"], { env: s.env })).code).toBe(0);
+    expect(readJson(path.join(d.dir, "record.json")).reply).toBe("done: [tool:100] again | ran sleep 0.1");
+  });
+
+  it("an interrupt while a permission is asked answers it cancelled and closes its question", async () => {
+    const s = setup();
+    const d = await dispatch(s, "withdrawn", "[tool:100] a job", ["--on-question", "wait 1m"]);
+    await waitForJson(path.join(d.dir, "questions", "q1.json"), 20_000);
+    await send(s, ["withdrawn", "do the short one instead", "--interrupt"]);
+    const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
+    expect(record).toMatchObject({ status: "ok", reply: "done: do the short one instead" });
+    const answer = readJson(path.join(d.dir, "questions", "q1.answer.json"));
+    expect(answer).toMatchObject({ allow: false, by: "cli" });
+  });
+
+  it("without --on-question an ask is denied at once, as headless gemini denies it: no question", async () => {
+    const s = setup();
+    const d = await dispatch(s, "headless", "[tool:100] run it", ["--steerable"]);
+    const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
+    expect(record.reply).toBe('done: [tool:100] run it | Tool "run_shell_command" was canceled by the user.');
+    expect(fs.existsSync(path.join(d.dir, "questions", "q1.json"))).toBe(false);
+  });
+
+  it("two messages sent mid-command each reach the model once, in order, each a prompt of its own", async () => {
+    const s = setup();
+    const d = await dispatch(s, "two", "[tool:1500] fix the test", ["--steerable", "--access", "full"]);
+    await eventsHold(d.dir, '"sessionUpdate":"tool_call"');
+    const first = await send(s, ["two", "one more"]);
+    const second = await send(s, ["two", "and another"]);
+    const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
+    expect(seen(s)).toEqual(["[tool:1500] fix the test", "one more", "and another"]);
+    for (const m of [first, second])
+      expect(states(d.dir, m.id as string)).toEqual(["queued", "delivered", "acted"]);
+    expect(record.reply).toBe("done: and another");
+  });
+
+  it("a follow-up: gemini 0.61.0 cannot load the session, so it fails at once, kind resume, nothing given", async () => {
+    const s = setup();
+    const d = await dispatch(s, "done", "first", ["--steerable"]);
+    await waitForJson(path.join(d.dir, "record.json"), 30_000);
+    const sent = await send(s, ["done", "and then this"]);
+    const followUp = sent.followUp as { dispatchId: string; dir: string };
+    steered.track(followUp.dispatchId);
+    const record = await waitForJson(path.join(followUp.dir, "record.json"), 30_000);
+    expect(record).toMatchObject({ status: "failed", error: { kind: "resume" } });
+    expect(events(followUp.dir)).toContain("No previous sessions found for this project.");
+    expect(seen(s)).toEqual(["first"]);
+  });
+});
