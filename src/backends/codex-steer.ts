@@ -1,6 +1,7 @@
 import type { LineFacts } from "../domain/watch/facts.js";
 import { THREAD_REQUEST } from "./codex-app-server.js";
 import { asRecord, asString, parseObject } from "./line-parsing.js";
+import { rpcProbe } from "./rpc-probe.js";
 import type { AskAnswer, PlanRequest, SessionStart, SteerProtocol, SteerSession } from "./types.js";
 
 // A steerable codex dispatch runs `codex app-server` (specs/steering.md, "Which backends"; the wire
@@ -200,19 +201,6 @@ function userAnswers(input: unknown, text: string | null): Record<string, { answ
   return { [first]: { answers: [text ?? ""] } };
 }
 
-const PROBE = "catherd-probe";
-
-/** `doctor`'s reading of the app-server's answer to its `initialize`. */
-function probeAnswer(line: string): { ok: boolean; detail: string } | null {
-  const message = parseObject(line);
-  if (message === null || message.id !== PROBE) return null;
-  const error = asString(asRecord(message.error)?.message);
-  if (error !== null || message.result === undefined) {
-    return { ok: false, detail: `codex app-server refused initialize: ${error ?? "no result"}` };
-  }
-  return { ok: true, detail: "codex app-server answered initialize" };
-}
-
 /**
  * codex over its app-server: messages join the running turn (`turn/steer`). No end line: its own stdin
  * (the channel, which it holds open itself) never ends, so the supervisor stops it once the conversation
@@ -229,9 +217,8 @@ export const codexSteer: SteerProtocol = {
     });
   },
   responseLine,
-  probe: {
-    args: ["app-server"],
-    lines: [request(PROBE, "initialize", { clientInfo: CLIENT_INFO, capabilities: null })],
-    judge: probeAnswer,
-  },
+  probe: rpcProbe("codex app-server", ["app-server"], {
+    method: "initialize",
+    params: { clientInfo: CLIENT_INFO, capabilities: null },
+  }),
 };

@@ -1,6 +1,7 @@
 import type { LineFacts } from "../domain/watch/facts.js";
 import { ACP_IDS, ECHO_METHOD } from "./gemini-acp.js";
 import { asRecord, asString } from "./line-parsing.js";
+import { rpcProbe } from "./rpc-probe.js";
 import type { AskAnswer, PlanRequest, SessionStart, SteerProtocol, SteerSession } from "./types.js";
 
 // A steerable gemini dispatch runs `gemini --acp` (specs/steering.md, "Which backends"; the wire format:
@@ -188,4 +189,9 @@ export const geminiSteer: SteerProtocol = {
       cwd: start.cwd ?? ".",
     }),
   responseLine,
+  probe: rpcProbe("gemini --acp", ["--acp", "--skip-trust"], {
+    method: "initialize",
+    params: { protocolVersion: 1, clientCapabilities: {} },
+    jsonrpc: true,
+  }),
 };

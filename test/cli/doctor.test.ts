@@ -38,7 +38,7 @@ describe("catherd doctor", () => {
     ]);
   });
 
-  it("probes the session protocol --steerable uses: codex's app-server answers initialize, or says why not", async () => {
+  it("probes the session protocol --steerable uses: codex's app-server and gemini's ACP answer initialize, or say why not", async () => {
     const { env } = isolatedHome();
     const steerable = async (bin: string) => {
       const result = await runCli(["doctor", "codex", "--json"], { env: { ...env, CATHERD_CODEX_BIN: bin } });
@@ -61,6 +61,16 @@ describe("catherd doctor", () => {
     expect(await steerable(refusing)).toMatchObject({
       ok: false,
       detail: "codex app-server refused initialize: Not today",
+    });
+    const gemini = await runCli(["doctor", "gemini", "--json"], {
+      env: { ...env, CATHERD_GEMINI_BIN: path.join(ROOT, "test/fixtures/fake-gemini-acp.mjs") },
+    });
+    expect(
+      (JSON.parse(gemini.stdout) as { backends: { steerable: unknown }[] }).backends[0]?.steerable,
+    ).toEqual({
+      ok: true,
+      detail: "gemini --acp answered initialize",
+      fix: null,
     });
     const text = await runCli(["doctor", "codex"], { env: { ...env, CATHERD_CODEX_BIN: refusing } });
     expect(text.stdout).toContain(
