@@ -75,6 +75,11 @@ export interface SteerProtocol {
 export interface SessionStart {
   args: readonly string[];
   env: Readonly<Record<string, string>>;
+  /**
+   * 0 (or absent) for the dispatch's first supervisor, which knows everything written to the channel; n for
+   * its n-th adopter, which does not know what the supervisors before it wrote.
+   */
+  adoption?: number;
 }
 
 /**
@@ -85,7 +90,11 @@ export interface SessionStart {
 export interface SteerSession {
   /** One line's facts, in stream order, the backlog first. */
   observe(facts: LineFacts): void;
-  /** Lines owed at a look before anything else (a handshake, a message kept until now); [] for none. */
+  /**
+   * Lines owed at a look before anything else (a handshake, a message kept until now); [] for none. Each
+   * element goes to the channel in one write: one that holds several lines (joined by newlines) reaches the
+   * CLI whole or not at all, as long as it is under the pipe's atomic size (PIPE_BUF, 4096 bytes).
+   */
   due(): string[];
   /** The lines that give the CLI a user message now; `uuid` names it (the CLI echoes it when taken). */
   userLines(text: string, uuid: string): string[];
