@@ -101,6 +101,8 @@ export class CodexSession implements SteerSession {
   private readonly accepted = new Set<string>();
   /** Messages given and not written yet, or whose steer codex refused (the turn ended meanwhile). */
   private waiting: string[] = [];
+  /** Messages whose turn/steer this session wrote and codex has not answered yet. */
+  private readonly steering = new Set<string>();
   private readonly probeId: string;
 
   constructor(private readonly start: CodexStart) {
@@ -132,8 +134,7 @@ export class CodexSession implements SteerSession {
 
   /**
    * What opens the conversation, at a look: the opening, once; for an adopter, first the probe that says
-   * whether its predecessor's writes were read. Both start with a newline: a line an earlier supervisor
-   * left torn becomes one codex skips (it skips a line that is not JSON, an empty one too).
+   * whether its predecessor's writes were read.
    */
   private opening(): string[] {
     if (this.probe === null && (this.start.adoption ?? 0) > 0) return [this.writeProbe()];
@@ -151,7 +152,11 @@ export class CodexSession implements SteerSession {
     return [[init, JSON.stringify({ method: "initialized" }), open].join("\n")];
   }
 
-  /** With a thread, `thread/read` (queued behind its starts and steers); without, `initialize`. */
+  /**
+   * With a thread, `thread/read` (queued behind its starts and steers); without, `initialize`. It starts
+   * with a newline: a line the dead supervisor left torn becomes one codex skips (it skips a line that is
+   * not JSON, an empty one too), and the torn message, unanswered, is given again.
+   */
   private writeProbe(): string {
     this.probe = { answered: false };
     const line =
@@ -175,9 +180,12 @@ export class CodexSession implements SteerSession {
     if (uuid === undefined || thread === null || this.stopping || this.starting) return null;
     if (this.probe?.answered === false) return null;
     const running = turn?.running === true;
+    // A steer not answered yet may be refused (its turn ended): it goes again before anything given after it.
+    if (!running && this.steering.size > 0) return null;
     this.waiting.shift();
     const input = textInput(this.texts.get(uuid) ?? "");
     if (running) {
+      this.steering.add(uuid);
       const params = { threadId: thread, input, clientUserMessageId: uuid, expectedTurnId: turn.id };
       return request(`${STEER}${uuid}`, "turn/steer", params);
     }
@@ -204,14 +212,20 @@ export class CodexSession implements SteerSession {
     const steer = id.startsWith(STEER);
     if (!steer && !id.startsWith(START)) return;
     const uuid = id.slice(steer ? STEER.length : START.length);
+    if (steer) this.steering.delete(uuid);
     if (ok) {
       this.accepted.add(uuid);
       return;
     }
     if (!steer) this.starting = false;
     // Only a refused steer of a message this supervisor was given is given again (an adopter's backlog holds
-    // others').
-    if (steer && this.texts.has(uuid) && !this.waiting.includes(uuid)) this.waiting.unshift(uuid);
+    // others'), back in its place among those waiting: messages go in the order given.
+    if (steer && this.texts.has(uuid) && !this.waiting.includes(uuid)) this.requeue(uuid);
+  }
+
+  private requeue(uuid: string): void {
+    const order = [...this.texts.keys()];
+    this.waiting = [...this.waiting, uuid].sort((a, b) => order.indexOf(a) - order.indexOf(b));
   }
 }
 

@@ -266,6 +266,39 @@ describe("codex's session: what it writes, given what the stream said", () => {
     ]);
   });
 
+  it("refused steers go again in the order they were given, not the order refused", () => {
+    const s = new CodexSession({ resume: null, approval: null });
+    s.due();
+    s.observe({ progress: true, thread: "t1" });
+    s.observe({ progress: true, turn: { id: "turn-1", running: true } });
+    s.userLines("first", "u-1");
+    s.userLines("second", "u-2");
+    s.observe({ progress: true, turn: { id: "turn-1", running: false } });
+    s.observe({ progress: false, answered: { id: "steer:u-1", ok: false } });
+    s.observe({ progress: false, answered: { id: "steer:u-2", ok: false } });
+    expect(s.due().map(sent)).toMatchObject([
+      { method: "turn/start", params: { clientUserMessageId: "u-1" } },
+    ]);
+    s.observe({ progress: true, turn: { id: "turn-2", running: true } });
+    expect(s.due().map(sent)).toMatchObject([
+      { method: "turn/steer", params: { clientUserMessageId: "u-2" } },
+    ]);
+  });
+
+  it("a message given once the turn ended waits for the steers not answered yet: refused, they go first", () => {
+    const s = new CodexSession({ resume: null, approval: null });
+    s.due();
+    s.observe({ progress: true, thread: "t1" });
+    s.observe({ progress: true, turn: { id: "turn-1", running: true } });
+    expect(s.userLines("steered", "u-1").map(sent)).toMatchObject([{ id: "steer:u-1" }]);
+    s.observe({ progress: true, turn: { id: "turn-1", running: false } });
+    expect(s.userLines("after the end", "u-2")).toEqual([]);
+    s.observe({ progress: false, answered: { id: "steer:u-1", ok: false } });
+    expect(s.due().map(sent)).toMatchObject([{ id: "start:u-1" }]);
+    s.observe({ progress: true, turn: { id: "turn-2", running: true } });
+    expect(s.due().map(sent)).toMatchObject([{ id: "steer:u-2" }]);
+  });
+
   it("an interrupt with no turn running writes nothing", () => {
     const s = new CodexSession({ resume: null, approval: null });
     s.observe({ progress: true, thread: "t1" });
