@@ -55,6 +55,8 @@ export const PHASES = [
       "handshake-written",
       /** A steerable dispatch's message went to the CLI's channel, its receipt not yet written. */
       "message-written",
+      /** A question's answer went to the CLI's channel, questions/<q>.delivered.json not yet written. */
+      "answer-written",
     ],
   },
   {
