@@ -51,8 +51,12 @@ export const PHASES = [
     holds: "the agent runs, named in proc.json, and the loop watches it by the spec's limits",
     follows: ["started", "adopted"],
     points: [
+      /** A steerable dispatch's protocol opening (codex: initialize … thread/start) went to the channel. */
+      "handshake-written",
       /** A steerable dispatch's message went to the CLI's channel, its receipt not yet written. */
       "message-written",
+      /** A question's answer went to the CLI's channel, questions/<q>.delivered.json not yet written. */
+      "answer-written",
     ],
   },
   {

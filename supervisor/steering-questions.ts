@@ -19,6 +19,7 @@ import {
 } from "../src/folder/question-files.js";
 import type { WriteResult } from "./channel.js";
 import type { SupervisorLog } from "./log.js";
+import { pauseAt } from "./test-hooks.js";
 
 // questions/ as the supervisor's side of a conversation keeps it (specs/steering.md, "Questions"; the
 // edge of questionStep, src/domain/steering/questions.ts): the CLI's asks written as questions, the policy's answer
@@ -114,6 +115,7 @@ export class SteeringQuestions {
       log("channel-closed", { question: entry.question.id });
       return false;
     }
+    pauseAt("answer-written", dir);
     markResponseDelivered(dir, entry.question.id, now);
     log("answered", { id: entry.question.id, allow: answer.allow, by: answer.by });
     return true;

@@ -84,6 +84,8 @@ export class Steering {
   private readonly questions: SteeringQuestions;
   /** The request ids of asks the CLI withdrew since the last look. */
   private readonly withdrawn: (string | number)[] = [];
+  /** The session's first owed lines were written (the `handshake-written` test hook's point). */
+  private opened = false;
 
   constructor(private readonly input: SteeringInput) {
     const { protocol, settings, brief } = input;
@@ -120,7 +122,7 @@ export class Steering {
   /** Gives the CLI what is due (lookInbox); asks written as questions; answers given. */
   look(now: number): void {
     this.writer.flush();
-    this.writeAll(this.session.due());
+    this.writeOwed();
     this.recordAsks();
     if (this.withdrawn.length > 0) this.questions.withdraw(this.withdrawn.splice(0));
     this.apply(lookInbox(this.state, this.config, this.inbox(), now));
@@ -200,6 +202,15 @@ export class Steering {
       ...(result === "pending" ? { pending: true } : {}),
     });
     if (id !== BRIEF) pauseAt("message-written", this.input.dir);
+  }
+
+  /** What the session owes first (codex: its handshake); the test hook pauses after the first of it. */
+  private writeOwed(): void {
+    const owed = this.session.due();
+    this.writeAll(owed);
+    if (owed.length === 0 || this.opened) return;
+    this.opened = true;
+    pauseAt("handshake-written", this.input.dir);
   }
 
   /** Writes lines in order: `closed` if the channel refused one, else `pending` if one waits, else `written`. */

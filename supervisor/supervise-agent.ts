@@ -98,7 +98,7 @@ async function startAndWatch(s: Supervision, held: Held): Promise<Ending> {
   enterPhase(s.log, s.dir, "started");
   child.letRun();
   enterPhase(s.log, s.dir, "watching");
-  const steering = await steeringOf(s, spec, backend);
+  const steering = await steeringOf(s, spec, backend, 0);
   return watchToEnding({ ...s, spec, backend, child, steering });
 }
 
@@ -242,7 +242,7 @@ async function resumeAndWatch(
     log("clock-fallback", { of: "agent-start", why: resume.sinceStart.why });
   }
   enterPhase(log, dir, "watching");
-  const steering = await steeringOf(s, spec, backend);
+  const steering = await steeringOf(s, spec, backend, adoption.adoptions);
   return watchToEnding({ ...s, spec, backend, child, resume, steering });
 }
 
@@ -313,9 +313,15 @@ function steerChannel(dir: string, spec: Spec, backend: Backend): string | null 
 
 /**
  * The conversation of a steerable dispatch (steering.ts, loaded only for one: a supervisor that talks to
- * nobody carries none of it); undefined for any other.
+ * nobody carries none of it); undefined for any other. `adoption`: 0 for the first supervisor, n for the
+ * n-th adopter (its session cannot know what the ones before it wrote).
  */
-async function steeringOf(s: Supervision, spec: Spec, backend: Backend): Promise<Steering | undefined> {
+async function steeringOf(
+  s: Supervision,
+  spec: Spec,
+  backend: Backend,
+  adoption: number,
+): Promise<Steering | undefined> {
   if (spec.steer === undefined || backend.steer === undefined) return undefined;
   const { Steering } = await import("./steering.js");
   const { dir, log, deps } = s;
@@ -327,7 +333,7 @@ async function steeringOf(s: Supervision, spec: Spec, backend: Backend): Promise
     settings: spec.steer,
     brief: fs.existsSync(briefPath) ? fs.readFileSync(briefPath, "utf8") : null,
     channel: fileIn(dir, FILES.channel),
-    start: { args: spec.args, env: spec.env, cwd: spec.cwd },
+    start: { args: spec.args, env: spec.env, cwd: spec.cwd, adoption },
     log,
     wallNow: () => deps.clock.wallNow(),
   });

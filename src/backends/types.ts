@@ -93,6 +93,11 @@ export interface SessionStart {
   env: Readonly<Record<string, string>>;
   /** The folder the CLI runs in (spec.json's cwd), for a protocol that names it (gemini's session/new). */
   cwd?: string;
+  /**
+   * 0 (or absent) for the dispatch's first supervisor, which knows everything written to the channel; n for
+   * its n-th adopter, which does not know what the supervisors before it wrote.
+   */
+  adoption?: number;
 }
 
 /**
@@ -107,7 +112,11 @@ export interface SteerSession {
    * question; the end of a turn withdraws the ask it left open); undefined: as they came.
    */
   observe(facts: LineFacts): LineFacts | undefined;
-  /** Lines owed at a look before anything else (a handshake, a message kept until now); [] for none. */
+  /**
+   * Lines owed at a look before anything else (a handshake, a message kept until now); [] for none. Each
+   * element goes to the channel in one write: one that holds several lines (joined by newlines) reaches the
+   * CLI whole or not at all, as long as it is under the pipe's atomic size (PIPE_BUF, 4096 bytes).
+   */
   due(): string[];
   /** The lines that give the CLI a user message now; `uuid` names it (the CLI echoes it when taken). */
   userLines(text: string, uuid: string): string[];

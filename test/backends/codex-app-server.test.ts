@@ -168,9 +168,12 @@ describe("codex's session: what it writes, given what the stream said", () => {
     ]);
   });
 
-  it("opens with initialize, initialized and thread/start, once; a message waits in it for the thread", () => {
+  it("opens with initialize, initialized and thread/start in one write, once; a message waits in it for the thread", () => {
     const s = new CodexSession({ resume: null, approval: null });
-    const opening = s.due().map(sent);
+    const owed = s.due();
+    expect(owed.length, "one write").toBe(1);
+    expect(Buffer.byteLength(owed[0] ?? "") + 1, "under PIPE_BUF").toBeLessThan(4096);
+    const opening = (owed[0] ?? "").split("\n").map(sent);
     expect(opening.map((m) => m.method)).toEqual(["initialize", "initialized", "thread/start"]);
     expect(Object.keys(opening[0] ?? {}).sort()).toEqual(
       Object.keys(objects("tool-turn", "in")[0] ?? {}).sort(),
@@ -190,6 +193,7 @@ describe("codex's session: what it writes, given what the stream said", () => {
       approval: "untrusted",
     })
       .due()
+      .flatMap((unit) => unit.split("\n"))
       .map(sent);
     expect(opening[2]).toMatchObject({
       method: "thread/resume",
@@ -262,10 +266,116 @@ describe("codex's session: what it writes, given what the stream said", () => {
     ]);
   });
 
+  it("refused steers go again in the order they were given, not the order refused", () => {
+    const s = new CodexSession({ resume: null, approval: null });
+    s.due();
+    s.observe({ progress: true, thread: "t1" });
+    s.observe({ progress: true, turn: { id: "turn-1", running: true } });
+    s.userLines("first", "u-1");
+    s.userLines("second", "u-2");
+    s.observe({ progress: true, turn: { id: "turn-1", running: false } });
+    s.observe({ progress: false, answered: { id: "steer:u-1", ok: false } });
+    s.observe({ progress: false, answered: { id: "steer:u-2", ok: false } });
+    expect(s.due().map(sent)).toMatchObject([
+      { method: "turn/start", params: { clientUserMessageId: "u-1" } },
+    ]);
+    s.observe({ progress: true, turn: { id: "turn-2", running: true } });
+    expect(s.due().map(sent)).toMatchObject([
+      { method: "turn/steer", params: { clientUserMessageId: "u-2" } },
+    ]);
+  });
+
+  it("a message given once the turn ended waits for the steers not answered yet: refused, they go first", () => {
+    const s = new CodexSession({ resume: null, approval: null });
+    s.due();
+    s.observe({ progress: true, thread: "t1" });
+    s.observe({ progress: true, turn: { id: "turn-1", running: true } });
+    expect(s.userLines("steered", "u-1").map(sent)).toMatchObject([{ id: "steer:u-1" }]);
+    s.observe({ progress: true, turn: { id: "turn-1", running: false } });
+    expect(s.userLines("after the end", "u-2")).toEqual([]);
+    s.observe({ progress: false, answered: { id: "steer:u-1", ok: false } });
+    expect(s.due().map(sent)).toMatchObject([{ id: "start:u-1" }]);
+    s.observe({ progress: true, turn: { id: "turn-2", running: true } });
+    expect(s.due().map(sent)).toMatchObject([{ id: "steer:u-2" }]);
+  });
+
   it("an interrupt with no turn running writes nothing", () => {
     const s = new CodexSession({ resume: null, approval: null });
     s.observe({ progress: true, thread: "t1" });
     expect(s.interruptLines("interrupt-x")).toEqual([]);
+  });
+});
+
+const written = (owed: string[]) => owed.flatMap((unit) => unit.split("\n")).filter((l) => l !== "");
+
+describe("codex's session in an adopter: it asks what its predecessor's writes became before it writes", () => {
+  it("with a thread in the backlog: a thread/read probe first; no message until its answer", () => {
+    const s = new CodexSession({ resume: null, approval: null, adoption: 1 });
+    s.observe({ progress: false, answered: { id: "initialize", ok: true } });
+    s.observe({ progress: false, answered: { id: "thread", ok: true }, thread: "t1" });
+    s.observe({ progress: true, turn: { id: "turn-1", running: true } });
+    const probe = s.due();
+    expect(probe[0]?.startsWith("\n"), "a newline ends a line left torn").toBe(true);
+    expect(written(probe).map(sent)).toEqual([
+      { method: "thread/read", id: "probe:1", params: { threadId: "t1" } },
+    ]);
+    expect(s.userLines("written before the death", "u-1")).toEqual([]);
+    expect(s.userLines("never written", "u-2")).toEqual([]);
+    expect(s.due()).toEqual([]);
+    // codex answers a thread's requests in order: the start written before the probe answers first.
+    s.observe({ progress: false, answered: { id: "steer:u-1", ok: true } });
+    expect(s.due()).toEqual([]);
+    s.observe({ progress: false, answered: { id: "probe:1", ok: true }, thread: "t1" });
+    expect(s.due().map(sent)).toMatchObject([
+      {
+        method: "turn/steer",
+        id: "steer:u-2",
+        params: { clientUserMessageId: "u-2", expectedTurnId: "turn-1" },
+      },
+    ]);
+    expect(s.due()).toEqual([]);
+  });
+
+  it("an earlier adopter's probe answer is not its own", () => {
+    const s = new CodexSession({ resume: null, approval: null, adoption: 2 });
+    s.observe({ progress: false, answered: { id: "thread", ok: true }, thread: "t1" });
+    expect(written(s.due()).map(sent)[0]).toMatchObject({ id: "probe:2" });
+    s.observe({ progress: false, answered: { id: "probe:1", ok: true } });
+    expect(s.userLines("m", "u-1")).toEqual([]);
+  });
+
+  it("without a thread: a probe initialize; the opening's answer before it means the opening was read — no second thread", () => {
+    const s = new CodexSession({ resume: null, approval: null, adoption: 1 });
+    expect(written(s.due()).map(sent)).toMatchObject([{ method: "initialize", id: "probe:1" }]);
+    expect(s.due()).toEqual([]);
+    s.observe({ progress: false, answered: { id: "initialize", ok: true } });
+    s.observe({ progress: false, answered: { id: "probe:1", ok: false } });
+    expect(s.due()).toEqual([]);
+    expect(s.userLines("the brief", "u-b")).toEqual([]);
+    s.observe({ progress: false, answered: { id: "thread", ok: true }, thread: "t1" });
+    expect(s.due().map(sent)).toMatchObject([{ method: "turn/start", id: "start:u-b" }]);
+  });
+
+  it("without a thread: no opening answered before the probe's means none was written: it opens, once", () => {
+    const s = new CodexSession({ resume: null, approval: null, adoption: 1 });
+    s.due();
+    s.observe({ progress: false, answered: { id: "probe:1", ok: true } });
+    const opening = s.due();
+    expect(opening.length).toBe(1);
+    expect(written(opening).map((l) => sent(l).method)).toEqual([
+      "initialize",
+      "initialized",
+      "thread/start",
+    ]);
+    expect(s.due()).toEqual([]);
+  });
+
+  it("with the opening answered in the backlog and no thread yet: waits for the thread", () => {
+    const s = new CodexSession({ resume: null, approval: null, adoption: 1 });
+    s.observe({ progress: false, answered: { id: "initialize", ok: true } });
+    expect(written(s.due()).map(sent)).toMatchObject([{ method: "initialize", id: "probe:1" }]);
+    s.observe({ progress: false, answered: { id: "probe:1", ok: false } });
+    expect(s.due()).toEqual([]);
   });
 });
 

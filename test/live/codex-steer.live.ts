@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type CliResult, runCli } from "../helpers/cli.js";
+import { isAlive, killPid } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait.js";
 import {
   checkPrerequisites,
@@ -120,6 +121,42 @@ describe("steering a running real codex over its app-server", () => {
       receipt(d, id)?.history.map((h) => h.state),
       why,
     ).toEqual(["queued", "delivered", "acted"]);
+    expect(leftovers(d), why).toEqual([]);
+  });
+
+  it("a supervisor SIGKILLed once it wrote a mid-command message: its adopter asks codex first, gives nothing twice", async () => {
+    checkPrerequisites("codex");
+    const d = await run.dispatch("codex", "steer", {
+      idle: "90s",
+      flags: ["--steerable", "--brief", "Please RUN sleep 8; echo slept-eight"],
+    });
+    await commandStarted(d);
+    const id = await send(d, MID_TOOL);
+    const log = path.join(d.dir, "supervisor.log");
+    await waitFor("the message written to the channel", () =>
+      fs.readFileSync(log, "utf8").includes(`"event":"message-written","message":"${id}"`) ? true : undefined,
+    );
+    killPid(d.supervisorPid);
+    await waitFor("the supervisor gone", () => (isAlive(d.supervisorPid) ? undefined : true));
+    const status = await catherd(d, ["status", "--json"]);
+    expect(status.code, status.stderr).toBe(0);
+    const { record, exit } = await waitForRecord(d, 150_000);
+    const adopter = (
+      JSON.parse(fs.readFileSync(path.join(d.dir, "supervisor.json"), "utf8")) as { pid: number }
+    ).pid;
+    await waitFor("the adopter gone", () => (isAlive(adopter) ? undefined : true), 30_000);
+    const why = `${diagnostics(d, server)}\n--- steer requests\n${requestsText()}`;
+    expect((exit as { adoptions?: number }).adoptions, why).toBe(1);
+    expect(record.status, why).toBe("ok");
+    expect(record.reply, why).toBe(`${HEARD_MARKER}${MID_TOOL}`);
+    // The adopter's probe (thread/read) was answered by codex before it gave anything.
+    expect(
+      messages(d).some((m) => m.id === "probe:1" && m.result !== undefined),
+      why,
+    ).toBe(true);
+    const carrying = steerRequests().filter((r) => (r.said ?? []).includes(MID_TOOL));
+    expect(carrying.length, why).toBe(1);
+    expect(receipt(d, id)?.state, why).toBe("acted");
     expect(leftovers(d), why).toEqual([]);
   });
 

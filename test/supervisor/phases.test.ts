@@ -87,7 +87,7 @@ describe("the supervisor's phases", () => {
     expect(new Set(points).size).toBe(points.length);
     expect(Object.fromEntries(PHASES.map((p) => [p.name, [...p.points]]))).toMatchObject({
       claimed: ["before-spawn", "sandbox-raised", "sandbox-starting", "after-spawn"],
-      watching: ["message-written"],
+      watching: ["handshake-written", "message-written", "answer-written"],
       stopping: ["term-sent"],
     });
   });
