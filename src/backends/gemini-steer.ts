@@ -6,7 +6,7 @@ import type { AskAnswer, PlanRequest, SessionStart, SteerProtocol, SteerSession 
 
 // A steerable gemini dispatch runs `gemini --acp` (specs/steering.md, "Which backends"; the wire format:
 // gemini-acp.ts). The session is catherd's client of it: `initialize`, then `session/new` (`session/load`
-// for a follow-up's thread), then each message is a `session/prompt` between turns — ACP has no mid-turn
+// for a follow-up's thread, by its load key: loadKey), then each message is a `session/prompt` between turns — ACP has no mid-turn
 // input, and a second prompt during one cancels the running turn (its tool's result never reaches the
 // model), so a message given mid-turn waits here for the turn's end. gemini echoes no prompt: right after
 // each prompt catherd writes an echo request (`_catherd/echo`, a method gemini does not have), and gemini's
@@ -41,6 +41,16 @@ export function acpPlan(request: PlanRequest, questions: boolean) {
   if (questions && request.access !== "read-only" && request.access !== "full") env[ASKS_ENV] = "1";
   return { cmd: request.bin, args, env, stdin: "channel" as const };
 }
+
+/**
+ * The id a follow-up's `session/load` names its thread by: the thread led by a space. gemini 0.61.0 finds
+ * the session to load by the id trimmed, but first opens a fresh record under the id as given, named by the
+ * minute and its first 8 characters: under the bare id, in the minute the session began, that is the
+ * session's own file, whose history it wipes before it looks ("No previous sessions found"). Led by a
+ * space the fresh record is another file, the history loads, and gemini keys the loaded session by the id
+ * as given: every prompt and cancel of it names the same key (specs/backends.md, "gemini 0.61.0").
+ */
+export const loadKey = (thread: string) => ` ${thread}`;
 
 const rpc = (message: Record<string, unknown>) => JSON.stringify({ jsonrpc: "2.0", ...message });
 const request = (id: string, method: string, params: unknown) => rpc({ id, method, params });
@@ -103,7 +113,10 @@ export class GeminiSession implements SteerSession {
       lines.push(
         resume === null
           ? request(ACP_IDS.session, "session/new", params)
-          : request(`${ACP_IDS.session}:${resume}`, "session/load", { sessionId: resume, ...params }),
+          : request(`${ACP_IDS.session}:${resume}`, "session/load", {
+              sessionId: loadKey(resume),
+              ...params,
+            }),
       );
     }
     return [...lines, ...this.owed.splice(0), ...this.flush()];
@@ -117,8 +130,9 @@ export class GeminiSession implements SteerSession {
   }
 
   interruptLines(_requestId: string): string[] {
-    if (this.sessionId === null || this.running === null) return [];
-    const lines = [rpc({ method: "session/cancel", params: { sessionId: this.sessionId } })];
+    const sessionId = this.key();
+    if (sessionId === null || this.running === null) return [];
+    const lines = [rpc({ method: "session/cancel", params: { sessionId } })];
     // ACP: the client answers a pending ask "cancelled" after a cancel; gemini waits for it till then.
     if (this.ask !== null) lines.push(rpc({ id: this.ask, result: { outcome: { outcome: "cancelled" } } }));
     return lines;
@@ -127,14 +141,21 @@ export class GeminiSession implements SteerSession {
   /** The next waiting message, when no prompt runs: its prompt and the echo request after it. */
   private flush(): string[] {
     const uuid = this.waiting[0];
-    if (uuid === undefined || this.sessionId === null || this.running !== null) return [];
+    const sessionId = this.key();
+    if (uuid === undefined || sessionId === null || this.running !== null) return [];
     this.waiting.shift();
     this.running = uuid;
     const prompt = [{ type: "text", text: this.texts.get(uuid) ?? "" }];
     return [
-      request(`${ACP_IDS.prompt}${uuid}`, "session/prompt", { sessionId: this.sessionId, prompt }),
+      request(`${ACP_IDS.prompt}${uuid}`, "session/prompt", { sessionId, prompt }),
       request(`${ACP_IDS.taken}${uuid}`, ECHO_METHOD, {}),
     ];
+  }
+
+  /** The id gemini keys the session by: a loaded thread's load key, else the id session/new gave. */
+  private key(): string | null {
+    const { resume } = this.start;
+    return resume !== null && this.sessionId === resume ? loadKey(resume) : this.sessionId;
   }
 
   /** gemini read a prompt: an adopter learns here which one runs (its turn's end not seen yet). */

@@ -152,7 +152,20 @@ describe("gemini's ACP stream, read as stream-json is", () => {
     ]);
   });
 
-  it("session/load of 0.61.0 fails: the follow-up ends at once, a failed resume", () => {
+  it("a load by the load key: the history replayed before the prompt's echo opens no tool and is no reply", () => {
+    const f = facts("load-key");
+    const thread = f.find((x) => x.thread !== undefined)?.thread;
+    expect(thread).toMatch(/^[0-9a-f-]{36}$/);
+    const taken = f.findIndex((x) => x.taken === "u-follow");
+    const replayed = f.slice(0, taken).filter((x) => x.reply !== undefined);
+    expect(replayed.length).toBeGreaterThan(0);
+    expect(f.flatMap((x) => x.toolsOpened ?? [])).toEqual([]);
+    const got = outcomeOf("load-key");
+    expect(got.status).toBe("ok");
+    expect(got.reply).toBe("LIVE-OK: heard: FOLLOW-UP: what did the command print?");
+  });
+
+  it("a session/load gemini refuses (the bare id, in the session's first minute) ends the follow-up at once, a failed resume", () => {
     const f = facts("load");
     const first = f.find((x) => x.final !== undefined);
     expect(first?.answered?.id).toMatch(/^session:/);
@@ -193,7 +206,7 @@ describe("gemini's session: what it writes, given what the stream said", () => {
     ]);
   });
 
-  it("loads a follow-up's thread instead of starting one", () => {
+  it("loads a follow-up's thread by its load key, and prompts and cancels it by that key; the thread stays bare", () => {
     const s = sessionOf({ resume: "T" });
     s.due();
     feed(s, parsed({ id: "init", result: {} }));
@@ -201,8 +214,15 @@ describe("gemini's session: what it writes, given what the stream said", () => {
     expect(load).toMatchObject({
       id: "session:T",
       method: "session/load",
-      params: { sessionId: "T", cwd: "/work" },
+      params: { sessionId: " T", cwd: "/work" },
     });
+    const [answer] = feed(s, parsed({ id: "session:T", result: { modes: {} } }));
+    expect(answer?.thread).toBe("T");
+    const [prompt] = methods(s.userLines("more", "u1"));
+    expect(prompt).toMatchObject({ method: "session/prompt", params: { sessionId: " T" } });
+    expect(methods(s.interruptLines("i1"))).toMatchObject([
+      { method: "session/cancel", params: { sessionId: " T" } },
+    ]);
   });
 
   it("never writes a second prompt while one runs: the next waits for the turn's end", () => {
