@@ -41,6 +41,10 @@ export const ACP_IDS = {
   /** `prompt:<uuid>`: the prompt of message <uuid>; `taken:<uuid>`: the echo request written after it. */
   prompt: "prompt:",
   taken: "taken:",
+  /** The echo request that ends the opening: its refusal says gemini read the opening. */
+  opened: "opened",
+  /** `probe:<n>`: the echo request an n-th adopter writes first (gemini-steer.ts). */
+  probe: "probe:",
 } as const;
 
 /** The method of catherd's echo request: one gemini does not have, so it refuses it at once. */

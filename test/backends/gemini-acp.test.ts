@@ -152,7 +152,20 @@ describe("gemini's ACP stream, read as stream-json is", () => {
     ]);
   });
 
-  it("session/load of 0.61.0 fails: the follow-up ends at once, a failed resume", () => {
+  it("a load by the load key: the history replayed before the prompt's echo opens no tool and is no reply", () => {
+    const f = facts("load-key");
+    const thread = f.find((x) => x.thread !== undefined)?.thread;
+    expect(thread).toMatch(/^[0-9a-f-]{36}$/);
+    const taken = f.findIndex((x) => x.taken === "u-follow");
+    const replayed = f.slice(0, taken).filter((x) => x.reply !== undefined);
+    expect(replayed.length).toBeGreaterThan(0);
+    expect(f.flatMap((x) => x.toolsOpened ?? [])).toEqual([]);
+    const got = outcomeOf("load-key");
+    expect(got.status).toBe("ok");
+    expect(got.reply).toBe("LIVE-OK: heard: FOLLOW-UP: what did the command print?");
+  });
+
+  it("a session/load gemini refuses (the bare id, in the session's first minute) ends the follow-up at once, a failed resume", () => {
     const f = facts("load");
     const first = f.find((x) => x.final !== undefined);
     expect(first?.answered?.id).toMatch(/^session:/);
@@ -163,6 +176,8 @@ describe("gemini's ACP stream, read as stream-json is", () => {
 
 const sessionOf = (start: Partial<{ resume: string | null; asks: boolean }> = {}) =>
   new GeminiSession({ resume: null, asks: true, cwd: "/work", ...start });
+const adopterOf = (adoption: number) =>
+  new GeminiSession({ resume: null, asks: true, cwd: "/work", adoption });
 const parsed = (...raw: Record<string, unknown>[]) =>
   raw.map((m) => gemini.parse(JSON.stringify({ jsonrpc: "2.0", ...m })));
 const feed = (s: GeminiSession, all: LineFacts[]) => all.map((f) => s.observe(f));
@@ -171,18 +186,31 @@ const opened = (s: GeminiSession) => {
   feed(s, parsed({ id: "init", result: {} }, { id: "session", result: { sessionId: "S" } }));
   s.due();
 };
-const methods = (written: string[]) => written.map((l) => JSON.parse(l) as { id?: string; method?: string });
+/** The lines of what was written, each write split into its lines (an empty one, a probe's lead, skipped). */
+const methods = (written: string[]) =>
+  written
+    .flatMap((w) => w.split("\n"))
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as { id?: string; method?: string; params?: unknown });
 
 describe("gemini's session: what it writes, given what the stream said", () => {
-  it("opens with initialize, then session/new once initialized; a message waits in it for the session", () => {
+  it("opens in one write — initialize, session/new, the echo `opened` — and a message waits in it for the session", () => {
     const s = sessionOf();
-    expect(methods(s.due()).map((m) => m.method)).toEqual(["initialize"]);
+    const opening = s.due();
+    expect(opening).toHaveLength(1);
+    expect(methods(opening).map((m) => [m.id, m.method])).toEqual([
+      ["init", "initialize"],
+      ["session", "session/new"],
+      ["opened", "_catherd/echo"],
+    ]);
     expect(s.due()).toEqual([]);
     expect(s.userLines("brief", "u1")).toEqual([]);
     feed(s, parsed({ id: "init", result: {} }));
-    expect(methods(s.due()).map((m) => m.method)).toEqual(["session/new"]);
+    expect(s.due()).toEqual([]);
     feed(s, parsed({ id: "session", result: { sessionId: "S" } }));
-    expect(methods(s.due())).toEqual([
+    const given = s.due();
+    expect(given).toHaveLength(1);
+    expect(methods(given)).toEqual([
       {
         jsonrpc: "2.0",
         id: "prompt:u1",
@@ -193,22 +221,27 @@ describe("gemini's session: what it writes, given what the stream said", () => {
     ]);
   });
 
-  it("loads a follow-up's thread instead of starting one", () => {
+  it("loads a follow-up's thread by its load key, and prompts and cancels it by that key; the thread stays bare", () => {
     const s = sessionOf({ resume: "T" });
-    s.due();
-    feed(s, parsed({ id: "init", result: {} }));
-    const [load] = methods(s.due());
+    const [, load] = methods(s.due());
     expect(load).toMatchObject({
       id: "session:T",
       method: "session/load",
-      params: { sessionId: "T", cwd: "/work" },
+      params: { sessionId: " T", cwd: "/work" },
     });
+    const [answer] = feed(s, parsed({ id: "session:T", result: { modes: {} } }));
+    expect(answer?.thread).toBe("T");
+    const [prompt] = methods(s.userLines("more", "u1"));
+    expect(prompt).toMatchObject({ method: "session/prompt", params: { sessionId: " T" } });
+    expect(methods(s.interruptLines("i1"))).toMatchObject([
+      { method: "session/cancel", params: { sessionId: " T" } },
+    ]);
   });
 
   it("never writes a second prompt while one runs: the next waits for the turn's end", () => {
     const s = sessionOf();
     opened(s);
-    expect(s.userLines("one", "u1")).toHaveLength(2);
+    expect(s.userLines("one", "u1")).toHaveLength(1);
     expect(s.userLines("two", "u2")).toEqual([]);
     feed(s, parsed({ id: "taken:u1", error: { code: -32601 } }));
     expect(s.due()).toEqual([]);
@@ -224,6 +257,70 @@ describe("gemini's session: what it writes, given what the stream said", () => {
     expect(s.userLines("two", "u2")).toEqual([]);
     feed(s, parsed({ id: "prompt:u1", result: { stopReason: "end_turn" } }));
     expect(methods(s.due()).map((m) => m.id)).toEqual(["prompt:u2", "taken:u2"]);
+  });
+
+  it("an adopter's first line is its probe, led by a newline; nothing else until gemini refuses it", () => {
+    const s = adopterOf(2);
+    feed(s, parsed({ id: "opened", error: { code: -32601 } }, { id: "session", result: { sessionId: "S" } }));
+    expect(s.userLines("one", "u1")).toEqual([]);
+    const [probe] = s.due();
+    expect(probe?.startsWith("\n{")).toBe(true);
+    expect(methods([probe ?? ""])).toEqual([
+      { jsonrpc: "2.0", id: "probe:2", method: "_catherd/echo", params: {} },
+    ]);
+    expect(s.due()).toEqual([]);
+    expect(s.userLines("two", "u2")).toEqual([]);
+    // An earlier adopter's probe is not this one's.
+    feed(s, parsed({ id: "probe:1", error: { code: -32601 } }));
+    expect(s.due()).toEqual([]);
+    feed(s, parsed({ id: "probe:2", error: { code: -32601 } }));
+    expect(methods(s.due()).map((m) => m.id)).toEqual(["prompt:u1", "taken:u1"]);
+  });
+
+  it("an adopter takes what gemini refused the echo of before its probe, and gives again what it did not", () => {
+    const s = adopterOf(1);
+    feed(s, parsed({ id: "opened", error: { code: -32601 } }, { id: "session", result: { sessionId: "S" } }));
+    s.due();
+    s.userLines("held", "u1");
+    s.userLines("never read", "u2");
+    // The echo of u1 held until after the adopter's probe was written: it still comes before the probe's.
+    feed(s, parsed({ id: "taken:u1", error: { code: -32601 } }, { id: "probe:1", error: { code: -32601 } }));
+    expect(s.due()).toEqual([]);
+    feed(s, parsed({ id: "prompt:u1", result: { stopReason: "end_turn" } }));
+    expect(methods(s.due()).map((m) => m.id)).toEqual(["prompt:u2", "taken:u2"]);
+  });
+
+  it("an adopter opens only when no opening's echo came before its probe's; else it waits for that session", () => {
+    const unopened = adopterOf(1);
+    unopened.due();
+    feed(unopened, parsed({ id: "probe:1", error: { code: -32601 } }));
+    expect(methods(unopened.due()).map((m) => m.method)).toEqual([
+      "initialize",
+      "session/new",
+      "_catherd/echo",
+    ]);
+    const opening = adopterOf(1);
+    opening.due();
+    feed(
+      opening,
+      parsed({ id: "opened", error: { code: -32601 } }, { id: "probe:1", error: { code: -32601 } }),
+    );
+    expect(opening.due()).toEqual([]);
+    expect(opening.userLines("brief", "u1")).toEqual([]);
+    feed(opening, parsed({ id: "session", result: { sessionId: "S" } }));
+    expect(methods(opening.due()).map((m) => m.id)).toEqual(["prompt:u1", "taken:u1"]);
+  });
+
+  it("an adopter writes no interrupt before its probe's answer", () => {
+    const s = adopterOf(1);
+    feed(
+      s,
+      parsed({ id: "session", result: { sessionId: "S" } }, { id: "taken:u1", error: { code: -32601 } }),
+    );
+    s.due();
+    expect(s.interruptLines("i1")).toEqual([]);
+    feed(s, parsed({ id: "probe:1", error: { code: -32601 } }));
+    expect(methods(s.interruptLines("i1")).map((m) => m.method)).toEqual(["session/cancel"]);
   });
 
   it("an interrupt cancels the running prompt and answers its open ask cancelled; the message goes after the turn", () => {

@@ -146,3 +146,69 @@ describe("rows 16a, 16b, gemini: a supervisor killed between giving a message an
     t.pass();
   });
 });
+
+/** The lines the stand-in read, in order ({method, id}; FAKE_GEMINI_REQUESTS). */
+function read(file: string): { method: string; id?: string }[] {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as { method: string; id?: string });
+}
+
+// Row 16i: the kill lands after the message's prompt and echo request were written and before gemini
+// refused the echo, so that the adopter finds nothing of the message in the backlog (specs/steering.md,
+// "gemini: what an adopter may conclude"). The stand-in holds its refusal of that echo request — and what
+// the prompt's turn says meanwhile, which comes after it — until the adopter wrote its first line; the
+// model has the message by then. The adopter must ask first (its probe) and not give it again.
+describe("row 16i, gemini: killed after writing a prompt, before gemini refused its echo request", () => {
+  it("the adopter probes first and does not give the message again: seen once, acted", async () => {
+    const t = trial("16i gemini: supervisor SIGKILLed after writing a prompt, before its echo's answer");
+    const hold = path.join(t.dir(), "release");
+    const requests = path.join(t.dir(), "requests.log");
+    const s = steeredHome(t, {
+      CATHERD_TEST_ONLY_PAUSE_AT: "message-written",
+      FAKE_GEMINI_HOLD: "also the docs",
+      FAKE_GEMINI_HOLD_UNTIL: hold,
+      FAKE_GEMINI_REQUESTS: requests,
+    });
+    const d = await dispatchSteered(t, s, "gemini-held");
+    const id = await sendMidTool(s, "gemini-held");
+    const marker = path.join(d.dir, "test-paused-message-written");
+    const killed = await waitFor(
+      "the supervisor to pause at message-written (at the brief's turn's end)",
+      () => {
+        const text = fs.existsSync(marker) ? fs.readFileSync(marker, "utf8") : "";
+        return text.endsWith("\n") ? Number(text.trim()) : undefined;
+      },
+      60_000,
+    );
+    await waitFor("the model to have the message", () => (seen(s).length === 2 ? true : undefined));
+    const before = read(requests).length;
+    const events = () => fs.readFileSync(path.join(d.dir, "events.jsonl"), "utf8");
+    expect(events().split('"id":"taken:').length - 1, "the message's echo refused before the kill").toBe(1);
+    t.pid(killed);
+    killPid(killed);
+    await waitGone(killed);
+    const reader = await runCli(["status", "--json"], {
+      env: { ...s.env, CATHERD_TEST_ONLY_PAUSE_AT: "" },
+      timeoutMs: 30_000,
+    });
+    expect(reader.code, reader.stderr).toBe(0);
+    const adopter = readJson(path.join(d.dir, "supervisor.json")) as { pid: number; adoptions: number };
+    t.pid(adopter.pid);
+    expect(adopter.adoptions).toBe(1);
+    const first = await waitFor("the adopter's first line", () => read(requests)[before]);
+    fs.writeFileSync(hold, "");
+    const record = await waitForJson(path.join(d.dir, "record.json"), 60_000);
+    await waitGone(adopter.pid, 30_000);
+    expect(seen(s), "what the model saw").toEqual([BRIEF, "also the docs"]);
+    expect(first, "the adopter's first line").toEqual({ method: "_catherd/echo", id: "probe:1" });
+    expect(record.status, JSON.stringify(record)).toBe("ok");
+    expect(receiptState(d.dir, id)).toBe("acted");
+    expect(record.reply).toBe("done: also the docs");
+    t.note(`read after the kill: ${JSON.stringify(read(requests).slice(before))}`);
+    t.pass();
+  });
+});

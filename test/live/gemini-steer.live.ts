@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type CliResult, runCli } from "../helpers/cli.js";
+import { type CliResult, dispatchedOf, runCli } from "../helpers/cli.js";
 import { waitFor } from "../helpers/wait.js";
 import {
   checkPrerequisites,
@@ -22,6 +22,8 @@ import { HEARD_MARKER, type MockModelServer, startMockModelServer } from "./mock
 
 const MID_TOOL = "MIDTOOL-NOTE: also mention the weather";
 const REDIRECT = "REDIRECT-NOW: forget the sleep and say you are redirected";
+const REMEMBER = "REMEMBER-THIS: the word is papaya";
+const ASK_BACK = "FOLLOW-UP-ASK: which word did I give you";
 
 let server: MockModelServer;
 let run: LiveRun;
@@ -202,6 +204,39 @@ describe("steering a running real gemini over ACP", () => {
       questions: { asked: 2, answered: 2, byPolicy: 0, unanswered: 0 },
     });
     expect(leftovers(d), why()).toEqual([]);
+  });
+
+  it("a follow-up of a steerable turn loads its session: the model reads the earlier turn, the follow-up steerable", async () => {
+    checkPrerequisites("gemini");
+    const first = await run.dispatch("gemini", "steer", {
+      idle: "90s",
+      flags: ["--steerable", "--brief", REMEMBER],
+    });
+    const { record } = await waitForRecord(first, 150_000);
+    expect(record.status, diagnostics(first, server)).toBe("ok");
+    const args = ["dispatch", "--follow-up", "gemini-steer", "--brief", ASK_BACK, "--json"];
+    const result = await catherd(first, args);
+    expect(result.code, `${result.stdout}${result.stderr}`).toBe(0);
+    const second: LiveDispatch = {
+      cli: "gemini",
+      scenario: "steer",
+      ...dispatchedOf(result),
+      root: first.root,
+    };
+    run.dispatches.push(second);
+    const again = await waitForRecord(second, 150_000);
+    const why = `${diagnostics(second, server)}\n--- steer requests\n${requestsText()}`;
+    expect(again.record.status, why).toBe("ok");
+    expect(again.record.thread, why).toBe(record.thread);
+    // Steerable as the turn it follows, and its reply only this turn's: the replayed history is not in it.
+    expect(JSON.parse(fs.readFileSync(path.join(second.dir, "spec.json"), "utf8")).steer, why).toBeDefined();
+    expect(again.record.reply, why).toBe(`${HEARD_MARKER}${ASK_BACK}`);
+    // The model read the earlier turn: the follow-up's request carries the first brief before the question.
+    const carrying = steerRequests().filter((r) => (r.said ?? []).includes(ASK_BACK));
+    expect(carrying.length, why).toBe(1);
+    expect(carrying[0]?.said, why).toContain(REMEMBER);
+    expect(leftovers(first), why).toEqual([]);
+    expect(leftovers(second), why).toEqual([]);
   });
 });
 

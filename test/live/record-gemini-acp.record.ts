@@ -194,6 +194,36 @@ describe("recording gemini --acp", () => {
     t.save(out, "load", { root: p.root, port: port() });
   });
 
+  it("session/load by the load key (the id led by a space): the history replayed, then a follow-up prompt", async () => {
+    const p = place("steer");
+    const s = new AcpSession(p.env, p.cwd, ["--approval-mode", "yolo"]);
+    const sessionId = await opened(s, p.cwd);
+    s.send(prompt(sessionId, "prompt:u-brief", "Please RUN echo first-turn"));
+    s.send(echo("taken:u-brief"));
+    await s.next("the prompt's answer", isResponse("prompt:u-brief"));
+    await s.end();
+    const t = new AcpSession(p.env, p.cwd, ["--approval-mode", "yolo"]);
+    const key = ` ${sessionId}`;
+    t.send({
+      jsonrpc: "2.0",
+      id: "init",
+      method: "initialize",
+      params: { protocolVersion: 1, clientCapabilities: {} },
+    });
+    t.send({
+      jsonrpc: "2.0",
+      id: `session:${sessionId}`,
+      method: "session/load",
+      params: { sessionId: key, cwd: p.cwd, mcpServers: [] },
+    });
+    await t.next("session/load's answer", isResponse(`session:${sessionId}`));
+    t.send(prompt(key, "prompt:u-follow", "FOLLOW-UP: what did the command print?"));
+    t.send(echo("taken:u-follow"));
+    await t.next("the prompt's answer", isResponse("prompt:u-follow"));
+    await t.end();
+    t.save(out, "load-key", { root: p.root, port: port() });
+  });
+
   // always429 is left out: gemini retries a 429 for minutes before it answers the prompt.
   for (const scenario of ["auth401", "model404", "context400"]) {
     it(`a prompt that fails: ${scenario}`, async () => {

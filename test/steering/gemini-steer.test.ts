@@ -169,7 +169,7 @@ describe("a steerable gemini dispatch over ACP", () => {
     expect(record.reply).toBe("done: and another");
   });
 
-  it("a follow-up: gemini 0.61.0 cannot load the session, so it fails at once, kind resume, nothing given", async () => {
+  it("a follow-up loads the session by its load key and stays steerable: the earlier turn replayed, not its reply", async () => {
     const s = setup();
     const d = await dispatch(s, "done", "first", ["--steerable"]);
     await waitForJson(path.join(d.dir, "record.json"), 30_000);
@@ -177,8 +177,12 @@ describe("a steerable gemini dispatch over ACP", () => {
     const followUp = sent.followUp as { dispatchId: string; dir: string };
     steered.track(followUp.dispatchId);
     const record = await waitForJson(path.join(followUp.dir, "record.json"), 30_000);
-    expect(record).toMatchObject({ status: "failed", error: { kind: "resume" } });
-    expect(events(followUp.dir)).toContain("No previous sessions found for this project.");
-    expect(seen(s)).toEqual(["first"]);
+    const why = events(followUp.dir);
+    expect(record, why).toMatchObject({ status: "ok", reply: "done: and then this" });
+    expect(record.thread).toBe("91fa730d-fd0f-4b4c-abef-f981f58d0893");
+    expect(readJson(path.join(followUp.dir, "spec.json")).steer).not.toBeUndefined();
+    // The history gemini replays after the load's answer is no reply of this turn.
+    expect(why).toContain('"sessionUpdate":"user_message_chunk"');
+    expect(seen(s)).toEqual(["first", "and then this"]);
   });
 });
