@@ -3,6 +3,7 @@ import { CatherdError } from "../../domain/errors.js";
 import type { SteerSettings } from "../../domain/schemas.js";
 import type { OnQuestion } from "../../domain/steering/questions.js";
 import { compactDuration, parseDuration } from "../../domain/text/duration.js";
+import { programFile } from "../../infra/programs.js";
 import type { Concern } from "./concern.js";
 
 // `dispatch --steerable`, `--keep-open DURATION` and `--on-question allow|deny|wait DURATION`
@@ -102,7 +103,15 @@ export const steering = {
     return steer === null ? {} : { steer };
   },
   toSpec: ({ steer }) => (steer == null ? {} : { steer }),
-  toPlan: ({ steer }) => ({ steer: steer == null ? null : { questions: steer.onQuestion !== null } }),
+  toPlan: ({ steer }) => ({
+    steer:
+      steer == null
+        ? null
+        : {
+            questions: steer.onQuestion !== null,
+            bridge: { node: process.execPath, program: programFile("opencode-bridge", import.meta.url) },
+          },
+  }),
   // Steerable on, with its policy for questions, where the successor's CLI can be talked to
   // (specs/steering.md, "Exactly once").
   carry: ({ spec }, to) =>
