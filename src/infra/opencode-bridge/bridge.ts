@@ -21,6 +21,13 @@ export type Out = (line: Record<string, unknown>) => void;
 const REQUEST_MS = 60_000;
 const PROBE_MS = 5_000;
 const READY_MS = 120_000;
+/** Every how many polls of a busy session its messages are read for what the event stream missed. */
+const RECONCILE_EVERY = 5;
+/** How many of the newest messages are read: a turn's steps, and more. */
+const RECONCILE_MESSAGES = 30;
+/** How long an abort waits for its turn's end before the next op goes anyway. */
+const ABORT_SETTLE_MS = 10_000;
+const ABORTED = { name: "MessageAbortedError", data: { message: "Aborted" } };
 /** What a rejected ask says to the model when no one takes the dispatch's questions. */
 const NO_ONE_ASKS = "denied: this run takes no questions (catherd dispatch without --on-question)";
 
@@ -40,6 +47,9 @@ export class Bridge {
   /** The uuids of the messages given: each reaches opencode once, whoever gives it again. */
   private readonly given = new Set<string>();
   private counter = 0;
+  /** When the session was opened (the server's clock is this machine's): older messages are not this run's. */
+  private openedAt = Number.POSITIVE_INFINITY;
+  private polls = 0;
   private readonly sieve = new EventSieve(() => this.sessionID);
 
   constructor(
@@ -66,6 +76,7 @@ export class Bridge {
       );
     }
     this.sessionID = id;
+    this.openedAt = this.now();
     this.out({ type: BRIDGE_LINE.session, sessionID: id, resumed: session !== null });
   }
 
@@ -100,10 +111,8 @@ export class Bridge {
     switch (op.op) {
       case "prompt":
         return this.prompt(op.uuid, op.text);
-      case "abort": {
-        this.aborted = true;
-        return this.client.call("POST", `/session/${session}/abort`, {}, REQUEST_MS);
-      }
+      case "abort":
+        return this.abort(session);
       case "reply": {
         const body = { reply: op.reply, ...(op.message === undefined ? {} : { message: op.message }) };
         return this.client.call("POST", `/permission/${encodeURIComponent(op.permission)}/reply`, body);
@@ -116,6 +125,33 @@ export class Bridge {
         return this.client.call("POST", `/question/${encodeURIComponent(op.question)}/reject`, {});
       case "end":
         return null;
+    }
+  }
+
+  /**
+   * Aborts the running turn and says its end before the next op goes: a redirect's prompt must start a
+   * turn of its own, whose final is the one that counts (the supervisor takes the aborted turn's out of
+   * the judged stream). The server goes idle within a moment of the abort; the wait is bounded.
+   */
+  private async abort(session: string): Promise<ServeAnswer> {
+    this.aborted = true;
+    const answer = await this.client.call("POST", `/session/${session}/abort`, {}, REQUEST_MS);
+    const until = this.now() + ABORT_SETTLE_MS;
+    while (this.busy && this.now() < until) {
+      if (await this.idleNow()) await this.checkEnd();
+      if (this.busy) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return answer;
+  }
+
+  /** Whether the server says the session is idle (it lists only sessions that are not). */
+  private async idleNow(): Promise<boolean> {
+    try {
+      const status = await this.client.call("GET", "/session/status", undefined, PROBE_MS);
+      const mine = isRecord(status.json) ? status.json[this.sessionID ?? ""] : undefined;
+      return status.status === 200 && (!isRecord(mine) || mine.type === "idle");
+    } catch {
+      return false;
     }
   }
 
@@ -163,6 +199,7 @@ export class Bridge {
       const mine = isRecord(status.json) ? status.json[this.sessionID] : undefined;
       if (isRecord(mine) && mine.type === "retry") this.sayRetry(mine);
       if (!isRecord(mine) || mine.type === "idle") await this.checkEnd();
+      else if (++this.polls % RECONCILE_EVERY === 0) await this.reconcile();
       await this.pollAsks("/permission", "permission.asked");
       await this.pollAsks("/question", "question.asked");
     } catch {
@@ -194,11 +231,11 @@ export class Bridge {
     this.checking = true;
     try {
       const generation = this.generation;
-      const path = `/session/${encodeURIComponent(this.sessionID)}/message?limit=1`;
-      const answer = await this.client.call("GET", path, undefined, PROBE_MS);
-      const messages = Array.isArray(answer.json) ? answer.json : [];
-      const { ended, error } = turnEnd(messages, this.aborted);
-      if (!ended || generation !== this.generation || !this.busy) return;
+      const messages = await this.reconcile();
+      const end = turnEnd(messages, this.aborted);
+      if (!end.ended || generation !== this.generation || !this.busy) return;
+      // An aborted turn ends aborted, though it ended before its reply began.
+      const error = end.error ?? (this.aborted ? ABORTED : null);
       this.busy = false;
       this.retry = "";
       this.out({ type: BRIDGE_LINE.idle, sessionID: this.sessionID, error });
@@ -207,6 +244,29 @@ export class Bridge {
     } finally {
       this.checking = false;
     }
+  }
+
+  /**
+   * The session's newest messages, and what the event stream missed of them passed on (it closes a moment
+   * into a turn, and what the server said meanwhile is lost): the echo of a prompt, a tool's end, the
+   * reply's text, a step's usage — each once, through the sieve. Messages from before the session was
+   * opened (a follow-up's session holds its earlier turns) are not this run's.
+   */
+  private async reconcile(): Promise<unknown[]> {
+    const session = this.sessionID ?? "";
+    const path = `/session/${encodeURIComponent(session)}/message?limit=${RECONCILE_MESSAGES}`;
+    const answer = await this.client.call("GET", path, undefined, PROBE_MS);
+    const messages = Array.isArray(answer.json) ? answer.json.filter(isRecord) : [];
+    for (const message of messages) {
+      const info = isRecord(message.info) ? message.info : {};
+      const created = isRecord(info.time) && typeof info.time.created === "number" ? info.time.created : 0;
+      if (created < this.openedAt) continue;
+      this.onEvent({ type: "message.updated", properties: { sessionID: session, info } });
+      const parts = Array.isArray(message.parts) ? message.parts.filter(isRecord) : [];
+      for (const part of parts)
+        this.onEvent({ type: "message.part.updated", properties: { sessionID: session, part } });
+    }
+    return messages;
   }
 
   /** An ask no one takes: rejected at once, as `opencode run` rejects what would ask. */
