@@ -48,8 +48,14 @@ function parseBridgeLine(type: string, line: Record<string, unknown>): LineFacts
       const id = asString(line.sessionID) ?? "session";
       return { progress: true, turn: { id, running: true }, describe: "working" };
     }
-    case BRIDGE_LINE.idle:
-      return turnEnded(asString(line.sessionID) ?? "session", asRecord(line.error));
+    case BRIDGE_LINE.idle: {
+      const ended = turnEnded(asString(line.sessionID) ?? "session", asRecord(line.error));
+      const reply = asString(line.reply);
+      // The reply as the session's messages hold it: the stream's events can come out of order.
+      return reply === null || ended.final?.isError === true
+        ? ended
+        : { ...ended, reply: { text: reply, mode: "replace" } };
+    }
     case BRIDGE_LINE.retry:
       return retried(line);
     case BRIDGE_LINE.rejected:

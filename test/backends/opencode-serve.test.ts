@@ -235,7 +235,24 @@ describe("the bridge's wire", () => {
     ["an abort since the last prompt", [{ info: { role: "user" } }], true, true, null],
     ["nothing", [], false, false, null],
   ])("the turn's end from the newest message: %s", (_, messages, aborted, ended, error) => {
-    expect(turnEnd(messages, aborted)).toEqual({ ended, error });
+    expect(turnEnd(messages, aborted)).toEqual({ ended, error, reply: null });
+  });
+
+  it("the reply is the last step's text, opencode's synthetic texts left out", () => {
+    const parts = [
+      { type: "step-start" },
+      { type: "text", text: "first" },
+      { type: "text", text: "compacted", synthetic: true },
+      { type: "text", text: "second" },
+    ];
+    const reply = turnEnd([{ info: { role: "assistant", time: { completed: 1 } }, parts }], false).reply;
+    expect(reply).toBe("first\n\nsecond");
+    expect(
+      opencode.parse('{"type":"bridge.idle","sessionID":"s","error":null,"reply":"done"}').reply,
+    ).toEqual({
+      text: "done",
+      mode: "replace",
+    });
   });
 
   it("passes on the session's events, each part once per state", () => {

@@ -26,7 +26,7 @@ export const BRIDGE_LINE = {
   answer: "bridge.answer",
   /** The session began working on what it was given: `{sessionID}`. */
   busy: "bridge.busy",
-  /** The session is idle with every prompt answered: `{sessionID, error}` (the last reply's error). */
+  /** The session is idle with every prompt answered: `{sessionID, error, reply}` (the last reply's). */
   idle: "bridge.idle",
   /** The session waits to retry its provider: `{attempt, message, next}`. */
   retry: "bridge.retry",
@@ -93,19 +93,38 @@ function opOf(v: Record<string, unknown>): boolean {
   }
 }
 
+/** How a turn stands, from the session's newest messages (turnEnd). */
+export interface TurnEnd {
+  ended: boolean;
+  /** The last reply's error (opencode's `{name, data}`); null when it ended well. */
+  error: unknown;
+  /** The text of the last reply (its text parts, opencode's own synthetic ones left out); null: none. */
+  reply: string | null;
+}
+
 /**
  * Whether a session the server says is idle has answered everything it was given, from its newest
  * messages (oldest first, as `GET /session/:id/message` lists them): the last one is the assistant's,
- * completed. An abort since the last prompt ends the turn however far it got. `error` is the last
- * reply's (opencode's `{name, data}`), null when it ended well.
+ * completed. An abort since the last prompt ends the turn however far it got. The reply is read here,
+ * from the messages, and not from the event stream, whose events can come after the ones a poll
+ * recovered: the last step's message is the answer (each model step is a message of its own).
  */
-export function turnEnd(messages: readonly unknown[], aborted: boolean): { ended: boolean; error: unknown } {
+export function turnEnd(messages: readonly unknown[], aborted: boolean): TurnEnd {
   const last = messages.at(-1);
   const info = isRecord(last) && isRecord(last.info) ? last.info : null;
-  const error = info?.role === "assistant" ? (info.error ?? null) : null;
-  if (aborted) return { ended: true, error };
+  const assistant = info?.role === "assistant";
+  const error = assistant ? (info.error ?? null) : null;
+  const reply = assistant && isRecord(last) ? replyOf(last.parts) : null;
+  if (aborted) return { ended: true, error, reply };
   const completed = isRecord(info?.time) && info.time.completed != null;
-  return { ended: info?.role === "assistant" && (completed || error !== null), error };
+  return { ended: assistant && (completed || error !== null), error, reply };
+}
+
+function replyOf(parts: unknown): string | null {
+  const texts = (Array.isArray(parts) ? parts : [])
+    .filter((p): p is Record<string, unknown> => isRecord(p) && p.type === "text" && p.synthetic !== true)
+    .flatMap((p) => (isString(p.text) ? [p.text] : []));
+  return texts.length === 0 ? null : texts.join("\n\n");
 }
 
 /** The event types of the server the bridge passes on (of its session); the rest are noise for catherd. */

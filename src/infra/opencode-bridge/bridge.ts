@@ -238,7 +238,7 @@ export class Bridge {
       const error = end.error ?? (this.aborted ? ABORTED : null);
       this.busy = false;
       this.retry = "";
-      this.out({ type: BRIDGE_LINE.idle, sessionID: this.sessionID, error });
+      this.out({ type: BRIDGE_LINE.idle, sessionID: this.sessionID, error, reply: end.reply });
     } catch {
       // the next poll checks again
     } finally {
