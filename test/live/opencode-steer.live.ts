@@ -187,8 +187,10 @@ describe("steering a running real opencode over its server", () => {
       },
     );
     expect(fs.existsSync(path.join(work, "denied.txt")), why()).toBe(false);
-    // The why reached the model as the command's failure.
-    expect(requestsText(), why()).toContain("NOT-THAT-FILE");
+    // The why reached the model as the command's failure: the mock says what the command "printed".
+    const events = fs.readFileSync(path.join(d.dir, "events.jsonl"), "utf8");
+    expect(events, why()).toContain("the command printed: The user rejected permission");
+    expect(events, why()).toContain("feedback: NOT-THAT-FILE");
 
     const id = await send(d, `Now RUN ${allowed}`);
     const q2 = await questionAsked(d, "q2", why);
@@ -207,6 +209,30 @@ describe("steering a running real opencode over its server", () => {
       questions: { asked: 2, answered: 2, byPolicy: 0, unanswered: 0 },
     });
     expect(leftovers(d), why()).toEqual([]);
+  });
+});
+
+describe("steering a real opencode inside catherd's sandbox (files+net)", () => {
+  it("the bridge and its server run inside it: a message sent mid-command reaches the model", async () => {
+    checkPrerequisites("opencode");
+    const boxed = new LiveRun(server, { sandboxed: true });
+    try {
+      const d = await boxed.dispatch("opencode", "steer", {
+        idle: "90s",
+        flags: ["--steerable", "--brief", "Please RUN sleep 6; echo slept-six"],
+      });
+      await toolRunning(d);
+      const id = await send(d, MID_TOOL);
+      const { record } = await waitForRecord(d, 150_000);
+      const why = `${diagnostics(d, server)}\n--- steer requests\n${requestsText()}`;
+      expect(fs.existsSync(path.join(d.dir, "sandbox.log")), why).toBe(true);
+      expect(record.status, why).toBe("ok");
+      expect(record.reply, why).toBe(`${HEARD_MARKER}${MID_TOOL}`);
+      expect(receipt(d, id)?.state, why).toBe("acted");
+      expect(leftovers(d), why).toEqual([]);
+    } finally {
+      await boxed.reap(false);
+    }
   });
 });
 
