@@ -1,7 +1,7 @@
 import { BRIDGE_LINE, uuidOfMessageId } from "../domain/steering/opencode-bridge-wire.js";
 import type { AskFact, LineFacts } from "../domain/watch/facts.js";
 import { NEUTRAL, PROGRESS } from "../domain/watch/facts.js";
-import { errorFact, retryKind, statusInText } from "./classify.js";
+import { errorFact } from "./classify.js";
 import { asId, asRecord, asString, describeToolCall, oneLine } from "./line-parsing.js";
 import { opencodeError, stepUsage } from "./opencode-steps.js";
 
@@ -100,13 +100,14 @@ function turnEnded(id: string, error: Record<string, unknown> | null): LineFacts
   };
 }
 
-/** session.status retry: opencode waits to ask its provider again (`next`: when, epoch ms). */
+/**
+ * session.status retry: opencode waits to ask its provider again. Shown, not judged: `run --format json`
+ * prints nothing of its retries, and a steerable dispatch ends with the verdict a plain one has (its
+ * failures after opencode's own retries, a hang as idle time), so no retry fact is made of it.
+ */
 function retried(line: Record<string, unknown>): LineFacts {
-  const message = asString(line.message) ?? "retrying";
-  const attempt = typeof line.attempt === "number" ? line.attempt : null;
-  const status = statusInText(message);
-  const retry = { attempt, max: null, message, status, kind: retryKind({ status, text: message }) };
-  return { progress: false, retry, describe: `retrying ${attempt ?? "?"}` };
+  const attempt = typeof line.attempt === "number" ? line.attempt : "?";
+  return { progress: false, describe: `retrying ${attempt}: ${oneLine(asString(line.message) ?? "")}` };
 }
 
 function parseEvent(type: string, props: Record<string, unknown>): LineFacts {
