@@ -144,6 +144,13 @@ describe("the bridge's stream, as opencode 1.18.33 made it", () => {
     ]);
   });
 
+  it("the server's retries are shown, not judged, as run's silence is (a steerable dispatch ends as a plain one)", () => {
+    const facts = opencode.parse(
+      '{"type":"bridge.retry","attempt":2,"message":"Rate limit reached","next":1}',
+    );
+    expect(facts).toEqual({ progress: false, describe: "retrying 2: Rate limit reached" });
+  });
+
   it("a follow-up opens the same session", () => {
     expect(lines("follow-up", "out").some((l) => l.includes('"resumed":true'))).toBe(true);
     expect(pick(facts("follow-up"), "taken")).toEqual([uuid(2)]);
