@@ -91,7 +91,7 @@ describe("opencode's plan, steerable", () => {
 describe("the bridge's stream, as opencode 1.18.33 made it", () => {
   it("a prompt mid-tool: the session is the thread, each echo names its message, the tool open until its result, one final", () => {
     const all = facts("steer-midtool");
-    expect(pick(all, "thread")).toEqual(["ses_db3d8a36cffeFqjBQWz55w82pd"]);
+    expect(pick(all, "thread")).toEqual(["ses_db3b2f2deffe7zN4eFOGPGTmIW"]);
     expect(pick(all, "taken")).toEqual([uuid(1), uuid(2)]);
     expect(
       pick(all, "toolsOpened")
@@ -108,7 +108,9 @@ describe("the bridge's stream, as opencode 1.18.33 made it", () => {
       { id: "end", ok: true },
     ]);
     const replies = pick(all, "reply");
-    expect(replies.at(-1)).toEqual({ text: "LIVE-OK: heard: mid-tool words", mode: "message" });
+    expect(replies.at(-2)).toEqual({ text: "LIVE-OK: heard: mid-tool words", mode: "message" });
+    // The turn's end sets the reply as the session's messages hold it.
+    expect(replies.at(-1)).toEqual({ text: "LIVE-OK: heard: mid-tool words", mode: "replace" });
     expect(pick(all, "usage")).toHaveLength(2);
   });
 
