@@ -55,10 +55,12 @@ export function steerSupport(backend: string): string {
       return "it takes messages mid-turn over its stream-json input";
     case "codex":
       return "it takes messages mid-turn over its app-server (`codex app-server`)";
+    case "opencode":
+      return "it takes messages mid-turn over its server (`opencode serve`, through catherd's bridge)";
     case "exec":
       return "exec runs a command, which has no conversation to join";
     default:
-      return `${backend}'s own session protocol is not driven by catherd yet: only claude-code and codex are steerable`;
+      return `${backend}'s own session protocol is not driven by catherd yet: only claude-code, codex and opencode are steerable`;
   }
 }
 
@@ -85,7 +87,7 @@ export const steering = {
     steerable: {
       type: "boolean",
       description:
-        "start the agent so that catherd can talk to it while it runs: catherd send, catherd answer (claude-code, codex; specs/steering.md)",
+        "start the agent so that catherd can talk to it while it runs: catherd send, catherd answer (claude-code, codex, opencode; specs/steering.md)",
     },
     "keep-open": {
       type: "string",
