@@ -1,8 +1,7 @@
-import type { ErrorFact } from "../domain/ending/failure.js";
 import { inertText } from "../domain/text/inert-text.js";
 import type { LineFacts } from "../domain/watch/facts.js";
 import { PROGRESS } from "../domain/watch/facts.js";
-import { errorFact, httpStatus, providerBody } from "./classify.js";
+import { errorFact } from "./classify.js";
 import {
   AGENT_DEFAULTS,
   asId,
@@ -11,12 +10,12 @@ import {
   describeToolCall,
   finalizeFromSummary,
   flagValue,
-  modelUse,
   oneLine,
   parseObject,
-  tokenFields,
-  usageFacts,
 } from "./line-parsing.js";
+import { isServeLine, parseServe } from "./opencode-serve.js";
+import { bridgePlan, opencodeBin, opencodeSteer } from "./opencode-steer.js";
+import { opencodeError, stepUsage } from "./opencode-steps.js";
 import type { Backend, BillingContext, PlanRequest } from "./types.js";
 
 // `opencode run --format json` (test/fixtures/recorded/opencode, opencode-ai 1.18.33). Every line has
@@ -50,6 +49,9 @@ const ACCESS_PERMISSION = {
 } as const;
 
 function plan(request: PlanRequest) {
+  // --steerable: catherd's bridge, which runs `opencode serve` (opencode-steer.ts); every other dispatch
+  // `run --format json`.
+  if (request.steer != null) return bridgePlan(request, request.steer);
   // No message argument: when stdin is not a TTY, `opencode run` reads all of it as the message (a
   // message argument would be joined before it). A session is resumed with --session <id>.
   const args = ["run", "--format", "json"];
@@ -64,51 +66,6 @@ function plan(request: PlanRequest) {
     env.OPENCODE_PERMISSION = JSON.stringify(ACCESS_PERMISSION[request.access]);
   args.push(...request.extraArgs);
   return { cmd: request.bin, args, env, stdin: "brief" as const };
-}
-
-/**
- * One step's usage. opencode's tokens.input excludes cache reads and writes and tokens.output excludes
- * reasoning (it subtracts them from the provider's counts); catherd's input and output include them.
- */
-function stepUsage(
-  tokens: Record<string, unknown>,
-  cost: unknown,
-): Pick<LineFacts, "usage" | "usageIgnored"> {
-  const f = tokenFields(tokens, ["input", "output", "reasoning"] as const);
-  const cache = tokenFields(asRecord(tokens.cache) ?? {}, ["read", "write"] as const);
-  if (typeof f === "string" || typeof cache === "string") {
-    return { usageIgnored: typeof f === "string" ? f : `cache.${cache}` };
-  }
-  const counts = {
-    input: f.input + cache.read + cache.write,
-    cachedInput: cache.read,
-    cacheWrite: cache.write,
-    output: f.output + f.reasoning,
-    reasoning: f.reasoning,
-  };
-  const used = counts.input + counts.output > 0;
-  const figure = cost === 0 && used ? null : cost;
-  return usageFacts("add", null, [modelUse(null, counts, figure)]);
-}
-
-/** The provider's failure on an `error` line: its words, status, codes, and any Retry-After header. */
-function opencodeError(error: Record<string, unknown> | null, atMs: number | null): ErrorFact {
-  const data = asRecord(error?.data);
-  const name = asString(error?.name) ?? "error";
-  const message = asString(data?.message);
-  const status = httpStatus(data?.statusCode);
-  const body = providerBody(asString(data?.responseBody) ?? "");
-  const fact = errorFact({
-    text: message ?? name,
-    status,
-    codes: [name, ...(body?.codes ?? [])],
-    words: message === null ? "cli" : "provider",
-    fromMs: atMs,
-  });
-  const headers = asRecord(data?.responseHeaders);
-  const retryAfter = asString(headers?.["retry-after"]);
-  if (fact.retryAfter !== null || retryAfter === null || !/^\d+$/.test(retryAfter)) return fact;
-  return { ...fact, retryAfter: { delayMs: Number(retryAfter) * 1000, fromMs: atMs } };
 }
 
 function parsePart(type: unknown, part: Record<string, unknown>, event: Record<string, unknown>): LineFacts {
@@ -172,6 +129,7 @@ function parsePart(type: unknown, part: Record<string, unknown>, event: Record<s
 function parse(line: string): LineFacts {
   const event = parseObject(line);
   if (event === null) return PROGRESS;
+  if (isServeLine(event)) return parseServe(event);
   const facts = parsePart(event.type, asRecord(event.part) ?? {}, event);
   const thread = asId(event.sessionID);
   return thread === null ? facts : { ...facts, thread };
@@ -236,4 +194,6 @@ export const opencodeBackend: Backend = {
   checkThread,
   finalize: (summary, exit) => finalizeFromSummary(summary, exit),
   billing,
+  steer: opencodeSteer,
+  cliBin: opencodeBin,
 };

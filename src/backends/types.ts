@@ -23,9 +23,11 @@ export interface PlanRequest {
   /**
    * `--steerable`: the CLI is started so that catherd can talk to it while it runs (specs/steering.md):
    * its input is the dispatch's channel, with `questions` its permission asks come to catherd. Absent or
-   * null: not steerable. Only for a backend with `steer`.
+   * null: not steerable. Only for a backend with `steer`. `bridge`: the program a steerable dispatch of a
+   * CLI without a line protocol of its own runs as its agent, with node (opencode's, which runs `opencode
+   * serve`: specs/steering.md, "The seam").
    */
-  steer?: { questions: boolean } | null;
+  steer?: { questions: boolean; bridge?: { node: string; program: string } } | null;
   /**
    * The agent runs in catherd's sandbox (specs/sandbox.md): a CLI whose own sandbox cannot run inside it is
    * started without it (specs/backends.md, "Access levels"). Absent: false.
@@ -248,4 +250,9 @@ export interface Backend {
   usageLog?: UsageLog;
   /** How catherd talks to it while it runs; absent: it cannot be steered (`send` refuses). */
   steer?: SteerProtocol;
+  /**
+   * The CLI's executable in a plan of this backend (spec.json's cmd and args), where the plan runs it
+   * through a program of catherd's (opencode's bridge); absent: the plan's command.
+   */
+  cliBin?(cmd: string, args: readonly string[]): string;
 }

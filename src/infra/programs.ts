@@ -5,12 +5,13 @@ import { fileURLToPath } from "node:url";
 // catherd's programs are the files of src/bin/, one each: `catherd` (the package's bin), and those it starts
 // in separate node processes — the supervisor, the promoter (a supervisor starts it when its run has a
 // queue or its chain goes on), the notifier (whoever records a dispatch with a --notify or --run-notify
-// starts it) and the demo's simulated agent. Where their files are depends on how catherd was built:
+// starts it), the demo's simulated agent, and the opencode bridge (the agent process of a steerable opencode
+// dispatch, which runs `opencode serve`: specs/steering.md, "The seam"). Where their files are depends on how catherd was built:
 // bundled, `<name>.js` in dist/bin/ beside every chunk (scripts/bundle.mjs bundles each file of
 // src/bin/); compiled by tsc alone, `dist/src/bin/<name>.js`.
 
 /** The programs catherd starts by itself (the bin is started by the user). */
-export type ProgramName = "supervisor" | "promoter" | "notifier" | "simulated-agent";
+export type ProgramName = "supervisor" | "promoter" | "notifier" | "simulated-agent" | "opencode-bridge";
 
 /**
  * The argument that starts the supervisor program in standby (src/dispatch/start/standby.ts); the next one names

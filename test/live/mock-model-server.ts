@@ -729,7 +729,10 @@ function chatAnswer(
   const names = arrayOf(body.tools).map((t) => String(asRecordOrEmpty(t.function).name ?? ""));
   const shell = ["bash", "shell"].find((n) => names.includes(n)) ?? null;
   const results = messages.filter((m) => m.role === "tool").length;
-  const turn = turnFor(scenario, toolResult, shell, entry, results, JSON.stringify(body));
+  const turn =
+    scenario === "steer"
+      ? chatSteerTurn(messages, shell, entry)
+      : turnFor(scenario, toolResult, shell, entry, results, JSON.stringify(body));
   const spent = usageOf(scenario);
   const model = typeof body.model === "string" ? body.model : "mock-model";
   const id = nextId("chatcmpl");
@@ -1016,6 +1019,37 @@ function responsesSteerTurn(
   entry.answer = words.length > 0 ? "heard" : "text";
   const heard = words.join(" ").replace(/\s+/g, " ").trim();
   return { kind: "text", text: words.length > 0 ? `${HEARD_MARKER}${heard}` : "Live test" };
+}
+
+/**
+ * The `steer` scenario for opencode (Chat Completions, opencode-steer.live.ts): the newest message decides
+ * as `steerTurn` does for Claude — a tool's result: `the command printed`; user words holding `RUN
+ * <command>`: that command; other user words: `heard`. opencode gives a prompt sent mid-turn as a user
+ * message after the tool's result, and a permission rejected with a message as the tool's result.
+ */
+function chatSteerTurn(
+  messages: Record<string, unknown>[],
+  shell: string | null,
+  entry: LoggedRequest,
+): Turn {
+  const wordsIn = (m: Record<string, unknown> | undefined) =>
+    m === undefined ? [] : wordsOf(m).filter((t) => !t.startsWith("<"));
+  entry.said = messages.filter((m) => m.role === "user").flatMap(wordsIn);
+  const last = messages.at(-1);
+  if (last?.role === "tool") {
+    entry.answer = "final";
+    return { kind: "text", text: `${FINAL_MARKER}: the command printed: ${outputText(last.content).trim()}` };
+  }
+  const words = last?.role === "user" ? wordsIn(last) : [];
+  const line = words.flatMap((t) => t.split("\n")).find((l) => l.includes(RUN_WORD));
+  if (line !== undefined && shell !== null) {
+    entry.answer = "tool-call";
+    entry.note = line.slice(line.indexOf(RUN_WORD) + RUN_WORD.length).trim();
+    return { kind: "tool", tool: shell, command: entry.note };
+  }
+  entry.answer = words.length > 0 && shell !== null ? "heard" : "text";
+  const heard = words.join(" ").replace(/\s+/g, " ").trim();
+  return { kind: "text", text: entry.answer === "heard" ? `${HEARD_MARKER}${heard}` : "Live test" };
 }
 
 /** One scripted turn as a Messages API answer: SSE when the request streams, else one JSON message. */

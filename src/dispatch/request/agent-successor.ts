@@ -69,8 +69,15 @@ export function flagsOfTurn<Raw extends RawAgentInput>(raw: Raw, turn: TurnRecor
     access: access ?? undefined,
     thread: record.thread ?? undefined,
     // The thread lives in that CLI's own store: the same executable continues it.
-    bin: raw.bin ?? (spec.cmd === undefined || !fs.existsSync(spec.cmd) ? undefined : spec.cmd),
+    bin: raw.bin ?? cliBinOf(backend, spec),
   };
+}
+
+/** The CLI the turn ran (the same executable continues its thread); undefined when it is gone. */
+function cliBinOf(backend: Backend, spec: SpecFile): string | undefined {
+  if (spec.cmd === undefined) return undefined;
+  const bin = backend.cliBin?.(spec.cmd, spec.args) ?? spec.cmd;
+  return fs.existsSync(bin) ? bin : undefined;
 }
 
 /**

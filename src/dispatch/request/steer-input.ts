@@ -3,6 +3,7 @@ import { CatherdError } from "../../domain/errors.js";
 import type { SteerSettings } from "../../domain/schemas.js";
 import type { OnQuestion } from "../../domain/steering/questions.js";
 import { compactDuration, parseDuration } from "../../domain/text/duration.js";
+import { programFile } from "../../infra/programs.js";
 import type { Concern } from "./concern.js";
 
 // `dispatch --steerable`, `--keep-open DURATION` and `--on-question allow|deny|wait DURATION`
@@ -56,10 +57,12 @@ export function steerSupport(backend: string): string {
       return "it takes messages mid-turn over its app-server (`codex app-server`)";
     case "gemini":
       return "it takes messages between turns over ACP (`gemini --acp`)";
+    case "opencode":
+      return "it takes messages mid-turn over its server (`opencode serve`, through catherd's bridge)";
     case "exec":
       return "exec runs a command, which has no conversation to join";
     default:
-      return `${backend}'s own session protocol is not driven by catherd yet: only claude-code, codex and gemini are steerable`;
+      return `${backend} has no session protocol catherd drives`;
   }
 }
 
@@ -86,7 +89,7 @@ export const steering = {
     steerable: {
       type: "boolean",
       description:
-        "start the agent so that catherd can talk to it while it runs: catherd send, catherd answer (claude-code, codex; specs/steering.md)",
+        "start the agent so that catherd can talk to it while it runs: catherd send, catherd answer (claude-code, codex, opencode; specs/steering.md)",
     },
     "keep-open": {
       type: "string",
@@ -104,7 +107,15 @@ export const steering = {
     return steer === null ? {} : { steer };
   },
   toSpec: ({ steer }) => (steer == null ? {} : { steer }),
-  toPlan: ({ steer }) => ({ steer: steer == null ? null : { questions: steer.onQuestion !== null } }),
+  toPlan: ({ steer }) => ({
+    steer:
+      steer == null
+        ? null
+        : {
+            questions: steer.onQuestion !== null,
+            bridge: { node: process.execPath, program: programFile("opencode-bridge", import.meta.url) },
+          },
+  }),
   // Steerable on, with its policy for questions, where the successor's CLI can be talked to
   // (specs/steering.md, "Exactly once").
   carry: ({ spec }, to) =>
