@@ -79,10 +79,19 @@ export class AcpSession {
     clearTimeout(timer);
   }
 
-  /** Saves the exchange, cleaned: `root` becomes /home/dev/rec, the mock's port PORT. */
+  /**
+   * Saves the exchange, cleaned: `root` becomes /home/dev/rec, the mock's port PORT, the recording user's
+   * home (in gemini's stack traces: where the live CLIs are installed) /home/dev.
+   */
   save(dir: string, name: string, clean: { root: string; port: string }): void {
     const tidy = (text: string) =>
-      text.split(clean.root).join("/home/dev/rec").split(`:${clean.port}/`).join(":PORT/");
+      text
+        .split(clean.root)
+        .join("/home/dev/rec")
+        .split(`:${clean.port}/`)
+        .join(":PORT/")
+        .split(`${os.homedir()}/`)
+        .join("/home/dev/");
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, `${name}.in.jsonl`), tidy(`${this.written.join("\n")}\n`));
     fs.writeFileSync(path.join(dir, `${name}.out.jsonl`), tidy(`${this.read.join("\n")}\n`));
