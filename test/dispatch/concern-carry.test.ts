@@ -18,6 +18,7 @@ import { runCaps } from "../../src/dispatch/request/run-caps.js";
 import { sandbox } from "../../src/dispatch/request/sandbox-input.js";
 import { steering } from "../../src/dispatch/request/steer-input.js";
 import type { AdmitFile, LadderFile, RecordFile, SpecFile } from "../../src/domain/schemas.js";
+import type { BackendId } from "../../src/domain/vocab.js";
 
 // What a successor takes over of each concern (specs/dispatch.md, "A request's concerns"): a chain's
 // next attempt repeats the ladder's request, a follow-up turn its turn's steering and sandbox.
@@ -54,8 +55,7 @@ const SANDBOX = {
 };
 const SPEC = { steer: STEER, sandbox: SANDBOX } as unknown as SpecFile;
 
-const next = (backend: "codex" | "claude-code" | "gemini") =>
-  ({ kind: "next-attempt", backend: backendFor(backend) }) as const;
+const next = (backend: BackendId) => ({ kind: "next-attempt", backend: backendFor(backend) }) as const;
 const followUp = (backend: "codex" | "claude-code") =>
   ({ kind: "follow-up", backend: backendFor(backend) }) as const;
 
@@ -81,7 +81,11 @@ describe("what a successor carries", () => {
   it("keeps steering on where the successor's CLI can be talked to", () => {
     expect(steering.carry(recorded, next("claude-code"))).toEqual({ steer: STEER });
     expect(steering.carry(recorded, followUp("claude-code"))).toEqual({ steer: STEER });
-    expect(steering.carry(recorded, next("gemini"))).toEqual({});
+    // Every agent CLI can be talked to; a command run by exec cannot.
+    for (const cli of ["codex", "gemini", "opencode"] as const) {
+      expect(steering.carry(recorded, next(cli))).toEqual({ steer: STEER });
+    }
+    expect(steering.carry(recorded, next("exec"))).toEqual({});
     expect(steering.carry({ spec: null, ladder: LADDER }, next("claude-code"))).toEqual({});
   });
 
