@@ -113,8 +113,12 @@ export function addHits(into: FileCoverageData, child: FileCoverageData): number
     else into.s[key] = (into.s[key] ?? 0) + (child.s[k] ?? 0);
   }
   const functions = new Map(Object.entries(into.fnMap).map(([k, fn]) => [at(fn.decl.start), k]));
+  const onLine = functionsByLine(into);
   for (const [k, fn] of Object.entries(child.fnMap)) {
-    const key = functions.get(at(fn.decl.start));
+    // A method with a TypeScript modifier (`private async run()`) is declared at the modifier by one map
+    // and at the name by the other: on the same line, the one function declared there is the same.
+    const alone = onLine.get(fn.decl.start.line);
+    const key = functions.get(at(fn.decl.start)) ?? (alone?.length === 1 ? alone[0] : undefined);
     if (key === undefined) unmatched += 1;
     else into.f[key] = (into.f[key] ?? 0) + (child.f[k] ?? 0);
   }
@@ -134,6 +138,15 @@ export function addHits(into: FileCoverageData, child: FileCoverageData): number
     into.b[key] = hits.map((n, i) => n + (child.b[k]?.[i] ?? 0));
   }
   return unmatched;
+}
+
+/** The functions of a file by the line they are declared on. */
+function functionsByLine(file: FileCoverageData): Map<number, string[]> {
+  const lines = new Map<number, string[]>();
+  for (const [k, fn] of Object.entries(file.fnMap)) {
+    lines.set(fn.decl.start.line, [...(lines.get(fn.decl.start.line) ?? []), k]);
+  }
+  return lines;
 }
 
 /**
