@@ -1,19 +1,18 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type CliResult, runCli } from "../helpers/cli.js";
 import { isAlive, killPid } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait.js";
 import {
   checkPrerequisites,
   diagnostics,
-  dispatcherEnv,
   type LiveDispatch,
   LiveRun,
   leftovers,
   waitForRecord,
 } from "./harness.js";
 import { HEARD_MARKER, type MockModelServer, startMockModelServer } from "./mock-model-server.js";
+import { catherdOn, sendLive, streamObjects } from "./steer-kit.js";
 
 // Talking to a running real codex over `codex app-server` (specs/steering.md, "Which backends"): a
 // dispatch started --steerable, driven by the built `catherd send`, against the mock's `steer` scenario
@@ -35,32 +34,10 @@ afterEach(async (context) => {
   await run.reap(context.task.result?.state === "fail");
 });
 
-function catherd(d: LiveDispatch, args: string[]): Promise<CliResult> {
-  return runCli(args, {
-    env: dispatcherEnv(path.join(d.root, "catherd-home")),
-    cwd: path.join(d.root, "work"),
-    timeoutMs: 60_000,
-  });
-}
-
-async function send(d: LiveDispatch, text: string, more: string[] = []): Promise<string> {
-  const result = await catherd(d, ["send", "codex-steer", text, "--json", ...more]);
-  expect(result.code, `${result.stdout}${result.stderr}\n${diagnostics(d, server)}`).toBe(0);
-  return (JSON.parse(result.stdout) as { sent: { id: string } }).sent.id;
-}
-
-/** The app-server's messages (events.jsonl), one object per line that parses. */
-function messages(d: LiveDispatch): Record<string, unknown>[] {
-  const file = path.join(d.dir, "events.jsonl");
-  const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
-  return text.split("\n").flatMap((line) => {
-    try {
-      return [JSON.parse(line) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
-}
+const catherd = catherdOn;
+const send = (d: LiveDispatch, text: string, more: string[] = []) =>
+  sendLive(d, server, { name: "codex-steer", text, more });
+const messages = streamObjects;
 
 /** `method` with its item's type, for each item notification: "item/started commandExecution". */
 function trail(d: LiveDispatch): string[] {

@@ -1,18 +1,18 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type CliResult, dispatchedOf, runCli } from "../helpers/cli.js";
+import { dispatchedOf } from "../helpers/cli.js";
 import { waitFor } from "../helpers/wait.js";
 import {
   checkPrerequisites,
   diagnostics,
-  dispatcherEnv,
   type LiveDispatch,
   LiveRun,
   leftovers,
   waitForRecord,
 } from "./harness.js";
 import { HEARD_MARKER, type MockModelServer, startMockModelServer } from "./mock-model-server.js";
+import { catherdOn, sendLive, streamObjects } from "./steer-kit.js";
 
 // Talking to a running real gemini over ACP (`gemini --acp`, specs/steering.md, "Which backends"): a
 // dispatch started --steerable, driven by the built `catherd send`, against the mock's `steer` scenario
@@ -37,32 +37,10 @@ afterEach(async (context) => {
   await run.reap(context.task.result?.state === "fail");
 });
 
-function catherd(d: LiveDispatch, args: string[]): Promise<CliResult> {
-  return runCli(args, {
-    env: dispatcherEnv(path.join(d.root, "catherd-home")),
-    cwd: path.join(d.root, "work"),
-    timeoutMs: 60_000,
-  });
-}
-
-async function send(d: LiveDispatch, text: string, more: string[] = []): Promise<string> {
-  const result = await catherd(d, ["send", "gemini-steer", text, "--json", ...more]);
-  expect(result.code, `${result.stdout}${result.stderr}\n${diagnostics(d, server)}`).toBe(0);
-  return (JSON.parse(result.stdout) as { sent: { id: string } }).sent.id;
-}
-
-/** gemini's ACP messages (events.jsonl), one object per line that parses. */
-function messages(d: LiveDispatch): Record<string, unknown>[] {
-  const file = path.join(d.dir, "events.jsonl");
-  const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
-  return text.split("\n").flatMap((line) => {
-    try {
-      return [JSON.parse(line) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
-}
+const catherd = catherdOn;
+const send = (d: LiveDispatch, text: string, more: string[] = []) =>
+  sendLive(d, server, { name: "gemini-steer", text, more });
+const messages = streamObjects;
 
 /** Each session/update's kind and each prompt's end ("end prompt:… end_turn"), in order. */
 function trail(d: LiveDispatch): string[] {

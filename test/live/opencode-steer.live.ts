@@ -1,18 +1,17 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type CliResult, runCli } from "../helpers/cli.js";
 import { waitFor } from "../helpers/wait.js";
 import {
   checkPrerequisites,
   diagnostics,
-  dispatcherEnv,
   type LiveDispatch,
   LiveRun,
   leftovers,
   waitForRecord,
 } from "./harness.js";
 import { HEARD_MARKER, type MockModelServer, startMockModelServer } from "./mock-model-server.js";
+import { catherdOn, sendLive, streamObjects } from "./steer-kit.js";
 
 // Talking to a running real opencode over `opencode serve` through catherd's bridge (specs/steering.md,
 // "Which backends"): a dispatch started --steerable, driven by the built `catherd send` and `catherd
@@ -35,32 +34,10 @@ afterEach(async (context) => {
   await run.reap(context.task.result?.state === "fail");
 });
 
-function catherd(d: LiveDispatch, args: string[]): Promise<CliResult> {
-  return runCli(args, {
-    env: dispatcherEnv(path.join(d.root, "catherd-home")),
-    cwd: path.join(d.root, "work"),
-    timeoutMs: 60_000,
-  });
-}
-
-async function send(d: LiveDispatch, text: string, more: string[] = []): Promise<string> {
-  const result = await catherd(d, ["send", "opencode-steer", text, "--json", ...more]);
-  expect(result.code, `${result.stdout}${result.stderr}\n${diagnostics(d, server)}`).toBe(0);
-  return (JSON.parse(result.stdout) as { sent: { id: string } }).sent.id;
-}
-
-/** The bridge's lines (events.jsonl), one object per line that parses. */
-function lines(d: LiveDispatch): Record<string, unknown>[] {
-  const file = path.join(d.dir, "events.jsonl");
-  const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
-  return text.split("\n").flatMap((line) => {
-    try {
-      return [JSON.parse(line) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
-}
+const catherd = catherdOn;
+const send = (d: LiveDispatch, text: string, more: string[] = []) =>
+  sendLive(d, server, { name: "opencode-steer", text, more });
+const lines = streamObjects;
 
 /** Each line's type, a tool part's with its status: "message.part.updated tool running". */
 function trail(d: LiveDispatch): string[] {

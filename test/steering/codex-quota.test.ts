@@ -1,33 +1,24 @@
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Dispatched } from "../../src/cli/dispatch-command.js";
-import { isolatedHome, runCli } from "../helpers/cli.js";
-import { ROOT, readJson, tempDir } from "../helpers/folders.js";
-import { useSteeredDispatches } from "../helpers/steering.js";
+import { readJson } from "../helpers/folders.js";
+import { dispatchStandIn, standIn, useSteeredDispatches } from "../helpers/steering.js";
 import { waitForJson } from "../helpers/wait.js";
 
 // A steerable codex keeps the account's windows its app-server reports (account/rateLimits/updated) in
 // the dispatch folder's quota.json (specs/dispatch-folder.md), supervised for real on the stand-in for
 // `codex app-server` (test/fixtures/fake-codex-app-server.mjs).
 
-const FAKE_CODEX = path.join(ROOT, "test/fixtures/fake-codex-app-server.mjs");
 const steered = useSteeredDispatches();
+const CODEX = { binEnv: "CATHERD_CODEX_BIN", file: "fake-codex-app-server.mjs", logEnv: "FAKE_CODEX_LOG" };
 
-async function dispatch(env: NodeJS.ProcessEnv, name: string) {
-  const args = ["dispatch", "--backend", "codex", "--steerable", "--name", name, "--brief", "hi", "--json"];
-  const result = await runCli(args, { env });
-  expect(result.stderr).toBe("");
-  const d = (JSON.parse(result.stdout) as Dispatched).dispatched;
-  steered.track(d.dispatchId, d.supervisorPid);
-  return d;
+async function dispatch(name: string, extra: NodeJS.ProcessEnv = {}) {
+  const s = standIn("codex", CODEX, extra);
+  return dispatchStandIn(steered, s, { name, brief: "hi", extra: ["--steerable"] });
 }
 
 describe("quota.json of a steerable codex", () => {
   it("holds the primary window as last reported, in percent, minutes and an ISO reset", async () => {
-    const { env } = isolatedHome();
-    const log = path.join(tempDir(), "model.log");
-    const base = { ...env, CATHERD_CODEX_BIN: FAKE_CODEX, FAKE_CODEX_LOG: log };
-    const d = await dispatch({ ...base, FAKE_CODEX_PRIMARY_USED: "42" }, "quota");
+    const d = await dispatch("quota", { FAKE_CODEX_PRIMARY_USED: "42" });
     const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
     expect(record.status).toBe("ok");
     const quota = readJson(path.join(d.dir, "quota.json")) as {
@@ -49,9 +40,7 @@ describe("quota.json of a steerable codex", () => {
   });
 
   it("is not written when the CLI reported no window (null snapshots, as against the mock model)", async () => {
-    const { env } = isolatedHome();
-    const log = path.join(tempDir(), "model.log");
-    const d = await dispatch({ ...env, CATHERD_CODEX_BIN: FAKE_CODEX, FAKE_CODEX_LOG: log }, "none");
+    const d = await dispatch("none");
     await waitForJson(path.join(d.dir, "record.json"), 30_000);
     expect(() => readJson(path.join(d.dir, "quota.json"))).toThrow();
   });

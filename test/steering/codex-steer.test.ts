@@ -1,73 +1,32 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Dispatched } from "../../src/cli/dispatch-command.js";
-import type { Sent } from "../../src/cli/send-command.js";
-import { isolatedHome, runCli } from "../helpers/cli.js";
-import { ROOT, readJson, tempDir } from "../helpers/folders.js";
-import { useSteeredDispatches } from "../helpers/steering.js";
+import { runCli } from "../helpers/cli.js";
+import { readJson } from "../helpers/folders.js";
+import {
+  dispatchStandIn,
+  eventsHold,
+  modelSaw,
+  receiptStates,
+  type StandIn,
+  sendMessage,
+  standIn,
+  useSteeredDispatches,
+} from "../helpers/steering.js";
 import { waitFor, waitForJson } from "../helpers/wait.js";
 
 // A steerable codex dispatch end to end (specs/steering.md, "Which backends"): a stand-in for `codex
 // app-server` that fails where the real one fails (test/fixtures/fake-codex-app-server.mjs), supervised
 // for real, talked to with `catherd send` and `catherd answer`.
 
-const FAKE_CODEX = path.join(ROOT, "test/fixtures/fake-codex-app-server.mjs");
 const steered = useSteeredDispatches();
-
-interface Setup {
-  env: NodeJS.ProcessEnv;
-  log: string;
-}
-
-function setup(): Setup {
-  const { env } = isolatedHome();
-  const log = path.join(tempDir(), "model.log");
-  return { env: { ...env, CATHERD_CODEX_BIN: FAKE_CODEX, FAKE_CODEX_LOG: log }, log };
-}
-
-async function dispatch(s: Setup, name: string, brief: string, extra: string[]) {
-  const args = ["dispatch", "--backend", "codex", "--name", name, "--brief", brief, "--json", ...extra];
-  const result = await runCli(args, { env: s.env });
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  const d = (JSON.parse(result.stdout) as Dispatched).dispatched;
-  steered.track(d.dispatchId, d.supervisorPid);
-  return d;
-}
-
-async function send(s: Setup, args: string[]): Promise<Sent["sent"]> {
-  const result = await runCli(["send", ...args, "--json"], { env: s.env });
-  if (result.code !== 0) throw new Error(`send failed (${result.code}): ${result.stderr}`);
-  return (JSON.parse(result.stdout) as Sent).sent;
-}
-
-/** Resolves once the dispatch's events.jsonl holds `text` `times` times. */
-function eventsHold(dir: string, text: string, times = 1): Promise<true> {
-  return waitFor(`events.jsonl to hold ${text} ×${times}`, () => {
-    const file = path.join(dir, "events.jsonl");
-    const events = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
-    return events.split(text).length - 1 >= times ? true : undefined;
-  });
-}
-
-/** What the "model" saw, in order: one entry per message it was given. */
-function seen(s: Setup): { uuid: string | null; text: string }[] {
-  if (!fs.existsSync(s.log)) return [];
-  return fs
-    .readFileSync(s.log, "utf8")
-    .trim()
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => JSON.parse(l) as { uuid: string | null; text: string });
-}
-
-/** A message's receipt states in order; [] before the supervisor wrote its first. */
-function states(dir: string, id: string): string[] {
-  const file = path.join(dir, "inbox", `${id}.state.json`);
-  if (!fs.existsSync(file)) return [];
-  return (readJson(file).history as { state: string }[]).map((h) => h.state);
-}
+const CODEX = { binEnv: "CATHERD_CODEX_BIN", file: "fake-codex-app-server.mjs", logEnv: "FAKE_CODEX_LOG" };
+const setup = (): StandIn => standIn("codex", CODEX);
+const dispatch = (s: StandIn, name: string, brief: string, extra: string[]) =>
+  dispatchStandIn(steered, s, { name, brief, extra });
+const send = (s: StandIn, args: string[]) => sendMessage(s.env, args);
+const seen = (s: StandIn) => modelSaw(s.log);
+const states = receiptStates;
 
 describe("a steerable codex dispatch over its app-server", () => {
   it("a message sent while a command runs is steered into that turn, once, and receipted by its echo", async () => {

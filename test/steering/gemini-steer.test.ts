@@ -1,75 +1,35 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Dispatched } from "../../src/cli/dispatch-command.js";
-import type { Sent } from "../../src/cli/send-command.js";
-import { isolatedHome, runCli } from "../helpers/cli.js";
-import { ROOT, readJson, tempDir } from "../helpers/folders.js";
-import { useSteeredDispatches } from "../helpers/steering.js";
-import { waitFor, waitForJson } from "../helpers/wait.js";
+import { runCli } from "../helpers/cli.js";
+import { readJson } from "../helpers/folders.js";
+import {
+  dispatchStandIn,
+  eventsHold,
+  eventsOf,
+  modelSaw,
+  receiptStates,
+  type StandIn,
+  sendMessage,
+  standIn,
+  useSteeredDispatches,
+} from "../helpers/steering.js";
+import { waitForJson } from "../helpers/wait.js";
 
 // A steerable gemini dispatch end to end (specs/steering.md, "Which backends"): a stand-in for `gemini
 // --acp` that fails where the real one fails (test/fixtures/fake-gemini-acp.mjs: a second prompt mid-turn
 // cancels the first), supervised for real, talked to with `catherd send` and `catherd answer`.
 
-const FAKE_GEMINI = path.join(ROOT, "test/fixtures/fake-gemini-acp.mjs");
 const steered = useSteeredDispatches();
-
-interface Setup {
-  env: NodeJS.ProcessEnv;
-  log: string;
-}
-
-function setup(): Setup {
-  const { env } = isolatedHome();
-  const log = path.join(tempDir(), "model.log");
-  return { env: { ...env, CATHERD_GEMINI_BIN: FAKE_GEMINI, FAKE_GEMINI_LOG: log }, log };
-}
-
-async function dispatch(s: Setup, name: string, brief: string, extra: string[]) {
-  const args = ["dispatch", "--backend", "gemini", "--name", name, "--brief", brief, "--json", ...extra];
-  const result = await runCli(args, { env: s.env });
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  const d = (JSON.parse(result.stdout) as Dispatched).dispatched;
-  steered.track(d.dispatchId, d.supervisorPid);
-  return d;
-}
-
-async function send(s: Setup, args: string[]): Promise<Sent["sent"]> {
-  const result = await runCli(["send", ...args, "--json"], { env: s.env });
-  if (result.code !== 0) throw new Error(`send failed (${result.code}): ${result.stderr}`);
-  return (JSON.parse(result.stdout) as Sent).sent;
-}
-
-const events = (dir: string) => {
-  const file = path.join(dir, "events.jsonl");
-  return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
-};
-
-/** Resolves once the dispatch's events.jsonl holds `text` `times` times. */
-function eventsHold(dir: string, text: string, times = 1): Promise<true> {
-  return waitFor(`events.jsonl to hold ${text} ×${times}`, () =>
-    events(dir).split(text).length - 1 >= times ? true : undefined,
-  );
-}
-
+const GEMINI = { binEnv: "CATHERD_GEMINI_BIN", file: "fake-gemini-acp.mjs", logEnv: "FAKE_GEMINI_LOG" };
+const setup = (): StandIn => standIn("gemini", GEMINI);
+const dispatch = (s: StandIn, name: string, brief: string, extra: string[]) =>
+  dispatchStandIn(steered, s, { name, brief, extra });
+const send = (s: StandIn, args: string[]) => sendMessage(s.env, args);
+const events = eventsOf;
 /** What the "model" saw, in order: one entry per prompt it worked on. */
-function seen(s: Setup): string[] {
-  if (!fs.existsSync(s.log)) return [];
-  return fs
-    .readFileSync(s.log, "utf8")
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => (JSON.parse(l) as { text: string }).text);
-}
-
-/** A message's receipt states in order; [] before the supervisor wrote its first. */
-function states(dir: string, id: string): string[] {
-  const file = path.join(dir, "inbox", `${id}.state.json`);
-  if (!fs.existsSync(file)) return [];
-  return (readJson(file).history as { state: string }[]).map((h) => h.state);
-}
+const seen = (s: StandIn) => modelSaw(s.log).map((m) => m.text);
+const states = receiptStates;
 
 describe("a steerable gemini dispatch over ACP", () => {
   it("a message sent while a command runs waits for the turn's end, then is the next prompt: the command's turn is not cancelled", async () => {

@@ -1,92 +1,46 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Dispatched } from "../../src/cli/dispatch-command.js";
-import type { Sent } from "../../src/cli/send-command.js";
-import { isolatedHome, runCli } from "../helpers/cli.js";
+import { runCli } from "../helpers/cli.js";
 import { ROOT, readJson, tempDir } from "../helpers/folders.js";
-import { useSteeredDispatches } from "../helpers/steering.js";
+import {
+  dispatchStandIn,
+  eventsHold,
+  modelSaw,
+  receiptStates,
+  type StandIn,
+  sendMessage,
+  standIn,
+  useSteeredDispatches,
+} from "../helpers/steering.js";
 import { waitFor, waitForJson } from "../helpers/wait.js";
 
 // A steerable opencode dispatch end to end (specs/steering.md, "Which backends"): catherd's bridge running
 // a stand-in for `opencode serve` that fails where the real one fails (test/fixtures/fake-opencode-serve.mjs),
 // supervised for real, talked to with `catherd send` and `catherd answer`.
 
-const FAKE_OPENCODE = path.join(ROOT, "test/fixtures/fake-opencode-serve.mjs");
 const steered = useSteeredDispatches();
+const FAKE_OPENCODE = path.join(ROOT, "test/fixtures/fake-opencode-serve.mjs");
+const OPENCODE = {
+  binEnv: "CATHERD_OPENCODE_BIN",
+  file: "fake-opencode-serve.mjs",
+  logEnv: "FAKE_OPENCODE_LOG",
+};
 
-interface Setup {
-  env: NodeJS.ProcessEnv;
-  log: string;
-  cwd: string;
-}
-
-function setup(): Setup {
-  const { env } = isolatedHome();
+/** The stand-in's home, with a work folder of its own (the dispatch's --cwd) and opencode's data folder. */
+function setup(): StandIn & { cwd: string } {
   const dir = tempDir();
-  const log = path.join(dir, "model.log");
   const cwd = path.join(dir, "work");
   fs.mkdirSync(cwd);
-  const fake = {
-    CATHERD_OPENCODE_BIN: FAKE_OPENCODE,
-    FAKE_OPENCODE_LOG: log,
-    XDG_DATA_HOME: path.join(dir, "data"),
-  };
-  return { env: { ...env, ...fake }, log, cwd };
+  return { ...standIn("opencode", OPENCODE, { XDG_DATA_HOME: path.join(dir, "data") }), cwd };
 }
 
-async function dispatch(s: Setup, name: string, brief: string, extra: string[]) {
-  const args = [
-    "dispatch",
-    "--backend",
-    "opencode",
-    "--name",
-    name,
-    "--cwd",
-    s.cwd,
-    "--brief",
-    brief,
-    "--json",
-  ];
-  const result = await runCli([...args, ...extra], { env: s.env });
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  const d = (JSON.parse(result.stdout) as Dispatched).dispatched;
-  steered.track(d.dispatchId, d.supervisorPid);
-  return d;
-}
-
-async function send(s: Setup, args: string[]): Promise<Sent["sent"]> {
-  const result = await runCli(["send", ...args, "--json"], { env: s.env });
-  if (result.code !== 0) throw new Error(`send failed (${result.code}): ${result.stderr}`);
-  return (JSON.parse(result.stdout) as Sent).sent;
-}
-
-/** Resolves once the dispatch's events.jsonl holds `text` `times` times. */
-function eventsHold(dir: string, text: string, times = 1): Promise<true> {
-  return waitFor(`events.jsonl to hold ${text} ×${times}`, () => {
-    const file = path.join(dir, "events.jsonl");
-    const events = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
-    return events.split(text).length - 1 >= times ? true : undefined;
-  });
-}
-
+const dispatch = (s: StandIn & { cwd: string }, name: string, brief: string, extra: string[]) =>
+  dispatchStandIn(steered, s, { name, brief, extra: ["--cwd", s.cwd, ...extra] });
+const send = (s: StandIn, args: string[]) => sendMessage(s.env, args);
 /** What the "model" took, in order: one entry per prompt. */
-function seen(s: Setup): string[] {
-  if (!fs.existsSync(s.log)) return [];
-  return fs
-    .readFileSync(s.log, "utf8")
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => (JSON.parse(l) as { text: string }).text);
-}
-
-/** A message's receipt states in order; [] before the supervisor wrote its first. */
-function states(dir: string, id: string): string[] {
-  const file = path.join(dir, "inbox", `${id}.state.json`);
-  if (!fs.existsSync(file)) return [];
-  return (readJson(file).history as { state: string }[]).map((h) => h.state);
-}
+const seen = (s: StandIn) => modelSaw(s.log).map((m) => m.text);
+const states = receiptStates;
 
 /** The dispatch's record, waited for; on a timeout, the error carries its stream and its supervisor's log. */
 async function recordOf(dir: string): Promise<Record<string, unknown>> {
