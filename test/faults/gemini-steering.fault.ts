@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -31,9 +32,15 @@ function steeredHome(t: Trial, extra: NodeJS.ProcessEnv = {}): Steered {
   return { env, log };
 }
 
-async function dispatchSteered(t: Trial, s: Steered, name: string): Promise<Dispatched> {
-  const args = ["dispatch", "--backend", "gemini", "--steerable", "--access", "full"];
-  args.push("--name", name, "--brief", BRIEF, "--json");
+async function dispatchSteered(
+  t: Trial,
+  s: Steered,
+  name: string,
+  brief = BRIEF,
+  extra: string[] = [],
+): Promise<Dispatched> {
+  const args = ["dispatch", "--backend", "gemini", "--steerable", "--access", "full", ...extra];
+  args.push("--name", name, "--brief", brief, "--json");
   const result = await runCli(args, { env: s.env, timeoutMs: 60_000 });
   expect(result.stderr, "dispatch printed an error").toBe("");
   expect(result.code).toBe(0);
@@ -43,21 +50,42 @@ async function dispatchSteered(t: Trial, s: Steered, name: string): Promise<Disp
   return d;
 }
 
-function seen(s: Steered): string[] {
+/** Each prompt the model saw, in order: the uuid its request named, and its text. */
+function logged(s: Steered): { uuid: string; text: string }[] {
   if (!fs.existsSync(s.log)) return [];
   return fs
     .readFileSync(s.log, "utf8")
     .split("\n")
     .filter((l) => l !== "")
-    .map((l) => (JSON.parse(l) as { text: string }).text);
+    .map((l) => JSON.parse(l) as { uuid: string; text: string });
 }
 
-function receiptState(dir: string, id: string): string | null {
+function seen(s: Steered): string[] {
+  return logged(s).map((m) => m.text);
+}
+
+interface Receipt {
+  state: string;
+  history: { state: string; why?: string }[];
+}
+
+function receiptOf(dir: string, id: string): Receipt | null {
   try {
-    return (readJson(path.join(dir, "inbox", `${id}.state.json`)) as { state: string }).state;
+    return readJson(path.join(dir, "inbox", `${id}.state.json`)) as unknown as Receipt;
   } catch {
     return null;
   }
+}
+
+function receiptState(dir: string, id: string): string | null {
+  return receiptOf(dir, id)?.state ?? null;
+}
+
+/** `catherd send` of one text: its id. */
+async function sendText(s: Steered, name: string, text: string): Promise<string> {
+  const sent = await runCli(["send", name, text, "--json"], { env: s.env, timeoutMs: 60_000 });
+  expect(sent.code, sent.stderr).toBe(0);
+  return (JSON.parse(sent.stdout) as { sent: { id: string } }).sent.id;
 }
 
 function written(dir: string, id: string): boolean {
@@ -209,6 +237,96 @@ describe("row 16i, gemini: killed after writing a prompt, before gemini refused 
     expect(receiptState(d.dir, id)).toBe("acted");
     expect(record.reply).toBe("done: also the docs");
     t.note(`read after the kill: ${JSON.stringify(read(requests).slice(before))}`);
+    t.pass();
+  });
+});
+
+/** The uuid catherd gives a message (supervisor/steering.ts `uuidOf`), recomputed: the prompt names it. */
+function uuidOf(dispatchId: string, id: string): string {
+  const hex = createHash("sha256").update(`${dispatchId}/${id}`).digest("hex");
+  const variant = ((Number.parseInt(hex[16] ?? "0", 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+const SENDERS = 10;
+const PER_SENDER = 10;
+
+/** SENDERS loops of PER_SENDER `catherd send` each, at once: each message's id and text. */
+async function crowdSends(s: Steered, name: string): Promise<{ id: string; text: string }[]> {
+  const sent: { id: string; text: string }[] = [];
+  const loops = Array.from({ length: SENDERS }, async (_, p) => {
+    for (let i = 0; i < PER_SENDER; i++) {
+      const text = `sender ${p} message ${i}`;
+      sent.push({ id: await sendText(s, name, text), text });
+    }
+  });
+  await Promise.all(loops);
+  return sent;
+}
+
+// Row 16c for gemini: gemini takes a message only between turns. Those sent while the brief's command
+// runs wait for its turn's end and are then given one prompt each, in id order; with --keep-open, one sent
+// while gemini is idle starts a turn of its own.
+describe("row 16c, gemini: a hundred messages from ten senders at once", () => {
+  it("gives each once, in the order of their ids, one prompt each between turns", async () => {
+    const t = trial("16c gemini: 100 messages sent to one dispatch by 10 concurrent senders");
+    const s = steeredHome(t);
+    const d = await dispatchSteered(t, s, "gemini-crowd", "[tool:3000] start", ["--keep-open", "60s"]);
+    await waitFor("the brief to be taken", () => (seen(s).length === 1 ? true : undefined), 30_000);
+    const startedAt = Date.now();
+    const sent = await crowdSends(s, "gemini-crowd");
+    expect(new Set(sent.map((m) => m.id)).size, "every message its own id").toBe(SENDERS * PER_SENDER);
+    await waitFor(
+      "every receipt acted",
+      () => (sent.every((m) => receiptState(d.dir, m.id) === "acted") ? true : undefined),
+      120_000,
+    );
+    t.note(`${sent.length} sent, all acted ${Date.now() - startedAt} ms after the first send`);
+    const cancel = await runCli(["cancel", "gemini-crowd", "--wait"], { env: s.env, timeoutMs: 60_000 });
+    expect(cancel.code, cancel.stderr).toBe(0);
+    await waitGone(d.supervisorPid, 30_000);
+    expect(readJson(path.join(d.dir, "record.json")).status).toBe("cancelled");
+    const log = logged(s);
+    expect(log[0]?.text).toBe("[tool:3000] start");
+    const rest = log.slice(1);
+    expect(rest.length, "prompts the model saw (besides the brief)").toBe(sent.length);
+    const byText = new Map(sent.map((m) => [m.text, m.id]));
+    for (const r of rest) expect(r.uuid, r.text).toBe(uuidOf(d.dispatchId, byText.get(r.text) ?? ""));
+    const seenIds = rest.map((r) => byText.get(r.text) as string);
+    expect(new Set(seenIds).size, "each seen once").toBe(sent.length);
+    expect(seenIds, "the order the model saw the messages in, against their ids").toEqual(
+      [...seenIds].sort(),
+    );
+    t.pass();
+  });
+});
+
+describe("row 16d, gemini: a torn message file in inbox/", () => {
+  it("fails the torn one, saying it is not a message, and gives the good one", async () => {
+    const t = trial("16d gemini: a torn inbox/<id>.json beside a good message");
+    const s = steeredHome(t);
+    const d = await dispatchSteered(t, s, "gemini-torn");
+    await waitFor("the brief to be taken", () => (seen(s).length === 1 ? true : undefined), 30_000);
+    const tornId = "20261202T060000000Z-aaaaaa";
+    fs.mkdirSync(path.join(d.dir, "inbox"), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(d.dir, "inbox", `${tornId}.json`), '{"schema":1,"id":', { mode: 0o600 });
+    const good = await sendText(s, "gemini-torn", "the good one");
+    expect(good > tornId, "the good message sorts after the torn one").toBe(true);
+    const show = await runCli(["show", "gemini-torn", "--json"], { env: s.env, timeoutMs: 30_000 });
+    expect(show.code, show.stderr).toBe(0);
+    const record = await waitForJson(path.join(d.dir, "record.json"), 60_000);
+    await waitGone(d.supervisorPid, 30_000);
+    expect(record.status, JSON.stringify(record)).toBe("ok");
+    const torn = receiptOf(d.dir, tornId);
+    expect(torn?.state).toBe("failed");
+    expect(torn?.history.at(-1)?.why).toMatch(/not a message/);
+    expect(receiptState(d.dir, good)).toBe("acted");
+    expect(seen(s)).toEqual([BRIEF, "the good one"]);
+    expect(record.reply).toBe("done: the good one");
+    expect((record.steering as { messages: Record<string, number> } | undefined)?.messages).toMatchObject({
+      failed: 1,
+      acted: 1,
+    });
     t.pass();
   });
 });

@@ -30,12 +30,19 @@ function steeredHome(t: Trial, extra: NodeJS.ProcessEnv = {}): Steered {
   return { env, log };
 }
 
-async function dispatchSteered(t: Trial, s: Steered, name: string, brief: string): Promise<Dispatched> {
+async function dispatchSteered(
+  t: Trial,
+  s: Steered,
+  name: string,
+  brief: string,
+  extra: string[] = [],
+): Promise<Dispatched> {
   const args = [
     "dispatch",
     "--backend",
     "opencode",
     "--steerable",
+    ...extra,
     "--name",
     name,
     "--brief",
@@ -60,12 +67,28 @@ function seen(s: Steered): string[] {
     .map((l) => (JSON.parse(l) as { text: string }).text);
 }
 
-function receiptState(dir: string, id: string): string | null {
+interface Receipt {
+  state: string;
+  history: { state: string; why?: string }[];
+}
+
+function receiptOf(dir: string, id: string): Receipt | null {
   try {
-    return (readJson(path.join(dir, "inbox", `${id}.state.json`)) as { state: string }).state;
+    return readJson(path.join(dir, "inbox", `${id}.state.json`)) as unknown as Receipt;
   } catch {
     return null;
   }
+}
+
+function receiptState(dir: string, id: string): string | null {
+  return receiptOf(dir, id)?.state ?? null;
+}
+
+/** `catherd send` of one text: its id. */
+async function sendText(s: Steered, name: string, text: string): Promise<string> {
+  const sent = await runCli(["send", name, text, "--json"], { env: s.env, timeoutMs: 60_000 });
+  expect(sent.code, sent.stderr).toBe(0);
+  return (JSON.parse(sent.stdout) as { sent: { id: string } }).sent.id;
 }
 
 function messageWritten(dir: string, id: string): boolean {
@@ -151,6 +174,87 @@ describe("rows 16a, 16b, opencode: a supervisor killed between giving a message 
       30_000,
     );
     await adoptAndFinish(t, s, d, d.supervisorPid, id);
+    t.pass();
+  });
+});
+
+const SENDERS = 10;
+const PER_SENDER = 10;
+
+/** SENDERS loops of PER_SENDER `catherd send` each, at once: each message's id and text. */
+async function crowdSends(s: Steered, name: string): Promise<{ id: string; text: string }[]> {
+  const sent: { id: string; text: string }[] = [];
+  const loops = Array.from({ length: SENDERS }, async (_, p) => {
+    for (let i = 0; i < PER_SENDER; i++) {
+      const text = `sender ${p} message ${i}`;
+      sent.push({ id: await sendText(s, name, text), text });
+    }
+  });
+  await Promise.all(loops);
+  return sent;
+}
+
+// Row 16c for opencode: opencode takes a message mid-turn (it joins the running turn), or, with
+// --keep-open, one given while it is idle starts a turn.
+describe("row 16c, opencode: a hundred messages from ten senders at once", () => {
+  it("gives each once, in the order of their ids, mid-turn or starting the next turn", async () => {
+    const t = trial("16c opencode: 100 messages sent to one dispatch by 10 concurrent senders");
+    const s = steeredHome(t);
+    const d = await dispatchSteered(t, s, "opencode-crowd", "[tool:3000] start", ["--keep-open", "60s"]);
+    await waitFor("the brief to be taken", () => (seen(s).length === 1 ? true : undefined), 30_000);
+    const startedAt = Date.now();
+    const sent = await crowdSends(s, "opencode-crowd");
+    expect(new Set(sent.map((m) => m.id)).size, "every message its own id").toBe(SENDERS * PER_SENDER);
+    await waitFor(
+      "every receipt acted",
+      () => (sent.every((m) => receiptState(d.dir, m.id) === "acted") ? true : undefined),
+      120_000,
+    );
+    t.note(`${sent.length} sent, all acted ${Date.now() - startedAt} ms after the first send`);
+    const cancel = await runCli(["cancel", "opencode-crowd", "--wait"], { env: s.env, timeoutMs: 60_000 });
+    expect(cancel.code, cancel.stderr).toBe(0);
+    await waitGone(d.supervisorPid, 30_000);
+    expect(readJson(path.join(d.dir, "record.json")).status).toBe("cancelled");
+    const log = seen(s);
+    expect(log[0]).toBe("[tool:3000] start");
+    const rest = log.slice(1);
+    expect(rest.length, "prompts the model took (besides the brief)").toBe(sent.length);
+    const byText = new Map(sent.map((m) => [m.text, m.id]));
+    const seenIds = rest.map((text) => byText.get(text) as string);
+    expect(new Set(seenIds).size, "each taken once").toBe(sent.length);
+    expect(seenIds, "the order the model took the messages in, against their ids").toEqual(
+      [...seenIds].sort(),
+    );
+    t.pass();
+  });
+});
+
+describe("row 16d, opencode: a torn message file in inbox/", () => {
+  it("fails the torn one, saying it is not a message, and gives the good one", async () => {
+    const t = trial("16d opencode: a torn inbox/<id>.json beside a good message");
+    const s = steeredHome(t);
+    const d = await dispatchSteered(t, s, "opencode-torn", "[tool:4000] work");
+    await waitFor("the brief to be taken", () => (seen(s).length === 1 ? true : undefined), 30_000);
+    const tornId = "20261202T060000000Z-aaaaaa";
+    fs.mkdirSync(path.join(d.dir, "inbox"), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(d.dir, "inbox", `${tornId}.json`), '{"schema":1,"id":', { mode: 0o600 });
+    const good = await sendText(s, "opencode-torn", "the good one");
+    expect(good > tornId, "the good message sorts after the torn one").toBe(true);
+    const show = await runCli(["show", "opencode-torn", "--json"], { env: s.env, timeoutMs: 30_000 });
+    expect(show.code, show.stderr).toBe(0);
+    const record = await waitForJson(path.join(d.dir, "record.json"), 60_000);
+    await waitGone(d.supervisorPid, 30_000);
+    expect(record.status, JSON.stringify(record)).toBe("ok");
+    const torn = receiptOf(d.dir, tornId);
+    expect(torn?.state).toBe("failed");
+    expect(torn?.history.at(-1)?.why).toMatch(/not a message/);
+    expect(receiptState(d.dir, good)).toBe("acted");
+    expect(seen(s)).toEqual(["[tool:4000] work", "the good one"]);
+    expect(String(record.reply)).toContain("the good one");
+    expect((record.steering as { messages: Record<string, number> } | undefined)?.messages).toMatchObject({
+      failed: 1,
+      acted: 1,
+    });
     t.pass();
   });
 });
