@@ -10,6 +10,7 @@ import { type Clock, systemClock } from "../src/infra/clock.js";
 import { okValue } from "../src/infra/json-file.js";
 import { IN_ENGINE_JOB_FLAG, programFile, WHEN_RELEASED_FLAG } from "../src/infra/programs.js";
 import { waitUntil, wakeWhenSettled } from "../src/infra/wait-until.js";
+import { ensureWaker } from "../src/quota/waker-start.js";
 import type { SupervisorLog } from "./log.js";
 import { ownPlacement } from "./placed.js";
 
@@ -84,23 +85,17 @@ export async function promoteAfterRecord(
     if (!markers.some((m) => m.queued !== undefined || m.handover === true)) return;
     await runPromoter(dir, run.dir, log, clock);
   }
-  // A timed retry of this chain waits in the queue until its time: this supervisor, holding nothing but a
-  // timer, stays to promote it then (readers that come after that time promote it too) — unless it is an
-  // engine's job, which would hold its node, its license and its time limit for the wait: readers do it.
+  // A timed retry of this chain waits in the queue until its time, for the home's waker (started after
+  // this, startWakerIfParked) or any reader after that time — but in an engine's job, readers only: a
+  // waker there would start local supervisors on a compute node.
   const notBefore = timedRetryOf(dir);
   if (notBefore === null) return;
-  if (await inEngineJob(dir)) {
-    log("waiting-for-retry", { notBefore, waitMs: 0, left: "to readers: an engine's job does not wait" });
-    return;
-  }
-  const waitMs = Math.min(Date.parse(notBefore) - clock.wallNow().getTime(), MAX_TIMED_RETRY_WAIT_MS);
-  log("waiting-for-retry", { notBefore, waitMs: Math.max(0, Math.round(waitMs)) });
-  if (waitMs > 0) await clock.sleep(waitMs);
-  await runPromoter(dir, run.dir, log, clock);
+  const engine = await inEngineJob(dir);
+  log("waiting-for-retry", {
+    notBefore,
+    left: engine ? "to readers: an engine's job does not wait" : "to the home's waker",
+  });
 }
-
-/** The longest a supervisor stays for a timed retry: a chain's `--retry-within` is at most a day. */
-export const MAX_TIMED_RETRY_WAIT_MS = 24 * 3600_000;
 
 /** notBefore of the attempt this folder handed over to, while it still waits in the queue; else null. */
 function timedRetryOf(dir: string): string | null {
@@ -177,4 +172,20 @@ async function awaitPromoter(started: StartedPromoter, log: SupervisorLog, clock
   // Still running past the wait: it must not keep this supervisor from exiting.
   started.child.unref();
   log("promoter", { pid: started.pid, ended: ended ?? "still running" });
+}
+
+/**
+ * The home's parked work (this run's or another's: a timed retry, work held for an account's reset,
+ * specs/quota.md) waits for a waker: one is started if none runs, so that after a reboot the first
+ * supervisor to end starts what is due. Not from an engine's job (see promoteAfterRecord). Never throws.
+ */
+export async function startWakerIfParked(dir: string, log: SupervisorLog, clock: Clock): Promise<void> {
+  const run = runOf(dir);
+  if (run === null || (await inEngineJob(dir))) return;
+  try {
+    const pid = ensureWaker(run.home, clock.wallNow().getTime());
+    if (pid !== null) log("waker-started", { pid });
+  } catch (error) {
+    log("waker-failed", { message: (error as Error).message });
+  }
 }

@@ -1,7 +1,13 @@
-import type { Spec } from "../src/domain/schemas.js";
+import type { RecordFile, Spec } from "../src/domain/schemas.js";
 import type { CgroupUsage } from "../src/infra/cgroup/cgroup-usage.js";
 import { type StopReport, stopDispatch } from "../src/infra/stop.js";
-import { type EarlyPromoter, promoteAfterRecord, startPromoterEarly } from "./after-record.js";
+import { reportToAccount } from "./account-report.js";
+import {
+  type EarlyPromoter,
+  promoteAfterRecord,
+  startPromoterEarly,
+  startWakerIfParked,
+} from "./after-record.js";
 import type { RunningChild } from "./child.js";
 import { type Contained, closeContainment } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
@@ -103,8 +109,11 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog, ear
   try {
     const { writeRecord } = await import("../src/folder/record.js");
     // Its own part of the run's ledger, the record's figures, goes before the record (folder/run-ledger.ts).
+    // Before the record frees its slot: what this dispatch saw of its account's windows holds the queue.
+    const beforeRecord = (body: RecordFile) =>
+      reportToAccount(dir, body).catch((error: unknown) => log("account-report-failed", failure(error)));
     const written = await withRoom(dir, log, "record.json", () =>
-      writeRecord(dir, deps.clock, deps.files, { ownPart: true }),
+      writeRecord(dir, deps.clock, deps.files, { ownPart: true, beforeRecord }),
     );
     log("recorded", { status: written?.status ?? "already recorded" });
     enterPhase(log, dir, "recorded");
@@ -121,6 +130,7 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog, ear
   await promoteAfterRecord(dir, log, deps.clock, early).catch((error: unknown) =>
     log("promoter-failed", failure(error)),
   );
+  await startWakerIfParked(dir, log, deps.clock);
 }
 
 /**

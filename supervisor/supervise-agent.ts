@@ -6,6 +6,7 @@ import { asCatherdError, CatherdError, isCatherdError, stackOf } from "../src/do
 import type { Spec } from "../src/domain/schemas.js";
 import { elapsedSince } from "../src/domain/watch/boot-clock.js";
 import { diskEndingMessage, diskFullWords } from "../src/domain/watch/disk.js";
+import { accountEnvironment } from "../src/folder/account.js";
 import { agentDispatchId } from "../src/folder/dispatch-id-of.js";
 import { FILES, fileIn, placeOf } from "../src/folder/layout.js";
 import { absolutePaths, readSpecFile, resolveSpec } from "../src/folder/spec.js";
@@ -126,7 +127,9 @@ async function startAgent(s: Supervision, held: Held): Promise<Resolved & { watc
 async function resolvedSpec(dir: string): Promise<Resolved> {
   const file = readSpecFile(dir);
   const backend = await loadBackend(file.backend);
-  return { spec: absolutePaths(resolveSpec(file, backend, dir), dir), backend };
+  const spec = absolutePaths(resolveSpec(file, backend, dir), dir);
+  // The account's folder rides with spec.json's variables: the agent, its sandbox and its usage log see it.
+  return { spec: { ...spec, env: { ...spec.env, ...accountEnvironment(dir) } }, backend };
 }
 
 /** No room for the reserve: no room for the agent's output either, and it is not started. */

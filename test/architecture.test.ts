@@ -102,11 +102,20 @@ const LAYERS: Record<string, readonly string[]> = {
   "src/infra": ["src/domain"],
   "src/folder": ["src/domain", "src/backends", "src/infra"],
   "src/engines": ["src/domain", "src/infra", "src/folder"],
-  "src/dispatch": ["src/domain", "src/backends", "src/infra", "src/folder", "src/engines"],
+  "src/quota": ["src/domain", "src/infra"],
+  "src/dispatch": ["src/domain", "src/backends", "src/infra", "src/folder", "src/engines", "src/quota"],
   "src/demo": ["src/domain"],
   // The dashboard: its server (server/) reads through the use cases; its page (page/), run by the
   // browser, imports only domain and the wire (wire.ts), the types the two share.
-  "src/ui": ["src/domain", "src/backends", "src/infra", "src/folder", "src/engines", "src/dispatch"],
+  "src/ui": [
+    "src/domain",
+    "src/backends",
+    "src/infra",
+    "src/folder",
+    "src/engines",
+    "src/quota",
+    "src/dispatch",
+  ],
   "src/lock": ["src/domain", "src/infra", "src/folder"],
   "src/cli": [
     "src/domain",
@@ -118,9 +127,11 @@ const LAYERS: Record<string, readonly string[]> = {
     "src/demo",
     "src/ui",
     "src/lock",
+    "src/quota",
   ],
-  supervisor: ["src/domain", "src/backends", "src/infra", "src/folder", "src/engines"],
+  supervisor: ["src/domain", "src/backends", "src/infra", "src/folder", "src/engines", "src/quota"],
   "src/bin": [
+    "src/quota",
     "src/domain",
     "src/engines",
     "src/backends",

@@ -428,6 +428,7 @@ export const claudeCodeBackend: Backend = {
   command: "cli",
   defaultBin: "claude",
   binEnv: "CATHERD_CLAUDE_BIN",
+  accountVariable: "CLAUDE_CONFIG_DIR",
   installHint: "npm install -g @anthropic-ai/claude-code",
   versionArgs: ["--version"],
   minVersion: "2.1.197",

@@ -276,6 +276,7 @@ export const codexBackend: Backend = {
   command: "cli",
   defaultBin: "codex",
   binEnv: "CATHERD_CODEX_BIN",
+  accountVariable: "CODEX_HOME",
   installHint: "npm install -g @openai/codex",
   versionArgs: ["--version"],
   minVersion: "0.171.0",

@@ -328,6 +328,7 @@ export const geminiBackend: Backend = {
   command: "cli",
   defaultBin: "gemini",
   binEnv: "CATHERD_GEMINI_BIN",
+  accountVariable: "GEMINI_CLI_HOME",
   installHint: "npm install -g @google/gemini-cli",
   versionArgs: ["--version"],
   minVersion: "0.61.0",

@@ -179,6 +179,7 @@ export const opencodeBackend: Backend = {
   command: "cli",
   defaultBin: "opencode",
   binEnv: "CATHERD_OPENCODE_BIN",
+  accountVariable: "XDG_DATA_HOME",
   installHint: "npm install -g opencode-ai",
   versionArgs: ["--version"],
   minVersion: "1.18.33",

@@ -208,6 +208,11 @@ export interface Backend {
   binEnv: string;
   /** The command that installs the CLI, for `doctor` and E_BACKEND_MISSING ("" when nothing to install). */
   installHint: string;
+  /**
+   * The environment variable that names the CLI's configuration folder (CLAUDE_CONFIG_DIR, CODEX_HOME…):
+   * how an account (specs/quota.md) is given to it. Absent: the backend has no accounts (exec).
+   */
+  accountVariable?: string;
   /** Arguments that make the CLI print its version (readiness at admission, `doctor`); empty: none. */
   versionArgs: readonly string[];
   /**

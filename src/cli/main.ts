@@ -1,9 +1,11 @@
 // catherd's command line: one verb, one lazily loaded module, so that each command pays only for itself.
 // `catherd supervise` is not among them: src/bin/catherd.ts runs the supervisor program for it.
+import * as fs from "node:fs";
 import { StandbyReserve } from "../dispatch/start/standby-reserve.js";
 import { CatherdError } from "../domain/errors.js";
 import { catherdHome } from "../infra/paths.js";
 import { reportError } from "../infra/report-error.js";
+import { parkedDir } from "../quota/home-files.js";
 import { type Command, executeCommand, helpEntry } from "./command-io.js";
 
 /**
@@ -38,6 +40,7 @@ const VERBS: Record<string, Verb> = {
   guide: { load: async () => (await import("./guide-command.js")).guideCommand as Command<unknown> },
   mcp: { load: async () => (await import("./mcp-command.js")).mcpCommand as Command<unknown> },
   ui: { load: async () => (await import("./ui-command.js")).uiCommand as Command<unknown> },
+  account: { load: async () => (await import("./account-command.js")).accountCommand as Command<unknown> },
   lock: {
     load: async () => (await import("./lock-command.js")).lockCommand as Command<unknown>,
     ownsSignals: true,
@@ -84,6 +87,11 @@ const HELP_LINES: readonly { verb: string; synopsis: string; summary: string }[]
     verb: "clean",
     synopsis: "[--older-than 7d]",
     summary: "remove old recorded dispatches and their worktrees (--dry-run)",
+  },
+  {
+    verb: "account",
+    synopsis: "add <name> | list | remove <name>",
+    summary: "the accounts of each CLI and their windows (specs/quota.md)",
   },
   { verb: "demo", synopsis: "", summary: "a simulated agent, supervised end to end (nothing to install)" },
   {
@@ -149,6 +157,8 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
       ? new StandbyReserve()
       : undefined;
   standbys?.prime(catherdHome());
+  // An agent's `catherd lock` runs often and inside a dispatch: it leaves parked work to everyone else.
+  if (verb !== "lock") await wakeParkedWork(catherdHome());
   try {
     return await executeCommand(await found.load(), rest, {
       stdinIsOurs: true,
@@ -157,6 +167,24 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
   } finally {
     standbys?.close();
   }
+}
+
+/**
+ * Starts parked work that is due and a waker for the rest (dispatch/waker.ts, specs/quota.md): after a
+ * reboot, the first command does. A home with nothing parked costs one failed directory read; a failure
+ * here never stops the command asked for.
+ */
+async function wakeParkedWork(home: string): Promise<void> {
+  try {
+    if (fs.readdirSync(parkedDir(home)).length === 0) return;
+  } catch {
+    return;
+  }
+  const [{ wakeParked }, { systemClock }] = await Promise.all([
+    import("../dispatch/waker.js"),
+    import("../infra/clock.js"),
+  ]);
+  await wakeParked(home, systemClock).catch(() => {});
 }
 
 /**

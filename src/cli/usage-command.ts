@@ -39,12 +39,13 @@ export const usageCommand: Command<UsageReport> = {
     "from their records and live ones so far: tokens as billed (input includes cached input; output " +
     "includes reasoning) and dollars where a figure is known, the CLI's own or catherd's estimate at list " +
     "prices (marked ~; for a subscription every dollar is an estimate). Grouped by run, backend, model, day " +
-    "(of admission, UTC) or name, the largest spend first.",
+    "(of admission, UTC), name or account (`catherd account list` shows each account's windows), the " +
+    "largest spend first.",
   json: "{by, since, run, groups: [{key, dispatches, live, tokens, input, cachedInput, cacheWrite, output, reasoning, costUsd, pricedUsd, unpriced}], total, unreadable}",
   options: {
     by: {
       type: "string",
-      value: "<run|backend|model|day|name>",
+      value: "<run|backend|model|day|name|account>",
       description: "what to total by",
       default: "run",
       choices: USAGE_GROUPINGS,

@@ -1,9 +1,11 @@
-import { type Blocked, blockerOf, type Slot } from "../domain/admission/admission-rules.js";
+import type { Blocked, Slot } from "../domain/admission/admission-rules.js";
 import { ownsOverlap } from "../domain/admission/owns.js";
 import { CatherdError } from "../domain/errors.js";
 import type { Crossing } from "../domain/spend/budget.js";
 import type { Clock } from "../infra/clock.js";
 import { type RunPaths, runPaths } from "../infra/paths.js";
+import { parkUntil } from "../quota/parked.js";
+import { accountFileOf, startDecision } from "./admit/account-file.js";
 import { underAdmissionLock } from "./admit/admission-lock.js";
 import { engineSightsOf, LiveSet } from "./admit/live-set.js";
 import { ensureRunFile } from "./admit/remember-run.js";
@@ -65,10 +67,21 @@ export async function admit(request: DispatchRequest, home: string, clock: Clock
       // Judged by the budget as summed after the slots were counted (promoteUnderLock).
       const { caps } = promotion;
       if (caps.spent !== null) throw budgetRefusal(request, caps.spent);
-      const blocked = blockerOf({ ...asking, notBefore: null }, promotion.slots, caps, at.getTime());
-      if (blocked !== null && !request.queue) throw refusal(request, staged, blocked, promotion.slots);
-      const result = commitDispatch(run, staged, queuedFile(blocked, null, at), at);
+      const candidate = { ...asking, notBefore: null, accounts: request.accounts };
+      const { blocked, account } = startDecision(candidate, promotion.slots, caps, at.getTime());
+      // Out of window it waits for the reset, asked to or not: parked, not refused (specs/quota.md).
+      if (blocked !== null && blocked.blockedBy !== "window" && !request.queue) {
+        throw refusal(request, staged, blocked, promotion.slots);
+      }
+      const result = commitDispatch(
+        run,
+        staged,
+        { queued: queuedFile(blocked, null, at), account: accountFileOf(home, asking.backend, account, at) },
+        at,
+      );
       committed = true;
+      const until = blocked?.blockedBy === "window" ? Date.parse(blocked.blocker?.until ?? "") : Number.NaN;
+      if (Number.isFinite(until)) parkUntil(home, request.run, until);
       return { ...result, promoted: promotion.toLaunch, withDuties: promotion.withDuties };
     });
     return admitted;

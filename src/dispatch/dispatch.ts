@@ -5,6 +5,7 @@ import type { Submitted } from "../engines/engine.js";
 import { readRunFile } from "../folder/run-file.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { runPaths } from "../infra/paths.js";
+import { ensureWaker } from "../quota/waker-start.js";
 import { type Admitted, admit } from "./admission.js";
 import { launchPromoted } from "./queue/promote.js";
 import { queuePositions } from "./read/queued.js";
@@ -64,6 +65,8 @@ export async function startDispatch(request: DispatchRequest, options: StartOpti
     }
     await promotions;
     await doDutiesIn(admitted.withDuties, clock);
+    // Parked for a reset (or any queued work that waits for a time): the home's waker starts it then.
+    if (admitted.queued !== null) ensureWaker(options.home, clock.wallNow().getTime());
     const position =
       admitted.queued === null ? null : (queuePositions(admitted.run).get(admitted.dispatchId) ?? null);
     return {

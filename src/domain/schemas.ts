@@ -1,4 +1,5 @@
 import {
+  accountFileSchema,
   admitFileSchema,
   nextFileSchema,
   placementFileSchema,
@@ -7,6 +8,7 @@ import {
   runFileSchema,
 } from "./admission/admission-schemas.js";
 import { exitFileSchema, notifyFileSchema, recordFileSchema } from "./ending/ending-schemas.js";
+import { accountStateFileSchema, accountsFileSchema, parkedFileSchema } from "./quota/quota-schemas.js";
 import { specFileSchema } from "./spec-schemas.js";
 import { spendFileSchema, spendNowFileSchema, spentFileSchema } from "./spend/spend-schemas.js";
 import {
@@ -28,6 +30,7 @@ import { supervisorFileSchema } from "./watch/supervisor-schema.js";
 export * from "./admission/admission-schemas.js";
 export * from "./ending/ending-schemas.js";
 export * from "./file-fields.js";
+export * from "./quota/quota-schemas.js";
 export { loose, SCHEMA_VERSION } from "./schema-parts.js";
 export * from "./spec-schemas.js";
 export * from "./spend/spend-schemas.js";
@@ -51,8 +54,12 @@ export const FILE_SCHEMAS = {
   "next.json": nextFileSchema,
   "notify.json": notifyFileSchema,
   "placement.json": placementFileSchema,
+  "account.json": accountFileSchema,
   "run.json": runFileSchema,
   "spend.json": spendFileSchema,
   "spent.json": spentFileSchema,
   "spend-now.json": spendNowFileSchema,
+  "accounts.json": accountsFileSchema,
+  "account-windows.json": accountStateFileSchema,
+  "parked.json": parkedFileSchema,
 } as const;

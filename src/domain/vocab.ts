@@ -79,10 +79,18 @@ export type DispatchState = (typeof DISPATCH_STATES)[number];
 
 /**
  * Why a queued dispatch waits (queued.json `blockedBy`): the run's cap, its backend's cap within the run,
- * an overlapping `--owns` of a live dispatch, a time before which it must not start, or the run's budget
- * spent (`--run-budget`: it starts once the budget is raised).
+ * an overlapping `--owns` of a live dispatch, a time before which it must not start, the run's budget
+ * spent (`--run-budget`: it starts once the budget is raised), or its accounts out of window (it starts at
+ * a reset, specs/quota.md).
  */
-export const QUEUE_BLOCKERS = ["capacity", "backend-cap", "overlap", "not-before", "budget"] as const;
+export const QUEUE_BLOCKERS = [
+  "capacity",
+  "backend-cap",
+  "overlap",
+  "not-before",
+  "budget",
+  "window",
+] as const;
 export type QueueBlocker = (typeof QUEUE_BLOCKERS)[number];
 
 /**

@@ -12,6 +12,8 @@ export const FILES = {
   admit: "admit.json",
   queued: "queued.json",
   promoted: "promoted.json",
+  /** The account it runs on (specs/quota.md), written before its supervisor starts. */
+  account: "account.json",
   /** The hand-over of a chain to its next attempt is done (specs/dispatch.md, "The failover ladder"). */
   next: "next.json",
   supervisor: "supervisor.json",

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
-import { backendIdSchema, loose } from "../domain/schemas.js";
+import { accountAskSchema, backendIdSchema, loose } from "../domain/schemas.js";
 import { ENGINES, QUEUE_BLOCKERS } from "../domain/vocab.js";
 import { writeJsonAtomic } from "../infra/atomic.js";
 import { parseJsonText } from "../infra/json-file.js";
@@ -32,10 +32,16 @@ const liveMarkerSchema = loose({
       since: z.string(),
       notBefore: z.string().nullable(),
       blockedBy: z.enum(QUEUE_BLOCKERS).optional(),
+      /** With `window`: when the first of its accounts frees, as queued.json's blocker says. */
+      until: z.string().nullable().optional(),
     })
     .optional(),
   /** Recorded, and its chain goes on: the next reader that promotes the run does the hand-over. */
   handover: z.boolean().optional(),
+  /** The accounts it may run on (admit.json `account`): what promotion judges its windows by. */
+  accounts: accountAskSchema.optional(),
+  /** The account it runs on (account.json's name), once chosen: what a probing account counts. */
+  account: z.string().optional(),
 });
 export type LiveMarker = z.infer<typeof liveMarkerSchema>;
 

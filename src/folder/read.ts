@@ -3,10 +3,16 @@ import { FILE_SCHEMAS } from "../domain/schemas.js";
 import { type FileRead, readJsonFile } from "../infra/json-file.js";
 import { fileIn } from "./layout.js";
 
-/** The JSON files of a dispatch folder (run.json and the spend ledger belong to the run, not to a folder). */
+/** The JSON files of a dispatch folder (run.json and the spend ledger belong to the run, the quota files to the home). */
 export type FolderJsonFile = Exclude<
   keyof typeof FILE_SCHEMAS,
-  "run.json" | "spend.json" | "spent.json" | "spend-now.json"
+  | "run.json"
+  | "spend.json"
+  | "spent.json"
+  | "spend-now.json"
+  | "accounts.json"
+  | "account-windows.json"
+  | "parked.json"
 >;
 
 /** What a JSON file of a dispatch folder holds, by its name. */

@@ -18,6 +18,7 @@ import { removeCgroupOf } from "../infra/cgroup/cgroup-leftovers.js";
 import type { Clock } from "../infra/clock.js";
 import { okValue } from "../infra/json-file.js";
 import { tailLines } from "../infra/tail.js";
+import { accountEnvironment } from "./account.js";
 import { backendOf } from "./backend.js";
 import { nextStepOf } from "./chain.js";
 import { dispatchChanges } from "./changes.js";
@@ -37,6 +38,17 @@ import { readSteering, steeringCounts } from "./steering-view.js";
 import { summarizeDispatch } from "./summarize.js";
 import { atomicWriter, createFolderJson, type JsonWriter, writeReply } from "./write.js";
 
+/** What the dispatch's own supervisor does around its record (a reader that records a dead one does neither). */
+export interface RecordOptions {
+  /** It writes its part of the run's ledger before the record. */
+  ownPart?: boolean;
+  /**
+   * What it tells others before the record frees its slot, so that no promotion decides without it (its
+   * account's windows: supervisor/account-report.ts). Never throws.
+   */
+  beforeRecord?: (record: RecordFile) => Promise<void>;
+}
+
 /**
  * Writes record.json (and reply.md) from the folder's exit.json, admit.json and event stream. Created
  * exclusively: returns the record written, or null when one already existed (someone recorded it first).
@@ -52,7 +64,7 @@ export async function writeRecord(
   dir: string,
   clock: Clock,
   writer: JsonWriter = atomicWriter,
-  { ownPart = false }: { ownPart?: boolean } = {},
+  { ownPart = false, beforeRecord }: RecordOptions = {},
 ): Promise<RecordFile | null> {
   if (fs.existsSync(fileIn(dir, FILES.record))) return null;
   const exitRead = readFolderJson(dir, FILES.exit);
@@ -78,6 +90,7 @@ export async function writeRecord(
   const { schema: _schema, ...body } = record;
   // The dispatch's own supervisor puts the record's spend in the run's ledger before its slot is freed.
   if (ownPart) spendBeforeRecord(dir, record, clock.wallNow());
+  await beforeRecord?.(record);
   const created = createFolderJson(dir, FILES.record, body, writer);
   // The supervisor removed its cgroup at its stop; one killed before that left it, and whoever records
   // the dispatch removes it (empty only: a process stuck in it keeps it, for `clean` to find later).
@@ -109,7 +122,7 @@ async function buildRecord(dir: string, folder: Folder, clock: Clock): Promise<R
   const before = backend.finalize(summary, facts);
   const spend = await priceUsage(
     before.usage.models,
-    billingOf(backend, spec),
+    billingOf(backend, spec === null ? null : { ...spec, env: { ...spec.env, ...accountEnvironment(dir) } }),
     facts.endedAtMs == null ? clock.wallNow() : new Date(facts.endedAtMs),
   );
   const thread = exit.thread ?? summary.thread;
@@ -166,6 +179,7 @@ async function recordBody(
     name: admit?.name ?? null,
     backend: folder.backend.id,
     model: admit?.model ?? null,
+    account: okValue(readFolderJson(dir, FILES.account))?.name ?? null,
     status: outcome.status,
     reason: exit.reason,
     exitCode: exit.code,

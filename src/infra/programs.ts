@@ -6,12 +6,19 @@ import { fileURLToPath } from "node:url";
 // in separate node processes — the supervisor, the promoter (a supervisor starts it when its run has a
 // queue or its chain goes on), the notifier (whoever records a dispatch with a --notify or --run-notify
 // starts it), the demo's simulated agent, and the opencode bridge (the agent process of a steerable opencode
-// dispatch, which runs `opencode serve`: specs/steering.md, "The seam"). Where their files are depends on how catherd was built:
+// dispatch, which runs `opencode serve`: specs/steering.md, "The seam"), and the waker (it lives while work
+// is parked for an account's reset, and starts it then: specs/quota.md). Where their files are depends on how catherd was built:
 // bundled, `<name>.js` in dist/bin/ beside every chunk (scripts/bundle.mjs bundles each file of
 // src/bin/); compiled by tsc alone, `dist/src/bin/<name>.js`.
 
 /** The programs catherd starts by itself (the bin is started by the user). */
-export type ProgramName = "supervisor" | "promoter" | "notifier" | "simulated-agent" | "opencode-bridge";
+export type ProgramName =
+  | "supervisor"
+  | "promoter"
+  | "notifier"
+  | "simulated-agent"
+  | "opencode-bridge"
+  | "waker";
 
 /**
  * The argument that starts the supervisor program in standby (src/dispatch/start/standby.ts); the next one names

@@ -147,6 +147,8 @@ const COMPOSERS: Record<string, Record<string, string>> = {
     repair: "whether the step is a repair (the successor's own), not --repair",
     answer: "answer-schema.json, read from the recorded folder for the answer concern's carry",
     caps: "the run's live caps that admission holds a next attempt to, not the request's",
+    account: "the account chosen for the next attempt (account.json), not --account",
+    accounts: "the accounts the next attempt asks for, as its staged admit.json says",
   },
   "src/dispatch/follow-up/follow-up-request.ts": {
     backend: "refused when other than the thread's (§14)",
@@ -157,6 +159,8 @@ const COMPOSERS: Record<string, Record<string, string>> = {
     worktree: "the conversation's worktree, worked in again",
   },
   "src/dispatch/admit/stage.ts": {
+    account: "the account chosen for it (account.json), which its live marker names",
+    accounts: "its live marker's copy of admit.json's, what promotion judges windows by",
     backend: "its plan makes the CLI's command line",
     name: "the folder's name",
     owns: "what admission judges overlaps by, resolved here",

@@ -3,6 +3,7 @@ import {
   blockerOf,
   type Candidate,
   type Caps,
+  type Chosen,
   choosePromotions,
   type Queued,
   type Slot,
@@ -100,7 +101,7 @@ describe("blockerOf: whether a dispatch may start beside the live ones", () => {
 });
 
 describe("choosePromotions: which queued dispatches start when slots free", () => {
-  const names = (chosen: Queued[]) => chosen.map((q) => q.name);
+  const names = (chosen: Chosen<Queued>[]) => chosen.map((c) => c.entry.name);
 
   it("starts the oldest first, as many as the run's cap leaves free", () => {
     const queue = ["q1", "q2", "q3", "q4"].map((n) => queued(n));
@@ -143,5 +144,64 @@ describe("choosePromotions: which queued dispatches start when slots free", () =
     })();
     expect(choosePromotions(queue, [slot("a")], { ...none, maxParallel: 1 }, NOW)).toEqual([]);
     expect(looked).toBe(1);
+  });
+});
+
+describe("accounts out of window hold a dispatch (specs/quota.md)", () => {
+  const resetAt = NOW + 3_600_000;
+  const spent = [
+    {
+      limit: "codex",
+      window: "primary",
+      usedPercent: 97,
+      windowMinutes: 300,
+      resetsAt: new Date(resetAt).toISOString(),
+      seenAt: new Date(NOW - 60_000).toISOString(),
+    },
+  ];
+  const windows = new Map([["codex/default", spent]]);
+  const caps: Caps = { ...none, windows };
+  const asking = (pool: string[], headroomPercent = 95): Candidate => ({
+    ...want(),
+    accounts: { pool, headroomPercent },
+  });
+
+  it("holds one pinned to a spent account until its reset, whatever the run's caps", () => {
+    expect(blockerOf(asking(["default"]), [], caps, NOW)).toEqual({
+      blockedBy: "window",
+      blocker: {
+        backend: "codex",
+        accounts: "default",
+        window: "codex/primary",
+        usedPercent: 97,
+        until: new Date(resetAt).toISOString(),
+      },
+    });
+  });
+
+  it("lets it start once the headroom it keeps is above the window's use", () => {
+    expect(blockerOf(asking(["default"], 98), [], caps, NOW)).toBeNull();
+  });
+
+  it("starts one of a pool on the account with headroom", () => {
+    const queue = [{ ...queued("q1"), accounts: { pool: ["default", "work"], headroomPercent: 95 } }];
+    expect(choosePromotions(queue, [], caps, NOW).map((c) => c.account)).toEqual(["work"]);
+  });
+
+  it("starts one dispatch on an account whose reset passed unconfirmed, and holds the next", () => {
+    const later = NOW + 2 * 3_600_000;
+    const queue = ["q1", "q2"].map((n) => ({
+      ...queued(n),
+      accounts: { pool: ["default"], headroomPercent: 95 },
+    }));
+    expect(choosePromotions(queue, [], caps, later).map((c) => [c.entry.name, c.account])).toEqual([
+      ["q1", "default"],
+    ]);
+    const probing = [{ ...slot("q1"), account: "default" }];
+    expect(blockerOf(queue[1] as Candidate, probing, caps, later)?.blocker?.until).toBeNull();
+  });
+
+  it("holds nothing that asks for no account (exec)", () => {
+    expect(blockerOf(want(), [], caps, NOW)).toBeNull();
   });
 });

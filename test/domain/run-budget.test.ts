@@ -160,6 +160,9 @@ describe("a spent budget in admission's choice", () => {
   it("promotes nothing from the queue, and everything free once it is raised", () => {
     const queue = [queued("a"), queued("b")];
     expect(choosePromotions(queue, [], caps, 0)).toEqual([]);
-    expect(choosePromotions(queue, [], { ...caps, spent: null }, 0).map((q) => q.name)).toEqual(["a", "b"]);
+    expect(choosePromotions(queue, [], { ...caps, spent: null }, 0).map((c) => c.entry.name)).toEqual([
+      "a",
+      "b",
+    ]);
   });
 });

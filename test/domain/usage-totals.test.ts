@@ -21,6 +21,7 @@ const entry = (over: Partial<UsageEntry>): UsageEntry => ({
   run: "nightly",
   name: "fix",
   backend: "codex",
+  account: "default",
   at: "2026-11-30T10:00:00.000Z",
   live: false,
   models: [],

@@ -135,6 +135,7 @@ function slotOf(marker: LiveMarker, view: DispatchView | null): Slot {
     dispatchId: marker.dispatchId,
     backend: marker.backend ?? view?.admit?.backend ?? null,
     owns: marker.owns,
+    account: marker.account ?? null,
   };
 }
 

@@ -4,6 +4,7 @@ import type { Blocked } from "../../domain/admission/admission-rules.js";
 import { CatherdError } from "../../domain/errors.js";
 import { makeDispatchId } from "../../domain/ids.js";
 import {
+  type AccountFile,
   type AdmitFile,
   type LadderFile,
   type QueuedFile,
@@ -20,6 +21,7 @@ import { hostIdentity } from "../../infra/host-identity.js";
 import { dispatchDir, latestFile, nameDir, type RunPaths } from "../../infra/paths.js";
 import { startTimeOf } from "../../infra/process-identity.js";
 import { resolvedPath } from "../../infra/real-path.js";
+import { accountChoice } from "../request/account-input.js";
 import { agent, rungOf } from "../request/agent.js";
 import { brief, composeBrief } from "../request/brief.js";
 import { spendCaps } from "../request/caps-input.js";
@@ -121,7 +123,7 @@ export function queuedFile(blocked: Blocked | null, notBefore: string | null, at
 export function commitDispatch(
   run: RunPaths,
   staged: Staged,
-  queued: QueuedFile | null,
+  { queued, account }: { queued: QueuedFile | null; account: AccountFile | null },
   at: Date,
 ): Committed {
   const { dispatchId, name, dir } = staged;
@@ -131,6 +133,10 @@ export function commitDispatch(
     if (queued !== null) {
       const { schema: _schema, ...body } = queued;
       writeFolderJson(staged.staging, FILES.queued, body);
+    }
+    if (account !== null) {
+      const { schema: _schema, ...body } = account;
+      writeFolderJson(staged.staging, FILES.account, body);
     }
     // admit.json last, stamped now: a dispatch is admitted when the decision is made, not when it waited
     // for the lock.
@@ -146,9 +152,18 @@ export function commitDispatch(
       owns: staged.ownsAbsolute,
       backend: staged.admit.backend,
       ...(staged.admit.placement === undefined ? {} : { engine: staged.admit.placement.engine }),
+      ...(staged.admit.accounts === undefined ? {} : { accounts: staged.admit.accounts }),
+      ...(account === null ? {} : { account: account.name }),
       ...(queued === null
         ? {}
-        : { queued: { since: queued.since, notBefore: queued.notBefore, blockedBy: queued.blockedBy } }),
+        : {
+            queued: {
+              since: queued.since,
+              notBefore: queued.notBefore,
+              blockedBy: queued.blockedBy,
+              ...(queued.blockedBy === "window" ? { until: queued.blocker?.until ?? null } : {}),
+            },
+          }),
     });
     return { run, name, dispatchId, dir, admit: admitFile, spec: staged.spec, queued };
   } catch (error) {
@@ -266,6 +281,7 @@ function admitOf(request: DispatchRequest, folder: Folder, placed: Placed, at: D
     ...(request.chain === null ? {} : { ladder: ladderOf(request, request.chain) }),
     ...notify.toAdmit(request),
     ...placement.toAdmit(request),
+    ...accountChoice.toAdmit(request),
     access,
     effort,
     ...followUpOf(request),

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { backendFor } from "../../backends/backend-registry.js";
-import { blockerOf, type Caps, type Slot } from "../../domain/admission/admission-rules.js";
+import type { Caps, Slot } from "../../domain/admission/admission-rules.js";
 import type { NextStep } from "../../domain/admission/ladder.js";
 import { repairBrief } from "../../domain/ending/answer-contract.js";
 import { CatherdError } from "../../domain/errors.js";
@@ -16,6 +16,7 @@ import { createFolderJson } from "../../folder/write.js";
 import type { Clock } from "../../infra/clock.js";
 import { okValue } from "../../infra/json-file.js";
 import type { RunPaths } from "../../infra/paths.js";
+import { accountFileOf, startDecision } from "../admit/account-file.js";
 import { underAdmissionLock } from "../admit/admission-lock.js";
 import { commitDispatch, discardStaged, queuedFile, type Staged, stageDispatch } from "../admit/stage.js";
 import { planWorkplace } from "../admit/workplace.js";
@@ -142,17 +143,26 @@ function commitNext(run: RunPaths, plan: PlannedHandOver, live: LiveSet, at: Dat
   try {
     const staged = plan.staged as Staged;
     const notBefore = plan.notBefore;
-    const blocked = blockerOf(
+    const { blocked, account } = startDecision(
       {
         backend: staged.admit.backend,
         owns: staged.ownsAbsolute,
         notBefore: notBefore === null ? null : Date.parse(notBefore),
+        accounts: staged.admit.accounts ?? null,
       },
       live.slots,
       live.caps,
       at.getTime(),
     );
-    const committed = commitDispatch(run, staged, queuedFile(blocked, notBefore, at), at);
+    const committed = commitDispatch(
+      run,
+      staged,
+      {
+        queued: queuedFile(blocked, notBefore, at),
+        account: accountFileOf(run.home, staged.admit.backend, account, at),
+      },
+      at,
+    );
     plan.committed = true;
     writeNext(dir, { at: stamp, dispatchId: committed.dispatchId, stopped: null, message: null });
     return committed.queued === null ? committed.dir : null;

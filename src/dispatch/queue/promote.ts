@@ -1,5 +1,10 @@
 import * as fs from "node:fs";
-import { type Caps, choosePromotions, type Slot } from "../../domain/admission/admission-rules.js";
+import {
+  type Caps,
+  type Chosen,
+  choosePromotions,
+  type Slot,
+} from "../../domain/admission/admission-rules.js";
 import { handOverPending } from "../../folder/chain.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { writeLiveMarker } from "../../folder/markers.js";
@@ -11,6 +16,8 @@ import { hostIdentity } from "../../infra/host-identity.js";
 import { okValue } from "../../infra/json-file.js";
 import type { RunPaths } from "../../infra/paths.js";
 import { startTimeOf } from "../../infra/process-identity.js";
+import { setParked } from "../../quota/parked.js";
+import { accountFileOf } from "../admit/account-file.js";
 import { underAdmissionLock } from "../admit/admission-lock.js";
 import { type Asking, engineSightsOf, LiveSet } from "../admit/live-set.js";
 import { type RunCapsUnderLock, runCapsUnderLock } from "../read/budget-left.js";
@@ -19,8 +26,8 @@ import { type QueuedEntry, queueOrder } from "../read/queued.js";
 import { endCancelledWhileQueued, recordDead } from "../settle/settle.js";
 import { launchSupervisor } from "../start/launch.js";
 import type { StandbySupervisor } from "../start/standby.js";
-import { markBudgetHolds } from "./budget-marks.js";
 import { discardPlans, handOverUnderLock, type PlannedHandOver, planHandOvers } from "./hand-over.js";
+import { markHolds } from "./hold-marks.js";
 
 // The queue of a run (specs/dispatch.md §7). No daemon keeps it: whoever touches the run — a dispatcher, a
 // supervisor that has just written its record (through the promoter program), any command that reads the
@@ -102,24 +109,25 @@ interface QueueState {
 }
 
 /**
- * The queued (and stranded) dispatches that start now, oldest first, and the budget holds of those left
- * waiting marked. A promoter inside an engine's job starts only what an engine runs: a local supervisor
+ * The queued (and stranded) dispatches that start now, oldest first, with the account each starts on; the
+ * holds of those left waiting marked (the budget, a window), and the home told when the first window frees. A promoter inside an engine's job starts only what an engine runs: a local supervisor
  * started on a compute node would end with the job (specs/placement.md, "A run that mixes placements").
  */
-function chooseQueued(live: LiveSet, state: QueueState, placedOnly: boolean): QueuedEntry[] {
+function chooseQueued(live: LiveSet, state: QueueState, placedOnly: boolean): Chosen<QueuedEntry>[] {
   const waiting = live.waiting();
   const queue = [...waiting, ...state.stranded]
     .filter((q) => !placedOnly || q.marker.engine !== undefined)
     .sort(queueOrder);
   const now = state.at.getTime();
   const chosen = choosePromotions(queue, state.slots, state.caps, now);
-  const chosenDirs = new Set(chosen.map((q) => q.marker.dir));
-  markBudgetHolds(live.run, waiting, {
+  const chosenDirs = new Set(chosen.map((c) => c.entry.marker.dir));
+  const parkedUntil = markHolds(live.run, waiting, {
     chosen: chosenDirs,
-    held: [...state.slots, ...chosen],
+    held: [...state.slots, ...chosen.map((c) => ({ ...c.entry, account: c.account }))],
     caps: state.caps,
     nowMs: now,
   });
+  setParked(live.run.home, live.run.run, parkedUntil);
   return chosen;
 }
 
@@ -131,7 +139,7 @@ function chooseQueued(live: LiveSet, state: QueueState, placedOnly: boolean): Qu
  */
 function markPromoted(
   run: RunPaths,
-  chosen: readonly QueuedEntry[],
+  chosen: readonly Chosen<QueuedEntry>[],
   state: QueueState,
   clock: Clock,
 ): { held: QueuedEntry[]; toLaunch: string[]; cancelled: string[] } {
@@ -139,7 +147,7 @@ function markPromoted(
   const toLaunch: string[] = [];
   const cancelled: string[] = [];
   const strandedDirs = new Set(state.stranded.map((q) => q.marker.dir));
-  for (const q of chosen) {
+  for (const { entry: q, account } of chosen) {
     const dir = q.marker.dir;
     if (fs.existsSync(fileIn(dir, FILES.cancel))) {
       // Ended here, never started; recorded after the lock, with the other duties.
@@ -153,9 +161,15 @@ function markPromoted(
     };
     if (strandedDirs.has(dir)) writeFolderJson(dir, FILES.promoted, promoted);
     else if (!createFolderJson(dir, FILES.promoted, promoted)) continue;
+    // Its supervisor is launched after the lock, and reads which account it runs on first.
+    const chosenAccount = accountFileOf(run.home, q.backend, account, state.at);
+    if (chosenAccount !== null) {
+      const { schema: _schema, ...body } = chosenAccount;
+      writeFolderJson(dir, FILES.account, body);
+    }
     const { queued: _queued, schema: _schema, ...rest } = q.marker;
-    writeLiveMarker(run, rest);
-    held.push(q);
+    writeLiveMarker(run, { ...rest, ...(account === null ? {} : { account }) });
+    held.push({ ...q, account });
     toLaunch.push(dir);
   }
   return { held, toLaunch, cancelled };

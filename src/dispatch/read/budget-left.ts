@@ -5,6 +5,7 @@ import { type RunBudget, type RunSpend, runCrossing } from "../../domain/spend/r
 import { sumLedgerExactly } from "../../folder/run-ledger.js";
 import { runSpendNow } from "../../folder/run-spend-now.js";
 import type { RunPaths } from "../../infra/paths.js";
+import { readWindowBook } from "../../quota/account-state.js";
 
 // A run's budget against its spend (specs/dispatch.md, "A run's budget"): run.json's budget, the ledger's
 // sum, and whether it is spent. Reading only: admission and promotion judge by it under the run's lock,
@@ -51,7 +52,10 @@ export async function runBudgetView(
  * frees its slot (specs/dispatch.md, "A run's budget"), so a slot seen free comes with its spend.
  */
 export interface RunCapsUnderLock {
-  /** run.json's caps, `spent` left null: what the slots are counted by. */
+  /**
+   * run.json's caps, `spent` left null: what the slots are counted by; with the windows of the home's
+   * accounts as they are now (specs/quota.md).
+   */
   caps: Caps;
   spentNow(): Promise<Crossing | null>;
 }
@@ -62,7 +66,7 @@ export function runCapsUnderLock(
   nowMs: () => number,
 ): RunCapsUnderLock {
   return {
-    caps: capsOf(runFile),
+    caps: { ...capsOf(runFile), windows: readWindowBook(run.home) },
     spentNow: async () => (await runBudgetView(run, runFile, nowMs(), "exact"))?.spent ?? null,
   };
 }

@@ -3,7 +3,10 @@ import type { QueueInfo } from "./rows.js";
 // Why a queued dispatch waits, in the words `status`, `show` and the dashboard all print (specs/cli.md,
 // `status`; specs/ui.md, "The views").
 
-/** "queued #2: run at cap 3", "queued #1: overlaps fix-tests (…/src/)", "queued #1: until 14:05", "queued: slurm Licenses (job 12)". */
+/**
+ * "queued #2: run at cap 3", "queued #1: overlaps fix-tests (…/src/)", "queued #1: until 14:05", "queued #1:
+ * codex default out of window (primary 97%), until 2026-12-07 05:00Z", "queued: slurm Licenses (job 12)".
+ */
 export function queuedText(q: QueueInfo): string {
   if (q.engine !== undefined) return `queued: ${q.engine.name} ${q.engine.reason} (job ${q.engine.jobId})`;
   const place = q.position === null ? "next" : `#${q.position}`;
@@ -17,8 +20,19 @@ export function queuedText(q: QueueInfo): string {
           ? `run at cap ${b?.cap ?? "?"}`
           : q.blockedBy === "budget"
             ? "run's budget spent"
-            : `until ${q.notBefore?.slice(11, 16) ?? "?"}`;
+            : q.blockedBy === "window"
+              ? windowText(b)
+              : `until ${q.notBefore?.slice(11, 16) ?? "?"}`;
   return `queued ${place}: ${why}`;
+}
+
+/** "codex default out of window (primary 97%) until 2026-12-07 05:00Z", or "… until one is free". */
+function windowText(b: QueueInfo["blocker"]): string {
+  const used = b?.usedPercent == null ? "" : ` ${Math.round(b.usedPercent)}%`;
+  const window = b?.window === undefined || b.window === "" ? "" : ` (${b.window}${used})`;
+  const until =
+    b?.until == null ? "until its probe ends" : `until ${b.until.slice(0, 10)} ${b.until.slice(11, 16)}Z`;
+  return `${b?.backend ?? "?"} ${b?.accounts ?? "?"} out of window${window}, ${until}`;
 }
 
 /** The last two parts of an absolute path, which say which file or folder it is: "…/src/sum.ts". */

@@ -62,5 +62,7 @@ export function queuedEntry(marker: LiveMarker, since: string): QueuedEntry {
     backend: marker.backend ?? SPEC_DEFAULT_BACKEND,
     owns: marker.owns,
     notBefore: notBeforeMs !== null && Number.isFinite(notBeforeMs) ? notBeforeMs : null,
+    accounts: marker.accounts ?? null,
+    account: marker.account ?? null,
   };
 }

@@ -2,6 +2,7 @@ import type { ActivityFile, RecordFile, UsageField } from "../../domain/schemas.
 import type { EntryModel, UsageEntry } from "../../domain/spend/usage-totals.js";
 import { FILES } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
+import { okValue } from "../../infra/json-file.js";
 import { type RunPaths, runPaths } from "../../infra/paths.js";
 import { listDispatchDirs, runNames } from "./locate.js";
 
@@ -41,6 +42,7 @@ function entryOf(run: RunPaths, dir: string): UsageEntry | "empty" | null {
     run: run.run,
     name: admit.value.name,
     backend: admit.value.backend,
+    account: okValue(readFolderJson(dir, FILES.account))?.name ?? null,
     at: admit.value.admittedAt,
     live: true,
     models: modelsOf(activity.value, admit.value.model),
@@ -52,6 +54,7 @@ function recordEntry(run: RunPaths, record: RecordFile): UsageEntry {
     run: run.run,
     name: record.name,
     backend: record.backend,
+    account: record.account ?? null,
     at: record.admittedAt ?? record.startedAt ?? record.endedAt,
     live: false,
     models: modelsOf(record, record.model),

@@ -1,4 +1,5 @@
 import { argumentName, type OptionSpec } from "../../domain/option-def.js";
+import { accountChoice } from "./account-input.js";
 import { AGENT_FROM_TURN, AGENT_OPTIONS } from "./agent.js";
 import { answer } from "./answer-input.js";
 import { brief } from "./brief.js";
@@ -27,6 +28,7 @@ export const CONCERN_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   "spend-caps": spendCaps.options,
   isolation: isolation.options,
   placement: placement.options,
+  account: accountChoice.options,
   sandbox: sandbox.options,
   notify: notify.options,
   steering: steering.options,

@@ -2,6 +2,7 @@ import type { OptionSpec } from "../../domain/option-def.js";
 import type { SandboxPolicy } from "../../domain/sandbox/sandbox.js";
 import type { LadderFile, SteerSettings, WorktreePlan } from "../../domain/schemas.js";
 import type { SpendCaps } from "../../domain/spend/budget.js";
+import { type AccountRequest, accountChoice, type RawAccountInput } from "./account-input.js";
 import { type AgentRequest, agent, type RawAgentInput, validateAgent } from "./agent.js";
 import { type AnswerRequest, answer } from "./answer-input.js";
 import { type BriefRequest, brief, type RawBriefInput } from "./brief.js";
@@ -26,7 +27,12 @@ export { MAX_RETRY_WITHIN_MS } from "./chain.js";
 export { ID_RULE } from "./text.js";
 
 /** A dispatch request, every field validated; nothing has touched the disk yet. */
-export interface DispatchRequest extends AgentRequest, LimitsRequest, RunCapsRequest, NotifyRequest {
+export interface DispatchRequest
+  extends AgentRequest,
+    LimitsRequest,
+    RunCapsRequest,
+    NotifyRequest,
+    AccountRequest {
   /** The brief as given (brief.ts composes brief.md from it at staging); null for exec without one. */
   brief: BriefRequest["brief"];
   /** `--lock-hint`: brief.md gets the line about `catherd lock`. */
@@ -86,7 +92,8 @@ export interface RawDispatchInput
     RawNotifyInput,
     RawSteerInput,
     RawSandboxFlags,
-    RawPlacementFlags {
+    RawPlacementFlags,
+    RawAccountInput {
   /** `--answer-schema`/`--repair`, already read and checked (answer-input.ts: the check is async). */
   answer?: AnswerRequest | null;
 }
@@ -107,6 +114,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     ...partOf(runCaps, raw, context),
     ...partOf(isolation, raw, context),
     ...partOf(placement, raw, context),
+    ...partOf(accountChoice, raw, context),
   };
   refuseQueuedPassEnv(asked);
   const ladder = partOf(chain, raw, context);
@@ -136,6 +144,7 @@ const CARRYING: readonly CarryingConcern[] = [
   runCaps,
   isolation,
   placement,
+  accountChoice,
   answer,
   spendCaps,
   steering,

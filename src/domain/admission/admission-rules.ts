@@ -1,3 +1,10 @@
+import {
+  type AccountGate,
+  type AccountWindow,
+  accountGate,
+  pickAccount,
+  soonestReset,
+} from "../quota/gate.js";
 import type { RunFile } from "../schemas.js";
 import type { Crossing } from "../spend/budget.js";
 import type { BackendId, QueueBlocker } from "../vocab.js";
@@ -13,6 +20,16 @@ export interface Slot {
   dispatchId: string;
   backend: BackendId | null;
   owns: string[];
+  /** The account it runs on (specs/quota.md); absent or null: none chosen (`exec`, or not known). */
+  account?: string | null | undefined;
+}
+
+/** The accounts a dispatch may run on, and the headroom it keeps in their windows (specs/quota.md). */
+export interface AccountAsk {
+  /** The account names it may run on, in the order given: one when pinned. */
+  pool: string[];
+  /** `--window-headroom`: no start into a window used this many percent or more. */
+  headroomPercent: number;
 }
 
 /** A dispatch asking to start: a new one at admission, or a queued one at promotion. */
@@ -21,6 +38,8 @@ export interface Candidate {
   owns: string[];
   /** Not to start before this time (ms since the epoch), or null. */
   notBefore: number | null;
+  /** Its accounts; absent or null: it runs on none (`exec`), and no window holds it. */
+  accounts?: AccountAsk | null | undefined;
 }
 
 /**
@@ -32,6 +51,16 @@ export interface Caps {
   perBackend: Partial<Record<BackendId, number>>;
   /** The limit of `--run-budget` the run's spend has reached, or null: the budget is not spent (or none). */
   spent: Crossing | null;
+  /**
+   * The windows of the accounts the dispatches asking may run on, by `accountKey` (absent: none known, so
+   * none holds them): read from the home by the caller.
+   */
+  windows?: ReadonlyMap<string, readonly AccountWindow[]> | undefined;
+}
+
+/** The key of an account in `Caps.windows`: its CLI and its name. */
+export function accountKey(backend: BackendId, account: string): string {
+  return `${backend}/${account}`;
 }
 
 /** What holds a dispatch back, as queued.json names it. */
@@ -47,6 +76,12 @@ export interface Blocked {
     budget?: "tokens" | "usd" | "minutes";
     limit?: number;
     used?: number;
+    /** With `window`: the accounts held (their names, joined by commas), and the window that frees first. */
+    accounts?: string;
+    window?: string;
+    usedPercent?: number | null;
+    /** With `window`: when the first of its accounts frees (ISO), null when none frees by itself. */
+    until?: string | null;
   } | null;
 }
 
@@ -81,8 +116,8 @@ export function ownsConflict(
 
 /**
  * Whether `candidate` may start beside the `live` slots: null when it may, else what blocks it — first the
- * run's budget spent, then a time not yet come, then an overlapping `--owns`, then the run's cap, then its
- * backend's cap.
+ * run's budget spent, then a time not yet come, then its accounts out of window, then an overlapping
+ * `--owns`, then the run's cap, then its backend's cap.
  */
 export function blockerOf(
   candidate: Candidate,
@@ -94,6 +129,8 @@ export function blockerOf(
   if (candidate.notBefore !== null && nowMs < candidate.notBefore) {
     return { blockedBy: "not-before", blocker: null };
   }
+  const account = accountFor(candidate, live, caps, nowMs);
+  if (account !== undefined && account.account === null) return windowBlocked(candidate, account);
   for (const slot of live) {
     const owns = ownsConflict(candidate, slot);
     if (owns !== null) {
@@ -108,6 +145,44 @@ export function blockerOf(
     return { blockedBy: "backend-cap", blocker: { backend: candidate.backend, cap: backendCap } };
   }
   return null;
+}
+
+/** What the pick of accounts said: the account chosen, or none with when the first frees. */
+type AccountPick = ReturnType<typeof pickAccount>;
+
+/**
+ * The account `candidate` would run on beside `live`, by its pool's windows (gate.ts `pickAccount`);
+ * undefined when it asks for none.
+ */
+export function accountFor(
+  candidate: Candidate,
+  live: readonly Slot[],
+  caps: Caps,
+  nowMs: number,
+): AccountPick | undefined {
+  const ask = candidate.accounts;
+  if (ask === undefined || ask === null || ask.pool.length === 0) return undefined;
+  const members = ask.pool.map((name) => {
+    const windows = caps.windows?.get(accountKey(candidate.backend, name)) ?? [];
+    const gate: AccountGate = accountGate(windows, ask.headroomPercent, nowMs);
+    const onIt = live.filter((s) => s.backend === candidate.backend && s.account === name).length;
+    return { name, gate, live: onIt, soonestReset: soonestReset(windows, nowMs) };
+  });
+  return pickAccount(members);
+}
+
+/** What queued.json says of a dispatch whose accounts are all out of window. */
+function windowBlocked(candidate: Candidate, pick: Extract<AccountPick, { account: null }>): Blocked {
+  return {
+    blockedBy: "window",
+    blocker: {
+      backend: candidate.backend,
+      accounts: (candidate.accounts?.pool ?? []).join(","),
+      window: pick.window === null ? "" : `${pick.window.limit}/${pick.window.window}`.replace(/^\//, ""),
+      usedPercent: pick.window?.usedPercent ?? null,
+      until: pick.until === null ? null : new Date(pick.until).toISOString(),
+    },
+  };
 }
 
 /** A queued dispatch, as promotion sees it. */
@@ -127,15 +202,23 @@ export function choosePromotions<Q extends Queued>(
   live: readonly Slot[],
   caps: Caps,
   nowMs: number,
-): Q[] {
+): Chosen<Q>[] {
   if (caps.spent !== null) return [];
   const taken: Slot[] = [...live];
-  const chosen: Q[] = [];
+  const chosen: Chosen<Q>[] = [];
   for (const q of queued) {
     if (caps.maxParallel !== null && taken.length >= caps.maxParallel) break;
     if (blockerOf(q, taken, caps, nowMs) !== null) continue;
-    chosen.push(q);
-    taken.push(q);
+    const pick = accountFor(q, taken, caps, nowMs);
+    const account = pick?.account ?? null;
+    chosen.push({ entry: q, account });
+    taken.push({ ...q, account });
   }
   return chosen;
+}
+
+/** A queued dispatch chosen to start, with the account it starts on (null: it asks for none). */
+export interface Chosen<Q> {
+  entry: Q;
+  account: string | null;
 }

@@ -8,6 +8,7 @@ import {
   positiveMs,
   runBudgetSchema,
 } from "../file-fields.js";
+import { accountNameSchema } from "../quota/quota-schemas.js";
 import { netRuleSchema, SANDBOX_MODES } from "../sandbox/sandbox.js";
 import { isoTime, loose, ms, processIdentity, schemaField } from "../schema-parts.js";
 import { RUN_BUDGET_KEYS } from "../spend/run-budget.js";
@@ -87,6 +88,28 @@ export const followUpAdmitShape = {
   followUpOf: z.string().min(1).optional(),
 };
 
+/** admit.json's `accounts`: the account names it may run on, and `--window-headroom`. */
+export const accountAskSchema = loose({
+  pool: z.array(accountNameSchema).min(1).max(100),
+  headroomPercent: z.number().min(1).max(100),
+});
+
+/**
+ * account.json: the account a dispatch runs on, written before its supervisor starts (at admission, or by
+ * the promotion that chose it from its pool); its `dir` is the folder the CLI's configuration variable
+ * names, null for `default` (the environment's own).
+ */
+export const accountFileSchema = loose({
+  schema: schemaField,
+  backend: backendIdSchema,
+  name: accountNameSchema,
+  dir: z.string().min(1).max(4096).nullable(),
+  /** The variable that names it to the CLI (CLAUDE_CONFIG_DIR…), null with `dir` null. */
+  variable: envName.nullable(),
+  at: isoTime,
+});
+export type AccountFile = z.infer<typeof accountFileSchema>;
+
 export const admitFileSchema = loose({
   schema: schemaField,
   dispatchId: z.string().min(1),
@@ -116,6 +139,8 @@ export const admitFileSchema = loose({
   notify: notifyCommandSchema.nullable().optional(),
   /** Present when an engine runs its supervisor (specs/placement.md); every attempt of a chain has it too. */
   placement: admitPlacementSchema.optional(),
+  /** The accounts it may run on and the headroom it keeps (specs/quota.md); absent: `exec`, none. */
+  accounts: accountAskSchema.optional(),
   ...followUpAdmitShape,
 });
 export type AdmitFile = z.infer<typeof admitFileSchema>;
@@ -139,6 +164,11 @@ export const queuedFileSchema = loose({
     budget: z.enum(RUN_BUDGET_KEYS).optional(),
     limit: z.number().positive().optional(),
     used: z.number().nonnegative().optional(),
+    /** Held by its accounts' windows: the accounts, the window that frees first, when (specs/quota.md). */
+    accounts: z.string().max(1024).optional(),
+    window: z.string().max(160).optional(),
+    usedPercent: z.number().min(0).max(100).nullable().optional(),
+    until: isoTime.nullable().optional(),
   }).nullable(),
   notBefore: isoTime.nullable(),
 });

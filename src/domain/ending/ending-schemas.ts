@@ -93,6 +93,8 @@ export const recordFileSchema = loose({
   name: z.string().nullable(),
   backend: backendIdSchema,
   model: z.string().nullable(),
+  /** The account it ran on (account.json's name, specs/quota.md); null or absent: none. */
+  account: z.string().nullable().optional(),
   status: statusSchema,
   reason: exitReasonSchema,
   exitCode: z.number().int().nullable(),

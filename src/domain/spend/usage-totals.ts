@@ -4,7 +4,7 @@ import type { BackendId } from "../vocab.js";
 // run, backend, model, day or name and summed. Pure: the entries are read by dispatch/read/usage-entries.ts.
 
 /** How `catherd usage` groups its totals. */
-export const USAGE_GROUPINGS = ["run", "backend", "model", "day", "name"] as const;
+export const USAGE_GROUPINGS = ["run", "backend", "model", "day", "name", "account"] as const;
 export type UsageGrouping = (typeof USAGE_GROUPINGS)[number];
 
 /** Token counts as the provider bills them (domain/spend/usage.ts): input includes cached input. */
@@ -28,6 +28,8 @@ export interface UsageEntry {
   run: string;
   name: string | null;
   backend: BackendId | null;
+  /** The account it ran on (specs/quota.md), null: none known (exec, or not started yet). */
+  account: string | null;
   /** ISO time of its admission (else its start): what --since and `--by day` go by. */
   at: string;
   live: boolean;
@@ -48,13 +50,20 @@ export interface UsageTotal extends EntryTokens {
   unpriced: number;
 }
 
-const UNKNOWN = { model: "(unknown model)", backend: "(unknown backend)", name: "(by hand)" } as const;
+const UNKNOWN = {
+  model: "(unknown model)",
+  backend: "(unknown backend)",
+  name: "(by hand)",
+  account: "(no account)",
+} as const;
 
 function keysOf(entry: UsageEntry, by: UsageGrouping): (string | null)[] {
   if (by === "model") return entry.models.map((m) => m.model);
   if (by === "day") return [entry.at.slice(0, 10)];
   if (by === "run") return [entry.run];
   if (by === "backend") return [entry.backend];
+  // An account is one CLI's: its key names both ("codex/work").
+  if (by === "account") return [entry.account === null ? null : `${entry.backend ?? "?"}/${entry.account}`];
   return [entry.name];
 }
 

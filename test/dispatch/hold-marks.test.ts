@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { budgetMarksDue, type PromotionNow } from "../../src/dispatch/queue/budget-marks.js";
+import { holdMarksDue, type PromotionNow } from "../../src/dispatch/queue/hold-marks.js";
 import type { QueuedEntry } from "../../src/dispatch/read/queued.js";
 import type { Caps, Slot } from "../../src/domain/admission/admission-rules.js";
 import type { Crossing } from "../../src/domain/spend/budget.js";
@@ -34,7 +34,7 @@ const running: Slot = { name: "busy", dispatchId: "20261206T080000Z-busy00", bac
 
 function due(waiting: QueuedEntry[], promotion: Partial<PromotionNow>): [string, QueueBlocker][] {
   const now: PromotionNow = { chosen: new Set(), held: [], caps: OPEN, nowMs: NOW, ...promotion };
-  return budgetMarksDue(waiting, now).map(({ entry, blocked }) => [entry.name, blocked.blockedBy]);
+  return holdMarksDue(waiting, now).marks.map(({ entry, blocked }) => [entry.name, blocked.blockedBy]);
 }
 
 describe("the budget's marks on the queue", () => {
@@ -77,12 +77,12 @@ describe("the budget's marks on the queue", () => {
   });
 
   it("marks a spent budget with its limit and what was used", () => {
-    const [mark] = budgetMarksDue([queued("a")], {
+    const [mark] = holdMarksDue([queued("a")], {
       chosen: new Set(),
       held: [],
       caps: { ...OPEN, spent: SPENT },
       nowMs: NOW,
-    });
+    }).marks;
     expect(mark?.blocked).toEqual({
       blockedBy: "budget",
       blocker: { budget: "tokens", limit: 1000, used: 1200 },

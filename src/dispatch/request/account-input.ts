@@ -1,0 +1,126 @@
+import type { Backend } from "../../backends/types.js";
+import type { AccountAsk } from "../../domain/admission/admission-rules.js";
+import { CatherdError } from "../../domain/errors.js";
+import { DEFAULT_HEADROOM_PERCENT } from "../../domain/quota/gate.js";
+import { catherdHome } from "../../infra/paths.js";
+import { accountsOf, DEFAULT_ACCOUNT } from "../../quota/accounts.js";
+import type { Concern, Recorded, Successor } from "./concern.js";
+import { invalid, shownValue } from "./text.js";
+
+// `dispatch --account NAME|auto|A,B` and `--window-headroom N%` (specs/quota.md): the accounts a dispatch
+// may run on — one pinned, every account of its CLI, or a pool named — and how much of a window it leaves
+// to people. A follow-up runs on the account its turn ran on (its conversation lives in that account's
+// folder); a chain's next attempt on the same CLI keeps the pool, on another CLI takes that CLI's default.
+
+export interface RawAccountInput {
+  account?: string | undefined;
+  windowHeadroom?: string | undefined;
+}
+
+export interface AccountRequest {
+  /** The accounts it may run on and its headroom; null for a backend without accounts (`exec`). */
+  accounts: AccountAsk | null;
+}
+
+/** The most accounts a pool names. */
+const MAX_POOL = 100;
+
+export const accountChoice = {
+  options: {
+    account: {
+      type: "string",
+      value: "<name|auto|a,b>",
+      description:
+        "the account of the CLI to run on (catherd account list): a name, auto for any of the CLI's accounts with headroom (the one whose window resets soonest first), or a pool of names; out of window, the dispatch waits in the queue for the reset",
+      default: "default, the CLI's own configuration",
+    },
+    "window-headroom": {
+      type: "string",
+      value: "<percent>",
+      description: "start no work into a window used this much or more (1-100)",
+      default: `${DEFAULT_HEADROOM_PERCENT}%`,
+    },
+  },
+  validate: (raw, context) => ({
+    accounts: askOf(raw, context.backend, catherdHome(context.environment), context.envNames),
+  }),
+  toAdmit: ({ accounts }) => (accounts === null ? {} : { accounts }),
+  carry: carryAccount,
+} satisfies Concern<RawAccountInput, AccountRequest>;
+
+/** What a follow-up or a next attempt runs on (see the module's comment). */
+function carryAccount(recorded: Recorded, to: Successor): Partial<AccountRequest> {
+  if (to.backend.accountVariable === undefined) return { accounts: null };
+  const asked = recorded.admit?.accounts;
+  const headroomPercent = asked?.headroomPercent ?? DEFAULT_HEADROOM_PERCENT;
+  if (to.kind === "follow-up") {
+    const ranOn = recorded.record?.account ?? asked?.pool[0] ?? DEFAULT_ACCOUNT;
+    return { accounts: { pool: [ranOn], headroomPercent } };
+  }
+  const sameCli = recorded.admit?.backend === to.backend.id;
+  return {
+    accounts: { pool: sameCli && asked !== undefined ? asked.pool : [DEFAULT_ACCOUNT], headroomPercent },
+  };
+}
+
+function askOf(
+  raw: RawAccountInput,
+  backend: Backend,
+  home: string,
+  envNames: readonly string[],
+): AccountAsk | null {
+  const headroomPercent = headroomOf(raw.windowHeadroom);
+  const variable = backend.accountVariable;
+  if (variable === undefined) {
+    if (raw.account === undefined) return null;
+    throw invalid(
+      "--account",
+      `cannot be given to ${backend.id}: it runs a command, which has no account`,
+      "leave --account out",
+    );
+  }
+  if (raw.account === undefined) return { pool: [DEFAULT_ACCOUNT], headroomPercent };
+  const known = accountsOf(home, backend.id).map((a) => a.name);
+  const pool = raw.account === "auto" ? known : poolNamed(raw.account, known, backend);
+  if (envNames.includes(variable) && pool.some((name) => name !== DEFAULT_ACCOUNT)) {
+    throw invalid(
+      "--env",
+      `${variable}: the account chooses ${backend.id}'s configuration folder`,
+      `leave --env ${variable} out, or --account out`,
+    );
+  }
+  return { pool, headroomPercent };
+}
+
+/** `--account a,b`: names of the CLI's accounts, each once. */
+function poolNamed(text: string, known: readonly string[], backend: Backend): string[] {
+  const names = text.split(",").map((n) => n.trim());
+  const fix = `give an account of ${backend.id} (catherd account list), auto, or names joined by commas`;
+  if (names.length > MAX_POOL)
+    throw invalid("--account", `names ${names.length} accounts: at most ${MAX_POOL}`, fix);
+  for (const name of names) {
+    if (!known.includes(name)) {
+      throw new CatherdError(
+        "E_INPUT_INVALID",
+        `--account ${shownValue(name)}: ${backend.id} has no such account`,
+        { fix },
+      );
+    }
+  }
+  return [...new Set(names)];
+}
+
+/** `--window-headroom 90` or `90%`: a whole percent from 1 to 100. */
+function headroomOf(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_HEADROOM_PERCENT;
+  const match = /^([0-9]{1,3})%?$/.exec(text.trim());
+  const value = Number(match?.[1]);
+  if (match === null || value < 1 || value > 100) {
+    throw invalid(
+      "--window-headroom",
+      `${shownValue(text)}: a percent from 1 to 100`,
+      "give --window-headroom 90%, say",
+    );
+  }
+  return value;
+}

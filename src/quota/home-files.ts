@@ -1,0 +1,39 @@
+import * as path from "node:path";
+import type { BackendId } from "../domain/vocab.js";
+
+// Where the home keeps its quota state (specs/quota.md, "Files of the home"):
+//
+//   <home>/accounts.json                      the accounts declared (`catherd account add`)
+//   <home>/accounts.lock                      held while accounts.json is rewritten
+//   <home>/quota/<backend>/<account>.json     the account's windows, as its CLI last reported them
+//   <home>/quota/<backend>/<account>.lock     held while that file is merged into
+//   <home>/parked/<run>.json                  a run holds work parked until a time
+//   <home>/waker.lock                         held by the one waker of the home, while anything is parked
+
+export function accountsFile(home: string): string {
+  return path.join(home, "accounts.json");
+}
+
+export function accountsLock(home: string): string {
+  return path.join(home, "accounts.lock");
+}
+
+export function accountStateFile(home: string, backend: BackendId, account: string): string {
+  return path.join(home, "quota", backend, `${account}.json`);
+}
+
+export function accountStateLock(home: string, backend: BackendId, account: string): string {
+  return path.join(home, "quota", backend, `${account}.lock`);
+}
+
+export function parkedDir(home: string): string {
+  return path.join(home, "parked");
+}
+
+export function parkedFile(home: string, run: string): string {
+  return path.join(parkedDir(home), `${run}.json`);
+}
+
+export function wakerLock(home: string): string {
+  return path.join(home, "waker.lock");
+}

@@ -1,0 +1,264 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { isolatedHome, runCli } from "../helpers/cli.js";
+import { recordedLines } from "../helpers/fake-cli.js";
+import { reapAll, tempDir } from "../helpers/folders.js";
+import { waitFor } from "../helpers/wait.js";
+
+// Work parked for an account's window, with real processes (specs/quota.md): admission parks it, the
+// home's waker (or, after a reboot, the first command) starts it at the reset, oldest first and once.
+// Times are real and a few seconds ahead: each wait is on a file or a record, with a deadline.
+
+const dispatched: string[] = [];
+
+afterEach(() => {
+  expect(reapAll(dispatched.splice(0)), "processes left running").toBe(0);
+});
+
+interface Start {
+  name: string;
+  at: number;
+  config: string | null;
+}
+
+/**
+ * A fake claude that appends `{name, at, config}` to `log` as it starts (its brief is its name), then
+ * plays `scenario`'s recorded stream; a run whose `ratelimit` file exists plays the rate-limit recording,
+ * its reset `resetMs` ahead, once (the file is removed).
+ */
+function fakeClaude(log: string, resetMs = 6000): { bin: string; limitOnce: () => void; go: () => void } {
+  const dir = tempDir();
+  const limitFile = path.join(dir, "ratelimit");
+  const goFile = path.join(dir, "go");
+  const text = path.join(dir, "text.jsonl");
+  const limited = path.join(dir, "limited.jsonl");
+  fs.writeFileSync(text, `${recordedLines("claude", "text").join("\n")}\n`);
+  fs.writeFileSync(limited, `${recordedLines("claude", "ratelimit-long").join("\n")}\n`);
+  const bin = path.join(dir, "claude");
+  fs.writeFileSync(
+    bin,
+    `#!${process.execPath}
+const fs = require("node:fs");
+if (process.argv[2] === "--version") { console.log("2.1.197 (Claude Code)"); process.exit(0); }
+const brief = fs.readFileSync(0, "utf8").trim();
+fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ name: brief, at: Date.now(), config: process.env.CLAUDE_CONFIG_DIR ?? null }) + "\\n");
+let limit = false;
+try { fs.unlinkSync(${JSON.stringify(limitFile)}); limit = true; } catch {}
+const reset = new Date(Math.ceil((Date.now() + ${resetMs}) / 1000) * 1000).toISOString().replace(".000Z", "Z");
+const lines = fs.readFileSync(limit ? ${JSON.stringify(limited)} : ${JSON.stringify(text)}, "utf8");
+const play = () => {
+  process.stdout.write(lines.replace(/resets at \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ/g, "resets at " + reset));
+  process.exit(limit ? 1 : 0);
+};
+// A limited run waits for its go, so that the test can queue work behind it first.
+const look = () => (!limit || fs.existsSync(${JSON.stringify(goFile)}) ? play() : setTimeout(look, 50));
+look();
+`,
+    { mode: 0o755 },
+  );
+  return {
+    bin,
+    limitOnce: () => fs.writeFileSync(limitFile, ""),
+    go: () => fs.writeFileSync(goFile, ""),
+  };
+}
+
+function startsIn(log: string): Start[] {
+  if (!fs.existsSync(log)) return [];
+  return fs
+    .readFileSync(log, "utf8")
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Start);
+}
+
+/** Seeds the account's state as a supervisor that saw its window would have written it. */
+function seedWindow(home: string, account: string, window: Record<string, unknown>): void {
+  const dir = path.join(home, "quota", "claude-code");
+  fs.mkdirSync(dir, { recursive: true });
+  const seen = {
+    limit: "claude",
+    window: "five_hour",
+    usedPercent: null,
+    windowMinutes: 300,
+    status: null,
+    seenAt: new Date(Date.now() - 60_000).toISOString(),
+    ...window,
+  };
+  fs.writeFileSync(
+    path.join(dir, `${account}.json`),
+    JSON.stringify({ schema: 1, backend: "claude-code", account, windows: [seen] }),
+  );
+}
+
+async function dispatchClaude(env: NodeJS.ProcessEnv, name: string, extra: string[] = []) {
+  const result = await runCli(
+    ["dispatch", "--backend", "claude-code", "--name", name, "--brief", name, "--json", ...extra],
+    { env, timeoutMs: 60_000 },
+  );
+  if (result.code !== 0) throw new Error(`dispatch ${name} failed: ${result.stdout}${result.stderr}`);
+  const d = JSON.parse(result.stdout).dispatched;
+  dispatched.push(d.dispatchId);
+  return d as { dir: string; queued: boolean; blockedBy: string | null };
+}
+
+/** Waits until every one of `names` is recorded (whatever its status). */
+async function waitAll(env: NodeJS.ProcessEnv, names: string[]) {
+  const waited = await runCli(["wait", ...names, "--json", "--timeout", "90s"], { env, timeoutMs: 120_000 });
+  const records = (JSON.parse(waited.stdout) as { records?: unknown[] }).records ?? [];
+  expect(records.length, waited.stdout + waited.stderr).toBe(names.length);
+}
+
+/** The waker exits once nothing is parked: its lock goes with it. */
+async function wakerGone(home: string) {
+  await waitFor(
+    "the waker to exit",
+    () => (fs.existsSync(path.join(home, "waker.lock")) ? undefined : true),
+    20_000,
+  );
+}
+
+describe("work parked for an account's window", () => {
+  it("parks ten dispatches behind a spent window and starts each once at its reset, one first to try it", async () => {
+    const { home, env: base } = isolatedHome();
+    const log = path.join(tempDir(), "starts.log");
+    const env = { ...base, CATHERD_CLAUDE_BIN: fakeClaude(log).bin };
+    const resetMs = Math.ceil((Date.now() + 10_000) / 1000) * 1000;
+    seedWindow(home, "default", { status: "rejected", resetsAt: new Date(resetMs).toISOString() });
+    const names = Array.from({ length: 10 }, (_, i) => `p${i}`);
+    const admitted = await Promise.all(names.map((n) => dispatchClaude(env, n)));
+    const late = Date.now() >= resetMs;
+    if (!late) for (const d of admitted) expect(d).toMatchObject({ queued: true, blockedBy: "window" });
+    if (!late) {
+      const queued = JSON.parse(fs.readFileSync(path.join(admitted[0]?.dir ?? "", "queued.json"), "utf8"));
+      expect(queued.blocker).toMatchObject({ backend: "claude-code", accounts: "default" });
+      expect(Date.parse(queued.blocker.until)).toBe(resetMs);
+      const shown = await runCli(["show", "p0"], { env });
+      expect(shown.stdout).toMatch(/claude-code default out of window \(claude\/five_hour\), until \d{4}-/);
+    }
+    await waitAll(env, names);
+    const starts = startsIn(log);
+    expect(starts.map((s) => s.name).sort()).toEqual([...names].sort());
+    for (const s of starts) expect(s.at).toBeGreaterThanOrEqual(resetMs - 1000);
+    // The first to start ran alone: the window had not said it reset, until that dispatch was served.
+    const [first, ...rest] = [...starts].sort((a, b) => a.at - b.at);
+    const firstRecord = recordNamed(home, first?.name ?? "");
+    for (const s of rest) expect(s.at).toBeGreaterThanOrEqual(Date.parse(String(firstRecord.endedAt)) - 1000);
+    await wakerGone(home);
+    expect(fs.existsSync(path.join(home, "parked", "default.json"))).toBe(false);
+  }, 150_000);
+
+  it("after a reboot with work parked (no waker), the first command starts what is due", async () => {
+    const { home, env: base } = isolatedHome();
+    const log = path.join(tempDir(), "starts.log");
+    const env = { ...base, CATHERD_CLAUDE_BIN: fakeClaude(log).bin, CATHERD_TEST_ONLY_NO_WAKER: "1" };
+    const resetMs = Date.now() + 3000;
+    seedWindow(home, "default", { usedPercent: 100, resetsAt: new Date(resetMs).toISOString() });
+    const a = await dispatchClaude(env, "a");
+    await dispatchClaude(env, "b");
+    if (Date.now() < resetMs) expect(a.blockedBy).toBe("window");
+    expect(fs.existsSync(path.join(home, "waker.lock"))).toBe(false);
+    await waitFor("the reset", () => (Date.now() > resetMs + 200 ? true : undefined), 20_000);
+    expect(startsIn(log)).toEqual([]);
+    await runCli(["status"], { env });
+    await waitAll(env, ["a", "b"]);
+    expect(
+      startsIn(log)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(["a", "b"]);
+  }, 120_000);
+
+  it("runs --account auto on the account whose window resets soonest, and on the other once it is spent", async () => {
+    const { home, env: base } = isolatedHome();
+    const log = path.join(tempDir(), "starts.log");
+    const env: NodeJS.ProcessEnv = { ...base, CATHERD_CLAUDE_BIN: fakeClaude(log).bin };
+    delete env.CLAUDE_CONFIG_DIR;
+    const second = tempDir();
+    const added = await runCli(["account", "add", "second", "--backend", "claude-code", "--dir", second], {
+      env,
+    });
+    expect(added.code, added.stdout + added.stderr).toBe(0);
+    const inMin = (min: number) => new Date(Date.now() + min * 60_000).toISOString();
+    seedWindow(home, "default", { usedPercent: 40, resetsAt: inMin(300) });
+    seedWindow(home, "second", { usedPercent: 60, resetsAt: inMin(60) });
+    await dispatchClaude(env, "one", ["--account", "auto"]);
+    await waitAll(env, ["one"]);
+    seedWindow(home, "second", { status: "rejected", resetsAt: inMin(60) });
+    await dispatchClaude(env, "two", ["--account", "auto"]);
+    await waitAll(env, ["two"]);
+    expect(startsIn(log).map((s) => [s.name, s.config])).toEqual([
+      ["one", second],
+      ["two", null],
+    ]);
+    expect(recordNamed(home, "one").account).toBe("second");
+    expect(recordNamed(home, "two").account).toBe("default");
+    const list = JSON.parse((await runCli(["account", "list", "--json"], { env })).stdout).accounts;
+    expect(list.map((a: { name: string; gate: { state: string } }) => [a.name, a.gate.state])).toEqual([
+      ["default", "open"],
+      ["second", "held"],
+    ]);
+    const usage = JSON.parse((await runCli(["usage", "--by", "account", "--json"], { env })).stdout);
+    expect(usage.groups.map((g: { key: string }) => g.key).sort()).toEqual([
+      "claude-code/default",
+      "claude-code/second",
+    ]);
+  }, 120_000);
+
+  it("parks the run's queued work for an account when a dispatch runs into its window", async () => {
+    const { home, env: base } = isolatedHome();
+    const log = path.join(tempDir(), "starts.log");
+    const claude = fakeClaude(log, 6000);
+    const env = { ...base, CATHERD_CLAUDE_BIN: claude.bin };
+    claude.limitOnce();
+    await dispatchClaude(env, "hit", ["--max-parallel", "1"]);
+    const queued = [
+      await dispatchClaude(env, "q1", ["--queue"]),
+      await dispatchClaude(env, "q2", ["--queue"]),
+    ];
+    expect(queued.map((q) => q.blockedBy)).toEqual(["capacity", "capacity"]);
+    claude.go();
+    await waitAll(env, ["hit"]);
+    const hitRecord = recordNamed(home, "hit");
+    expect(hitRecord).toMatchObject({ status: "limit", account: "default", error: { kind: "rate-limit" } });
+    const reset = Date.parse(String((hitRecord.error as { retryAfter: string }).retryAfter));
+    if (Date.now() < reset - 500) {
+      const marks = queued.map((q) => JSON.parse(fs.readFileSync(path.join(q.dir, "queued.json"), "utf8")));
+      expect(marks.map((m) => [m.blockedBy, Date.parse(m.blocker.until)])).toEqual([
+        ["window", reset],
+        ["window", reset],
+      ]);
+    }
+    await waitAll(env, ["q1", "q2"]);
+    const starts = startsIn(log);
+    expect(starts.map((s) => s.name)).toEqual(["hit", "q1", "q2"]);
+    for (const s of starts.slice(1)) expect(s.at).toBeGreaterThanOrEqual(reset - 1000);
+    await wakerGone(home);
+  }, 120_000);
+});
+
+describe("--account and --window-headroom, refused before anything is written", () => {
+  it.each([
+    [["--backend", "claude-code", "--account", "nobody"], /claude-code has no such account/],
+    [["--backend", "exec", "--account", "default"], /exec: it runs a command, which has no account/],
+    [
+      ["--backend", "claude-code", "--window-headroom", "0"],
+      /--window-headroom "0": a percent from 1 to 100/,
+    ],
+    [["--backend", "claude-code", "--window-headroom", "101%"], /a percent from 1 to 100/],
+  ])("%j", async (flags, message) => {
+    const { env: base } = isolatedHome();
+    const env = { ...base, CATHERD_CLAUDE_BIN: fakeClaude(path.join(tempDir(), "log")).bin };
+    const result = await runCli(["dispatch", ...flags, "--brief", "x", "--json", "--", "true"], { env });
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout).error.message).toMatch(message);
+  });
+});
+
+function recordNamed(home: string, name: string): Record<string, unknown> {
+  const dir = path.join(home, "runs", "default", "dispatches", name);
+  const id = fs.readFileSync(path.join(dir, "latest"), "utf8").trim();
+  return JSON.parse(fs.readFileSync(path.join(dir, id, "record.json"), "utf8")) as Record<string, unknown>;
+}
