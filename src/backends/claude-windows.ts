@@ -51,13 +51,14 @@ export function rateLimitEvent(event: Record<string, unknown>): LineFacts {
   return quota.length === 0 ? NEUTRAL : { progress: false, quota: quota.slice(0, MAX_WINDOWS) };
 }
 
+/** One window of Claude's limit, its figures read in quota.ts's units. */
 function window(name: string, figures: { status: unknown; used: unknown; resets: unknown }): QuotaWindow {
-  const window = quotaName(name);
+  const named = quotaName(name);
   return {
     limit: CLAUDE_LIMIT,
-    window,
+    window: named,
     usedPercent: shareOf(figures.used),
-    windowMinutes: WINDOW_MINUTES[window] ?? null,
+    windowMinutes: Object.hasOwn(WINDOW_MINUTES, named) ? (WINDOW_MINUTES[named] ?? null) : null,
     resetsAt: resetFromEpoch(figures.resets),
     status: statusOf(figures.status),
   };

@@ -121,6 +121,11 @@ describe("Claude Code's rate_limit_event, read defensively", () => {
       status: "rejected",
     });
     expect(facts.quota?.length).toBe(MAX_WINDOWS);
+    // A name that is a property of every object is a name like any other.
+    for (const name of ["constructor", "__proto__", "toString"]) {
+      const odd = claude.parse(line({ status: "allowed", rateLimitType: name }));
+      expect(odd.quota?.[0]).toMatchObject({ window: name, windowMinutes: null, status: "allowed" });
+    }
     for (const odd of [null, "allowed", { status: "maybe" }, { utilization: 0.5 }]) {
       expect(claude.parse(line(odd))).toEqual({ progress: false });
     }

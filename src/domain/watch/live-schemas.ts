@@ -37,7 +37,7 @@ export const quotaFileSchema = loose({
         usedPercent: z.number().min(0).max(100).nullable(),
         windowMinutes: z.number().int().positive().nullable(),
         resetsAt: isoTime.nullable(),
-        /** What the CLI said of the window (rejected: spent); null: nothing. Absent: written before it. */
+        /** What the CLI said of the window (rejected: spent); null: nothing. Absent in an older catherd's file. */
         status: z.enum(WINDOW_STATUSES).nullable().optional(),
         seenAt: isoTime,
       }),
