@@ -3,7 +3,7 @@ import type { RecordFile } from "../src/domain/schemas.js";
 import { FILES, runOf } from "../src/folder/layout.js";
 import { readFolderJson } from "../src/folder/read.js";
 import { okValue } from "../src/infra/json-file.js";
-import { recordAccountWindows } from "../src/quota/account-state.js";
+import { recordAccountWindows, withStatus } from "../src/quota/account-state.js";
 
 // What a dispatch tells its account's state in the home (specs/quota.md, "What the home knows of an
 // account"): the windows its CLI reported (quota.json), and the window of its ending. Written by its
@@ -17,7 +17,7 @@ export async function reportToAccount(dir: string, record: RecordFile | null): P
   if (run === null || account === null) return;
   const by = record?.dispatchId ?? null;
   const seen: AccountWindow[] = (okValue(readFolderJson(dir, FILES.quota))?.windows ?? []).map((w) => ({
-    ...w,
+    ...withStatus(w),
     by,
   }));
   const ended =

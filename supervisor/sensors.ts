@@ -3,6 +3,7 @@ import type { Crossing } from "../src/domain/spend/budget.js";
 import type { Clock } from "../src/infra/clock.js";
 import type { ActivityWriter } from "./activity.js";
 import type { DiskWatch } from "./disk-watch.js";
+import type { QuotaKeeper } from "./quota-file.js";
 import type { RunBudgetWatch } from "./run-budget-watch.js";
 import { NOTHING, type Sensor, type Sight } from "./sensor.js";
 import type { SlotReports } from "./slot-reports.js";
@@ -19,16 +20,23 @@ export const USAGE_LOG_POLL_MS = 1000;
 
 const after = (at: number | null): Sight => (at === null ? NOTHING : { nextLookAt: at });
 
-/** The CLI's own usage log: its reports count as the stream's do, but are not progress. */
-export function usageLogSensor(
-  log: UsageLogReader,
-  core: WatchCore,
-  activity: ActivityWriter,
-  spend: SpendWatch,
-): Sensor {
+/** Where what the CLI's usage log reports goes: its usage as the stream's, its windows to quota.json. */
+export interface UsageLogSinks {
+  activity: ActivityWriter;
+  spend: SpendWatch;
+  quota: QuotaKeeper;
+}
+
+/**
+ * The CLI's own usage log: its reports count as the stream's do, but are not progress. Read again once the
+ * agent has exited (a log not found yet is looked for then, whatever the time since the last search).
+ */
+export function usageLogSensor(log: UsageLogReader, core: WatchCore, sinks: UsageLogSinks): Sensor {
+  const { activity, spend, quota } = sinks;
   return {
-    look(now) {
-      for (const facts of log.read(core.state.thread, now)) {
+    look(now, seen) {
+      for (const facts of log.read(core.state.thread, now, seen.exited)) {
+        if (facts.quota !== undefined) quota.note(facts.quota, now);
         const ignored = activity.note(facts);
         if (ignored !== null) spend.ignore(log.path ?? "usage log", ignored);
       }

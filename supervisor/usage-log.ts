@@ -40,10 +40,14 @@ export class UsageLogReader {
     this.usageFile = fileIn(dir, FILES.usage);
   }
 
-  /** Reads what the log gained since the last call: the facts of its new reports, in order. */
-  read(thread: string | null, now: number): LineFacts[] {
+  /**
+   * Reads what the log gained since the last call: the facts of its new reports, in order. `last`: the
+   * agent has exited, and a log not found yet is looked for now (a CLI that exits within a second of
+   * naming its thread writes the whole of it before the next search would be due).
+   */
+  read(thread: string | null, now: number, last = false): LineFacts[] {
     if (this.reader === null) {
-      if (thread === null || now - this.lookedAt < LOCATE_EVERY_MS) return [];
+      if (thread === null || (!last && now - this.lookedAt < LOCATE_EVERY_MS)) return [];
       this.lookedAt = now;
       this.path = this.log.locate(thread, fileSystemContext(this.env));
       if (this.path === null) return [];

@@ -12,7 +12,7 @@ import type { SupervisorDeps } from "./deps.js";
 import { DiskWatch } from "./disk-watch.js";
 import type { SupervisorLog } from "./log.js";
 import { News } from "./news.js";
-import { quotaKeeper } from "./quota-file.js";
+import { QuotaKeeper, quotaSensor } from "./quota-file.js";
 import type { Resume } from "./resume-point.js";
 import { RunBudgetWatch } from "./run-budget-watch.js";
 import { lookUntilStop, type Sensor, type Stop } from "./sensor.js";
@@ -119,11 +119,11 @@ function assemble(input: WatchInput): Watch {
     (accounts, at) => spend.priced(accounts, at),
     (error) => disk.refused(error, FILES.activity),
   );
-  const keepQuota = quotaKeeper(notice, wallOf);
+  const quota = new QuotaKeeper(notice, wallOf);
   const fold = (file: string, parsed: LineFacts, at: number) => {
     const facts = steering === undefined ? parsed : steering.observe(parsed, at);
     core.line(facts, at);
-    if (facts.quota !== undefined) keepQuota(facts.quota, at);
+    if (facts.quota !== undefined) quota.note(facts.quota, at);
     const ignored = activity.note(facts);
     if (ignored !== null) spend.ignore(file, ignored);
     if (facts.retry !== undefined) log("retry", { attempt: facts.retry.attempt, max: facts.retry.max });
@@ -153,7 +153,9 @@ function assemble(input: WatchInput): Watch {
       : new UsageLogReader(dir, backend.usageLog, { ...process.env, ...spec.env }, wallAtStart);
   const sensors: (Sensor | null)[] = [
     agent,
-    usageLog === null ? null : usageLogSensor(usageLog, core, activity, spend),
+    usageLog === null ? null : usageLogSensor(usageLog, core, { activity, spend, quota }),
+    // Before anything that may end the watch in its look: the windows the output reported are kept.
+    quotaSensor(quota),
     spend.capped || runBudget !== null ? spendingSensor(spend, runBudget, activity, clock) : null,
     threadSensor(core, resume?.thread ?? null, (thread) =>
       notice(FILES.thread, { thread, at: clock.wallNow().toISOString() }),
@@ -168,6 +170,7 @@ function assemble(input: WatchInput): Watch {
   ];
   const close = (now: number) => {
     agent.close(now);
+    quota.flush();
     news.close();
     usageLog?.close();
   };

@@ -22,6 +22,12 @@ const SPECIFIC_CODES: Readonly<Record<string, ErrorKind>> = {
   ACCESS_TOKEN_EXPIRED: "auth",
   insufficient_quota: "quota",
   billing_error: "quota",
+  // Google's ErrorInfo reasons of a spent quota (gemini's TerminalQuotaError).
+  INSUFFICIENT_G1_CREDITS_BALANCE: "quota",
+  QUOTA_EXHAUSTED: "quota",
+  // codex's usage-limit 429 body (`error.type`) and its rollout's codex_error_info.
+  usage_limit_reached: "quota",
+  usage_limit_exceeded: "quota",
   rate_limit_exceeded: "rate-limit",
   rate_limit_error: "rate-limit",
   rate_limit: "rate-limit",
@@ -73,7 +79,7 @@ const WORDING: readonly [ErrorKind, RegExp][] = [
   ],
   [
     "quota",
-    /insufficient[_ ]quota|quota exceeded|exceeded (?:your |the )?(?:current |daily |monthly )?quota|exhausted (?:your|the) (?:\w+ )?quota|credit balance|billing|out of credits|usage limit|spending limit/i,
+    /insufficient[_ ]quota|quota exceeded|exceeded (?:your |the )?(?:current |daily |monthly )?quota|exhausted (?:your|the) (?:\w+ )?quota|credit balance|billing|out of (?:[\w-]+ ){0,4}credits|usage limit|spending limit|spend limit|you['’]ve hit your (?:[\w-]+ ){0,3}limit/i,
   ],
   [
     "auth",

@@ -2,6 +2,7 @@ import type { ErrorFact } from "../domain/ending/failure.js";
 import type { LineFacts, ToolOpen } from "../domain/watch/facts.js";
 import { NEUTRAL, PROGRESS } from "../domain/watch/facts.js";
 import { type Evidence, errorFact, retryKind, statusInText } from "./classify.js";
+import { rateLimitEvent } from "./claude-windows.js";
 import {
   AGENT_DEFAULTS,
   asCount,
@@ -40,6 +41,11 @@ import type { Backend, BillingContext, PlanRequest, SteerProtocol } from "./type
 // the request exact and the output as it stood when the message started (1). The result's `modelUsage`
 // (per model, with Claude's own `costUSD`) is the run's total; its `usage` alone can be all zeros (a run
 // its --max-budget-usd stopped), so `modelUsage` is read first. `input_tokens` excludes both cache fields.
+//
+// Quota windows (claude-windows.ts): `rate_limit_event` lines, under a claude.ai login only. A spent
+// window is `status: rejected`, then the synthetic message and an error result "You've hit your session
+// limit · resets 5:57am (UTC)" (api_error_status 429), exit 1, no retry: classify.ts reads those words
+// as `quota`, and the record's retry time is the rejected window's reset (ending.ts).
 
 /**
  * Access levels → Claude's permission modes (`claude --help` of 2.1.197 lists acceptEdits, auto,
@@ -388,6 +394,8 @@ function parse(line: string): LineFacts {
       return parseResult(event);
     case "control_request":
       return parseControlRequest(event);
+    case "rate_limit_event":
+      return rateLimitEvent(event);
     // Claude's answer to a control request of catherd's, or its echo of catherd's answer: not work.
     case "control_response":
       return NEUTRAL;

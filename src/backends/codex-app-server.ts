@@ -1,15 +1,9 @@
 import type { ErrorFact } from "../domain/ending/failure.js";
-import {
-  minutesOf,
-  percentOf,
-  type QuotaWindow,
-  quotaName,
-  resetFromSeconds,
-} from "../domain/spend/quota.js";
 import type { AskFact, LineFacts } from "../domain/watch/facts.js";
 import { NEUTRAL, PROGRESS } from "../domain/watch/facts.js";
 import { errorFact, retryKind, statusInText } from "./classify.js";
 import { codexUse } from "./codex-usage.js";
+import { APP_SERVER_SPELLING, codexWindows } from "./codex-windows.js";
 import { asId, asRecord, asString, oneLine, usageFacts } from "./line-parsing.js";
 
 // `codex app-server` (a steerable codex dispatch, specs/backends.md "Session protocols";
@@ -81,25 +75,9 @@ function parseNotification(method: string, params: Record<string, unknown>): Lin
   }
 }
 
-/**
- * The account's windows (`RateLimitSnapshot`: `primary` and `secondary`, each `{usedPercent,
- * windowDurationMins, resetsAt}` in percent, minutes and Unix seconds, or null when this update has no
- * news of it): bookkeeping, no sign of work.
- */
+/** The account's windows (codex-windows.ts): bookkeeping, no sign of work. */
 function rateLimits(snapshot: Record<string, unknown> | null): LineFacts {
-  const limit = quotaName(asString(snapshot?.limitId) ?? "");
-  const quota: QuotaWindow[] = [];
-  for (const window of ["primary", "secondary"] as const) {
-    const w = asRecord(snapshot?.[window]);
-    if (w === null) continue;
-    quota.push({
-      limit,
-      window,
-      usedPercent: percentOf(w.usedPercent),
-      windowMinutes: minutesOf(w.windowDurationMins),
-      resetsAt: resetFromSeconds(w.resetsAt),
-    });
-  }
+  const quota = codexWindows(snapshot, APP_SERVER_SPELLING);
   return quota.length === 0 ? NEUTRAL : { progress: false, quota };
 }
 

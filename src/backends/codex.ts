@@ -5,6 +5,7 @@ import { errorFact, providerBody, retryKind, statusInText } from "./classify.js"
 import { isAppServerLine, parseAppServer, unwrapShell } from "./codex-app-server.js";
 import { appServerPlan, codexSteer } from "./codex-steer.js";
 import { codexUse } from "./codex-usage.js";
+import { codexWindows, ROLLOUT_SPELLING } from "./codex-windows.js";
 import {
   AGENT_DEFAULTS,
   asId,
@@ -34,6 +35,11 @@ import type { Backend, BillingContext, PlanRequest, UsageLog, UsageLogContext } 
 // `codex exec`. Finer, and this run's own: the session's rollout file (<CODEX_HOME>/sessions/YYYY/MM/DD/
 // rollout-…-<thread>.jsonl), where codex 0.171 appends a `token_usage_record` with each model response's
 // `usage` and `response_id` as it completes, and a `turn_context` naming the model of each turn.
+//
+// Quota windows: only the rollout has them, in each answer's `token_count` event (a 429's too), read
+// with the usage (codex-windows.ts). A spent plan is a 429 `usage_limit_reached` that codex prints as
+// "You've hit your usage limit … try again at 8:21 PM." (local time, no date), exit 1: the record's retry
+// time is the spent window's reset from the rollout (ending.ts), not those words.
 
 /** Item types that run something: open from item.started until item.completed. todo_list is not one. */
 const TOOL_ITEMS = new Set(["command_execution", "mcp_tool_call", "file_change", "web_search"]);
@@ -195,10 +201,12 @@ function locateRollout(thread: string, context: UsageLogContext): string | null 
   return null;
 }
 
-/** A rollout line: a turn_context names the model from then on; a token_usage_record is one response's use. */
+/**
+ * A rollout line: a turn_context names the model from then on; a token_usage_record is one response's use;
+ * a token_count event's `rate_limits` are the windows the answer's headers reported (codex-windows.ts).
+ */
 function parseRolloutLine(line: string): ReturnType<UsageLog["parse"]> {
-  const record = line.includes('"token_usage_record"');
-  if (!record && !line.includes('"turn_context"')) return null;
+  if (!ROLLOUT_KINDS.some((kind) => line.includes(kind))) return null;
   const event = parseObject(line);
   const payload = asRecord(event?.payload);
   if (event === null || payload === null) return null;
@@ -207,10 +215,17 @@ function parseRolloutLine(line: string): ReturnType<UsageLog["parse"]> {
     const model = asString(payload.model);
     return model === null ? null : { at, model };
   }
+  if (event.type === "event_msg" && payload.type === "token_count") {
+    const quota = codexWindows(asRecord(payload.rate_limits), ROLLOUT_SPELLING);
+    return quota.length === 0 ? null : { at, facts: { quota } };
+  }
   if (event.type !== "token_usage_record") return null;
   const usage = asRecord(payload.usage) ?? {};
   return { at, facts: usageFacts("message", asString(payload.response_id), [codexUse(null, usage)]) };
 }
+
+/** The rollout lines read: others (most of them) are skipped before they are parsed. */
+const ROLLOUT_KINDS = ['"token_usage_record"', '"turn_context"', '"token_count"'] as const;
 
 /** The first top-level `key = "value"` of a config.toml (before any [table]), or null. */
 function topLevelValue(toml: string | null, key: string): string | null {

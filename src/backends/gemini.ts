@@ -1,6 +1,7 @@
 import type { ExitFacts } from "../domain/ending/ending.js";
-import type { ErrorFact } from "../domain/ending/failure.js";
+import { type ErrorFact, retryAfterTime } from "../domain/ending/failure.js";
 import type { StreamSummary } from "../domain/ending/summary.js";
+import type { QuotaWindow } from "../domain/spend/quota.js";
 import type { ErrorKind } from "../domain/vocab.js";
 import type { LineFacts } from "../domain/watch/facts.js";
 import { NEUTRAL, PROGRESS } from "../domain/watch/facts.js";
@@ -141,8 +142,29 @@ function parseResult(event: Record<string, unknown>): LineFacts {
     final: { isError: true, message: fact.message },
     ...usage,
     error: fact,
+    ...dailyWindow(raw, fact),
     describe: `failed: ${oneLine(fact.message)}`,
   };
+}
+
+/** gemini's words for a spent daily quota (a QuotaFailure whose quotaId names PerDay or Daily). */
+const DAILY = /exhausted your daily quota/i;
+
+/**
+ * A failure that names a spent daily quota is the one window gemini tells of (it reads no quota headers):
+ * `gemini/daily`, rejected, its reset where the words name a delay from the line's time (they seldom do).
+ */
+function dailyWindow(raw: string, fact: ErrorFact): Pick<LineFacts, "quota"> {
+  if (!DAILY.test(raw)) return {};
+  const window: QuotaWindow = {
+    limit: "gemini",
+    window: "daily",
+    usedPercent: null,
+    windowMinutes: 1440,
+    resetsAt: retryAfterTime(fact.retryAfter, null),
+    status: "rejected",
+  };
+  return { quota: [window] };
 }
 
 function parse(line: string): LineFacts {
@@ -202,6 +224,29 @@ const REPORT = /^Error when talking to Gemini API(?: Full report available at: \
 /** The provider's words in the dump of an error's cause: "  cause: { code: 429, message: '…'" or "    message: '…' +". */
 const CAUSE = /^\s+(?:cause: \{ code: (\d+), )?message: '(.*?)(?:\\n)?'(?: \+)?,?(?: details:.*)?$/;
 const RESUME = /^Error resuming session: /;
+/** The fields of a quota error's dump that say more than its words: "  retryDelayMs: 7200000,", "  reason: '…',". */
+const DUMP_FIELD = /^ {2}(retryDelayMs|reason): '?(\w{1,64})'?,?$/;
+
+/**
+ * A quota error's dump field: its ErrorInfo reason (INSUFFICIENT_G1_CREDITS_BALANCE proves a spent quota:
+ * classify.ts), or the retry delay gemini took from its RetryInfo, counted from the end of the dispatch.
+ */
+function dumpField(name: string, value: string): LineFacts {
+  if (name === "reason") {
+    const error = errorFact({ text: `gemini: ${value}`, codes: [value] });
+    return error.kind === null ? NEUTRAL : stderrError(error, oneLine(error.message));
+  }
+  const delayMs = Number(value);
+  if (!Number.isSafeInteger(delayMs)) return NEUTRAL;
+  const error: ErrorFact = {
+    message: `gemini: retry after ${delayMs} ms`,
+    kind: null,
+    status: null,
+    words: "cli",
+    retryAfter: { delayMs, fromMs: null },
+  };
+  return stderrError(error, oneLine(error.message));
+}
 const USAGE =
   /^(?:Unknown arguments?|Invalid values?|Not enough non-option arguments|Missing required argument):/;
 
@@ -251,6 +296,8 @@ function parseStderr(line: string): LineFacts {
     const words = cause[2].replace(/\\'/g, "'");
     return stderrError(errorFact({ text: words, status, words: "provider" }), oneLine(words));
   }
+  const field = DUMP_FIELD.exec(line);
+  if (field !== null) return dumpField(field[1] ?? "", field[2] ?? "");
   if (RESUME.test(line) || USAGE.test(line)) {
     const error = USAGE.test(line) ? errorFact({ text: line, kind: "cli" }) : errorFact({ text: line });
     return stderrError(error, oneLine(line));

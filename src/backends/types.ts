@@ -178,12 +178,13 @@ export interface UsageLogContext {
 export interface UsageLogLine {
   at: string | null;
   model?: string;
-  facts?: Pick<LineFacts, "usage" | "usageIgnored">;
+  facts?: Pick<LineFacts, "usage" | "usageIgnored" | "quota">;
 }
 
 /**
  * A file outside the stream where the CLI writes the usage of each model response as it comes (codex's
- * rollout, gemini's session file): finer than its stream, which reports usage once at the end.
+ * rollout, gemini's session file): finer than its stream, which reports usage once at the end. Where the
+ * CLI writes its quota windows there and not in its stream (codex's rollout), they are read from it too.
  */
 export interface UsageLog {
   /** The log of `thread`, or null when it is not (yet) there. */

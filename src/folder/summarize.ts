@@ -1,20 +1,29 @@
 import type { Backend } from "../backends/types.js";
 import { addDropped, addFacts, emptySummary, type StreamSummary } from "../domain/ending/summary.js";
+import { foldWindows } from "../domain/spend/quota.js";
 import { PROGRESS } from "../domain/watch/facts.js";
+import { okValue } from "../infra/json-file.js";
 import { LineReader, type ReadResult } from "../infra/line-reader.js";
 import { FILES, fileIn } from "./layout.js";
+import { readFolderJson } from "./read.js";
 import { parseUsageLine } from "./usage-file.js";
 
 /**
- * Folds a dispatch's events.jsonl and stderr.log through its backend, then usage.jsonl, in bounded
- * memory: the record is made from the files, so the supervisor and a reader recording a lost dispatch
- * reach the same verdict.
+ * Folds a dispatch's events.jsonl and stderr.log through its backend, then usage.jsonl and quota.json, in
+ * bounded memory: the record is made from the files, so the supervisor and a reader recording a lost
+ * dispatch reach the same verdict. quota.json holds what the CLI's usage log reported of its windows
+ * (codex's rollout) besides what its stream did.
  */
 export function summarizeDispatch(dir: string, backend: Backend): StreamSummary {
   const summary = emptySummary();
   fold(fileIn(dir, FILES.events), (line) => backend.parse(line), summary, { countDropped: true });
   fold(fileIn(dir, FILES.stderr), backend.parseStderr ?? (() => PROGRESS), summary);
   fold(fileIn(dir, FILES.usage), parseUsageLine, summary);
+  const kept = okValue(readFolderJson(dir, FILES.quota))?.windows ?? [];
+  summary.quota = foldWindows(
+    summary.quota,
+    kept.map((w) => ({ ...w, status: w.status ?? null })),
+  );
   return summary;
 }
 

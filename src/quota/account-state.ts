@@ -22,10 +22,17 @@ export interface AccountKey {
 
 /** The account's windows as last merged; none when nothing was ever reported (or the file is unreadable). */
 export function readAccountWindows(home: string, key: AccountKey): AccountWindow[] {
-  return (
-    okValue(readJsonFile(accountStateFile(home, key.backend, key.account), accountStateFileSchema))
-      ?.windows ?? []
+  const read = okValue(
+    readJsonFile(accountStateFile(home, key.backend, key.account), accountStateFileSchema),
   );
+  return (read?.windows ?? []).map(withStatus);
+}
+
+/** A window as read from a file, its status null where the file gives none (a file of an older catherd). */
+export function withStatus<W extends { status?: AccountWindow["status"] | undefined }>(
+  w: W,
+): W & { status: AccountWindow["status"] } {
+  return { ...w, status: w.status ?? null };
 }
 
 const windowKey = (w: AccountWindow) => `${w.limit}\u0000${w.window}`;
@@ -91,7 +98,9 @@ export function readWindowBook(home: string): Map<string, AccountWindow[]> {
     for (const file of listDir(path.join(root, backend))) {
       if (!file.endsWith(".json") || file.startsWith(".")) continue;
       const read = okValue(readJsonFile(path.join(root, backend, file), accountStateFileSchema));
-      if (read !== null && read.backend === backend) book.set(`${backend}/${read.account}`, read.windows);
+      if (read !== null && read.backend === backend) {
+        book.set(`${backend}/${read.account}`, read.windows.map(withStatus));
+      }
     }
   }
   return book;

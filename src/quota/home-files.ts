@@ -1,7 +1,7 @@
 import * as path from "node:path";
 import type { BackendId } from "../domain/vocab.js";
 
-// Where the home keeps its quota state (specs/quota.md, "Files of the home"):
+// Where the home keeps its quota state (specs/quota.md, "Files"):
 //
 //   <home>/accounts.json                      the accounts declared (`catherd account add`)
 //   <home>/accounts.lock                      held while accounts.json is rewritten

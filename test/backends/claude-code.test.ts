@@ -16,6 +16,46 @@ import {
 } from "./recorded.js";
 
 describeRecordings(claude, "claude", {
+  // A claude.ai login (CLAUDE_CODE_OAUTH_TOKEN) and the unified headers: a rate_limit_event, no work.
+  "window-allowed": {
+    ends: "exited",
+    at: 0.9,
+    status: "ok",
+    kind: null,
+    tokens: { input: 10, cached: 0, output: 3 },
+    models: { "claude-sonnet-5": 7.500000000000001e-5 },
+    costUsd: 7.500000000000001e-5,
+    costSource: "reported",
+    reply: "LIVE-OK hi",
+    error: null,
+  },
+  // The same at a warning: 91 % of the five-hour window used.
+  "window-warning": {
+    ends: "exited",
+    at: 0.6,
+    status: "ok",
+    kind: null,
+    tokens: { input: 10, cached: 0, output: 3 },
+    models: { "claude-sonnet-5": 7.500000000000001e-5 },
+    costUsd: 7.500000000000001e-5,
+    costSource: "reported",
+    reply: "LIVE-OK hi",
+    error: null,
+  },
+  // A rejected five-hour window: its reset is the time to come back, not the banner's "8:21pm".
+  "window-rejected": {
+    ends: "exited",
+    at: 0.7,
+    status: "limit",
+    kind: "quota",
+    tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
+    costUsd: 0,
+    costSource: "reported",
+    reply: null,
+    error: "You've hit your session limit · resets 8:21pm (UTC)",
+    retryAfter: "2026-12-06T20:21:29.000Z",
+  },
   always429: {
     ends: "provider-unavailable",
     at: 5.3,

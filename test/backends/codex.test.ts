@@ -15,6 +15,33 @@ import {
 } from "./recorded.js";
 
 describeRecordings(codex, "codex", {
+  // x-codex-* headers on the answer: exec --json says nothing of them (the rollout does).
+  "window-text": {
+    ends: "exited",
+    at: 0.4,
+    status: "ok",
+    kind: null,
+    tokens: { input: 10, cached: 0, output: 3 },
+    models: { "mock-model": null },
+    costUsd: null,
+    costSource: null,
+    reply: "LIVE-OK hi",
+    error: null,
+  },
+  // A 429 usage_limit_reached: quota; the time to come back is in the rollout (codex-quota.test.ts).
+  "usage-limit": {
+    ends: "exited",
+    at: 0.3,
+    status: "limit",
+    kind: "quota",
+    tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
+    costUsd: null,
+    costSource: null,
+    reply: null,
+    error:
+      "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 8:21 PM.",
+  },
   always429: {
     ends: "exited",
     at: 1.2,

@@ -20,6 +20,33 @@ import {
 const parseStderr = gemini.parseStderr ?? (() => PROGRESS);
 
 describeRecordings(gemini, "gemini", {
+  // A 429 whose RetryInfo says 3600 s: gemini's "Suggested retry after 3600s." (exit 173).
+  "retry-info-3600": {
+    ends: "exited",
+    at: 1.3,
+    status: "limit",
+    kind: "rate-limit",
+    tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
+    costUsd: null,
+    costSource: null,
+    reply: null,
+    error: "Resource has been exhausted (e.g. check quota).",
+    retryAfter: "2026-12-06T20:21:47.337Z",
+  },
+  // A TerminalQuotaError of reason INSUFFICIENT_G1_CREDITS_BALANCE (its 7200 s delay only in the stderr dump).
+  "credits-g1": {
+    ends: "exited",
+    at: 1.3,
+    status: "limit",
+    kind: "quota",
+    tokens: { input: 0, cached: 0, output: 0 },
+    models: {},
+    costUsd: null,
+    costSource: null,
+    reply: null,
+    error: "You have run out of Google One AI credits.",
+  },
   always429: {
     ends: "provider-unavailable",
     at: 18.6,
@@ -621,5 +648,62 @@ describe("gemini plan", () => {
       versionArgs: ["--version"],
       defaults: { idleMs: 15 * 60_000, wallMs: 90 * 60_000, graceAfterFinalMs: 30_000 },
     });
+  });
+});
+
+describe("gemini's quota errors", () => {
+  it("a spent daily quota is the gemini/daily window, rejected (its words name no reset)", () => {
+    const facts = firstFacts(gemini, recording("gemini", "quota"), (f) => f.final !== undefined);
+    expect(facts.error?.kind).toBe("quota");
+    expect(facts.quota).toEqual([
+      {
+        limit: "gemini",
+        window: "daily",
+        usedPercent: null,
+        windowMinutes: 1440,
+        resetsAt: null,
+        status: "rejected",
+      },
+    ]);
+  });
+
+  it("a daily quota whose words name a delay resets that long after the result's own time", () => {
+    const result = JSON.stringify({
+      type: "result",
+      timestamp: "2026-12-06T19:00:00.000Z",
+      status: "error",
+      error: {
+        message:
+          "[API Error: You have exhausted your daily quota on this model.\nSuggested retry after 3600s.]",
+      },
+    });
+    expect(gemini.parse(result).quota?.[0]?.resetsAt).toBe("2026-12-06T20:00:00.000Z");
+  });
+
+  it("reads the reason and the retry delay of a quota error's dump on stderr", () => {
+    const reason = gemini.parseStderr?.("  reason: 'INSUFFICIENT_G1_CREDITS_BALANCE',");
+    expect(reason?.error?.kind).toBe("quota");
+    expect(reason?.progress).toBe(false);
+    const delay = gemini.parseStderr?.("  retryDelayMs: 7200000,");
+    expect(delay?.error?.retryAfter).toEqual({ delayMs: 7_200_000, fromMs: null });
+    expect(delay?.error?.kind).toBeNull();
+    for (const odd of [
+      "  retryDelayMs: undefined,",
+      "  reason: undefined,",
+      `  retryDelayMs: ${"9".repeat(60)},`,
+    ]) {
+      expect(gemini.parseStderr?.(odd)).toEqual(NEUTRAL);
+    }
+  });
+
+  it("a credits error ends quota, back when the dump's delay has passed since the end", () => {
+    const rec = recording("gemini", "credits-g1");
+    const got = gemini.finalize(summarize(gemini, rec), {
+      reason: "exited",
+      code: 173,
+      signal: null,
+      endedAtMs: Date.parse("2026-12-06T19:00:00.000Z"),
+    });
+    expect(got.failure).toMatchObject({ kind: "quota", retryAfter: "2026-12-06T21:00:00.000Z" });
   });
 });

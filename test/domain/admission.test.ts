@@ -157,6 +157,7 @@ describe("accounts out of window hold a dispatch (specs/quota.md)", () => {
       windowMinutes: 300,
       resetsAt: new Date(resetAt).toISOString(),
       seenAt: new Date(NOW - 60_000).toISOString(),
+      status: null,
     },
   ];
   const windows = new Map([["codex/default", spent]]);

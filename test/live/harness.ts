@@ -177,6 +177,24 @@ export function dispatcherEnv(catherdHome: string): NodeJS.ProcessEnv {
   };
 }
 
+/**
+ * A claude.ai subscription login against the mock, which Claude Code needs before it reads the
+ * `anthropic-ratelimit-unified-*` headers (with an API key it ignores them): an OAuth token in
+ * CLAUDE_CODE_OAUTH_TOKEN — a made-up one, which only the mock ever sees — inherited as secrets are, and
+ * no API key. With it and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, Claude Code 2.1.197 calls nothing but
+ * the Messages API; the mock is its HTTPS proxy too, so that a call to anywhere else is refused and
+ * logged as unexpected instead of leaving loopback.
+ */
+export function subscriptionLogin(origin: string): {
+  inherited: NodeJS.ProcessEnv;
+  env: Record<string, string>;
+} {
+  return {
+    inherited: { CLAUDE_CODE_OAUTH_TOKEN: "sk-ant-oat01-catherd-live-not-a-token" },
+    env: { HTTPS_PROXY: origin, https_proxy: origin },
+  };
+}
+
 export interface LiveDispatch {
   cli: LiveCli;
   scenario: Scenario | string;
@@ -213,6 +231,8 @@ export class LiveRun {
        * values (the ladder repeats them for every attempt) and its executable is named by its CATHERD_<B>_BIN.
        */
       fallback?: { cli: LiveCli; scenario: Scenario };
+      /** claude only: a claude.ai subscription login against the mock, not an API key (subscriptionLogin). */
+      subscription?: boolean;
     },
   ): Promise<LiveDispatch> {
     const label = scenario.replace(/[^A-Za-z0-9-]/g, "-");
@@ -230,7 +250,8 @@ export class LiveRun {
       fallback === undefined
         ? {}
         : CLIS[fallback.cli].configure({ home: cliHome, baseUrl: this.server.baseUrl(fallback.scenario) });
-    const env = { ...fallbackEnv, ...setup.configure(input) };
+    const login = options.subscription === true ? subscriptionLogin(this.server.origin) : null;
+    const env = { ...fallbackEnv, ...setup.configure(input), ...login?.env };
     const args = [
       "dispatch",
       "--backend",
@@ -270,12 +291,14 @@ export class LiveRun {
     if (extra.length > 0) args.push("--", ...extra);
     // Each test has a home of its own, so each dispatch asks its CLI for --version (readiness): node CLIs
     // take seconds to start on a loaded machine.
-    const dispatcher = {
+    const dispatcher: NodeJS.ProcessEnv = {
       ...dispatcherEnv(catherdHome),
       ...(fallback === undefined
         ? {}
         : { [backendFor(CLIS[fallback.cli].backend).binEnv]: binOf(fallback.cli) }),
+      ...login?.inherited,
     };
+    if (login !== null) delete dispatcher.ANTHROPIC_API_KEY;
     const result = await runCli(args, { env: dispatcher, cwd: work, timeoutMs: 60_000 });
     if (result.code !== 0) {
       throw new Error(`catherd dispatch exited ${result.code}: ${result.stdout}${result.stderr}`);

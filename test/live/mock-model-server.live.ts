@@ -243,6 +243,46 @@ describe("mock model server", () => {
     expect(await res.text()).toContain(`The limit resets at ${reset}.`);
   });
 
+  it("window: each provider's rate-limit headers; window-rejected: a spent plan in each API's shape", async () => {
+    const inAnHour = (value: string | null) => Number(value) - Date.now() / 1000;
+    const first = await fetch(`${server.baseUrl("window")}/v1/messages`, {
+      method: "POST",
+      body: JSON.stringify({ messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(first.headers.get("anthropic-ratelimit-unified-status")).toBe("allowed");
+    expect(first.headers.get("anthropic-ratelimit-unified-representative-claim")).toBe("seven_day");
+    const after = await fetch(`${server.baseUrl("window")}/v1/messages`, {
+      method: "POST",
+      body: JSON.stringify({
+        messages: [{ role: "user", content: [{ type: "tool_result", content: "hi" }] }],
+      }),
+    });
+    expect(after.headers.get("anthropic-ratelimit-unified-status")).toBe("allowed_warning");
+    expect(after.headers.get("anthropic-ratelimit-unified-5h-utilization")).toBe("0.91");
+    expect(after.headers.get("anthropic-ratelimit-unified-5h-surpassed-threshold")).toBe("0.9");
+    const codex = await fetch(`${server.baseUrl("window")}/v1/responses`, {
+      method: "POST",
+      body: JSON.stringify({ input: [{ type: "message" }], stream: true }),
+    });
+    expect(codex.headers.get("x-codex-primary-used-percent")).toBe("42.5");
+    expect(codex.headers.get("x-codex-secondary-window-minutes")).toBe("10080");
+    expect(inAnHour(codex.headers.get("x-codex-primary-reset-at"))).toBeGreaterThan(3500);
+    const claude = await fetch(`${server.baseUrl("window-rejected")}/v1/messages`, {
+      method: "POST",
+      body: "{}",
+    });
+    expect(claude.status).toBe(429);
+    expect(claude.headers.get("anthropic-ratelimit-unified-status")).toBe("rejected");
+    const spent = await post(`${server.baseUrl("window-rejected")}/v1/responses`, {});
+    expect(spent.status).toBe(429);
+    const error = (JSON.parse(spent.text) as { error: { type: string; resets_at: number } }).error;
+    expect(error.type).toBe("usage_limit_reached");
+    expect(error.resets_at - Date.now() / 1000).toBeGreaterThan(3500);
+    const daily = await post(`${server.baseUrl("window-rejected")}/v1beta/models/m:generateContent`, {});
+    expect(daily.status).toBe(429);
+    expect(daily.text).toContain("PerDay");
+  });
+
   it("answer: JSON that does not fit first, JSON that fits after catherd's repair brief; Claude's StructuredOutput after its tool error", async () => {
     const url = `${server.baseUrl("answer")}/v1/responses`;
     const tools = [{ type: "function", name: "exec_command" }];

@@ -39,7 +39,9 @@ export type Scenario =
   | "context400"
   | "answer"
   | "steer"
-  | "sandbox";
+  | "sandbox"
+  | "window"
+  | "window-rejected";
 export const SCENARIOS: readonly Scenario[] = [
   "tool",
   "text",
@@ -55,6 +57,8 @@ export const SCENARIOS: readonly Scenario[] = [
   "answer",
   "steer",
   "sandbox",
+  "window",
+  "window-rejected",
 ];
 
 /**
@@ -137,6 +141,7 @@ export const SCENARIO_COMMANDS: Partial<Record<Scenario, string>> = {
   // Inside a sandbox (test/live/sandbox.live.ts): a planted secret the sandbox hides, a host it refuses.
   sandbox:
     'cat "$SANDBOX_SECRET_FILE" || echo secret-hidden; node "$SANDBOX_PROBE" "proxy:$SANDBOX_REFUSED_URL"; echo sandbox-done',
+  window: "echo hi",
 };
 
 /** Every final answer starts with this marker; the tool's output (as the CLI reported it) follows. */
@@ -242,6 +247,86 @@ const google = (code: number, status: string, message: string, details?: unknown
   body: { error: { code, message, status, ...(details === undefined ? {} : { details }) } },
 });
 
+/** Unix seconds `hours` from now: a window's reset as the providers' headers give it. */
+const resetSeconds = (hours: number) => String(Math.floor(Date.now() / 1000 + hours * 3600));
+
+/**
+ * The `window` scenario's rate-limit headers (specs/live-suite.md, "Quota windows"), as each provider
+ * sends them on every answer and as the pinned CLIs read them (their bundle or binary names each one):
+ * Anthropic's unified limit, which Claude Code reads only under a claude.ai login — allowed, its
+ * representative claim the weekly window, until the conversation holds a tool result, then a warning of
+ * the five-hour window at 91 % (`-5h-utilization` with `-5h-surpassed-threshold`); codex's primary (five
+ * hours, 42.5 %) and secondary (a week, 12 %) windows. Gemini reads none.
+ */
+export function windowHeaders(api: Api, body: Record<string, unknown>): Record<string, string> {
+  if (api === "responses") return codexWindowHeaders(42.5);
+  if (api !== "anthropic") return {};
+  const warned = JSON.stringify(body.messages ?? []).includes('"tool_result"');
+  if (!warned) {
+    return {
+      "anthropic-ratelimit-unified-status": "allowed",
+      "anthropic-ratelimit-unified-reset": resetSeconds(72),
+      "anthropic-ratelimit-unified-representative-claim": "seven_day",
+    };
+  }
+  return {
+    "anthropic-ratelimit-unified-status": "allowed_warning",
+    "anthropic-ratelimit-unified-reset": resetSeconds(1),
+    "anthropic-ratelimit-unified-representative-claim": "five_hour",
+    "anthropic-ratelimit-unified-5h-utilization": "0.91",
+    "anthropic-ratelimit-unified-5h-reset": resetSeconds(1),
+    "anthropic-ratelimit-unified-5h-surpassed-threshold": "0.9",
+  };
+}
+
+function codexWindowHeaders(primaryUsed: number): Record<string, string> {
+  return {
+    "x-codex-primary-used-percent": String(primaryUsed),
+    "x-codex-primary-window-minutes": "300",
+    "x-codex-primary-reset-at": resetSeconds(1),
+    "x-codex-secondary-used-percent": "12",
+    "x-codex-secondary-window-minutes": "10080",
+    "x-codex-secondary-reset-at": resetSeconds(72),
+  };
+}
+
+/**
+ * `window-rejected`: a spent plan, an hour before its reset. Anthropic: a 429 whose unified status is
+ * `rejected` (Claude Code then says "You've hit your session limit"); codex: a 429 `usage_limit_reached`
+ * with its reset, its primary window at 100 %; Gemini: a 429 whose QuotaFailure names a per-day quota.
+ */
+function windowRejected(api: Api): Refusal {
+  const reset = resetSeconds(1);
+  if (api === "anthropic" || api === "anthropic-count") {
+    return {
+      ...anthropic(429, "rate_limit_error", "Number of requests has exceeded your rate limit."),
+      headers: {
+        "anthropic-ratelimit-unified-status": "rejected",
+        "anthropic-ratelimit-unified-reset": reset,
+        "anthropic-ratelimit-unified-representative-claim": "five_hour",
+      },
+    };
+  }
+  if (api === "gemini" || api === "gemini-count") {
+    return google(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota, please check your plan.", [
+      {
+        "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+        violations: [{ quotaId: "GenerateRequestsPerDayPerProjectPerModel-FreeTier", quotaValue: "250" }],
+      },
+    ]);
+  }
+  const error = {
+    type: "usage_limit_reached",
+    message: "The usage limit has been reached",
+    plan_type: "plus",
+  };
+  return {
+    status: 429,
+    body: { error: { ...error, resets_at: Number(reset) } },
+    headers: codexWindowHeaders(100),
+  };
+}
+
 /**
  * The failure scenarios (specs/live-suite.md): every request of the run gets the refusal, in the shape
  * and with the words the real providers use (specs/backends.md, "Failures"). Each is a function:
@@ -320,6 +405,7 @@ const REFUSALS: Partial<Record<Scenario, (api: Api) => Refusal>> = {
       headers: { ...headers, "x-ratelimit-reset-requests": "1h0m0s" },
     };
   },
+  "window-rejected": (api) => windowRejected(api),
   model404: (api) =>
     api === "anthropic" || api === "anthropic-count"
       ? anthropic(404, "not_found_error", "model: mock-model")
@@ -470,6 +556,9 @@ export async function startMockModelServer(options: MockOptions = {}): Promise<M
         sendJson(res, 500, ERROR_BODIES[api], api === "chat" ? { "retry-after-ms": "100" } : {});
         return;
       }
+      if (script === "window") {
+        for (const [name, value] of Object.entries(windowHeaders(api, body))) res.setHeader(name, value);
+      }
       try {
         answer(api, script, body, url, res, entry, nextId);
       } catch (error) {
@@ -482,6 +571,22 @@ export async function startMockModelServer(options: MockOptions = {}): Promise<M
     });
   });
 
+  // A CLI pointed at this server as its HTTPS proxy (the subscription login's guard: nothing it sends may
+  // leave loopback): every tunnel it asks for is refused and logged as unexpected.
+  server.on("connect", (req, socket) => {
+    const entry: LoggedRequest = {
+      at: Date.now(),
+      method: "CONNECT",
+      url: req.url ?? "",
+      scenario: null,
+      api: null,
+      answer: "unexpected",
+    };
+    requests.push(entry);
+    unexpected.push(entry);
+    if (options.quiet !== true) process.stderr.write(`mock-model-server: refused CONNECT ${entry.url}\n`);
+    socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => resolve());

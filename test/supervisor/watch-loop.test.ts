@@ -108,3 +108,41 @@ describe("the watch loop's sleeps, one sensor among others", () => {
     expect(outcome.state.slotWaitedMs).toBe(3500);
   });
 });
+
+describe("quota.json, written by the loop", () => {
+  it("is written once per look however many reports the look read: a backlog of 300 is one write", async () => {
+    const dir = tempDir();
+    // What an adopter meets: a stream that reported the same window again and again (a rate_limit_event
+    // per answer of a long run), read whole in its first look.
+    const events = Array.from({ length: 300 }, (_, i) =>
+      JSON.stringify({
+        type: "rate_limit_event",
+        rate_limit_info: { status: "allowed_warning", rateLimitType: "five_hour", utilization: i / 1000 },
+      }),
+    );
+    fs.writeFileSync(path.join(dir, "events.jsonl"), `${events.join("\n")}\n`);
+    const writes: string[] = [];
+    const files = {
+      ...systemFiles,
+      writeJson: (file: string, value: unknown) => {
+        writes.push(path.basename(file));
+        systemFiles.writeJson(file, value);
+      },
+    };
+    const outcome = await watchAgent({
+      dir,
+      spec: loopSpec(dir, "claude-code", LIMITS),
+      backend: backendFor("claude-code"),
+      child: neverExitingChild(),
+      deps: { clock: new FakeClock(), files },
+      log: () => {},
+      interrupt: new AbortController().signal,
+    });
+    expect(outcome.reason).toBe("idle-timeout");
+    expect(writes.filter((f) => f === "quota.json")).toHaveLength(1);
+    const quota = JSON.parse(fs.readFileSync(path.join(dir, "quota.json"), "utf8"));
+    expect(quota.windows).toEqual([
+      expect.objectContaining({ limit: "claude", window: "five_hour", usedPercent: 29.9, status: "warning" }),
+    ]);
+  });
+});

@@ -189,6 +189,10 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     const codex = fakeCli(bins, "codex", [{ lines: recordedLines("codex", "quota"), exit: 1 }]);
     const claude = fakeCli(bins, "claude", [{ lines: recordedLines("claude", "text"), exit: 0 }]);
     const chainEnv = { ...env, CATHERD_CODEX_BIN: codex, CATHERD_CLAUDE_BIN: claude };
+    // The quota it ends with holds its account for a while (specs/quota.md): an account of its own keeps
+    // the home's default codex account, which the other tests use, open.
+    const account = ["account", "add", "metered", "--backend", "codex", "--dir", tempDir()];
+    expect((await runCli(account, { env: chainEnv })).code).toBe(0);
     const first = dispatchedOf(
       await runCli(
         [
@@ -201,6 +205,8 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
           "ladder",
           "--brief",
           "hi",
+          "--account",
+          "metered",
           "--fallback",
           "claude-code",
           "--json",

@@ -5,7 +5,7 @@ import {
   type Caps,
   type Slot,
 } from "../../domain/admission/admission-rules.js";
-import { spentWindow } from "../../domain/quota/gate.js";
+import { isSpent } from "../../domain/spend/quota.js";
 import type { QueueBlocker } from "../../domain/vocab.js";
 import { FILES } from "../../folder/layout.js";
 import { writeLiveMarker } from "../../folder/markers.js";
@@ -15,12 +15,12 @@ import type { RunPaths } from "../../infra/paths.js";
 import type { QueuedEntry } from "../read/queued.js";
 
 // What holds a queued dispatch when the run's budget is spent or its accounts are out of window, and again
-// once they are not (specs/dispatch.md, "A run's budget"; specs/quota.md, "Parked"): queued.json and the
-// marker say `budget` or `window` (with the reset) while that holds it, then what holds it after (its cap,
-// an overlap), so that `status`, `show` and a person reading the folder see why it waits. Under the run's
-// admission lock, inside promotion. Each dispatch is rewritten once per change: the marker's `blockedBy`
-// (and a window's `until`) say what its queued.json says, so nothing else is read; a run with no spent
-// budget and no account out of window judges none of its queue.
+// once they are not (specs/dispatch.md, "A run's budget"; specs/quota.md, "When an account is out of
+// window"): queued.json and the marker say `budget` or `window` (with the reset) while that holds it, then
+// what holds it after (its cap, an overlap), so that `status`, `show` and a person reading the folder see
+// why it waits. Under the run's admission lock, inside promotion. Each dispatch is rewritten once per
+// change: the marker's `blockedBy` (and a window's `until`) say what its queued.json says, so nothing else
+// is read; a run with no spent budget and no account out of window judges none of its queue.
 
 /** The holds that come from outside the run's slots: marked, and unmarked, as they come and go. */
 const HOLDS: ReadonlySet<QueueBlocker> = new Set(["budget", "window"]);
@@ -91,7 +91,8 @@ export function holdMarksDue<Q extends QueuedEntry>(
 function windowsMayHold(caps: Caps): (entry: QueuedEntry) => boolean {
   const spent = new Set<string>();
   for (const [key, windows] of caps.windows ?? []) {
-    if (windows.some((w) => spentWindow(w, 100) || (w.usedPercent ?? 0) > 0)) spent.add(key);
+    // Spent at the lowest headroom a dispatch may keep (1 %): any window with use, or refused.
+    if (windows.some((w) => isSpent(w, 1))) spent.add(key);
   }
   if (spent.size === 0) return () => false;
   return (entry) => (entry.accounts?.pool ?? []).some((name) => spent.has(accountKey(entry.backend, name)));

@@ -1,4 +1,5 @@
 import type { EngineWords } from "../file-fields.js";
+import { spentUntil } from "../spend/quota.js";
 import { cleanMessage } from "../text/redact.js";
 import { formatSize } from "../text/size.js";
 import type { EndingErrorCode, ErrorKind, ExitReason, Status } from "../vocab.js";
@@ -271,9 +272,7 @@ function failed(kind: ErrorKind, exit: ExitFacts, summary: StreamSummary): Endin
   if (kind === "record") return unbuiltError(exit);
   if (kind === "answer-invalid" || kind === "answer-over-limit")
     return { code: exit.reason, kind, message: exit.answer?.message ?? "", retryAfter: null };
-  const retryAfter = COME_BACK_LATER.has(kind)
-    ? retryAfterTime(summary.retryAfter, exit.endedAtMs ?? null)
-    : null;
+  const retryAfter = COME_BACK_LATER.has(kind) ? comeBackAt(kind, exit, summary) : null;
   const engine = exit.error?.engine;
   return {
     code: exit.error?.code ?? exit.reason,
@@ -282,6 +281,15 @@ function failed(kind: ErrorKind, exit: ExitFacts, summary: StreamSummary): Endin
     retryAfter,
     ...(engine === undefined ? {} : { engine }),
   };
+}
+
+/**
+ * When to come back: for a spent quota, when its spent windows have all reset (the CLI's structured
+ * report, quota.ts) when it named them; else the time the provider's or the CLI's words named.
+ */
+function comeBackAt(kind: ErrorKind, exit: ExitFacts, summary: StreamSummary): string | null {
+  const windows = kind === "quota" ? spentUntil(summary.quota) : null;
+  return windows ?? retryAfterTime(summary.retryAfter, exit.endedAtMs ?? null);
 }
 
 /** The stream's words for a kind, else the exit described; a CLI's own budget after what was used of the cap. */

@@ -1,3 +1,4 @@
+import { foldWindows, type QuotaWindow } from "../spend/quota.js";
 import { addUsage, emptyTally, type UsageTally } from "../spend/usage.js";
 import type { ErrorKind } from "../vocab.js";
 import type { FinalFact, LineFacts } from "../watch/facts.js";
@@ -26,6 +27,8 @@ export interface StreamSummary {
   /** The last time to come back that was said; one placed in time wins over a bare delay. */
   retryAfter: RetryAfter | null;
   retries: number;
+  /** The provider's windows as last reported (quota.ts, at most MAX_WINDOWS): a spent one says when to come back. */
+  quota: QuotaWindow[];
   lines: number;
   lastDescribe: string | null;
   /**
@@ -50,6 +53,7 @@ export function emptySummary(): StreamSummary {
     retryPending: false,
     retryAfter: null,
     retries: 0,
+    quota: [],
     lines: 0,
     lastDescribe: null,
     droppedSinceReply: 0,
@@ -111,6 +115,7 @@ export function addFacts(summary: StreamSummary, facts: LineFacts): string | nul
     summary.droppedSinceReply = 0;
   }
   if (facts.error !== undefined) addError(summary, facts.error);
+  if (facts.quota !== undefined) summary.quota = foldWindows(summary.quota, facts.quota);
   if (facts.continues === true) {
     summary.final = null;
     summary.finalError = null;

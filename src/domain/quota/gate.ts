@@ -1,4 +1,4 @@
-import type { SeenWindow } from "../spend/quota.js";
+import { isSpent, type SeenWindow } from "../spend/quota.js";
 
 // Whether an account may take work now, judged from the windows its CLI last reported (specs/quota.md,
 // "When an account is out of window"). Pure: the caller reads the account's state from the home and gives
@@ -6,8 +6,6 @@ import type { SeenWindow } from "../spend/quota.js";
 
 /** A window as an account's state keeps it: what a dispatch saw, and which dispatch saw it last. */
 export interface AccountWindow extends SeenWindow {
-  /** The window's status as the CLI said it; a rejected window is spent whatever its figures. */
-  status?: "allowed" | "warning" | "rejected" | null | undefined;
   /** The dispatch whose CLI reported it last (its id), or null. */
   by?: string | null | undefined;
 }
@@ -33,11 +31,6 @@ export type AccountGate =
   | { state: "probe"; window: AccountWindow }
   | { state: "held"; until: number; window: AccountWindow };
 
-/** Whether `w` was spent when it was last seen: rejected, or used at least `headroom` percent. */
-export function spentWindow(w: AccountWindow, headroomPercent: number): boolean {
-  return w.status === "rejected" || (w.usedPercent !== null && w.usedPercent >= headroomPercent);
-}
-
 /** When a spent window frees: its reset, else an hour after it was seen (ms; NaN for a bad time). */
 export function freesAt(w: AccountWindow): number {
   if (w.resetsAt !== null) return Date.parse(w.resetsAt);
@@ -53,7 +46,7 @@ export function accountGate(
   let held: { until: number; window: AccountWindow } | null = null;
   let probe: AccountWindow | null = null;
   for (const w of windows) {
-    if (!spentWindow(w, headroomPercent)) continue;
+    if (!isSpent(w, headroomPercent)) continue;
     const frees = freesAt(w);
     if (!Number.isFinite(frees)) continue;
     if (frees > nowMs) {
@@ -71,7 +64,7 @@ export function accountGate(
  * CLI answered, so the reset was real).
  */
 function newsSince(windows: readonly AccountWindow[], sinceMs: number, headroomPercent: number): boolean {
-  return windows.some((w) => Date.parse(w.seenAt) > sinceMs && !spentWindow(w, headroomPercent));
+  return windows.some((w) => Date.parse(w.seenAt) > sinceMs && !isSpent(w, headroomPercent));
 }
 
 /** The window catherd keeps of how an account's dispatches ended (see `endingWindow`). */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { costSourceSchema, openToolCallSchema, tokensSchema, usageSchema } from "../file-fields.js";
 import { bootStamp, host, isoTime, loose, ms, schemaField, startTime } from "../schema-parts.js";
-import { MAX_WINDOWS, QUOTA_NAME_CHARS } from "../spend/quota.js";
+import { MAX_WINDOWS, QUOTA_NAME_CHARS, WINDOW_STATUSES } from "../spend/quota.js";
 
 // The files of a dispatch while its agent runs: proc.json, thread.json, quota.json, stall.json and
 // activity.json. Each file carries `schema: 1`, keeps fields it does not know, and is validated on every read.
@@ -37,6 +37,8 @@ export const quotaFileSchema = loose({
         usedPercent: z.number().min(0).max(100).nullable(),
         windowMinutes: z.number().int().positive().nullable(),
         resetsAt: isoTime.nullable(),
+        /** What the CLI said of the window (rejected: spent); null: nothing. Absent in an older catherd's file. */
+        status: z.enum(WINDOW_STATUSES).nullable().optional(),
         seenAt: isoTime,
       }),
     )
