@@ -31,6 +31,7 @@ export function nextStepOf(
       retryWithinMs: ladder.retryWithinMs,
       retries: ladder.retries,
       repairs: ladder.repairs ?? 0,
+      ...(ladder.accountMoves === undefined ? {} : { accountMoves: ladder.accountMoves }),
     },
     status: record.status,
     kind: (record.error?.kind ?? null) as ErrorKind | null,
@@ -39,6 +40,7 @@ export function nextStepOf(
     outcome: record.outcome?.status ?? null,
     // A repair resumes the attempt's thread: only one its CLI can resume (the check a follow-up meets too).
     thread: resumeProblem(backendFor(ladder.rung.backend), record.thread) === null ? record.thread : null,
+    pool: admit?.accounts?.pool.length ?? 1,
   };
   return nextStep(ended);
 }

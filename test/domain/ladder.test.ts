@@ -45,6 +45,27 @@ describe("nextStep", () => {
     ["budget does not, though its status is limit", { status: "limit", kind: "budget" }, null],
     ["no kind does not", { status: "failed", kind: null }, null],
     [
+      "a quota with a pool of two moves to the other account, on the same rung, at once",
+      { pool: 2 },
+      { backend: "codex", why: "account", notBefore: null },
+    ],
+    [
+      "a rate limit with a time, with a pool, moves account rather than wait for it",
+      { pool: 2, kind: "rate-limit", retryAfter: "2026-11-30T10:05:00Z" },
+      { backend: "codex", why: "account", notBefore: null },
+    ],
+    [
+      "a rate limit with no time does not move account (no window holds the first): the ladder goes on",
+      { pool: 2, kind: "rate-limit", retryAfter: null },
+      { backend: "claude-code", why: "failover" },
+    ],
+    [
+      "once every other account of the pool was tried, the ladder goes on",
+      { pool: 2, ladder: { rungs: [claude], retryWithinMs: null, retries: 0, repairs: 0, accountMoves: 1 } },
+      { backend: "claude-code", why: "failover" },
+    ],
+    ["an outage is not a window: no account move", { pool: 3, kind: "provider-down" }, { why: "failover" }],
+    [
       "a rate limit naming a time within the horizon retries the same rung then",
       { kind: "rate-limit", retryAfter: "2026-11-30T10:05:00Z" },
       { backend: "codex", why: "retry", notBefore: "2026-11-30T10:05:00Z" },

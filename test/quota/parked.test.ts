@@ -207,6 +207,28 @@ describe("work parked for an account's window", () => {
     ]);
   }, 120_000);
 
+  it("moves a pool's dispatch stopped by its account's window to the other account at once", async () => {
+    const { home, env: base } = isolatedHome();
+    const log = path.join(tempDir(), "starts.log");
+    const claude = fakeClaude(log, 600_000);
+    const env: NodeJS.ProcessEnv = { ...base, CATHERD_CLAUDE_BIN: claude.bin };
+    delete env.CLAUDE_CONFIG_DIR;
+    const second = tempDir();
+    await runCli(["account", "add", "second", "--backend", "claude-code", "--dir", second], { env });
+    claude.limitOnce();
+    claude.go();
+    await dispatchClaude(env, "moved", ["--account", "auto"]);
+    const waited = await runCli(["wait", "moved", "--json", "--timeout", "60s"], { env, timeoutMs: 90_000 });
+    expect(waited.code, waited.stdout).toBe(0);
+    const last = JSON.parse(waited.stdout).records[0];
+    expect(last).toMatchObject({ status: "ok", account: "second", attempt: 2 });
+    // Both of its accounts were open: the tie went by name, and the first one's window then held it.
+    expect(startsIn(log).map((s) => s.config)).toEqual([null, second]);
+    const first = recordNamed(home, "moved", last.failoverFrom);
+    expect(first).toMatchObject({ status: "limit", account: "default", next: { why: "account" } });
+    for (const d of [first.dispatchId, last.dispatchId]) dispatched.push(String(d));
+  }, 120_000);
+
   it("parks the run's queued work for an account when a dispatch runs into its window", async () => {
     const { home, env: base } = isolatedHome();
     const log = path.join(tempDir(), "starts.log");
@@ -257,8 +279,9 @@ describe("--account and --window-headroom, refused before anything is written", 
   });
 });
 
-function recordNamed(home: string, name: string): Record<string, unknown> {
+/** The record of `name` (its latest attempt, or the attempt `id`). */
+function recordNamed(home: string, name: string, id?: string): Record<string, unknown> {
   const dir = path.join(home, "runs", "default", "dispatches", name);
-  const id = fs.readFileSync(path.join(dir, "latest"), "utf8").trim();
+  id ??= fs.readFileSync(path.join(dir, "latest"), "utf8").trim();
   return JSON.parse(fs.readFileSync(path.join(dir, id, "record.json"), "utf8")) as Record<string, unknown>;
 }

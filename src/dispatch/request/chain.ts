@@ -42,6 +42,8 @@ export interface ChainRequest {
   thread: string | null;
   /** Repair turns left for an answer that does not fit --answer-schema; absent: 0. */
   repairs?: number;
+  /** Moves to another account of the pool before this attempt; absent: 0. */
+  accountMoves?: number;
 }
 
 export const chain = {
@@ -76,14 +78,15 @@ export const chain = {
 
 /**
  * The chain of a new dispatch: attempt 1 of its ladder, or null for a dispatch that asked for none. A
- * repair turn is the next attempt of a chain: a dispatch that may need one always carries a ladder.
+ * repair turn, or a move to another account of a pool of `pool` accounts, is the next attempt of a chain:
+ * a dispatch that may need one always carries a ladder.
  */
 export function firstAttempt(
   { rungs, retryWithinMs }: LadderAsked,
   thread: string | null,
-  repairs: number,
+  { repairs, pool }: { repairs: number; pool: number },
 ): ChainRequest | null {
-  if (rungs.length === 0 && retryWithinMs === null && repairs === 0) return null;
+  if (rungs.length === 0 && retryWithinMs === null && repairs === 0 && pool <= 1) return null;
   return {
     rungs,
     retryWithinMs,
@@ -99,12 +102,15 @@ export function firstAttempt(
 /** The chain's fields of admit.json's ladder: the rungs left, the timed retries, the repairs left. */
 export function chainLadder(
   link: ChainRequest,
-): Pick<LadderFile, "rungs" | "retryWithinMs" | "retries" | "repairs"> {
+): Pick<LadderFile, "rungs" | "retryWithinMs" | "retries" | "repairs" | "accountMoves"> {
   return {
     rungs: link.rungs,
     retryWithinMs: link.retryWithinMs,
     retries: link.retries,
     ...(link.repairs === undefined || link.repairs === 0 ? {} : { repairs: link.repairs }),
+    ...(link.accountMoves === undefined || link.accountMoves === 0
+      ? {}
+      : { accountMoves: link.accountMoves }),
   };
 }
 
@@ -124,6 +130,7 @@ export function nextLink(admit: AdmitFile, step: NextStep, thread: string | null
     notBefore: step.notBefore,
     thread,
     repairs: step.ladder.repairs,
+    ...(step.ladder.accountMoves === undefined ? {} : { accountMoves: step.ladder.accountMoves }),
   };
 }
 

@@ -122,7 +122,10 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
   return {
     ...asked,
     ...answered,
-    chain: firstAttempt(ladder, agent.thread, answered.answer?.repair ?? 0),
+    chain: firstAttempt(ladder, agent.thread, {
+      repairs: answered.answer?.repair ?? 0,
+      pool: asked.accounts?.pool.length ?? 1,
+    }),
     ...partOf(spendCaps, raw, context),
     ...partOf(notify, raw, context),
     ...partOf(steering, raw, context),

@@ -23,6 +23,8 @@ export interface LadderState {
   retries: number;
   /** Repair turns left for an answer that does not fit the dispatch's --answer-schema (--repair). */
   repairs: number;
+  /** Moves to another account of the pool so far (specs/quota.md, "A pool"); absent: none. */
+  accountMoves?: number;
 }
 
 /** The step after an attempt: the attempt to admit next, and from when it may start. */
@@ -32,7 +34,7 @@ export interface NextStep {
   bin: string;
   /** ISO time before which the next attempt must not start (a timed retry), or null. */
   notBefore: string | null;
-  why: "retry" | "failover" | "repair";
+  why: "retry" | "failover" | "repair" | "account";
   /** The ladder as the next attempt carries it. */
   ladder: LadderState;
 }
@@ -68,6 +70,8 @@ export interface Ended {
   outcome?: DeclaredStatus | null;
   /** The thread (session) the attempt ran on, when its CLI can resume it; null: none to resume (folder/chain.ts). */
   thread: string | null;
+  /** How many accounts the attempt's pool names (admit.json `accounts`); absent: one. */
+  pool?: number;
 }
 
 /**
@@ -80,7 +84,8 @@ const FINAL_DECLARATIONS: ReadonlySet<DeclaredStatus> = new Set(["blocked", "ref
  * The next attempt of a chain, or null when the chain ends here. A worker that declared itself blocked or
  * refused ends the chain whatever its ending: it would be told the same again. An answer that did not fit
  * its schema (`answer-invalid`) is repaired on the same rung and thread while repairs are left and a thread
- * is known; else that ends the chain (another provider would be asked the same thing). A rate limit that
+ * is known; else that ends the chain (another provider would be asked the same thing). A window that
+ * stopped it moves it to another account of its pool (accountStep). A rate limit that
  * names a time within
  * `retryWithinMs` of the end retries the same rung at that time (at most MAX_RETRIES_PER_RUNG times); else
  * an ending another provider would not share moves to the next rung; else the chain ends.
@@ -91,6 +96,8 @@ export function nextStep(ended: Ended): NextStep | null {
   if (ended.outcome != null && FINAL_DECLARATIONS.has(ended.outcome)) return null;
   if (kind === "answer-invalid") return repairStep(ended, ladder);
   if (!FAILOVER_KINDS.has(kind)) return null;
+  const moved = accountStep(ended, ladder);
+  if (moved !== null) return moved;
   if (kind === "rate-limit" && ended.retryAfter !== null && ladder.retryWithinMs !== null) {
     const waitMs = Date.parse(ended.retryAfter) - Date.parse(ended.endedAt);
     if (Number.isFinite(waitMs) && waitMs <= ladder.retryWithinMs && ladder.retries < MAX_RETRIES_PER_RUNG) {
@@ -110,6 +117,19 @@ export function nextStep(ended: Ended): NextStep | null {
     why: "failover",
     ladder: { rungs: rest, retryWithinMs: ladder.retryWithinMs, retries: 0, repairs: ladder.repairs },
   };
+}
+
+/**
+ * A window that stopped the attempt (a quota, or a rate limit with a time to come back) moves it to another
+ * account of its pool on the same rung, at once — the account it ran on is held in the home until its reset
+ * (specs/quota.md), so the pick gives another — once per other account of the pool; null otherwise.
+ */
+function accountStep(ended: Ended, ladder: LadderState): NextStep | null {
+  const stoppedByWindow =
+    ended.kind === "quota" || (ended.kind === "rate-limit" && ended.retryAfter !== null);
+  const moves = ladder.accountMoves ?? 0;
+  if (!stoppedByWindow || moves >= (ended.pool ?? 1) - 1) return null;
+  return { ...ended.rung, notBefore: null, why: "account", ladder: { ...ladder, accountMoves: moves + 1 } };
 }
 
 /** One repair turn on the attempt's own rung and thread, counted off the repairs left; null: none possible. */

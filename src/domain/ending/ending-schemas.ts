@@ -80,7 +80,7 @@ export const gitSnapshotSchema = loose({
 export type GitSnapshot = z.infer<typeof gitSnapshotSchema>;
 
 /** Why a chain goes on to a next attempt (record.json `next.why`, specs/dispatch.md §8). */
-export const NEXT_WHYS = ["retry", "failover", "repair"] as const;
+export const NEXT_WHYS = ["retry", "failover", "repair", "account"] as const;
 
 /** One way the answer did not fit its schema: where (a JSON Pointer into the answer, "" its root), and why. */
 export const answerErrorSchema = z.object({ path: z.string(), message: z.string() });
