@@ -59,6 +59,13 @@ by dispatching the same brief to the same CLI at once: pick another backend or c
 error.retryAfter. Never fall back on failed (other kinds) or timeout: another provider would not fix the
 brief or the work tree; read the record and the logs first.
 
+## Subscription windows
+A CLI on a subscription stops when its five-hour or weekly window is spent. catherd keeps each account's
+windows: a dispatch whose account is out of window (or used 95 %: windowHeadroom) is admitted queued,
+blockedBy window with the reset time, and starts by itself then — do not dispatch it again, wait. Give
+account "auto" (or "a,b") to spread work over the CLI's accounts (catherd account list): a dispatch
+stopped by its account's window goes on at once on another one.
+
 ## Asking for an answer
 When you need a value rather than prose, give answerSchema (--answer-schema FILE): a JSON Schema the
 worker's final answer must be valid against. catherd checks it itself; the record's answer is the parsed

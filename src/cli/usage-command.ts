@@ -1,3 +1,4 @@
+import { type AccountView, accountsView } from "../dispatch/accounts-view.js";
 import { usageEntries } from "../dispatch/read/usage-entries.js";
 import { CatherdError } from "../domain/errors.js";
 import { requireId } from "../domain/ids.js";
@@ -11,6 +12,7 @@ import {
 import { parseDuration } from "../domain/text/duration.js";
 import { systemClock } from "../infra/clock.js";
 import { catherdHome } from "../infra/paths.js";
+import { renderAccounts } from "./accounts-text.js";
 import { type Command, stringOption } from "./command-io.js";
 import { cell, count } from "./render.js";
 
@@ -26,6 +28,8 @@ export interface UsageReport {
   run: string | null;
   groups: UsageTotal[];
   total: UsageTotal;
+  /** With `--by account`: each account's windows, whether it takes work, what waits for it. */
+  accounts?: AccountView[];
   /** Dispatch folders whose files could not be read: their spend is not in the totals. */
   unreadable: number;
 }
@@ -39,9 +43,9 @@ export const usageCommand: Command<UsageReport> = {
     "from their records and live ones so far: tokens as billed (input includes cached input; output " +
     "includes reasoning) and dollars where a figure is known, the CLI's own or catherd's estimate at list " +
     "prices (marked ~; for a subscription every dollar is an estimate). Grouped by run, backend, model, day " +
-    "(of admission, UTC), name or account (`catherd account list` shows each account's windows), the " +
-    "largest spend first.",
-  json: "{by, since, run, groups: [{key, dispatches, live, tokens, input, cachedInput, cacheWrite, output, reasoning, costUsd, pricedUsd, unpriced}], total, unreadable}",
+    "(of admission, UTC), name or account — then each account's windows, whether it takes work and what " +
+    "waits for it, as `catherd account list` shows them — the largest spend first.",
+  json: "{by, since, run, groups: [{key, dispatches, live, tokens, input, cachedInput, cacheWrite, output, reasoning, costUsd, pricedUsd, unpriced}], total, unreadable, accounts?}",
   options: {
     by: {
       type: "string",
@@ -79,8 +83,10 @@ export const usageCommand: Command<UsageReport> = {
       groups,
       total,
       unreadable,
+      ...(by === "account" ? { accounts: accountsView(catherdHome(), now) } : {}),
     };
-    return { data: report, text: renderUsage(report) };
+    const windows = report.accounts === undefined ? "" : `\n${renderAccounts(report.accounts, now)}`;
+    return { data: report, text: `${renderUsage(report)}${windows}` };
   },
 };
 

@@ -150,6 +150,39 @@ describe("work parked for an account's window", () => {
     expect(fs.existsSync(path.join(home, "parked", "default.json"))).toBe(false);
   }, 150_000);
 
+  it("tries a reset once: the first dispatch after it runs into the wall again, and the rest park anew", async () => {
+    const { home, env: base } = isolatedHome();
+    const log = path.join(tempDir(), "starts.log");
+    const claude = fakeClaude(log, 5000);
+    const env = { ...base, CATHERD_CLAUDE_BIN: claude.bin };
+    const resetMs = Math.ceil((Date.now() + 4000) / 1000) * 1000;
+    seedWindow(home, "default", { status: "rejected", resetsAt: new Date(resetMs).toISOString() });
+    claude.limitOnce();
+    claude.go();
+    const admitted = [];
+    for (const name of ["w1", "w2", "w3"]) admitted.push(await dispatchClaude(env, name));
+    if (Date.now() < resetMs)
+      expect(admitted.map((d) => d.blockedBy)).toEqual(["window", "window", "window"]);
+    await waitAll(env, ["w1"]);
+    const probe = recordNamed(home, "w1");
+    expect(probe).toMatchObject({ status: "limit", error: { kind: "rate-limit" } });
+    const again = Date.parse(String((probe.error as { retryAfter: string }).retryAfter));
+    expect(again).toBeGreaterThan(resetMs);
+    // The reported reset was wrong: the others were not started into the wall, and wait for the new one.
+    if (Date.now() < again - 500) {
+      const marks = admitted
+        .slice(1)
+        .map((d) => JSON.parse(fs.readFileSync(path.join(d.dir, "queued.json"), "utf8")));
+      expect(marks.map((m) => Date.parse(m.blocker.until))).toEqual([again, again]);
+      expect(startsIn(log).map((s) => s.name)).toEqual(["w1"]);
+    }
+    await waitAll(env, ["w2", "w3"]);
+    const starts = startsIn(log);
+    expect(starts.map((s) => s.name)).toEqual(["w1", "w2", "w3"]);
+    for (const s of starts.slice(1)) expect(s.at).toBeGreaterThanOrEqual(again - 1000);
+    await wakerGone(home);
+  }, 120_000);
+
   it("after a reboot with work parked (no waker), the first command starts what is due", async () => {
     const { home, env: base } = isolatedHome();
     const log = path.join(tempDir(), "starts.log");
@@ -201,6 +234,7 @@ describe("work parked for an account's window", () => {
       ["second", "held"],
     ]);
     const usage = JSON.parse((await runCli(["usage", "--by", "account", "--json"], { env })).stdout);
+    expect(usage.accounts.map((a: { name: string }) => a.name)).toEqual(["default", "second"]);
     expect(usage.groups.map((g: { key: string }) => g.key).sort()).toEqual([
       "claude-code/default",
       "claude-code/second",
