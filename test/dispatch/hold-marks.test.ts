@@ -89,3 +89,68 @@ describe("the budget's marks on the queue", () => {
     });
   });
 });
+
+describe("an account's window's marks on the queue (specs/quota.md)", () => {
+  const reset = NOW + 3_600_000;
+  const spent = {
+    limit: "codex",
+    window: "primary",
+    usedPercent: 100,
+    windowMinutes: 300,
+    resetsAt: new Date(reset).toISOString(),
+    seenAt: new Date(NOW - 60_000).toISOString(),
+    status: null,
+  };
+  const held: Caps = { ...OPEN, maxParallel: 5, windows: new Map([["codex/default", [spent]]]) };
+  const onDefault = (entry: QueuedEntry): QueuedEntry => ({
+    ...entry,
+    accounts: { pool: ["default"], headroomPercent: 95 },
+  });
+
+  it("marks one a spent window holds, with its reset, and says when the first frees", () => {
+    const { marks, parkedUntil } = holdMarksDue([onDefault(queued("a", "capacity"))], {
+      chosen: new Set(),
+      held: [],
+      caps: held,
+      nowMs: NOW,
+    });
+    expect(marks.map((m) => [m.entry.name, m.blocked.blockedBy, m.blocked.blocker?.until])).toEqual([
+      ["a", "window", new Date(reset).toISOString()],
+    ]);
+    expect(parkedUntil).toBe(reset);
+  });
+
+  it("leaves one already marked with the same reset as it is, and still counts its time", () => {
+    const entry = onDefault(queued("a", "window"));
+    if (entry.marker.queued !== undefined) entry.marker.queued.until = new Date(reset).toISOString();
+    const { marks, parkedUntil } = holdMarksDue([entry], {
+      chosen: new Set(),
+      held: [],
+      caps: held,
+      nowMs: NOW,
+    });
+    expect(marks).toEqual([]);
+    expect(parkedUntil).toBe(reset);
+  });
+
+  it("gives one marked window what holds it once the window has let go", () => {
+    const { marks } = holdMarksDue([onDefault(queued("a", "window"))], {
+      chosen: new Set(),
+      held: [running],
+      caps: { ...OPEN, windows: new Map() },
+      nowMs: NOW,
+    });
+    expect(marks.map((m) => m.blocked.blockedBy)).toEqual(["capacity"]);
+  });
+
+  it("counts a timed retry's time in the run's parked time, without marking it", () => {
+    const { marks, parkedUntil } = holdMarksDue([queued("r", "not-before", NOW + 5000)], {
+      chosen: new Set(),
+      held: [],
+      caps: OPEN,
+      nowMs: NOW,
+    });
+    expect(marks).toEqual([]);
+    expect(parkedUntil).toBe(NOW + 5000);
+  });
+});
