@@ -88,7 +88,8 @@ export class HomeModel {
     try {
       this.scan();
       for (const run of this.runs.values()) await run.poll();
-      this.accounts.check();
+      // Only an open page shows the accounts; one opened later fetches them afresh.
+      if (this.subscribers.size > 0) this.accounts.check();
     } finally {
       this.polling = false;
     }
@@ -96,7 +97,7 @@ export class HomeModel {
 
   private emit(push: PushWire): void {
     // A run's rows changed: a dispatch may have been parked, started, or have reported a window.
-    if (push.type === "rows" || push.type === "runs") this.accounts.soon();
+    if ((push.type === "rows" || push.type === "runs") && this.subscribers.size > 0) this.accounts.soon();
     for (const subscriber of this.subscribers) subscriber(push);
   }
 
