@@ -4,8 +4,9 @@
 // and prints, per file, how many runs passed and each failure with its first error line.
 //
 //   npm run test:repeat -- test/dispatch/isolation.test.ts [more files…] [--times 20] [--parallel 1]
-//                          [--config vitest.config.ts]
+//                          [--config vitest.config.ts] [-t <test name pattern>]
 //
+// `-t` runs only the tests whose names match (vitest's own `-t`): one case of a heavy file, repeated.
 // Each run is one `vitest run <files>` with the JSON reporter; exits 1 when any run failed. The build must
 // be fresh, as for any vitest run (`npm run build`).
 import { spawn } from "node:child_process";
@@ -15,12 +16,12 @@ import * as path from "node:path";
 import { stripVTControlCharacters } from "node:util";
 
 const USAGE =
-  "usage: npm run test:repeat -- <test files…> [--times N] [--parallel K] [--config <vitest config>]";
+  "usage: npm run test:repeat -- <test files…> [--times N] [--parallel K] [--config <vitest config>] [-t <pattern>]";
 
 /** @param {string[]} argv */
 function parseArgs(argv) {
-  /** @type {{ files: string[]; times: number; parallel: number; config: string | null }} */
-  const options = { files: [], times: 20, parallel: 1, config: null };
+  /** @type {{ files: string[]; times: number; parallel: number; config: string | null; testName: string | null }} */
+  const options = { files: [], times: 20, parallel: 1, config: null, testName: null };
   for (let i = 0; i < argv.length; i++) {
     const arg = /** @type {string} */ (argv[i]);
     const value = () => {
@@ -31,6 +32,7 @@ function parseArgs(argv) {
     if (arg === "--times") options.times = count(arg, value());
     else if (arg === "--parallel") options.parallel = count(arg, value());
     else if (arg === "--config") options.config = value();
+    else if (arg === "-t") options.testName = value();
     else if (arg.startsWith("-")) throw new Error(`unknown option ${arg}\n${USAGE}`);
     else options.files.push(arg);
   }
@@ -62,6 +64,7 @@ function runOnce(run, options) {
   const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "catherd-repeat-")), "report.json");
   const args = ["vitest", "run", ...options.files, "--reporter=json", `--outputFile=${report}`];
   if (options.config !== null) args.push("--config", options.config);
+  if (options.testName !== null) args.push("-t", options.testName);
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn("npx", args, { stdio: ["ignore", "ignore", "pipe"] });

@@ -31,10 +31,15 @@ export interface AccountView {
 
 /**
  * Every account the home knows: each CLI's `default` where anything was reported of it, and every account
- * declared; with what waits for it, read from the runs' live markers.
+ * declared; with what waits for it, read from the runs' live markers (`parked`, when the caller has
+ * read them already).
  */
-export function accountsView(home: string, nowMs: number): AccountView[] {
-  const waiting = parkedByAccount(home);
+export function accountsView(
+  home: string,
+  nowMs: number,
+  parked: readonly ParkedDispatch[] = parkedForWindows(home),
+): AccountView[] {
+  const waiting = parkedByAccount(parked);
   const views: AccountView[] = [];
   for (const backend of allBackends()) {
     if (backend.accountVariable === undefined) continue;
@@ -55,16 +60,36 @@ export function accountsView(home: string, nowMs: number): AccountView[] {
   return views;
 }
 
-/** How many queued dispatches a window holds, by `backend/account` of each account of their pools. */
-function parkedByAccount(home: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const name of runNames(home)) {
-    for (const marker of liveMarkersOf(runPaths(home, name))) {
+/** A queued dispatch of the home that a window holds, and the accounts of its pool. */
+export interface ParkedDispatch {
+  run: string;
+  dispatchId: string;
+  name: string;
+  backend: BackendId;
+  /** The accounts it may run on (its pool): it waits for the first of them to take work. */
+  pool: string[];
+}
+
+/** Every queued dispatch of the home whose live marker says a window holds it, run by run. */
+export function parkedForWindows(home: string): ParkedDispatch[] {
+  const parked: ParkedDispatch[] = [];
+  for (const run of runNames(home)) {
+    for (const marker of liveMarkersOf(runPaths(home, run))) {
       if (marker.queued?.blockedBy !== "window" || marker.backend === undefined) continue;
-      for (const account of marker.accounts?.pool ?? []) {
-        const key = `${marker.backend}/${account}`;
-        counts.set(key, (counts.get(key) ?? 0) + 1);
-      }
+      const { dispatchId, name, backend } = marker;
+      parked.push({ run, dispatchId, name, backend, pool: marker.accounts?.pool ?? [] });
+    }
+  }
+  return parked;
+}
+
+/** How many queued dispatches a window holds, by `backend/account` of each account of their pools. */
+function parkedByAccount(parked: readonly ParkedDispatch[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const p of parked) {
+    for (const account of p.pool) {
+      const key = `${p.backend}/${account}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
     }
   }
   return counts;

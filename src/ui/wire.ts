@@ -198,9 +198,55 @@ export interface DispatchWire {
   now: number;
 }
 
+/** A window of an account as its CLI last reported it (specs/quota.md). */
+export interface AccountWindowWire {
+  /** "claude/five_hour", "primary": its limit and name as the CLI spells them. */
+  name: string;
+  usedPercent: number | null;
+  windowMinutes: number | null;
+  resetsAt: string | null;
+  /** allowed, warning, rejected; null when the CLI said none. */
+  status: string | null;
+  seenAt: string;
+}
+
+/** A queued dispatch an account's window holds: a link to its row. */
+export interface ParkedWire {
+  run: string;
+  dispatchId: string;
+  name: string;
+}
+
+/** An account of a CLI: its windows, whether it takes work now, and what waits for it. */
+export interface AccountWire {
+  backend: string;
+  name: string;
+  /** Its configuration folder; null for `default` (the environment's own). */
+  dir: string | null;
+  /**
+   * open; probe: one dispatch at a time until its reset is confirmed (`window` spent, its reset passed);
+   * held: out of window until `until`, `window` the one that frees last.
+   */
+  gate:
+    | { state: "open" }
+    | { state: "probe"; window: string }
+    | { state: "held"; until: string; window: string };
+  windows: AccountWindowWire[];
+  /** Queued dispatches whose pool names it, parked for a window. */
+  waiting: number;
+  /** The first 20 of those, run by run. */
+  parked: ParkedWire[];
+}
+
+export interface AccountsWire {
+  accounts: AccountWire[];
+  now: number;
+}
+
 /** What the server pushes on /api/events. */
 export type PushWire =
   | { type: "runs" }
+  | { type: "accounts" }
   | {
       type: "rows";
       run: string;

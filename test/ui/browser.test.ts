@@ -84,10 +84,10 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
   });
 
   /** A page that reports every request off the server, every dialog, CSP violation and script error. */
-  async function openPage(pathname: string): Promise<Page> {
+  async function openPage(pathname: string, server: RunningUi = ui): Promise<Page> {
     const page = await browser.newPage();
     page.on("request", (r) => {
-      if (!r.url().startsWith(ui.origin)) seen.foreign.push(r.url());
+      if (!r.url().startsWith(server.origin)) seen.foreign.push(r.url());
     });
     page.on("dialog", (d) => {
       seen.dialogs.push(d.message());
@@ -97,8 +97,8 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
       if (m.text().startsWith("csp-violation")) seen.violations.push(m.text());
     });
     page.on("pageerror", (e) => seen.errors.push(e.message));
-    const url = new URL(ui.url);
-    await page.goto(`${ui.origin}${pathname}${url.search}`);
+    const url = new URL(server.url);
+    await page.goto(`${server.origin}${pathname}${url.search}`);
     return page;
   }
 
@@ -124,6 +124,23 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
    */
   const countReaches = (page: Page, selector: string, n: number) =>
     untilInPage(page, `document.querySelectorAll(${JSON.stringify(selector)}).length === ${n}`, DEADLINE);
+
+  /** An account's windows as its supervisors would have merged them (`<home>/quota/<backend>/<name>.json`). */
+  function seedAccountWindows(home: string, backend: string, account: string, windows: object[]): void {
+    const seenAt = new Date(Date.now() - 60_000).toISOString();
+    const full = windows.map((w) => ({
+      usedPercent: null,
+      windowMinutes: null,
+      resetsAt: null,
+      seenAt,
+      ...w,
+    }));
+    fs.mkdirSync(path.join(home, "quota", backend), { recursive: true });
+    fs.writeFileSync(
+      path.join(home, "quota", backend, `${account}.json`),
+      JSON.stringify({ schema: 1, backend, account, windows: full }),
+    );
+  }
 
   const row = (page: Page, name: string) =>
     page.locator("tr.dispatch-row", { has: page.locator(`td.name a:text-is("${name}")`) });
@@ -452,6 +469,80 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     await page.close();
   });
 
+  it("shows each account's windows, whether it takes work and what it holds parked, with a link to each, live", async () => {
+    // A home of its own, without a waker: the work parked here waits hours for a reset nobody sees.
+    const own = isolatedHome();
+    const ownEnv = { ...own.env, CATHERD_TEST_ONLY_NO_WAKER: "1", CATHERD_CLAUDE_BIN: FAKE_CLAUDE };
+    const resetsAt = new Date(Math.ceil((Date.now() + 3 * 3_600_000) / 60_000) * 60_000).toISOString();
+    seedAccountWindows(own.home, "claude-code", "default", [
+      { limit: "claude", window: "five_hour", status: "rejected", resetsAt, windowMinutes: 300 },
+    ]);
+    const parked = await runCli(
+      ["dispatch", "--run", "night", "--backend", "claude-code", "--name", "fix", "--brief", "fix", "--json"],
+      { env: ownEnv },
+    );
+    expect(parked.code, parked.stderr).toBe(0);
+    const d = JSON.parse(parked.stdout).dispatched as { dispatchId: string; blockedBy: string | null };
+    expect(d.blockedBy).toBe("window");
+    const server = await startUiServer(ownEnv);
+    try {
+      const page = await openPage("/", server);
+      const block = page.locator('.account[data-account="claude-code/default"]');
+      await block.waitFor({ timeout: DEADLINE });
+      const until = `${resetsAt.slice(0, 10)} ${resetsAt.slice(11, 16)}Z`;
+      expect(await block.locator(".gate").textContent()).toBe(
+        `out of window until ${until} (claude/five_hour)`,
+      );
+      expect(await block.locator(".parked").textContent()).toBe("1 waiting: night / fix");
+      const cells = await block.locator("tr.window-row td").allTextContents();
+      expect(cells.slice(0, 3)).toEqual(["claude/five_hour", "no figure", "5h00m"]);
+      expect(cells[3]).toMatch(new RegExp(`^${until} \\(in [23]h\\d\\dm\\)$`));
+      expect(cells[4]).toBe("rejected");
+      // A window reported by another CLI shows without a reload (the slow poll judges the accounts).
+      seedAccountWindows(own.home, "codex", "default", [
+        {
+          limit: "",
+          window: "primary",
+          usedPercent: 40,
+          status: "allowed",
+          resetsAt: null,
+          windowMinutes: 300,
+        },
+      ]);
+      const codex = page.locator('.account[data-account="codex/default"]');
+      await codex.waitFor({ timeout: DEADLINE });
+      expect(await codex.locator(".gate").textContent()).toBe("takes work");
+      expect(await codex.locator("tr.window-row td").first().textContent()).toBe("primary");
+      await screenshot(page, "accounts");
+      // The link opens the parked dispatch, whose row says why it waits.
+      await block.locator(".parked a").click();
+      await page.waitForURL(`${server.origin}/runs/night/dispatches/${d.dispatchId}`, { timeout: DEADLINE });
+      await page.waitForSelector("main h2", { timeout: DEADLINE });
+      await untilInPage(
+        page,
+        'document.querySelector("main").textContent.includes("claude-code default out of window")',
+        DEADLINE,
+      );
+      await page.close();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("says in one line that a home has no account declared and no window reported", async () => {
+    const server = await startUiServer({ ...isolatedHome().env, CATHERD_TEST_ONLY_NO_WAKER: "1" });
+    try {
+      const page = await openPage("/", server);
+      await page.waitForSelector("section.accounts p.empty", { timeout: DEADLINE });
+      expect(await page.locator("section.accounts p.empty").textContent()).toBe(
+        "No accounts declared and no window reported yet (catherd account add).",
+      );
+      await page.close();
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("renders every string an agent or a user wrote as text: no dialog, no script, nothing broken, on every view", async () => {
     const run = "xss";
     const payloads = [
@@ -597,6 +688,31 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     expect(await mdPage.locator(".usage").textContent()).toContain("input 1.2k (cached 200), output 300");
     await screenshot(mdPage, "dispatch");
     await mdPage.close();
+
+    // An account's window named by a CLI, and a declared account's folder: both hostile.
+    const home = env.CATHERD_HOME as string;
+    seedAccountWindows(home, "codex", "default", [
+      { limit: payloads[0], window: payloads[1], usedPercent: 10, status: "allowed", resetsAt: null },
+    ]);
+    fs.writeFileSync(
+      path.join(home, "accounts.json"),
+      JSON.stringify({
+        schema: 1,
+        accounts: [
+          { backend: "codex", name: "evil", dir: `/tmp/${payloads[2]}`, addedAt: new Date().toISOString() },
+        ],
+      }),
+    );
+    const runsPage = await openPage("/");
+    await runsPage.waitForSelector('.account[data-account="codex/evil"]', { timeout: DEADLINE });
+    await check(runsPage);
+    expect(
+      await runsPage.locator('.account[data-account="codex/default"] td.window-name').textContent(),
+    ).toBe(`${payloads[0]}/${payloads[1]}`);
+    expect(await runsPage.locator('.account[data-account="codex/evil"] .account-dir').textContent()).toBe(
+      ` /tmp/${payloads[2]} `,
+    );
+    await runsPage.close();
 
     const patchPage = await openPage(`/runs/${run}/dispatches/${patcher.dispatchId}`);
     await patchPage.waitForSelector("pre.diff .d-add", { timeout: DEADLINE });

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { isValidId } from "../../domain/ids.js";
 import type { DispatchWire, RunsWire, RunWire } from "../wire.js";
+import { accountsWire } from "./accounts-wire.js";
 import { attemptsOf } from "./detail.js";
 import { cancelDispatch } from "./dispatch-reads.js";
 import { sendJson, sendText } from "./guard.js";
@@ -14,11 +15,13 @@ import type { Exchange, Site } from "./site.js";
 /** A request's body is refused past this. */
 const MAX_BODY_BYTES = 16 * 1024;
 
-/** Answers a GET under /api/: the events stream, the runs, a run, a dispatch's page. */
+/** Answers a GET under /api/: the events stream, the accounts, the runs, a run, a dispatch's page. */
 export async function answerApi(site: Site, ex: Exchange): Promise<void> {
   const parts = ex.parts.slice(1);
   const [first, runName, what, id] = parts;
   if (first === "events" && parts.length === 1) return site.streams.serve(ex.req, ex.res, ex.url);
+  if (first === "accounts" && parts.length === 1)
+    return sendJson(ex.res, 200, accountsWire(site.home, site.clock.wallNow().getTime()));
   if (first !== "runs") return sendText(ex.res, 404, "not found");
   if (runName === undefined) return sendJson(ex.res, 200, runsOf(site));
   const run = isValidId(runName) ? site.model.run(runName) : null;

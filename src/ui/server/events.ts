@@ -5,7 +5,7 @@ import type { HomeModel } from "./home-model.js";
 
 // /api/events: the server-sent events that tell each open page what changed (specs/ui.md, "Live, and
 // light"). A stream is opened for the view its page shows (`?run=<r>&dispatch=<id>`) and gets only the
-// pushes of that view, and every runs push, coalesced.
+// pushes of that view, and every runs push, coalesced (the runs page: the accounts' too).
 
 /** Idle streams get a comment this often, so that no proxy or browser takes them for dead. */
 const KEEPALIVE_MS = 25_000;
@@ -60,7 +60,10 @@ export class EventStreams {
     let runsPending: NodeJS.Timeout | null = null;
     const send = (push: PushWire) => res.write(`data: ${JSON.stringify(push)}\n\n`);
     const unsubscribe = this.model.subscribe((push) => {
-      if (push.type !== "runs") {
+      if (push.type === "accounts") {
+        // Only the runs page shows the accounts.
+        if (view.run === null) send(push);
+      } else if (push.type !== "runs") {
         if (concerns(push, view)) send(push);
       } else if (runsPending === null) {
         // A runs push only says "fetch the list again": the first of a burst stands for all of it.
@@ -78,7 +81,7 @@ export class EventStreams {
 }
 
 /** Whether a push about a run (its rows, a dispatch's page, an ending) is for the page showing `view`. */
-function concerns(push: Exclude<PushWire, { type: "runs" }>, view: StreamView): boolean {
+function concerns(push: Exclude<PushWire, { type: "runs" | "accounts" }>, view: StreamView): boolean {
   if (push.type === "dispatch") return push.run === view.run && push.dispatchId === view.dispatch;
   return push.run === view.run;
 }

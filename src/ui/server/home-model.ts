@@ -5,6 +5,7 @@ import type { Clock } from "../../infra/clock.js";
 import { type FolderWatch, watchFolder } from "../../infra/folder-watch.js";
 import { runPaths } from "../../infra/paths.js";
 import type { PushWire, RunSummaryWire } from "../wire.js";
+import { AccountsWatch } from "./accounts-wire.js";
 import { RunModel } from "./run-model.js";
 
 /** The slow poll (see RunModel): what no file says shows within this long. */
@@ -21,11 +22,19 @@ export class HomeModel {
   private homeWatcher: FolderWatch | null = null;
   private readonly timer: NodeJS.Timeout;
   private polling = false;
+  /** The home's accounts: judged again on each poll and after each change of a run's rows. */
+  private readonly accounts: AccountsWatch;
 
   constructor(
     readonly home: string,
     private readonly clock: Clock,
   ) {
+    this.accounts = new AccountsWatch(
+      home,
+      () => clock.wallNow().getTime(),
+      (push) => this.emit(push),
+    );
+    this.accounts.check();
     this.scan();
     this.timer = setInterval(() => void this.poll(), POLL_MS);
     this.timer.unref();
@@ -79,12 +88,16 @@ export class HomeModel {
     try {
       this.scan();
       for (const run of this.runs.values()) await run.poll();
+      // Only an open page shows the accounts; one opened later fetches them afresh.
+      if (this.subscribers.size > 0) this.accounts.check();
     } finally {
       this.polling = false;
     }
   }
 
   private emit(push: PushWire): void {
+    // A run's rows changed: a dispatch may have been parked, started, or have reported a window.
+    if ((push.type === "rows" || push.type === "runs") && this.subscribers.size > 0) this.accounts.soon();
     for (const subscriber of this.subscribers) subscriber(push);
   }
 
@@ -107,6 +120,7 @@ export class HomeModel {
 
   close(): void {
     clearInterval(this.timer);
+    this.accounts.close();
     this.watcher?.close();
     this.homeWatcher?.close();
     for (const run of this.runs.values()) run.close();

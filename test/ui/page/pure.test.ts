@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { inertText } from "../../../src/domain/text/inert-text.js";
+import { gateWords, utcMinute, waitingWords, windowCells } from "../../../src/ui/page/account-words.js";
 import { parsePatch } from "../../../src/ui/page/diff.js";
 import { count, duration } from "../../../src/ui/page/format.js";
 import {
@@ -34,6 +35,43 @@ const bar = (
 });
 
 describe("the page's pure parts", () => {
+  it("says an account's gate, windows and waiting work as `catherd account list` says them", () => {
+    expect(gateWords({ state: "open" })).toBe("takes work");
+    expect(gateWords({ state: "probe", window: "claude/five_hour" })).toBe(
+      "one dispatch at a time until its reset is confirmed (claude/five_hour)",
+    );
+    expect(gateWords({ state: "held", until: "2026-12-07T05:00:00.000Z", window: "primary" })).toBe(
+      "out of window until 2026-12-07 05:00Z (primary)",
+    );
+    const now = Date.parse("2026-12-07T03:00:00Z");
+    const w = {
+      name: "primary",
+      usedPercent: 97.4,
+      windowMinutes: 300,
+      resetsAt: "2026-12-07T05:00:00Z",
+      status: "warning",
+      seenAt: "2026-12-07T02:48:00Z",
+    };
+    expect(windowCells(w, now)).toEqual([
+      "97%",
+      "5h00m",
+      "2026-12-07 05:00Z (in 2h00m)",
+      "warning",
+      "12m00s ago",
+    ]);
+    expect(
+      windowCells({ ...w, usedPercent: null, windowMinutes: null, resetsAt: null, status: null }, now),
+    ).toEqual(["no figure", "–", "–", "–", "12m00s ago"]);
+    expect(windowCells({ ...w, resetsAt: "2026-12-07T02:00:00Z" }, now)[2]).toBe(
+      "2026-12-07 02:00Z (passed)",
+    );
+    expect(utcMinute("not a time")).toBe("–");
+    expect(waitingWords({ waiting: 0, parked: [] })).toBeNull();
+    const parked = { run: "r", dispatchId: "d", name: "n" };
+    expect(waitingWords({ waiting: 1, parked: [parked] })).toBe("1 waiting");
+    expect(waitingWords({ waiting: 3, parked: [parked] })).toBe("3 waiting (+2 more not listed)");
+  });
+
   it("takes ANSI escapes out of text and makes other control characters visible", () => {
     expect(inertText("\u001b[31mred\u001b[0m \u001b]0;title\u0007ok\ttab\nline \u0000\u0007\u009b2J")).toBe(
       "red ok\ttab\nline \ufffd\ufffd",

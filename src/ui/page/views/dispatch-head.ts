@@ -47,13 +47,17 @@ function cancelButton(r: RowWire, run: string): HTMLElement | null {
   return button;
 }
 
-/** "‹id› · ‹chain› · run ‹run›", then why it ended and its error, when it has them. */
+/**
+ * "‹id› · ‹chain› · run ‹run›", then why it waits while queued ("queued #1: codex default out of window
+ * …", as `show` says it), why it ended and its error, when it has them.
+ */
 function summaryLine(r: RowWire, run: string): HTMLElement {
   return h(
     "p",
     { class: "summary" },
     `${r.dispatchId} · ${chainText(r)} · run `,
     link(`/runs/${encodeURIComponent(run)}`, run),
+    r.queue === null ? "" : ` · ${r.queue.blocker}`,
     r.reason === null ? "" : ` · ${r.reason}`,
     r.error === null ? "" : ` · ${r.error.kind ?? ""}: ${r.error.message}`,
   );

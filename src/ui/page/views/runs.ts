@@ -1,24 +1,53 @@
-import type { PushWire, RunSummaryWire, RunsWire } from "../../wire.js";
+import type { AccountsWire, PushWire, RunSummaryWire, RunsWire } from "../../wire.js";
 import { getJson, type View } from "../app.js";
-import { h, link, replace } from "../dom.js";
+import { h, link, morph, replace } from "../dom.js";
 import { count, since, usd } from "../format.js";
+import { accountsPanel } from "./accounts.js";
 
-/** The runs of the home: live, queued and recorded counts, spend against budget, last change. */
+/** The accounts' times ("seen 3m ago", "in 2h") are written again this often between pushes. */
+const TICK_MS = 10_000;
+
+/**
+ * The runs of the home: live, queued and recorded counts, spend against budget, last change; then the
+ * home's accounts. A `runs` push fetches the runs again, an `accounts` push the accounts.
+ */
 export class RunsView implements View {
   readonly stream = {};
   private root: HTMLElement | null = null;
+  private readonly runsBox = h("div", { class: "runs-slot" });
+  private readonly accountsBox = h("section", { class: "accounts" });
   private refetch: number | null = null;
+  private refetchAccounts: number | null = null;
+  private ticker: number | null = null;
+  private accounts: AccountsWire | null = null;
+  private offset = 0;
 
   async start(root: HTMLElement): Promise<void> {
     this.root = root;
-    await this.load();
+    replace(root, this.runsBox, this.accountsBox);
+    await Promise.all([this.load(), this.loadAccounts()]);
+    this.ticker = window.setInterval(() => this.drawAccounts(), TICK_MS);
+  }
+
+  private async loadAccounts(): Promise<void> {
+    const data = await getJson<AccountsWire>("/api/accounts");
+    if (this.root === null) return;
+    this.accounts = data;
+    this.offset = data.now - Date.now();
+    this.drawAccounts();
+  }
+
+  /** Draws the accounts again, keeping in place what did not change (a link being pressed). */
+  private drawAccounts(): void {
+    if (this.accounts === null) return;
+    morph(this.accountsBox, ...accountsPanel(this.accounts, Date.now() + this.offset));
   }
 
   private async load(): Promise<void> {
     const data = await getJson<RunsWire>("/api/runs");
     if (this.root === null) return;
     replace(
-      this.root,
+      this.runsBox,
       h("h2", null, "Runs"),
       h("p", { class: "dim" }, "home ", data.home),
       data.runs.length === 0
@@ -43,6 +72,12 @@ export class RunsView implements View {
   }
 
   push(push: PushWire): void {
+    if (push.type === "accounts" && this.refetchAccounts === null) {
+      this.refetchAccounts = window.setTimeout(() => {
+        this.refetchAccounts = null;
+        void this.loadAccounts();
+      }, 100);
+    }
     if (push.type !== "runs" || this.refetch !== null) return;
     this.refetch = window.setTimeout(() => {
       this.refetch = null;
@@ -53,6 +88,8 @@ export class RunsView implements View {
   stop(): void {
     this.root = null;
     if (this.refetch !== null) clearTimeout(this.refetch);
+    if (this.refetchAccounts !== null) clearTimeout(this.refetchAccounts);
+    if (this.ticker !== null) clearInterval(this.ticker);
   }
 }
 
