@@ -314,6 +314,29 @@ describe("--account and --window-headroom, refused before anything is written", 
 });
 
 /** The record of `name` (its latest attempt, or the attempt `id`). */
+describe("$CATHERD_ACCOUNT: the account of every dispatch that names none", () => {
+  it("is taken by a CLI's dispatch, checked as --account is, and ignored by exec", async () => {
+    const { env: base } = isolatedHome();
+    const env = {
+      ...base,
+      CATHERD_CLAUDE_BIN: fakeClaude(path.join(tempDir(), "log")).bin,
+      CATHERD_ACCOUNT: "nobody",
+    };
+    const claude = await runCli(["dispatch", "--backend", "claude-code", "--brief", "x", "--json"], { env });
+    expect(claude.code).toBe(2);
+    expect(JSON.parse(claude.stdout).error.message).toMatch(
+      /--account "nobody": claude-code has no such account/,
+    );
+    const exec = await runCli(["dispatch", "--backend", "exec", "--name", "plain", "--json", "--", "true"], {
+      env,
+    });
+    expect(exec.code, exec.stdout).toBe(0);
+    dispatched.push(JSON.parse(exec.stdout).dispatched.dispatchId);
+    const waited = await runCli(["wait", "plain", "--json"], { env, timeoutMs: 60_000 });
+    expect(JSON.parse(waited.stdout).records[0]).toMatchObject({ status: "ok", account: null });
+  }, 60_000);
+});
+
 function recordNamed(home: string, name: string, id?: string): Record<string, unknown> {
   const dir = path.join(home, "runs", "default", "dispatches", name);
   id ??= fs.readFileSync(path.join(dir, "latest"), "utf8").trim();

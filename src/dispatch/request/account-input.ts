@@ -4,7 +4,7 @@ import { CatherdError } from "../../domain/errors.js";
 import { DEFAULT_HEADROOM_PERCENT } from "../../domain/quota/gate.js";
 import { catherdHome } from "../../infra/paths.js";
 import { accountsOf, DEFAULT_ACCOUNT } from "../../quota/accounts.js";
-import type { Concern, Recorded, Successor } from "./concern.js";
+import type { Concern, ConcernContext, Recorded, Successor } from "./concern.js";
 import { invalid, shownValue } from "./text.js";
 
 // `dispatch --account NAME|auto|A,B` and `--window-headroom N%` (specs/quota.md): the accounts a dispatch
@@ -32,7 +32,7 @@ export const accountChoice = {
       value: "<name|auto|a,b>",
       description:
         "the account of the CLI to run on (catherd account list): a name, auto for any of the CLI's accounts with headroom (the one whose window resets soonest first), or a pool of names; out of window, the dispatch waits in the queue for the reset",
-      default: "default, the CLI's own configuration",
+      default: "$CATHERD_ACCOUNT, else default (the CLI's own configuration)",
     },
     "window-headroom": {
       type: "string",
@@ -42,7 +42,12 @@ export const accountChoice = {
     },
   },
   validate: (raw, context) => ({
-    accounts: askOf(raw, context.backend, catherdHome(context.environment), context.envNames),
+    accounts: askOf(
+      withDefault(raw, context),
+      context.backend,
+      catherdHome(context.environment),
+      context.envNames,
+    ),
   }),
   toAdmit: ({ accounts }) => (accounts === null ? {} : { accounts }),
   carry: carryAccount,
@@ -61,6 +66,16 @@ function carryAccount(recorded: Recorded, to: Successor): Partial<AccountRequest
   return {
     accounts: { pool: sameCli && asked !== undefined ? asked.pool : [DEFAULT_ACCOUNT], headroomPercent },
   };
+}
+
+/**
+ * `--account` as given, else `$CATHERD_ACCOUNT` (an orchestrator's pool for every dispatch it makes) for
+ * a CLI that has accounts; a backend without (exec) ignores the variable, never the flag.
+ */
+function withDefault(raw: RawAccountInput, context: ConcernContext): RawAccountInput {
+  const fallback = context.environment.CATHERD_ACCOUNT;
+  if (raw.account !== undefined || fallback === undefined || fallback === "") return raw;
+  return context.backend.accountVariable === undefined ? raw : { ...raw, account: fallback };
 }
 
 function askOf(
