@@ -1,10 +1,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
 import { readJson } from "../helpers/folders.js";
 import {
+  binOf,
   checkPrerequisites,
   diagnostics,
+  dispatcherEnv,
   type LiveDispatch,
   LiveRun,
   leftovers,
@@ -51,6 +54,25 @@ function windowsOf(d: LiveDispatch, why: string): Record<string, Window> {
 /** Minutes from now to an ISO time. */
 const minutesTo = (iso: string | null | undefined) => (Date.parse(iso ?? "") - Date.now()) / 60_000;
 
+/**
+ * What the real CLI's spent window did to its home (specs/quota.md): the account is held until the reset,
+ * and the next dispatch to it is parked, not started — then cancelled while it waits.
+ */
+async function parksTheNext(d: LiveDispatch, resetsAt: string, why: string): Promise<void> {
+  const env = dispatcherEnv(path.join(d.root, "catherd-home"));
+  const listed = await runCli(["account", "list", "--json"], { env });
+  const account = JSON.parse(listed.stdout).accounts[0];
+  expect(account, why).toMatchObject({ backend: "claude-code", name: "default", gate: { state: "held" } });
+  expect(new Date(account.gate.until).toISOString(), why).toBe(resetsAt);
+  const args = ["dispatch", "--backend", "claude-code", "--bin", binOf("claude"), "--name", "next"];
+  const next = await runCli([...args, "--brief", "x", "--json"], { env, timeoutMs: 60_000 });
+  expect(JSON.parse(next.stdout).dispatched, `${why}\n${next.stdout}${next.stderr}`).toMatchObject({
+    queued: true,
+    blockedBy: "window",
+  });
+  expect((await runCli(["cancel", "next", "--json"], { env })).code, why).toBe(0);
+}
+
 describe("the real CLIs' quota windows, through catherd dispatch", () => {
   it("claude, under a subscription login, reports an allowed window and a warning one", async () => {
     checkPrerequisites("claude");
@@ -96,6 +118,7 @@ describe("the real CLIs' quota windows, through catherd dispatch", () => {
     expect(minutesTo(record.error?.retryAfter), why).toBeLessThan(61);
     expect(server.unexpected, why).toEqual([]);
     expect(leftovers(d), why).toEqual([]);
+    await parksTheNext(d, record.error?.retryAfter ?? "", why);
   });
 
   for (const steerable of [false, true]) {
