@@ -10,7 +10,6 @@ import { type Clock, systemClock } from "../src/infra/clock.js";
 import { okValue } from "../src/infra/json-file.js";
 import { IN_ENGINE_JOB_FLAG, programFile, WHEN_RELEASED_FLAG } from "../src/infra/programs.js";
 import { waitUntil, wakeWhenSettled } from "../src/infra/wait-until.js";
-import { ensureWaker } from "../src/quota/waker-start.js";
 import type { SupervisorLog } from "./log.js";
 import { ownPlacement } from "./placed.js";
 
@@ -183,6 +182,8 @@ export async function startWakerIfParked(dir: string, log: SupervisorLog, clock:
   const run = runOf(dir);
   if (run === null || (await inEngineJob(dir))) return;
   try {
+    // Loaded only now: the start path stays light.
+    const { ensureWaker } = await import("../src/quota/waker-start.js");
     const pid = ensureWaker(run.home, clock.wallNow().getTime());
     if (pid !== null) log("waker-started", { pid });
   } catch (error) {

@@ -1,7 +1,6 @@
 import type { RecordFile, Spec } from "../src/domain/schemas.js";
 import type { CgroupUsage } from "../src/infra/cgroup/cgroup-usage.js";
 import { type StopReport, stopDispatch } from "../src/infra/stop.js";
-import { reportToAccount } from "./account-report.js";
 import {
   type EarlyPromoter,
   promoteAfterRecord,
@@ -110,6 +109,7 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog, ear
     const { writeRecord } = await import("../src/folder/record.js");
     // Its own part of the run's ledger, the record's figures, goes before the record (folder/run-ledger.ts).
     // Before the record frees its slot: what this dispatch saw of its account's windows holds the queue.
+    const { reportToAccount } = await import("./account-report.js");
     const beforeRecord = (body: RecordFile) =>
       reportToAccount(dir, body).catch((error: unknown) => log("account-report-failed", failure(error)));
     const written = await withRoom(dir, log, "record.json", () =>

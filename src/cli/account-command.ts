@@ -4,7 +4,7 @@ import { CatherdError } from "../domain/errors.js";
 import { accountNameSchema } from "../domain/quota/quota-schemas.js";
 import type { BackendId } from "../domain/vocab.js";
 import { catherdHome } from "../infra/paths.js";
-import { addAccount, removeAccount } from "../quota/accounts.js";
+import { addAccount, removeAccount } from "../quota/account-changes.js";
 import { renderAccounts } from "./accounts-text.js";
 import { type Command, stringOption } from "./command-io.js";
 
