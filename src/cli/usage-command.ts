@@ -1,3 +1,4 @@
+import { type BudgetView, budgetsView } from "../dispatch/budgets-view.js";
 import { usageEntries } from "../dispatch/read/usage-entries.js";
 import { CatherdError } from "../domain/errors.js";
 import { requireId } from "../domain/ids.js";
@@ -11,6 +12,7 @@ import {
 import { parseDuration } from "../domain/text/duration.js";
 import { systemClock } from "../infra/clock.js";
 import { catherdHome } from "../infra/paths.js";
+import { budgetLine } from "./budget-command.js";
 import { type Command, stringOption } from "./command-io.js";
 import { cell, count } from "./render.js";
 
@@ -28,6 +30,8 @@ export interface UsageReport {
   total: UsageTotal;
   /** Dispatch folders whose files could not be read: their spend is not in the totals. */
   unreadable: number;
+  /** The home's budgets by period, each with its period's use and what is left (specs/quota.md). */
+  budgets: BudgetView[];
 }
 
 export const usageCommand: Command<UsageReport> = {
@@ -40,8 +44,9 @@ export const usageCommand: Command<UsageReport> = {
     "includes reasoning) and dollars where a figure is known, the CLI's own or catherd's estimate at list " +
     "prices (marked ~; for a subscription every dollar is an estimate). Grouped by run, backend, model, day " +
     "(of admission, UTC), name or account (`catherd account list` shows each account's windows), the " +
-    "largest spend first.",
-  json: "{by, since, run, groups: [{key, dispatches, live, tokens, input, cachedInput, cacheWrite, output, reasoning, costUsd, pricedUsd, unpriced}], total, unreadable}",
+    "largest spend first. Above the table, one line per budget by period (`catherd budget`): what its " +
+    "period used, what is left, and when it renews.",
+  json: "{by, since, run, groups: [{key, dispatches, live, tokens, input, cachedInput, cacheWrite, output, reasoning, costUsd, pricedUsd, unpriced}], total, unreadable, budgets: [{scope, per, usd, tokens, minutes, periodStart, renews, used, left, spent}]}",
   options: {
     by: {
       type: "string",
@@ -70,7 +75,8 @@ export const usageCommand: Command<UsageReport> = {
     const sinceMs = sinceText === undefined ? null : now - parseDuration("--since", sinceText, MAX_SINCE_MS);
     const runText = stringOption(input, "run");
     const run = runText === undefined ? null : requireId("--run", runText);
-    const { entries, unreadable } = usageEntries(catherdHome(), run);
+    const home = catherdHome();
+    const { entries, unreadable } = usageEntries(home, run);
     const { groups, total } = usageTotals(entries, by, sinceMs);
     const report: UsageReport = {
       by,
@@ -79,6 +85,7 @@ export const usageCommand: Command<UsageReport> = {
       groups,
       total,
       unreadable,
+      budgets: budgetsView(home, now),
     };
     return { data: report, text: renderUsage(report) };
   },
@@ -101,6 +108,11 @@ function costWords(t: UsageTotal): string {
 
 /** The table: one line per group, then the total; notes on estimates and on what is left out. */
 export function renderUsage(report: UsageReport): string {
+  const budgets = report.budgets.map((b) => `${budgetLine(b)}\n`).join("");
+  return `${budgets}${renderTable(report)}`;
+}
+
+function renderTable(report: UsageReport): string {
   const scope = `${report.run === null ? "every run" : `run ${report.run}`}${report.since === null ? "" : ` since ${report.since.slice(0, 16).replace("T", " ")} UTC`}`;
   if (report.total.dispatches === 0) return `no dispatches spent anything in ${scope}\n`;
   const keyWidth = Math.min(32, Math.max(report.by.length, 5, ...report.groups.map((g) => g.key.length)));

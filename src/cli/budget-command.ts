@@ -1,0 +1,103 @@
+import { type BudgetView, budgetsView, removeBudgetAsked, setBudgetAsked } from "../dispatch/budgets-view.js";
+import { measureText } from "../dispatch/read/queue-text.js";
+import { CatherdError } from "../domain/errors.js";
+import { localMinute } from "../domain/quota/period.js";
+import { BUDGET_MEASURES, type PeriodBudget } from "../domain/quota/period-budget.js";
+import { catherdHome } from "../infra/paths.js";
+import { calendarShiftMs } from "../quota/budgets.js";
+import { type Command, stringOption } from "./command-io.js";
+import { paint } from "./render.js";
+
+// `catherd budget set|list|remove` (specs/quota.md, "Budgets by period"): limits of dollars, tokens or
+// minutes on what the home, a CLI, an account or a tag spends per day, week or month.
+
+type BudgetResult =
+  | { budgets: BudgetView[] }
+  | { set: PeriodBudget }
+  | { removed: { scope: string; per: string } };
+
+const USAGE_FIX =
+  "catherd budget set <scope> --per day|week|month [--usd N] [--tokens N] [--minutes N] | catherd budget list | catherd budget remove <scope> --per <period>";
+
+export const budgetCommand: Command<BudgetResult> = {
+  name: "budget",
+  synopsis: "set <scope> | list | remove <scope>",
+  positionals: "many",
+  summary:
+    "Sets a budget that renews — for the whole home, a CLI (backend:<cli>), an account " +
+    "(account:<cli>/<name>) or a tag (tag:<tag>, see dispatch --tag) — per day, week or month, in dollars, " +
+    "tokens or minutes; given again for the same scope and period it replaces it. At 80 % a dispatch's " +
+    "--notify is run once with CATHERD_BUDGET_WARNING; at 100 % new work it covers waits in its run's queue " +
+    "until the period turns (work already running finishes). Lists each budget with what its period used " +
+    "and has left; removes one.",
+  json: "{budgets: [{scope, per, usd, tokens, minutes, periodStart, renews, used, left, spent}]} | {set: {…}} | {removed: {…}}",
+  options: {
+    per: {
+      type: "string",
+      value: "<day|week|month>",
+      description: "the period the budget renews by (set, remove)",
+    },
+    usd: {
+      type: "string",
+      value: "<dollars>",
+      description: "a limit of US dollars per period, as --max-cost takes it (set)",
+    },
+    tokens: {
+      type: "string",
+      value: "<n>",
+      description: "a limit of tokens billed per period: 50000, 50k, 2M (set)",
+    },
+    minutes: {
+      type: "string",
+      value: "<n>",
+      description: "a limit of the dispatches' wall minutes per period (set)",
+    },
+  },
+  async handler(input) {
+    const home = catherdHome();
+    const [sub, scope, ...extra] = input.positionals;
+    const per = stringOption(input, "per");
+    if (sub === "list" && scope === undefined) {
+      const budgets = budgetsView(home, Date.now());
+      return { data: { budgets }, text: renderBudgets(budgets) };
+    }
+    if ((sub !== "set" && sub !== "remove") || scope === undefined || extra.length > 0) {
+      throw new CatherdError(
+        "E_INPUT_INVALID",
+        `catherd budget ${input.positionals.join(" ")}: not a use of it`,
+        {
+          fix: USAGE_FIX,
+        },
+      );
+    }
+    if (sub === "remove") {
+      const removed = await removeBudgetAsked(home, { scope, per });
+      return { data: { removed }, text: `removed the budget ${removed.scope} per ${removed.per}\n` };
+    }
+    const limits = Object.fromEntries(
+      BUDGET_MEASURES.map((m) => [m, stringOption(input, m)]).filter(([, v]) => v !== undefined),
+    );
+    const set = await setBudgetAsked(home, { scope, per, limits }, new Date());
+    return { data: { set }, text: `set the budget ${set.scope} per ${set.per}\n` };
+  },
+};
+
+/** One line per budget: "home per day: $3.20 of $5.00 ($1.80 left); renews 2026-12-07 00:00". */
+export function renderBudgets(budgets: readonly BudgetView[]): string {
+  if (budgets.length === 0) return "no budgets set (catherd budget set)\n";
+  return `${budgets.map(budgetLine).join("\n")}\n`;
+}
+
+/** A budget's line, as `budget list` and `usage` print it. */
+export function budgetLine(b: BudgetView): string {
+  const parts = BUDGET_MEASURES.flatMap((m) => {
+    const limit = b[m];
+    if (limit === null) return [];
+    const left = b.left[m] ?? 0;
+    const leftText = m === "usd" ? measureText(m, left, 0).split(" of ")[0] : `${Math.floor(left)}`;
+    return [`${measureText(m, b.used[m], limit)} (${leftText} left)`];
+  });
+  const renews = localMinute(Date.parse(b.renews), calendarShiftMs());
+  const spent = b.spent === null ? "" : paint(" — spent: new work it covers waits", "red");
+  return `budget ${b.scope} per ${b.per}: ${parts.join(", ")}; renews ${renews}${spent}`;
+}
