@@ -3,6 +3,7 @@ import { measureText } from "../dispatch/read/queue-text.js";
 import { CatherdError } from "../domain/errors.js";
 import { localMinute } from "../domain/quota/period.js";
 import { BUDGET_MEASURES, type PeriodBudget } from "../domain/quota/period-budget.js";
+import { formatUsd, groupDigits } from "../domain/spend/budget.js";
 import { catherdHome } from "../infra/paths.js";
 import { calendarShiftMs } from "../quota/budgets.js";
 import { type Command, stringOption } from "./command-io.js";
@@ -94,7 +95,7 @@ export function budgetLine(b: BudgetView): string {
     const limit = b[m];
     if (limit === null) return [];
     const left = b.left[m] ?? 0;
-    const leftText = m === "usd" ? measureText(m, left, 0).split(" of ")[0] : `${Math.floor(left)}`;
+    const leftText = m === "usd" ? formatUsd(left) : groupDigits(Math.floor(left));
     return [`${measureText(m, b.used[m], limit)} (${leftText} left)`];
   });
   const renews = localMinute(Date.parse(b.renews), calendarShiftMs());
