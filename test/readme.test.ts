@@ -124,7 +124,7 @@ const GROUPS: Record<string, Plan>[] = [
     },
   },
   { "Sandboxing agents #1": { repo: true } },
-  { "Subscription windows and accounts #1": {} },
+  { "Subscription windows and accounts #1": {}, "Subscription windows and accounts #2": {} },
   // The token is base64url: it may begin with "-", which \w does not match.
   { "The dashboard #1": { serves: /catherd ui: http:\/\/127\.0\.0\.1:\d+\/\S*\?token=[\w-]+/ } },
   { "Notifications #1": {} },

@@ -2,7 +2,8 @@
 // The notifier program: `node notifier.js <dispatch-dir>`. Whoever ends a dispatch's chain starts it,
 // detached (src/folder/notify.ts); `… <dispatch-dir> --question <id>`, the supervisor of a steerable
 // dispatch that asked a question (specs/steering.md: CATHERD_STATUS=question, claimed by the question's
-// own notify file). It claims the notification (notify.json, created exclusively: a second
+// own notify file); `… <dispatch-dir> --budgets`, the record writer in a home with budgets by period
+// (specs/quota.md: CATHERD_STATUS=budget-warning, claimed per budget and period in budgets-warned/). It claims the notification (notify.json, created exclusively: a second
 // notifier exits at once), then runs each command — the dispatch's --notify, then the run's --run-notify
 // — with `sh -c`, the record's JSON on stdin and CATHERD_RECORD, CATHERD_NAME, CATHERD_STATUS,
 // CATHERD_KIND, CATHERD_OUTCOME, CATHERD_OUTCOME_WHY and CATHERD_RUN in its environment, each within its
@@ -11,9 +12,11 @@
 // the error on stderr (lost: stdio is ignored by whoever started it).
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { budgetWarnings } from "../dispatch/read/period-standings.js";
 import type { RecordFile } from "../domain/schemas.js";
-import { FILES, fileIn } from "../folder/layout.js";
+import { FILES, fileIn, runOf } from "../folder/layout.js";
 import {
+  budgetSweepId,
   claimNotification,
   claimQuestionNotification,
   type NotifyCommand,
@@ -27,6 +30,7 @@ import { type Clock, systemClock } from "../infra/clock.js";
 import { okValue } from "../infra/json-file.js";
 import { reportError } from "../infra/report-error.js";
 import { type HookOutcome, runShellHook } from "../infra/shell-hook.js";
+import { claimBudgetWarning } from "../quota/budgets.js";
 
 /** Each command's own deadline; CATHERD_NOTIFY_TIMEOUT_MS overrides it (whole milliseconds). */
 const NOTIFY_TIMEOUT_MS = 30_000;
@@ -45,6 +49,7 @@ async function notifierMain(args: readonly string[], clock: Clock): Promise<numb
   if (given === undefined) throw new TypeError("usage: notifier <dispatch-dir> [--question <id>]");
   const dir = path.resolve(given);
   if (flag === "--question" && questionId !== undefined) return notifyOfQuestion(dir, questionId, clock);
+  if (flag === "--budgets") return warnOfBudgets(dir, clock);
   const recordFile = fileIn(dir, FILES.record);
   const record = okValue(readFolderJson(dir, FILES.record));
   if (record === null) throw new TypeError(`${recordFile} is missing or unreadable`);
@@ -85,6 +90,36 @@ async function notifyOfQuestion(dir: string, questionId: string, clock: Clock): 
 }
 
 /**
+ * The budgets by period (specs/quota.md): each budget covering the recorded dispatch whose period of its
+ * admission is at 80 % or more is claimed (budgets-warned/, created exclusively: once per budget and
+ * period, whoever claims it), then each command runs once with CATHERD_STATUS=budget-warning and
+ * CATHERD_BUDGET_WARNING=`<scope>/<period> <used> of <limit>`, the record's JSON on stdin.
+ */
+async function warnOfBudgets(dir: string, clock: Clock): Promise<number> {
+  const recordFile = fileIn(dir, FILES.record);
+  const record = okValue(readFolderJson(dir, FILES.record));
+  const run = runOf(dir);
+  const commands = notifyCommandsOf(dir);
+  if (record === null || run === null || commands.length === 0) return 0;
+  const now = clock.wallNow();
+  for (const warning of budgetWarnings(run.home, record, now.getTime())) {
+    if (!claimBudgetWarning(run.home, warning.budget, warning.periodKey, now)) continue;
+    await runCommands(dir, commands, clock, {
+      env: {
+        ...commandEnv(dir, recordFile, record),
+        CATHERD_DISPATCH: budgetSweepId(dir),
+        CATHERD_STATUS: "budget-warning",
+        CATHERD_BUDGET_WARNING: warning.text,
+      },
+      sweepId: budgetSweepId(dir),
+      stdin: fs.readFileSync(recordFile, "utf8"),
+      about: ` (budget warning ${warning.budget.scope}/${warning.budget.per})`,
+    });
+  }
+  return 0;
+}
+
+/**
  * Runs each command in turn with `sh -c`, within its own timeout, what it prints and how it ended appended
  * to notify.log under its label (and `about`: which notification).
  */
@@ -92,7 +127,7 @@ async function runCommands(
   dir: string,
   commands: readonly NotifyCommand[],
   clock: Clock,
-  given: { env: NodeJS.ProcessEnv; stdin: string; about: string },
+  given: { env: NodeJS.ProcessEnv; stdin: string; about: string; sweepId?: string },
 ): Promise<void> {
   const logFile = fileIn(dir, FILES.notifyLog);
   for (const { source, command } of commands) {
@@ -102,7 +137,7 @@ async function runCommands(
       {
         command,
         env: given.env,
-        sweepId: notifySweepId(dir),
+        sweepId: given.sweepId ?? notifySweepId(dir),
         stdin: given.stdin,
         cwd: dir,
         logFile,

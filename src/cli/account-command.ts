@@ -5,8 +5,8 @@ import { accountNameSchema } from "../domain/quota/quota-schemas.js";
 import type { BackendId } from "../domain/vocab.js";
 import { catherdHome } from "../infra/paths.js";
 import { addAccount, removeAccount } from "../quota/account-changes.js";
-import { renderAccounts } from "./accounts-text.js";
 import { type Command, stringOption } from "./command-io.js";
+import { renderAccounts } from "./quota-text.js";
 
 // `catherd account add|list|remove` (specs/quota.md, "Accounts"): the accounts a home declares, each a
 // CLI's configuration folder under a name, and what catherd knows of their windows.

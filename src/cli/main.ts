@@ -41,6 +41,7 @@ const VERBS: Record<string, Verb> = {
   mcp: { load: async () => (await import("./mcp-command.js")).mcpCommand as Command<unknown> },
   ui: { load: async () => (await import("./ui-command.js")).uiCommand as Command<unknown> },
   account: { load: async () => (await import("./account-command.js")).accountCommand as Command<unknown> },
+  budget: { load: async () => (await import("./budget-command.js")).budgetCommand as Command<unknown> },
   lock: {
     load: async () => (await import("./lock-command.js")).lockCommand as Command<unknown>,
     ownsSignals: true,
@@ -92,6 +93,11 @@ const HELP_LINES: readonly { verb: string; synopsis: string; summary: string }[]
     verb: "account",
     synopsis: "add <name> | list | remove <name>",
     summary: "the accounts of each CLI and their windows (specs/quota.md)",
+  },
+  {
+    verb: "budget",
+    synopsis: "set <scope> --per <p> | list | remove <scope>",
+    summary: "budgets per day, week or month for the home, a CLI, an account or a tag",
   },
   { verb: "demo", synopsis: "", summary: "a simulated agent, supervised end to end (nothing to install)" },
   {

@@ -1,4 +1,5 @@
 import { type AccountView, accountsView } from "../dispatch/accounts-view.js";
+import { type BudgetView, budgetsView } from "../dispatch/budgets-view.js";
 import { usageEntries } from "../dispatch/read/usage-entries.js";
 import { CatherdError } from "../domain/errors.js";
 import { requireId } from "../domain/ids.js";
@@ -12,8 +13,8 @@ import {
 import { parseDuration } from "../domain/text/duration.js";
 import { systemClock } from "../infra/clock.js";
 import { catherdHome } from "../infra/paths.js";
-import { renderAccounts } from "./accounts-text.js";
 import { type Command, stringOption } from "./command-io.js";
+import { periodBudgetLine, renderAccounts } from "./quota-text.js";
 import { cell, count } from "./render.js";
 
 /** The longest --since: ten years. */
@@ -32,6 +33,8 @@ export interface UsageReport {
   accounts?: AccountView[];
   /** Dispatch folders whose files could not be read: their spend is not in the totals. */
   unreadable: number;
+  /** The home's budgets by period, each with its period's use and what is left (specs/quota.md). */
+  budgets: BudgetView[];
 }
 
 export const usageCommand: Command<UsageReport> = {
@@ -44,8 +47,9 @@ export const usageCommand: Command<UsageReport> = {
     "includes reasoning) and dollars where a figure is known, the CLI's own or catherd's estimate at list " +
     "prices (marked ~; for a subscription every dollar is an estimate). Grouped by run, backend, model, day " +
     "(of admission, UTC), name or account — then each account's windows, whether it takes work and what " +
-    "waits for it, as `catherd account list` shows them — the largest spend first.",
-  json: "{by, since, run, groups: [{key, dispatches, live, tokens, input, cachedInput, cacheWrite, output, reasoning, costUsd, pricedUsd, unpriced}], total, unreadable, accounts?}",
+    "waits for it, as `catherd account list` shows them — the largest spend first. Above the table, one " +
+    "line per budget by period (`catherd budget`): what its period used, what is left, and when it renews.",
+  json: "{by, since, run, groups: [{key, dispatches, live, tokens, input, cachedInput, cacheWrite, output, reasoning, costUsd, pricedUsd, unpriced}], total, unreadable, budgets: [{scope, per, usd, tokens, minutes, periodStart, renews, used, left, spent}], accounts?}",
   options: {
     by: {
       type: "string",
@@ -74,7 +78,8 @@ export const usageCommand: Command<UsageReport> = {
     const sinceMs = sinceText === undefined ? null : now - parseDuration("--since", sinceText, MAX_SINCE_MS);
     const runText = stringOption(input, "run");
     const run = runText === undefined ? null : requireId("--run", runText);
-    const { entries, unreadable } = usageEntries(catherdHome(), run);
+    const home = catherdHome();
+    const { entries, unreadable } = usageEntries(home, run);
     const { groups, total } = usageTotals(entries, by, sinceMs);
     const report: UsageReport = {
       by,
@@ -83,7 +88,8 @@ export const usageCommand: Command<UsageReport> = {
       groups,
       total,
       unreadable,
-      ...(by === "account" ? { accounts: accountsView(catherdHome(), now) } : {}),
+      ...(by === "account" ? { accounts: accountsView(home, now) } : {}),
+      budgets: budgetsView(home, now),
     };
     const windows = report.accounts === undefined ? "" : `\n${renderAccounts(report.accounts, now)}`;
     return { data: report, text: `${renderUsage(report)}${windows}` };
@@ -107,6 +113,11 @@ function costWords(t: UsageTotal): string {
 
 /** The table: one line per group, then the total; notes on estimates and on what is left out. */
 export function renderUsage(report: UsageReport): string {
+  const budgets = report.budgets.map((b) => `${periodBudgetLine(b)}\n`).join("");
+  return `${budgets}${renderTable(report)}`;
+}
+
+function renderTable(report: UsageReport): string {
   const scope = `${report.run === null ? "every run" : `run ${report.run}`}${report.since === null ? "" : ` since ${report.since.slice(0, 16).replace("T", " ")} UTC`}`;
   if (report.total.dispatches === 0) return `no dispatches spent anything in ${scope}\n`;
   const keyWidth = Math.min(32, Math.max(report.by.length, 5, ...report.groups.map((g) => g.key.length)));

@@ -2,6 +2,7 @@ import type { Blocked, Slot } from "../domain/admission/admission-rules.js";
 import { ownsOverlap } from "../domain/admission/owns.js";
 import { CatherdError } from "../domain/errors.js";
 import type { Crossing } from "../domain/spend/budget.js";
+import type { QueueBlocker } from "../domain/vocab.js";
 import type { Clock } from "../infra/clock.js";
 import { type RunPaths, runPaths } from "../infra/paths.js";
 import { parkUntil } from "../quota/parked.js";
@@ -24,6 +25,9 @@ import { promoteUnderLock } from "./queue/promote.js";
 import { runCapsUnderLock } from "./read/budget-left.js";
 import { liveMarkersOf } from "./read/queued.js";
 import type { DispatchRequest } from "./request/dispatch-request.js";
+
+/** What parks a dispatch until a time rather than refusing it without --queue. */
+const PARKING: ReadonlySet<QueueBlocker> = new Set(["window", "period-budget"]);
 
 export { ADMISSION_LOCK_STALE_MS, ADMISSION_LOCK_WAIT_MS } from "./admit/admission-lock.js";
 
@@ -67,10 +71,12 @@ export async function admit(request: DispatchRequest, home: string, clock: Clock
       // Judged by the budget as summed after the slots were counted (promoteUnderLock).
       const { caps } = promotion;
       if (caps.spent !== null) throw budgetRefusal(request, caps.spent);
-      const candidate = { ...asking, notBefore: null, accounts: request.accounts };
+      const candidate = { ...asking, notBefore: null, accounts: request.accounts, tags: request.tags };
       const { blocked, account } = startDecision(candidate, promotion.slots, caps, at.getTime());
-      // Out of window it waits for the reset, asked to or not: parked, not refused (specs/quota.md).
-      if (blocked !== null && blocked.blockedBy !== "window" && !request.queue) {
+      // Out of window, or over a budget by period, it waits for the time, asked to or not: parked, not
+      // refused (specs/quota.md).
+      const parked = blocked !== null && PARKING.has(blocked.blockedBy);
+      if (blocked !== null && !parked && !request.queue) {
         throw refusal(request, staged, blocked, promotion.slots);
       }
       const result = commitDispatch(
@@ -80,7 +86,7 @@ export async function admit(request: DispatchRequest, home: string, clock: Clock
         at,
       );
       committed = true;
-      const until = blocked?.blockedBy === "window" ? Date.parse(blocked.blocker?.until ?? "") : Number.NaN;
+      const until = parked ? Date.parse(blocked?.blocker?.until ?? "") : Number.NaN;
       if (Number.isFinite(until)) parkUntil(home, request.run, until);
       return { ...result, promoted: promotion.toLaunch, withDuties: promotion.withDuties };
     });

@@ -8,7 +8,12 @@ import {
   runFileSchema,
 } from "./admission/admission-schemas.js";
 import { exitFileSchema, notifyFileSchema, recordFileSchema } from "./ending/ending-schemas.js";
-import { accountStateFileSchema, accountsFileSchema, parkedFileSchema } from "./quota/quota-schemas.js";
+import {
+  accountStateFileSchema,
+  accountsFileSchema,
+  budgetsFileSchema,
+  parkedFileSchema,
+} from "./quota/quota-schemas.js";
 import { specFileSchema } from "./spec-schemas.js";
 import { spendFileSchema, spendNowFileSchema, spentFileSchema } from "./spend/spend-schemas.js";
 import {
@@ -62,4 +67,5 @@ export const FILE_SCHEMAS = {
   "accounts.json": accountsFileSchema,
   "account-windows.json": accountStateFileSchema,
   "parked.json": parkedFileSchema,
+  "budgets.json": budgetsFileSchema,
 } as const;

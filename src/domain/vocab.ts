@@ -80,8 +80,8 @@ export type DispatchState = (typeof DISPATCH_STATES)[number];
 /**
  * Why a queued dispatch waits (queued.json `blockedBy`): the run's cap, its backend's cap within the run,
  * an overlapping `--owns` of a live dispatch, a time before which it must not start, the run's budget
- * spent (`--run-budget`: it starts once the budget is raised), or its accounts out of window (it starts at
- * a reset, specs/quota.md).
+ * spent (`--run-budget`: it starts once the budget is raised), its accounts out of window (it starts at
+ * a reset, specs/quota.md), or a budget by period spent (it starts when the period turns, specs/quota.md).
  */
 export const QUEUE_BLOCKERS = [
   "capacity",
@@ -90,6 +90,7 @@ export const QUEUE_BLOCKERS = [
   "not-before",
   "budget",
   "window",
+  "period-budget",
 ] as const;
 export type QueueBlocker = (typeof QUEUE_BLOCKERS)[number];
 

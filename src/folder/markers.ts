@@ -32,7 +32,7 @@ const liveMarkerSchema = loose({
       since: z.string(),
       notBefore: z.string().nullable(),
       blockedBy: z.enum(QUEUE_BLOCKERS).optional(),
-      /** With `window`: when the first of its accounts frees, as queued.json's blocker says. */
+      /** With `window` or `period-budget`: when it frees, as queued.json's blocker says. */
       until: z.string().nullable().optional(),
     })
     .optional(),
@@ -40,6 +40,8 @@ const liveMarkerSchema = loose({
   handover: z.boolean().optional(),
   /** The accounts it may run on (admit.json `account`): what promotion judges its windows by. */
   accounts: accountAskSchema.optional(),
+  /** Its tags (admit.json `tags`): what the budgets by tag judge it by. */
+  tags: z.array(z.string().max(40)).max(16).optional(),
   /** The account it runs on (account.json's name), once chosen: what a probing account counts. */
   account: z.string().optional(),
 });

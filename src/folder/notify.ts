@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { isValidId } from "../domain/ids.js";
+import { BUDGETS_FILE_NAME } from "../domain/quota/period-budget.js";
 import { SCHEMA_VERSION } from "../domain/schema-version.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { createJsonExclusive } from "../infra/atomic.js";
@@ -35,6 +36,14 @@ const MAX_ATTEMPTS = 64;
 /** The value of CATHERD_DISPATCH the notifier and its commands carry: how their stop finds them. */
 export function notifySweepId(dir: string): string {
   return `${path.basename(dir)}.notify`;
+}
+
+/**
+ * The CATHERD_DISPATCH of the notifier that gives a budget's warning, and of its commands: one of its own,
+ * so that it and the record's notifier, running at once, do not wait for each other's processes.
+ */
+export function budgetSweepId(dir: string): string {
+  return `${path.basename(dir)}.budget-warning`;
 }
 
 /**
@@ -92,6 +101,23 @@ export function notifyIfEnded(dir: string, record: Pick<RecordFile, "next"> | nu
 }
 
 /**
+ * The hook of the budgets by period (specs/quota.md, "Budgets by period"), called once a record is
+ * written: when the home declares budgets and the dispatch has a command, starts the notifier with
+ * `--budgets`, which warns of each budget covering it whose period is at 80 % or more, once per budget
+ * and period. A home without budgets.json pays one failed stat. Never throws.
+ */
+export function warnBudgetsIfDue(dir: string): void {
+  try {
+    const run = runOf(dir);
+    if (run === null || !fs.existsSync(path.join(run.home, BUDGETS_FILE_NAME))) return;
+    if (notifyCommandsOf(dir).length === 0) return;
+    startNotifier(dir, ["--budgets"], budgetSweepId(dir));
+  } catch {
+    // a warning must not fail a record
+  }
+}
+
+/**
  * A steerable dispatch asked a question (specs/steering.md, "Questions"): its commands run once for it,
  * with CATHERD_STATUS=question, while the dispatch waits. Never throws.
  */
@@ -114,13 +140,13 @@ export function claimQuestionNotification(dir: string, questionId: string, at: D
 }
 
 /** Starts the notifier program on `dir`, detached in its own session, owing nothing to this process. */
-function startNotifier(dir: string, extra: readonly string[] = []): void {
+function startNotifier(dir: string, extra: readonly string[] = [], sweepId = notifySweepId(dir)): void {
   const child = spawn(process.execPath, [programFile("notifier", import.meta.url), dir, ...extra], {
     detached: true,
     stdio: "ignore",
     cwd: dir,
     // Whatever this process carries (a reader run by an agent carries that agent's id) must not follow.
-    env: { ...process.env, CATHERD_DISPATCH: notifySweepId(dir) },
+    env: { ...process.env, CATHERD_DISPATCH: sweepId },
   });
   child.once("error", () => {});
   child.unref();

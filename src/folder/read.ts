@@ -13,6 +13,7 @@ export type FolderJsonFile = Exclude<
   | "accounts.json"
   | "account-windows.json"
   | "parked.json"
+  | "budgets.json"
 >;
 
 /** What a JSON file of a dispatch folder holds, by its name. */

@@ -27,7 +27,7 @@ import { closeInbox } from "./inbox-send.js";
 import { checkAnswer } from "./judge-answer.js";
 import { FILES, fileIn } from "./layout.js";
 import { markHandOver, removeLiveMarkerOf } from "./markers.js";
-import { notifyIfEnded } from "./notify.js";
+import { notifyIfEnded, warnBudgetsIfDue } from "./notify.js";
 import { settlePrivateTemp } from "./private-temp.js";
 import { readFolderJson } from "./read.js";
 import { isDiskRefusal, unbuiltRecord } from "./record-fallback.js";
@@ -102,6 +102,8 @@ export async function writeRecord(
   else markHandOver(dir, record.name ?? "", record.backend);
   // The run's ledger takes the record's figures from the one writer that created it.
   if (created) await settleSpend(dir, record, clock.wallNow());
+  // After the ledger: the record's spend is in its folder, where the budgets by period read it.
+  if (created) warnBudgetsIfDue(dir);
   return created ? record : null;
 }
 
@@ -180,6 +182,7 @@ async function recordBody(
     backend: folder.backend.id,
     model: admit?.model ?? null,
     account: okValue(readFolderJson(dir, FILES.account))?.name ?? null,
+    ...(admit?.tags === undefined || admit.tags.length === 0 ? {} : { tags: admit.tags }),
     status: outcome.status,
     reason: exit.reason,
     exitCode: exit.code,

@@ -1,4 +1,5 @@
 import * as path from "node:path";
+import { BUDGETS_FILE_NAME } from "../domain/quota/period-budget.js";
 import type { BackendId } from "../domain/vocab.js";
 
 // Where the home keeps its quota state (specs/quota.md, "Files"):
@@ -9,6 +10,9 @@ import type { BackendId } from "../domain/vocab.js";
 //   <home>/quota/<backend>/<account>.lock     held while that file is merged into
 //   <home>/parked/<run>.json                  a run holds work parked until a time
 //   <home>/waker.lock                         held by the one waker of the home, while anything is parked
+//   <home>/budgets.json                       the budgets by period (`catherd budget set`)
+//   <home>/budgets.lock                       held while budgets.json is rewritten
+//   <home>/budgets-warned/<scope>-<per>-<key> a budget's warning of one period was given
 
 export function accountsFile(home: string): string {
   return path.join(home, "accounts.json");
@@ -36,4 +40,16 @@ export function parkedFile(home: string, run: string): string {
 
 export function wakerLock(home: string): string {
   return path.join(home, "waker.lock");
+}
+
+export function budgetsFile(home: string): string {
+  return path.join(home, BUDGETS_FILE_NAME);
+}
+
+export function budgetsLock(home: string): string {
+  return path.join(home, "budgets.lock");
+}
+
+export function budgetsWarnedDir(home: string): string {
+  return path.join(home, "budgets-warned");
 }

@@ -273,6 +273,7 @@ describe("spending through the CLI", () => {
       groups: [group("nightly", [OPUS, MOCK, STEPS]), group("other", [SIDE])],
       total,
       unreadable: 0,
+      budgets: [],
     });
     expect(await text(env, ["usage"])).toBe(
       [

@@ -149,6 +149,7 @@ const COMPOSERS: Record<string, Record<string, string>> = {
     caps: "the run's live caps that admission holds a next attempt to, not the request's",
     account: "the account chosen for the next attempt (account.json), not --account",
     accounts: "the accounts the next attempt asks for, as its staged admit.json says",
+    tags: "the tags the next attempt carries, as its staged admit.json says: what budgets by tag judge",
   },
   "src/dispatch/follow-up/follow-up-request.ts": {
     backend: "refused when other than the thread's (§14)",
@@ -161,6 +162,7 @@ const COMPOSERS: Record<string, Record<string, string>> = {
   "src/dispatch/admit/stage.ts": {
     account: "the account chosen for it (account.json), which its live marker names",
     accounts: "its live marker's copy of admit.json's, what promotion judges windows by",
+    tags: "its live marker's copy of admit.json's, what promotion judges budgets by tag by",
     backend: "its plan makes the CLI's command line",
     name: "the folder's name",
     owns: "what admission judges overlaps by, resolved here",

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { holdMarksDue, type PromotionNow } from "../../src/dispatch/queue/hold-marks.js";
 import type { QueuedEntry } from "../../src/dispatch/read/queued.js";
 import type { Caps, Slot } from "../../src/domain/admission/admission-rules.js";
+import { periodAt } from "../../src/domain/quota/period.js";
+import { type PeriodBudget, standings } from "../../src/domain/quota/period-budget.js";
 import type { Crossing } from "../../src/domain/spend/budget.js";
 import type { QueueBlocker } from "../../src/domain/vocab.js";
 
@@ -152,5 +154,50 @@ describe("an account's window's marks on the queue (specs/quota.md)", () => {
     });
     expect(marks).toEqual([]);
     expect(parkedUntil).toBe(NOW + 5000);
+  });
+});
+
+describe("a budget by period's marks on the queue", () => {
+  const today = periodAt("day", NOW);
+  const home: PeriodBudget = { scope: "home", per: "day", usd: 5, tokens: null, minutes: null };
+  const entry = {
+    backend: "codex" as const,
+    account: null,
+    tags: [],
+    atMs: NOW - 1000,
+    usd: 5,
+    tokens: 0,
+    minutes: 0,
+  };
+  const spentCaps: Caps = { ...OPEN, periods: standings([home], [entry], NOW) };
+
+  it("marks each waiting dispatch period-budget, and parks the run until the period ends", () => {
+    const { marks, parkedUntil } = holdMarksDue([queued("a"), queued("b", "capacity")], {
+      chosen: new Set(),
+      held: [],
+      caps: spentCaps,
+      nowMs: NOW,
+    });
+    expect(
+      marks.map(({ entry, blocked }) => [entry.name, blocked.blockedBy, blocked.blocker?.until]),
+    ).toEqual([
+      ["a", "period-budget", new Date(today.endMs).toISOString()],
+      ["b", "period-budget", new Date(today.endMs).toISOString()],
+    ]);
+    expect(parkedUntil).toBe(today.endMs);
+  });
+
+  it("gives one marked period-budget what holds it once the period has turned", () => {
+    const next = today.endMs;
+    const caps: Caps = { ...OPEN, periods: standings([home], [entry], next).filter((s) => s.spent !== null) };
+    expect(caps.periods).toEqual([]);
+    const { marks, parkedUntil } = holdMarksDue([queued("a", "period-budget")], {
+      chosen: new Set(),
+      held: [running],
+      caps,
+      nowMs: next,
+    });
+    expect(marks.map(({ entry, blocked }) => [entry.name, blocked.blockedBy])).toEqual([["a", "capacity"]]);
+    expect(parkedUntil).toBeNull();
   });
 });

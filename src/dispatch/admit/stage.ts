@@ -32,6 +32,7 @@ import { limits } from "../request/limits.js";
 import { notify } from "../request/notify.js";
 import { placement } from "../request/placement.js";
 import { steering } from "../request/steer-input.js";
+import { tagging } from "../request/tag-input.js";
 import { type Placed, placeDispatch, type Workplace } from "./workplace.js";
 
 // A dispatch folder written in two steps (specs/dispatch.md §2, step 5), shared by admission and by a
@@ -153,6 +154,7 @@ export function commitDispatch(
       backend: staged.admit.backend,
       ...(staged.admit.placement === undefined ? {} : { engine: staged.admit.placement.engine }),
       ...(staged.admit.accounts === undefined ? {} : { accounts: staged.admit.accounts }),
+      ...(staged.admit.tags === undefined ? {} : { tags: staged.admit.tags }),
       ...(account === null ? {} : { account: account.name }),
       ...(queued === null
         ? {}
@@ -161,7 +163,9 @@ export function commitDispatch(
               since: queued.since,
               notBefore: queued.notBefore,
               blockedBy: queued.blockedBy,
-              ...(queued.blockedBy === "window" ? { until: queued.blocker?.until ?? null } : {}),
+              ...(queued.blockedBy === "window" || queued.blockedBy === "period-budget"
+                ? { until: queued.blocker?.until ?? null }
+                : {}),
             },
           }),
     });
@@ -282,6 +286,7 @@ function admitOf(request: DispatchRequest, folder: Folder, placed: Placed, at: D
     ...notify.toAdmit(request),
     ...placement.toAdmit(request),
     ...accountChoice.toAdmit(request),
+    ...tagging.toAdmit(request),
     access,
     effort,
     ...followUpOf(request),

@@ -149,6 +149,7 @@ function commitNext(run: RunPaths, plan: PlannedHandOver, live: LiveSet, at: Dat
         owns: staged.ownsAbsolute,
         notBefore: notBefore === null ? null : Date.parse(notBefore),
         accounts: staged.admit.accounts ?? null,
+        tags: staged.admit.tags ?? [],
       },
       live.slots,
       live.caps,

@@ -14,16 +14,19 @@ import { writeFolderJson } from "../../folder/write.js";
 import type { RunPaths } from "../../infra/paths.js";
 import type { QueuedEntry } from "../read/queued.js";
 
-// What holds a queued dispatch when the run's budget is spent or its accounts are out of window, and again
-// once they are not (specs/dispatch.md, "A run's budget"; specs/quota.md, "When an account is out of
-// window"): queued.json and the marker say `budget` or `window` (with the reset) while that holds it, then
+// What holds a queued dispatch when the run's budget is spent, its accounts are out of window or a budget
+// by period is spent, and again once they are not (specs/dispatch.md, "A run's budget"; specs/quota.md):
+// queued.json and the marker say `budget`, `window` or `period-budget` (with when it frees) while that
+// holds it, then
 // what holds it after (its cap, an overlap), so that `status`, `show` and a person reading the folder see
 // why it waits. Under the run's admission lock, inside promotion. Each dispatch is rewritten once per
 // change: the marker's `blockedBy` (and a window's `until`) say what its queued.json says, so nothing else
 // is read; a run with no spent budget and no account out of window judges none of its queue.
 
 /** The holds that come from outside the run's slots: marked, and unmarked, as they come and go. */
-const HOLDS: ReadonlySet<QueueBlocker> = new Set(["budget", "window"]);
+const HOLDS: ReadonlySet<QueueBlocker> = new Set(["budget", "window", "period-budget"]);
+/** The holds that free at a time (`until`): the waker starts what they held (specs/quota.md). */
+const TIMED: ReadonlySet<QueueBlocker> = new Set(["window", "period-budget"]);
 
 /** A promotion as the marks see it: what it starts (`chosen`, by folder), the slots after it, its caps, when. */
 export interface PromotionNow {
@@ -35,7 +38,7 @@ export interface PromotionNow {
 
 /**
  * Marks the queued dispatches whose hold changed (see holdMarksDue); returns when the first of those a
- * window or a time (a timed retry) holds frees (ms), null when none waits for a time: what the home's
+ * window, a budget's period or a time (a timed retry) holds frees (ms), null when none waits for a time: what the home's
  * parked index says of the run.
  */
 export function markHolds(
@@ -74,9 +77,10 @@ export function holdMarksDue<Q extends QueuedEntry>(
     const blocked = blockerOf(entry, held, caps, nowMs);
     if (blocked === null) continue;
     const until = blocked.blocker?.until ?? null;
-    if (blocked.blockedBy === "window" && until !== null) parkTill(Date.parse(until));
+    if (TIMED.has(blocked.blockedBy) && until !== null) parkTill(Date.parse(until));
     const changed =
-      blocked.blockedBy !== marked || (marked === "window" && (entry.marker.queued?.until ?? null) !== until);
+      blocked.blockedBy !== marked ||
+      (TIMED.has(marked as QueueBlocker) && (entry.marker.queued?.until ?? null) !== until);
     if (changed && (HOLDS.has(blocked.blockedBy) || HOLDS.has(marked as QueueBlocker))) {
       marks.push({ entry, blocked });
     }
@@ -85,10 +89,13 @@ export function holdMarksDue<Q extends QueuedEntry>(
 }
 
 /**
- * Whether a window may hold a queued dispatch: one of its accounts has a window that was spent when last
- * seen (time aside: a reset passed still asks for a probe). Without any, no dispatch needs judging.
+ * Whether a window or a budget by period may hold a queued dispatch: a budget is spent, or one of its
+ * accounts has a window that was spent when last seen (time aside: a reset passed still asks for a
+ * probe). Without any, no dispatch needs judging.
  */
 function windowsMayHold(caps: Caps): (entry: QueuedEntry) => boolean {
+  // A budget by period spent may hold any of them: each is judged.
+  if ((caps.periods ?? []).length > 0) return () => true;
   const spent = new Set<string>();
   for (const [key, windows] of caps.windows ?? []) {
     // Spent at the lowest headroom a dispatch may keep (1 %): any window with use, or refused.
@@ -107,7 +114,7 @@ function mark(run: RunPaths, q: QueuedEntry, blocked: Blocked): void {
     blockedBy: blocked.blockedBy,
     blocker: blocked.blocker,
   });
-  const until = blocked.blockedBy === "window" ? { until: blocked.blocker?.until ?? null } : {};
+  const until = TIMED.has(blocked.blockedBy) ? { until: blocked.blocker?.until ?? null } : {};
   const { until: _until, ...kept } = q.marker.queued;
   writeLiveMarker(run, {
     ...stripSchema(q.marker),

@@ -6,6 +6,7 @@ import { sumLedgerExactly } from "../../folder/run-ledger.js";
 import { runSpendNow } from "../../folder/run-spend-now.js";
 import type { RunPaths } from "../../infra/paths.js";
 import { readWindowBook } from "../../quota/account-state.js";
+import { spentBudgets } from "./period-standings.js";
 
 // A run's budget against its spend (specs/dispatch.md, "A run's budget"): run.json's budget, the ledger's
 // sum, and whether it is spent. Reading only: admission and promotion judge by it under the run's lock,
@@ -54,7 +55,7 @@ export async function runBudgetView(
 export interface RunCapsUnderLock {
   /**
    * run.json's caps, `spent` left null: what the slots are counted by; with the windows of the home's
-   * accounts as they are now (specs/quota.md).
+   * accounts as they are now, and its budgets by period spent (specs/quota.md).
    */
   caps: Caps;
   spentNow(): Promise<Crossing | null>;
@@ -66,7 +67,7 @@ export function runCapsUnderLock(
   nowMs: () => number,
 ): RunCapsUnderLock {
   return {
-    caps: { ...capsOf(runFile), windows: readWindowBook(run.home) },
+    caps: { ...capsOf(runFile), windows: readWindowBook(run.home), periods: spentBudgets(run.home, nowMs()) },
     spentNow: async () => (await runBudgetView(run, runFile, nowMs(), "exact"))?.spent ?? null,
   };
 }

@@ -63,6 +63,7 @@ export function queuedEntry(marker: LiveMarker, since: string): QueuedEntry {
     owns: marker.owns,
     notBefore: notBeforeMs !== null && Number.isFinite(notBeforeMs) ? notBeforeMs : null,
     accounts: marker.accounts ?? null,
+    tags: marker.tags ?? [],
     account: marker.account ?? null,
   };
 }

@@ -13,6 +13,7 @@ import { placement } from "./placement.js";
 import { runCaps } from "./run-caps.js";
 import { sandbox } from "./sandbox-input.js";
 import { steering } from "./steer-input.js";
+import { tagging } from "./tag-input.js";
 
 // The flags of `catherd dispatch` and of the MCP dispatch tool: the concerns' own, in the order `--help`
 // lists them. The command line's parser, its help and the tool's input schema are made from this table,
@@ -29,6 +30,7 @@ export const CONCERN_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   isolation: isolation.options,
   placement: placement.options,
   account: accountChoice.options,
+  tag: tagging.options,
   sandbox: sandbox.options,
   notify: notify.options,
   steering: steering.options,

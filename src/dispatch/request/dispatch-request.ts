@@ -16,6 +16,7 @@ import { type PlacementRequest, placement, type RawPlacementFlags } from "./plac
 import { type RawRunCapsInput, type RunCapsRequest, runCaps } from "./run-caps.js";
 import { type RawSandboxFlags, type SandboxRequest, sandbox } from "./sandbox-input.js";
 import { type RawSteerInput, steering } from "./steer-input.js";
+import { type RawTagInput, type TagRequest, tagging } from "./tag-input.js";
 import { invalid } from "./text.js";
 
 // The dispatch request: the composition of its concerns' parts (concern.ts, specs/dispatch.md, "A
@@ -32,7 +33,8 @@ export interface DispatchRequest
     LimitsRequest,
     RunCapsRequest,
     NotifyRequest,
-    AccountRequest {
+    AccountRequest,
+    TagRequest {
   /** The brief as given (brief.ts composes brief.md from it at staging); null for exec without one. */
   brief: BriefRequest["brief"];
   /** `--lock-hint`: brief.md gets the line about `catherd lock`. */
@@ -93,7 +95,8 @@ export interface RawDispatchInput
     RawSteerInput,
     RawSandboxFlags,
     RawPlacementFlags,
-    RawAccountInput {
+    RawAccountInput,
+    RawTagInput {
   /** `--answer-schema`/`--repair`, already read and checked (answer-input.ts: the check is async). */
   answer?: AnswerRequest | null;
 }
@@ -115,6 +118,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     ...partOf(isolation, raw, context),
     ...partOf(placement, raw, context),
     ...partOf(accountChoice, raw, context),
+    ...partOf(tagging, raw, context),
   };
   refuseQueuedPassEnv(asked);
   const ladder = partOf(chain, raw, context);
@@ -148,6 +152,7 @@ const CARRYING: readonly CarryingConcern[] = [
   isolation,
   placement,
   accountChoice,
+  tagging,
   answer,
   spendCaps,
   steering,

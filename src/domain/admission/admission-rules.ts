@@ -5,6 +5,7 @@ import {
   pickAccount,
   soonestReset,
 } from "../quota/gate.js";
+import { accountsFree, type BudgetStanding, heldBy } from "../quota/period-budget.js";
 import type { RunFile } from "../schemas.js";
 import type { Crossing } from "../spend/budget.js";
 import type { BackendId, QueueBlocker } from "../vocab.js";
@@ -40,6 +41,8 @@ export interface Candidate {
   notBefore: number | null;
   /** Its accounts; absent or null: it runs on none (`exec`), and no window holds it. */
   accounts?: AccountAsk | null | undefined;
+  /** Its `--tag`s: the budgets by tag that count it (specs/quota.md). */
+  tags?: readonly string[] | undefined;
 }
 
 /**
@@ -56,6 +59,11 @@ export interface Caps {
    * none holds them): read from the home by the caller.
    */
   windows?: ReadonlyMap<string, readonly AccountWindow[]> | undefined;
+  /**
+   * The home's budgets by period spent in their current period (period-budget.ts `standings`), read by
+   * the caller; absent or empty: none holds anything.
+   */
+  periods?: readonly BudgetStanding[] | undefined;
 }
 
 /** The key of an account in `Caps.windows`: its CLI and its name. */
@@ -80,8 +88,14 @@ export interface Blocked {
     accounts?: string;
     window?: string;
     usedPercent?: number | null;
-    /** With `window`: when the first of its accounts frees (ISO), null when none frees by itself. */
+    /**
+     * With `window`: when the first of its accounts frees (ISO), null when none frees by itself; with
+     * `period-budget`: when the period ends.
+     */
     until?: string | null;
+    /** With `period-budget`: the budget's scope and period (`budget`, `limit`, `used`: its measure). */
+    scope?: string;
+    period?: "day" | "week" | "month";
   } | null;
 }
 
@@ -116,8 +130,8 @@ export function ownsConflict(
 
 /**
  * Whether `candidate` may start beside the `live` slots: null when it may, else what blocks it — first the
- * run's budget spent, then a time not yet come, then its accounts out of window, then an overlapping
- * `--owns`, then the run's cap, then its backend's cap.
+ * run's budget spent, then a time not yet come, then a budget by period spent, then its accounts out of
+ * window, then an overlapping `--owns`, then the run's cap, then its backend's cap.
  */
 export function blockerOf(
   candidate: Candidate,
@@ -129,6 +143,8 @@ export function blockerOf(
   if (candidate.notBefore !== null && nowMs < candidate.notBefore) {
     return { blockedBy: "not-before", blocker: null };
   }
+  const period = periodBlocked(candidate, caps);
+  if (period !== null) return period;
   const account = accountFor(candidate, live, caps, nowMs);
   if (account !== undefined && account.account === null) return windowBlocked(candidate, account);
   for (const slot of live) {
@@ -162,13 +178,39 @@ export function accountFor(
 ): AccountPick | undefined {
   const ask = candidate.accounts;
   if (ask === undefined || ask === null || ask.pool.length === 0) return undefined;
-  const members = ask.pool.map((name) => {
+  const spent = caps.periods ?? [];
+  // An account whose budget by period is spent is not picked (periodBlocked holds a pool of only those).
+  const pool = spent.length === 0 ? ask.pool : accountsFree(spent, candidate.backend, ask.pool);
+  const members = pool.map((name) => {
     const windows = caps.windows?.get(accountKey(candidate.backend, name)) ?? [];
     const gate: AccountGate = accountGate(windows, ask.headroomPercent, nowMs);
     const onIt = live.filter((s) => s.backend === candidate.backend && s.account === name).length;
     return { name, gate, live: onIt, soonestReset: soonestReset(windows, nowMs) };
   });
   return pickAccount(members);
+}
+
+/** What queued.json says of a dispatch a spent budget by period holds, or null when none does. */
+function periodBlocked(candidate: Candidate, caps: Caps): Blocked | null {
+  const spent = caps.periods ?? [];
+  if (spent.length === 0) return null;
+  const held = heldBy(spent, {
+    backend: candidate.backend,
+    tags: candidate.tags ?? [],
+    pool: candidate.accounts?.pool ?? null,
+  });
+  if (held === null || held.spent === null) return null;
+  return {
+    blockedBy: "period-budget",
+    blocker: {
+      scope: held.budget.scope,
+      period: held.budget.per,
+      budget: held.spent.measure,
+      limit: held.spent.limit,
+      used: Math.round(held.spent.used * 1e4) / 1e4,
+      until: new Date(held.span.endMs).toISOString(),
+    },
+  };
 }
 
 /** What queued.json says of a dispatch whose accounts are all out of window. */

@@ -8,7 +8,8 @@ import {
   positiveMs,
   runBudgetSchema,
 } from "../file-fields.js";
-import { accountNameSchema } from "../quota/quota-schemas.js";
+import { PERIODS } from "../quota/period.js";
+import { accountNameSchema, tagsSchema } from "../quota/quota-schemas.js";
 import { netRuleSchema, SANDBOX_MODES } from "../sandbox/sandbox.js";
 import { isoTime, loose, ms, processIdentity, schemaField } from "../schema-parts.js";
 import { RUN_BUDGET_KEYS } from "../spend/run-budget.js";
@@ -143,6 +144,8 @@ export const admitFileSchema = loose({
   placement: admitPlacementSchema.optional(),
   /** The accounts it may run on and the headroom it keeps (specs/quota.md); absent: `exec`, none. */
   accounts: accountAskSchema.optional(),
+  /** `--tag`: what budgets by tag count it under (specs/quota.md); absent: none. */
+  tags: tagsSchema.optional(),
   ...followUpAdmitShape,
 });
 export type AdmitFile = z.infer<typeof admitFileSchema>;
@@ -171,6 +174,9 @@ export const queuedFileSchema = loose({
     window: z.string().max(160).optional(),
     usedPercent: z.number().min(0).max(100).nullable().optional(),
     until: isoTime.nullable().optional(),
+    /** Held by a budget by period: its scope and period (`until` the period's end, specs/quota.md). */
+    scope: z.string().max(200).optional(),
+    period: z.enum(PERIODS).optional(),
   }).nullable(),
   notBefore: isoTime.nullable(),
 });

@@ -95,6 +95,8 @@ export const recordFileSchema = loose({
   model: z.string().nullable(),
   /** The account it ran on (account.json's name, specs/quota.md); null or absent: none. */
   account: z.string().nullable().optional(),
+  /** Its `--tag`s (admit.json's): what budgets by tag count it under (specs/quota.md); absent: none. */
+  tags: z.array(z.string().max(40)).max(16).optional(),
   status: statusSchema,
   reason: exitReasonSchema,
   exitCode: z.number().int().nullable(),

@@ -1,7 +1,11 @@
 import { z } from "zod";
 import { backendIdSchema } from "../file-fields.js";
 import { isoTime, loose, schemaField } from "../schema-parts.js";
+import { MAX_COST_CAP_USD, MAX_TOKENS_CAP } from "../spend/budget.js";
 import { MAX_WINDOWS, QUOTA_NAME_CHARS } from "../spend/quota.js";
+import { MAX_BUDGET_MINUTES } from "../spend/run-budget.js";
+import { PERIODS } from "./period.js";
+import { MAX_BUDGETS, parseScope, TAG_PATTERN } from "./period-budget.js";
 
 // The home's quota files (specs/quota.md): the accounts declared (accounts.json), each account's windows
 // as its CLI last reported them (quota/<backend>/<account>.json), and the runs that hold parked work
@@ -58,3 +62,35 @@ export const parkedFileSchema = loose({
   until: isoTime,
 });
 export type ParkedFile = z.infer<typeof parkedFileSchema>;
+
+/** The most tags a dispatch is given (`--tag`, repeatable). */
+export const MAX_TAGS = 16;
+
+/** A tag (`dispatch --tag`): 1-40 of a-z 0-9 . _ -, starting with a letter or digit. */
+export const tagSchema = z
+  .string()
+  .regex(TAG_PATTERN, "1-40 of a-z 0-9 . _ -, starting with a letter or digit");
+
+/** A dispatch's tags, each once. */
+export const tagsSchema = z.array(tagSchema).max(MAX_TAGS);
+
+/** One budget by period (specs/quota.md, "Budgets by period"): its scope, its period, at least one limit. */
+export const periodBudgetSchema = loose({
+  scope: z
+    .string()
+    .max(200)
+    .refine((s) => !("rule" in parseScope(s)), "home, backend:<cli>, account:<cli>/<name> or tag:<tag>"),
+  per: z.enum(PERIODS),
+  usd: z.number().positive().max(MAX_COST_CAP_USD).nullable(),
+  tokens: z.number().int().positive().max(MAX_TOKENS_CAP).nullable(),
+  minutes: z.number().int().positive().max(MAX_BUDGET_MINUTES).nullable(),
+  setAt: isoTime,
+}).refine((b) => b.usd !== null || b.tokens !== null || b.minutes !== null, "sets no limit");
+export type PeriodBudgetEntry = z.infer<typeof periodBudgetSchema>;
+
+/** budgets.json: the home's budgets by period, at most one per scope and period. */
+export const budgetsFileSchema = loose({
+  schema: schemaField,
+  budgets: z.array(periodBudgetSchema).max(MAX_BUDGETS),
+});
+export type BudgetsFile = z.infer<typeof budgetsFileSchema>;

@@ -42,7 +42,7 @@ export function parseRunBudget(text: string): RunBudget | "none" | { rule: strin
     }
     if (budget[key] !== null) return { rule: `${key} is given twice` };
     if (value === "") return { rule: `${key}= has no value` };
-    const parsed = parseLimit(key, value);
+    const parsed = parseBudgetLimit(key, value);
     if (typeof parsed === "string") return { rule: `${key}=${value.slice(0, 40)}: ${key} is ${parsed}` };
     budget[key] = parsed;
   }
@@ -53,7 +53,11 @@ function isKey(key: string): key is RunBudgetKey {
   return (RUN_BUDGET_KEYS as readonly string[]).includes(key);
 }
 
-function parseLimit(key: RunBudgetKey, value: string): number | string {
+/**
+ * One limit of a budget: tokens as --max-tokens takes them, usd as --max-cost, minutes a whole number from
+ * 1 to a year. The number, or the rule it breaks.
+ */
+export function parseBudgetLimit(key: RunBudgetKey, value: string): number | string {
   if (key === "tokens") return parseTokenCap(value);
   if (key === "usd") return parseCostCap(value);
   const minutes = /^[0-9]{1,6}$/.test(value) ? Number(value) : Number.NaN;
