@@ -314,6 +314,42 @@ describe("--account and --window-headroom, refused before anything is written", 
 });
 
 /** The record of `name` (its latest attempt, or the attempt `id`). */
+describe("--run-account: the run's accounts, for every dispatch of it that names none", () => {
+  it("is remembered in run.json, taken by the run's next dispatches, given way to by --account, and forgotten", async () => {
+    const { home, env: base } = isolatedHome();
+    const log = path.join(tempDir(), "starts.log");
+    const env: NodeJS.ProcessEnv = { ...base, CATHERD_CLAUDE_BIN: fakeClaude(log).bin };
+    delete env.CLAUDE_CONFIG_DIR;
+    const second = tempDir();
+    await runCli(["account", "add", "second", "--backend", "claude-code", "--dir", second], { env });
+    await dispatchClaude(env, "r1", ["--run-account", "second"]);
+    await waitAll(env, ["r1"]);
+    const runFile = JSON.parse(fs.readFileSync(path.join(home, "runs", "default", "run.json"), "utf8"));
+    expect(runFile.account).toBe("second");
+    await dispatchClaude(env, "r2");
+    await waitAll(env, ["r2"]);
+    await dispatchClaude(env, "r3", ["--account", "default"]);
+    await waitAll(env, ["r3"]);
+    await dispatchClaude(env, "r4", ["--run-account", "none"]);
+    await waitAll(env, ["r4"]);
+    expect(startsIn(log).map((s) => [s.name, s.config])).toEqual([
+      ["r1", second],
+      ["r2", second],
+      ["r3", null],
+      ["r4", null],
+    ]);
+    const forgotten = JSON.parse(fs.readFileSync(path.join(home, "runs", "default", "run.json"), "utf8"));
+    expect(forgotten.account).toBeUndefined();
+    const bad = await runCli(
+      ["dispatch", "--backend", "exec", "--run-account", "a b", "--json", "--", "true"],
+      {
+        env,
+      },
+    );
+    expect(JSON.parse(bad.stdout).error.message).toMatch(/--run-account "a b" is not an account's name/);
+  }, 120_000);
+});
+
 describe("$CATHERD_ACCOUNT: the account of every dispatch that names none", () => {
   it("is taken by a CLI's dispatch, checked as --account is, and ignored by exec", async () => {
     const { env: base } = isolatedHome();

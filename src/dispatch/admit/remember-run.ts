@@ -7,7 +7,8 @@ import type { RunPaths } from "../../infra/paths.js";
 import type { DispatchRequest } from "../request/dispatch-request.js";
 
 // run.json: the run's own file (specs/dispatch.md §2, step 1), created by its first admission; the caps a
-// dispatch gives, its --run-placement, --run-sandbox and --run-budget, are remembered in it for the next.
+// dispatch gives, its --run-placement, --run-sandbox, --run-account and --run-budget, are remembered in it
+// for the next.
 
 // Reading it has one home, folder/run-file.ts: admission, the supervisor, status, notify and the dashboard.
 
@@ -51,8 +52,12 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
         ? undefined
         : { mode: sandboxAsked, allowNet: request.sandbox.allowNet };
   const sandboxChanged = sandboxAsked !== null && JSON.stringify(sandbox) !== JSON.stringify(file.sandbox);
-  if (read.kind !== "ok" || capsChanged || placementChanged || sandboxChanged) {
-    const { placement: _placement, sandbox: _sandbox, ...rest } = file;
+  // --run-account: it replaces the run's; `none` forgets it.
+  const accountAsked = request.runAccount;
+  const account = accountAsked === null ? file.account : accountAsked === "none" ? undefined : accountAsked;
+  const accountChanged = accountAsked !== null && account !== file.account;
+  if (read.kind !== "ok" || capsChanged || placementChanged || sandboxChanged || accountChanged) {
+    const { placement: _placement, sandbox: _sandbox, account: _account, ...rest } = file;
     const placement = asked === null ? file.placement : asked === "none" ? undefined : asked;
     file = {
       ...rest,
@@ -62,6 +67,7 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
       ...(budget === null && file.budget === undefined ? {} : { budget }),
       ...(request.runNotify === undefined ? {} : { notify: request.runNotify }),
       ...(placement === undefined ? {} : { placement }),
+      ...(account === undefined ? {} : { account }),
     };
     writeJsonAtomic(run.runFile, file);
   }

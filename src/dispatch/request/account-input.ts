@@ -2,24 +2,29 @@ import type { Backend } from "../../backends/types.js";
 import type { AccountAsk } from "../../domain/admission/admission-rules.js";
 import { CatherdError } from "../../domain/errors.js";
 import { DEFAULT_HEADROOM_PERCENT } from "../../domain/quota/gate.js";
-import { catherdHome } from "../../infra/paths.js";
+import { accountNameSchema } from "../../domain/quota/quota-schemas.js";
+import { readRunFile } from "../../folder/run-file.js";
+import { catherdHome, runPaths } from "../../infra/paths.js";
 import { accountsOf, DEFAULT_ACCOUNT } from "../../quota/accounts.js";
 import type { Concern, ConcernContext, Recorded, Successor } from "./concern.js";
 import { invalid, shownValue } from "./text.js";
 
-// `dispatch --account NAME|auto|A,B` and `--window-headroom N%` (specs/quota.md): the accounts a dispatch
-// may run on — one pinned, every account of its CLI, or a pool named — and how much of a window it leaves
-// to people. A follow-up runs on the account its turn ran on (its conversation lives in that account's
+// `dispatch --account NAME|auto|A,B`, `--run-account` and `--window-headroom N%` (specs/quota.md): the
+// accounts a dispatch may run on — one pinned, every account of its CLI, or a pool named; the run's, for
+// every dispatch of it that names none — and how much of a window it leaves to people. A follow-up runs on the account its turn ran on (its conversation lives in that account's
 // folder); a chain's next attempt on the same CLI keeps the pool, on another CLI takes that CLI's default.
 
 export interface RawAccountInput {
   account?: string | undefined;
+  runAccount?: string | undefined;
   windowHeadroom?: string | undefined;
 }
 
 export interface AccountRequest {
   /** The accounts it may run on and its headroom; null for a backend without accounts (`exec`). */
   accounts: AccountAsk | null;
+  /** `--run-account` to remember in run.json (`none` forgets it); null: not given. */
+  runAccount: string | null;
 }
 
 /** The most accounts a pool names. */
@@ -32,7 +37,14 @@ export const accountChoice = {
       value: "<name|auto|a,b>",
       description:
         "the account of the CLI to run on (catherd account list): a name, auto for any of the CLI's accounts with headroom (the one whose window resets soonest first), or a pool of names; out of window, the dispatch waits in the queue for the reset",
-      default: "$CATHERD_ACCOUNT, else default (the CLI's own configuration)",
+      default: "the run's (--run-account), else $CATHERD_ACCOUNT, else default (the CLI's own configuration)",
+    },
+    "run-account": {
+      type: "string",
+      value: "<name|auto|a,b|none>",
+      description:
+        "the accounts of every dispatch of the run that names none, remembered in run.json (none forgets them)",
+      default: "the run's, else none",
     },
     "window-headroom": {
       type: "string",
@@ -41,41 +53,62 @@ export const accountChoice = {
       default: `${DEFAULT_HEADROOM_PERCENT}%`,
     },
   },
-  validate: (raw, context) => ({
-    accounts: askOf(
-      withDefault(raw, context),
-      context.backend,
-      catherdHome(context.environment),
-      context.envNames,
-    ),
-  }),
+  validate: (raw, context) => {
+    const runAccount = raw.runAccount === undefined ? null : checkedPool(raw.runAccount);
+    const home = catherdHome(context.environment);
+    const asked = withDefault(raw, context, runAccount ?? rememberedAccount(home, context.run));
+    return { accounts: askOf(asked, context.backend, home, context.envNames), runAccount };
+  },
   toAdmit: ({ accounts }) => (accounts === null ? {} : { accounts }),
   carry: carryAccount,
+  anew: ["account", "window-headroom"],
 } satisfies Concern<RawAccountInput, AccountRequest>;
 
 /** What a follow-up or a next attempt runs on (see the module's comment). */
 function carryAccount(recorded: Recorded, to: Successor): Partial<AccountRequest> {
-  if (to.backend.accountVariable === undefined) return { accounts: null };
+  if (to.backend.accountVariable === undefined) return { accounts: null, runAccount: null };
   const asked = recorded.admit?.accounts;
   const headroomPercent = asked?.headroomPercent ?? DEFAULT_HEADROOM_PERCENT;
   if (to.kind === "follow-up") {
     const ranOn = recorded.record?.account ?? asked?.pool[0] ?? DEFAULT_ACCOUNT;
-    return { accounts: { pool: [ranOn], headroomPercent } };
+    return { accounts: { pool: [ranOn], headroomPercent }, runAccount: null };
   }
   const sameCli = recorded.admit?.backend === to.backend.id;
   return {
     accounts: { pool: sameCli && asked !== undefined ? asked.pool : [DEFAULT_ACCOUNT], headroomPercent },
+    runAccount: null,
   };
 }
 
 /**
- * `--account` as given, else `$CATHERD_ACCOUNT` (an orchestrator's pool for every dispatch it makes) for
- * a CLI that has accounts; a backend without (exec) ignores the variable, never the flag.
+ * `--account` as given, else the run's (`--run-account` now, else run.json's; `none` forgets it), else
+ * `$CATHERD_ACCOUNT` (an orchestrator's pool for every dispatch it makes), for a CLI that has accounts; a
+ * backend without (exec) ignores the run's and the variable, never the flag.
  */
-function withDefault(raw: RawAccountInput, context: ConcernContext): RawAccountInput {
-  const fallback = context.environment.CATHERD_ACCOUNT;
-  if (raw.account !== undefined || fallback === undefined || fallback === "") return raw;
-  return context.backend.accountVariable === undefined ? raw : { ...raw, account: fallback };
+function withDefault(raw: RawAccountInput, context: ConcernContext, runs: string | null): RawAccountInput {
+  if (raw.account !== undefined || context.backend.accountVariable === undefined) return raw;
+  const fallback = runs !== null && runs !== "none" ? runs : context.environment.CATHERD_ACCOUNT;
+  return fallback === undefined || fallback === "" ? raw : { ...raw, account: fallback };
+}
+
+/** The run's remembered accounts (run.json `account`), or null; read without the run's lock. */
+function rememberedAccount(home: string, run: string): string | null {
+  return readRunFile(runPaths(home, run))?.account ?? null;
+}
+
+/** `--run-account`: `none`, `auto`, or names of accounts joined by commas (checked per CLI when used). */
+function checkedPool(text: string): string {
+  const names = text.split(",").map((n) => n.trim());
+  const fix = "give --run-account auto, none, or account names joined by commas (catherd account list)";
+  if (names.length > MAX_POOL) {
+    throw invalid("--run-account", `names ${names.length} accounts: at most ${MAX_POOL}`, fix);
+  }
+  for (const name of names) {
+    if (name !== "none" && !accountNameSchema.safeParse(name).success) {
+      throw invalid("--run-account", `${shownValue(name)} is not an account's name`, fix);
+    }
+  }
+  return names.join(",");
 }
 
 function askOf(

@@ -23,6 +23,8 @@ export interface ConcernContext {
   envNames: readonly string[];
   /** The dispatcher's environment (never written down). */
   environment: NodeJS.ProcessEnv;
+  /** The run's name (`--run`, else `$CATHERD_RUN`, else the default), as the request's core settled it. */
+  run: string;
 }
 
 /**

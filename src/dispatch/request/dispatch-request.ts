@@ -109,6 +109,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     cwd: agent.cwd,
     envNames: Object.keys(agent.env),
     environment: raw.environment,
+    run: agent.run,
   };
   const asked = {
     ...agent,

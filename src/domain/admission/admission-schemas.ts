@@ -217,6 +217,8 @@ export const runFileSchema = loose({
   notify: notifyCommandSchema.nullable().optional(),
   /** `--run-placement`: where the run's dispatches go when `--placement` does not say. */
   placement: z.enum(PLACEMENTS).optional(),
+  /** `--run-account`: the accounts of every dispatch of the run that names none (specs/quota.md). */
+  account: z.string().min(1).max(4200).optional(),
   /** `--run-sandbox`: the run's sandbox when `--sandbox` does not say, and the hosts its dispatches may reach. */
   sandbox: z.object({ mode: z.enum(SANDBOX_MODES), allowNet: z.array(netRuleSchema) }).optional(),
 });
