@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { periodAt } from "../../src/domain/quota/period.js";
 import { claimBudgetWarning } from "../../src/quota/budgets.js";
 import { isolatedHome, runCli } from "../helpers/cli.js";
-import { recordedLines } from "../helpers/fake-cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
+import { dispatchClaude, fakeClaude, startsIn, waitAll } from "../helpers/quota.js";
 import { waitFor } from "../helpers/wait.js";
 
 // A budget by period with real processes (specs/quota.md, "Budgets by period"): spent, it parks new work
@@ -22,43 +22,6 @@ afterEach(() => {
 /** How long after the start of the test the shifted calendar's day ends: room for the first dispatch. */
 const DAY_ENDS_IN_MS = 10_000;
 
-/** A fake claude that logs `{name, at}` as it starts (its brief is its name) and plays a recorded answer. */
-function fakeClaude(log: string): string {
-  const dir = tempDir();
-  const text = path.join(dir, "text.jsonl");
-  fs.writeFileSync(text, `${recordedLines("claude", "text").join("\n")}\n`);
-  const bin = path.join(dir, "claude");
-  fs.writeFileSync(
-    bin,
-    `#!${process.execPath}
-const fs = require("node:fs");
-if (process.argv[2] === "--version") { console.log("2.1.197 (Claude Code)"); process.exit(0); }
-const brief = fs.readFileSync(0, "utf8").trim();
-fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ name: brief, at: Date.now() }) + "\\n");
-process.stdout.write(fs.readFileSync(${JSON.stringify(text)}, "utf8"));
-`,
-    { mode: 0o755 },
-  );
-  return bin;
-}
-
-async function dispatchClaude(env: NodeJS.ProcessEnv, name: string, extra: string[] = []) {
-  const result = await runCli(
-    ["dispatch", "--backend", "claude-code", "--name", name, "--brief", name, "--json", ...extra],
-    { env, timeoutMs: 60_000 },
-  );
-  if (result.code !== 0) throw new Error(`dispatch ${name} failed: ${result.stdout}${result.stderr}`);
-  const d = JSON.parse(result.stdout).dispatched;
-  dispatched.push(d.dispatchId);
-  return d as { dir: string; queued: boolean; blockedBy: string | null };
-}
-
-async function waitAll(env: NodeJS.ProcessEnv, names: string[]) {
-  const waited = await runCli(["wait", ...names, "--json", "--timeout", "90s"], { env, timeoutMs: 120_000 });
-  const records = (JSON.parse(waited.stdout) as { records?: unknown[] }).records ?? [];
-  expect(records.length, waited.stdout + waited.stderr).toBe(names.length);
-}
-
 describe("a budget by period", () => {
   it("parks new work at 100 % of a day's budget, warns once, and starts it the next day", async () => {
     const { home, env: base } = isolatedHome();
@@ -71,16 +34,16 @@ describe("a budget by period", () => {
     expect(periodAt("day", start, shift).endMs).toBe(midnight);
     const env = {
       ...base,
-      CATHERD_CLAUDE_BIN: fakeClaude(log),
+      CATHERD_CLAUDE_BIN: fakeClaude(log).bin,
       CATHERD_TEST_ONLY_CALENDAR_SHIFT_MS: String(shift),
     };
     // One recorded answer costs $0.0953: the first dispatch spends the day's budget.
     const set = await runCli(["budget", "set", "home", "--per", "day", "--usd", "0.09"], { env });
     expect(set.code, set.stdout + set.stderr).toBe(0);
     const notify = `echo "$CATHERD_STATUS $CATHERD_BUDGET_WARNING" >> ${JSON.stringify(warned)}`;
-    await dispatchClaude(env, "first", ["--notify", notify]);
+    await dispatchClaude(env, "first", dispatched, ["--notify", notify]);
     await waitAll(env, ["first"]);
-    const second = await dispatchClaude(env, "second", ["--notify", notify]);
+    const second = await dispatchClaude(env, "second", dispatched, ["--notify", notify]);
     expect(Date.now(), "the first dispatch took the whole shifted day").toBeLessThan(midnight - 1000);
     expect(second).toMatchObject({ queued: true, blockedBy: "period-budget" });
     const queued = JSON.parse(fs.readFileSync(path.join(second.dir, "queued.json"), "utf8"));
@@ -109,11 +72,7 @@ describe("a budget by period", () => {
       20_000,
     );
     await waitAll(env, ["second"]);
-    const starts = fs
-      .readFileSync(log, "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as { name: string; at: number });
+    const starts = startsIn(log);
     expect(starts.map((s) => s.name)).toEqual(["first", "second"]);
     expect(starts[1]?.at).toBeGreaterThanOrEqual(midnight);
     // Once per budget and period: the first day's warning by the first record, the next day's by the second.
