@@ -163,8 +163,9 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
       ? new StandbyReserve()
       : undefined;
   standbys?.prime(catherdHome());
-  // An agent's `catherd lock` runs often and inside a dispatch: it leaves parked work to everyone else.
-  if (verb !== "lock") await wakeParkedWork(catherdHome());
+  // An agent's `catherd lock` runs often and inside a dispatch, and `cancel` must not start what it is
+  // cancelling (specs/dispatch.md §7): both leave parked work to every other command.
+  if (verb !== "lock" && verb !== "cancel") await wakeParkedWork(catherdHome());
   try {
     return await executeCommand(await found.load(), rest, {
       stdinIsOurs: true,

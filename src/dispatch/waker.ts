@@ -50,10 +50,13 @@ export async function wakeLoop(home: string, clock: Clock): Promise<void> {
   }
 }
 
-/** Sleeps until `untilMs` (wall), at most MAX_LOOK_MS, cut short when an earlier time is parked. */
+/**
+ * Sleeps until `untilMs` (wall), at most MAX_LOOK_MS, cut short when the index's first time is another —
+ * an earlier time parked, or the run started by someone else and taken out (then the waker may end).
+ */
 async function sleepUntil(home: string, untilMs: number, clock: Clock): Promise<void> {
   const waitMs = Math.min(Math.max(untilMs - clock.wallNow().getTime(), RETRY_MS), MAX_LOOK_MS);
-  await waitUntil(() => ((parkedRuns(home)[0]?.untilMs ?? untilMs) < untilMs ? true : undefined), {
+  await waitUntil(() => (parkedRuns(home)[0]?.untilMs !== untilMs ? true : undefined), {
     clock,
     deadline: clock.now() + waitMs,
     pollMs: waitMs,

@@ -1,8 +1,9 @@
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isolatedHome, runCli } from "../helpers/cli.js";
-import { reapAll, tempDir } from "../helpers/folders.js";
+import { ROOT, reapAll, tempDir } from "../helpers/folders.js";
 import { dispatchClaude, fakeClaude, startsIn, waitAll } from "../helpers/quota.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -77,7 +78,7 @@ describe("work parked for an account's window", () => {
   it("tries a reset once: the first dispatch after it runs into the wall again, and the rest park anew", async () => {
     const { home, env: base } = isolatedHome();
     const log = path.join(tempDir(), "starts.log");
-    const claude = fakeClaude(log, 5000);
+    const claude = fakeClaude(log, 10_000);
     const env = { ...base, CATHERD_CLAUDE_BIN: claude.bin };
     const resetMs = Math.ceil((Date.now() + 4000) / 1000) * 1000;
     seedWindow(home, "default", { status: "rejected", resetsAt: new Date(resetMs).toISOString() });
@@ -130,6 +131,23 @@ describe("work parked for an account's window", () => {
     expect(startsIn(log).map((s) => s.name)).toEqual(["a", "b"]);
     expect(fs.existsSync(index)).toBe(false);
   }, 120_000);
+
+  it("takes a run out of the parked index when its last parked dispatch is cancelled, starting no waker", async () => {
+    const { home, env: base } = isolatedHome();
+    const env = { ...base, CATHERD_CLAUDE_BIN: fakeClaude(path.join(tempDir(), "starts.log")).bin };
+    seedWindow(home, "default", {
+      status: "rejected",
+      resetsAt: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    const index = path.join(home, "parked", "default.json");
+    await dispatchClaude({ ...env, CATHERD_TEST_ONLY_NO_WAKER: "1" }, "c", dispatched);
+    expect(fs.existsSync(index)).toBe(true);
+    const cancelled = await runCli(["cancel", "c", "--json"], { env });
+    expect(cancelled.code, cancelled.stdout).toBe(0);
+    expect(fs.existsSync(index)).toBe(false);
+    expect(fs.existsSync(path.join(home, "waker.lock"))).toBe(false);
+    expect(recordNamed(home, "c")).toMatchObject({ status: "cancelled" });
+  }, 60_000);
 
   it("runs --account auto on the account whose window resets soonest, and on the other once it is spent", async () => {
     const { home, env: base } = isolatedHome();
@@ -193,7 +211,7 @@ describe("work parked for an account's window", () => {
   it("parks the run's queued work for an account when a dispatch runs into its window", async () => {
     const { home, env: base } = isolatedHome();
     const log = path.join(tempDir(), "starts.log");
-    const claude = fakeClaude(log, 6000);
+    const claude = fakeClaude(log, 10_000);
     const env = { ...base, CATHERD_CLAUDE_BIN: claude.bin };
     claude.limitOnce();
     await dispatchClaude(env, "hit", dispatched, ["--max-parallel", "1"]);
@@ -224,6 +242,32 @@ describe("work parked for an account's window", () => {
     for (const s of starts.slice(1)) expect(s.at).toBeGreaterThanOrEqual(reset - 1000);
     await wakerGone(home);
   }, 120_000);
+});
+
+describe("the waker", () => {
+  it("ends at once when what it waits for is started by someone else, its index emptied", async () => {
+    const { home } = isolatedHome();
+    const index = path.join(home, "parked", "default.json");
+    fs.mkdirSync(path.dirname(index), { recursive: true });
+    const later = new Date(Date.now() + 45_000).toISOString();
+    fs.writeFileSync(index, JSON.stringify({ schema: 1, run: "default", until: later }));
+    const waker = spawn(process.execPath, [path.join(ROOT, "dist/bin/waker.js"), home], { stdio: "ignore" });
+    const ended = new Promise<number | null>((resolve) => waker.once("exit", (code) => resolve(code)));
+    try {
+      await waitFor("the waker's lock", () =>
+        fs.existsSync(path.join(home, "waker.lock")) ? true : undefined,
+      );
+      fs.rmSync(index);
+      const code = await Promise.race([
+        ended,
+        new Promise<"late">((r) => setTimeout(() => r("late"), 10_000)),
+      ]);
+      expect(code).toBe(0);
+    } finally {
+      waker.kill("SIGKILL");
+      await ended;
+    }
+  });
 });
 
 describe("--account and --window-headroom, refused before anything is written", () => {

@@ -301,6 +301,8 @@ export async function cancelQueued(run: RunPaths, dir: string, clock: Clock): Pr
   const ended = await underAdmissionLock(run, async () => {
     if (inspectDispatch(dir, { clock }).state !== "queued") return false;
     endCancelledWhileQueued(dir, clock);
+    // The last one waiting took the run's parked time with it: the home's waker need not wait for it.
+    if (new LiveSet(run, clock).waiting().length === 0) setParked(run.home, run.run, null);
     return true;
   });
   return ended ? recordDead(inspectDispatch(dir, { clock }), clock) : null;
