@@ -33,6 +33,7 @@ import { notify } from "../request/notify.js";
 import { placement } from "../request/placement.js";
 import { steering } from "../request/steer-input.js";
 import { tagging } from "../request/tag-input.js";
+import { checking } from "../request/verify-input.js";
 import { type Placed, placeDispatch, type Workplace } from "./workplace.js";
 
 // A dispatch folder written in two steps (specs/dispatch.md §2, step 5), shared by admission and by a
@@ -260,6 +261,7 @@ function specOf(
     ...brief.toSpec(request),
     ...(answerSchemaPath === null ? {} : { answerSchema: answerSchemaPath }),
     ...steering.toSpec(request),
+    ...checking.toSpec(request),
     ...(request.sandboxPolicy == null ? {} : { sandbox: request.sandboxPolicy }),
   };
 }
