@@ -114,6 +114,7 @@ const GROUPS: Record<string, Plan>[] = [
     "Spending #3": {},
   },
   { "Asking for an answer #1": { needs: ["jq"] } },
+  { "Checking the work #1": { repo: true } },
   { "Following up #1": { repo: true } },
   // A first turn that works long enough to be talked to and interrupted, as a real one would.
   { "Talking to a running agent #1": { env: { FAKE_CLAUDE_FIRST_TURN: "[tool:30000]" } } },

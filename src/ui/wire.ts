@@ -75,6 +75,11 @@ export interface RowWire {
   asking?: { id: string; kind: string; asks: string; answerBy: string } | null;
   /** A sandboxed dispatch's sandbox (specs/sandbox.md; the row's `fence` field): its mode and what it refused; null: not sandboxed. */
   fence?: { mode: string; denied: number; firstDenied: string | null } | null;
+  /**
+   * Its check (`--verify`): the command, whether it passed (null: running, or no verdict), the chain's runs,
+   * since when the run under way started; null (or absent): none.
+   */
+  check?: { command: string; passed: boolean | null; runs: number; since: string | null } | null;
 }
 
 /** One bar of the run's timeline: one attempt, from admission to record. */

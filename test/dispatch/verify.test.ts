@@ -320,3 +320,77 @@ describe("a check whose supervisor dies", () => {
     );
   });
 });
+
+describe("a check and the machine's lock", () => {
+  it("waits for a slot, and is verify-error when none comes free within its time limit", async () => {
+    const s = setUp([]);
+    const env = { ...s.env, CATHERD_LOCK_SLOTS: "1" };
+    const held = path.join(s.bins, "held");
+    const release = path.join(s.bins, "release");
+    const holder = runCli(
+      ["lock", "--", "/bin/sh", "-c", `touch '${held}'; while [ ! -e '${release}' ]; do sleep 0.05; done`],
+      { env, timeoutMs: 60_000 },
+    );
+    try {
+      await waitForFile(held);
+      const busy = await runCli(
+        [
+          "dispatch",
+          "--backend",
+          "exec",
+          "--name",
+          "busy",
+          "--verify",
+          "echo checked",
+          "--verify-timeout",
+          "1s",
+          "--json",
+          "--",
+          "true",
+        ],
+        { env },
+      );
+      dispatched.push(json<{ dispatched: { dispatchId: string } }>(busy).dispatched.dispatchId);
+      const { record } = await waitRecorded({ ...s, env }, "busy");
+      expect(record).toMatchObject({
+        status: "failed",
+        error: { kind: "verify-error" },
+        verify: { passed: null, runs: [{ outcome: "slot-busy" }] },
+      });
+      expect(String((record.error as { message: string }).message)).toMatch(/never got a slot/);
+
+      const waits = await runCli(
+        [
+          "dispatch",
+          "--backend",
+          "exec",
+          "--name",
+          "waits",
+          "--verify",
+          "echo checked",
+          "--json",
+          "--",
+          "true",
+        ],
+        { env },
+      );
+      const d = json<{ dispatched: { dispatchId: string; dir: string } }>(waits).dispatched;
+      dispatched.push(d.dispatchId);
+      await waitFor("the check to wait for its slot", () => {
+        const shown = fs.existsSync(path.join(d.dir, "verify.json"));
+        return shown ? true : undefined;
+      });
+      const status = await runCli(["status"], { env });
+      expect(status.stdout).toMatch(/waits .*verifying +\S+ +- +checking: echo checked/);
+      fs.writeFileSync(release, "");
+      const done = await waitRecorded({ ...s, env }, "waits");
+      expect(done.record).toMatchObject({ status: "ok", verify: { passed: true } });
+      expect(JSON.parse(fs.readFileSync(path.join(d.dir, "verify.json"), "utf8")).slotWaitMs).toBeGreaterThan(
+        0,
+      );
+    } finally {
+      fs.writeFileSync(release, "");
+      expect((await holder).code).toBe(0);
+    }
+  });
+});
