@@ -1,30 +1,18 @@
 import * as path from "node:path";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AttemptSummary } from "../../src/dispatch/read/attempts.js";
 import { runCli } from "../helpers/cli.js";
-import { checkPrerequisites, diagnostics, dispatcherEnv, LiveRun } from "./harness.js";
-import { startMockModelServer } from "./mock-model-server.js";
+import { diagnostics, dispatcherEnv, useLiveRun } from "./harness.js";
 
 // A check and its repair turn (specs/live-suite.md, "A check and its repair turn") with real codex and the
 // mock model's `verify` scenario: the first turn says done and fixes nothing, the check is red, catherd's
 // repair turn on the same thread gets the check's words, the model fixes it, the check passes.
 
 describe("a check (real codex, through catherd dispatch and wait)", () => {
-  let run: LiveRun;
-
-  beforeAll(() => checkPrerequisites("codex"));
-
-  beforeEach(async () => {
-    run = new LiveRun(await startMockModelServer());
-  });
-
-  afterEach(async (context) => {
-    const failed = context.task.result?.state === "fail";
-    const killed = await run.reap(failed);
-    if (failed) for (const d of run.dispatches) process.stderr.write(`kept ${d.root} (killed ${killed})\n`);
-  });
+  const live = useLiveRun(["codex"]);
 
   it("is red after the first turn, and green after the repair turn catherd sends on the same thread", async () => {
+    const { run } = live;
     const first = await run.dispatch("codex", "verify", {
       idle: "60s",
       flags: ["--verify", "grep -q fixed fixed.txt"],
@@ -36,7 +24,7 @@ describe("a check (real codex, through catherd dispatch and wait)", () => {
     expect(waited.code, why).toBe(0);
     const [record] = (JSON.parse(waited.stdout) as { records: Record<string, unknown>[] }).records;
     expect(record, why).toMatchObject({ status: "ok", attempt: 2, verify: { passed: true } });
-    const runs = (record?.verify as { runs: { outcome: string }[] }).runs;
+    const runs = (record as { verify: { runs: { outcome: string }[] } }).verify.runs;
     expect(
       runs.map((r) => r.outcome),
       why,
