@@ -6,7 +6,7 @@ import { isolatedHome, json, runCli } from "../helpers/cli.js";
 import { calls, type FakeRun, fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
 import { isolateGitConfig, makeRepo } from "../helpers/git.js";
-import { isAlive } from "../helpers/processes.js";
+import { isAlive, killPid, waitForPause } from "../helpers/processes.js";
 import { waitFor, waitForFile } from "../helpers/wait.js";
 
 // The check (`--verify`; specs/dispatch.md, "Checks and races") with real processes: a real git repository,
@@ -282,8 +282,10 @@ describe("a check whose supervisor dies", () => {
     const s = setUp([codexTurn("fixed\n")]);
     const paused = { ...s, env: { ...s.env, CATHERD_TEST_ONLY_PAUSE_AT: "verifying" } };
     const first = await dispatch(paused, "killed", ["--verify", s.check]);
-    const pid = Number((await waitForFile(path.join(first.dir, "test-paused-verifying"))).trim());
-    process.kill(pid, "SIGKILL");
+    // Its pid once written whole and the supervisor stopped there: never a pid read half-written (0 would
+    // signal this test's own process group).
+    const pid = await waitForPause(first.dir, "verifying");
+    killPid(pid);
     await waitFor(`pid ${pid} to end`, () => (isAlive(pid) ? undefined : true));
     expect(fs.existsSync(path.join(first.dir, "exit.json"))).toBe(true);
     const { code, record } = await waitRecorded(s, "killed");
@@ -303,7 +305,7 @@ describe("a check whose supervisor dies", () => {
     await waitForFile(started);
     const supervisor = JSON.parse(fs.readFileSync(path.join(first.dir, "supervisor.json"), "utf8"))
       .pid as number;
-    process.kill(supervisor, "SIGKILL");
+    killPid(supervisor);
     await waitFor(`pid ${supervisor} to end`, () => (isAlive(supervisor) ? undefined : true));
     const status = await runCli(["status", "--json"], { env: s.env });
     expect(status.stdout).toContain('"state":"verifying"');
