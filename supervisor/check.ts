@@ -56,7 +56,9 @@ function wrapperScript(sandboxed: boolean): string {
   const run = sandboxed
     ? `"$@" ${SANDBOX_UP_FD}>/dev/null ${SANDBOX_STATUS_FD}>/dev/null ${SANDBOX_GO_FD}<<'GO'\ngo\nGO`
     : '"$@"';
-  return `f=$1; shift\n${run}\nc=$?\nprintf "%s\\n" "$c" > "$f.tmp" && mv -f "$f.tmp" "$f"\nexit "$c"`;
+  // Only its own write is the folder's mode (0600): the check's files keep the umask it was given.
+  const keep = '(umask 077; printf "%s\\n" "$c" > "$f.tmp") && mv -f "$f.tmp" "$f"';
+  return `f=$1; shift\n${run}\nc=$?\n${keep}\nexit "$c"`;
 }
 
 /**
@@ -113,7 +115,7 @@ async function runChecked(at: CheckAt, spec: Spec, check: CheckSpec): Promise<vo
   const startedMono = deps.clock.now();
   const running: CheckRunFile = { ...notRun(at, check), state: "running" };
   writeRun(at, running);
-  const output = fs.openSync(fileIn(dir, FILES.checkLog), "a");
+  const output = fs.openSync(fileIn(dir, FILES.checkLog), "a", 0o600);
   const done = new AbortController();
   const cancel = cancelSignal(at, done.signal);
   const stop = groupStopper(at, done.signal);

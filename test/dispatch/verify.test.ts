@@ -104,6 +104,9 @@ describe("a check that judges the turn, with real processes", () => {
       },
     });
     expect(fs.readFileSync(path.join(first.dir, "verify.log"), "utf8")).toBe("all green\n");
+    // The folder's files are its owner's alone, the check's as the agent's.
+    for (const file of ["verify.log", "verify.exit", "verify.json"])
+      expect(fs.statSync(path.join(first.dir, file)).mode & 0o777, file).toBe(0o600);
     expect(runCount(s)).toBe(1);
   });
 
