@@ -75,6 +75,11 @@ export interface RowWire {
   asking?: { id: string; kind: string; asks: string; answerBy: string } | null;
   /** A sandboxed dispatch's sandbox (specs/sandbox.md; the row's `fence` field): its mode and what it refused; null: not sandboxed. */
   fence?: { mode: string; denied: number; firstDenied: string | null } | null;
+  /**
+   * The race it is an attempt of (admit.json `race`, specs/dispatch.md "A race"): the page shows a race as
+   * one row that opens into its attempts. Null (or absent): none.
+   */
+  race?: { name: string; raceId: string; attempt: number } | null;
 }
 
 /** One bar of the run's timeline: one attempt, from admission to record. */

@@ -63,7 +63,14 @@ export function rowWire(row: DispatchRow, view: DispatchView): RowWire {
     messages: row.messages ?? null,
     asking: row.asking ?? null,
     fence: row.fence ?? null,
+    race: raceOf(view),
   };
+}
+
+/** The race the row's attempt belongs to, as its admit.json names it. */
+function raceOf(view: DispatchView): NonNullable<RowWire["race"]> | null {
+  const race = view.admit?.race;
+  return race === undefined ? null : { name: race.name, raceId: race.raceId, attempt: race.attempt };
 }
 
 export function attemptWire(a: DispatchRow["earlier"][number]): AttemptWire {
