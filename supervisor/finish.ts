@@ -1,5 +1,9 @@
 import type { RecordFile, Spec } from "../src/domain/schemas.js";
+import { checkDue } from "../src/folder/check-due.js";
+import { FILES } from "../src/folder/layout.js";
+import { readFolderJson } from "../src/folder/read.js";
 import type { CgroupUsage } from "../src/infra/cgroup/cgroup-usage.js";
+import { okValue } from "../src/infra/json-file.js";
 import { type StopReport, stopDispatch } from "../src/infra/stop.js";
 import {
   type EarlyPromoter,
@@ -7,6 +11,7 @@ import {
   startPromoterEarly,
   startWakerIfParked,
 } from "./after-record.js";
+import type { CheckAt } from "./check.js";
 import type { RunningChild } from "./child.js";
 import { type Contained, closeContainment } from "./containment.js";
 import type { SupervisorDeps } from "./deps.js";
@@ -15,6 +20,7 @@ import { type Ending, writeExitFile } from "./exit-file.js";
 import { failure, type SupervisorLog } from "./log.js";
 import { enterPhase } from "./phases.js";
 import { settleRaceAfterRecord } from "./race-settle.js";
+import type { RaisedSandbox } from "./sandbox/sandbox.js";
 import { pauseAt } from "./test-hooks.js";
 
 // The end of every supervision, a first supervisor's or an adopter's: the stop sequence, the cgroup's
@@ -43,6 +49,8 @@ export interface Run {
   origin: Origin;
   adoptions: number;
   pgid: number | null;
+  /** The agent's sandbox, still raised: the check (`--verify`) runs inside it. */
+  sandbox: RaisedSandbox | null;
 }
 
 /** Where the end is written and what writes it. */
@@ -83,6 +91,7 @@ async function stopAndRecord(at: Finishing, run: Run, early: EarlyPromoter | nul
   });
   if (exitWritten) {
     enterPhase(log, dir, "exited");
+    await checkIfAsked({ dir, deps, log, sandbox: run.sandbox });
     await record(dir, deps, log, early);
   }
   // Nothing more of the supervisor's to write: the room goes back, to a later reader if need be.
@@ -104,7 +113,27 @@ async function stopWatched(
   return { stop, usage: closeContainment(watched.contained, at.log) };
 }
 
-/** record.json right after exit.json; loaded only now, so the start path stays light. */
+/** Whether the folder's check is still due (judge-check.ts), for a supervisor that finds exit.json. */
+export function checkStillDue(dir: string): boolean {
+  const spec = okValue(readFolderJson(dir, FILES.spec));
+  return spec?.verify !== undefined && checkDue(dir, spec, okValue(readFolderJson(dir, FILES.exit)));
+}
+
+/** A check taken over from a supervisor that died after exit.json: the check, then the record and what follows it. */
+export async function recordAfterCheck(dir: string, deps: SupervisorDeps, log: SupervisorLog): Promise<void> {
+  await checkIfAsked({ dir, deps, log, sandbox: null });
+  await record(dir, deps, log, null);
+  releaseReserve(dir);
+}
+
+/** The check (`--verify`) of a dispatch that asked for one; its code is loaded only then. */
+async function checkIfAsked(at: CheckAt): Promise<void> {
+  if (okValue(readFolderJson(at.dir, FILES.spec))?.verify === undefined) return;
+  const { checkIfDue } = await import("./check.js");
+  await checkIfDue(at);
+}
+
+/** record.json after exit.json (and the check); loaded only now, so the start path stays light. */
 async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog, early: EarlyPromoter | null) {
   try {
     const { writeRecord } = await import("../src/folder/record.js");

@@ -75,15 +75,22 @@ export const PHASES = [
     points: [],
   },
   {
+    name: "verifying",
+    holds:
+      "exit.json holds the turn's ending; the check (--verify) runs, or the run a supervisor before it began is waited for; record.json is not written",
+    follows: [LIFE_START, "given", "exited"],
+    points: [],
+  },
+  {
     name: "recorded",
     holds: "record.json is written (by this supervisor, or by a reader before it)",
-    follows: ["exited"],
+    follows: ["exited", "verifying"],
     points: [],
   },
   {
     name: "after-record",
     holds: "the dispatch's files are final; the queue's promoter and a chain's hand-over run now",
-    follows: ["exited", "recorded"],
+    follows: ["exited", "verifying", "recorded"],
     points: [],
   },
 ] as const satisfies readonly Phase[];

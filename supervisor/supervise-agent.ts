@@ -82,6 +82,7 @@ export async function superviseFirst(s: Supervision, origin: Origin): Promise<vo
       origin,
       adoptions: 0,
       pgid: watched?.child.pgid ?? null,
+      sandbox: held.sandbox,
     });
   } finally {
     await held.sandbox?.lower();
@@ -216,7 +217,9 @@ export async function superviseAdopted(s: Supervision, adoption: Adoption): Prom
   // Even without a readable spec the agent it adopted is stopped, with the default grace.
   const watched = held.watched ?? unreadWatched(dir, child, proc.startTime);
   try {
-    await finish(dir, deps, log, { ending, watched, origin, adoptions: adoption.adoptions, pgid: proc.pgid });
+    // The sandbox served again carries no bubblewrap of its own: a check raises one anew (check.ts).
+    const run = { ending, watched, origin, adoptions: adoption.adoptions, pgid: proc.pgid, sandbox: null };
+    await finish(dir, deps, log, run);
   } finally {
     child.dispose();
     await held.sandbox?.lower();

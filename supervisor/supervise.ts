@@ -7,11 +7,12 @@ import { tryLock } from "../src/infra/lock.js";
 import { isSameProcess } from "../src/infra/process-identity.js";
 import type { SupervisorDeps } from "./deps.js";
 import type { Origin } from "./finish.js";
+import { checkStillDue, recordAfterCheck } from "./finish.js";
 import { fileLog, type SupervisorLog } from "./log.js";
 import { enterPhase } from "./phases.js";
 import { superviseAdopted, superviseFirst } from "./supervise-agent.js";
 import { nameThisProcess } from "./supervisor-file.js";
-import { takeOver } from "./take-over.js";
+import { takeOver, takeOverCheck } from "./take-over.js";
 
 // The supervisor's start (specs/supervisor.md, "Start"): it claims the folder — supervisor.lock, the checks
 // that keep an agent from running twice, supervisor.json — then supervises. Everything is loaded before
@@ -35,10 +36,7 @@ export async function superviseDispatch(
 ): Promise<number> {
   const log = fileLog(fileIn(dir, FILES.supervisorLog), () => deps.clock.wallNow());
   if (given) enterPhase(log, dir, "given");
-  if (fs.existsSync(fileIn(dir, FILES.exit))) {
-    log("already-supervised", { pid: process.pid, why: "exit.json exists" });
-    return 0;
-  }
+  if (fs.existsSync(fileIn(dir, FILES.exit))) return finishCheck(dir, deps, log);
   const procFile = fileIn(dir, FILES.proc);
   const release = await tryLock({
     lockPath: fileIn(dir, FILES.supervisorLock),
@@ -85,6 +83,22 @@ async function adopt(
     await superviseAdopted({ dir, deps, log, interrupt }, adoption);
   } finally {
     await adoption.release().catch(() => {});
+  }
+  return 0;
+}
+
+/**
+ * A folder whose agent has ended (exit.json): a check still due whose supervisor died is taken over — run,
+ * or its run waited for — and the dispatch recorded (specs/supervisor.md, "Adoption"); anything else is
+ * not ours.
+ */
+async function finishCheck(dir: string, deps: SupervisorDeps, log: SupervisorLog): Promise<number> {
+  const release = await takeOverCheck(dir, deps, log, () => checkStillDue(dir));
+  if (release === null) return 0;
+  try {
+    await recordAfterCheck(dir, deps, log);
+  } finally {
+    await release().catch(() => {});
   }
   return 0;
 }

@@ -129,7 +129,15 @@ const LAYERS: Record<string, readonly string[]> = {
     "src/lock",
     "src/quota",
   ],
-  supervisor: ["src/domain", "src/backends", "src/infra", "src/folder", "src/engines", "src/quota"],
+  supervisor: [
+    "src/domain",
+    "src/backends",
+    "src/infra",
+    "src/folder",
+    "src/engines",
+    "src/quota",
+    "src/lock",
+  ],
   "src/bin": [
     "src/quota",
     "src/domain",

@@ -1,4 +1,7 @@
 #!/usr/bin/env node
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { budgetWarnings } from "../dispatch/read/period-standings.js";
 // The notifier program: `node notifier.js <dispatch-dir>`. Whoever ends a dispatch's chain starts it,
 // detached (src/folder/notify.ts); `… <dispatch-dir> --question <id>`, the supervisor of a steerable
 // dispatch that asked a question (specs/steering.md: CATHERD_STATUS=question, claimed by the question's
@@ -6,13 +9,11 @@
 // (specs/quota.md: CATHERD_STATUS=budget-warning, claimed per budget and period in budgets-warned/). It claims the notification (notify.json, created exclusively: a second
 // notifier exits at once), then runs each command — the dispatch's --notify, then the run's --run-notify
 // — with `sh -c`, the record's JSON on stdin and CATHERD_RECORD, CATHERD_NAME, CATHERD_STATUS,
-// CATHERD_KIND, CATHERD_OUTCOME, CATHERD_OUTCOME_WHY and CATHERD_RUN in its environment, each within its
+// CATHERD_KIND, CATHERD_OUTCOME, CATHERD_OUTCOME_WHY, CATHERD_VERIFY and CATHERD_RUN in its environment, each within its
 // own timeout, appending what it printed and how it ended to notify.log. Nothing here writes the record:
 // a command that fails or hangs changes nothing but notify.log. Exit 0 (a second notifier too), 1 with
 // the error on stderr (lost: stdio is ignored by whoever started it).
-import * as fs from "node:fs";
-import * as path from "node:path";
-import { budgetWarnings } from "../dispatch/read/period-standings.js";
+import { checkWord } from "../domain/check/check.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { FILES, fileIn, runOf } from "../folder/layout.js";
 import {
@@ -163,6 +164,8 @@ function commandEnv(dir: string, recordFile: string, record: RecordFile): NodeJS
     // The worker's declared outcome (--outcome), empty when none: its word, beside CATHERD_STATUS.
     CATHERD_OUTCOME: record.outcome?.status ?? "",
     CATHERD_OUTCOME_WHY: record.outcome?.why ?? "",
+    // The check's word (--verify): passed, failed, error; empty without one, or when none ran.
+    CATHERD_VERIFY: checkWord(record.verify, record.dispatchId),
     CATHERD_RUN: record.run ?? "",
   };
 }

@@ -21,11 +21,15 @@ const RECENT_MS = 24 * 3_600_000;
 /** Kinds that name how catherd ended a dispatch: its status and exit reason tell them better. */
 const CATHERD_KINDS: ReadonlySet<string> = new Set(["timeout", "cancelled", "lost"]);
 
+/** The STATE column: the longest state's name ("verifying"). */
+const STATE_WIDTH = 9;
+
 const STATE_STYLE: Partial<Record<DispatchState, Style>> = {
   queued: "dim",
   running: "cyan",
   starting: "cyan",
   stopping: "yellow",
+  verifying: "cyan",
   orphaned: "red",
   lost: "red",
   unknown: "red",
@@ -161,13 +165,16 @@ function columnsOf(rows: readonly DispatchRow[], width: number): Columns {
   const cost = costs.every((c) => c === "-" || c === "?")
     ? 0
     : Math.min(15, Math.max(5, ...costs.map((c) => c.length)));
-  const rest = Math.max(12, width - (2 + name + 6 + backend + 8 + 6 + tokens + cost) - (cost === 0 ? 6 : 7));
+  const rest = Math.max(
+    12,
+    width - (2 + name + 6 + backend + STATE_WIDTH + 6 + tokens + cost) - (cost === 0 ? 6 : 7),
+  );
   return { name, backend, tokens, cost, rest };
 }
 
 function headerLine(c: Columns): string {
   const cost = c.cost === 0 ? "" : `${cell("COST", c.cost)} `;
-  return `  ${cell("NAME", c.name)} ${cell("ID", 6)} ${cell("BACKEND", c.backend)} ${cell("STATE", 8)} ${cell("AGE", 6)} ${cell("TOKENS", c.tokens)} ${cost}DOING / RESULT`.trimEnd();
+  return `  ${cell("NAME", c.name)} ${cell("ID", 6)} ${cell("BACKEND", c.backend)} ${cell("STATE", STATE_WIDTH)} ${cell("AGE", 6)} ${cell("TOKENS", c.tokens)} ${cost}DOING / RESULT`.trimEnd();
 }
 
 /** One dispatch's row: a '*' and bold when its result is unread; its state and its last column coloured. */
@@ -184,7 +191,7 @@ function rowLine(r: DispatchRow, c: Columns, now: number): string {
     (r.unread ? "* " : "  ") + cell(r.name ?? "(by hand)", c.name),
     cell(r.dispatchId.slice(-6), 6),
     cell(r.backend ?? "?", c.backend),
-    stateStyle === undefined ? cell(r.state, 8) : paint(cell(r.state, 8), stateStyle),
+    stateStyle === undefined ? cell(r.state, STATE_WIDTH) : paint(cell(r.state, STATE_WIDTH), stateStyle),
     cell(age(r.admittedAt ?? r.startedAt, now), 6),
     cell(tokensCell(r.spend), c.tokens),
     ...(c.cost === 0 ? [] : [cell(costCell(r.spend), c.cost)]),
@@ -241,8 +248,10 @@ function doingOrResult(r: DispatchRow, now: number): { text: string; status: Dis
     const declared = r.outcome === undefined ? "" : ` · ${outcomeCell(r.outcome)}`;
     if (r.error !== null && !CATHERD_KINDS.has(r.error.kind ?? "") && r.error.kind !== null)
       return { text: `${shortWhy(r.error, now)}${declared}`, status: r.status };
-    return { text: `${statusWords(r.status, r.reason)}${declared}`, status: r.status };
+    const checked = r.check?.passed === true ? " · check passed" : "";
+    return { text: `${statusWords(r.status, r.reason)}${checked}${declared}`, status: r.status };
   }
+  if (r.state === "verifying") return { text: checkingText(r.check, now), status: null };
   // Ended (exit.json written) but not yet recorded: the reason is known, the status not yet.
   if (r.state === "recorded" || r.state === "exited") return { text: r.reason ?? "", status: null };
   if (r.queue !== null) return { text: queuedText(r.queue), status: null };
@@ -252,6 +261,13 @@ function doingOrResult(r: DispatchRow, now: number): { text: string; status: Dis
     return { text: `tool open ${age(open.openedAt, now)}: ${open.label.replace(/^\$ /, "")}`, status: null };
   }
   return { text: r.lastEvent ?? (r.state === "starting" ? "starting" : ""), status: null };
+}
+
+/** A dispatch whose check runs: "checking 12s: npm test" (or waits for its slot: "checking: npm test"). */
+function checkingText(check: DispatchRow["check"], now: number): string {
+  if (check === undefined) return "checking";
+  const command = check.command.split("\n")[0] ?? "";
+  return check.since === null ? `checking: ${command}` : `checking ${age(check.since, now)}: ${command}`;
 }
 
 /**

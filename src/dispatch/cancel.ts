@@ -25,8 +25,8 @@ import { awaitRecords } from "./wait.js";
  *   is recorded as the engine ended it (cancelled) — at once for a pending job;
  * - orphaned (its agent could not be adopted): stopped here, each process only if its pid and start time
  *   read back exactly, and recorded cancelled;
- * - starting, running or stopping: the cancel file, which its supervisor acts on; with `wait`, until the
- *   record.
+ * - starting, running, stopping or verifying: the cancel file, which its supervisor acts on (a check is
+ *   stopped, and the dispatch recorded cancelled); with `wait`, until the record.
  * Returns the folder as it is afterwards.
  */
 export async function cancelDispatch(
@@ -51,13 +51,16 @@ export async function cancelDispatch(
   if (view.state === "orphaned") {
     return stopOrphan(view, view.spec?.killGraceMs ?? SPEC_DEFAULTS.killGraceMs, clock);
   }
-  if (view.state === "starting" || view.state === "running" || view.state === "stopping") {
+  if (LIVE_SUPERVISED.has(view.state)) {
     requestCancel(view.dir, clock.wallNow());
     if (wait) await awaitRecords([view.dir], { any: false, timeoutMs: null, clock });
     return inspectDispatch(view.dir, { clock });
   }
   return view;
 }
+
+/** The states whose supervisor acts on the cancel file: its agent or its check (`--verify`) runs. */
+const LIVE_SUPERVISED: ReadonlySet<DispatchState> = new Set(["starting", "running", "stopping", "verifying"]);
 
 /** What a cancel did, as `catherd cancel --json` and the dashboard answer it. */
 export interface CancelledSummary {

@@ -7,6 +7,7 @@ import {
   queuedFileSchema,
   runFileSchema,
 } from "./admission/admission-schemas.js";
+import { checkRunFileSchema } from "./check/check.js";
 import { exitFileSchema, notifyFileSchema, recordFileSchema } from "./ending/ending-schemas.js";
 import {
   accountStateFileSchema,
@@ -34,6 +35,7 @@ import { supervisorFileSchema } from "./watch/supervisor-schema.js";
 // module of its own: the supervisor's first steps read and write only that file (specs/supervisor.md).
 
 export * from "./admission/admission-schemas.js";
+export { type CheckRunFile, checkRunFileSchema } from "./check/check.js";
 export * from "./ending/ending-schemas.js";
 export * from "./file-fields.js";
 export * from "./quota/quota-schemas.js";
@@ -62,6 +64,7 @@ export const FILE_SCHEMAS = {
   "notify.json": notifyFileSchema,
   "placement.json": placementFileSchema,
   "account.json": accountFileSchema,
+  "verify.json": checkRunFileSchema,
   "run.json": runFileSchema,
   "spend.json": spendFileSchema,
   "spent.json": spentFileSchema,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { checkSpecField } from "./check/check.js";
 import {
   answerSchemaField,
   backendIdSchema,
@@ -56,6 +57,8 @@ export const specFileSchema = loose({
   steer: steerField.optional(),
   /** --sandbox files|files+net: the sandbox the agent runs in (specs/sandbox.md); absent: none. */
   sandbox: sandboxField.optional(),
+  /** --verify: the check run after an ok turn (specs/dispatch.md, "Checks and races"); absent: none. */
+  verify: checkSpecField.optional(),
 });
 export type SpecFile = z.infer<typeof specFileSchema>;
 
@@ -97,5 +100,7 @@ export const specSchema = loose({
   steer: steerField.optional(),
   /** --sandbox: the sandbox the agent runs in (specs/sandbox.md); absent: none. */
   sandbox: sandboxField.optional(),
+  /** --verify: the check run after an ok turn; absent: none. */
+  verify: checkSpecField.optional(),
 });
 export type Spec = z.infer<typeof specSchema>;

@@ -28,7 +28,9 @@ export type Status = (typeof STATUSES)[number];
  * dispatch's files (full, over quota, failing); `answer-invalid` a final answer that did not fit the
  * dispatch's --answer-schema, its repairs spent (specs/record.md, "The answer"); `answer-over-limit` an
  * answer over catherd's limits (its size, its depth), which no repair can change; `record` an error of
- * catherd's own while it built the record (specs/record.md, "A record always comes").
+ * catherd's own while it built the record (specs/record.md, "A record always comes"); `verify` a check
+ * (`--verify`) still red when its repairs were spent, `verify-error` a check that could not judge the turn
+ * (not found, past its time limit, no slot) (specs/dispatch.md, "Checks and races").
  */
 export const ERROR_KINDS = [
   "auth",
@@ -51,6 +53,8 @@ export const ERROR_KINDS = [
   "answer-invalid",
   "answer-over-limit",
   "record",
+  "verify",
+  "verify-error",
 ] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 
@@ -70,6 +74,7 @@ export const DISPATCH_STATES = [
   "running",
   "stopping",
   "exited",
+  "verifying",
   "recorded",
   "orphaned",
   "lost",

@@ -31,6 +31,7 @@ export function nextStepOf(
       retryWithinMs: ladder.retryWithinMs,
       retries: ladder.retries,
       repairs: ladder.repairs ?? 0,
+      ...(ladder.checkRepairs === undefined ? {} : { checkRepairs: ladder.checkRepairs }),
       ...(ladder.accountMoves === undefined ? {} : { accountMoves: ladder.accountMoves }),
     },
     status: record.status,

@@ -37,6 +37,11 @@ export const FILES = {
   answerSchema: "answer-schema.json",
   /** The final answer, parsed and valid against answer-schema.json (specs/record.md, "The answer"). */
   answer: "answer.json",
+  /** The check's run (`--verify`; specs/dispatch.md, "Checks and races"), and what it printed. */
+  check: "verify.json",
+  checkLog: "verify.log",
+  /** The check's exit status, written by the shell that ran it (so that an adopter learns it). */
+  checkExit: "verify.exit",
   seen: "seen",
   supervisorLog: "supervisor.log",
   supervisorOut: "supervisor.out",

@@ -14,6 +14,7 @@ import {
 import { crossing, formatUsd } from "../domain/spend/budget.js";
 import { billedTokens } from "../domain/spend/usage.js";
 import { recordTail } from "../domain/text/redact.js";
+import type { Status } from "../domain/vocab.js";
 import { removeCgroupOf } from "../infra/cgroup/cgroup-leftovers.js";
 import type { Clock } from "../infra/clock.js";
 import { okValue } from "../infra/json-file.js";
@@ -25,6 +26,7 @@ import { dispatchChanges } from "./changes.js";
 import { agentDispatchId, dispatchIdOf } from "./dispatch-id-of.js";
 import { closeInbox } from "./inbox-send.js";
 import { checkAnswer } from "./judge-answer.js";
+import { type CheckJudged, judgeCheck } from "./judge-check.js";
 import { FILES, fileIn } from "./layout.js";
 import { markHandOver, removeLiveMarkerOf } from "./markers.js";
 import { notifyIfEnded, warnBudgetsIfDue } from "./notify.js";
@@ -107,6 +109,19 @@ export async function writeRecord(
   return created ? record : null;
 }
 
+/**
+ * The status the turn's record would have before catherd's checks of it (the answer's, `--verify`'s): its
+ * supervisor asks it to know whether the check is due. A folder without a readable exit.json: `failed`.
+ */
+export function turnStatus(dir: string): Status {
+  const exit = okValue(readFolderJson(dir, FILES.exit));
+  if (exit === null) return "failed";
+  const admit = okValue(readFolderJson(dir, FILES.admit));
+  const spec = okValue(readFolderJson(dir, FILES.spec));
+  const backend = backendOf({ admit, spec });
+  return backend.finalize(summarizeDispatch(dir, backend), exitFactsOf(exit, spec, backend)).status;
+}
+
 /** The folder's files a record is made from, and who the dispatch is. */
 interface Folder {
   exit: ExitFile;
@@ -134,14 +149,27 @@ async function buildRecord(dir: string, folder: Folder, clock: Clock): Promise<R
     backend: backend.id,
     thread,
   });
-  // Then the same verdict with what only the record learns: what was used of --max-cost, the answer's check.
+  const judged = judgeCheck(dir, { spec, admit }, { status: before.status, backend: backend.id, thread });
+  // Then the same verdict with what only the record learns: what was used of --max-cost, the answer's
+  // check, the check's (an answer that does not fit is repaired first: the check runs again on the repair).
   const outcome = backend.finalize(summary, {
     ...facts,
     capUsed: budgetWords(spec, spend),
     answer: checked.problem,
+    check: judged.problem,
   });
   const recorded = await recordBody(dir, folder, { outcome, spend, thread });
-  return withChain(admit, checked.fields === null ? recorded : { ...recorded, ...checked.fields });
+  return withChain(admit, {
+    ...recorded,
+    ...(checked.fields === null ? {} : checked.fields),
+    ...(judged.field === null ? {} : { verify: judged.field, error: withCheckTail(recorded.error, judged) }),
+  });
+}
+
+/** A check's failure carries the tail of the check's output, not of the agent's stderr. */
+function withCheckTail(error: RecordFile["error"], judged: CheckJudged): RecordFile["error"] {
+  if (error === null || judged.problem?.kind !== error.kind) return error;
+  return { ...error, tail: judged.field?.runs.at(-1)?.tail ?? [] };
 }
 
 /** exit.json as the verdict weighs it (src/domain/ending/ending.ts), with the limits the dispatch ran under. */

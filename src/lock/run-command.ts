@@ -28,20 +28,48 @@ export interface Started {
   ended: Promise<number>;
 }
 
+/** Where a command runs when not in the lock's own place (a dispatch's check): its folder, environment, output. */
+export interface CommandPlace {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** The file descriptor its stdout and stderr go to; its stdin is empty. */
+  output: number;
+}
+
+/** A command to start behind its gate: who passes signals on to it, and what names it in the queue. */
+export interface GatedStart {
+  cmd: string;
+  args: readonly string[];
+  /** Passes the signals its holder hears on to the command's group; null: none are passed. */
+  signals: Pick<LockSignals, "forwardTo"> | null;
+  named: (pid: number, startTime: string | null) => Promise<void>;
+  /** null: the lock's own folder, environment and stdio. */
+  place: CommandPlace | null;
+}
+
 /**
  * Starts the command behind its gate, calls `named(pid, startTime)` (which puts it in the queue), then
  * lets it run. Rejects with E_SPAWN_FAILED when `sh` cannot be started; a `named` that throws closes the
  * gate (nothing runs) and rejects with its error.
  */
-export async function startCommand(
+export function startCommand(
   cmd: string,
   args: readonly string[],
   signals: LockSignals,
   named: (pid: number, startTime: string | null) => Promise<void>,
 ): Promise<Started> {
+  return startGated({ cmd, args, signals, named, place: null });
+}
+
+/** startCommand, for any holder of a slot and in any place. */
+export async function startGated({ cmd, args, signals, named, place }: GatedStart): Promise<Started> {
   const child = spawn("/bin/sh", ["-c", GATE, cmd, ...args], {
-    stdio: ["inherit", "inherit", "inherit", "pipe"],
+    stdio:
+      place === null
+        ? ["inherit", "inherit", "inherit", "pipe"]
+        : ["ignore", place.output, place.output, "pipe"],
     detached: true,
+    ...(place === null ? {} : { cwd: place.cwd, env: place.env }),
   });
   const ended = new Promise<number>((resolve) => {
     child.once("exit", (code, signal) => resolve(code ?? (signal === null ? 1 : signalExitCode(signal))));
@@ -58,7 +86,7 @@ export async function startCommand(
     );
   });
   const pid = child.pid as number;
-  signals.forwardTo((signal) => {
+  signals?.forwardTo((signal) => {
     signalGroup(pid, signal);
   });
   const gate = child.stdio[GATE_FD] as Writable;

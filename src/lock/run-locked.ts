@@ -55,7 +55,7 @@ interface LockRun {
 }
 
 /** This process's claim on the class, with the slot count it allows and the dispatch it runs for. */
-function takerOf(request: LockRequest, home: string, env: NodeJS.ProcessEnv, clock: Clock): Taker {
+export function takerOf(request: LockRequest, home: string, env: NodeJS.ProcessEnv, clock: Clock): Taker {
   const dir = slotClassDir(home, request.cls);
   const own = request.slots ?? request.envSlots;
   return {

@@ -129,14 +129,14 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
     const text = renderStatus(rows, { run: "default", hidden: 3, now: NOW });
     expect(text).toBe(
       [
-        "  NAME           ID     BACKEND     STATE    AGE    TOKENS DOING / RESULT",
-        "  fix-tests      k3x9qa codex       running  3m12s  20k    tool open 3m12s: car…",
-        "  docs           aaaaaa claude-code running  3m12s  -      retrying 2/10",
-        "  orphan-one     bbbbbb codex       orphaned 3m12s  20k",
-        "* done           cccccc codex       recorded 1h00m  1.5M   ok",
-        "  a-very-long-d… dddddd codex       recorded 24h00m 20k    timeout (idle-timeou…",
-        "  limited        eeeeee codex       recorded 3m12s  20k    rate-limit until 14:…",
-        "  no-key         ffffff codex       recorded 3m12s  20k    auth: invalid x-api-…",
+        "  NAME           ID     BACKEND     STATE     AGE    TOKENS DOING / RESULT",
+        "  fix-tests      k3x9qa codex       running   3m12s  20k    tool open 3m12s: ca…",
+        "  docs           aaaaaa claude-code running   3m12s  -      retrying 2/10",
+        "  orphan-one     bbbbbb codex       orphaned  3m12s  20k",
+        "* done           cccccc codex       recorded  1h00m  1.5M   ok",
+        "  a-very-long-d… dddddd codex       recorded  24h00m 20k    timeout (idle-timeo…",
+        "  limited        eeeeee codex       recorded  3m12s  20k    rate-limit until 14…",
+        "  no-key         ffffff codex       recorded  3m12s  20k    auth: invalid x-api…",
         "(3 older recorded: catherd status --all)",
         "",
       ].join("\n"),
@@ -156,8 +156,8 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
       hidden: 0,
       now: NOW,
     });
-    expect(text.split("\n")[0]).toBe("  NAME ID     BACKEND STATE    AGE    TOKENS DOING / RESULT");
-    expect(text.split("\n")[1]).toMatch(/^ {2}t1 {3}k3x9qa exec {4}running {2}3m12s {2}20k {4}compiling$/);
+    expect(text.split("\n")[0]).toBe("  NAME ID     BACKEND STATE     AGE    TOKENS DOING / RESULT");
+    expect(text.split("\n")[1]).toMatch(/^ {2}t1 {3}k3x9qa exec {4}running {3}3m12s {2}20k {4}compiling$/);
   });
 
   it("says why in one line: the kind, when to come back, the message", () => {
@@ -206,8 +206,8 @@ describe("status as people read it (NO_COLOR, 80 columns)", () => {
     );
     // The table cuts the column at 80 (a wider terminal shows it whole); --json and `show` carry the chain.
     expect(text.split("\n").slice(1, 3)).toEqual([
-      "  ladder     k3x9qa claude-code running  3m12s  20k    thinking ← claude-code r…",
-      "  handing-on gggggg codex       recorded 3m12s  20k    quota: Quota exceeded → …",
+      "  ladder     k3x9qa claude-code running   3m12s  20k    thinking ← claude-code …",
+      "  handing-on gggggg codex       recorded  3m12s  20k    quota: Quota exceeded →…",
     ]);
     expect(renderStatus([], { run: "x", hidden: 0, now: NOW })).toBe("no dispatches in run x\n");
     const wide = renderStatus(
@@ -276,8 +276,8 @@ describe("spend in status", () => {
     });
     const text = renderStatus([capped, row({ name: "plain" })], { run: "default", hidden: 0, now: NOW });
     const [header, first, second] = text.split("\n");
-    expect(header).toBe("  NAME   ID     BACKEND STATE    AGE    TOKENS  COST         DOING / RESULT");
-    expect(first).toMatch(/^ {2}capped k3x9qa codex {3}running {2}3m12s {2}41k\/50k ~\$0\.12\/\$5\.00 /);
+    expect(header).toBe("  NAME   ID     BACKEND STATE     AGE    TOKENS  COST         DOING / RESULT");
+    expect(first).toMatch(/^ {2}capped k3x9qa codex {3}running {3}3m12s {2}41k\/50k ~\$0\.12\/\$5\.00 /);
     // Usage without a dollar figure: `?`, where `-` would say there is no usage yet.
     expect(second).toMatch(/ 20k {5}\? {12}\$ npm test$/);
     const view = {

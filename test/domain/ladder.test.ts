@@ -205,3 +205,48 @@ describe("nextStep for an answer that does not fit", () => {
     expect(nextStep(invalid(1, { status: "limit", kind: "quota" }))?.ladder.repairs).toBe(1);
   });
 });
+
+// A repair turn for a red check (specs/dispatch.md, "Checks and races"): the check's failure goes back on the
+// same rung and thread while the check's own repairs are left; an answer's repairs are counted apart.
+describe("nextStep for a check still red", () => {
+  const red = (checkRepairs: number, more: Partial<Ended> = {}): Ended =>
+    ended({
+      status: "failed",
+      kind: "verify",
+      ladder: { rungs: [claude], retryWithinMs: null, retries: 0, repairs: 1, checkRepairs },
+      ...more,
+    });
+  const cases: [string, Ended, Partial<NextStep> | null][] = [
+    [
+      "check repairs left and a thread: a repair on the same rung, at once",
+      red(2),
+      { backend: "codex", model: null, bin: "/bin/codex", why: "repair", notBefore: null },
+    ],
+    ["no check repair left: the chain ends, whatever answer repairs are left", red(0), null],
+    ["no thread recorded: no repair is possible", red(2, { thread: null }), null],
+    ["a check that could not judge the turn gets no repair", red(2, { kind: "verify-error" }), null],
+    ["a passing check (ok) ends the chain", red(2, { status: "ok", kind: null }), null],
+  ];
+  for (const [what, given, expected] of cases) {
+    it(what, () => {
+      const step = nextStep(given);
+      if (expected === null) expect(step).toBeNull();
+      else expect(step).toMatchObject(expected);
+    });
+  }
+
+  it("counts a check's repair off its own repairs, leaving the answer's, and carries both over a failover", () => {
+    expect(nextStep(red(2))?.ladder).toEqual({
+      rungs: [claude],
+      retryWithinMs: null,
+      retries: 0,
+      repairs: 1,
+      checkRepairs: 1,
+    });
+    expect(nextStep(red(2, { status: "limit", kind: "quota" }))?.ladder).toMatchObject({
+      rungs: [],
+      repairs: 1,
+      checkRepairs: 2,
+    });
+  });
+});

@@ -15,6 +15,7 @@ describe("waitsForAnswers", () => {
     unknown: true,
     stopping: false,
     exited: false,
+    verifying: false,
     recorded: false,
     lost: false,
   };

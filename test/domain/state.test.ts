@@ -37,6 +37,21 @@ describe("dispatchState", () => {
     ["supervisor gone, agent gone, no exit.json", { hasSupervisor: true }, "lost"],
     ["exit.json written", { hasSupervisor: true, hasExit: true }, "exited"],
     [
+      "exit.json written, its check still due",
+      { hasSupervisor: true, hasExit: true, checkDue: true },
+      "verifying",
+    ],
+    [
+      "exit.json written, its check due, its supervisor gone",
+      { hasSupervisor: true, hasExit: true, checkDue: true, supervisorAlive: false },
+      "verifying",
+    ],
+    [
+      "record.json written, its check once due",
+      { hasRecord: true, hasExit: true, checkDue: true },
+      "recorded",
+    ],
+    [
       "record.json written, whatever else",
       { hasRecord: true, hasExit: false, supervisorAlive: true },
       "recorded",
@@ -119,6 +134,26 @@ describe("readerDuty", () => {
       null,
     ],
     ["running", ["running", { supervisorAlive: true, agentNamedAlive: true }], null],
+    [
+      "a check whose supervisor runs it: leave it",
+      ["verifying", { supervisorAlive: true, agentNamedAlive: false }],
+      null,
+    ],
+    [
+      "a check whose supervisor died: have it taken over (run, or its run waited for)",
+      ["verifying", { supervisorAlive: false, agentNamedAlive: false }],
+      "adopt",
+    ],
+    [
+      "a check of a placed dispatch whose supervisor died: record it (never taken over outside its job)",
+      ["verifying", { supervisorAlive: false, agentNamedAlive: false, mayAdopt: false }],
+      "record",
+    ],
+    [
+      "a check whose supervisor's life is not known here: leave it",
+      ["verifying", { supervisorAlive: false, agentNamedAlive: false, undecided: true }],
+      null,
+    ],
     ["recorded", ["recorded", { supervisorAlive: false, agentNamedAlive: false }], null],
     ["queued", ["queued", { supervisorAlive: false, agentNamedAlive: false }], null],
     [

@@ -15,11 +15,15 @@ export function recordedLines(cli: string, scenario: string): string[] {
     .split("\n");
 }
 
-/** One scripted run: its stdout lines, then its exit code; `holdAt` pauses after that many lines until a file exists. */
+/**
+ * One scripted run: its stdout lines, then its exit code; `holdAt` pauses after that many lines until a file
+ * exists; `write` writes a file (relative to the folder it runs in) before the lines, as an agent's edit.
+ */
 export interface FakeRun {
   lines: string[];
   exit: number;
   holdAt?: { line: number; until: string };
+  write?: { file: string; text: string };
 }
 
 /**
@@ -45,6 +49,7 @@ try { n = Number(fs.readFileSync(${JSON.stringify(countFile)}, "utf8")); } catch
 fs.writeFileSync(${JSON.stringify(countFile)}, String(n + 1));
 fs.appendFileSync(${JSON.stringify(callsFile)}, JSON.stringify(process.argv.slice(2)) + "\\n");
 const run = runs[Math.min(n, runs.length - 1)];
+if (run.write) fs.writeFileSync(run.write.file, run.write.text);
 const reset = new Date(Math.ceil(Date.now() / 1000) * 1000 + 6000).toISOString().replace(".000Z", "Z");
 const print = (lines) => { for (const line of lines) fs.writeSync(1, line.replace("{RESET+6}", reset) + "\\n"); };
 const hold = run.holdAt ?? { line: run.lines.length, until: null };

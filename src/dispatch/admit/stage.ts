@@ -34,6 +34,7 @@ import { placement } from "../request/placement.js";
 import { racing } from "../request/race-input.js";
 import { steering } from "../request/steer-input.js";
 import { tagging } from "../request/tag-input.js";
+import { checking } from "../request/verify-input.js";
 import { type Placed, placeDispatch, type Workplace } from "./workplace.js";
 
 // A dispatch folder written in two steps (specs/dispatch.md §2, step 5), shared by admission and by a
@@ -261,6 +262,7 @@ function specOf(
     ...brief.toSpec(request),
     ...(answerSchemaPath === null ? {} : { answerSchema: answerSchemaPath }),
     ...steering.toSpec(request),
+    ...checking.toSpec(request),
     ...(request.sandboxPolicy == null ? {} : { sandbox: request.sandboxPolicy }),
   };
 }

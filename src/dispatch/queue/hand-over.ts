@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { backendFor } from "../../backends/backend-registry.js";
 import type { Caps, Slot } from "../../domain/admission/admission-rules.js";
 import type { NextStep } from "../../domain/admission/ladder.js";
+import { checkRepairBrief } from "../../domain/check/check.js";
 import { repairBrief } from "../../domain/ending/answer-contract.js";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
@@ -225,23 +226,32 @@ function nextRequest(attempt: RecordedAttempt, step: NextStep): DispatchRequest 
   const ladder = admit.ladder;
   if (ladder === undefined) throw new Error("admit.json names no ladder");
   const recorded = { ...readRecorded(attempt), ladder };
-  // A repair answers to the schema the recorded attempt's folder holds.
-  const repairOf = step.why === "repair" ? recorded.answer : null;
+  const repair = step.why === "repair" ? repairBriefOf(recorded, record) : null;
   const backend = backendFor(step.backend);
-  const carried = nextAttemptRequest(recorded, { kind: "next-attempt", backend, repair: repairOf !== null });
+  const carried = nextAttemptRequest(recorded, { kind: "next-attempt", backend, repair: repair !== null });
   return {
     ...carried,
     backend,
     model: step.model,
     bin: step.bin,
     chain: nextLink(admit, step, ladder.request.thread),
-    ...(repairOf === null
-      ? {}
-      : {
-          brief: Buffer.from(repairBrief(record.answerErrors ?? [], repairOf.text), "utf8"),
-          thread: record.thread,
-        }),
+    ...(repair === null ? {} : { brief: Buffer.from(repair, "utf8"), thread: record.thread }),
   };
+}
+
+/**
+ * A repair turn's brief: for a red check (`verify`), the check, its exit code and its output's tail; for an
+ * answer that did not fit, the validator's errors and the schema the recorded attempt's folder holds.
+ */
+function repairBriefOf(recorded: Pick<Recorded, "spec"> & { answer: AnswerText | null }, record: RecordFile) {
+  const check = recorded.spec?.verify;
+  const lastRun = record.verify?.runs.at(-1);
+  if (record.error?.kind === "verify" && check !== undefined && lastRun !== undefined) {
+    return checkRepairBrief(check.command, lastRun);
+  }
+  const answer = recorded.answer;
+  if (answer === null) throw new Error("a repair of an attempt with neither a red check nor a schema");
+  return repairBrief(record.answerErrors ?? [], answer.text);
 }
 
 /** What a successor is made from (request/concern.ts), as the recorded attempt's folder holds it. */
@@ -272,7 +282,10 @@ function briefOf(dir: string): Buffer | null {
 }
 
 /** The chain's answer schema as the recorded attempt's folder holds it (answer-schema.json), or null. */
-function answerOf(dir: string, spec: SpecFile | null): { schema: unknown; text: string } | null {
+/** An answer schema, parsed and as the folder holds it. */
+type AnswerText = { schema: unknown; text: string };
+
+function answerOf(dir: string, spec: SpecFile | null): AnswerText | null {
   if (spec?.answerSchema == null) return null;
   try {
     const text = fs.readFileSync(fileIn(dir, FILES.answerSchema), "utf8");

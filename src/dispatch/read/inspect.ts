@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { checkMayBeDue } from "../../domain/check/check.js";
 import type { CatherdError } from "../../domain/errors.js";
 import type {
   AdmitFile,
@@ -164,6 +165,7 @@ function observe(r: Reading, recordFirst: FileRead<RecordFile>, job: EngineSight
   const record = r.take(recordRead);
   const reads = [start.admitRead, start.specRead, sup.placementRead, sup.supervisorRead, agent.procRead];
   const unreadable = [recordFirst, ...reads, exitRead, recordRead].some(cannotRead);
+  const checkDue = record === null && exit !== null && checkStillDue(r, start.spec, exit);
   // Before its supervisor came up, a placed dispatch is what its engine says of its job.
   const unplaced = !sup.hasSupervisor && !r.settled ? sup.placement : null;
   const phase = unplaced !== null && job !== null ? phaseOf(job) : null;
@@ -171,7 +173,26 @@ function observe(r: Reading, recordFirst: FileRead<RecordFile>, job: EngineSight
     unplaced !== null && phase === null
       ? unplacedWhy(r, unplaced, sup.judged.undecided, job)
       : sup.judged.undecided;
-  return { start, sup, agent, exitRead, exit, recordRead, record, unreadable, undecided, phase, job };
+  return {
+    start,
+    sup,
+    agent,
+    exitRead,
+    exit,
+    recordRead,
+    record,
+    unreadable,
+    undecided,
+    phase,
+    job,
+    checkDue,
+  };
+}
+
+/** The agent ended and its check (`--verify`) has not: asked for, after an ending that may be ok, not ended. */
+function checkStillDue(r: Reading, spec: SpecFile | null, exit: ExitFile): boolean {
+  if (spec?.verify === undefined || !checkMayBeDue(exit.reason)) return false;
+  return r.take(r.probe.read(FILES.check))?.state !== "ended";
 }
 
 /** The view of the folder in `state`, with the duty a reader that finds it so has. */
@@ -308,6 +329,8 @@ interface Observed {
   phase: ReturnType<typeof phaseOf>;
   /** What the engine said of the job, when the reader asked it. */
   job: EngineSight | null;
+  /** The agent ended and its check is still due (state `verifying`). */
+  checkDue: boolean;
 }
 
 /**
@@ -335,6 +358,7 @@ function stateOf(o: Observed): DispatchState {
     // A torn or newer record still means "recorded": nobody may record the dispatch again.
     hasRecord: o.recordRead.kind !== "missing" && !cannotRead(o.recordRead),
     hasExit: o.exitRead.kind !== "missing",
+    checkDue: o.checkDue,
     hasSupervisor: o.sup.hasSupervisor,
     supervisorAlive: o.sup.judged.alive,
     undecided: o.undecided !== null,

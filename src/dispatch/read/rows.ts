@@ -13,6 +13,7 @@ import { isSeen } from "../../folder/markers.js";
 import { readFolderJson } from "../../folder/read.js";
 import { refusalsIn } from "../../folder/sandbox-log.js";
 import { readSteering } from "../../folder/steering-view.js";
+import { okValue } from "../../infra/json-file.js";
 import type { RunPaths } from "../../infra/paths.js";
 import type { DispatchView } from "./inspect.js";
 import { type LockActivity, lockActivityOf } from "./lock-activity.js";
@@ -83,6 +84,30 @@ export interface DispatchRow {
   asking?: RowConversation["asking"];
   /** A sandboxed dispatch's sandbox (specs/sandbox.md; the row's field keeps the name `fence`): its mode and what it refused so far; absent: none. */
   fence?: RowSandbox;
+  /** Its check (`--verify`): the command, whether it passed, the chain's runs so far, since when it runs; absent: none. */
+  check?: RowCheck;
+}
+
+/** A dispatch's check as its row says it. */
+export interface RowCheck {
+  command: string;
+  /** The record's `verify.passed`; null while it runs, or when it did not run to a verdict. */
+  passed: boolean | null;
+  /** Runs of the chain so far (the record's); 0 while the first runs. */
+  runs: number;
+  /** When the run under way started (verify.json), while the dispatch is `verifying`; else null. */
+  since: string | null;
+}
+
+function checkOf(view: DispatchView): { check?: RowCheck } {
+  const command = view.spec?.verify?.command;
+  if (command === undefined) return {};
+  const recorded = view.record?.verify;
+  if (recorded !== undefined)
+    return { check: { command, passed: recorded.passed, runs: recorded.runs.length, since: null } };
+  const run = view.state === "verifying" ? okValue(readFolderJson(view.dir, FILES.check)) : null;
+  const since = run?.state === "running" && run.pid !== null ? run.startedAt : null;
+  return { check: { command, passed: null, runs: 0, since } };
 }
 
 /** A sandboxed dispatch's sandbox as its row says it: the record's account, or sandbox.log's while it lives. */
@@ -327,6 +352,7 @@ export function liveRow(
     ...(view.record?.outcome === undefined ? {} : { outcome: view.record.outcome }),
     ...liveConversation(view),
     ...liveSandbox(view),
+    ...checkOf(view),
   };
 }
 

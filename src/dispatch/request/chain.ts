@@ -42,6 +42,8 @@ export interface ChainRequest {
   thread: string | null;
   /** Repair turns left for an answer that does not fit --answer-schema; absent: 0. */
   repairs?: number;
+  /** Repair turns left for a check (--verify) still red; absent: 0. */
+  checkRepairs?: number;
   /** Moves to another account of the pool before this attempt; absent: 0. */
   accountMoves?: number;
 }
@@ -84,9 +86,10 @@ export const chain = {
 export function firstAttempt(
   { rungs, retryWithinMs }: LadderAsked,
   thread: string | null,
-  { repairs, pool }: { repairs: number; pool: number },
+  { repairs, checkRepairs, pool }: { repairs: number; checkRepairs: number; pool: number },
 ): ChainRequest | null {
-  if (rungs.length === 0 && retryWithinMs === null && repairs === 0 && pool <= 1) return null;
+  const mayGoOn = repairs > 0 || checkRepairs > 0 || pool > 1;
+  if (rungs.length === 0 && retryWithinMs === null && !mayGoOn) return null;
   return {
     rungs,
     retryWithinMs,
@@ -96,18 +99,22 @@ export function firstAttempt(
     notBefore: null,
     thread,
     repairs,
+    ...(checkRepairs === 0 ? {} : { checkRepairs }),
   };
 }
 
 /** The chain's fields of admit.json's ladder: the rungs left, the timed retries, the repairs left. */
 export function chainLadder(
   link: ChainRequest,
-): Pick<LadderFile, "rungs" | "retryWithinMs" | "retries" | "repairs" | "accountMoves"> {
+): Pick<LadderFile, "rungs" | "retryWithinMs" | "retries" | "repairs" | "checkRepairs" | "accountMoves"> {
   return {
     rungs: link.rungs,
     retryWithinMs: link.retryWithinMs,
     retries: link.retries,
     ...(link.repairs === undefined || link.repairs === 0 ? {} : { repairs: link.repairs }),
+    ...(link.checkRepairs === undefined || link.checkRepairs === 0
+      ? {}
+      : { checkRepairs: link.checkRepairs }),
     ...(link.accountMoves === undefined || link.accountMoves === 0
       ? {}
       : { accountMoves: link.accountMoves }),
@@ -130,6 +137,7 @@ export function nextLink(admit: AdmitFile, step: NextStep, thread: string | null
     notBefore: step.notBefore,
     thread,
     repairs: step.ladder.repairs,
+    ...(step.ladder.checkRepairs === undefined ? {} : { checkRepairs: step.ladder.checkRepairs }),
     ...(step.ladder.accountMoves === undefined ? {} : { accountMoves: step.ladder.accountMoves }),
   };
 }

@@ -15,6 +15,7 @@ import { runCaps } from "./run-caps.js";
 import { sandbox } from "./sandbox-input.js";
 import { steering } from "./steer-input.js";
 import { tagging } from "./tag-input.js";
+import { checking } from "./verify-input.js";
 
 // The flags of `catherd dispatch` and of the MCP dispatch tool: the concerns' own, in the order `--help`
 // lists them. The command line's parser, its help and the tool's input schema are made from this table,
@@ -36,6 +37,7 @@ export const CONCERN_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   notify: notify.options,
   steering: steering.options,
   answer: answer.options,
+  check: checking.options,
   race: racing.options,
 };
 

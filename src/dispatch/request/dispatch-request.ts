@@ -19,6 +19,7 @@ import { type RawSandboxFlags, type SandboxRequest, sandbox } from "./sandbox-in
 import { type RawSteerInput, steering } from "./steer-input.js";
 import { type RawTagInput, type TagRequest, tagging } from "./tag-input.js";
 import { invalid } from "./text.js";
+import { type CheckRequest, checking, type RawCheckInput } from "./verify-input.js";
 
 // The dispatch request: the composition of its concerns' parts (concern.ts, specs/dispatch.md, "A
 // request's concerns"), each validated by its own module, in the order a refusal names the first problem.
@@ -36,6 +37,7 @@ export interface DispatchRequest
     NotifyRequest,
     AccountRequest,
     TagRequest,
+    CheckRequest,
     RaceRequest {
   /** The brief as given (brief.ts composes brief.md from it at staging); null for exec without one. */
   brief: BriefRequest["brief"];
@@ -99,6 +101,7 @@ export interface RawDispatchInput
     RawPlacementFlags,
     RawAccountInput,
     RawTagInput,
+    RawCheckInput,
     RawRaceInput {
   /** `--answer-schema`/`--repair`, already read and checked (answer-input.ts: the check is async). */
   answer?: AnswerRequest | null;
@@ -127,11 +130,14 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
   refuseQueuedPassEnv(asked);
   const ladder = partOf(chain, raw, context);
   const answered = partOf(answer, raw, context);
+  const checked = partOf(checking, raw, context);
   return {
     ...asked,
     ...answered,
+    ...checked,
     chain: firstAttempt(ladder, agent.thread, {
       repairs: answered.answer?.repair ?? 0,
+      checkRepairs: checked.verify?.repairs ?? 0,
       pool: asked.accounts?.pool.length ?? 1,
     }),
     ...partOf(spendCaps, raw, context),
@@ -159,6 +165,7 @@ const CARRYING: readonly CarryingConcern[] = [
   accountChoice,
   tagging,
   answer,
+  checking,
   spendCaps,
   steering,
   sandbox,

@@ -25,7 +25,7 @@ export const notify = {
       type: "string",
       value: "<cmd>",
       description:
-        "a shell command run once when the dispatch is recorded (a chain: when it ends), with CATHERD_RECORD, CATHERD_NAME, CATHERD_STATUS, CATHERD_KIND, CATHERD_OUTCOME set and the record's JSON on stdin; its output goes to notify.log",
+        "a shell command run once when the dispatch is recorded (a chain: when it ends), with CATHERD_RECORD, CATHERD_NAME, CATHERD_STATUS, CATHERD_KIND, CATHERD_OUTCOME, CATHERD_VERIFY set and the record's JSON on stdin; its output goes to notify.log",
     },
     "run-notify": {
       type: "string",

@@ -6,7 +6,8 @@ import { type DispatchView, inspectDispatch } from "../read/inspect.js";
 import { startGivenSupervisor } from "./standby.js";
 
 // Re-adoption (specs/supervisor.md, "Adoption"): a reader that finds an orphan — its supervisor dead, its
-// agent alive — starts a new supervisor for the folder, which takes the dispatch over. However many
+// agent alive — or a check (`--verify`) whose supervisor died starts a new supervisor for the folder, which
+// takes the dispatch over. However many
 // readers race, one supervisor wins (supervisor/take-over.ts); the others bow out at once.
 
 /** How long a reader waits for a supervisor to take the orphan over before it reports what it sees. */
@@ -19,9 +20,7 @@ const ADOPTION_POLL_MS = 20;
  * one or a racing reader's — and returns the folder read again. Anything else is returned as it is.
  */
 export async function adoptOrphan(view: DispatchView, clock: Clock): Promise<DispatchView> {
-  const proc = view.proc;
-  if (view.duty !== "adopt" || proc === null || proc.startTime === null) return view;
-  if (!isSameProcess(proc.pid, proc.startTime)) return view;
+  if (view.duty !== "adopt" || !(view.state === "verifying" || agentStillAlive(view))) return view;
   const started = startGivenSupervisor(view.dir);
   const spawnError = await started.spawned;
   started.child.unref();
@@ -30,15 +29,22 @@ export async function adoptOrphan(view: DispatchView, clock: Clock): Promise<Dis
   await waitUntil(
     () => {
       last = inspectDispatch(view.dir, { clock });
-      // Adopted (running, stopping), or ended meanwhile (the adopter found the agent gone: lost).
-      return last.state !== "orphaned" ? true : undefined;
+      // Adopted (running, stopping, verifying under its new supervisor), or ended meanwhile (the adopter
+      // found the agent gone: lost).
+      return last.duty !== "adopt" ? true : undefined;
     },
     {
       clock,
       deadline: clock.now() + ADOPTION_WAIT_MS,
       pollMs: ADOPTION_POLL_MS,
-      watch: watchFolders([view.dir], [FILES.supervisor, FILES.exit]),
+      watch: watchFolders([view.dir], [FILES.supervisor, FILES.exit, FILES.record]),
     },
   );
   return last;
+}
+
+/** The orphan's agent named in proc.json is alive, by pid and start time, checked again here. */
+function agentStillAlive(view: DispatchView): boolean {
+  const proc = view.proc;
+  return proc !== null && proc.startTime !== null && isSameProcess(proc.pid, proc.startTime);
 }

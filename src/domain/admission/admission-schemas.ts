@@ -45,6 +45,8 @@ export const ladderSchema = loose({
   retries: ms,
   /** Repair turns left to the chain (--repair) for an answer that does not fit --answer-schema; absent: 0. */
   repairs: ms.optional(),
+  /** Repair turns left to the chain (--verify-repairs) for a check still red; absent: 0. */
+  checkRepairs: ms.optional(),
   /** Moves to another account of the pool so far (specs/quota.md, "A pool"); absent: none. */
   accountMoves: ms.optional(),
   /** This attempt's own rung: what a timed retry runs again. */

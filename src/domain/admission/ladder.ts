@@ -23,6 +23,8 @@ export interface LadderState {
   retries: number;
   /** Repair turns left for an answer that does not fit the dispatch's --answer-schema (--repair). */
   repairs: number;
+  /** Repair turns left for a check (--verify) still red (--verify-repairs); absent: none. */
+  checkRepairs?: number;
   /** Moves to another account of the pool so far (specs/quota.md, "A pool"); absent: none. */
   accountMoves?: number;
 }
@@ -83,8 +85,8 @@ const FINAL_DECLARATIONS: ReadonlySet<DeclaredStatus> = new Set(["blocked", "ref
 /**
  * The next attempt of a chain, or null when the chain ends here. A worker that declared itself blocked or
  * refused ends the chain whatever its ending: it would be told the same again. An answer that did not fit
- * its schema (`answer-invalid`) is repaired on the same rung and thread while repairs are left and a thread
- * is known; else that ends the chain (another provider would be asked the same thing). A window that
+ * its schema (`answer-invalid`), and a check still red (`verify`), is repaired on the same rung and thread
+ * while repairs of its own kind are left and a thread is known; else that ends the chain (another provider would be asked the same thing). A window that
  * stopped it moves it to another account of its pool (accountStep). A rate limit that
  * names a time within
  * `retryWithinMs` of the end retries the same rung at that time (at most MAX_RETRIES_PER_RUNG times); else
@@ -95,6 +97,7 @@ export function nextStep(ended: Ended): NextStep | null {
   if (ladder === null || kind === null || ended.status === "ok") return null;
   if (ended.outcome != null && FINAL_DECLARATIONS.has(ended.outcome)) return null;
   if (kind === "answer-invalid") return repairStep(ended, ladder);
+  if (kind === "verify") return checkRepairStep(ended, ladder);
   if (!FAILOVER_KINDS.has(kind)) return null;
   const moved = accountStep(ended, ladder);
   if (moved !== null) return moved;
@@ -115,7 +118,14 @@ export function nextStep(ended: Ended): NextStep | null {
     ...next,
     notBefore: null,
     why: "failover",
-    ladder: { rungs: rest, retryWithinMs: ladder.retryWithinMs, retries: 0, repairs: ladder.repairs },
+    // A new rung starts its accounts afresh; the repairs left go with the chain.
+    ladder: {
+      rungs: rest,
+      retryWithinMs: ladder.retryWithinMs,
+      retries: 0,
+      repairs: ladder.repairs,
+      ...(ladder.checkRepairs === undefined ? {} : { checkRepairs: ladder.checkRepairs }),
+    },
   };
 }
 
@@ -140,5 +150,17 @@ function repairStep(ended: Ended, ladder: LadderState): NextStep | null {
     notBefore: null,
     why: "repair",
     ladder: { ...ladder, retries: 0, repairs: ladder.repairs - 1 },
+  };
+}
+
+/** One repair turn for a red check, on the attempt's own rung and thread; null: none left or none possible. */
+function checkRepairStep(ended: Ended, ladder: LadderState): NextStep | null {
+  const left = ladder.checkRepairs ?? 0;
+  if (left <= 0 || ended.thread === null) return null;
+  return {
+    ...ended.rung,
+    notBefore: null,
+    why: "repair",
+    ladder: { ...ladder, retries: 0, checkRepairs: left - 1 },
   };
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { recordCheckField } from "../check/check.js";
 import {
   backendIdSchema,
   costSourceSchema,
@@ -193,6 +194,8 @@ export const recordFileSchema = loose({
     questions: loose({ asked: ms, answered: ms, byPolicy: ms, unanswered: ms }),
     keptOpenMs: ms.nullable(),
   }).optional(),
+  /** With --verify: the check, whether it passed, and its chain's runs (specs/record.md, "verify"). Absent: none. */
+  verify: recordCheckField.optional(),
   /** A sandboxed dispatch's account of its sandbox (specs/record.md, "sandbox"). Absent: not sandboxed. */
   sandbox: loose({
     mode: z.enum(["files", "files+net"]),

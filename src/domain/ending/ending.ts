@@ -1,3 +1,4 @@
+import type { CheckProblem } from "../check/check.js";
 import type { EngineWords } from "../file-fields.js";
 import { spentUntil } from "../spend/quota.js";
 import { cleanMessage } from "../text/redact.js";
@@ -83,6 +84,8 @@ export interface ExitFacts {
   capUsed?: string | null;
   /** The answer's check, for an ending that is otherwise `ok`. */
   answer?: AnswerProblem | null;
+  /** The check's (`--verify`), for an ending that is otherwise `ok` with an answer that holds. */
+  check?: CheckProblem | null;
   /** The record could not be built: catherd's words on why (specs/record.md, "A record always comes"). */
   unbuilt?: string;
 }
@@ -244,7 +247,7 @@ function kindOf(exit: ExitFacts, summary: StreamSummary, rules: JudgeRules): Err
   if (exit.reason === "provider-unavailable")
     return exit.kind ?? summary.lastRetry?.kind ?? summary.lastKnownError?.kind ?? "provider-down";
   // exited or after-final: the CLI's own account; a success holds only with an answer that holds.
-  if (succeeded(exit, summary, rules)) return exit.answer?.kind ?? null;
+  if (succeeded(exit, summary, rules)) return exit.answer?.kind ?? exit.check?.kind ?? null;
   return (
     summary.finalError?.kind ??
     summary.lastKnownError?.kind ??
@@ -272,6 +275,9 @@ function failed(kind: ErrorKind, exit: ExitFacts, summary: StreamSummary): Endin
   if (kind === "record") return unbuiltError(exit);
   if (kind === "answer-invalid" || kind === "answer-over-limit")
     return { code: exit.reason, kind, message: exit.answer?.message ?? "", retryAfter: null };
+  // The check's words (a red check, one that could not judge, one a cancel stopped) are its own.
+  if (exit.check != null && exit.check.kind === kind)
+    return { code: exit.reason, kind, message: exit.check.message, retryAfter: null };
   const retryAfter = COME_BACK_LATER.has(kind) ? comeBackAt(kind, exit, summary) : null;
   const engine = exit.error?.engine;
   return {

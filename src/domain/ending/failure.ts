@@ -27,6 +27,9 @@ const STATUS_OF_KIND: Readonly<Record<ErrorKind, Status>> = {
   "answer-over-limit": "failed",
   // catherd's own error while it built the record: nothing the dispatch did, and nothing waiting heals.
   record: "failed",
+  // A red check: the work is not done; a check that could not judge: nothing says it is.
+  verify: "failed",
+  "verify-error": "failed",
 };
 
 export function statusOfKind(kind: ErrorKind): Status {

@@ -9,6 +9,8 @@ export interface DispatchObservation {
   unreadable?: boolean;
   hasRecord: boolean;
   hasExit: boolean;
+  /** The agent has ended (exit.json) and its check (`--verify`) is still due: run, or about to be. */
+  checkDue?: boolean;
   /** supervisor.json exists. */
   hasSupervisor: boolean;
   /**
@@ -59,7 +61,7 @@ export const STARTER_ELSEWHERE_MS = 75_000;
 export function dispatchState(o: DispatchObservation, startGraceMs = START_GRACE_MS): DispatchState {
   if (o.hasRecord) return "recorded";
   if (o.unreadable === true) return "unknown";
-  if (o.hasExit) return "exited";
+  if (o.hasExit) return o.checkDue === true ? "verifying" : "exited";
   if (o.supervisorAlive) return o.cancelRequested ? "stopping" : "running";
   if (o.undecided === true) return "unknown";
   if (o.queue === "waiting") return "queued";
@@ -97,7 +99,8 @@ export function waitsUnpromoted(files: QueueFiles): boolean {
 
 /**
  * What a reader that finds a dispatch in `state` must do for it (specs/cli.md, "Readers' duties"): have
- * an orphan whose agent is named and alive adopted by a new supervisor; record a dispatch whose
+ * an orphan whose agent is named and alive, or a check whose supervisor died, taken over by a new
+ * supervisor; record a dispatch whose
  * supervisor is gone — lost, or ended (exit.json) without its record; nothing otherwise. An orphan whose
  * agent cannot be named (its supervisor died before proc.json) can only be cancelled.
  */
@@ -113,6 +116,12 @@ export function readerDuty(
   alive: { supervisorAlive: boolean; agentNamedAlive: boolean; mayAdopt?: boolean; undecided?: boolean },
 ): ReaderDuty {
   if (state === "orphaned") return alive.agentNamedAlive && alive.mayAdopt !== false ? "adopt" : null;
+  // A check whose supervisor died is taken over (run, or its run waited for) by a new one; a placed
+  // dispatch's supervisor is its engine's, and its record says the check was lost.
+  if (state === "verifying") {
+    if (alive.supervisorAlive || alive.undecided === true) return null;
+    return alive.mayAdopt === false ? "record" : "adopt";
+  }
   if (state === "lost") return "record";
   if (state === "exited" && !alive.supervisorAlive && alive.undecided !== true) return "record";
   return null;

@@ -14,7 +14,13 @@ export type QuestionKind = (typeof QUESTION_KINDS)[number];
  * exited, or both it and its supervisor are gone. A question it left without an answer is not waiting
  * for one (specs/steering.md).
  */
-const ANSWERLESS_STATES: ReadonlySet<DispatchState> = new Set(["stopping", "exited", "recorded", "lost"]);
+const ANSWERLESS_STATES: ReadonlySet<DispatchState> = new Set([
+  "stopping",
+  "exited",
+  "verifying",
+  "recorded",
+  "lost",
+]);
 
 /** Whether a dispatch in this state still waits for the answers nobody has given. */
 export function waitsForAnswers(state: DispatchState): boolean {
