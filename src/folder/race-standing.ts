@@ -4,12 +4,13 @@ import type { DecisionFile, RaceFile, RecordFile } from "../domain/schemas.js";
 import { billedTokens } from "../domain/spend/usage.js";
 import { okValue } from "../infra/json-file.js";
 import type { RunPaths } from "../infra/paths.js";
-import { FILES, fileIn } from "./layout.js";
+import { FILES, fileIn, runOf } from "./layout.js";
 import {
   checkOf,
   freezeDecision,
   type RaceRead,
   readDecision,
+  readRaceById,
   type Turn,
   turnsEnded,
   turnsOf,
@@ -202,4 +203,17 @@ export function losersToCancel(
 /** The race a dispatch folder is an attempt of, as its admit.json names it; null for none. */
 export function raceOfFolder(dir: string): { name: string; raceId: string } | null {
   return okValue(readFolderJson(dir, FILES.admit))?.race ?? null;
+}
+
+/**
+ * The race the folder is an attempt of, settled (without counting patches: a decision needs none); null
+ * for a folder of no race, or a race whose file cannot be read. Promotion asks it of a queued attempt
+ * before starting it, so that a loser of a decided race is ended instead, whoever promotes first.
+ */
+export function settleRaceOf(dir: string, at: Date): Settled | null {
+  const race = raceOfFolder(dir);
+  const run = runOf(dir);
+  if (race === null || run === null) return null;
+  const read = readRaceById(run, race.name, race.raceId);
+  return read === null ? null : settleRace(run, read, { by: "reader", at, lines: false });
 }

@@ -1,6 +1,5 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { z } from "zod";
 import { isValidId } from "../domain/ids.js";
 import {
   type DecisionFile,
@@ -109,13 +108,13 @@ export function freezeDecision(dir: string, decision: Omit<DecisionFile, "schema
   return readDecision(dir) ?? body;
 }
 
-/** The check's part of a record as a race reads it (record.json `verify`, specs/record.md). */
-const checkSchema = z.object({ passed: z.boolean().nullable(), runs: z.array(z.unknown()) }).passthrough();
-
-/** How the check of a record went: passed, its runs, or null when the record has none (no check asked). */
+/**
+ * How the check of a record went (record.json `verify`, specs/record.md): passed, its runs over the chain,
+ * or null when the record has none (no check asked).
+ */
 export function checkOf(record: RecordFile): { passed: boolean | null; runs: number } | null {
-  const parsed = checkSchema.safeParse((record as { verify?: unknown }).verify);
-  return parsed.success ? { passed: parsed.data.passed, runs: parsed.data.runs.length } : null;
+  const check = record.verify;
+  return check === undefined ? null : { passed: check.passed, runs: check.runs.length };
 }
 
 /** One turn of an attempt's chain, as its folder holds it. */
