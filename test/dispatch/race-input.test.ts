@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { inputSchemaOf } from "../../src/cli/mcp/input.js";
+import { TOOLS } from "../../src/cli/mcp/tools.js";
 import { type RawDispatchInput, validateDispatch } from "../../src/dispatch/request/dispatch-request.js";
 import { racePlan } from "../../src/dispatch/request/race-request.js";
 import { isCatherdError } from "../../src/domain/errors.js";
@@ -91,6 +93,16 @@ describe("a race's flags", () => {
     );
     expect(plan.name).toBe("race-k3x9qa");
     expect(plan.attempts.map((a) => a.name)).toEqual(["race-k3x9qa.1", "race-k3x9qa.2"]);
+  });
+
+  it("reaches the MCP dispatch tool: attempts a whole number, also a list, pick one of three", () => {
+    const tool = TOOLS.find((t) => t.name === "dispatch");
+    const schema = inputSchemaOf(tool as NonNullable<typeof tool>) as {
+      properties: Record<string, { type?: string; enum?: string[] }>;
+    };
+    expect(schema.properties.attempts?.type).toBe("integer");
+    expect(schema.properties.also?.type).toBe("array");
+    expect(schema.properties.pick?.enum).toEqual(["first-pass", "cheapest-pass", "all"]);
   });
 
   it("refuses a race through the command line with one error and a fix, and writes nothing", async () => {
