@@ -1,6 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { systemClock } from "../../src/infra/clock.js";
+import { runPaths } from "../../src/infra/paths.js";
+import { tableLines } from "../../src/ui/page/race-rows.js";
+import { RunModel } from "../../src/ui/server/run-model.js";
 import { type CliResult, dispatchFolders, isolatedHome, json, runCli } from "../helpers/cli.js";
 import { type FakeRun, fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
@@ -126,7 +130,7 @@ async function settled(env: NodeJS.ProcessEnv, names: string[]): Promise<void> {
 describe("a race, with real processes", () => {
   it("lets the second attempt win when it passes first, and cancels the first", async () => {
     const hold = path.join(tempDir(), "never");
-    const { repo, env } = setUp({
+    const { home, repo, env } = setUp({
       codex: [run("codex", "wrong", { holdAt: { line: 0, until: hold } })],
       claude: [run("claude", "right")],
     });
@@ -155,6 +159,17 @@ describe("a race, with real processes", () => {
     const text = await runCli(["result", "fix"], { env });
     expect(text.stdout).toContain("won by fix.2");
     expect(text.stdout).toContain("changes.patch");
+
+    // The dashboard's model of the run marks each attempt with its race; the page makes them one line.
+    const model = new RunModel(runPaths(home, "default"), () => {}, systemClock);
+    await model.loaded;
+    const lines = tableLines(model.rows());
+    model.close();
+    expect(lines.map((l) => (l.kind === "race" ? `race ${l.group.name}` : l.row.name))).toEqual([
+      "race fix",
+      "fix.1",
+      "fix.2",
+    ]);
   });
 
   it("with cheapest-pass, lets every attempt run and picks the passing one that cost least", async () => {
