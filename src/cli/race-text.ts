@@ -58,7 +58,7 @@ export function raceData({ race }: RaceRead, settled: Settled): RaceData {
 }
 
 const HEADER = ["attempt", "backend / model", "check", "tokens", "cost", "wall", "lines", "outcome"];
-const WIDTHS = [14, 34, 22, 7, 9, 7, 12, 0];
+const WIDTHS = [14, 28, 18, 7, 9, 7, 12, 0];
 
 /** The race as text: what it is and how it stands, a row per attempt, then the winner. */
 export function raceText(data: RaceData): string {

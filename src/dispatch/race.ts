@@ -28,10 +28,10 @@ function firstDirs(run: RunPaths, race: RaceFile): string[] {
 export async function lookAtRace(
   run: RunPaths,
   read: RaceRead,
-  clock: Clock = systemClock,
+  { clock = systemClock, lines = true }: { clock?: Clock; lines?: boolean } = {},
 ): Promise<Settled> {
   await readDispatches(firstDirs(run, read.race), { clock, chain: "last" });
-  const settled = settleRace(run, read, { by: "reader", at: clock.wallNow() });
+  const settled = settleRace(run, read, { by: "reader", at: clock.wallNow(), lines });
   for (const loser of losers(settled)) {
     await cancelDispatch(dispatchDir(run, loser.name, loser.dispatchId), { clock });
   }
@@ -51,11 +51,11 @@ export async function awaitRace(
   options: { timeoutMs: number | null; clock?: Clock },
 ): Promise<Settled & { timedOut: boolean }> {
   const clock = options.clock ?? systemClock;
-  let last: Settled | null = null;
+  // Each look reads no patch (a decision needs none); the answer counts their lines once, at the end.
   const decided = await waitUntil(
     async () => {
-      last = await lookAtRace(run, read, clock);
-      return last.decision === null ? undefined : last;
+      const look = await lookAtRace(run, read, { clock, lines: false });
+      return look.decision === null ? undefined : look;
     },
     {
       clock,
@@ -64,7 +64,7 @@ export async function awaitRace(
       watch: watchFolders(firstDirs(run, read.race), [FILES.record, FILES.next]),
     },
   );
-  const settled = (decided ?? last) as Settled;
+  const settled = settleRace(run, read, { by: "reader", at: clock.wallNow() });
   return { ...settled, timedOut: decided === undefined };
 }
 
@@ -81,7 +81,7 @@ export async function raceResult(
   read: RaceRead,
   clock: Clock = systemClock,
 ): Promise<Settled & { decision: DecisionFile }> {
-  const settled = await lookAtRace(run, read, clock);
+  const settled = await lookAtRace(run, read, { clock });
   const { decision } = settled;
   if (decision === null) {
     const going = settled.standings.filter((s) => !s.ended).map((s) => s.name);
