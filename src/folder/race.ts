@@ -142,3 +142,51 @@ export function turnsEnded(turns: readonly Turn[]): boolean {
   const last = turns.at(-1);
   return last?.record != null && !handOverPending(last.dir, last.record);
 }
+
+/**
+ * Removes the races none of whose attempts' folders remain (`catherd clean` removed them), and a name's
+ * `latest` naming a removed race; under the run's admission lock, where races are written. Best effort.
+ */
+export function removeRacesWithoutAttempts(run: RunPaths): void {
+  const root = racesDir(run);
+  for (const name of listed(root)) {
+    if (!isValidId(name)) continue;
+    for (const raceId of listed(path.join(root, name))) {
+      if (raceId === LATEST_FILE || !isValidId(raceId)) continue;
+      const read = readRaceById(run, name, raceId);
+      const left = read?.race.attempts.some((a) => fs.existsSync(dispatchDir(run, a.name, a.dispatchId)));
+      if (read !== null && left !== true)
+        fs.rmSync(raceDir(run, name, raceId), { recursive: true, force: true });
+    }
+    const latest = path.join(root, name, LATEST_FILE);
+    const id = readLatestId(latest);
+    if (id !== null && !fs.existsSync(raceDir(run, name, id))) fs.rmSync(latest, { force: true });
+    removeIfEmpty(path.join(root, name));
+  }
+  removeIfEmpty(root);
+}
+
+function listed(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function readLatestId(file: string): string | null {
+  try {
+    const id = fs.readFileSync(file, "utf8").trim();
+    return isValidId(id) ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+function removeIfEmpty(dir: string): void {
+  try {
+    fs.rmdirSync(dir);
+  } catch {
+    // not empty, or gone
+  }
+}

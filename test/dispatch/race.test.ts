@@ -264,7 +264,7 @@ describe("a race, with real processes", () => {
 
   it("cancels every attempt of a race by its name, and wait then says no attempt passed", async () => {
     const hold = path.join(tempDir(), "never");
-    const { repo, env } = setUp({
+    const { home, repo, env } = setUp({
       codex: [run("codex", null, { holdAt: { line: 0, until: hold } })],
       claude: [run("claude", null)],
     });
@@ -278,6 +278,13 @@ describe("a race, with real processes", () => {
     expect(data.winner).toBeNull();
     expect(data.attempts.map((a) => a.status)).toEqual(["cancelled", "cancelled"]);
     await settled(env, ["fix.1", "fix.2"]);
+
+    // clean removes the attempts' folders, then the race none of whose attempts remain.
+    const cleaned = await runCli(["clean", "--older-than", "0", "--force"], { env, timeoutMs: 60_000 });
+    expect(cleaned.code, cleaned.stdout + cleaned.stderr).toBe(0);
+    expect(fs.existsSync(path.join(home, "runs/default/races"))).toBe(false);
+    const gone = await runCli(["result", "fix"], { env });
+    expect(gone.stderr).toContain("E_DISPATCH_NOT_FOUND");
   });
 
   it("queues the attempts the run's cap holds, and ends a queued loser without starting it", async () => {
