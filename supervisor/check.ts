@@ -74,7 +74,9 @@ export async function checkIfDue(at: CheckAt): Promise<void> {
   try {
     const spec = await resolvedSpecOf(at.dir);
     const check = file.verify;
-    if (before?.state === "running") await awaitEarlierRun(at, before);
+    // A run verify.json names by its pid was started (its gate opens only after that write): waited for.
+    // One that names none never ran — its supervisor died before the spawn, or the gate closed with it.
+    if (before?.state === "running" && before.pid !== null) await awaitEarlierRun(at, before);
     else if (turnStatus(at.dir) !== "ok") writeRun(at, notRun(at, check));
     else await runCheck(at, spec, check);
   } catch (error) {

@@ -114,6 +114,7 @@ const GROUPS: Record<string, Plan>[] = [
     "Spending #3": {},
   },
   { "Asking for an answer #1": { needs: ["jq"] } },
+  { "Checking the work #1": { repo: true } },
   { "Following up #1": { repo: true } },
   // npm is a stand-in that succeeds: every attempt's check passes, the first to pass wins.
   { "Racing attempts #1": { repo: true } },

@@ -74,6 +74,14 @@ on the same thread with the validator's errors comes by itself (repair, default 
 is failed, kind answer-invalid. An answer over catherd's limits (1,000,000 characters, 64 levels deep) is
 failed, kind answer-over-limit, with no repair: ask for a smaller value.
 
+## Checking the work
+When "done" must mean the tests pass, give verify (--verify "npm test"): catherd runs that command in the
+worker's folder after a turn that ended ok, through a heavy slot. Exit 0: the record is ok with
+verify.passed true. Red: a repair turn on the same thread gets the command, its exit code and the tail of
+its output (verifyRepairs, default 2); still red, the record is failed, kind verify. A check that could not
+run (not found, past verifyTimeout, no slot) is kind verify-error: fix the command, not the work. While it
+runs the dispatch is verifying; wait for it as for any other.
+
 ## Talking to a running worker
 Dispatch claude-code with steerable=true (--steerable) when you may want to say more while it works:
 send <name> text=… joins the running turn (after the tool call it waits on), interrupt=true stops the

@@ -2,11 +2,13 @@ import { conversationOf, type Turn } from "../dispatch/follow-up/conversation.js
 import { raceResult } from "../dispatch/race.js";
 import type { AttemptSummary } from "../dispatch/read/attempts.js";
 import { resultOf } from "../dispatch/result.js";
+import { checkWord, shortCommand } from "../domain/check/check.js";
 import { errorsText } from "../domain/ending/answer-contract.js";
 import { outcomeText } from "../domain/ending/declared-outcome.js";
 import { recordHeadline, whyLine } from "../domain/ending/record-words.js";
 import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
+import { compactDuration } from "../domain/text/duration.js";
 import { inertText } from "../domain/text/inert-text.js";
 import { markSeen } from "../folder/markers.js";
 import { changedOutsideOwns } from "../folder/outside-owns.js";
@@ -71,6 +73,7 @@ export const resultCommand: Command<ResultData | ConversationData | RaceResultDa
     const text = [
       recordLine(record),
       ...outcomeLines(record),
+      ...checkLines(record),
       ...(attempts.length > 1 ? [`attempts: ${attempts.map(attemptWords).join(" → ")}`] : []),
       ...(stopped === null
         ? []
@@ -170,9 +173,26 @@ export function errorLines(r: RecordFile, nowMs: number, options: { tail?: boole
   const lines = [`error: ${inertText(whyLine(r.error, nowMs))}`];
   if (r.error.retryAfter != null) lines.push(`retry after: ${inertText(r.error.retryAfter)}`);
   const tail = r.error.tail ?? [];
+  // A check's failure carries the check's output, not the agent's stderr (specs/record.md, "verify").
+  const whose =
+    r.error.kind === "verify" || r.error.kind === "verify-error" ? "the check's output" : "stderr";
   if (options.tail !== false && tail.length > 0)
-    lines.push("stderr (last lines):", ...tail.map((l) => `  ${inertText(l)}`));
+    lines.push(`${whose} (last lines):`, ...tail.map((l) => `  ${inertText(l)}`));
   return lines;
+}
+
+/**
+ * The check (`--verify`) beside the verdict: "check: passed — npm test (runs: failed 41s, passed 40s)";
+ * nothing for a dispatch without one.
+ */
+export function checkLines(r: Pick<RecordFile, "verify" | "dispatchId">): string[] {
+  if (r.verify === undefined) return [];
+  const word = checkWord(r.verify, r.dispatchId) || "not run (the turn did not end ok)";
+  const runs = r.verify.runs.map(
+    (run) => `${run.outcome}${run.durationMs === null ? "" : ` ${compactDuration(run.durationMs)}`}`,
+  );
+  const ran = runs.length === 0 ? "" : ` (runs: ${runs.join(", ")})`;
+  return [`check: ${word} — ${inertText(shortCommand(r.verify.command))}${ran}`];
 }
 
 /**

@@ -6,6 +6,7 @@ import { queuedText } from "../dispatch/read/queue-text.js";
 import { queuePositions } from "../dispatch/read/queued.js";
 import { type QueueInfo, queueInfo } from "../dispatch/read/rows.js";
 import { readDispatch } from "../dispatch/reader.js";
+import { shortCommand } from "../domain/check/check.js";
 import { statusWords } from "../domain/ending/record-words.js";
 import { netRuleText } from "../domain/sandbox/sandbox.js";
 import type { ExitFile, SpecFile } from "../domain/schemas.js";
@@ -26,7 +27,7 @@ import { conversationLine } from "./conversation-text.js";
 import { leftBehindLines } from "./left-behind.js";
 import { conversationShowLines, paint } from "./render.js";
 import { dispatchDirOf, refOf } from "./resolve.js";
-import { errorLines, outcomeLines } from "./result-command.js";
+import { checkLines, errorLines, outcomeLines } from "./result-command.js";
 import { spendLines } from "./spend-text.js";
 
 const TAIL_LINES = 20;
@@ -151,6 +152,7 @@ function headLines(d: Shown, talk: SteeringView | null, nowMs: number): string[]
   for (const p of d.problems) out.push(paint(`! ${p.code}: ${p.message}`, "red"));
   if (d.queue !== null) out.push(`${queuedText(d.queue)}, since ${d.queue.since}`);
   if (d.heavy !== null) out.push(lockActivityText(d.heavy, nowMs));
+  if (d.state === "verifying") out.push("the agent has ended; its check runs (verify.log), then the record");
   if (d.undecided !== null) out.push(`? ${d.undecided}`);
   // What it waits for first: an answer nobody has given.
   for (const q of talk?.waiting ?? []) {
@@ -194,6 +196,12 @@ function specLines(d: Shown, spec: NonNullable<Shown["spec"]>): string[] {
   if (caps.length > 0) out.push(`limits: ${caps.join(", ")}`);
   const sandbox = spec.sandbox;
   if (sandbox !== undefined) out.push(sandboxLine(sandbox, refusalsIn(d.dir).denied));
+  const check = spec.verify;
+  if (check !== undefined) {
+    out.push(
+      `check: --verify ${JSON.stringify(shortCommand(check.command))}, time limit ${compactDuration(check.timeoutMs)}, repairs ${check.repairs} (verify.log)`,
+    );
+  }
   return out;
 }
 
@@ -234,6 +242,7 @@ function recordLines(d: Shown, record: NonNullable<Shown["record"]>, nowMs: numb
   const out = [
     statusWords(record.status, record.reason),
     ...outcomeLines(record),
+    ...checkLines(record),
     ...spendLines(record, d.spec),
     ...errorLines(record, nowMs),
   ];

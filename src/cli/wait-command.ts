@@ -15,7 +15,7 @@ import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./comm
 import { type RaceData, raceData, raceText } from "./race-text.js";
 import { askingText, steeringLine } from "./render.js";
 import { dispatchDirOf, raceOf, runPathsOf } from "./resolve.js";
-import { errorLines, outcomeLines, recordLine } from "./result-command.js";
+import { checkLines, errorLines, outcomeLines, recordLine } from "./result-command.js";
 import { costCell, tokensCell } from "./spend-text.js";
 
 /** The records that are done and, for each dispatch waited for that is not, what it is doing. */
@@ -77,6 +77,7 @@ export const waitCommand: Command<Waited> = {
     const lines = records.flatMap((r) => [
       recordLine(r),
       ...outcomeLines(r).map((l) => `  ${l}`),
+      ...checkLines(r).map((l) => `  ${l}`),
       ...(r.steering === undefined ? [] : [`  ${steeringLine(r.steering)}`]),
       ...errorLines(r, systemClock.wallNow().getTime(), { tail: false }).map((l) => `  ${l}`),
     ]);

@@ -22,7 +22,10 @@ export interface SlotCommand {
   clock: Clock;
   /** Ends the wait; once the command runs, the holder signals it itself. */
   interrupt: AbortSignal;
-  /** Called as the command starts: its pid (its process group's) and start time. */
+  /**
+   * Called once the queue names the command and before it runs (its gate still shut): its pid (its process
+   * group's) and start time. A throw closes the gate: nothing runs.
+   */
   onStarted: (pid: number, startTime: string | null) => void;
 }
 
@@ -63,9 +66,10 @@ export async function runInSlot(run: SlotCommand): Promise<SlotCommandEnd> {
           (current) => startedIn(current, id, { pid, startTime }),
           (current) => current.holders.some((c) => c.id === id && c.command?.pid === pid),
         );
+        // Before the gate opens: the holder names the command where it keeps its own account of it too.
+        run.onStarted(pid, startTime);
       },
     });
-    run.onStarted(command.pid, command.startTime);
     return { kind: "ran", exitCode: await command.ended, waitedMs: taken.waitedMs };
   } finally {
     await leaveQueue(taker).catch(() => {});

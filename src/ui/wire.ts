@@ -76,6 +76,11 @@ export interface RowWire {
   /** A sandboxed dispatch's sandbox (specs/sandbox.md; the row's `fence` field): its mode and what it refused; null: not sandboxed. */
   fence?: { mode: string; denied: number; firstDenied: string | null } | null;
   /**
+   * Its check (`--verify`): the command, whether it passed (null: running, or no verdict), the chain's runs,
+   * since when the run under way started; null (or absent): none.
+   */
+  check?: { command: string; passed: boolean | null; runs: number; since: string | null } | null;
+  /**
    * The race it is an attempt of (admit.json `race`, specs/dispatch.md "A race"): the page shows a race as
    * one row that opens into its attempts. Null (or absent): none.
    */

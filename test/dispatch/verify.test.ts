@@ -6,7 +6,7 @@ import { isolatedHome, json, runCli } from "../helpers/cli.js";
 import { calls, type FakeRun, fakeCli, recordedLines } from "../helpers/fake-cli.js";
 import { reapAll, tempDir } from "../helpers/folders.js";
 import { isolateGitConfig, makeRepo } from "../helpers/git.js";
-import { isAlive } from "../helpers/processes.js";
+import { isAlive, killPid, waitForPause } from "../helpers/processes.js";
 import { waitFor, waitForFile } from "../helpers/wait.js";
 
 // The check (`--verify`; specs/dispatch.md, "Checks and races") with real processes: a real git repository,
@@ -282,8 +282,10 @@ describe("a check whose supervisor dies", () => {
     const s = setUp([codexTurn("fixed\n")]);
     const paused = { ...s, env: { ...s.env, CATHERD_TEST_ONLY_PAUSE_AT: "verifying" } };
     const first = await dispatch(paused, "killed", ["--verify", s.check]);
-    const pid = Number((await waitForFile(path.join(first.dir, "test-paused-verifying"))).trim());
-    process.kill(pid, "SIGKILL");
+    // Its pid once written whole and the supervisor stopped there: never a pid read half-written (0 would
+    // signal this test's own process group).
+    const pid = await waitForPause(first.dir, "verifying");
+    killPid(pid);
     await waitFor(`pid ${pid} to end`, () => (isAlive(pid) ? undefined : true));
     expect(fs.existsSync(path.join(first.dir, "exit.json"))).toBe(true);
     const { code, record } = await waitRecorded(s, "killed");
@@ -303,7 +305,7 @@ describe("a check whose supervisor dies", () => {
     await waitForFile(started);
     const supervisor = JSON.parse(fs.readFileSync(path.join(first.dir, "supervisor.json"), "utf8"))
       .pid as number;
-    process.kill(supervisor, "SIGKILL");
+    killPid(supervisor);
     await waitFor(`pid ${supervisor} to end`, () => (isAlive(supervisor) ? undefined : true));
     const status = await runCli(["status", "--json"], { env: s.env });
     expect(status.stdout).toContain('"state":"verifying"');
@@ -318,5 +320,79 @@ describe("a check whose supervisor dies", () => {
     expect(fs.readFileSync(path.join(first.dir, "supervisor.log"), "utf8")).toContain(
       '"event":"check-awaited"',
     );
+  });
+});
+
+describe("a check and the machine's lock", () => {
+  it("waits for a slot, and is verify-error when none comes free within its time limit", async () => {
+    const s = setUp([]);
+    const env = { ...s.env, CATHERD_LOCK_SLOTS: "1" };
+    const held = path.join(s.bins, "held");
+    const release = path.join(s.bins, "release");
+    const holder = runCli(
+      ["lock", "--", "/bin/sh", "-c", `touch '${held}'; while [ ! -e '${release}' ]; do sleep 0.05; done`],
+      { env, timeoutMs: 60_000 },
+    );
+    try {
+      await waitForFile(held);
+      const busy = await runCli(
+        [
+          "dispatch",
+          "--backend",
+          "exec",
+          "--name",
+          "busy",
+          "--verify",
+          "echo checked",
+          "--verify-timeout",
+          "1s",
+          "--json",
+          "--",
+          "true",
+        ],
+        { env },
+      );
+      dispatched.push(json<{ dispatched: { dispatchId: string } }>(busy).dispatched.dispatchId);
+      const { record } = await waitRecorded({ ...s, env }, "busy");
+      expect(record).toMatchObject({
+        status: "failed",
+        error: { kind: "verify-error" },
+        verify: { passed: null, runs: [{ outcome: "slot-busy" }] },
+      });
+      expect(String((record.error as { message: string }).message)).toMatch(/never got a slot/);
+
+      const waits = await runCli(
+        [
+          "dispatch",
+          "--backend",
+          "exec",
+          "--name",
+          "waits",
+          "--verify",
+          "echo checked",
+          "--json",
+          "--",
+          "true",
+        ],
+        { env },
+      );
+      const d = json<{ dispatched: { dispatchId: string; dir: string } }>(waits).dispatched;
+      dispatched.push(d.dispatchId);
+      await waitFor("the check to wait for its slot", () => {
+        const shown = fs.existsSync(path.join(d.dir, "verify.json"));
+        return shown ? true : undefined;
+      });
+      const status = await runCli(["status"], { env });
+      expect(status.stdout).toMatch(/waits .*verifying +\S+ +- +checking: echo checked/);
+      fs.writeFileSync(release, "");
+      const done = await waitRecorded({ ...s, env }, "waits");
+      expect(done.record).toMatchObject({ status: "ok", verify: { passed: true } });
+      expect(JSON.parse(fs.readFileSync(path.join(d.dir, "verify.json"), "utf8")).slotWaitMs).toBeGreaterThan(
+        0,
+      );
+    } finally {
+      fs.writeFileSync(release, "");
+      expect((await holder).code).toBe(0);
+    }
   });
 });

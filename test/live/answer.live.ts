@@ -1,18 +1,11 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AttemptSummary } from "../../src/dispatch/read/attempts.js";
 import { runCli } from "../helpers/cli.js";
-import {
-  checkPrerequisites,
-  diagnostics,
-  dispatcherEnv,
-  type LiveCli,
-  LiveRun,
-  leftovers,
-} from "./harness.js";
-import { ANSWER_SCHEMA, startMockModelServer, VALID_ANSWER } from "./mock-model-server.js";
+import { diagnostics, dispatcherEnv, type LiveCli, leftovers, useLiveRun } from "./harness.js";
+import { ANSWER_SCHEMA, VALID_ANSWER } from "./mock-model-server.js";
 
 // An answer that fits a schema (specs/dispatch.md §13) with the four real CLIs and the mock model's
 // `answer` scenario, whose first answer does not fit and whose answer after a repair does. Claude Code and
@@ -32,21 +25,10 @@ const HOW: Record<LiveCli, { note: string; repairedBy: "catherd" | "the CLI" }> 
 describe.each(["codex", "claude", "gemini", "opencode"] as const)(
   "answer schema (real %s, through catherd dispatch and wait)",
   (cli) => {
-    let run: LiveRun;
-
-    beforeAll(() => checkPrerequisites(cli));
-
-    beforeEach(async () => {
-      run = new LiveRun(await startMockModelServer());
-    });
-
-    afterEach(async (context) => {
-      const failed = context.task.result?.state === "fail";
-      const killed = await run.reap(failed);
-      if (failed) for (const d of run.dispatches) process.stderr.write(`kept ${d.root} (killed ${killed})\n`);
-    });
+    const live = useLiveRun([cli]);
 
     it("honours the schema, repairs the answer that does not fit, and records the one that does", async () => {
+      const { run } = live;
       const schemaDir = fs.mkdtempSync(path.join(os.tmpdir(), "catherd-live-schema-"));
       const schemaFile = path.join(schemaDir, "verdict.schema.json");
       fs.writeFileSync(schemaFile, JSON.stringify(ANSWER_SCHEMA, null, 2));

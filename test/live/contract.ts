@@ -1,14 +1,7 @@
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isAlive } from "../helpers/processes.js";
-import {
-  checkPrerequisites,
-  diagnostics,
-  type LiveCli,
-  LiveRun,
-  leftovers,
-  waitForRecord,
-} from "./harness.js";
-import { FINAL_MARKER, OUTCOME_LINE, startMockModelServer } from "./mock-model-server.js";
+import { diagnostics, type LiveCli, leftovers, useLiveRun, waitForRecord } from "./harness.js";
+import { FINAL_MARKER, OUTCOME_LINE } from "./mock-model-server.js";
 
 // One contract, run against each real CLI through `catherd dispatch` (specs/live-suite.md). The expected
 // verdicts follow specs/record.md's status precedence and specs/supervisor.md's stop rules; where a CLI's own
@@ -150,28 +143,14 @@ export function defineContract(
     ...(options.sandboxed === true ? ["sandboxed"] : []),
   ];
   describe(`${cli} (real CLI, through catherd dispatch${how.map((h) => `, ${h}`).join("")})`, () => {
-    let run: LiveRun;
+    // Whatever happened, nothing the test started outlives it. Folders of failed tests are kept.
+    const live = useLiveRun([cli], { sandboxed: options.sandboxed === true });
     const expectations = CLI_EXPECTATIONS[cli];
 
-    beforeAll(() => checkPrerequisites(cli));
-
-    beforeEach(async () => {
-      run = new LiveRun(await startMockModelServer(), { sandboxed: options.sandboxed === true });
-    });
-
-    afterEach(async (context) => {
-      // Whatever happened, nothing the test started outlives it. Folders of failed tests are kept.
-      const failed = context.task.result?.state === "fail";
-      const killed = await run.reap(failed);
-      if (failed || process.env.CATHERD_LIVE_KEEP === "1") {
-        for (const d of run.dispatches) process.stderr.write(`kept ${d.root} (killed ${killed} at reap)\n`);
-      }
-    });
-
     it("a tool call, then an answer → ok, with tokens and the reply", async () => {
-      const d = await run.dispatch(cli, "tool", { idle: "60s", flags: steer });
+      const d = await live.run.dispatch(cli, "tool", { idle: "60s", flags: steer });
       const { record, exit } = await waitForRecord(d, 90_000);
-      const why = diagnostics(d, run.server);
+      const why = diagnostics(d, live.run.server);
       expect(record.status, why).toBe("ok");
       expect(["exited", "after-final"], why).toContain(record.reason);
       expect(exit.sawFinal, why).toBe(true);
@@ -182,16 +161,16 @@ export function defineContract(
       expect(record.reply ?? "", why).toContain(FINAL_MARKER);
       expect(record.reply ?? "", why).toMatch(/\bhi\b/);
       expect(
-        run.server.requests.map((r) => r.answer),
+        live.run.server.requests.map((r) => r.answer),
         why,
       ).toEqual(expect.arrayContaining(["tool-call", "final"]));
       expect(leftovers(d), why).toEqual([]);
     });
 
     it("--outcome: the final answer ends with a STATUS line → ok, and the record has the outcome", async () => {
-      const d = await run.dispatch(cli, "outcome", { idle: "60s", flags: ["--outcome", ...steer] });
+      const d = await live.run.dispatch(cli, "outcome", { idle: "60s", flags: ["--outcome", ...steer] });
       const { record } = await waitForRecord(d, 90_000);
-      const why = diagnostics(d, run.server);
+      const why = diagnostics(d, live.run.server);
       expect(record.status, why).toBe("ok");
       expect(record.reply ?? "", why).toContain(OUTCOME_LINE);
       expect(record.outcome, why).toEqual({
@@ -206,9 +185,9 @@ export function defineContract(
     it(`persistent HTTP 500s → ${always500.status} (${always500.reason})`, async () => {
       // A long idle: retries are never progress, and gemini's retries are 5, 10, 20 s apart (with jitter);
       // its fourth attempt comes about 40 s in, and may be needed (see specs/live-suite.md).
-      const d = await run.dispatch(cli, "always500", { idle: "90s", flags: steer });
+      const d = await live.run.dispatch(cli, "always500", { idle: "90s", flags: steer });
       const { record, exit } = await waitForRecord(d, 130_000);
-      const why = diagnostics(d, run.server);
+      const why = diagnostics(d, live.run.server);
       expect(exit.reason, why).toBe(always500.reason);
       expect(record.status, why).toBe(always500.status);
       if (always500.reason === "provider-unavailable") {
@@ -217,7 +196,7 @@ export function defineContract(
       } else if (always500.reason === "exited") {
         expect(record.error?.message ?? "", why).toMatch(/500|internal error/i);
       }
-      expect(run.server.requests.filter((r) => r.answer === "500").length, why).toBeGreaterThan(1);
+      expect(live.run.server.requests.filter((r) => r.answer === "500").length, why).toBeGreaterThan(1);
       expect(leftovers(d), why).toEqual([]);
     });
 
@@ -225,14 +204,14 @@ export function defineContract(
       // 20 s: long enough for the slowest CLI to reach its first request on a loaded 2-core machine
       // (opencode alone takes 4-5 s to start), shorter than every CLI's own request timeout (claude's
       // API_TIMEOUT_MS is set to 60 s, gemini's is about 60 s, opencode's 300 s, codex has none).
-      const d = await run.dispatch(cli, "hang", { idle: "20s", killGrace: "3s", flags: steer });
+      const d = await live.run.dispatch(cli, "hang", { idle: "20s", killGrace: "3s", flags: steer });
       const { record, exit } = await waitForRecord(d, 60_000);
-      const why = diagnostics(d, run.server);
+      const why = diagnostics(d, live.run.server);
       expect(exit.reason, why).toBe("idle-timeout");
       expect(record.status, why).toBe("timeout");
       expect(exit.stop.term, why).toBe(true);
       expect(
-        run.server.requests.some((r) => r.answer === "hang"),
+        live.run.server.requests.some((r) => r.answer === "hang"),
         why,
       ).toBe(true);
       expect(leftovers(d), why).toEqual([]);
@@ -245,14 +224,14 @@ export function defineContract(
         // The idle limit ends only the scenarios whose CLI goes quiet (a long Retry-After waited out);
         // the others end by the CLI's own exit or the retry rule, and a CLI slow to start on a loaded
         // machine must not turn them into a timeout first. Each must still end within its bound.
-        const d = await run.dispatch(cli, scenario, {
+        const d = await live.run.dispatch(cli, scenario, {
           idle: end.reason === "idle-timeout" ? "20s" : "60s",
           killGrace: "3s",
           flags: steer,
           ...(thread === undefined ? {} : { thread }),
         });
         const { record, exit } = await waitForRecord(d, 90_000);
-        const why = diagnostics(d, run.server);
+        const why = diagnostics(d, live.run.server);
         const stops =
           steer.length > 0 && expectations.steerableStopsAtEnd === true && end.reason === "exited";
         expect(exit.reason, why).toBe(stops ? "after-final" : end.reason);
@@ -270,9 +249,9 @@ export function defineContract(
     }
 
     it("a tool that leaves `sleep 1000 &` behind → ok, and nothing left running", async () => {
-      const d = await run.dispatch(cli, "orphan", { idle: "60s", flags: steer });
+      const d = await live.run.dispatch(cli, "orphan", { idle: "60s", flags: steer });
       const { record, exit } = await waitForRecord(d, 90_000);
-      const why = diagnostics(d, run.server);
+      const why = diagnostics(d, live.run.server);
       expect(record.status, why).toBe("ok");
       // The command echoes the background sleep's pid, and the final text carries it: it existed.
       const pid = Number(/started (\d+)/.exec(record.reply ?? "")?.[1] ?? Number.NaN);

@@ -1,33 +1,19 @@
 import * as path from "node:path";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AttemptSummary } from "../../src/dispatch/read/attempts.js";
 import { runCli } from "../helpers/cli.js";
-import { checkPrerequisites, diagnostics, dispatcherEnv, LiveRun, leftovers } from "./harness.js";
-import { FINAL_MARKER, startMockModelServer } from "./mock-model-server.js";
+import { diagnostics, dispatcherEnv, leftovers, useLiveRun } from "./harness.js";
+import { FINAL_MARKER } from "./mock-model-server.js";
 
 // The failover ladder (specs/dispatch.md, "The failover ladder") between two real CLIs: a Codex whose
 // provider answers every request with a 429 falls back to a Claude Code whose provider works, and the
 // orchestrator sees one chain that ends ok through `catherd wait`.
 
 describe("failover ladder (real codex, then real claude, through catherd dispatch and wait)", () => {
-  let run: LiveRun;
-
-  beforeAll(() => {
-    checkPrerequisites("codex");
-    checkPrerequisites("claude");
-  });
-
-  beforeEach(async () => {
-    run = new LiveRun(await startMockModelServer());
-  });
-
-  afterEach(async (context) => {
-    const failed = context.task.result?.state === "fail";
-    const killed = await run.reap(failed);
-    if (failed) for (const d of run.dispatches) process.stderr.write(`kept ${d.root} (killed ${killed})\n`);
-  });
+  const live = useLiveRun(["codex", "claude"]);
 
   it("a codex rate-limited on every request hands over to claude, and wait exits 0 with claude's record", async () => {
+    const { run } = live;
     const first = await run.dispatch("codex", "always429", {
       idle: "60s",
       fallback: { cli: "claude", scenario: "tool" },

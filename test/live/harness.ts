@@ -1,13 +1,14 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { afterEach, beforeAll, beforeEach } from "vitest";
 import { backendFor } from "../../src/backends/backend-registry.js";
 import { findByDispatchVariable } from "../../src/infra/sweep.js";
 import { dispatchedOf, dispatchFolders, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, readJson, SUPERVISOR_MAIN } from "../helpers/folders.js";
 import { isAlive, reapDispatch } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait.js";
-import type { MockModelServer, Scenario } from "./mock-model-server.js";
+import { type MockModelServer, type Scenario, startMockModelServer } from "./mock-model-server.js";
 
 // The live contract suite's plumbing: where the real CLIs are, how each one is pointed at the mock model
 // server through its own configuration, how a dispatch is started through the built `catherd dispatch`,
@@ -482,4 +483,36 @@ export function codexConfigToml(baseUrl: string, tables: readonly string[] = [])
     "shell_snapshot = false",
     "",
   ].join("\n");
+}
+
+/**
+ * A LiveRun for each test of the calling describe block: the CLIs' prerequisites checked once, the mock
+ * model started before each test, everything the test started reaped after it, and the folders of a test
+ * that failed kept (their paths said on stderr; CATHERD_LIVE_KEEP=1 keeps every test's).
+ */
+export function useLiveRun(
+  clis: readonly LiveCli[],
+  options: { sandboxed?: boolean } = {},
+): { readonly run: LiveRun } {
+  let run: LiveRun | null = null;
+  beforeAll(() => {
+    for (const cli of clis) checkPrerequisites(cli);
+  });
+  beforeEach(async () => {
+    run = new LiveRun(await startMockModelServer(), { sandboxed: options.sandboxed === true });
+  });
+  afterEach(async (context) => {
+    if (run === null) return;
+    const failed = context.task.result?.state === "fail";
+    const killed = await run.reap(failed);
+    if (failed || process.env.CATHERD_LIVE_KEEP === "1") {
+      for (const d of run.dispatches) process.stderr.write(`kept ${d.root} (killed ${killed} at reap)\n`);
+    }
+  });
+  return {
+    get run(): LiveRun {
+      if (run === null) throw new Error("useLiveRun: no test is running");
+      return run;
+    },
+  };
 }

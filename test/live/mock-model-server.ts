@@ -41,7 +41,8 @@ export type Scenario =
   | "steer"
   | "sandbox"
   | "window"
-  | "window-rejected";
+  | "window-rejected"
+  | "verify";
 export const SCENARIOS: readonly Scenario[] = [
   "tool",
   "text",
@@ -59,6 +60,7 @@ export const SCENARIOS: readonly Scenario[] = [
   "sandbox",
   "window",
   "window-rejected",
+  "verify",
 ];
 
 /**
@@ -79,6 +81,33 @@ export const VALID_ANSWER = { verdict: "pass", count: 2 };
 /** Words of catherd's repair brief (src/domain/ending/answer-contract.ts) and of its contract, as the model reads them. */
 const REPAIR_WORDS = "did not fit the JSON Schema";
 const CONTRACT_WORDS = "only a JSON value that is valid against the JSON";
+
+/**
+ * The `verify` scenario (specs/live-suite.md): the model says it is done without touching anything; told by
+ * catherd's repair brief that the check failed, it writes the fix with its shell tool, then says done.
+ */
+const CHECK_REPAIR_WORDS = "The check that judges your work failed";
+/** What the `verify` scenario's repair turn runs: the file the live test's check looks for. */
+export const VERIFY_FIX_COMMAND = "echo fixed > fixed.txt";
+
+function verifyTurn(
+  said: string,
+  toolResult: string | null,
+  shellTool: string | null,
+  entry: LoggedRequest,
+): Turn {
+  if (toolResult !== null) {
+    entry.answer = "final";
+    return { kind: "text", text: `${FINAL_MARKER}: fixed` };
+  }
+  if (shellTool !== null && said.includes(CHECK_REPAIR_WORDS)) {
+    entry.answer = "tool-call";
+    entry.note = "repair";
+    return { kind: "tool", tool: shellTool, command: VERIFY_FIX_COMMAND };
+  }
+  entry.answer = shellTool === null ? "text" : "final";
+  return { kind: "text", text: shellTool === null ? "Live test" : `${FINAL_MARKER}: done, all tests pass` };
+}
 
 /** The `answer` scenario's turn for a model request that offers tools (`said`: the request's JSON). */
 function answerTurn(said: string, shellTool: string | null, entry: LoggedRequest): Turn {
@@ -639,6 +668,7 @@ function turnFor(
   said = "",
 ): Turn {
   if (scenario === "answer") return answerTurn(said, shellTool, entry);
+  if (scenario === "verify") return verifyTurn(said, toolResult, shellTool, entry);
   const plan = spendPlanOf(scenario);
   if (plan !== null) {
     if (results < plan.calls && shellTool !== null) {

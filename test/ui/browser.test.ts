@@ -390,6 +390,41 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     await detail.close();
   });
 
+  it("shows a check running on its row, then that it passed, on the run's page and the dispatch's", async () => {
+    const go = path.join(tempDir(), "go");
+    const check = `while [ ! -e '${go}' ]; do sleep 0.05; done; echo green`;
+    const started = await runCli(
+      [
+        "dispatch",
+        "--run",
+        "checks",
+        "--backend",
+        "exec",
+        "--name",
+        "checked",
+        "--verify",
+        check,
+        "--json",
+        "--",
+        "true",
+      ],
+      { env },
+    );
+    const d = dispatchedOf(started);
+    dispatched.push(d.dispatchId);
+    const page = await openPage("/runs/checks");
+    await row(page, "checked").locator('.pill:text-is("verifying")').waitFor({ timeout: DEADLINE });
+    expect(await row(page, "checked").locator("td.doing").textContent()).toMatch(/^checking while \[/);
+    fs.writeFileSync(go, "");
+    await row(page, "checked").locator('.pill:text-is("ok")').waitFor({ timeout: DEADLINE });
+    expect(await row(page, "checked").locator("td.doing .check").textContent()).toBe(" · check passed");
+    await page.close();
+    const detail = await openPage(`/runs/checks/dispatches/${d.dispatchId}`);
+    await detail.waitForSelector("p.check", { timeout: DEADLINE });
+    expect(await detail.locator("p.check").textContent()).toBe(`Check: passed — ${check} (1 run)`);
+    await detail.close();
+  });
+
   it("shows a steerable dispatch's question on its row, its messages and questions on its page, and the answer live", async () => {
     const steerEnv = { ...env, CATHERD_CLAUDE_BIN: FAKE_CLAUDE };
     const cli = async (args: string[]) => {

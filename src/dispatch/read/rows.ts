@@ -99,12 +99,18 @@ export interface RowCheck {
   since: string | null;
 }
 
+/** A recorded dispatch's check, from its record alone. */
+function recordedCheck(record: RecordFile): { check?: RowCheck } {
+  const check = record.verify;
+  if (check === undefined) return {};
+  return { check: { command: check.command, passed: check.passed, runs: check.runs.length, since: null } };
+}
+
+/** A dispatch's check: the record's once recorded; while it lives, spec.json's and verify.json's run. */
 function checkOf(view: DispatchView): { check?: RowCheck } {
+  if (view.record !== null) return recordedCheck(view.record);
   const command = view.spec?.verify?.command;
   if (command === undefined) return {};
-  const recorded = view.record?.verify;
-  if (recorded !== undefined)
-    return { check: { command, passed: recorded.passed, runs: recorded.runs.length, since: null } };
   const run = view.state === "verifying" ? okValue(readFolderJson(view.dir, FILES.check)) : null;
   const since = run?.state === "running" && run.pid !== null ? run.startedAt : null;
   return { check: { command, passed: null, runs: 0, since } };
@@ -306,6 +312,7 @@ export function recordedRow(run: RunPaths, dir: string, record: RecordFile): Dis
     ...(record.outcome === undefined ? {} : { outcome: record.outcome }),
     ...recordedConversation(record),
     ...recordedSandbox(record),
+    ...recordedCheck(record),
   };
 }
 

@@ -63,6 +63,7 @@ export function rowWire(row: DispatchRow, view: DispatchView): RowWire {
     messages: row.messages ?? null,
     asking: row.asking ?? null,
     fence: row.fence ?? null,
+    check: row.check ?? null,
     race: raceOf(view),
   };
 }

@@ -12,6 +12,7 @@ export function dispatchHead(d: DispatchWire, run: string): (HTMLElement | null)
     titleRow(d.row, run),
     summaryLine(d.row, run),
     outcomeLine(d.row),
+    checkLine(d.row),
     attemptLinks(d, run),
     h("p", { class: "dim" }, "folder ", d.dir),
   ];
@@ -73,6 +74,22 @@ function outcomeLine(r: RowWire): HTMLElement | null {
       ? "Outcome: none — the final message carried no STATUS line (asked for with --outcome)"
       : `Outcome, the worker's word: ${outcomeWords(r.outcome, " — ")}`,
   );
+}
+
+/** Its check (`--verify`): "Check: passed — npm test (2 runs)" (null: none). */
+function checkLine(r: RowWire): HTMLElement | null {
+  const check = r.check ?? null;
+  if (check === null) return null;
+  const word =
+    check.passed === true
+      ? "passed"
+      : check.passed === false
+        ? "failed"
+        : r.state === "verifying"
+          ? "running"
+          : "no verdict";
+  const runs = check.runs === 0 ? "" : ` (${check.runs} run${check.runs === 1 ? "" : "s"})`;
+  return h("p", { class: "check" }, `Check: ${word} — ${check.command.split("\n")[0] ?? ""}${runs}`);
 }
 
 /** "Attempts: 1. codex quota → 2. claude-code ok", each a link (null for a chain of one). */

@@ -354,7 +354,10 @@ function doing(r: RowWire, now: number): Node | string {
         ? `${r.error.kind ?? r.status}: ${r.error.message}`
         : `${r.status ?? "?"} (${r.reason ?? "?"})`;
     const refused = sandboxWords(r);
-    const tail = refused === null ? [] : [h("span", { class: "warn sandbox" }, ` · ${refused}`)];
+    const tail = [
+      ...(r.check?.passed === true ? [h("span", { class: "check" }, " · check passed")] : []),
+      ...(refused === null ? [] : [h("span", { class: "warn sandbox" }, ` · ${refused}`)]),
+    ];
     if (r.outcome === undefined) return tail.length === 0 ? verdict : h("span", null, verdict, ...tail);
     return h(
       "span",
@@ -365,6 +368,7 @@ function doing(r: RowWire, now: number): Node | string {
     );
   }
   if (r.queue !== null) return r.queue.blocker;
+  if (r.state === "verifying") return checkingWords(r, now);
   // Waiting for an answer: what someone must do something about, first.
   const asking = askingWords(r);
   if (asking !== null) return h("span", { class: "warn asking" }, asking);
@@ -387,6 +391,22 @@ function doing(r: RowWire, now: number): Node | string {
   const refused = sandboxWords(r);
   if (refused !== null) parts.push(h("span", { class: "warn sandbox" }, ` · ${refused}`));
   return h("span", null, ...parts);
+}
+
+/** A dispatch whose check runs: "checking npm test for 12s" (waiting for its slot: "checking npm test"). */
+function checkingWords(r: RowWire, now: number): Node | string {
+  const check = r.check ?? null;
+  if (check === null) return "checking";
+  const command = check.command.split("\n")[0] ?? "";
+  if (check.since === null) return h("span", null, "checking ", h("span", { class: "tool" }, command));
+  return h(
+    "span",
+    null,
+    "checking ",
+    h("span", { class: "tool" }, command),
+    " for ",
+    h("span", { "data-open-since": check.since }, since(check.since, now)),
+  );
 }
 
 /**
