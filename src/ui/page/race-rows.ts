@@ -58,7 +58,10 @@ export function raceState(group: RaceGroup): "racing" | "ended" {
   return group.rows.some((r) => r.state !== "recorded") ? "racing" : "ended";
 }
 
-/** "3 attempts: 2 running, 1 ok" — how its attempts stand, by state (by status once recorded). */
+/**
+ * "3 attempts: 2 running, 1 ok · 1 passed its check" — how its attempts stand, by state (by status once
+ * recorded), and how many passed the check that judges them (the row's `check`).
+ */
 export function raceWords(group: RaceGroup): string {
   const counts = new Map<string, number>();
   for (const r of group.rows) {
@@ -66,5 +69,6 @@ export function raceWords(group: RaceGroup): string {
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   const parts = [...counts].map(([key, n]) => `${n} ${key}`);
-  return `${group.rows.length} attempts: ${parts.join(", ")}`;
+  const passed = group.rows.filter((r) => r.state === "recorded" && r.check?.passed === true).length;
+  return `${group.rows.length} attempts: ${parts.join(", ")}${passed === 0 ? "" : ` · ${passed} passed its check`}`;
 }

@@ -62,6 +62,9 @@ describe("a race in the run's table", () => {
     ]);
     if (line?.kind !== "race") throw new Error("no race line");
     expect(raceWords(line.group)).toBe("3 attempts: 1 ok, 1 cancelled, 1 stopping");
+    const ok = line.group.rows[0] as RowWire;
+    ok.check = { command: "npm test", passed: true, runs: 1, since: null };
+    expect(raceWords(line.group)).toBe("3 attempts: 1 ok, 1 cancelled, 1 stopping · 1 passed its check");
     expect(raceState(line.group)).toBe("racing");
     line.group.rows.pop();
     expect(raceState(line.group)).toBe("ended");
