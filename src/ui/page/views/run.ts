@@ -62,6 +62,7 @@ export class RunView implements View {
     for (const r of data.rows) this.rows.set(r.dispatchId, r);
     for (const b of data.bars) this.bars.set(b.dispatchId, b);
     this.tbody = h("tbody");
+    this.tbody.addEventListener("click", (event) => this.toggleRaceOn(event));
     this.timelineBox = h("div", { class: "timeline-slot" });
     this.summary = h("p", { class: "summary" });
     replace(
@@ -242,13 +243,21 @@ export class RunView implements View {
       morphElement(drawn, fresh);
       return drawn;
     }
-    fresh.querySelector("button.race-toggle")?.addEventListener("click", () => {
-      if (this.openRaces.has(group.key)) this.openRaces.delete(group.key);
-      else this.openRaces.add(group.key);
-      this.drawRows([]);
-    });
     this.raceTrs.set(group.key, fresh);
     return fresh;
+  }
+
+  /**
+   * A click on a race's button opens or closes it. Listened for on the table's body: a race's line is
+   * drawn again as its attempts move, and a changed cell is a new element, without a listener of its own.
+   */
+  private toggleRaceOn(event: Event): void {
+    const target = event.target instanceof Element ? event.target : null;
+    const key = target?.closest("button.race-toggle")?.closest("tr.race-row")?.getAttribute("data-race");
+    if (key == null) return;
+    if (this.openRaces.has(key)) this.openRaces.delete(key);
+    else this.openRaces.add(key);
+    this.drawRows([]);
   }
 
   private drawTimeline(): void {
