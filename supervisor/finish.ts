@@ -19,6 +19,7 @@ import { releaseReserve, withRoom } from "./disk-reserve.js";
 import { type Ending, writeExitFile } from "./exit-file.js";
 import { failure, type SupervisorLog } from "./log.js";
 import { enterPhase } from "./phases.js";
+import { settleRaceAfterRecord } from "./race-settle.js";
 import type { RaisedSandbox } from "./sandbox/sandbox.js";
 import { pauseAt } from "./test-hooks.js";
 
@@ -156,6 +157,7 @@ async function record(dir: string, deps: SupervisorDeps, log: SupervisorLog, ear
     log("record-write-failed", failure(error));
   }
   enterPhase(log, dir, "after-record");
+  await settleRaceAfterRecord(dir, log, deps.clock);
   await promoteAfterRecord(dir, log, deps.clock, early).catch((error: unknown) =>
     log("promoter-failed", failure(error)),
   );

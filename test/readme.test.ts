@@ -116,6 +116,8 @@ const GROUPS: Record<string, Plan>[] = [
   { "Asking for an answer #1": { needs: ["jq"] } },
   { "Checking the work #1": { repo: true } },
   { "Following up #1": { repo: true } },
+  // npm is a stand-in that succeeds: every attempt's check passes, the first to pass wins.
+  { "Racing attempts #1": { repo: true } },
   // A first turn that works long enough to be talked to and interrupted, as a real one would.
   { "Talking to a running agent #1": { env: { FAKE_CLAUDE_FIRST_TURN: "[tool:30000]" } } },
   {

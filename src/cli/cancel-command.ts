@@ -1,10 +1,15 @@
 import { type CancelledSummary, cancelDispatch, cancelledSummary } from "../dispatch/cancel.js";
+import { cancelRace, lookAtRace } from "../dispatch/race.js";
 import { statusWords } from "../domain/ending/record-words.js";
-import { type Command, RUN_OPTION } from "./command-io.js";
-import { dispatchDirOf, refOf } from "./resolve.js";
+import type { RaceRead } from "../folder/race.js";
+import { type Command, type ParsedInput, RUN_OPTION } from "./command-io.js";
+import { type RaceData, raceData, raceText } from "./race-text.js";
+import { dispatchDirOf, raceOf, refOf, runPathsOf } from "./resolve.js";
 
 interface Cancelled {
   cancelled: CancelledSummary;
+  /** `cancel NAME` of a race: every attempt cancelled; `cancelled` is then its first attempt's. */
+  race?: RaceData;
 }
 
 export const cancelCommand: Command<Cancelled> = {
@@ -24,7 +29,10 @@ export const cancelCommand: Command<Cancelled> = {
     wait: { type: "boolean", description: "return once the dispatch is recorded" },
   },
   async handler(input) {
-    const dir = dispatchDirOf(input, refOf(input, "cancel"));
+    const ref = refOf(input, "cancel");
+    const race = raceOf(input, ref);
+    if (race !== null) return cancelRaceAnswer(input, race);
+    const dir = dispatchDirOf(input, ref);
     const view = await cancelDispatch(dir, { wait: input.values.wait === true });
     const name = view.admit?.name ?? view.dispatchId;
     const status = view.record?.status ?? null;
@@ -38,3 +46,29 @@ export const cancelCommand: Command<Cancelled> = {
     };
   },
 };
+
+/** `cancel NAME` of a race: every attempt (its chain too) cancelled as a dispatch is; with --wait, recorded. */
+async function cancelRaceAnswer(
+  input: ParsedInput,
+  read: RaceRead,
+): Promise<{ data: Cancelled; text: string }> {
+  const run = runPathsOf(input);
+  await cancelRace(run, read, { wait: input.values.wait === true });
+  const settled = await lookAtRace(run, read);
+  const race = raceData(read, settled);
+  const first = race.attempts[0];
+  const data: Cancelled = {
+    cancelled: {
+      name: first?.name ?? null,
+      dispatchId: first?.dispatchId ?? "",
+      dir: first?.dir ?? "",
+      state: first?.ended === true ? "recorded" : "stopping",
+      status: first?.status ?? null,
+    },
+    race,
+  };
+  const going = race.attempts.filter((a) => !a.ended).length;
+  const tail =
+    going === 0 ? "" : `${going} still stopping; catherd wait ${read.race.name} returns once it is decided\n`;
+  return { data, text: `cancelled every attempt of race ${read.race.name}\n${raceText(race)}${tail}` };
+}

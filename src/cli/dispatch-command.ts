@@ -1,5 +1,7 @@
+import type { Committed } from "../dispatch/admit/stage.js";
 import { startDispatch } from "../dispatch/dispatch.js";
-import { requestFromFlags } from "../dispatch/dispatch-flags.js";
+import { dispatchFromFlags } from "../dispatch/dispatch-flags.js";
+import { type RaceStarted, startRace } from "../dispatch/race-start.js";
 import { DISPATCH_OPTIONS } from "../dispatch/request/dispatch-options.js";
 import { CatherdError } from "../domain/errors.js";
 import { BACKEND_IDS, type QueueBlocker } from "../domain/vocab.js";
@@ -33,6 +35,18 @@ export interface Dispatched {
      */
     placement: Submitted | null;
   };
+  /** A race (`--attempts`, `--also`; specs/dispatch.md, "A race"): `dispatched` is then its first attempt. */
+  race?: RaceStartedData;
+}
+
+/** A race as `dispatch --json` answers it: its name, id, pick and folder, and each attempt admitted. */
+export interface RaceStartedData {
+  name: string;
+  raceId: string;
+  run: string;
+  pick: string;
+  dir: string;
+  attempts: (Dispatched["dispatched"] & { attempt: number; model: string | null })[];
 }
 
 export const dispatchCommand: Command<Dispatched> = {
@@ -49,32 +63,16 @@ export const dispatchCommand: Command<Dispatched> = {
   options: DISPATCH_OPTIONS,
   async handler(input, { standbys, stdinIsOurs }) {
     if (input.positionals.length > 0) unexpected(input.positionals);
-    const request = await requestFromFlags(input.values, {
+    const { request, race } = await dispatchFromFlags(input.values, {
       readBrief: () => readBrief(input, stdinIsOurs),
       rest: input.rest,
       environment: process.env,
     });
-    const { admitted, supervisorPid, submitted, position } = await startDispatch(request, {
-      home: catherdHome(),
-      ...(standbys === undefined ? {} : { standbys }),
-    });
+    const home = { home: catherdHome(), ...(standbys === undefined ? {} : { standbys }) };
+    if (race !== null) return raceAnswer(await startRace(race, home));
+    const { admitted, supervisorPid, submitted, position } = await startDispatch(request, home);
     const plan = admitted.spec.worktree;
-    const data: Dispatched = {
-      dispatched: {
-        run: request.run,
-        name: admitted.name,
-        dispatchId: admitted.dispatchId,
-        dir: admitted.dir,
-        backend: request.backend.id,
-        admittedAt: admitted.admit.admittedAt,
-        supervisorPid,
-        queued: admitted.queued !== null,
-        position,
-        blockedBy: admitted.queued?.blockedBy ?? null,
-        worktree: plan === null ? null : { path: plan.path, branch: plan.branch, base: plan.base },
-        placement: submitted,
-      },
-    };
+    const data: Dispatched = { dispatched: dispatchedOf(admitted, { supervisorPid, submitted, position }) };
     const what = `${admitted.name} (${admitted.dispatchId}, ${request.backend.id}) → ${admitted.dir}`;
     const where =
       (plan === null ? "" : `\nworktree ${plan.path} on branch ${plan.branch}`) +
@@ -91,6 +89,58 @@ export const dispatchCommand: Command<Dispatched> = {
     };
   },
 };
+
+/** What `dispatch --json` says of one dispatch admitted. */
+function dispatchedOf(
+  admitted: Committed,
+  started: { supervisorPid: number | null; submitted: Submitted | null; position: number | null },
+): Dispatched["dispatched"] {
+  const plan = admitted.spec.worktree;
+  return {
+    run: admitted.admit.run,
+    name: admitted.name,
+    dispatchId: admitted.dispatchId,
+    dir: admitted.dir,
+    backend: admitted.admit.backend,
+    admittedAt: admitted.admit.admittedAt,
+    supervisorPid: started.supervisorPid,
+    queued: admitted.queued !== null,
+    position: started.position,
+    blockedBy: admitted.queued?.blockedBy ?? null,
+    worktree: plan === null ? null : { path: plan.path, branch: plan.branch, base: plan.base },
+    placement: started.submitted,
+  };
+}
+
+/** A race started: its first attempt as `dispatched`, the race and every attempt in `race`; a line each. */
+function raceAnswer(started: RaceStarted): { data: Dispatched; text: string } {
+  const { race } = started;
+  const attempts = started.attempts.map((a, i) => ({
+    ...dispatchedOf(a.committed, { supervisorPid: a.supervisorPid, submitted: null, position: a.position }),
+    attempt: i + 1,
+    model: a.committed.admit.model,
+  }));
+  const lines = attempts.map(
+    (a) =>
+      `  ${a.name} (${a.dispatchId}, ${a.backend}${a.model === null ? "" : ` ${a.model}`}) ${a.queued ? `queued #${a.position ?? "?"}: ${a.blockedBy}` : "started"}${a.worktree === null ? "" : ` on branch ${a.worktree.branch}`}`,
+  );
+  const data: Dispatched = {
+    dispatched: attempts[0] as Dispatched["dispatched"],
+    race: {
+      name: race.name,
+      raceId: race.raceId,
+      run: race.run,
+      pick: race.pick,
+      dir: started.dir,
+      attempts,
+    },
+  };
+  const head = `race ${race.name} (${race.raceId}, --pick ${race.pick}): ${attempts.length} attempts`;
+  return {
+    data,
+    text: `${head}\n${lines.join("\n")}\n  catherd wait ${race.name} returns once it is decided`,
+  };
+}
 
 /** "slurm job 12 queued: Licenses", "slurm job 12 running on node4". */
 function submittedText(job: Submitted): string {

@@ -1,5 +1,6 @@
 import { existingRun, locateDispatch } from "../dispatch/read/locate.js";
 import { CatherdError } from "../domain/errors.js";
+import { findRace, type RaceRead } from "../folder/race.js";
 import { catherdHome, type RunPaths, runName, runPaths } from "../infra/paths.js";
 import { type ParsedInput, stringOption } from "./command-io.js";
 
@@ -25,4 +26,13 @@ export function refOf(input: ParsedInput, verb: string): string {
 /** The folder of `<name|id|dir>` in the command's run. */
 export function dispatchDirOf(input: ParsedInput, ref: string): string {
   return locateDispatch(runPathsOf(input), ref);
+}
+
+/**
+ * The race `ref` names in the command's run (dispatch/race.ts, findRace), or null: a plain name, an id or
+ * a folder is a dispatch's.
+ */
+export function raceOf(input: ParsedInput, ref: string): RaceRead | null {
+  if (ref.includes("/")) return null;
+  return findRace(runPathsOf(input), ref);
 }

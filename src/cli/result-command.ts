@@ -1,4 +1,5 @@
 import { conversationOf, type Turn } from "../dispatch/follow-up/conversation.js";
+import { raceResult } from "../dispatch/race.js";
 import type { AttemptSummary } from "../dispatch/read/attempts.js";
 import { resultOf } from "../dispatch/result.js";
 import { checkWord, shortCommand } from "../domain/check/check.js";
@@ -9,12 +10,15 @@ import { CatherdError } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { compactDuration } from "../domain/text/duration.js";
 import { inertText } from "../domain/text/inert-text.js";
+import { markSeen } from "../folder/markers.js";
 import { changedOutsideOwns } from "../folder/outside-owns.js";
+import type { RaceRead } from "../folder/race.js";
 import { systemClock } from "../infra/clock.js";
-import { type Command, RUN_OPTION } from "./command-io.js";
+import { type Command, type ParsedInput, RUN_OPTION } from "./command-io.js";
 import { conversationText } from "./conversation-text.js";
 import { leftBehindLines } from "./left-behind.js";
-import { dispatchDirOf, refOf } from "./resolve.js";
+import { type RaceData, raceData, raceText } from "./race-text.js";
+import { dispatchDirOf, raceOf, refOf, runPathsOf } from "./resolve.js";
 import { spendLines, spendWords } from "./spend-text.js";
 
 /**
@@ -26,7 +30,10 @@ export type ResultData = RecordFile & { attempts: AttemptSummary[]; changedOutsi
 /** `result --conversation --json`: every turn of the dispatch's conversation, first to last. */
 export type ConversationData = { conversation: Turn[] };
 
-export const resultCommand: Command<ResultData | ConversationData> = {
+/** `result NAME --json` of a race (specs/cli.md, "A race"): a row per attempt, and its winner. */
+export type RaceResultData = { race: RaceData };
+
+export const resultCommand: Command<ResultData | ConversationData | RaceResultData> = {
   name: "result",
   synopsis: "<name|id|dir>",
   positionals: 1,
@@ -51,6 +58,8 @@ export const resultCommand: Command<ResultData | ConversationData> = {
   },
   async handler(input) {
     const ref = refOf(input, "result");
+    const race = raceOf(input, ref);
+    if (race !== null) return raceResultAnswer(input, race);
     if (input.values.conversation === true) {
       const turns = conversationOf(dispatchDirOf(input, ref));
       return { data: { conversation: turns }, text: conversationText(turns) };
@@ -79,6 +88,31 @@ export const resultCommand: Command<ResultData | ConversationData> = {
     return { data, text: `${text.join("\n")}\n` };
   },
 };
+
+/**
+ * `result NAME` of a race: one row per attempt and the winner, once it is decided (E_NOT_RECORDED before).
+ * `--answer` and `--conversation` are a dispatch's: the winner's name gives them.
+ */
+async function raceResultAnswer(
+  input: ParsedInput,
+  read: RaceRead,
+): Promise<{ data: RaceResultData; text: string }> {
+  const name = read.race.name;
+  if (input.values.answer === true || input.values.conversation === true) {
+    throw new CatherdError(
+      "E_INPUT_INVALID",
+      `${name} is a race: --answer and --conversation read one dispatch`,
+      { fix: `catherd result ${name} names the winner; then catherd result --answer <winner>` },
+    );
+  }
+  const settled = await raceResult(runPathsOf(input), read);
+  if (settled.decision.winner !== null) {
+    const winner = settled.standings.find((s) => s.attempt === settled.decision.winner);
+    if (winner !== undefined) markSeen(winner.dir, systemClock.wallNow());
+  }
+  const race = raceData(read, settled);
+  return { data: { race }, text: raceText(race) };
+}
 
 /**
  * The record's answer (specs/record.md, "The answer"): its value when it fit the schema — `null` too, for a

@@ -1,14 +1,20 @@
+import { awaitRace, raceExitCode } from "../dispatch/race.js";
 import { type RunningSnapshot, runningSnapshot } from "../dispatch/read/snapshot.js";
 import { overview } from "../dispatch/status.js";
 import { awaitRecords } from "../dispatch/wait.js";
-import { WAIT_TIMEOUT_EXIT } from "../domain/errors.js";
+import { CatherdError, WAIT_TIMEOUT_EXIT } from "../domain/errors.js";
 import type { RecordFile } from "../domain/schemas.js";
 import { formatDuration, parseDuration } from "../domain/text/duration.js";
+import { FILES } from "../folder/layout.js";
 import { markSeen } from "../folder/markers.js";
+import type { RaceRead } from "../folder/race.js";
+import { readFolderJson } from "../folder/read.js";
 import { systemClock } from "../infra/clock.js";
-import { type Command, RUN_OPTION, stringOption } from "./command-io.js";
+import { okValue } from "../infra/json-file.js";
+import { type Command, type ParsedInput, RUN_OPTION, stringOption } from "./command-io.js";
+import { type RaceData, raceData, raceText } from "./race-text.js";
 import { askingText, steeringLine } from "./render.js";
-import { dispatchDirOf, runPathsOf } from "./resolve.js";
+import { dispatchDirOf, raceOf, runPathsOf } from "./resolve.js";
 import { checkLines, errorLines, outcomeLines, recordLine } from "./result-command.js";
 import { costCell, tokensCell } from "./spend-text.js";
 
@@ -17,6 +23,8 @@ export interface Waited {
   records: RecordFile[];
   /** For a steerable dispatch, also its unanswered questions and messages by state (as `status` rows). */
   running: RunningSnapshot[];
+  /** `wait NAME` of a race (specs/cli.md, "A race"): the race as it stands; `records` its winner's record. */
+  race?: RaceData;
 }
 
 export const waitCommand: Command<Waited> = {
@@ -42,6 +50,8 @@ export const waitCommand: Command<Waited> = {
   async handler(input) {
     const timeoutText = stringOption(input, "timeout");
     const timeoutMs = timeoutText === undefined ? null : parseDuration("--timeout", timeoutText);
+    const race = raceAmong(input);
+    if (race !== null) return waitForRace(input, race, timeoutMs);
     // Without names: every live dispatch of the run, and every recorded one whose record was not yet read
     // (a script that dispatches and then waits may come after they all ended).
     const dirs =
@@ -80,6 +90,39 @@ export const waitCommand: Command<Waited> = {
     };
   },
 };
+
+/**
+ * The race among the names waited for, or null for none. A race is waited for alone: its answer is the
+ * race's, not a record's.
+ */
+function raceAmong(input: ParsedInput): RaceRead | null {
+  const races = input.positionals.map((ref) => raceOf(input, ref));
+  const race = races.find((r) => r !== null) ?? null;
+  if (race === null || input.positionals.length === 1) return race;
+  throw new CatherdError(
+    "E_INPUT_INVALID",
+    `${race.race.name} is a race: wait for it alone (its answer is the race's, not a record's)`,
+    { fix: `catherd wait ${race.race.name}, then wait for the others` },
+  );
+}
+
+/** `wait NAME` of a race: until it is decided; exit 0 with a winner (`--pick all`: any passed), 124 on timeout. */
+async function waitForRace(
+  input: ParsedInput,
+  read: RaceRead,
+  timeoutMs: number | null,
+): Promise<{ data: Waited; text: string; exitCode: number }> {
+  const settled = await awaitRace(runPathsOf(input), read, { timeoutMs });
+  const race = raceData(read, settled);
+  const record = race.winner === null ? null : okValue(readFolderJson(race.winner.dir, FILES.record));
+  if (race.winner !== null) markSeen(race.winner.dir, systemClock.wallNow());
+  const text = `${raceText(race)}${settled.timedOut ? "timed out before the race was decided\n" : ""}`;
+  return {
+    data: { records: record === null ? [] : [record], running: [], race },
+    text,
+    exitCode: settled.timedOut ? WAIT_TIMEOUT_EXIT : raceExitCode(settled),
+  };
+}
 
 /**
  * One line about a dispatch still running, its spend so far against its caps: "fix-tests running 3m12s

@@ -1,14 +1,14 @@
-import type { Blocked, Slot } from "../domain/admission/admission-rules.js";
+import type { Blocked, Caps, Slot } from "../domain/admission/admission-rules.js";
 import { ownsOverlap } from "../domain/admission/owns.js";
 import { CatherdError } from "../domain/errors.js";
 import type { Crossing } from "../domain/spend/budget.js";
-import type { QueueBlocker } from "../domain/vocab.js";
+import type { BackendId, QueueBlocker } from "../domain/vocab.js";
 import type { Clock } from "../infra/clock.js";
 import { type RunPaths, runPaths } from "../infra/paths.js";
 import { parkUntil } from "../quota/parked.js";
 import { accountFileOf, startDecision } from "./admit/account-file.js";
 import { underAdmissionLock } from "./admit/admission-lock.js";
-import { engineSightsOf, LiveSet } from "./admit/live-set.js";
+import { type Asking, engineSightsOf, LiveSet } from "./admit/live-set.js";
 import { ensureRunFile } from "./admit/remember-run.js";
 import {
   type Committed,
@@ -53,49 +53,131 @@ export interface Admitted extends Committed {
  * dispatches not yet folded, not its history (folder/run-ledger.ts).
  */
 export async function admit(request: DispatchRequest, home: string, clock: Clock): Promise<Admitted> {
-  const run = runPaths(home, request.run);
-  const workplace = await planWorkplace(request);
-  const staged = stageDispatch(request, run, workplace, clock.wallNow());
-  const planned = await planHandOvers(handOversMarked(run), clock);
-  const sights = await engineSightsOf(run, clock);
+  const { each, promoted, withDuties } = await admitAll([request], home, { clock });
+  return { ...(each[0] as Committed), promoted, withDuties };
+}
+
+/** Several dispatches admitted by one decision (a race's attempts), and what that admission left to do. */
+export interface AdmittedAll {
+  /** Each dispatch's folder, in the order asked. */
+  each: Committed[];
+  promoted: string[];
+  withDuties: string[];
+}
+
+/** How several dispatches are admitted together: the clock, and what is written just before their commit. */
+export interface AdmitAllOptions {
+  clock: Clock;
+  /**
+   * Called under the lock once every dispatch is judged admissible, before any folder is committed, with
+   * each staged folder (a race's file names its attempts' ids); what it throws refuses them all.
+   */
+  beforeCommit?: (staged: readonly Staged[]) => void;
+}
+
+/**
+ * Admits `requests` — all of one run — as one decision under the run's lock (specs/dispatch.md §2; a race,
+ * "A race"): each is judged beside the slots held and those the ones before it take, and either all are
+ * admitted (started, or queued where a cap or an overlap holds one and it asked for --queue; parked for a
+ * window or a period's budget), or none is and nothing of any remains.
+ */
+export async function admitAll(
+  requests: readonly DispatchRequest[],
+  home: string,
+  options: AdmitAllOptions,
+): Promise<AdmittedAll> {
+  const { clock } = options;
+  const first = requests[0] as DispatchRequest;
+  const run = runPaths(home, first.run);
+  const stagedAll: Staged[] = [];
   let committed = false;
   try {
-    const admitted = await underAdmissionLock(run, async () => {
-      const at = clock.wallNow();
-      const runCaps = runCapsUnderLock(run, ensureRunFile(run, request, at), () => at.getTime());
-      const live = new LiveSet(run, clock, sights);
-      refuseStaleFollowUp(request, live);
-      refuseDuplicate(request, live);
-      const asking = { backend: request.backend.id, owns: staged.ownsAbsolute };
-      const promotion = await promoteUnderLock(live, runCaps, { clock, planned, asking });
-      // Judged by the budget as summed after the slots were counted (promoteUnderLock).
-      const { caps } = promotion;
-      if (caps.spent !== null) throw budgetRefusal(request, caps.spent);
-      const candidate = { ...asking, notBefore: null, accounts: request.accounts, tags: request.tags };
-      const { blocked, account } = startDecision(candidate, promotion.slots, caps, at.getTime());
-      // Out of window, or over a budget by period, it waits for the time, asked to or not: parked, not
-      // refused (specs/quota.md).
-      const parked = blocked !== null && PARKING.has(blocked.blockedBy);
-      if (blocked !== null && !parked && !request.queue) {
-        throw refusal(request, staged, blocked, promotion.slots);
-      }
-      const result = commitDispatch(
-        run,
-        staged,
-        { queued: queuedFile(blocked, null, at), account: accountFileOf(home, asking.backend, account, at) },
-        at,
-      );
-      committed = true;
-      const until = parked ? Date.parse(blocked?.blocker?.until ?? "") : Number.NaN;
-      if (Number.isFinite(until)) parkUntil(home, request.run, until);
-      return { ...result, promoted: promotion.toLaunch, withDuties: promotion.withDuties };
-    });
-    return admitted;
+    for (const request of requests) {
+      const workplace = await planWorkplace(request);
+      stagedAll.push(stageDispatch(request, run, workplace, clock.wallNow()));
+    }
+    const planned = await planHandOvers(handOversMarked(run), clock);
+    const sights = await engineSightsOf(run, clock);
+    try {
+      return await underAdmissionLock(run, async () => {
+        const at = clock.wallNow();
+        const runCaps = runCapsUnderLock(run, ensureRunFile(run, first, at), () => at.getTime());
+        const live = new LiveSet(run, clock, sights);
+        for (const request of requests) {
+          refuseStaleFollowUp(request, live);
+          refuseDuplicate(request, live);
+        }
+        const only = requests.length === 1 ? (stagedAll[0] as Staged) : null;
+        const asking: Asking = only === null ? "all" : { backend: first.backend.id, owns: only.ownsAbsolute };
+        const promotion = await promoteUnderLock(live, runCaps, { clock, planned, asking });
+        if (promotion.caps.spent !== null) throw budgetRefusal(first, promotion.caps.spent);
+        const decided = decideEach(requests, stagedAll, { slots: promotion.slots, caps: promotion.caps, at });
+        options.beforeCommit?.(stagedAll);
+        const each = decided.map((d, i) =>
+          commitDispatch(
+            run,
+            stagedAll[i] as Staged,
+            {
+              queued: queuedFile(d.blocked, null, at),
+              account: accountFileOf(home, d.backend, d.account, at),
+            },
+            at,
+          ),
+        );
+        committed = true;
+        for (const until of decided.map((d) => d.parkedUntil).filter(Number.isFinite)) {
+          parkUntil(home, first.run, until);
+        }
+        return { each, promoted: promotion.toLaunch, withDuties: promotion.withDuties };
+      });
+    } finally {
+      discardPlans(run, planned);
+    }
   } finally {
-    discardPlans(run, planned);
-    // Refused, or the lock never came: nothing of this dispatch remains.
-    if (!committed) discardStaged(run, staged);
+    // Refused, or the lock never came: nothing of these dispatches remains.
+    if (!committed) for (const staged of stagedAll) discardStaged(run, staged);
   }
+}
+
+/** One dispatch's start decision under the lock. */
+interface Decided {
+  backend: BackendId;
+  blocked: Blocked | null;
+  account: string | null;
+  /** Parked until this time (ms), else NaN. */
+  parkedUntil: number;
+}
+
+/**
+ * Each dispatch judged in turn beside the slots held and those the ones before it take (`blockerOf`). One
+ * blocked without --queue (by a cap or an overlap) refuses them all; out of window, or over a budget by
+ * period, it waits for the time, asked to or not: parked, not refused (specs/quota.md).
+ */
+function decideEach(
+  requests: readonly DispatchRequest[],
+  stagedAll: readonly Staged[],
+  state: { slots: readonly Slot[]; caps: Caps; at: Date },
+): Decided[] {
+  const slots = [...state.slots];
+  return requests.map((request, i) => {
+    const staged = stagedAll[i] as Staged;
+    const asking = { backend: request.backend.id, owns: staged.ownsAbsolute };
+    const candidate = { ...asking, notBefore: null, accounts: request.accounts, tags: request.tags };
+    const { blocked, account } = startDecision(candidate, slots, state.caps, state.at.getTime());
+    const parked = blocked !== null && PARKING.has(blocked.blockedBy);
+    if (blocked !== null && !parked && !request.queue) throw refusal(request, staged, blocked, slots);
+    if (blocked === null) {
+      slots.push({
+        name: staged.name,
+        dispatchId: staged.dispatchId,
+        ...asking,
+        owns: [...asking.owns],
+        account,
+      });
+    }
+    const until = parked ? Date.parse(blocked?.blocker?.until ?? "") : Number.NaN;
+    return { backend: asking.backend, blocked, account, parkedUntil: until };
+  });
 }
 
 /** The recorded attempts whose markers say a hand-over is due (checked again under the lock). */

@@ -5,6 +5,7 @@ import { isValidId } from "../domain/ids.js";
 import type { WorktreePlan } from "../domain/schemas.js";
 import { agentDispatchId } from "../folder/dispatch-id-of.js";
 import { FILES, fileIn, placeOf } from "../folder/layout.js";
+import { removeRacesWithoutAttempts } from "../folder/race.js";
 import { readFolderJson } from "../folder/read.js";
 import { removeLeftoverCgroups } from "../infra/cgroup/cgroup-leftovers.js";
 import { cgroupName } from "../infra/cgroup/dispatch-cgroup.js";
@@ -277,8 +278,8 @@ function removeFolder(dir: string): number {
 
 /**
  * After removals: a name's `latest` naming a removed folder goes (readers then take the newest folder of
- * the name), and under the run's admission lock — admission creates name folders — empty name folders and
- * an empty worktrees folder go too. Best effort: leftovers are a few empty folders, never a wrong removal.
+ * the name), and under the run's admission lock — admission creates name folders — empty name folders, an
+ * empty worktrees folder and the races none of whose attempts remain go too. Best effort: leftovers are a few empty folders, never a wrong removal.
  */
 async function tidyRun(run: RunPaths): Promise<void> {
   await underAdmissionLock(run, async () => {
@@ -291,6 +292,7 @@ async function tidyRun(run: RunPaths): Promise<void> {
       removeIfEmpty(path.join(run.dispatches, name));
     }
     removeIfEmpty(run.worktrees);
+    removeRacesWithoutAttempts(run);
   }).catch(() => {
     // No lock, or a folder that changed meanwhile: it stays for the next clean.
   });

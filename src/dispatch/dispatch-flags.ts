@@ -3,6 +3,7 @@ import { validateFollowUp } from "./follow-up/follow-up-request.js";
 import { readAnswer } from "./request/answer-input.js";
 import { flagValues, type ParsedFlags } from "./request/dispatch-options.js";
 import { type DispatchRequest, type RawDispatchInput, validateDispatch } from "./request/dispatch-request.js";
+import { newRaceId, type RacePlan, racePlan } from "./request/race-request.js";
 
 // The request `catherd dispatch` and the MCP dispatch tool stand for, from the flags their parser gave
 // (request/dispatch-options.ts): the answer schema read, the brief read, then every concern validated —
@@ -18,6 +19,17 @@ export interface GivenBeside {
 
 /** The validated request of these flags; throws the CatherdError that refuses them, nothing written. */
 export async function requestFromFlags(parsed: ParsedFlags, given: GivenBeside): Promise<DispatchRequest> {
+  return (await dispatchFromFlags(parsed, given)).request;
+}
+
+/**
+ * The validated request of these flags and, when they ask for a race (`--attempts`, `--also`), its
+ * attempts' requests (request/race-request.ts); throws the CatherdError that refuses them.
+ */
+export async function dispatchFromFlags(
+  parsed: ParsedFlags,
+  given: GivenBeside,
+): Promise<{ request: DispatchRequest; race: RacePlan | null }> {
   const flags = flagValues(parsed);
   const answer = await readAnswer(flags);
   const run = runName(typeof flags.run === "string" ? flags.run : undefined, given.environment);
@@ -30,5 +42,8 @@ export async function requestFromFlags(parsed: ParsedFlags, given: GivenBeside):
     environment: given.environment,
   } as RawDispatchInput;
   const followUp = flags.followUp;
-  return typeof followUp === "string" ? validateFollowUp(raw, followUp) : validateDispatch(raw);
+  const request = typeof followUp === "string" ? validateFollowUp(raw, followUp) : validateDispatch(raw);
+  const asked = request.raceAsked;
+  if (asked == null) return { request, race: null };
+  return { request, race: racePlan(raw, { ...request, raceAsked: asked }, newRaceId(new Date())) };
 }

@@ -86,7 +86,7 @@ export async function startDispatch(request: DispatchRequest, options: StartOpti
  * else the run's (run.json, read without its lock: admission writes it under the lock), else
  * `$CATHERD_PLACEMENT`, else local.
  */
-function placedRequest(request: DispatchRequest, home: string): DispatchRequest {
+export function placedRequest(request: DispatchRequest, home: string): DispatchRequest {
   const runFile = readRunFile(runPaths(home, request.run));
   const placement = resolvePlacement(request.placement, runFile?.placement ?? null);
   // An engine's options for a dispatch that runs locally are refused here, before anything is written.
@@ -134,7 +134,7 @@ async function checkEngineUsable(name: EngineName): Promise<void> {
  * CLI and every rung of its --fallback ladder, checked at once; for a dispatch placed on an engine, the
  * engine's client commands too (E_ENGINE_MISSING).
  */
-async function checkReady(request: DispatchRequest, home: string, clock: Clock): Promise<void> {
+export async function checkReady(request: DispatchRequest, home: string, clock: Clock): Promise<void> {
   const placement = request.placement.placement;
   if (placement !== null && placement !== "local") await checkEngineUsable(placement);
   await checkSandbox(request, home);

@@ -15,6 +15,7 @@ import {
   budgetsFileSchema,
   parkedFileSchema,
 } from "./quota/quota-schemas.js";
+import { decisionFileSchema, raceFileSchema } from "./race/race-schemas.js";
 import { specFileSchema } from "./spec-schemas.js";
 import { spendFileSchema, spendNowFileSchema, spentFileSchema } from "./spend/spend-schemas.js";
 import {
@@ -38,6 +39,7 @@ export { type CheckRunFile, checkRunFileSchema } from "./check/check.js";
 export * from "./ending/ending-schemas.js";
 export * from "./file-fields.js";
 export * from "./quota/quota-schemas.js";
+export * from "./race/race-schemas.js";
 export { loose, SCHEMA_VERSION } from "./schema-parts.js";
 export * from "./spec-schemas.js";
 export * from "./spend/spend-schemas.js";
@@ -71,4 +73,6 @@ export const FILE_SCHEMAS = {
   "account-windows.json": accountStateFileSchema,
   "parked.json": parkedFileSchema,
   "budgets.json": budgetsFileSchema,
+  "race.json": raceFileSchema,
+  "decision.json": decisionFileSchema,
 } as const;

@@ -14,6 +14,8 @@ export type FolderJsonFile = Exclude<
   | "account-windows.json"
   | "parked.json"
   | "budgets.json"
+  | "race.json"
+  | "decision.json"
 >;
 
 /** What a JSON file of a dispatch folder holds, by its name. */

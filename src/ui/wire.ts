@@ -80,6 +80,11 @@ export interface RowWire {
    * since when the run under way started; null (or absent): none.
    */
   check?: { command: string; passed: boolean | null; runs: number; since: string | null } | null;
+  /**
+   * The race it is an attempt of (admit.json `race`, specs/dispatch.md "A race"): the page shows a race as
+   * one row that opens into its attempts. Null (or absent): none.
+   */
+  race?: { name: string; raceId: string; attempt: number } | null;
 }
 
 /** One bar of the run's timeline: one attempt, from admission to record. */

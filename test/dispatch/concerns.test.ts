@@ -179,6 +179,7 @@ const COMPOSERS: Record<string, Record<string, string>> = {
   "src/dispatch/dispatch-flags.ts": {
     run: "the run's name, defaulted from the environment",
     followUp: "chooses the validation: anew, or as a follow-up",
+    raceAsked: "a race asked for: its attempts' requests are made from the request (race-request.ts)",
   },
   "src/cli/dispatch-command.ts": {
     backend: "printed",
@@ -188,6 +189,8 @@ const COMPOSERS: Record<string, Record<string, string>> = {
     worktree: "the worktree as placed, printed",
     base: "the worktree as placed, printed",
     placement: "the job an engine took, printed",
+    attempts: "a race's attempts as admitted, printed",
+    pick: "the race's pick as race.json holds it, printed",
   },
   "src/cli/mcp/mcp-server.ts": {},
   "src/cli/mcp/tools.ts": {

@@ -425,6 +425,48 @@ describe.skipIf(CHROMIUM === null)("catherd ui in a real browser", () => {
     await detail.close();
   });
 
+  it("shows a race as one line that opens into its attempts", async () => {
+    const bins = tempDir();
+    const codex = fakeCli(bins, "codex", [
+      { lines: recordedLines("codex", "text"), exit: 0, write: { file: "answer.txt", text: "right" } },
+    ]);
+    const repo = makeRepo(path.join(tempDir(), "repo"), { "answer.txt": "wrong" });
+    const raced = await runCli(
+      [
+        ...["dispatch", "--run", "races", "--backend", "codex", "--name", "fix", "--worktree"],
+        ...["--verify", 'test "$(cat answer.txt)" = right', "--attempts", "2", "--pick", "all", "--json"],
+        ...["--brief", "make answer.txt right"],
+      ],
+      { env: { ...env, CATHERD_CODEX_BIN: codex }, cwd: repo },
+    );
+    expect(raced.code, raced.stderr + raced.stdout).toBe(0);
+    const attempts = (JSON.parse(raced.stdout) as { race: { attempts: { dispatchId: string }[] } }).race
+      .attempts;
+    dispatched.push(...attempts.map((a) => a.dispatchId));
+    const waited = await runCli(["wait", "fix", "--run", "races", "--timeout", "60s"], {
+      env,
+      timeoutMs: 90_000,
+    });
+    expect(waited.code, waited.stdout + waited.stderr).toBe(0);
+    const page = await openPage("/runs/races");
+    const line = page.locator("tr.race-row");
+    await line.waitFor({ timeout: DEADLINE });
+    await untilInPage(
+      page,
+      `document.querySelector("tr.race-row td.doing")?.textContent === "2 attempts: 2 ok · 2 passed its check"`,
+      DEADLINE,
+    );
+    expect(await line.locator("td.name").textContent()).toBe("▸ fix");
+    // Closed at first: its attempts' rows are there, hidden; a click opens it, another closes it.
+    await countReaches(page, "tr.race-attempt[hidden]", 2);
+    await line.locator("button.race-toggle").click();
+    await countReaches(page, "tr.race-attempt:not([hidden])", 2);
+    expect(await page.locator("tr.race-attempt td.name").allTextContents()).toEqual(["fix.1", "fix.2"]);
+    await line.locator("button.race-toggle").click();
+    await countReaches(page, "tr.race-attempt[hidden]", 2);
+    await page.close();
+  });
+
   it("shows a steerable dispatch's question on its row, its messages and questions on its page, and the answer live", async () => {
     const steerEnv = { ...env, CATHERD_CLAUDE_BIN: FAKE_CLAUDE };
     const cli = async (args: string[]) => {

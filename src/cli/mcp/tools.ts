@@ -7,7 +7,14 @@ import type { Command, ParsedInput } from "../command-io.js";
 import { type Dispatched, dispatchCommand, INLINE_ANSWER_SCHEMA } from "../dispatch-command.js";
 import { type BackendCheck, doctorCommand } from "../doctor-command.js";
 import { type Logs, logsCommand } from "../logs-command.js";
-import { type ConversationData, outcomeSuffix, recordLine, resultCommand } from "../result-command.js";
+import { raceLine } from "../race-text.js";
+import {
+  type ConversationData,
+  outcomeSuffix,
+  type RaceResultData,
+  recordLine,
+  resultCommand,
+} from "../result-command.js";
 import { type Sent, sendCommand } from "../send-command.js";
 import { type ShownDispatch, showCommand } from "../show-command.js";
 import { statusCommand } from "../status-command.js";
@@ -127,22 +134,25 @@ const showTool: ToolSpec<ShownDispatch> = {
     `${d.admit?.name ?? "(by hand)"} ${d.dispatchId} ${d.state}${d.record === null ? "" : ` ${d.record.status} (${d.record.reason})${outcomeSuffix(d.record)}`}`,
 };
 
-const resultTool: ToolSpec<RecordFile | ConversationData> = {
+const resultTool: ToolSpec<RecordFile | ConversationData | RaceResultData> = {
   name: "result",
   title: "The record and reply of a finished dispatch",
   description:
     "The record of a finished dispatch: status, reason, secs, tokens, error, changed files, the " +
     "worker's declared outcome (when dispatched with outcome), and the agent's reply. E_NOT_RECORDED while it still runs: call wait. " +
-    "conversation: every turn of its conversation (dispatch followUp) instead. As `catherd result`.",
+    "conversation: every turn of its conversation (dispatch followUp) instead. The name of a race " +
+    "(dispatch attempts or also) gives `race`: a row per attempt and the winner, its branch and its patches. As `catherd result`.",
   command: resultCommand,
   positionals: ref("read"),
   // structuredContent is the record, whose `answer` is the answer (an MCP structuredContent is an object).
   omit: ["answer"],
   readOnly: true,
   line: (data) =>
-    "conversation" in data
-      ? `${data.conversation.length} turns; newest ${data.conversation.at(-1)?.status ?? "live"}`
-      : `${recordLine(data)}${outcomeSuffix(data)}: ${firstLine(data.reply) ?? "(no reply)"}`,
+    "race" in data
+      ? raceLine(data.race)
+      : "conversation" in data
+        ? `${data.conversation.length} turns; newest ${data.conversation.at(-1)?.status ?? "live"}`
+        : `${recordLine(data)}${outcomeSuffix(data)}: ${firstLine(data.reply) ?? "(no reply)"}`,
 };
 
 const logsTool: ToolSpec<Logs | null> = {
@@ -201,7 +211,7 @@ const waitTool: ToolSpec<Waited> = {
     "dispatches (default: every live one of the run) are recorded, or with any the first of them. Returns " +
     "the records that are done and, for each one still running, what it is doing: state, its open tool " +
     "call and for how long, its spend so far (tokens, dollars and their source, against its caps). It never blocks past timeoutS: call it again to keep waiting; " +
-    "nothing is lost between calls. As `catherd wait`.",
+    "nothing is lost between calls. The name of a race (dispatch attempts or also) waits until it is decided, and gives `race`. As `catherd wait`.",
   command: waitCommand,
   positionals: { name: "names", description: "the dispatches to wait for (names or ids)", multiple: true },
   omit: ["timeout"],
@@ -222,7 +232,8 @@ const waitTool: ToolSpec<Waited> = {
     },
   },
   readOnly: true,
-  line: ({ records, running }) => {
+  line: ({ records, running, race }) => {
+    if (race !== undefined) return raceLine(race);
     const done = records.map((r) => `${r.name ?? r.dispatchId} ${r.status}${outcomeSuffix(r)}`);
     const live = running.map((r) => `${r.name ?? r.dispatchId} ${r.state}${attemptSuffix(r)}`);
     return [

@@ -31,6 +31,7 @@ import { isolation } from "../request/isolation-input.js";
 import { limits } from "../request/limits.js";
 import { notify } from "../request/notify.js";
 import { placement } from "../request/placement.js";
+import { racing } from "../request/race-input.js";
 import { steering } from "../request/steer-input.js";
 import { tagging } from "../request/tag-input.js";
 import { checking } from "../request/verify-input.js";
@@ -289,6 +290,7 @@ function admitOf(request: DispatchRequest, folder: Folder, placed: Placed, at: D
     ...placement.toAdmit(request),
     ...accountChoice.toAdmit(request),
     ...tagging.toAdmit(request),
+    ...racing.toAdmit(request),
     access,
     effort,
     ...followUpOf(request),

@@ -8,6 +8,7 @@ import {
 import { handOverPending } from "../../folder/chain.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { writeLiveMarker } from "../../folder/markers.js";
+import { settleRaceOf } from "../../folder/race-standing.js";
 import { readFolderJson } from "../../folder/read.js";
 import { readRunFile } from "../../folder/run-file.js";
 import { createFolderJson, writeFolderJson } from "../../folder/write.js";
@@ -149,6 +150,8 @@ function markPromoted(
   const strandedDirs = new Set(state.stranded.map((q) => q.marker.dir));
   for (const { entry: q, account } of chosen) {
     const dir = q.marker.dir;
+    // A race's attempt: its race settled first, so that a loser of a decided race is ended, not started.
+    settleRaceOf(dir, state.at);
     if (fs.existsSync(fileIn(dir, FILES.cancel))) {
       // Ended here, never started; recorded after the lock, with the other duties.
       endCancelledWhileQueued(dir, clock);

@@ -10,6 +10,7 @@ import { isolation } from "./isolation-input.js";
 import { limits } from "./limits.js";
 import { notify } from "./notify.js";
 import { placement } from "./placement.js";
+import { racing } from "./race-input.js";
 import { runCaps } from "./run-caps.js";
 import { sandbox } from "./sandbox-input.js";
 import { steering } from "./steer-input.js";
@@ -37,6 +38,7 @@ export const CONCERN_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   steering: steering.options,
   answer: answer.options,
   check: checking.options,
+  race: racing.options,
 };
 
 /** Every flag of a dispatch, each declared by the concern that validates it. */

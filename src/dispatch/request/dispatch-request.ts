@@ -13,6 +13,7 @@ import { type IsolationRequest, isolation, type RawIsolationFlags } from "./isol
 import { type LimitsRequest, limits, type RawLimitsInput } from "./limits.js";
 import { type NotifyRequest, notify, type RawNotifyInput } from "./notify.js";
 import { type PlacementRequest, placement, type RawPlacementFlags } from "./placement.js";
+import { type RaceRequest, type RawRaceInput, racing } from "./race-input.js";
 import { type RawRunCapsInput, type RunCapsRequest, runCaps } from "./run-caps.js";
 import { type RawSandboxFlags, type SandboxRequest, sandbox } from "./sandbox-input.js";
 import { type RawSteerInput, steering } from "./steer-input.js";
@@ -36,7 +37,8 @@ export interface DispatchRequest
     NotifyRequest,
     AccountRequest,
     TagRequest,
-    CheckRequest {
+    CheckRequest,
+    RaceRequest {
   /** The brief as given (brief.ts composes brief.md from it at staging); null for exec without one. */
   brief: BriefRequest["brief"];
   /** `--lock-hint`: brief.md gets the line about `catherd lock`. */
@@ -99,7 +101,8 @@ export interface RawDispatchInput
     RawPlacementFlags,
     RawAccountInput,
     RawTagInput,
-    RawCheckInput {
+    RawCheckInput,
+    RawRaceInput {
   /** `--answer-schema`/`--repair`, already read and checked (answer-input.ts: the check is async). */
   answer?: AnswerRequest | null;
 }
@@ -141,6 +144,7 @@ export function validateDispatch(raw: RawDispatchInput): DispatchRequest {
     ...partOf(notify, raw, context),
     ...partOf(steering, raw, context),
     ...partOf(sandbox, raw, context),
+    ...partOf(racing, raw, context),
   };
 }
 
@@ -165,6 +169,7 @@ const CARRYING: readonly CarryingConcern[] = [
   spendCaps,
   steering,
   sandbox,
+  racing,
 ];
 
 /**

@@ -10,6 +10,7 @@ import {
 } from "../file-fields.js";
 import { PERIODS } from "../quota/period.js";
 import { accountNameSchema, tagsSchema } from "../quota/quota-schemas.js";
+import { admitRaceSchema } from "../race/race-schemas.js";
 import { netRuleSchema, SANDBOX_MODES } from "../sandbox/sandbox.js";
 import { isoTime, loose, ms, processIdentity, schemaField } from "../schema-parts.js";
 import { RUN_BUDGET_KEYS } from "../spend/run-budget.js";
@@ -148,6 +149,8 @@ export const admitFileSchema = loose({
   accounts: accountAskSchema.optional(),
   /** `--tag`: what budgets by tag count it under (specs/quota.md); absent: none. */
   tags: tagsSchema.optional(),
+  /** The race it is an attempt of (`--attempts`, `--also`: specs/dispatch.md, "A race"); absent: none. */
+  race: admitRaceSchema.optional(),
   ...followUpAdmitShape,
 });
 export type AdmitFile = z.infer<typeof admitFileSchema>;

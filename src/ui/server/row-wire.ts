@@ -64,7 +64,14 @@ export function rowWire(row: DispatchRow, view: DispatchView): RowWire {
     asking: row.asking ?? null,
     fence: row.fence ?? null,
     check: row.check ?? null,
+    race: raceOf(view),
   };
+}
+
+/** The race the row's attempt belongs to, as its admit.json names it. */
+function raceOf(view: DispatchView): NonNullable<RowWire["race"]> | null {
+  const race = view.admit?.race;
+  return race === undefined ? null : { name: race.name, raceId: race.raceId, attempt: race.attempt };
 }
 
 export function attemptWire(a: DispatchRow["earlier"][number]): AttemptWire {

@@ -2,6 +2,7 @@ import type { BarWire, PushWire, RowWire, RunWire } from "../../wire.js";
 import { cancel, confirmCancel, getJson, go, notifyButton, notifyEnded, toast, type View } from "../app.js";
 import { h, link, morphElement, replace } from "../dom.js";
 import { count, duration, since, usd } from "../format.js";
+import { type RaceGroup, raceState, raceWords, type TableLine, tableLines } from "../race-rows.js";
 import { askingWords, sandboxWords } from "../steering-words.js";
 import { renderTimeline } from "../timeline.js";
 
@@ -19,6 +20,9 @@ export class RunView implements View {
   private readonly rows = new Map<string, RowWire>();
   private readonly bars = new Map<string, BarWire>();
   private readonly trs = new Map<string, HTMLTableRowElement>();
+  /** Each race's own line (race-rows.ts), and the races opened into their attempts. */
+  private readonly raceTrs = new Map<string, HTMLTableRowElement>();
+  private readonly openRaces = new Set<string>();
   private tbody: HTMLTableSectionElement | null = null;
   private timelineBox: HTMLElement | null = null;
   private summary: HTMLElement | null = null;
@@ -58,6 +62,7 @@ export class RunView implements View {
     for (const r of data.rows) this.rows.set(r.dispatchId, r);
     for (const b of data.bars) this.bars.set(b.dispatchId, b);
     this.tbody = h("tbody");
+    this.tbody.addEventListener("click", (event) => this.toggleRaceOn(event));
     this.timelineBox = h("div", { class: "timeline-slot" });
     this.summary = h("p", { class: "summary" });
     replace(
@@ -154,14 +159,7 @@ export class RunView implements View {
       else morphElement(drawn, this.tr(row)); // its unchanged cells stay: a click on them is not lost
     }
     const ordered = [...this.rows.values()].sort(order);
-    let previous: Element | null = null;
-    for (const row of ordered) {
-      const tr = this.trs.get(row.dispatchId);
-      if (tr === undefined) continue;
-      const want: Element | null = previous === null ? tbody.firstElementChild : previous.nextElementSibling;
-      if (want !== tr) tbody.insertBefore(tr, want);
-      previous = tr;
-    }
+    this.placeLines(tbody, tableLines(ordered));
     const live = ordered.filter((r) => r.state !== "recorded" && r.state !== "queued").length;
     const queued = ordered.filter((r) => r.state === "queued").length;
     const cost = ordered.reduce((sum, r) => sum + (r.usage?.costUsd ?? 0), 0);
@@ -171,6 +169,95 @@ export class RunView implements View {
         `${live} live, ${queued} queued, ${ordered.length - live - queued} recorded`,
         cost > 0 ? ` · ${usd(cost)}` : "",
       );
+  }
+
+  /**
+   * Puts every line in order: a race's own line where its first attempt stands, its attempts after it,
+   * hidden until it is opened. A race's line is drawn again each time (there are few).
+   */
+  private placeLines(tbody: HTMLTableSectionElement, lines: TableLine[]): void {
+    const races = new Set<string>();
+    let previous: Element | null = null;
+    for (const line of lines) {
+      let tr: HTMLTableRowElement | undefined;
+      if (line.kind === "race") {
+        races.add(line.group.key);
+        tr = this.raceTr(line.group);
+      } else {
+        tr = this.trs.get(line.row.dispatchId);
+        if (tr !== undefined) tr.hidden = line.race !== null && !this.openRaces.has(line.race);
+      }
+      if (tr === undefined) continue;
+      const want: Element | null = previous === null ? tbody.firstElementChild : previous.nextElementSibling;
+      if (want !== tr) tbody.insertBefore(tr, want);
+      previous = tr;
+    }
+    for (const [key, tr] of this.raceTrs) {
+      if (races.has(key)) continue;
+      tr.remove();
+      this.raceTrs.delete(key);
+    }
+  }
+
+  /** A race's own line: its name (a button that opens it into its attempts), how its attempts stand, their sum. */
+  private raceTr(group: RaceGroup): HTMLTableRowElement {
+    const open = this.openRaces.has(group.key);
+    const first = group.rows[0];
+    const tokens = group.rows.reduce(
+      (sum, r) => sum + (r.usage === null ? 0 : r.usage.input + r.usage.output),
+      0,
+    );
+    const cost = group.rows.reduce((sum, r) => sum + (r.usage?.costUsd ?? 0), 0);
+    const state = raceState(group);
+    const fresh = h(
+      "tr",
+      { class: "race-row", "data-race": group.key, "data-state": state },
+      h(
+        "td",
+        { class: "name" },
+        h(
+          "button",
+          { type: "button", class: "race-toggle", "aria-expanded": open ? "true" : "false" },
+          open ? "▾ " : "▸ ",
+          group.name,
+        ),
+      ),
+      h("td", null, [...new Set(group.rows.map((r) => r.backend ?? "?"))].join(", ")),
+      h(
+        "td",
+        null,
+        h("span", { class: `pill st-${state === "racing" ? "running" : "recorded"}` }, `race: ${state}`),
+      ),
+      h(
+        "td",
+        { class: "age", "data-since": first?.admittedAt ?? "" },
+        since(first?.admittedAt ?? null, this.now()),
+      ),
+      h("td", { class: "doing" }, raceWords(group)),
+      h("td", null, tokens === 0 ? "–" : count(tokens)),
+      h("td", null, usd(cost > 0 ? cost : null)),
+      h("td", null),
+    );
+    const drawn = this.raceTrs.get(group.key);
+    if (drawn !== undefined) {
+      morphElement(drawn, fresh);
+      return drawn;
+    }
+    this.raceTrs.set(group.key, fresh);
+    return fresh;
+  }
+
+  /**
+   * A click on a race's button opens or closes it. Listened for on the table's body: a race's line is
+   * drawn again as its attempts move, and a changed cell is a new element, without a listener of its own.
+   */
+  private toggleRaceOn(event: Event): void {
+    const target = event.target instanceof Element ? event.target : null;
+    const key = target?.closest("button.race-toggle")?.closest("tr.race-row")?.getAttribute("data-race");
+    if (key == null) return;
+    if (this.openRaces.has(key)) this.openRaces.delete(key);
+    else this.openRaces.add(key);
+    this.drawRows([]);
   }
 
   private drawTimeline(): void {
@@ -197,7 +284,11 @@ export class RunView implements View {
     const stateClass = r.status !== null ? `s-${r.status}` : `st-${r.state}`;
     return h(
       "tr",
-      { class: `dispatch-row${r.unread ? " unread" : ""}`, "data-id": r.dispatchId, "data-state": r.state },
+      {
+        class: `dispatch-row${r.unread ? " unread" : ""}${r.race == null ? "" : " race-attempt"}`,
+        "data-id": r.dispatchId,
+        "data-state": r.state,
+      },
       h(
         "td",
         { class: "name" },
