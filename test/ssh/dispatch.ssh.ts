@@ -4,8 +4,9 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliResult, dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, FAKE_AGENT, readJson, reapAll, tempDir } from "../helpers/folders.js";
+import { isAlive, reapCgroups, reapDispatch } from "../helpers/processes.js";
 import { type Sshd, sshdUnavailable, startSshd } from "../helpers/sshd.js";
-import { waitForJson } from "../helpers/wait.js";
+import { waitFor, waitForJson } from "../helpers/wait.js";
 
 // `catherd dispatch --placement ssh:HOST` end to end on the rig (test/helpers/sshd.ts): the real CLI, the
 // real ssh and sshd, the supervisor started in the rig's PID and UTS namespace — another host to
@@ -69,6 +70,53 @@ function jsonOf<T>(result: CliResult, what: string): T {
 
 const sshCalls = () => (fs.existsSync(wrapper.calls) ? fs.readFileSync(wrapper.calls, "utf8") : "");
 
+/** Polls an async check until it gives a value, by a deadline. */
+async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+interface Row {
+  dispatchId: string;
+  state: string;
+  status: string | null;
+}
+
+async function rowOf(env: NodeJS.ProcessEnv, id: string): Promise<Row | undefined> {
+  const result = await runCli(["status", "--json"], { env, timeoutMs: 60_000 });
+  return jsonOf<{ dispatches: Row[] }>(result, "status").dispatches.find((r) => r.dispatchId === id);
+}
+
+/** A dispatch of a fake agent that works until it is stopped, placed on the rig; its supervisor has spawned it. */
+async function hanging(env: NodeJS.ProcessEnv): Promise<Dispatched & { agent: number; supervisor: number }> {
+  const result = await runCli(
+    [
+      "dispatch",
+      "--json",
+      "--placement",
+      `ssh:${sshd.host}`,
+      ...execArgs([{ out: "working" }, { hang: true }]),
+    ],
+    { env, timeoutMs: 60_000 },
+  );
+  const d = jsonOf<{ dispatched: Dispatched }>(result, "dispatch").dispatched;
+  const proc = await waitForJson<{ pid: number }>(path.join(d.dir, "proc.json"), 60_000);
+  const agent = sshd.hostPidOf(proc.pid);
+  const supervisor = sshd.hostPidOf(Number(d.placement?.jobId));
+  if (agent === null || supervisor === null)
+    throw new Error("the rig shows no agent or supervisor of the dispatch");
+  return { ...d, agent, supervisor };
+}
+
 interface Dispatched {
   dispatchId: string;
   dir: string;
@@ -113,6 +161,88 @@ describe.skipIf(why !== null)("dispatch --placement ssh:HOST on the rig", () => 
       // The shared-folder check's marker is gone; the supervisor's output went into the folder.
       expect(fs.readdirSync(h).filter((name) => name.startsWith(".placement-check."))).toEqual([]);
       expect(fs.existsSync(path.join(d.dir, "ssh.out"))).toBe(true);
+    } finally {
+      expect(reapAll(id === null ? [] : [id]), "processes left running").toBe(0);
+    }
+  });
+
+  it("is judged running by its fresh lock from here, with no ssh call, and cancelled through the folder", async () => {
+    const { env } = home();
+    let id: string | null = null;
+    try {
+      const d = await hanging(env);
+      id = d.dispatchId;
+      const before = sshCalls();
+      const row = await rowOf(env, d.dispatchId);
+      expect(row, "the dispatch's row in status").toBeDefined();
+      expect(row).toMatchObject({ state: "running" });
+      // A fresh lock decides: the host is not asked.
+      expect(sshCalls()).toBe(before);
+      const cancelled = await runCli(["cancel", d.dispatchId, "--wait", "--json"], {
+        env,
+        timeoutMs: 60_000,
+      });
+      expect(cancelled.code, cancelled.stderr).toBe(0);
+      expect(await waitForJson(path.join(d.dir, "record.json"), 60_000)).toMatchObject({
+        status: "cancelled",
+      });
+      // The supervisor on the host stopped its agent and recorded the cancel itself (its log's line comes
+      // after record.json).
+      const logFile = path.join(d.dir, "supervisor.log");
+      const log = await waitFor("the supervisor's recorded line", () => {
+        const text = fs.readFileSync(logFile, "utf8");
+        return text.includes('"event":"recorded"') ? text : undefined;
+      });
+      expect(log.match(/"event":"recorded"/g)).toHaveLength(1);
+    } finally {
+      expect(reapAll(id === null ? [] : [id]), "processes left running").toBe(0);
+    }
+  });
+
+  it("records a supervisor gone on the host as lost once its lock is stale, and never signals its agent from here", {
+    timeout: 150_000,
+  }, async () => {
+    const { env } = home();
+    let id: string | null = null;
+    try {
+      const d = await hanging(env);
+      id = d.dispatchId;
+      // The supervisor dies on the host; its agent, in the host's PID namespace, runs on.
+      process.kill(d.supervisor, "SIGKILL");
+      const row = await eventually(
+        "the dispatch recorded",
+        async () => {
+          const r = await rowOf(env, d.dispatchId);
+          return r?.status == null ? undefined : r;
+        },
+        120_000,
+      );
+      expect(row).toMatchObject({ state: "recorded", status: "lost" });
+      const record = readJson(path.join(d.dir, "record.json"));
+      expect(record).toMatchObject({
+        error: {
+          code: "E_SUPERVISOR_LOST",
+          engine: {
+            name: "ssh",
+            jobId: d.placement?.jobId,
+            state: "GONE",
+            words: `ssh ${sshd.host}: supervisor ${d.placement?.jobId} is no longer running there`,
+          },
+        },
+      });
+      // The reader here saw the agent in its own /proc under another pid, and left it alone: it is the host's.
+      expect(isAlive(d.agent)).toBe(true);
+      const cancelled = await runCli(["cancel", d.dispatchId, "--json"], { env, timeoutMs: 60_000 });
+      expect(cancelled.code, cancelled.stderr).toBe(0);
+      expect(isAlive(d.agent)).toBe(true);
+      // Ended by the test, as a reader on its host would: every process of the dispatch (the agent and
+      // what it started), by pid, until none is left.
+      await waitFor("no process of the dispatch left", () =>
+        reapDispatch(d.dispatchId) === 0 ? true : undefined,
+      );
+      expect(isAlive(d.agent)).toBe(false);
+      // The cgroups its SIGKILLed supervisor made on the host (the same kernel's) are removed with them.
+      reapCgroups(d.dispatchId);
     } finally {
       expect(reapAll(id === null ? [] : [id]), "processes left running").toBe(0);
     }

@@ -1,15 +1,18 @@
+import * as fs from "node:fs";
 import * as os from "node:os";
 import { CatherdError } from "../../domain/errors.js";
 import type { PlacementFile } from "../../domain/schemas.js";
 import { FILES, fileIn } from "../../folder/layout.js";
 import { readFolderJson } from "../../folder/read.js";
 import { writeFolderJson } from "../../folder/write.js";
+import { sightOfLock } from "../../infra/lock-sight.js";
 import { resolveExecutable } from "../../infra/which.js";
-import type { Engine, EngineEnding, EngineSight } from "../engine.js";
+import type { Engine, EngineSight } from "../engine.js";
 import { NOT_PLACED_FIX, sshError } from "./command.js";
 import { checkHost } from "./host.js";
 import { runningOn, terminateOn } from "./remote.js";
 import { unsharedProblem } from "./shared.js";
+import { sightOf, silentSight } from "./sight.js";
 import { PLACED_ON_VARIABLE, startOverSsh } from "./start.js";
 
 // SSH as a placement engine (specs/placement.md, "SSH"): `--placement ssh:HOST` starts the very supervisor
@@ -109,6 +112,13 @@ function supervisorEnv(dir: string): Record<string, string> {
   return env;
 }
 
+/** How long the supervisor of `dir` has given no sign: its lock's age, else the time since its submission. */
+function silentFor(dir: string, placement: PlacementFile): number {
+  const now = Date.now();
+  const lock = sightOfLock(fileIn(dir, FILES.supervisorLock), now);
+  return lock.kind === "held" ? lock.ageMs : now - Date.parse(placement.submittedAt);
+}
+
 /** What `host` says of each supervisor started there, by folder: one ssh call. */
 async function sightsOn(
   host: string,
@@ -126,36 +136,20 @@ async function sightsOn(
   );
   if (!Array.isArray(running)) {
     const error = sshError(running, checked, `ask ${checked} about its supervisors`);
-    return list.map(([dir]) => [dir, { kind: "unreachable", error }]);
+    // ssh itself failed or timed out: the host may be gone. A remote command that failed proves nothing.
+    const silent = running.failure === "unreachable" || running.failure === "timeout";
+    return list.map(([dir, p]) => [
+      dir,
+      silent
+        ? silentSight({ host: checked, pid: p.jobId, silentMs: silentFor(dir, p), error })
+        : { kind: "unreachable", error },
+    ]);
   }
-  return list.map(([dir, placement], i) => [dir, sightOf(checked, placement.jobId, running[i] === true)]);
-}
-
-/** A supervisor the host runs, or one gone there: recorded lost by a reader when its lock says so too. */
-export function sightOf(host: string, pid: string, running: boolean): EngineSight {
-  if (running) {
-    return {
-      kind: "known",
-      phase: "running",
-      words: `ssh ${host}: supervisor ${pid} runs`,
-      reason: null,
-      node: host,
-      ending: { started: null, unstarted: null },
-    };
-  }
-  const gone = (started: boolean): EngineEnding => ({
-    reason: "lost",
-    kind: "lost",
-    code: "E_SUPERVISOR_LOST",
-    state: "GONE",
-    words: `ssh ${host}: supervisor ${pid} is no longer running there${started ? "" : "; its supervisor never started"}`,
-  });
-  return {
-    kind: "known",
-    phase: "ended",
-    words: `ssh ${host}: supervisor ${pid} is no longer running there`,
-    reason: null,
-    node: null,
-    ending: { started: gone(true), unstarted: gone(false) },
-  };
+  return list.map(([dir, placement], i) => [
+    dir,
+    sightOf(checked, placement.jobId, {
+      running: running[i] === true,
+      cancelled: fs.existsSync(fileIn(dir, FILES.cancel)),
+    }),
+  ]);
 }
