@@ -97,7 +97,7 @@ async function cancelJob(view: DispatchView, clock: Clock): Promise<DispatchView
   if (placement === null) return view;
   requestCancel(view.dir, clock.wallNow());
   const { engineNamed } = await import("../engines/engine-registry.js");
-  await (await engineNamed(placement.engine)).cancel(placement);
+  await (await engineNamed(placement.engine)).cancel(placement, view.dir);
   let last = view;
   await waitUntil(
     async () => {

@@ -1,7 +1,8 @@
 import { backendFor } from "../backends/backend-registry.js";
 import { CatherdError } from "../domain/errors.js";
+import { placementParts } from "../domain/placement.js";
 import type { EngineName } from "../domain/vocab.js";
-import type { Submitted } from "../engines/engine.js";
+import type { PlacementWhere, Submitted } from "../engines/engine.js";
 import { readRunFile } from "../folder/run-file.js";
 import { type Clock, systemClock } from "../infra/clock.js";
 import { runPaths } from "../infra/paths.js";
@@ -123,9 +124,9 @@ async function checkSandbox(request: DispatchRequest, home: string): Promise<voi
  * Checked before admission, so that an engine installed but not configured leaves no failed dispatch
  * behind, nor a `--run-placement` remembered for the run's later dispatches.
  */
-async function checkEngineUsable(name: EngineName): Promise<void> {
+async function checkEngineUsable(name: EngineName, where: PlacementWhere): Promise<void> {
   const { engineNamed } = await import("../engines/engine-registry.js");
-  const unusable = await (await engineNamed(name)).unusable();
+  const unusable = await (await engineNamed(name)).unusable(where);
   if (unusable !== null) throw unusable;
 }
 
@@ -135,8 +136,8 @@ async function checkEngineUsable(name: EngineName): Promise<void> {
  * engine's client commands too (E_ENGINE_MISSING).
  */
 export async function checkReady(request: DispatchRequest, home: string, clock: Clock): Promise<void> {
-  const placement = request.placement.placement;
-  if (placement !== null && placement !== "local") await checkEngineUsable(placement);
+  const placed = placementParts(request.placement.placement ?? "local");
+  if (placed?.engine != null) await checkEngineUsable(placed.engine, { home, target: placed.target });
   await checkSandbox(request, home);
   const checks = [
     { backend: request.backend, bin: request.bin },

@@ -100,15 +100,21 @@ export const QUEUE_BLOCKERS = [
 export type QueueBlocker = (typeof QUEUE_BLOCKERS)[number];
 
 /**
- * Where a dispatch's supervisor runs (specs/placement.md): on the dispatching host, or as a job of an
- * engine that already exists — Slurm first.
+ * Where a dispatch's supervisor runs (specs/placement.md): on the dispatching host, or handed to an
+ * engine that already exists — a Slurm job, or a process started over ssh on another host.
  */
-export const PLACEMENTS = ["local", "slurm"] as const;
-export type Placement = (typeof PLACEMENTS)[number];
+export const PLACEMENTS = ["local", "slurm", "ssh"] as const;
+/** A placement's kind: `local`, or the engine's name. */
+export type PlacementKind = (typeof PLACEMENTS)[number];
 /** The placements that hand the supervisor to an engine: every one but `local`. */
-export const ENGINES = ["slurm"] as const;
+export const ENGINES = ["slurm", "ssh"] as const;
 /** An engine's name, as placement.json and `--placement` spell it; its code is src/engines/<name>/. */
 export type EngineName = (typeof ENGINES)[number];
+/**
+ * A placement as `--placement` spells it: `local`, an engine's name, or an engine and its target — where
+ * on the engine, for an engine that takes one (`ssh:HOST`). See src/domain/placement.ts.
+ */
+export type Placement = "local" | EngineName | `${EngineName}:${string}`;
 
 /** Access levels a dispatch may ask of its CLI. */
 export const ACCESS_LEVELS = ["read-only", "workspace-write", "full"] as const;
@@ -158,6 +164,7 @@ export const ERROR_CODES = [
   "E_ENGINE_UNCONFIGURED",
   "E_ENGINE_REFUSED",
   "E_ENGINE_TIMEOUT",
+  "E_PLACEMENT_UNSHARED",
   "E_SANDBOX_UNAVAILABLE",
   "E_INTERRUPTED",
   "E_INTERNAL",

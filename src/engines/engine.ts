@@ -63,14 +63,32 @@ export interface EngineOptions {
   check(option: string): string;
 }
 
+/**
+ * The target an engine takes after its name and a colon (`ssh:HOST`): how help names it, and its check,
+ * which throws E_INPUT_INVALID for a target the engine cannot use safely (it returns the target as used).
+ * An engine without one takes its name alone; one with one needs it.
+ */
+export interface EngineTarget {
+  value: string;
+  check(target: string): string;
+}
+
+/** Where a dispatch is about to be placed: catherd's home (on storage the engine's hosts share) and the target. */
+export interface PlacementWhere {
+  home: string;
+  target: string | null;
+}
+
 export interface Engine {
   readonly name: EngineName;
   /**
    * Whether this host can place a supervisor on the engine now; else the refusal to admit with
    * (E_ENGINE_MISSING, E_ENGINE_UNCONFIGURED, E_ENGINE_TIMEOUT, E_ENGINE_REFUSED), each with its fix.
-   * Asked before admission: an engine that cannot take a job leaves no failed dispatch behind.
+   * Asked before admission: an engine that cannot take a job leaves no failed dispatch behind. An engine
+   * that places the supervisor on another host checks there that it sees `where.home`
+   * (E_PLACEMENT_UNSHARED).
    */
-  unusable(): Promise<CatherdError | null>;
+  unusable(where: PlacementWhere): Promise<CatherdError | null>;
   /**
    * Hands `command` (the supervisor program on the folder) to the engine for the dispatch in `dir` and
    * writes placement.json once the engine took it. Throws the engine's CatherdError when it refuses or
@@ -82,8 +100,8 @@ export interface Engine {
    * engine that does not answer is `unreachable` for each.
    */
   sights(placed: ReadonlyMap<string, PlacementFile>): Promise<Map<string, EngineSight>>;
-  /** Ends what the engine took for a supervisor that has not come up. Throws the engine's refusal. */
-  cancel(placement: PlacementFile): Promise<void>;
+  /** Ends what the engine took for the supervisor of `dir` that has not come up. Throws the engine's refusal. */
+  cancel(placement: PlacementFile, dir: string): Promise<void>;
   /** In a supervisor: whether this very process is the one the placement names (not merely inside one). */
   isThisProcess(placement: PlacementFile): boolean;
   /** In a placed supervisor: the node it runs on, as the engine names it. */

@@ -282,11 +282,14 @@ async function lowered(proxy: SandboxProxy | null, file: SandboxFile): Promise<v
   if (file.socketDir !== null) fs.rmSync(file.socketDir, { recursive: true, force: true });
 }
 
+/** The variable that points at the user's ssh agent (a string: code outside an engine's folder names no engine). */
+const AGENT_SOCKET_VARIABLE = "SSH_AUTH_SOCK";
+
 /** The unix sockets an environment points at that would lead out of the sandbox: an ssh agent, the user's runtime folder. */
 function unixSocketsOf(env: Readonly<Record<string, string>>): string[] {
   const uid = process.getuid?.();
   return [
-    env.SSH_AUTH_SOCK,
+    env[AGENT_SOCKET_VARIABLE],
     env.XDG_RUNTIME_DIR,
     uid === undefined ? undefined : `/run/user/${uid}`,
     "/run/docker.sock",

@@ -1,8 +1,10 @@
 import { CatherdError } from "../../domain/errors.js";
 import { argumentName } from "../../domain/option-def.js";
+import { type PlacementParts, placementParts, spelledPlacement } from "../../domain/placement.js";
 import type { AdmitPlacement } from "../../domain/schemas.js";
 import { ENGINES, type EngineName, PLACEMENTS, type Placement } from "../../domain/vocab.js";
-import { ENGINE_OPTIONS } from "../../engines/engine-registry.js";
+import type { EngineOptions } from "../../engines/engine.js";
+import { ENGINE_OPTIONS, ENGINE_TARGETS } from "../../engines/engine-registry.js";
 import type { Concern } from "./concern.js";
 
 // Where a dispatch's supervisor runs (specs/placement.md), as the request asks it: `--placement`, the
@@ -22,8 +24,10 @@ export interface PlacementRequest {
   engineOptions: Partial<Record<EngineName, string[]>>;
 }
 
-/** `--run-placement`'s values: a placement, or `none` to forget the run's. */
-export const RUN_PLACEMENTS = [...PLACEMENTS, "none"] as const;
+/** The placements as help names them: `local`, an engine, `ssh:<host>` for an engine that takes a target. */
+export const PLACEMENT_SPELLINGS: readonly string[] = PLACEMENTS.map((kind) =>
+  kind === "local" ? kind : (ENGINE_TARGETS[kind]?.value ?? kind),
+);
 
 export function parsePlacement(raw: {
   placement?: string | undefined;
@@ -31,26 +35,22 @@ export function parsePlacement(raw: {
   engineOptions?: Partial<Record<EngineName, readonly string[]>> | undefined;
   environment: NodeJS.ProcessEnv;
 }): PlacementRequest {
-  const fix = `give one of ${PLACEMENTS.join(", ")}`;
-  const placement = raw.placement === undefined ? null : oneOf("--placement", raw.placement, PLACEMENTS, fix);
+  const fix = `give one of ${PLACEMENT_SPELLINGS.join(", ")}`;
+  const placement = raw.placement === undefined ? null : checkedPlacement("--placement", raw.placement, fix);
   const runPlacement =
     raw.runPlacement === undefined
       ? null
-      : oneOf(
-          "--run-placement",
-          raw.runPlacement,
-          RUN_PLACEMENTS,
-          `give one of ${RUN_PLACEMENTS.join(", ")}`,
-        );
+      : raw.runPlacement === "none"
+        ? "none"
+        : checkedPlacement("--run-placement", raw.runPlacement, `${fix}, or none`);
   const env = raw.environment.CATHERD_PLACEMENT;
   const fromEnvironment =
     env === undefined || env === ""
       ? null
-      : oneOf(
+      : checkedPlacement(
           "CATHERD_PLACEMENT",
           env,
-          PLACEMENTS,
-          `set CATHERD_PLACEMENT to one of ${PLACEMENTS.join(", ")}`,
+          `set CATHERD_PLACEMENT to one of ${PLACEMENT_SPELLINGS.join(", ")}`,
         );
   return {
     placement,
@@ -59,7 +59,8 @@ export function parsePlacement(raw: {
     engineOptions: Object.fromEntries(
       ENGINES.flatMap((engine) => {
         const given = raw.engineOptions?.[engine] ?? [];
-        return given.length === 0 ? [] : [[engine, given.map(ENGINE_OPTIONS[engine].check)]];
+        const options = ENGINE_OPTIONS[engine];
+        return given.length === 0 || options === undefined ? [] : [[engine, given.map(options.check)]];
       }),
     ),
   };
@@ -67,40 +68,79 @@ export function parsePlacement(raw: {
 
 /**
  * The placement a dispatch gets: `--placement`, else `--run-placement` (this dispatch is the run's first
- * under it), else the run's (run.json), else `$CATHERD_PLACEMENT`, else local. The run's placement comes
- * before the environment's: it is said about this run, the environment about every run of a session.
+ * under it), else the run's (run.json, checked again as the request's are), else `$CATHERD_PLACEMENT`,
+ * else local. The run's placement comes before the environment's: it is said about this run, the
+ * environment about every run of a session.
  */
-export function resolvePlacement(asked: PlacementRequest, runs: Placement | null): Placement {
-  const run = asked.runPlacement === null ? runs : asked.runPlacement === "none" ? null : asked.runPlacement;
+export function resolvePlacement(asked: PlacementRequest, runs: string | null): Placement {
+  const remembered =
+    runs === null
+      ? null
+      : checkedPlacement("the run's placement (run.json)", runs, "forget it with --run-placement none");
+  const run =
+    asked.runPlacement === null ? remembered : asked.runPlacement === "none" ? null : asked.runPlacement;
   return asked.placement ?? run ?? asked.fromEnvironment ?? "local";
 }
 
 /**
  * admit.json's `placement` for a dispatch placed so; undefined for `local`. An engine's options given to a
- * dispatch that does not go to that engine are refused: they would be silently ignored.
+ * dispatch that does not go to that engine are refused: they would be silently ignored. The target is
+ * checked by its engine again: whatever the placement came from, no unchecked target reaches an engine.
  */
 export function admitPlacementOf(placement: Placement, asked: PlacementRequest): AdmitPlacement | undefined {
-  for (const engine of ENGINES) {
-    if (engine === placement || (asked.engineOptions[engine] ?? []).length === 0) continue;
-    const flag = `--${ENGINE_OPTIONS[engine].flag}`;
-    const where = placement === "local" ? "this one runs locally" : `this one is placed on ${placement}`;
-    throw new CatherdError("E_INPUT_INVALID", `${flag} is for a dispatch placed on ${engine}, and ${where}`, {
-      fix: `add --placement ${engine} (or --run-placement ${engine}), or leave ${flag} out`,
+  const { engine, target } = checkedParts(
+    "the placement",
+    placement,
+    `give one of ${PLACEMENT_SPELLINGS.join(", ")}`,
+  );
+  for (const [other, given] of Object.entries(asked.engineOptions) as [EngineName, string[]][]) {
+    const options = ENGINE_OPTIONS[other];
+    if (other === engine || given.length === 0 || options === undefined) continue;
+    const flag = `--${options.flag}`;
+    const where = engine === null ? "this one runs locally" : `this one is placed on ${engine}`;
+    throw new CatherdError("E_INPUT_INVALID", `${flag} is for a dispatch placed on ${other}, and ${where}`, {
+      fix: `add --placement ${other} (or --run-placement ${other}), or leave ${flag} out`,
     });
   }
-  if (placement === "local") return undefined;
-  return { engine: placement, options: asked.engineOptions[placement] ?? [] };
+  if (engine === null) return undefined;
+  return { engine, options: asked.engineOptions[engine] ?? [], ...(target === null ? {} : { target }) };
 }
 
-function oneOf<T extends string>(field: string, value: string, values: readonly T[], fix: string): T {
-  if ((values as readonly string[]).includes(value)) return value as T;
-  throw new CatherdError(
-    "E_INPUT_INVALID",
-    `${field} ${JSON.stringify(value.slice(0, 80))} is not a placement`,
-    {
+/** `value` as a placement whose target its engine has checked; else E_INPUT_INVALID with `fix`. */
+function checkedPlacement(field: string, value: string, fix: string): Placement {
+  const { engine, target } = checkedParts(field, value, fix);
+  return spelledPlacement(engine, target);
+}
+
+/**
+ * The parts of `value`: a known kind, and a target exactly where its engine takes one, checked by the
+ * engine (ENGINE_TARGETS); else E_INPUT_INVALID.
+ */
+function checkedParts(field: string, value: string, fix: string): PlacementParts {
+  const shown = JSON.stringify(value.slice(0, 80));
+  const parts = placementParts(value);
+  if (parts === null)
+    throw new CatherdError("E_INPUT_INVALID", `${field} ${shown} is not a placement`, { fix });
+  if (parts.engine === null) return parts;
+  const takes = ENGINE_TARGETS[parts.engine];
+  if (takes === undefined && parts.target !== null) {
+    throw new CatherdError(
+      "E_INPUT_INVALID",
+      `${field} ${shown}: ${parts.engine} takes no target after its name`,
+      {
+        fix,
+      },
+    );
+  }
+  if (takes !== undefined && parts.target === null) {
+    throw new CatherdError("E_INPUT_INVALID", `${field} ${shown} names no target: give ${takes.value}`, {
       fix,
-    },
-  );
+    });
+  }
+  return {
+    engine: parts.engine,
+    target: takes === undefined || parts.target === null ? null : takes.check(parts.target),
+  };
 }
 
 /** The placement concern: `--placement`, `--run-placement` and each engine's own options flag. */
@@ -116,26 +156,22 @@ export const placement = {
     placement: {
       type: "string",
       value: "<where>",
-      description:
-        "where the supervisor runs: on this host, or as a Slurm job (the run's folder on storage every node shares)",
-      choices: PLACEMENTS,
+      description: `where the supervisor runs: on this host, as a Slurm job, or on a host over ssh (the run's folder on storage every host shares at the same path): ${PLACEMENT_SPELLINGS.join(", ")}`,
       default: "the run's (--run-placement), else $CATHERD_PLACEMENT, else local",
     },
     "run-placement": {
       type: "string",
       value: "<where>",
-      description:
-        "the placement of this and the run's later dispatches (remembered in run.json); none forgets it",
-      choices: RUN_PLACEMENTS,
+      description: `the placement of this and the run's later dispatches (remembered in run.json): ${PLACEMENT_SPELLINGS.join(", ")}; none forgets it`,
     },
     ...Object.fromEntries(
-      ENGINES.map((engine) => [
-        ENGINE_OPTIONS[engine].flag,
+      Object.values(ENGINE_OPTIONS).map((options) => [
+        options.flag,
         {
           type: "string",
           value: "<option>",
           multiple: true,
-          description: ENGINE_OPTIONS[engine].description,
+          description: options.description,
         } as const,
       ]),
     ),
@@ -151,7 +187,7 @@ export const placement = {
       ? {}
       : {
           placement: {
-            placement: admit.placement?.engine ?? "local",
+            placement: spelledPlacement(admit.placement?.engine ?? null, admit.placement?.target ?? null),
             runPlacement: null,
             fromEnvironment: null,
             engineOptions:
@@ -163,7 +199,10 @@ export const placement = {
       placement: raw.placement,
       runPlacement: raw.runPlacement,
       engineOptions: Object.fromEntries(
-        ENGINES.map((engine) => [engine, listFlag(raw, argumentName(ENGINE_OPTIONS[engine].flag))]),
+        (Object.entries(ENGINE_OPTIONS) as [EngineName, EngineOptions][]).map(([engine, options]) => [
+          engine,
+          listFlag(raw, argumentName(options.flag)),
+        ]),
       ),
       environment,
     }),

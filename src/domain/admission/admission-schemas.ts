@@ -8,13 +8,14 @@ import {
   positiveMs,
   runBudgetSchema,
 } from "../file-fields.js";
+import { MAX_TARGET_CHARS, placementSchema } from "../placement.js";
 import { PERIODS } from "../quota/period.js";
 import { accountNameSchema, tagsSchema } from "../quota/quota-schemas.js";
 import { admitRaceSchema } from "../race/race-schemas.js";
 import { netRuleSchema, SANDBOX_MODES } from "../sandbox/sandbox.js";
 import { isoTime, loose, ms, processIdentity, schemaField } from "../schema-parts.js";
 import { RUN_BUDGET_KEYS } from "../spend/run-budget.js";
-import { ENGINES, PLACEMENTS, QUEUE_BLOCKERS } from "../vocab.js";
+import { ENGINES, QUEUE_BLOCKERS } from "../vocab.js";
 
 // The files of admission and the queue: admit.json (its ladder, its placement), queued.json,
 // promoted.json, next.json, run.json, placement.json.
@@ -73,12 +74,14 @@ export const ladderSchema = loose({
 });
 
 /**
- * admit.json's `placement`: the engine that runs the dispatch's supervisor as a job, and the options
- * given to it as they are (`--slurm-opt`). Absent: `local`, the supervisor runs on the dispatching host.
+ * admit.json's `placement`: the engine that runs the dispatch's supervisor as a job, the options given
+ * to it as they are (`--slurm-opt`), and its target where the engine takes one (`ssh:HOST`'s host, as the
+ * user gave it). Absent: `local`, the supervisor runs on the dispatching host.
  */
 export const admitPlacementSchema = loose({
   engine: z.enum(ENGINES),
   options: z.array(z.string()),
+  target: z.string().min(1).max(MAX_TARGET_CHARS).optional(),
 });
 export type AdmitPlacement = z.infer<typeof admitPlacementSchema>;
 export type LadderFile = z.infer<typeof ladderSchema>;
@@ -221,7 +224,7 @@ export const runFileSchema = loose({
   /** `--run-notify`: the shell command run once when any dispatch of the run is recorded. */
   notify: notifyCommandSchema.nullable().optional(),
   /** `--run-placement`: where the run's dispatches go when `--placement` does not say. */
-  placement: z.enum(PLACEMENTS).optional(),
+  placement: placementSchema.optional(),
   /** `--run-account`: the accounts of every dispatch of the run that names none (specs/quota.md). */
   account: z.string().min(1).max(4200).optional(),
   /** `--run-sandbox`: the run's sandbox when `--sandbox` does not say, and the hosts its dispatches may reach. */
@@ -237,6 +240,8 @@ export type RunFile = z.infer<typeof runFileSchema>;
 export const placementFileSchema = loose({
   schema: schemaField,
   engine: z.enum(ENGINES),
+  /** Where on the engine, as the user gave it (`ssh:HOST`'s host); absent for an engine that takes none. */
+  target: z.string().min(1).max(MAX_TARGET_CHARS).optional(),
   jobId: z.string().regex(/^\d+$/),
   /** The cluster the engine named (a federation, `--clusters`), else null. */
   cluster: z.string().min(1).nullable(),

@@ -33,7 +33,8 @@ const NOTICE_POLL_MS = 50;
 export const slurmEngine: Engine = {
   name: "slurm",
 
-  async unusable() {
+  // Slurm's nodes are the cluster's: whether they share the folder is the site's promise (specs/placement.md).
+  async unusable(_where) {
     if (resolveExecutable("sbatch", process.env.PATH ?? "") === null) {
       return new CatherdError(
         "E_ENGINE_MISSING",

@@ -1,0 +1,305 @@
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliResult, dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
+import { CLI_MAIN, FAKE_AGENT, readJson, reapAll, tempDir } from "../helpers/folders.js";
+import { isAlive, reapCgroups, reapDispatch } from "../helpers/processes.js";
+import { type Sshd, sshdUnavailable, startSshd } from "../helpers/sshd.js";
+import { waitFor, waitForJson } from "../helpers/wait.js";
+
+// `catherd dispatch --placement ssh:HOST` end to end on the rig (test/helpers/sshd.ts): the real CLI, the
+// real ssh and sshd, the supervisor started in the rig's PID and UTS namespace — another host to
+// catherd — and the folder the only channel between the two sides (specs/placement.md, "SSH"). catherd
+// runs ssh as the user would; the tests give it the rig's client config by an `ssh` first on PATH that
+// adds `-F` and notes each call, so that a test can say whether ssh ran at all.
+
+const why = sshdUnavailable();
+if (why !== null && process.env.CI !== undefined && process.env.CI !== "") {
+  throw new Error(`the ssh suite must run under CI, but ${why}`);
+}
+
+let sshd: Sshd;
+/** The folder of the `ssh` that reaches the rig, and the log of its calls. */
+let wrapper: { bin: string; calls: string };
+
+beforeAll(async () => {
+  if (why !== null) return;
+  sshd = await startSshd();
+  wrapper = sshWrapper(sshd);
+});
+
+afterAll(async () => {
+  await sshd?.stop();
+});
+
+/** An `ssh` that adds the rig's `-F <config>` and appends its arguments, one call a line, to a log. */
+function sshWrapper(rig: Sshd): { bin: string; calls: string } {
+  const bin = tempDir("catherd-ssh-bin-");
+  const calls = path.join(bin, "calls.log");
+  const real = execFileSync("sh", ["-c", "command -v ssh"], { encoding: "utf8" }).trim();
+  const config = rig
+    .sshArgs()
+    .map((a) => `'${a}'`)
+    .join(" ");
+  fs.writeFileSync(
+    path.join(bin, "ssh"),
+    `#!/bin/sh\nprintf '%s\\n' "$*" >> '${calls}'\nexec '${real}' ${config} "$@"\n`,
+    { mode: 0o755 },
+  );
+  return { bin, calls };
+}
+
+/** A home of its own whose ssh reaches the rig. */
+function home(): { home: string; env: NodeJS.ProcessEnv } {
+  const { home, env } = isolatedHome();
+  return { home, env: { ...env, PATH: `${wrapper.bin}:${process.env.PATH ?? ""}` } };
+}
+
+/** A fake agent on `exec` running `steps`. */
+function execArgs(steps: Record<string, unknown>[]): string[] {
+  const scenario = path.join(tempDir(), "scenario.json");
+  fs.writeFileSync(scenario, JSON.stringify({ steps }));
+  return ["--backend", "exec", "--kill-grace", "300ms", "--", process.execPath, FAKE_AGENT, scenario];
+}
+
+function jsonOf<T>(result: CliResult, what: string): T {
+  if (result.code !== 0) throw new Error(`${what} exited ${result.code}: ${result.stderr}${result.stdout}`);
+  return JSON.parse(result.stdout) as T;
+}
+
+const sshCalls = () => (fs.existsSync(wrapper.calls) ? fs.readFileSync(wrapper.calls, "utf8") : "");
+
+/** Polls an async check until it gives a value, by a deadline. */
+async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+interface Row {
+  dispatchId: string;
+  state: string;
+  status: string | null;
+}
+
+async function rowOf(env: NodeJS.ProcessEnv, id: string): Promise<Row | undefined> {
+  const result = await runCli(["status", "--json"], { env, timeoutMs: 60_000 });
+  return jsonOf<{ dispatches: Row[] }>(result, "status").dispatches.find((r) => r.dispatchId === id);
+}
+
+/** A dispatch of a fake agent that works until it is stopped, placed on the rig; its supervisor has spawned it. */
+async function hanging(env: NodeJS.ProcessEnv): Promise<Dispatched & { agent: number; supervisor: number }> {
+  const result = await runCli(
+    [
+      "dispatch",
+      "--json",
+      "--placement",
+      `ssh:${sshd.host}`,
+      ...execArgs([{ out: "working" }, { hang: true }]),
+    ],
+    { env, timeoutMs: 60_000 },
+  );
+  const d = jsonOf<{ dispatched: Dispatched }>(result, "dispatch").dispatched;
+  const proc = await waitForJson<{ pid: number }>(path.join(d.dir, "proc.json"), 60_000);
+  const agent = sshd.hostPidOf(proc.pid);
+  const supervisor = sshd.hostPidOf(Number(d.placement?.jobId));
+  if (agent === null || supervisor === null)
+    throw new Error("the rig shows no agent or supervisor of the dispatch");
+  return { ...d, agent, supervisor };
+}
+
+interface Dispatched {
+  dispatchId: string;
+  dir: string;
+  placement: { engine: string; jobId: string; state: string; node: string | null } | null;
+}
+
+describe.skipIf(why !== null)("dispatch --placement ssh:HOST on the rig", () => {
+  it("starts the supervisor on the host, detached there, and is waited for from here", async () => {
+    const { home: h, env } = home();
+    let id: string | null = null;
+    try {
+      const result = await runCli(
+        [
+          "dispatch",
+          "--json",
+          "--placement",
+          `ssh:${sshd.host}`,
+          ...execArgs([{ out: "hello from afar" }, { exit: 0 }]),
+        ],
+        { env, timeoutMs: 60_000 },
+      );
+      const d = jsonOf<{ dispatched: Dispatched }>(result, "dispatch").dispatched;
+      id = d.dispatchId;
+      expect(d.placement).toMatchObject({ engine: "ssh", state: "running", node: sshd.host });
+      expect(readJson(path.join(d.dir, "placement.json"))).toMatchObject({
+        engine: "ssh",
+        target: sshd.host,
+        jobId: d.placement?.jobId,
+      });
+      const waited = await runCli(["wait", d.dispatchId, "--json"], { env, timeoutMs: 60_000 });
+      expect(waited.code, waited.stderr).toBe(0);
+      const record = await waitForJson(path.join(d.dir, "record.json"), 60_000);
+      expect(record).toMatchObject({ status: "ok" });
+      // The supervisor ran on the other side: its host is the rig's, its PID namespace the rig's.
+      const supervisor = readJson(path.join(d.dir, "supervisor.json")) as {
+        pid: number;
+        host: { name: string; pidNamespace: string };
+      };
+      expect(supervisor.host).toMatchObject({ name: sshd.hostname, pidNamespace: sshd.pidNamespace });
+      expect(String(supervisor.pid)).toBe(d.placement?.jobId);
+      expect(readJson(path.join(d.dir, "placement.json"))).toMatchObject({ node: sshd.hostname });
+      // The shared-folder check's marker is gone; the supervisor's output went into the folder.
+      expect(fs.readdirSync(h).filter((name) => name.startsWith(".placement-check."))).toEqual([]);
+      expect(fs.existsSync(path.join(d.dir, "ssh.out"))).toBe(true);
+    } finally {
+      expect(reapAll(id === null ? [] : [id]), "processes left running").toBe(0);
+    }
+  });
+
+  it("is judged running by its fresh lock from here, with no ssh call, and cancelled through the folder", async () => {
+    const { env } = home();
+    let id: string | null = null;
+    try {
+      const d = await hanging(env);
+      id = d.dispatchId;
+      const before = sshCalls();
+      const row = await rowOf(env, d.dispatchId);
+      expect(row, "the dispatch's row in status").toBeDefined();
+      expect(row).toMatchObject({ state: "running" });
+      // A fresh lock decides: the host is not asked.
+      expect(sshCalls()).toBe(before);
+      const cancelled = await runCli(["cancel", d.dispatchId, "--wait", "--json"], {
+        env,
+        timeoutMs: 60_000,
+      });
+      expect(cancelled.code, cancelled.stderr).toBe(0);
+      expect(await waitForJson(path.join(d.dir, "record.json"), 60_000)).toMatchObject({
+        status: "cancelled",
+      });
+      // The supervisor on the host stopped its agent and recorded the cancel itself (its log's line comes
+      // after record.json).
+      const logFile = path.join(d.dir, "supervisor.log");
+      const log = await waitFor("the supervisor's recorded line", () => {
+        const text = fs.readFileSync(logFile, "utf8");
+        return text.includes('"event":"recorded"') ? text : undefined;
+      });
+      expect(log.match(/"event":"recorded"/g)).toHaveLength(1);
+    } finally {
+      expect(reapAll(id === null ? [] : [id]), "processes left running").toBe(0);
+    }
+  });
+
+  it("records a supervisor gone on the host as lost once its lock is stale, and never signals its agent from here", {
+    timeout: 150_000,
+  }, async () => {
+    const { env } = home();
+    let id: string | null = null;
+    try {
+      const d = await hanging(env);
+      id = d.dispatchId;
+      // The supervisor dies on the host; its agent, in the host's PID namespace, runs on.
+      process.kill(d.supervisor, "SIGKILL");
+      const row = await eventually(
+        "the dispatch recorded",
+        async () => {
+          const r = await rowOf(env, d.dispatchId);
+          return r?.status == null ? undefined : r;
+        },
+        120_000,
+      );
+      expect(row).toMatchObject({ state: "recorded", status: "lost" });
+      const record = readJson(path.join(d.dir, "record.json"));
+      expect(record).toMatchObject({
+        error: {
+          code: "E_SUPERVISOR_LOST",
+          engine: {
+            name: "ssh",
+            jobId: d.placement?.jobId,
+            state: "GONE",
+            words: `ssh ${sshd.host}: supervisor ${d.placement?.jobId} is no longer running there`,
+          },
+        },
+      });
+      // The reader here saw the agent in its own /proc under another pid, and left it alone: it is the host's.
+      expect(isAlive(d.agent)).toBe(true);
+      const cancelled = await runCli(["cancel", d.dispatchId, "--json"], { env, timeoutMs: 60_000 });
+      expect(cancelled.code, cancelled.stderr).toBe(0);
+      expect(isAlive(d.agent)).toBe(true);
+      // Ended by the test, as a reader on its host would: every process of the dispatch (the agent and
+      // what it started), by pid, until none is left.
+      await waitFor("no process of the dispatch left", () =>
+        reapDispatch(d.dispatchId) === 0 ? true : undefined,
+      );
+      expect(isAlive(d.agent)).toBe(false);
+      // The cgroups its SIGKILLed supervisor made on the host (the same kernel's) are removed with them.
+      reapCgroups(d.dispatchId);
+    } finally {
+      expect(reapAll(id === null ? [] : [id]), "processes left running").toBe(0);
+    }
+  });
+
+  it.each<[string, string]>([
+    ["an ssh option as the host", "-oProxyCommand=touch /tmp/catherd-pwned"],
+    ["a command after the host", "box;touch /tmp/catherd-pwned"],
+    ["an empty host", ""],
+  ])("refuses %s before ssh runs, and writes nothing", async (_title, host) => {
+    const { home: h, env } = home();
+    const before = sshCalls();
+    const result = await runCli(
+      ["dispatch", "--json", "--placement", `ssh:${host}`, ...execArgs([{ exit: 0 }])],
+      {
+        env,
+      },
+    );
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout)).toMatchObject({ error: { code: "E_INPUT_INVALID" } });
+    expect(sshCalls()).toBe(before);
+    expect(dispatchFolders(h)).toEqual([]);
+  });
+
+  it("refuses a host that does not see catherd's home at the same path, before anything is written", async () => {
+    const { home: h, env } = home();
+    // The dispatcher runs in a mount namespace of its own whose home is a tmpfs only it sees: the host
+    // finds the folder's path there, empty.
+    const args = ["dispatch", "--json", "--placement", `ssh:${sshd.host}`, ...execArgs([{ exit: 0 }])];
+    const out = spawnUnshared(h, [process.execPath, CLI_MAIN, ...args], env);
+    expect(out.code).toBe(3);
+    const error = (JSON.parse(out.stdout) as { error: { code: string; message: string; fix: string } }).error;
+    expect(error.code).toBe("E_PLACEMENT_UNSHARED");
+    expect(error.message).toContain(`${sshd.host} does not see catherd's home at ${h}`);
+    expect(error.fix).toMatch(/same path/);
+    // Nothing of the dispatch on either side: the tmpfs went with its namespace, and the home here is empty.
+    expect(fs.readdirSync(h)).toEqual([]);
+  });
+});
+
+/** Runs `argv` in a mount namespace of its own where `home` is a fresh tmpfs; its exit and output. */
+function spawnUnshared(home: string, argv: string[], env: NodeJS.ProcessEnv): CliResult {
+  const script = 'mount -n -t tmpfs tmpfs "$1" && shift && exec "$@"';
+  try {
+    const stdout = execFileSync(
+      "unshare",
+      ["--mount", "--propagation", "private", "sh", "-c", script, "sh", home, ...argv],
+      {
+        env,
+        encoding: "utf8",
+        timeout: 60_000,
+        cwd: "/tmp",
+      },
+    );
+    return { code: 0, stdout, stderr: "" };
+  } catch (error) {
+    const e = error as { status: number | null; stdout: string; stderr: string };
+    return { code: e.status, stdout: e.stdout, stderr: e.stderr };
+  }
+}
