@@ -108,7 +108,7 @@ export async function admitAll(
           refuseDuplicate(request, live);
         }
         const only = requests.length === 1 ? (stagedAll[0] as Staged) : null;
-        const asking: Asking = only === null ? "all" : { backend: first.backend.id, owns: only.ownsAbsolute };
+        const asking: Asking = only === null ? "all" : askingOf(first, only);
         const promotion = await promoteUnderLock(live, runCaps, { clock, planned, asking });
         if (promotion.caps.spent !== null) throw budgetRefusal(first, promotion.caps.spent);
         const decided = decideEach(requests, stagedAll, { slots: promotion.slots, caps: promotion.caps, at });
@@ -161,7 +161,7 @@ function decideEach(
   const slots = [...state.slots];
   return requests.map((request, i) => {
     const staged = stagedAll[i] as Staged;
-    const asking = { backend: request.backend.id, owns: staged.ownsAbsolute };
+    const asking = askingOf(request, staged);
     const candidate = { ...asking, notBefore: null, accounts: request.accounts, tags: request.tags };
     const { blocked, account } = startDecision(candidate, slots, state.caps, state.at.getTime());
     const parked = blocked !== null && PARKING.has(blocked.blockedBy);
@@ -178,6 +178,18 @@ function decideEach(
     const until = parked ? Date.parse(blocked?.blocker?.until ?? "") : Number.NaN;
     return { backend: asking.backend, blocked, account, parkedUntil: until };
   });
+}
+
+/** What a dispatch asks of the run's slots: its backend, its paths, the host its placement names. */
+function askingOf(
+  request: DispatchRequest,
+  staged: Staged,
+): { backend: BackendId; owns: string[]; host: string | null } {
+  return {
+    backend: request.backend.id,
+    owns: staged.ownsAbsolute,
+    host: staged.admit.placement?.target ?? null,
+  };
 }
 
 /** The recorded attempts whose markers say a hand-over is due (checked again under the lock). */
@@ -230,6 +242,15 @@ function refusal(
       "E_ADMIT_OVERLAP",
       `--owns ${named} overlaps ${theirs ?? ours}, owned by live dispatch ${b.name} (${b.dispatchId})`,
       { fix: `wait for ${b.name} (catherd wait ${b.name}), narrow --owns, or ${queue}` },
+    );
+  }
+  if (blocked.blockedBy === "host-cap") {
+    return new CatherdError(
+      "E_ADMIT_CAPACITY",
+      `run ${request.run} is at its cap of ${b.cap} live dispatches on ${b.host}`,
+      {
+        fix: `wait for one to finish (catherd wait --any --run ${request.run}), raise --max-parallel-host ${b.host}=<n>, or ${queue}`,
+      },
     );
   }
   if (blocked.blockedBy === "backend-cap") {

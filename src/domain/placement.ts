@@ -10,6 +10,9 @@ import { ENGINES, type EngineName, type Placement } from "./vocab.js";
 /** A target's bound: a host name of DNS's 253, a user and a little more. */
 export const MAX_TARGET_CHARS = 255;
 
+/** How many hosts a run may cap (`--max-parallel-host`): run.json stays small. */
+export const MAX_HOST_CAPS = 64;
+
 /** A placement taken apart: no engine for `local`; the target after the engine's name, else null. */
 export interface PlacementParts {
   engine: EngineName | null;

@@ -91,6 +91,7 @@ export type DispatchState = (typeof DISPATCH_STATES)[number];
 export const QUEUE_BLOCKERS = [
   "capacity",
   "backend-cap",
+  "host-cap",
   "overlap",
   "not-before",
   "budget",

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
+import { MAX_TARGET_CHARS } from "../domain/placement.js";
 import { accountAskSchema, backendIdSchema, loose } from "../domain/schemas.js";
 import { ENGINES, QUEUE_BLOCKERS } from "../domain/vocab.js";
 import { writeJsonAtomic } from "../infra/atomic.js";
@@ -26,6 +27,8 @@ const liveMarkerSchema = loose({
   backend: backendIdSchema.optional(),
   /** The engine that runs its supervisor as a job (admit.json `placement`); absent: local. */
   engine: z.enum(ENGINES).optional(),
+  /** The host its placement names (admit.json `placement.target`): what a host's cap counts. */
+  host: z.string().max(MAX_TARGET_CHARS).optional(),
   /** Why it waits, as queued.json says (a shortcut: promotion rewrites both when the run's budget holds it). */
   queued: z
     .object({

@@ -118,6 +118,7 @@ describe("what a successor carries", () => {
     expect(runCaps.carry(recorded, next("gemini"))).toEqual({
       maxParallel: null,
       maxParallelBackend: {},
+      maxParallelHost: {},
       runBudget: null,
       queue: true,
     });

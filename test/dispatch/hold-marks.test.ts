@@ -9,7 +9,7 @@ import type { QueueBlocker } from "../../src/domain/vocab.js";
 
 const NOW = Date.parse("2026-12-06T10:00:00Z");
 const SPENT: Crossing = { cap: "run-tokens", limit: 1000, used: 1200, message: "1,200 tokens of 1,000" };
-const OPEN: Caps = { maxParallel: 1, perBackend: {}, spent: null };
+const OPEN: Caps = { maxParallel: 1, perBackend: {}, perHost: {}, spent: null };
 
 /** A queued dispatch `name`, its marker saying `blockedBy` (undefined: no mark yet). */
 function queued(name: string, blockedBy?: QueueBlocker, notBefore: number | null = null): QueuedEntry {

@@ -9,7 +9,7 @@ import {
   type Slot,
 } from "../../src/domain/admission/admission-rules.js";
 
-const none: Caps = { maxParallel: null, perBackend: {}, spent: null };
+const none: Caps = { maxParallel: null, perBackend: {}, perHost: {}, spent: null };
 const slot = (name: string, backend: Slot["backend"] = "codex", owns: string[] = []): Slot => ({
   name,
   dispatchId: `id-${name}`,
@@ -52,15 +52,43 @@ describe("blockerOf: whether a dispatch may start beside the live ones", () => {
       "its backend at its cap, the run not",
       want("codex"),
       [slot("a", "codex"), slot("b", "gemini")],
-      { maxParallel: 5, perBackend: { codex: 1 }, spent: null },
+      { maxParallel: 5, perBackend: { codex: 1 }, perHost: {}, spent: null },
       { blockedBy: "backend-cap", blocker: { backend: "codex", cap: 1 } },
     ],
     [
       "another backend at its cap",
       want("gemini"),
       [slot("a", "codex")],
-      { maxParallel: 5, perBackend: { codex: 1 }, spent: null },
+      { maxParallel: 5, perBackend: { codex: 1 }, perHost: {}, spent: null },
       null,
+    ],
+    [
+      "its host at its cap, the run and its backend not",
+      { ...want("codex"), host: "box" },
+      [{ ...slot("a", "codex"), host: "box" }, slot("b", "codex")],
+      { ...none, maxParallel: 5, perHost: { box: 1 } },
+      { blockedBy: "host-cap", blocker: { host: "box", cap: 1 } },
+    ],
+    [
+      "another host at its cap",
+      { ...want("codex"), host: "other" },
+      [{ ...slot("a", "codex"), host: "box" }],
+      { ...none, perHost: { box: 1 } },
+      null,
+    ],
+    [
+      "a local dispatch beside a host at its cap",
+      want("codex"),
+      [{ ...slot("a", "codex"), host: "box" }],
+      { ...none, perHost: { box: 1 } },
+      null,
+    ],
+    [
+      "its backend's cap named before its host's",
+      { ...want("codex"), host: "box" },
+      [{ ...slot("a", "codex"), host: "box" }],
+      { ...none, perBackend: { codex: 1 }, perHost: { box: 1 } },
+      { blockedBy: "backend-cap", blocker: { backend: "codex", cap: 1 } },
     ],
     [
       "a live dispatch owning a folder over its file",
@@ -124,8 +152,16 @@ describe("choosePromotions: which queued dispatches start when slots free", () =
 
   it("honours the per-backend cap and lets another backend through", () => {
     const queue = [queued("q1", "codex"), queued("q2", "codex"), queued("q3", "gemini")];
-    const caps: Caps = { maxParallel: 10, perBackend: { codex: 2 }, spent: null };
+    const caps: Caps = { maxParallel: 10, perBackend: { codex: 2 }, perHost: {}, spent: null };
     expect(names(choosePromotions(queue, [slot("a", "codex")], caps, NOW))).toEqual(["q1", "q3"]);
+  });
+
+  it("honours a host's cap and lets a dispatch on another host, or local, through", () => {
+    const onHost = (name: string, host: string | null) => ({ ...queued(name, "codex"), host });
+    const queue = [onHost("q1", "box"), onHost("q2", "box"), onHost("q3", "other"), onHost("q4", null)];
+    const caps: Caps = { ...none, maxParallel: 10, perHost: { box: 2 } };
+    const live = [{ ...slot("a", "codex"), host: "box" }];
+    expect(names(choosePromotions(queue, live, caps, NOW))).toEqual(["q1", "q3", "q4"]);
   });
 
   it("skips one whose time has not come and starts it once it has", () => {

@@ -187,6 +187,7 @@ describe("what a spent budget holds", () => {
     const caps: Caps = {
       maxParallel: null,
       perBackend: {},
+      perHost: {},
       spent: null,
       periods: spentOf(budget("tag:t", { usd: 1 })),
     };
@@ -210,7 +211,13 @@ describe("what a spent budget holds", () => {
   });
 
   it("a pool's pick skips the accounts whose budget is spent", () => {
-    const caps: Caps = { maxParallel: null, perBackend: {}, spent: null, periods: spentOf(work) };
+    const caps: Caps = {
+      maxParallel: null,
+      perBackend: {},
+      perHost: {},
+      spent: null,
+      periods: spentOf(work),
+    };
     const ask = {
       backend: "claude-code" as const,
       owns: [],

@@ -139,7 +139,7 @@ describe("a run's spend against its budget", () => {
 
 describe("a spent budget in admission's choice", () => {
   const spent = runCrossing("r", budget({ tokens: 10 }), spend({ tokens: 12 }), 0);
-  const caps: Caps = { maxParallel: null, perBackend: {}, spent };
+  const caps: Caps = { maxParallel: null, perBackend: {}, perHost: {}, spent };
   const queued = (name: string): Queued => ({
     name,
     dispatchId: `id-${name}`,

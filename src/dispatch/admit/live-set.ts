@@ -16,7 +16,7 @@ import { liveMarkersOf, type QueuedEntry, queuedEntry, waitingOf } from "../read
  * Who asks for a slot, so that only the markers that could refuse it are read on disk: a dispatch being
  * admitted (its backend and absolute `--owns`), or `all` for a promotion, which weighs the whole queue.
  */
-export type Asking = { backend: BackendId; owns: readonly string[] } | "all";
+export type Asking = { backend: BackendId; owns: readonly string[]; host?: string | null } | "all";
 
 /**
  * The run's admitted, not yet recorded dispatches, by their markers, as admission sees them under the
@@ -136,12 +136,14 @@ function slotOf(marker: LiveMarker, view: DispatchView | null): Slot {
     backend: marker.backend ?? view?.admit?.backend ?? null,
     owns: marker.owns,
     account: marker.account ?? null,
+    host: marker.host ?? null,
   };
 }
 
 /**
  * Which markers could refuse `asking`: those whose `--owns` overlap its own, all of them when the run has
- * a cap and holds at least that many, and those of its backend when its backend's cap is reached by them.
+ * a cap and holds at least that many, and those of its backend (its host) when its backend's (its host's)
+ * cap is reached by them.
  */
 function couldRefuse(asking: Asking, caps: Caps, holding: readonly LiveMarker[]): (m: LiveMarker) => boolean {
   if (asking === "all") return () => true;
@@ -149,7 +151,13 @@ function couldRefuse(asking: Asking, caps: Caps, holding: readonly LiveMarker[])
   const backendCap = caps.perBackend[asking.backend];
   const backendFull =
     backendCap !== undefined && holding.filter((m) => m.backend === asking.backend).length >= backendCap;
-  return (m) => (backendFull && m.backend === asking.backend) || ownsConflict(asking, m) !== null;
+  const host = asking.host ?? null;
+  const hostCap = host === null ? undefined : caps.perHost[host];
+  const hostFull = hostCap !== undefined && holding.filter((m) => m.host === host).length >= hostCap;
+  return (m) =>
+    (backendFull && m.backend === asking.backend) ||
+    (hostFull && m.host === host) ||
+    ownsConflict(asking, m) !== null;
 }
 
 /**

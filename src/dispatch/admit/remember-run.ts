@@ -23,6 +23,7 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
     read.kind === "ok" ? read.value : { schema: SCHEMA_VERSION, id: run.run, createdAt: at.toISOString() };
   if (read.kind === "invalid" && read.error.code === "E_SCHEMA_NEWER") throw read.error;
   const perBackend = { ...(file.maxParallelBackend ?? {}), ...request.maxParallelBackend };
+  const perHost = { ...(file.maxParallelHost ?? {}), ...request.maxParallelHost };
   // `none` removes the remembered cap; a number replaces it; not given, it stays.
   const maxParallel =
     request.maxParallel === "none" ? null : (request.maxParallel ?? file.maxParallel ?? null);
@@ -40,6 +41,7 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
     Object.entries(request.maxParallelBackend).some(
       ([backend, cap]) => file.maxParallelBackend?.[backend as BackendId] !== cap,
     ) ||
+    Object.entries(request.maxParallelHost).some(([host, cap]) => file.maxParallelHost?.[host] !== cap) ||
     !sameBudget(file.budget ?? null, budget);
   const asked = request.placement.runPlacement;
   const placementChanged = asked !== null && (file.placement ?? "none") !== asked;
@@ -64,6 +66,7 @@ export function ensureRunFile(run: RunPaths, request: DispatchRequest, at: Date)
       ...(sandbox === undefined ? {} : { sandbox }),
       maxParallel,
       ...(Object.keys(perBackend).length > 0 ? { maxParallelBackend: perBackend } : {}),
+      ...(Object.keys(perHost).length > 0 ? { maxParallelHost: perHost } : {}),
       ...(budget === null && file.budget === undefined ? {} : { budget }),
       ...(request.runNotify === undefined ? {} : { notify: request.runNotify }),
       ...(placement === undefined ? {} : { placement }),

@@ -155,6 +155,7 @@ export function commitDispatch(
       owns: staged.ownsAbsolute,
       backend: staged.admit.backend,
       ...(staged.admit.placement === undefined ? {} : { engine: staged.admit.placement.engine }),
+      ...(staged.admit.placement?.target === undefined ? {} : { host: staged.admit.placement.target }),
       ...(staged.admit.accounts === undefined ? {} : { accounts: staged.admit.accounts }),
       ...(staged.admit.tags === undefined ? {} : { tags: staged.admit.tags }),
       ...(account === null ? {} : { account: account.name }),

@@ -20,15 +20,17 @@ export function queuedText(q: QueueInfo): string {
       ? `overlaps ${b?.name ?? "?"} (${shortPath(b?.owns ?? "?")})`
       : q.blockedBy === "backend-cap"
         ? `${b?.backend ?? "?"} at cap ${b?.cap ?? "?"}`
-        : q.blockedBy === "capacity"
-          ? `run at cap ${b?.cap ?? "?"}`
-          : q.blockedBy === "budget"
-            ? "run's budget spent"
-            : q.blockedBy === "window"
-              ? windowText(b)
-              : q.blockedBy === "period-budget"
-                ? periodText(b)
-                : `until ${q.notBefore?.slice(11, 16) ?? "?"}`;
+        : q.blockedBy === "host-cap"
+          ? `${b?.host ?? "?"} at cap ${b?.cap ?? "?"}`
+          : q.blockedBy === "capacity"
+            ? `run at cap ${b?.cap ?? "?"}`
+            : q.blockedBy === "budget"
+              ? "run's budget spent"
+              : q.blockedBy === "window"
+                ? windowText(b)
+                : q.blockedBy === "period-budget"
+                  ? periodText(b)
+                  : `until ${q.notBefore?.slice(11, 16) ?? "?"}`;
   return `queued ${place}: ${why}`;
 }
 

@@ -65,5 +65,6 @@ export function queuedEntry(marker: LiveMarker, since: string): QueuedEntry {
     accounts: marker.accounts ?? null,
     tags: marker.tags ?? [],
     account: marker.account ?? null,
+    host: marker.host ?? null,
   };
 }

@@ -1,20 +1,23 @@
 import { z } from "zod";
 import { checked } from "../../domain/checked.js";
 import { CatherdError } from "../../domain/errors.js";
+import { MAX_HOST_CAPS } from "../../domain/placement.js";
 import { backendIdSchema } from "../../domain/schemas.js";
 import type { RunBudget } from "../../domain/spend/run-budget.js";
 import { BACKEND_IDS, type BackendId } from "../../domain/vocab.js";
+import { ENGINE_TARGETS } from "../../engines/engine-registry.js";
 import { validateRunBudget } from "./caps-input.js";
 import type { Concern } from "./concern.js";
 import { shownValue } from "./text.js";
 
-// What a dispatch says about its run's limits (specs/dispatch.md §2, §7, §11): --max-parallel and
-// --max-parallel-backend, remembered in run.json; --run-budget; and --queue, to wait where a cap or an
+// What a dispatch says about its run's limits (specs/dispatch.md §2, §7, §11): --max-parallel,
+// --max-parallel-backend and --max-parallel-host, remembered in run.json; --run-budget; and --queue, to wait where a cap or an
 // overlap would refuse it. Remembered by the run, never carried by a successor.
 
 export interface RawRunCapsInput {
   maxParallel?: string | undefined;
   maxParallelBackend?: readonly string[] | undefined;
+  maxParallelHost?: readonly string[] | undefined;
   runBudget?: string | undefined;
   queue?: boolean | undefined;
 }
@@ -24,6 +27,8 @@ export interface RunCapsRequest {
   maxParallel: number | "none" | null;
   /** `--max-parallel-backend codex=3`, per backend. */
   maxParallelBackend: Partial<Record<BackendId, number>>;
+  /** `--max-parallel-host box=2`, per host a placement names. */
+  maxParallelHost: Record<string, number>;
   /** `--run-budget`: the run's budget to remember (it replaces the one before), `none` to remove it. */
   runBudget: RunBudget | "none" | null;
   /** `--queue`: wait in the run's queue where admission would refuse for a cap or an overlap. */
@@ -44,6 +49,13 @@ export const runCaps = {
       multiple: true,
       description: "cap of live dispatches of one backend in the run (remembered in run.json)",
     },
+    "max-parallel-host": {
+      type: "string",
+      value: "<host>=<n>",
+      multiple: true,
+      description:
+        "cap of live dispatches placed on one host (--placement ssh:<host>, the host as written there) in the run (remembered in run.json)",
+    },
     "run-budget": {
       type: "string",
       value: "<tokens=n,usd=n,minutes=n|none>",
@@ -61,10 +73,11 @@ export const runCaps = {
   carry: (_recorded, to) =>
     to.kind === "follow-up"
       ? {}
-      : { maxParallel: null, maxParallelBackend: {}, runBudget: null, queue: true },
+      : { maxParallel: null, maxParallelBackend: {}, maxParallelHost: {}, runBudget: null, queue: true },
   validate: (raw) => ({
     maxParallel: parseMaxParallel(raw.maxParallel),
     maxParallelBackend: parseBackendCaps(raw.maxParallelBackend ?? []),
+    maxParallelHost: parseHostCaps(raw.maxParallelHost ?? []),
     runBudget: validateRunBudget(raw.runBudget),
     queue: raw.queue === true,
   }),
@@ -112,4 +125,46 @@ function parseBackendCaps(pairs: readonly string[]): Partial<Record<BackendId, n
     caps[id] = cap;
   }
   return caps;
+}
+
+/**
+ * `--max-parallel-host box=2` (repeatable): a cap of live dispatches per host within the run. The host is
+ * checked as a placement's target is (an engine that takes one must take it), so a cap is only ever
+ * keyed by a host a dispatch could be placed on.
+ */
+function parseHostCaps(pairs: readonly string[]): Record<string, number> {
+  const caps: Record<string, number> = {};
+  const fix = "give --max-parallel-host <host>=<n>, the host as --placement names it, n from 1 to 10000";
+  for (const pair of pairs) {
+    const at = pair.lastIndexOf("=");
+    const host = pair.slice(0, at);
+    const n = pair.slice(at + 1);
+    const cap = Number(n);
+    if (at <= 0 || !/^[0-9]{1,5}$/.test(n) || cap < 1 || cap > 10_000 || !isTarget(host)) {
+      throw new CatherdError(
+        "E_INPUT_INVALID",
+        `--max-parallel-host ${JSON.stringify(pair.slice(0, 80))} is not <host>=<n>`,
+        { fix },
+      );
+    }
+    caps[host] = cap;
+  }
+  if (Object.keys(caps).length > MAX_HOST_CAPS) {
+    throw new CatherdError("E_INPUT_INVALID", `--max-parallel-host names more than ${MAX_HOST_CAPS} hosts`, {
+      fix,
+    });
+  }
+  return caps;
+}
+
+/** Whether some engine that takes a target takes `host`. */
+function isTarget(host: string): boolean {
+  return Object.values(ENGINE_TARGETS).some((target) => {
+    try {
+      target.check(host);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }

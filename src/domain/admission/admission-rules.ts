@@ -23,6 +23,8 @@ export interface Slot {
   owns: string[];
   /** The account it runs on (specs/quota.md); absent or null: none chosen (`exec`, or not known). */
   account?: string | null | undefined;
+  /** The host its placement names (an engine's target, `ssh:HOST`); absent or null: none. */
+  host?: string | null | undefined;
 }
 
 /** The accounts a dispatch may run on, and the headroom it keeps in their windows (specs/quota.md). */
@@ -43,6 +45,8 @@ export interface Candidate {
   accounts?: AccountAsk | null | undefined;
   /** Its `--tag`s: the budgets by tag that count it (specs/quota.md). */
   tags?: readonly string[] | undefined;
+  /** The host its placement names (an engine's target); absent or null: none, so no host cap holds it. */
+  host?: string | null | undefined;
 }
 
 /**
@@ -52,6 +56,8 @@ export interface Candidate {
 export interface Caps {
   maxParallel: number | null;
   perBackend: Partial<Record<BackendId, number>>;
+  /** `--max-parallel-host box=2`: live dispatches per host their placements name. */
+  perHost: Readonly<Record<string, number>>;
   /** The limit of `--run-budget` the run's spend has reached, or null: the budget is not spent (or none). */
   spent: Crossing | null;
   /**
@@ -79,6 +85,8 @@ export interface Blocked {
     dispatchId?: string;
     owns?: string;
     backend?: BackendId;
+    /** With `host-cap`: the host at its cap. */
+    host?: string;
     cap?: number;
     /** With `budget`: the limit of the run's budget reached, and how much of it was used. */
     budget?: "tokens" | "usd" | "minutes";
@@ -107,6 +115,7 @@ export function capsOf(runFile: RunFile | null, spent: Crossing | null = null): 
   return {
     maxParallel: runFile?.maxParallel ?? null,
     perBackend: runFile?.maxParallelBackend ?? {},
+    perHost: runFile?.maxParallelHost ?? {},
     spent,
   };
 }
@@ -131,7 +140,7 @@ export function ownsConflict(
 /**
  * Whether `candidate` may start beside the `live` slots: null when it may, else what blocks it — first the
  * run's budget spent, then a time not yet come, then a budget by period spent, then its accounts out of
- * window, then an overlapping `--owns`, then the run's cap, then its backend's cap.
+ * window, then an overlapping `--owns`, then the run's cap, then its backend's cap, then its host's.
  */
 export function blockerOf(
   candidate: Candidate,
@@ -160,7 +169,16 @@ export function blockerOf(
   if (backendCap !== undefined && live.filter((s) => s.backend === candidate.backend).length >= backendCap) {
     return { blockedBy: "backend-cap", blocker: { backend: candidate.backend, cap: backendCap } };
   }
-  return null;
+  return hostCapBlocked(candidate, live, caps);
+}
+
+/** What queued.json says of a dispatch whose host has as many live dispatches as its cap, or null. */
+function hostCapBlocked(candidate: Candidate, live: readonly Slot[], caps: Caps): Blocked | null {
+  const host = candidate.host ?? null;
+  const cap = host === null ? undefined : caps.perHost[host];
+  if (host === null || cap === undefined) return null;
+  if (live.filter((s) => s.host === host).length < cap) return null;
+  return { blockedBy: "host-cap", blocker: { host, cap } };
 }
 
 /** What the pick of accounts said: the account chosen, or none with when the first frees. */

@@ -8,7 +8,7 @@ import {
   positiveMs,
   runBudgetSchema,
 } from "../file-fields.js";
-import { MAX_TARGET_CHARS, placementSchema } from "../placement.js";
+import { MAX_HOST_CAPS, MAX_TARGET_CHARS, placementSchema } from "../placement.js";
 import { PERIODS } from "../quota/period.js";
 import { accountNameSchema, tagsSchema } from "../quota/quota-schemas.js";
 import { admitRaceSchema } from "../race/race-schemas.js";
@@ -172,6 +172,8 @@ export const queuedFileSchema = loose({
     dispatchId: z.string().optional(),
     owns: z.string().optional(),
     backend: backendIdSchema.optional(),
+    /** Held by its host's cap (`--max-parallel-host`): the host its placement names. */
+    host: z.string().max(MAX_TARGET_CHARS).optional(),
     cap: z.number().int().positive().optional(),
     /** Held by the run's budget: which of its limits was reached, the limit, and how much was used. */
     budget: z.enum(RUN_BUDGET_KEYS).optional(),
@@ -219,6 +221,11 @@ export const runFileSchema = loose({
   maxParallel: z.number().int().positive().nullable().optional(),
   /** `--max-parallel-backend codex=3`: live dispatches per backend within the run. */
   maxParallelBackend: z.record(backendIdSchema, z.number().int().positive()).optional(),
+  /** `--max-parallel-host box=2`: live dispatches per host their placements name (an engine's target). */
+  maxParallelHost: z
+    .record(z.string().min(1).max(MAX_TARGET_CHARS), z.number().int().positive())
+    .refine((caps) => Object.keys(caps).length <= MAX_HOST_CAPS, `at most ${MAX_HOST_CAPS} hosts`)
+    .optional(),
   /** `--run-budget`: what the whole run may spend (run-budget.ts); null or absent: no budget. */
   budget: runBudgetSchema.nullable().optional(),
   /** `--run-notify`: the shell command run once when any dispatch of the run is recorded. */
