@@ -3,19 +3,22 @@ import { CatherdError } from "../domain/errors.js";
 import { placementParts } from "../domain/placement.js";
 import type { EngineName } from "../domain/vocab.js";
 import type { PlacementWhere, Submitted } from "../engines/engine.js";
+import { FILES } from "../folder/layout.js";
+import { readFolderJson } from "../folder/read.js";
 import { readRunFile } from "../folder/run-file.js";
 import { type Clock, systemClock } from "../infra/clock.js";
+import { okValue } from "../infra/json-file.js";
 import { runPaths } from "../infra/paths.js";
 import { ensureWaker } from "../quota/waker-start.js";
 import { type Admitted, admit } from "./admission.js";
 import { launchPromoted } from "./queue/promote.js";
+import { launchOrRequeue } from "./queue/requeue.js";
 import { queuePositions } from "./read/queued.js";
 import { doDutiesIn } from "./reader.js";
 import type { DispatchRequest } from "./request/dispatch-request.js";
 import { admitPlacementOf, resolvePlacement } from "./request/placement.js";
 import { checkReadiness } from "./request/readiness.js";
 import { refuseCatherdWrites, refuseWideWildcards, resolveSandbox } from "./request/sandbox-input.js";
-import { launchSupervisor } from "./start/launch.js";
 import { StandbyReserve } from "./start/standby-reserve.js";
 
 /** A dispatch started: admitted, and its supervisor up (or submitted to its engine) — or waiting in the run's queue. */
@@ -54,15 +57,20 @@ export async function startDispatch(request: DispatchRequest, options: StartOpti
   try {
     const placed = placedRequest(request, options.home);
     await checkReady(placed, options.home, clock);
-    const admitted = await admit(placed, options.home, clock);
+    const admission = await admit(placed, options.home, clock);
     // Queued ones promoted on the way start too; a queued newcomer leaves the standby to the first of them.
-    const [first, ...others] = admitted.promoted;
+    const [first, ...others] = admission.promoted;
     const promotions = launchPromoted(others, null, clock);
     const launched =
-      admitted.queued === null ? await launchSupervisor(admitted.dir, { standby, clock }) : null;
+      admission.queued === null ? await launchOrRequeue(admission.dir, { standby, clock }) : null;
+    // Its host did not answer: it went back to the queue (start/requeue.ts), and says so as a queued one.
+    const admitted =
+      launched === "requeued"
+        ? { ...admission, queued: okValue(readFolderJson(admission.dir, FILES.queued)) }
+        : admission;
     if (first !== undefined) {
       const given = admitted.queued === null ? null : standby;
-      await launchSupervisor(first, { standby: given, clock }).catch(() => null);
+      await launchOrRequeue(first, { standby: given, clock }).catch(() => null);
     }
     await promotions;
     await doDutiesIn(admitted.withDuties, clock);
@@ -72,8 +80,9 @@ export async function startDispatch(request: DispatchRequest, options: StartOpti
       admitted.queued === null ? null : (queuePositions(admitted.run).get(admitted.dispatchId) ?? null);
     return {
       admitted,
-      supervisorPid: launched?.placement === "local" ? launched.pid : null,
-      submitted: launched === null || launched.placement === "local" ? null : launched,
+      supervisorPid: typeof launched === "object" && launched?.placement === "local" ? launched.pid : null,
+      submitted:
+        launched === null || launched === "requeued" || launched.placement === "local" ? null : launched,
       position,
     };
   } finally {

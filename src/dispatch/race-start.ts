@@ -8,10 +8,10 @@ import { admitAll } from "./admission.js";
 import type { Committed, Staged } from "./admit/stage.js";
 import { checkReady, placedRequest, type StartOptions } from "./dispatch.js";
 import { launchPromoted } from "./queue/promote.js";
+import { launchOrRequeue } from "./queue/requeue.js";
 import { queuePositions } from "./read/queued.js";
 import { doDutiesIn } from "./reader.js";
 import type { RacePlan } from "./request/race-request.js";
-import { launchSupervisor } from "./start/launch.js";
 import { StandbyReserve } from "./start/standby-reserve.js";
 
 // Starting a race (specs/dispatch.md, "A race"): every attempt's CLI ready, the attempts admitted by one
@@ -55,7 +55,7 @@ export async function startRace(plan: RacePlan, options: StartOptions): Promise<
     });
     const launched = await Promise.all(
       admitted.each.map((c, i) =>
-        c.queued === null ? launchSupervisor(c.dir, { standby: i === 0 ? standby : null, clock }) : null,
+        c.queued === null ? launchOrRequeue(c.dir, { standby: i === 0 ? standby : null, clock }) : null,
       ),
     );
     await launchPromoted(admitted.promoted, null, clock);
@@ -69,7 +69,7 @@ export async function startRace(plan: RacePlan, options: StartOptions): Promise<
         const l = launched[i];
         return {
           committed,
-          supervisorPid: l?.placement === "local" ? l.pid : null,
+          supervisorPid: typeof l === "object" && l?.placement === "local" ? l.pid : null,
           position: committed.queued === null ? null : (positions.get(committed.dispatchId) ?? null),
         };
       }),

@@ -167,6 +167,7 @@ export function exitCodeFor(code: ErrorCode): number {
     case "E_BACKEND_TOO_OLD":
     case "E_ENGINE_MISSING":
     case "E_ENGINE_UNCONFIGURED":
+    case "E_ENGINE_UNREACHABLE":
     case "E_PLACEMENT_UNSHARED":
     case "E_SANDBOX_UNAVAILABLE":
       return 3;

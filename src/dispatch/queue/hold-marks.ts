@@ -24,9 +24,9 @@ import type { QueuedEntry } from "../read/queued.js";
 // is read; a run with no spent budget and no account out of window judges none of its queue.
 
 /** The holds that come from outside the run's slots: marked, and unmarked, as they come and go. */
-const HOLDS: ReadonlySet<QueueBlocker> = new Set(["budget", "window", "period-budget"]);
+const HOLDS: ReadonlySet<QueueBlocker> = new Set(["budget", "window", "period-budget", "host"]);
 /** The holds that free at a time (`until`): the waker starts what they held (specs/quota.md). */
-const TIMED: ReadonlySet<QueueBlocker> = new Set(["window", "period-budget"]);
+const TIMED: ReadonlySet<QueueBlocker> = new Set(["window", "period-budget", "host"]);
 
 /** A promotion as the marks see it: what it starts (`chosen`, by folder), the slots after it, its caps, when. */
 export interface PromotionNow {

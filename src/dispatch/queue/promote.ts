@@ -25,10 +25,11 @@ import { type RunCapsUnderLock, runCapsUnderLock } from "../read/budget-left.js"
 import { type DispatchView, inspectDispatch } from "../read/inspect.js";
 import { type QueuedEntry, queueOrder } from "../read/queued.js";
 import { endCancelledWhileQueued, recordDead } from "../settle/settle.js";
-import { launchSupervisor } from "../start/launch.js";
+
 import type { StandbySupervisor } from "../start/standby.js";
 import { discardPlans, handOverUnderLock, type PlannedHandOver, planHandOvers } from "./hand-over.js";
 import { markHolds } from "./hold-marks.js";
+import { launchOrRequeue } from "./requeue.js";
 
 // The queue of a run (specs/dispatch.md §7). No daemon keeps it: whoever touches the run — a dispatcher, a
 // supervisor that has just written its record (through the promoter program), any command that reads the
@@ -213,7 +214,7 @@ async function handOverChains(
 
 /**
  * Starts the supervisors of promoted dispatches, at once. One that does not come up is recorded `lost` by
- * launchSupervisor; the others go on.
+ * launchSupervisor, one whose host did not answer goes back to the queue; the others go on.
  */
 export async function launchPromoted(
   dirs: readonly string[],
@@ -222,7 +223,7 @@ export async function launchPromoted(
 ): Promise<void> {
   await Promise.all(
     dirs.map((dir, i) =>
-      launchSupervisor(dir, { standby: i === 0 ? standby : null, clock }).catch(() => null),
+      launchOrRequeue(dir, { standby: i === 0 ? standby : null, clock }).catch(() => null),
     ),
   );
 }

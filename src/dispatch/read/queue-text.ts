@@ -9,7 +9,8 @@ import type { QueueInfo } from "./rows.js";
 /**
  * "queued #2: run at cap 3", "queued #1: overlaps fix-tests (…/src/)", "queued #1: until 14:05", "queued #1:
  * codex default out of window (primary 97%), until 2026-12-07 05:00Z", "queued #1: budget home/day spent
- * ($5.00 of $5.00), until 2026-12-07 00:00", "queued: slurm Licenses (job 12)".
+ * ($5.00 of $5.00), until 2026-12-07 00:00", "queued #1: box does not answer (2×), tried again at
+ * 02:41:05Z", "queued: slurm Licenses (job 12)".
  */
 export function queuedText(q: QueueInfo): string {
   if (q.engine !== undefined) return `queued: ${q.engine.name} ${q.engine.reason} (job ${q.engine.jobId})`;
@@ -20,17 +21,19 @@ export function queuedText(q: QueueInfo): string {
       ? `overlaps ${b?.name ?? "?"} (${shortPath(b?.owns ?? "?")})`
       : q.blockedBy === "backend-cap"
         ? `${b?.backend ?? "?"} at cap ${b?.cap ?? "?"}`
-        : q.blockedBy === "host-cap"
-          ? `${b?.host ?? "?"} at cap ${b?.cap ?? "?"}`
-          : q.blockedBy === "capacity"
-            ? `run at cap ${b?.cap ?? "?"}`
-            : q.blockedBy === "budget"
-              ? "run's budget spent"
-              : q.blockedBy === "window"
-                ? windowText(b)
-                : q.blockedBy === "period-budget"
-                  ? periodText(b)
-                  : `until ${q.notBefore?.slice(11, 16) ?? "?"}`;
+        : q.blockedBy === "host"
+          ? `${b?.host ?? "?"} does not answer (${b?.tries ?? 1}×), tried again at ${b?.until?.slice(11, 19) ?? "?"}Z`
+          : q.blockedBy === "host-cap"
+            ? `${b?.host ?? "?"} at cap ${b?.cap ?? "?"}`
+            : q.blockedBy === "capacity"
+              ? `run at cap ${b?.cap ?? "?"}`
+              : q.blockedBy === "budget"
+                ? "run's budget spent"
+                : q.blockedBy === "window"
+                  ? windowText(b)
+                  : q.blockedBy === "period-budget"
+                    ? periodText(b)
+                    : `until ${q.notBefore?.slice(11, 16) ?? "?"}`;
   return `queued ${place}: ${why}`;
 }
 

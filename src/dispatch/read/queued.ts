@@ -66,5 +66,14 @@ export function queuedEntry(marker: LiveMarker, since: string): QueuedEntry {
     tags: marker.tags ?? [],
     account: marker.account ?? null,
     host: marker.host ?? null,
+    unanswered: unansweredOf(marker),
   };
+}
+
+/** A dispatch put back in the queue because its host did not answer: until when (its marker says). */
+function unansweredOf(marker: LiveMarker): { until: number; reason: string } | null {
+  const queued = marker.queued;
+  if (queued?.blockedBy !== "host" || queued.until == null) return null;
+  const until = Date.parse(queued.until);
+  return Number.isFinite(until) ? { until, reason: "" } : null;
 }

@@ -14,7 +14,8 @@ import { recordSubmitFailure } from "../settle/settle.js";
  * Hands the supervisor of `dir` (`command`: the supervisor program on the folder) to the engine its
  * admission named. A submission the engine refuses (or that cannot be made: not installed, no answer)
  * records the dispatch `spawn-failed` with the engine's words and throws that error: the folder never
- * looks placed when it is not.
+ * looks placed when it is not. One whose host did not answer (E_ENGINE_UNREACHABLE: nothing started
+ * there) is not recorded: that error is thrown for the caller to put it back in the queue.
  */
 export async function submitSupervisor(
   dir: string,
@@ -27,6 +28,8 @@ export async function submitSupervisor(
     return await engine.submit(dir, placement, command, clock);
   } catch (error) {
     if (!isCatherdError(error)) throw error;
+    // Nothing started there: the caller puts it back in the queue (queue/requeue.ts), never a record.
+    if (error.code === "E_ENGINE_UNREACHABLE") throw error;
     await recordSubmitFailure(dir, error, clock);
     const what = `dispatch ${placeOf(dir)?.dispatchId ?? dir} recorded as spawn-failed`;
     throw new CatherdError(error.code, `${error.message} (${what})`, {

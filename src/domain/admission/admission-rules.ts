@@ -47,6 +47,11 @@ export interface Candidate {
   tags?: readonly string[] | undefined;
   /** The host its placement names (an engine's target); absent or null: none, so no host cap holds it. */
   host?: string | null | undefined;
+  /**
+   * Its host did not answer when it was to start: not tried again before `until` (ms), `reason` its
+   * engine's words. Absent or null: nothing known against its host.
+   */
+  unanswered?: { until: number; reason: string } | null | undefined;
 }
 
 /**
@@ -85,8 +90,10 @@ export interface Blocked {
     dispatchId?: string;
     owns?: string;
     backend?: BackendId;
-    /** With `host-cap`: the host at its cap. */
+    /** With `host-cap`: the host at its cap; with `host`: the host that did not answer. */
     host?: string;
+    /** With `host`: the engine's words. */
+    reason?: string;
     cap?: number;
     /** With `budget`: the limit of the run's budget reached, and how much of it was used. */
     budget?: "tokens" | "usd" | "minutes";
@@ -140,7 +147,8 @@ export function ownsConflict(
 /**
  * Whether `candidate` may start beside the `live` slots: null when it may, else what blocks it — first the
  * run's budget spent, then a time not yet come, then a budget by period spent, then its accounts out of
- * window, then an overlapping `--owns`, then the run's cap, then its backend's cap, then its host's.
+ * window, then its host silent, then an overlapping `--owns`, then the run's cap, then its backend's cap,
+ * then its host's.
  */
 export function blockerOf(
   candidate: Candidate,
@@ -156,6 +164,12 @@ export function blockerOf(
   if (period !== null) return period;
   const account = accountFor(candidate, live, caps, nowMs);
   if (account !== undefined && account.account === null) return windowBlocked(candidate, account);
+  const unanswered = candidate.unanswered ?? null;
+  if (unanswered !== null && nowMs < unanswered.until) {
+    const until = new Date(unanswered.until).toISOString();
+    const host = candidate.host ?? "";
+    return { blockedBy: "host", blocker: { host, reason: unanswered.reason, until } };
+  }
   for (const slot of live) {
     const owns = ownsConflict(candidate, slot);
     if (owns !== null) {

@@ -174,6 +174,10 @@ export const queuedFileSchema = loose({
     backend: backendIdSchema.optional(),
     /** Held by its host's cap (`--max-parallel-host`): the host its placement names. */
     host: z.string().max(MAX_TARGET_CHARS).optional(),
+    /** Held by its host not answering: the engine's words (bounded, as ssh said them). */
+    reason: z.string().max(600).optional(),
+    /** With `host`: how many times its host did not answer in a row. */
+    tries: z.number().int().positive().optional(),
     cap: z.number().int().positive().optional(),
     /** Held by the run's budget: which of its limits was reached, the limit, and how much was used. */
     budget: z.enum(RUN_BUDGET_KEYS).optional(),

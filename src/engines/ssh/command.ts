@@ -19,13 +19,23 @@ const CONNECT_TIMEOUT_S = 10;
 const MAX_BUFFER = 4 * 1024 * 1024;
 /** ssh's own failure (no connection, no login): the remote command's codes are its own. */
 export const SSH_FAILED = 255;
+/**
+ * What OpenSSH says when the connection never came up (so no remote command ran): no route, refused,
+ * timed out, a name that does not resolve, sshd closing before its banner.
+ */
+const NO_CONNECTION =
+  /connect to host|Could not resolve hostname|kex_exchange_identification|timed out during banner exchange|Connection (?:refused|timed out|reset)/i;
 
 export type SshResult =
   | { ok: true; stdout: string; stderr: string }
   | {
       ok: false;
-      /** `missing`: no ssh here; `timeout`: no answer in time; `unreachable`: ssh itself failed (255); `refused`: the remote command failed. */
-      failure: "missing" | "timeout" | "unreachable" | "refused";
+      /**
+       * `missing`: no ssh here; `timeout`: no answer in time; `unreachable`: ssh could not connect (255,
+       * before any remote command ran); `login`: ssh itself failed otherwise (255: no key, a host key
+       * refused); `refused`: the remote command failed.
+       */
+      failure: "missing" | "timeout" | "unreachable" | "login" | "refused";
       stdout: string;
       words: string;
       exitCode: number | null;
@@ -76,7 +86,9 @@ function failed(
       : error.killed
         ? "timeout"
         : exitCode === SSH_FAILED
-          ? "unreachable"
+          ? NO_CONNECTION.test(o.stderr)
+            ? "unreachable"
+            : "login"
           : "refused";
   const said = lastLines(o.stderr);
   const words =
@@ -105,6 +117,14 @@ export function sshError(result: SshResult & { ok: false }, host: string, asked:
         fix: `check that ssh ${host} true answers from this host, then try again`,
       });
     case "unreachable":
+      return new CatherdError(
+        "E_ENGINE_UNREACHABLE",
+        `cannot ${asked}: ${host} does not answer: ${result.words}`,
+        {
+          fix: `check that ${host} is up and ssh ${host} true answers from this host, ${NOT_PLACED_FIX}`,
+        },
+      );
+    case "login":
       return new CatherdError(
         "E_ENGINE_UNCONFIGURED",
         `cannot ${asked}: ssh ${host} failed: ${result.words}`,

@@ -137,7 +137,7 @@ async function sightsOn(
   if (!Array.isArray(running)) {
     const error = sshError(running, checked, `ask ${checked} about its supervisors`);
     // ssh itself failed or timed out: the host may be gone. A remote command that failed proves nothing.
-    const silent = running.failure === "unreachable" || running.failure === "timeout";
+    const silent = running.failure !== "refused" && running.failure !== "missing";
     return list.map(([dir, p]) => [
       dir,
       silent
