@@ -201,3 +201,38 @@ describe("a budget by period's marks on the queue", () => {
     expect(parkedUntil).toBeNull();
   });
 });
+
+describe("a host that did not answer, on the queue", () => {
+  /** A dispatch put back in the queue because `box` did not answer, tried again at `until`. */
+  function unanswered(name: string, until: number): QueuedEntry {
+    const entry = queued(name, "host");
+    const iso = new Date(until).toISOString();
+    return {
+      ...entry,
+      host: "box",
+      unanswered: { until, reason: "" },
+      marker: {
+        ...entry.marker,
+        host: "box",
+        queued: { since: entry.since, notBefore: null, blockedBy: "host", until: iso },
+      },
+    };
+  }
+
+  it("keeps its mark until its time, and parks the run until then", () => {
+    const later = NOW + 5_000;
+    const { marks, parkedUntil } = holdMarksDue([unanswered("a", later)], {
+      chosen: new Set(),
+      held: [],
+      caps: OPEN,
+      nowMs: NOW,
+    });
+    expect(marks).toEqual([]);
+    expect(parkedUntil).toBe(later);
+  });
+
+  it("once its time has come, gives it what holds it now, else leaves it for promotion to start", () => {
+    expect(due([unanswered("a", NOW - 1)], { held: [running] })).toEqual([["a", "capacity"]]);
+    expect(due([unanswered("a", NOW - 1)], {})).toEqual([]);
+  });
+});

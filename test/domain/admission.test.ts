@@ -63,6 +63,23 @@ describe("blockerOf: whether a dispatch may start beside the live ones", () => {
       null,
     ],
     [
+      "its host silent until later, before an overlap or a cap",
+      { ...want("codex"), host: "box", unanswered: { until: NOW + 5000, reason: "box does not answer" } },
+      [slot("a", "codex")],
+      { ...none, maxParallel: 1 },
+      {
+        blockedBy: "host",
+        blocker: { host: "box", reason: "box does not answer", until: new Date(NOW + 5000).toISOString() },
+      },
+    ],
+    [
+      "its host silent until a time now past",
+      { ...want("codex"), host: "box", unanswered: { until: NOW, reason: "" } },
+      [],
+      none,
+      null,
+    ],
+    [
       "its host at its cap, the run and its backend not",
       { ...want("codex"), host: "box" },
       [{ ...slot("a", "codex"), host: "box" }, slot("b", "codex")],
