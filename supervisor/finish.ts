@@ -113,10 +113,10 @@ async function stopWatched(
   return { stop, usage: closeContainment(watched.contained, at.log) };
 }
 
-/** Whether the folder's check is still due (judge-check.ts), for a supervisor that finds exit.json. */
-export function checkStillDue(dir: string): boolean {
+/** Whether the folder's check is still due (check.ts `checkStillDue`), for a supervisor that finds exit.json. */
+export function checkDueIn(dir: string): boolean {
   const spec = okValue(readFolderJson(dir, FILES.spec));
-  return spec?.verify !== undefined && checkDue(dir, spec, okValue(readFolderJson(dir, FILES.exit)));
+  return checkDue(dir, spec, spec?.verify === undefined ? null : okValue(readFolderJson(dir, FILES.exit)));
 }
 
 /** A check taken over from a supervisor that died after exit.json: the check, then the record and what follows it. */

@@ -7,7 +7,7 @@ import { tryLock } from "../src/infra/lock.js";
 import { isSameProcess } from "../src/infra/process-identity.js";
 import type { SupervisorDeps } from "./deps.js";
 import type { Origin } from "./finish.js";
-import { checkStillDue, recordAfterCheck } from "./finish.js";
+import { checkDueIn, recordAfterCheck } from "./finish.js";
 import { fileLog, type SupervisorLog } from "./log.js";
 import { enterPhase } from "./phases.js";
 import { superviseAdopted, superviseFirst } from "./supervise-agent.js";
@@ -93,7 +93,7 @@ async function adopt(
  * not ours.
  */
 async function finishCheck(dir: string, deps: SupervisorDeps, log: SupervisorLog): Promise<number> {
-  const release = await takeOverCheck(dir, deps, log, () => checkStillDue(dir));
+  const release = await takeOverCheck(dir, deps, log, () => checkDueIn(dir));
   if (release === null) return 0;
   try {
     await recordAfterCheck(dir, deps, log);

@@ -59,7 +59,7 @@ export function takeOver(
     // never signalled, so nobody may adopt it to stop it later.
     if (proc.startTime === null) return bowOut(`agent ${proc.pid} has no known start time`);
     if (!isSameProcess(proc.pid, proc.startTime)) return bowOut(`agent ${proc.pid} is gone`);
-    const first = firstStart(before, proc);
+    const first = firstStart(before, proc, deps.clock.wallNow());
     const claimed = await claim({ dir, deps, log, lockStaleMs }, before, first);
     if (claimed === null) return bowOut("supervisor.lock is held");
     log("adopted", {
@@ -93,7 +93,7 @@ export function takeOverCheck(
     if (!checkDue()) return bowOut("exit.json exists and no check is due");
     const before = deadSupervisor(dir);
     if (before === "alive") return bowOut("its supervisor is alive");
-    const first = firstStart(before, null);
+    const first = firstStart(before, null, deps.clock.wallNow());
     const claimed = await claim({ dir, deps, log, lockStaleMs: SUPERVISOR_LOCK_STALE_MS }, before, first);
     if (claimed === null) return bowOut("supervisor.lock is held");
     log("adopted", {
@@ -174,18 +174,19 @@ async function claim(
 /**
  * When the dispatch's first supervisor started, on both clocks, from the supervisor.json before (the
  * first one's own start when it was the first), else the agent's start (a folder whose first supervisor
- * recorded neither). Each wall time is taken with the boot reading of the same instant, or none.
+ * recorded neither), else `now`. Each wall time is taken with the boot reading of the same instant, or none.
  */
 function firstStart(
   before: SupervisorFile | null,
   proc: ProcFile | null,
+  now: Date,
 ): { at: string; mono: BootStamp | null } {
   if (before?.firstStartedAt !== undefined) {
     return { at: before.firstStartedAt, mono: before.firstStartedMono ?? null };
   }
   if (before !== null) return { at: before.startedAt, mono: before.startedMono ?? null };
   if (proc !== null) return { at: proc.startedAt, mono: proc.startedMono ?? null };
-  return { at: new Date().toISOString(), mono: null };
+  return { at: now.toISOString(), mono: null };
 }
 
 /**

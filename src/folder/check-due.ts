@@ -1,4 +1,4 @@
-import { type CheckRunFile, checkMayBeDue } from "../domain/check/check.js";
+import { type CheckRunFile, checkStillDue } from "../domain/check/check.js";
 import type { ExitFile, SpecFile } from "../domain/schemas.js";
 import { okValue } from "../infra/json-file.js";
 import { FILES } from "./layout.js";
@@ -13,11 +13,7 @@ export function endedRun(dir: string): CheckRunFile | null {
   return run?.state === "ended" ? run : null;
 }
 
-/**
- * Whether the folder's check is still due — asked for, after an ending that may be ok, and not ended in
- * verify.json — so that a reader leaves the record to the supervisor that runs it (or takes it over).
- */
+/** Whether the folder's check is still due (check.ts `checkStillDue`), verify.json read now. */
 export function checkDue(dir: string, spec: SpecFile | null, exit: ExitFile | null): boolean {
-  if (spec?.verify === undefined || exit === null || !checkMayBeDue(exit.reason)) return false;
-  return endedRun(dir) === null;
+  return checkStillDue(spec, exit, () => okValue(readFolderJson(dir, FILES.check)));
 }

@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import { checkMayBeDue } from "../../domain/check/check.js";
+import { checkStillDue } from "../../domain/check/check.js";
 import type { CatherdError } from "../../domain/errors.js";
 import type {
   AdmitFile,
@@ -165,7 +165,8 @@ function observe(r: Reading, recordFirst: FileRead<RecordFile>, job: EngineSight
   const record = r.take(recordRead);
   const reads = [start.admitRead, start.specRead, sup.placementRead, sup.supervisorRead, agent.procRead];
   const unreadable = [recordFirst, ...reads, exitRead, recordRead].some(cannotRead);
-  const checkDue = record === null && exit !== null && checkStillDue(r, start.spec, exit);
+  const checkDue =
+    record === null && checkStillDue(start.spec, exit, () => r.take(r.probe.read(FILES.check)));
   // Before its supervisor came up, a placed dispatch is what its engine says of its job.
   const unplaced = !sup.hasSupervisor && !r.settled ? sup.placement : null;
   const phase = unplaced !== null && job !== null ? phaseOf(job) : null;
@@ -187,12 +188,6 @@ function observe(r: Reading, recordFirst: FileRead<RecordFile>, job: EngineSight
     job,
     checkDue,
   };
-}
-
-/** The agent ended and its check (`--verify`) has not: asked for, after an ending that may be ok, not ended. */
-function checkStillDue(r: Reading, spec: SpecFile | null, exit: ExitFile): boolean {
-  if (spec?.verify === undefined || !checkMayBeDue(exit.reason)) return false;
-  return r.take(r.probe.read(FILES.check))?.state !== "ended";
 }
 
 /** The view of the folder in `state`, with the duty a reader that finds it so has. */

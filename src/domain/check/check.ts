@@ -91,6 +91,21 @@ export function checkMayBeDue(reason: ExitReason): boolean {
   return reason === "exited" || reason === "after-final";
 }
 
+/**
+ * Whether a dispatch's check is still due: asked for (spec.json `verify`), after an ending that may be ok
+ * (exit.json), and its run (verify.json) not ended — so that a reader leaves the record to the supervisor
+ * that runs it, or takes it over. The one rule; readers and supervisors give it what they read, and
+ * verify.json only when it can decide (`readRun`: most folders have no check, and are read no further).
+ */
+export function checkStillDue(
+  spec: { verify?: unknown } | null,
+  exit: { reason: ExitReason } | null,
+  readRun: () => { state: string } | null,
+): boolean {
+  if (spec?.verify === undefined || exit === null || !checkMayBeDue(exit.reason)) return false;
+  return readRun()?.state !== "ended";
+}
+
 /** What the run's end means: its exit status, or what stopped it first. */
 export function checkOutcome(end: {
   exitCode: number | null;
