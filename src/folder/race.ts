@@ -190,3 +190,14 @@ function removeIfEmpty(dir: string): void {
     // not empty, or gone
   }
 }
+
+/**
+ * For a name that is a race's rather than a dispatch's: "fix is a race of 3 attempts (fix.1, fix.2,
+ * fix.3)", so that a verb that takes one dispatch says what the name is; null when it is no race.
+ */
+export function raceNamed(run: RunPaths, ref: string): string | null {
+  const read = findRace(run, ref);
+  if (read === null) return null;
+  const names = read.race.attempts.map((a) => a.name);
+  return `${ref} is a race of ${names.length} attempts (${names.join(", ")})`;
+}

@@ -159,6 +159,13 @@ describe("a race, with real processes", () => {
     const text = await runCli(["result", "fix"], { env });
     expect(text.stdout).toContain("won by fix.2");
     expect(text.stdout).toContain("changes.patch");
+    // A verb that takes one dispatch says the name is a race's, and how to name an attempt.
+    const shownRace = json<{ error: { code: string; message: string; fix: string } }>(
+      await runCli(["show", "fix", "--json"], { env }),
+    ).error;
+    expect(shownRace.code).toBe("E_DISPATCH_NOT_FOUND");
+    expect(shownRace.message).toContain("fix is a race of 2 attempts (fix.1, fix.2)");
+    expect(shownRace.fix).toContain("catherd show fix.1");
 
     // The dashboard's model of the run marks each attempt with its race; the page makes them one line.
     const model = new RunModel(runPaths(home, "default"), () => {}, systemClock);

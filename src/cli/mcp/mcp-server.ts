@@ -96,7 +96,7 @@ function registerTools(server: Server, { notifier, dispatching, reserve }: Sessi
         }),
       );
     }
-    if (tool.madeDispatch === undefined) {
+    if (tool.madeDispatches === undefined) {
       return untilAborted(callTool(tool, request.params.arguments, null, null), extra.signal);
     }
     // A dispatch runs to its end even when the client goes: admitted and started, or not admitted at all.
@@ -172,7 +172,7 @@ async function callTool(
       stdinIsOurs: false,
       ...(reserve === null ? {} : { standbys: reserve }),
     });
-    if (tool.madeDispatch !== undefined) notifier?.watch(tool.madeDispatch(result.data));
+    for (const dir of tool.madeDispatches?.(result.data) ?? []) notifier?.watch(dir);
     // The structured result also as text (the MCP specification's SHOULD): a client that passes on only
     // `content` loses nothing.
     return {

@@ -52,10 +52,11 @@ export interface ToolSpec<T = unknown> {
   omit?: readonly string[];
   extra?: Record<string, ToolExtra>;
   /**
-   * For a tool that admits a dispatch: the folder it made. Such a call runs to its end even when the
-   * client goes, and its record is notified to the client (the use case starts its supervisor early).
+   * For a tool that admits dispatches: the folders it made (a race's attempts, each). Such a call runs to
+   * its end even when the client goes, and each record is notified to the client (the use case starts its
+   * supervisor early).
    */
-  madeDispatch?(data: T): string;
+  madeDispatches?(data: T): string[];
   /** Reads only (MCP's readOnlyHint: codex runs such a tool without asking). */
   readOnly: boolean;
   /** One short line about the result, for clients that show text. */
@@ -96,7 +97,7 @@ const dispatchTool: ToolSpec<Dispatched> = {
       },
     },
   },
-  madeDispatch: ({ dispatched }) => dispatched.dir,
+  madeDispatches: ({ dispatched, race }) => race?.attempts.map((a) => a.dir) ?? [dispatched.dir],
   readOnly: false,
   line: ({ dispatched: d }) => `dispatched ${d.name} (${d.dispatchId}, ${d.backend})`,
 };
@@ -277,7 +278,7 @@ const sendTool: ToolSpec<Sent> = {
       },
     },
   },
-  madeDispatch: ({ sent }) => sent.followUp?.dir ?? sent.dir,
+  madeDispatches: ({ sent }) => [sent.followUp?.dir ?? sent.dir],
   readOnly: false,
   line: ({ sent: s }) =>
     s.followUp === null

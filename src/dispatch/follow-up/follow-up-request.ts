@@ -3,6 +3,7 @@ import { backendFor } from "../../backends/backend-registry.js";
 import { resumeProblem } from "../../backends/resume.js";
 import type { Backend } from "../../backends/types.js";
 import { CatherdError } from "../../domain/errors.js";
+import { raceNamed } from "../../folder/race.js";
 import { isValidId } from "../../domain/ids.js";
 import type { AdmitFile, RecordFile, SpecFile } from "../../domain/schemas.js";
 import type { AccessLevel } from "../../domain/vocab.js";
@@ -93,9 +94,17 @@ interface Asking {
 function recordedTurn(run: RunPaths, name: string, { lead, asked }: Asking): RecordedTurn {
   const dir = newestTurnDir(run, name);
   if (dir === null) {
-    throw new CatherdError("E_DISPATCH_NOT_FOUND", `${lead}: run ${run.run} has no dispatch named ${name}`, {
-      fix: `follow up a recorded dispatch of the run (catherd status --run ${run.run} --all), or dispatch it anew with --name ${name}`,
-    });
+    const race = raceNamed(run, name);
+    throw new CatherdError(
+      "E_DISPATCH_NOT_FOUND",
+      `${lead}: run ${run.run} has no dispatch named ${name}${race === null ? "" : `: ${race}`}`,
+      {
+        fix:
+          race === null
+            ? `follow up a recorded dispatch of the run (catherd status --run ${run.run} --all), or dispatch it anew with --name ${name}`
+            : `follow up one attempt, the winner's (catherd result ${name} names it): --follow-up ${name}.1`,
+      },
+    );
   }
   const turn = inspectDispatch(dir);
   const { record, admit, spec } = turn;

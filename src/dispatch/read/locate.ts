@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { CatherdError } from "../../domain/errors.js";
 import { isValidId } from "../../domain/ids.js";
 import { isDispatchFolder } from "../../folder/layout.js";
+import { raceNamed } from "../../folder/race.js";
 import { LATEST_FILE, nameDir, type RunPaths, runsDir } from "../../infra/paths.js";
 
 // Finding dispatch folders. Names and ids are validated before they become paths, so nothing a user
@@ -113,6 +114,12 @@ export function existingRun(run: RunPaths, named: boolean): RunPaths {
 }
 
 function notFound(ref: string, run: RunPaths): CatherdError {
+  const race = raceNamed(run, ref);
+  if (race !== null) {
+    return new CatherdError("E_DISPATCH_NOT_FOUND", `no dispatch ${ref} in run ${run.run}: ${race}`, {
+      fix: `name one attempt (catherd show ${ref}.1); catherd result ${ref} and catherd wait ${ref} take the whole race`,
+    });
+  }
   return new CatherdError(
     "E_DISPATCH_NOT_FOUND",
     `no dispatch ${JSON.stringify(ref.slice(0, 100))} in run ${run.run}`,
