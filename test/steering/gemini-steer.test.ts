@@ -14,7 +14,7 @@ import {
   standIn,
   useSteeredDispatches,
 } from "../helpers/steering.js";
-import { waitForJson } from "../helpers/wait.js";
+import { waitFor, waitForJson } from "../helpers/wait.js";
 
 // A steerable gemini dispatch end to end (specs/steering.md, "Which backends"): a stand-in for `gemini
 // --acp` that fails where the real one fails (test/fixtures/fake-gemini-acp.mjs: a second prompt mid-turn
@@ -118,15 +118,25 @@ describe("a steerable gemini dispatch over ACP", () => {
 
   it("two messages sent mid-command each reach the model once, in order, each a prompt of its own", async () => {
     const s = setup();
-    const d = await dispatch(s, "two", "[tool:1500] fix the test", ["--steerable", "--access", "full"]);
+    // Kept open: each send is a process of its own, and on a loaded machine the first message's turn may
+    // end before the second is sent; the second is then the next prompt of the same session all the same.
+    const d = await dispatch(s, "two", "[tool:1500] fix the test", [
+      "--access",
+      "full",
+      "--keep-open",
+      "30s",
+    ]);
     await eventsHold(d.dir, '"sessionUpdate":"tool_call"');
     const first = await send(s, ["two", "one more"]);
     const second = await send(s, ["two", "and another"]);
-    const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
+    await waitFor("both to be acted on", () =>
+      [first, second].every((m) => states(d.dir, m.id as string).at(-1) === "acted") ? true : undefined,
+    );
+    expect((await runCli(["cancel", "two", "--wait"], { env: s.env })).code).toBe(0);
     expect(seen(s)).toEqual(["[tool:1500] fix the test", "one more", "and another"]);
     for (const m of [first, second])
       expect(states(d.dir, m.id as string)).toEqual(["queued", "delivered", "acted"]);
-    expect(record.reply).toBe("done: and another");
+    expect(readJson(path.join(d.dir, "record.json")).reply).toBe("done: and another");
   });
 
   it("a follow-up loads the session by its load key and stays steerable: the earlier turn replayed, not its reply", async () => {
