@@ -20,6 +20,16 @@ const MAX_BUFFER = 4 * 1024 * 1024;
 /** ssh's own failure (no connection, no login): the remote command's codes are its own. */
 export const SSH_FAILED = 255;
 
+/**
+ * The bound of an ssh call: `CATHERD_TEST_ONLY_SSH_TIMEOUT_MS` when set, a test hook never to be set
+ * around real work (specs/placement.md, "Tests on the rig": a host that never answers, in a test's
+ * milliseconds), else `givenMs`.
+ */
+export function sshBoundMs(givenMs: number, env: NodeJS.ProcessEnv = process.env): number {
+  const forced = Number(env.CATHERD_TEST_ONLY_SSH_TIMEOUT_MS);
+  return Number.isSafeInteger(forced) && forced > 0 ? forced : givenMs;
+}
+
 export type SshResult =
   | { ok: true; stdout: string; stderr: string }
   | {
@@ -37,7 +47,7 @@ export function runSsh(
   remote: string,
   options: { timeoutMs?: number; input?: string } = {},
 ): Promise<SshResult> {
-  const timeoutMs = options.timeoutMs ?? SSH_ASK_TIMEOUT_MS;
+  const timeoutMs = sshBoundMs(options.timeoutMs ?? SSH_ASK_TIMEOUT_MS);
   const args = [
     "-o",
     "BatchMode=yes",
