@@ -302,7 +302,7 @@ describe("a host that cannot take a dispatch", () => {
         fs.writeFileSync(path.join(f.home, ".profile"), "PATH=/nonexistent; export PATH\n");
       },
       "E_ENGINE_REFUSED",
-      /fakehost says: .*catherd: node is not on the PATH of .*: \/nonexistent \(/,
+      new RegExp(`fakehost says: catherd: node is not on the PATH of ${os.hostname()}: /nonexistent \\(`),
     ],
     [
       "ssh failing at the start",
