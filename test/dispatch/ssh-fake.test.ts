@@ -87,7 +87,7 @@ async function rowOf(env: NodeJS.ProcessEnv, id: string): Promise<Row> {
 }
 
 /** The argv catherd gives ssh for `remote`. */
-const sshArgv = (remote: string) => [
+const sshArgv = (remote: unknown) => [
   "-o",
   "BatchMode=yes",
   "-o",
@@ -133,13 +133,14 @@ describe("a dispatch placed over ssh", () => {
     // The supervisor was the process the script started, and knew itself placed (it named its node).
     expect(String(readJson(path.join(d.dir, "supervisor.json")).pid)).toBe(d.placement?.jobId);
     expect(readJson(path.join(d.dir, "placement.json"))).toMatchObject({ node: os.hostname() });
-    const calls = ssh.calls();
-    expect(calls.map((c) => c.argv[6]?.split(" ")[0])).toEqual(["cat", "sh"]);
-    const [check, start] = calls as [(typeof calls)[0], (typeof calls)[0]];
-    expect(check.argv).toEqual(sshArgv(check.argv[6] ?? ""));
-    expect(start.argv).toEqual(sshArgv("sh -s"));
-    expect(start.stdin).toContain(`CATHERD_HOME='${home}'; export CATHERD_HOME`);
-    expect(start.stdin).toContain(`CATHERD_CODEX_BIN='${launcher}'; export CATHERD_CODEX_BIN`);
+    // The shared-folder check, the start; then only questions, asked while supervisor.json was not there yet.
+    const [check, start, ...asked] = ssh.calls();
+    const marker = new RegExp(`^cat -- '${home}/\\.placement-check\\.[0-9a-f]{32}'$`);
+    expect(check?.argv).toEqual(sshArgv(expect.stringMatching(marker)));
+    for (const call of asked) expect(call.stdin).toMatch(/^a=\$\(ps -o args= -p \d+ /);
+    expect(start?.argv).toEqual(sshArgv("sh -s"));
+    expect(start?.stdin).toContain(`CATHERD_HOME='${home}'; export CATHERD_HOME`);
+    expect(start?.stdin).toContain(`CATHERD_CODEX_BIN='${launcher}'; export CATHERD_CODEX_BIN`);
     expect(fs.readdirSync(home).filter((name) => name.startsWith(".placement-check."))).toEqual([]);
     expect(fs.existsSync(path.join(d.dir, "ssh.out"))).toBe(true);
   });
