@@ -145,7 +145,7 @@ describe("a dispatch placed over ssh", () => {
     expect(fs.existsSync(path.join(d.dir, "ssh.out"))).toBe(true);
   });
 
-  it("finds node and catherd on the login shell's PATH where the submitting host's paths are not, and is cancelled through the folder", async () => {
+  it("finds node and catherd on the login shell's PATH, whatever its profile prints, where the submitting host's paths are not, and is cancelled through the folder", async () => {
     const { env, ssh } = setUp();
     const tools = loginPath(ssh);
     ssh.set({ hide: installPaths() });

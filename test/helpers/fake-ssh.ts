@@ -90,8 +90,8 @@ export function fakeSsh(): FakeSsh {
 
 /**
  * A folder for the host's login PATH holding `node` (`nodeBody` as a node script, else this node) and a
- * `catherd` symlink to the built CLI, and the `.profile` in the host's HOME that puts it first: what a
- * user's login shell there finds when the submitting host's paths are not there.
+ * `catherd` symlink to the built CLI, and the `.profile` in the host's HOME that greets and puts it first:
+ * what a user's login shell there finds when the submitting host's paths are not there.
  */
 export function loginPath(ssh: FakeSsh, nodeBody?: string): string {
   const dir = path.join(ssh.home, "tools");
@@ -100,7 +100,9 @@ export function loginPath(ssh: FakeSsh, nodeBody?: string): string {
   if (nodeBody === undefined) fs.symlinkSync(process.execPath, node);
   else fs.writeFileSync(node, `#!${process.execPath}\n${nodeBody}\n`, { mode: 0o755 });
   fs.symlinkSync(path.join(ROOT, "dist/bin/catherd.js"), path.join(dir, "catherd"));
-  fs.writeFileSync(path.join(ssh.home, ".profile"), `PATH='${dir}':"$PATH"; export PATH\n`);
+  // A profile that talks on stdout, as many do (a greeting, a version manager's notice).
+  const profile = `echo "Welcome to ${ssh.host}"\nPATH='${dir}':"$PATH"; export PATH\n`;
+  fs.writeFileSync(path.join(ssh.home, ".profile"), profile);
   return dir;
 }
 
