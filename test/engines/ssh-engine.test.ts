@@ -85,6 +85,9 @@ describe("one ssh call", () => {
   it("quotes the last lines the remote command said, else its exit code", async () => {
     const said = await runSsh("fakehost", "printf 'one\\ntwo\\nthree\\nfour\\n' >&2; exit 4");
     expect(said).toMatchObject({ ok: false, failure: "refused", words: "two; three; four", exitCode: 4 });
+    // ssh's own lines end with CR LF (a remote exit 255 is ssh's failure to the caller).
+    const crlf = await runSsh("fakehost", "printf 'Warning: added\\r\\nssh: refused\\r\\n' >&2; exit 255");
+    expect(crlf).toMatchObject({ ok: false, failure: "unreachable", words: "Warning: added; ssh: refused" });
     const silent = await runSsh("fakehost", "exit 3");
     expect(silent).toMatchObject({
       ok: false,

@@ -98,9 +98,12 @@ function failed(
   return { ok: false, failure, stdout: o.stdout, words, exitCode };
 }
 
-/** The last lines of what ssh or the remote command said, bounded: the words a message quotes. */
+/**
+ * The last lines of what ssh or the remote command said, bounded: the words a message quotes. ssh ends its
+ * own lines with CR LF: no carriage return is left inside the words.
+ */
 function lastLines(text: string): string {
-  return text.trim().split("\n").slice(-3).join("; ").slice(0, 500);
+  return text.trim().split(/\r?\n/).slice(-3).join("; ").slice(0, 500);
 }
 
 /** A failed ssh call as the one user-facing error: what was asked, ssh's words, a fix. */
