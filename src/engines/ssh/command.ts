@@ -26,6 +26,16 @@ export const SSH_FAILED = 255;
 const NO_CONNECTION =
   /connect to host|Could not resolve hostname|kex_exchange_identification|timed out during banner exchange|Connection (?:refused|timed out|reset)/i;
 
+/**
+ * The bound of an ssh call: `CATHERD_TEST_ONLY_SSH_TIMEOUT_MS` when set, a test hook never to be set
+ * around real work (specs/placement.md, "Tests on the rig": a host that never answers, in a test's
+ * milliseconds), else `givenMs`.
+ */
+export function sshBoundMs(givenMs: number, env: NodeJS.ProcessEnv = process.env): number {
+  const forced = Number(env.CATHERD_TEST_ONLY_SSH_TIMEOUT_MS);
+  return Number.isSafeInteger(forced) && forced > 0 ? forced : givenMs;
+}
+
 export type SshResult =
   | { ok: true; stdout: string; stderr: string }
   | {
@@ -47,7 +57,7 @@ export function runSsh(
   remote: string,
   options: { timeoutMs?: number; input?: string } = {},
 ): Promise<SshResult> {
-  const timeoutMs = options.timeoutMs ?? SSH_ASK_TIMEOUT_MS;
+  const timeoutMs = sshBoundMs(options.timeoutMs ?? SSH_ASK_TIMEOUT_MS);
   const args = [
     "-o",
     "BatchMode=yes",
@@ -100,9 +110,12 @@ function failed(
   return { ok: false, failure, stdout: o.stdout, words, exitCode };
 }
 
-/** The last lines of what ssh or the remote command said, bounded: the words a message quotes. */
+/**
+ * The last lines of what ssh or the remote command said, bounded: the words a message quotes. ssh ends its
+ * own lines with CR LF: no carriage return is left inside the words.
+ */
 function lastLines(text: string): string {
-  return text.trim().split("\n").slice(-3).join("; ").slice(0, 500);
+  return text.trim().split(/\r?\n/).slice(-3).join("; ").slice(0, 500);
 }
 
 /** A failed ssh call as the one user-facing error: what was asked, ssh's words, a fix. */

@@ -16,6 +16,8 @@ export const SUPERVISOR_OUTPUT = "ssh.out";
 export const PLACED_ON_VARIABLE = "CATHERD_SSH_HOST";
 /** The bound on the start: a login, a login shell for PATH, a fork. */
 export const SSH_START_TIMEOUT_MS = 30_000;
+/** What precedes the login shell's PATH in its output: whatever a profile printed before it is cut off. */
+const LOGIN_PATH_MARK = "catherd-login-path=";
 /** The exit status of the script when the host lacks what it needs (a folder, node, catherd). */
 const NOT_READY_EXIT = 3;
 
@@ -43,10 +45,14 @@ export function startScript(request: StartRequest): string {
     ...Object.entries(request.env).map(([name, value]) => exportLine(name, value)),
     exportLine(PLACED_ON_VARIABLE, request.host),
     `node=${shellQuote(node)}; program=${shellQuote(program)}`,
-    `login=$("\${SHELL:-/bin/sh}" -lc 'printf %s "$PATH"' </dev/null 2>/dev/null) && [ -n "$login" ] && PATH=$login; export PATH`,
+    // The host's name by sshd's PATH: the login PATH that replaces it may hold no uname.
+    "here=$(uname -n)",
+    // What a profile prints on stdout (a greeting) comes before the marker, and is cut off with it.
+    `login=$("\${SHELL:-/bin/sh}" -lc 'printf "\\n${LOGIN_PATH_MARK}%s" "$PATH"' </dev/null 2>/dev/null) || login=`,
+    `case $login in *${LOGIN_PATH_MARK}?*) PATH=\${login##*${LOGIN_PATH_MARK}} ;; esac; export PATH`,
     `if [ ! -x "$node" ] || [ ! -f "$program" ]; then`,
-    `  node=$(command -v node) || ${notReady("node is not on the PATH of $(uname -n): $PATH")}`,
-    `  bin=$(command -v catherd) || ${notReady("catherd is not on the PATH of $(uname -n): $PATH")}`,
+    `  node=$(command -v node) || ${notReady("node is not on the PATH of $here: $PATH")}`,
+    `  bin=$(command -v catherd) || ${notReady("catherd is not on the PATH of $here: $PATH")}`,
     `  program=$(dirname "$(readlink -f "$bin")")/supervisor.js`,
     "fi",
     "if command -v setsid >/dev/null 2>&1; then detach=setsid; else detach=nohup; fi",
