@@ -198,7 +198,7 @@ describe("a placed supervisor that has not come up", () => {
       expect(row.problems.map((p) => p.message).join("\n")).toMatch(words);
     };
     ssh.set({ otherwise: "refused" });
-    await unknown(/ssh fakehost failed: ssh: connect to host fakehost port 22: Connection refused/);
+    await unknown(/fakehost does not answer: ssh: connect to host fakehost port 22: Connection refused/);
     ssh.set({ otherwise: "no-commands" });
     await unknown(/fakehost says: .*sh: not found/);
     ssh.set({ otherwise: "hang" });
@@ -258,9 +258,9 @@ describe("a host that cannot take a dispatch", () => {
         f.set({ otherwise: "refused" });
         return env;
       },
-      "E_ENGINE_UNCONFIGURED",
+      "E_ENGINE_UNREACHABLE",
       3,
-      /ssh fakehost failed: ssh: connect to host fakehost port 22: Connection refused/,
+      /fakehost does not answer: ssh: connect to host fakehost port 22: Connection refused/,
     ],
     [
       "a host that does not answer",
@@ -304,12 +304,6 @@ describe("a host that cannot take a dispatch", () => {
       },
       "E_ENGINE_REFUSED",
       new RegExp(`fakehost says: catherd: node is not on the PATH of ${os.hostname()}: /nonexistent \\(`),
-    ],
-    [
-      "ssh failing at the start",
-      (f) => f.set({ modes: ["ok", "refused"] }),
-      "E_ENGINE_UNCONFIGURED",
-      /Connection refused/,
     ],
   ])("records a start that fails with %s as spawn-failed", async (_title, arrange, code, message) => {
     const { home, env, ssh } = setUp();

@@ -85,9 +85,10 @@ describe("one ssh call", () => {
   it("quotes the last lines the remote command said, else its exit code", async () => {
     const said = await runSsh("fakehost", "printf 'one\\ntwo\\nthree\\nfour\\n' >&2; exit 4");
     expect(said).toMatchObject({ ok: false, failure: "refused", words: "two; three; four", exitCode: 4 });
-    // ssh's own lines end with CR LF (a remote exit 255 is ssh's failure to the caller).
+    // ssh's own lines end with CR LF (a remote exit 255 is ssh's failure to the caller: one that did not
+    // fail to connect, a login's).
     const crlf = await runSsh("fakehost", "printf 'Warning: added\\r\\nssh: refused\\r\\n' >&2; exit 255");
-    expect(crlf).toMatchObject({ ok: false, failure: "unreachable", words: "Warning: added; ssh: refused" });
+    expect(crlf).toMatchObject({ ok: false, failure: "login", words: "Warning: added; ssh: refused" });
     const silent = await runSsh("fakehost", "exit 3");
     expect(silent).toMatchObject({
       ok: false,
@@ -151,9 +152,9 @@ describe("the SSH engine", () => {
     await expect(sshEngine.cancel(placement("fakehost", 999_999_999), dir)).resolves.toBeUndefined();
     ssh.set({ otherwise: "refused" });
     await expect(sshEngine.cancel(placement("fakehost", 4242), dir)).rejects.toMatchObject({
-      code: "E_ENGINE_UNCONFIGURED",
+      code: "E_ENGINE_UNREACHABLE",
       message: expect.stringMatching(
-        /^cannot stop the supervisor 4242 on fakehost: ssh fakehost failed: .*Connection refused/,
+        /^cannot stop the supervisor 4242 on fakehost: fakehost does not answer: .*Connection refused/,
       ),
     });
   });

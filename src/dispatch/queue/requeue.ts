@@ -7,6 +7,7 @@ import { writeFolderJson } from "../../folder/write.js";
 import type { Clock } from "../../infra/clock.js";
 import { okValue } from "../../infra/json-file.js";
 import { parkUntil } from "../../quota/parked.js";
+import { ensureWaker } from "../../quota/waker-start.js";
 import { underAdmissionLock } from "../admit/admission-lock.js";
 import { type Launched, launchSupervisor } from "../start/launch.js";
 import type { StandbySupervisor } from "../start/standby.js";
@@ -43,6 +44,9 @@ export async function launchOrRequeue(
     if (!isCatherdError(error) || error.code !== "E_ENGINE_UNREACHABLE") throw error;
     const host = okValue(readFolderJson(dir, FILES.admit))?.placement?.target ?? "its host";
     await requeueUnanswered(dir, host, error, options.clock);
+    // Whoever launched it may be a supervisor about to end: a waker tries it again at its time.
+    const run = runOf(dir);
+    if (run !== null) ensureWaker(run.home, options.clock.wallNow().getTime());
     return "requeued";
   }
 }
