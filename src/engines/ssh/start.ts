@@ -42,18 +42,31 @@ export function startScript(request: StartRequest): string {
     `cd ${shellQuote(request.dir)} || ${notReady("cannot enter the dispatch folder on $(uname -n)")}`,
     ...Object.entries(request.env).map(([name, value]) => exportLine(name, value)),
     exportLine(PLACED_ON_VARIABLE, request.host),
-    `node=${shellQuote(node)}; program=${shellQuote(program)}`,
-    `login=$("\${SHELL:-/bin/sh}" -lc 'printf %s "$PATH"' </dev/null 2>/dev/null) && [ -n "$login" ] && PATH=$login; export PATH`,
-    `if [ ! -x "$node" ] || [ ! -f "$program" ]; then`,
-    `  node=$(command -v node) || ${notReady("node is not on the PATH of $(uname -n): $PATH")}`,
-    `  bin=$(command -v catherd) || ${notReady("catherd is not on the PATH of $(uname -n): $PATH")}`,
-    `  program=$(dirname "$(readlink -f "$bin")")/supervisor.js`,
-    "fi",
+    ...findingLines({ node, program }),
+    `[ -n "$node" ] || ${notReady("node is not on the PATH of $(uname -n): $PATH")}`,
+    `[ -n "$program" ] || ${notReady("catherd is not on the PATH of $(uname -n): $PATH")}`,
     "if command -v setsid >/dev/null 2>&1; then detach=setsid; else detach=nohup; fi",
     `$detach "$node" "$program" ${shellQuote(dir)} </dev/null >>${shellQuote(path.join(request.dir, SUPERVISOR_OUTPUT))} 2>&1 &`,
     'echo "catherd-supervisor $!"',
     "",
   ].join("\n");
+}
+
+/**
+ * The lines that find node and the supervisor program on the host, for the start and for readiness alike:
+ * PATH becomes the login shell's; `node` and `program` hold the submitting host's paths where the host
+ * has them (`found=here`), else what the login PATH gives (`found=PATH`), each empty when not found.
+ */
+export function findingLines(here: { node: string; program: string }): string[] {
+  return [
+    `node=${shellQuote(here.node)}; program=${shellQuote(here.program)}; found=here`,
+    `login=$("\${SHELL:-/bin/sh}" -lc 'printf %s "$PATH"' </dev/null 2>/dev/null) && [ -n "$login" ] && PATH=$login; export PATH`,
+    `if [ ! -x "$node" ] || [ ! -f "$program" ]; then`,
+    "  found=PATH",
+    "  node=$(command -v node) || node=",
+    '  if bin=$(command -v catherd); then program=$(dirname "$(readlink -f "$bin")")/supervisor.js; else program=; fi',
+    "fi",
+  ];
 }
 
 /** The supervisor's pid on the host, as the script printed it; else the failure as the one error. */
