@@ -191,7 +191,8 @@ const doctorTool: ToolSpec<DoctorData> = {
   title: "Which agent CLIs can run here",
   description:
     "Which agent CLIs catherd can run on this machine: found or not and where, their versions, and the " +
-    "fix for what is missing. As `catherd doctor`.",
+    "fix for what is missing; with placement ssh:HOST, the same on HOST with each CLI's login there. As " +
+    "`catherd doctor`.",
   command: doctorCommand,
   positionals: {
     name: "backends",

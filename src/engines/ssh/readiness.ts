@@ -41,38 +41,35 @@ export async function readinessOn(host: string, request: ReadinessRequest): Prom
       input: readinessScript({ marker, supervisor: request.supervisor, clis: request.clis }),
       timeoutMs: readinessTimeoutMs(request.clis.length),
     });
-    const read = result.ok
-      ? readAnswer(
-          result.stdout,
-          request.clis.map((c) => c.id),
-        )
-      : null;
-    if (read === null || read.kind === "garbled") {
-      const error =
-        read === null
-          ? sshError(
-              result as typeof result & { ok: false },
-              host,
-              `ask ${host} whether it can take a dispatch`,
-            )
-          : new CatherdError("E_ENGINE_REFUSED", `${host}'s answer cannot be read: ${read.why}`, {
-              fix: `check that ssh ${host} sh -s runs a POSIX shell script there and prints nothing of its own`,
-            });
-      return { host, checks: [here, failedCheck("host answers", error)], problem: error, clis: [] };
+    if (!result.ok)
+      return unanswered(host, here, sshError(result, host, `ask ${host} whether it can take a dispatch`));
+    const read = readAnswer(
+      result.stdout,
+      request.clis.map((c) => c.id),
+    );
+    if (read.kind === "garbled") {
+      const error = new CatherdError("E_ENGINE_REFUSED", `${host}'s answer cannot be read: ${read.why}`, {
+        fix: `check that ssh ${host} sh -s runs a POSIX shell script there and prints nothing of its own`,
+      });
+      return unanswered(host, here, error);
     }
     const checks: Judged[] = [
       here,
       answered(host, read.answer),
       ...hostChecks(host, request.home, marker.path, read.answer),
     ];
-    const problem = checks.find((c) => !c.ok);
     return {
       host,
       checks: checks.map(({ error: _error, ...check }) => check),
-      problem: problem?.error ?? null,
+      problem: checks.find((c) => !c.ok)?.error ?? null,
       clis: read.answer.clis,
     };
   });
+}
+
+/** A host that gave no answer to read: the checks up to it, its failure the refusal, no CLI. */
+function unanswered(host: string, here: PlaceCheck, error: CatherdError): PlaceReadiness {
+  return { host, checks: [here, failedCheck("host answers", error)], problem: error, clis: [] };
 }
 
 /** A check and, when it failed, the refusal it stands for. */
@@ -143,7 +140,7 @@ function catherdCheck(host: string, catherd: HostAnswer["catherd"]): Judged {
       "E_ENGINE_UNCONFIGURED",
       `catherd is not on ${host}: not at this host's path there, nor on its login shell's PATH`,
       {
-        fix: `install catherd on ${host} (npm install -g catherd) where its login shell's PATH finds it, or put this host's install on storage ${host} mounts at the same path, ${NOT_PLACED_FIX}`,
+        fix: `put catherd on the PATH of ${host}'s login shell (npm link in a clone there), or this host's install on storage ${host} mounts at the same path, ${NOT_PLACED_FIX}`,
       },
     );
     return judgedFailure("catherd", error);
