@@ -191,6 +191,24 @@ describe.skipIf(why !== null)("doctor --placement ssh:HOST on the rig", () => {
     expect(shared?.detail).toContain(`${sshd.host} does not see catherd's home at ${h}`);
   });
 
+  it("says a host that does not answer in ssh's words, with its fix, and asks it nothing more", async () => {
+    const { env } = home();
+    const host = "no-such-host.invalid";
+    const result = await runCli(["doctor", "codex", "--placement", `ssh:${host}`, "--json"], {
+      env,
+      timeoutMs: 90_000,
+    });
+    expect(result.code, result.stderr).toBe(3);
+    const report = reportOf(result);
+    expect(report.checks.map((c) => [c.what, c.ok])).toEqual([
+      ["ssh here", true],
+      ["host answers", false],
+    ]);
+    expect(report.checks[1]?.detail).toContain(`ssh ${host} failed: ssh: Could not resolve hostname`);
+    expect(report.checks[1]?.fix).toContain(`make ssh ${host} true work`);
+    expect(report.backends).toEqual([]);
+  });
+
   it("refuses a hostile host before ssh runs", async () => {
     const { env } = home();
     const before = sshCalls();
