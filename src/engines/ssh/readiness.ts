@@ -49,7 +49,7 @@ export async function readinessOn(host: string, request: ReadinessRequest): Prom
     );
     if (read.kind === "garbled") {
       const error = new CatherdError("E_ENGINE_REFUSED", `${host}'s answer cannot be read: ${read.why}`, {
-        fix: `check that ssh ${host} sh -s runs a POSIX shell script there and prints nothing of its own`,
+        fix: `check that ssh ${host} sh -s runs a POSIX shell there, and that nothing it starts prints lines of its own beginning with catherd-ready`,
       });
       return unanswered(host, here, error);
     }
