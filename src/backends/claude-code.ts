@@ -437,6 +437,19 @@ export const claudeCodeBackend: Backend = {
   defaultBin: "claude",
   binEnv: "CATHERD_CLAUDE_BIN",
   accountVariable: "CLAUDE_CONFIG_DIR",
+  // Its login: `claude` then /login writes .credentials.json in its config folder; a key or token variable, or Bedrock/Vertex, stands for one.
+  login: {
+    files: [
+      { variable: "CLAUDE_CONFIG_DIR", path: ".credentials.json", underHome: ".claude/.credentials.json" },
+    ],
+    variables: [
+      "ANTHROPIC_API_KEY",
+      "ANTHROPIC_AUTH_TOKEN",
+      "CLAUDE_CODE_OAUTH_TOKEN",
+      "CLAUDE_CODE_USE_BEDROCK",
+      "CLAUDE_CODE_USE_VERTEX",
+    ],
+  },
   installHint: "npm install -g @anthropic-ai/claude-code",
   versionArgs: ["--version"],
   minVersion: "2.1.197",

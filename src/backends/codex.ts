@@ -292,6 +292,11 @@ export const codexBackend: Backend = {
   defaultBin: "codex",
   binEnv: "CATHERD_CODEX_BIN",
   accountVariable: "CODEX_HOME",
+  // Its login: `codex login` writes auth.json in CODEX_HOME (~/.codex); an API key variable stands for one.
+  login: {
+    files: [{ variable: "CODEX_HOME", path: "auth.json", underHome: ".codex/auth.json" }],
+    variables: ["CODEX_API_KEY", "OPENAI_API_KEY"],
+  },
   installHint: "npm install -g @openai/codex",
   versionArgs: ["--version"],
   minVersion: "0.171.0",

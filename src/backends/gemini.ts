@@ -376,6 +376,17 @@ export const geminiBackend: Backend = {
   defaultBin: "gemini",
   binEnv: "CATHERD_GEMINI_BIN",
   accountVariable: "GEMINI_CLI_HOME",
+  // Its login: a Google sign-in writes oauth_creds.json in .gemini under GEMINI_CLI_HOME (else HOME); a key variable stands for one.
+  login: {
+    files: [
+      {
+        variable: "GEMINI_CLI_HOME",
+        path: ".gemini/oauth_creds.json",
+        underHome: ".gemini/oauth_creds.json",
+      },
+    ],
+    variables: ["GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS"],
+  },
   installHint: "npm install -g @google/gemini-cli",
   versionArgs: ["--version"],
   minVersion: "0.61.0",

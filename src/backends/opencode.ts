@@ -180,6 +180,19 @@ export const opencodeBackend: Backend = {
   defaultBin: "opencode",
   binEnv: "CATHERD_OPENCODE_BIN",
   accountVariable: "XDG_DATA_HOME",
+  // Its login: `opencode auth login` writes auth.json in its data folder; a provider's key variable stands for one.
+  login: {
+    files: [
+      { variable: "XDG_DATA_HOME", path: "opencode/auth.json", underHome: ".local/share/opencode/auth.json" },
+    ],
+    variables: [
+      "ANTHROPIC_API_KEY",
+      "OPENAI_API_KEY",
+      "GEMINI_API_KEY",
+      "GOOGLE_GENERATIVE_AI_API_KEY",
+      "OPENROUTER_API_KEY",
+    ],
+  },
   installHint: "npm install -g opencode-ai",
   versionArgs: ["--version"],
   minVersion: "1.18.33",

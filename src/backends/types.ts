@@ -1,3 +1,4 @@
+import type { CliLogin } from "../domain/cli-login.js";
 import type { EndingError, ExitFacts } from "../domain/ending/ending.js";
 import type { StreamSummary } from "../domain/ending/summary.js";
 import type { ModelAccount, TokenCounts } from "../domain/spend/usage.js";
@@ -214,6 +215,11 @@ export interface Backend {
    * how an account (specs/quota.md) is given to it. Absent: the backend has no accounts (exec).
    */
   accountVariable?: string;
+  /**
+   * Where the CLI keeps its login (the files its own login writes, the variables that stand for one): what
+   * `doctor` looks for on a host a dispatch is placed on. Absent: nothing to log in to (exec).
+   */
+  login?: CliLogin;
   /** Arguments that make the CLI print its version (readiness at admission, `doctor`); empty: none. */
   versionArgs: readonly string[];
   /**

@@ -1,6 +1,8 @@
 import * as os from "node:os";
 import { allBackends, backendNamed } from "../backends/backend-registry.js";
 import type { Backend } from "../backends/types.js";
+import { placedReadiness } from "../dispatch/place-readiness.js";
+import { checkedParts, PLACEMENT_SPELLINGS } from "../dispatch/request/placement.js";
 import { checkReadiness, readinessTimeoutMs } from "../dispatch/request/readiness.js";
 import { CatherdError } from "../domain/errors.js";
 import type { SandboxedMode } from "../domain/sandbox/sandbox.js";
@@ -9,7 +11,13 @@ import { systemClock } from "../infra/clock.js";
 import { catherdHome } from "../infra/paths.js";
 import type { SandboxCheck } from "../infra/sandbox/probe.js";
 import { notExecutableBecause, resolveExecutable } from "../infra/which.js";
-import type { Command } from "./command-io.js";
+import { type Command, stringOption } from "./command-io.js";
+import {
+  type PlacementReport,
+  placementReady,
+  placementReport,
+  renderPlacement,
+} from "./doctor-placement.js";
 import { cell, paint } from "./render.js";
 
 export interface BackendCheck {
@@ -42,7 +50,10 @@ export interface SandboxReport {
   landlock: string;
 }
 
-export const doctorCommand: Command<{ backends: BackendCheck[]; fence: SandboxReport }> = {
+/** doctor's data: this host's CLIs and sandbox; or, with --placement on another host, that host's report. */
+export type DoctorData = { backends: BackendCheck[]; fence: SandboxReport } | { placement: PlacementReport };
+
+export const doctorCommand: Command<DoctorData> = {
   name: "doctor",
   synopsis: "[<backend>…]",
   positionals: "many",
@@ -50,9 +61,18 @@ export const doctorCommand: Command<{ backends: BackendCheck[]; fence: SandboxRe
     "Which agent CLIs catherd can run here: found or not (and where), their versions, whether each is " +
     "ready as a dispatch checks it (answers --version within 5 s, not older than catherd reads), whether it " +
     "answers the handshake of the session protocol --steerable talks to it over, and how to fix what is not; " +
-    "and whether the sandbox (--sandbox) can run here. Exit 3 when a backend you name is missing or not ready.",
-  json: "{backends: [{backend, found, path, via, version, minVersion, ready, problem, fix, steerable: {ok, detail, fix} | null}…], fence: {checks: [{what, ok, detail, fix}…], modes, landlock}}",
-  options: {},
+    "and whether the sandbox (--sandbox) can run here. With --placement ssh:HOST, the same of HOST over one " +
+    "ssh call: ssh here, HOST answering, catherd's home shared, node and catherd there, and each CLI on " +
+    "its login PATH with its version and its login. Exit 3 when a backend you name (or the host) is " +
+    "missing or not ready.",
+  json: "{backends: [{backend, found, path, via, version, minVersion, ready, problem, fix, steerable: {ok, detail, fix} | null}…], fence: {checks: [{what, ok, detail, fix}…], modes, landlock}} | with --placement ssh:HOST {placement: {placement, host, checks: [{what, ok, detail, fix}…], backends: [{backend, found, path, via, version, minVersion, ready, problem, fix, login: {ok, detail, fix} | null}…]}}",
+  options: {
+    placement: {
+      type: "string",
+      value: "<placement>",
+      description: `check where a dispatch so placed runs its CLI: ${PLACEMENT_SPELLINGS.join(", ")} (default: here)`,
+    },
+  },
   async handler(input) {
     const named = input.positionals.map((name) => {
       const backend = backendNamed(name);
@@ -65,6 +85,15 @@ export const doctorCommand: Command<{ backends: BackendCheck[]; fence: SandboxRe
     });
     const asked = named.length > 0 ? named : allBackends();
     const targets = asked.filter((b) => b.command === "cli");
+    const placement = stringOption(input, "placement");
+    const placed = placement === undefined ? null : await placedDoctor(placement, targets);
+    if (placed !== null) {
+      return {
+        data: { placement: placed },
+        text: renderPlacement(placed),
+        exitCode: placementReady(placed, named.length > 0) ? 0 : 3,
+      };
+    }
     const [backends, sandbox] = await Promise.all([
       Promise.all(targets.map((b) => check(b, process.env))),
       sandboxReport(),
@@ -80,10 +109,29 @@ export const doctorCommand: Command<{ backends: BackendCheck[]; fence: SandboxRe
   },
 };
 
+/**
+ * The report of the host `value` places a dispatch on, checked as dispatch checks it (hostile hosts refused
+ * before ssh runs); null for a placement whose CLIs are this host's (local, an engine without readiness).
+ */
+async function placedDoctor(value: string, targets: readonly Backend[]): Promise<PlacementReport | null> {
+  const parts = checkedParts("--placement", value, `give --placement ${PLACEMENT_SPELLINGS.join(", ")}`);
+  if (parts.engine === null) return null;
+  const wanted = targets.map((backend) => ({ backend, here: binHere(backend, process.env) }));
+  const found = await placedReadiness(parts.engine, { home: catherdHome(), target: parts.target }, wanted);
+  return found === null ? null : placementReport(value, found);
+}
+
+/** The CLI's executable here, as a dispatch resolves it without --bin: its variable, else its name on PATH. */
+function binHere(backend: Backend, env: NodeJS.ProcessEnv): string | null {
+  const fromEnv = env[backend.binEnv];
+  const wanted = fromEnv !== undefined && fromEnv !== "" ? fromEnv : backend.defaultBin;
+  return resolveExecutable(wanted, env.PATH ?? "");
+}
+
 async function check(backend: Backend, env: NodeJS.ProcessEnv): Promise<BackendCheck> {
   const fromEnv = env[backend.binEnv];
   const wanted = fromEnv !== undefined && fromEnv !== "" ? fromEnv : backend.defaultBin;
-  const found = resolveExecutable(wanted, env.PATH ?? "");
+  const found = binHere(backend, env);
   const via = fromEnv !== undefined && fromEnv !== "" ? backend.binEnv : "PATH";
   const minVersion = backend.minVersion;
   if (found === null) {

@@ -1,4 +1,5 @@
 import { backendFor } from "../backends/backend-registry.js";
+import type { Backend } from "../backends/types.js";
 import { CatherdError } from "../domain/errors.js";
 import { placementParts } from "../domain/placement.js";
 import type { EngineName } from "../domain/vocab.js";
@@ -11,6 +12,7 @@ import { okValue } from "../infra/json-file.js";
 import { runPaths } from "../infra/paths.js";
 import { ensureWaker } from "../quota/waker-start.js";
 import { type Admitted, admit } from "./admission.js";
+import { placedReadiness } from "./place-readiness.js";
 import { launchPromoted } from "./queue/promote.js";
 import { launchOrRequeue } from "./queue/requeue.js";
 import { queuePositions } from "./read/queued.js";
@@ -56,8 +58,8 @@ export async function startDispatch(request: DispatchRequest, options: StartOpti
   const standby = standbys.take(options.home);
   try {
     const placed = placedRequest(request, options.home);
-    await checkReady(placed, options.home, clock);
-    const admission = await admit(placed, options.home, clock);
+    const ready = await checkReady(placed, options.home, clock);
+    const admission = await admit(ready, options.home, clock);
     // Queued ones promoted on the way start too; a queued newcomer leaves the standby to the first of them.
     const [first, ...others] = admission.promoted;
     const promotions = launchPromoted(others, null, clock);
@@ -142,17 +144,66 @@ async function checkEngineUsable(name: EngineName, where: PlacementWhere): Promi
 /**
  * Readiness before admission: a CLI that cannot start, or is too old, fails here, before any write. The
  * CLI and every rung of its --fallback ladder, checked at once; for a dispatch placed on an engine, the
- * engine's client commands too (E_ENGINE_MISSING).
+ * engine's client commands too (E_ENGINE_MISSING). An engine that starts the supervisor on another host
+ * answers for that host instead (specs/placement.md, "Readiness on the host"): the CLIs run there, so this
+ * host's own are not asked, and the request comes back with each CLI at the path the host has it.
  */
-export async function checkReady(request: DispatchRequest, home: string, clock: Clock): Promise<void> {
+export async function checkReady(
+  request: DispatchRequest,
+  home: string,
+  clock: Clock,
+): Promise<DispatchRequest> {
   const placed = placementParts(request.placement.placement ?? "local");
-  if (placed?.engine != null) await checkEngineUsable(placed.engine, { home, target: placed.target });
-  await checkSandbox(request, home);
   const checks = [
     { backend: request.backend, bin: request.bin },
     ...(request.chain?.rungs ?? []).map((rung) => ({ backend: backendFor(rung.backend), bin: rung.bin })),
   ];
+  if (placed?.engine != null) {
+    const where = { home, target: placed.target };
+    const elsewhere = await readyElsewhere(placed.engine, where, request, checks);
+    if (elsewhere !== null) {
+      await checkSandbox(request, home);
+      return elsewhere;
+    }
+    await checkEngineUsable(placed.engine, where);
+  }
+  await checkSandbox(request, home);
   const ready = await Promise.all(checks.map((c) => checkReadiness(c.backend, c.bin, home, clock)));
   const problem = ready.find((r) => r.problem !== null)?.problem;
   if (problem != null) throw problem;
+  return request;
+}
+
+/**
+ * For an engine that answers readiness on its host: the request with each CLI at the path the host has
+ * it, or the host's refusal thrown; null for an engine that does not (its CLIs are this host's). A command
+ * given after `--` (exec) is not a CLI to check there, as it is not here.
+ */
+async function readyElsewhere(
+  engine: EngineName,
+  where: PlacementWhere,
+  request: DispatchRequest,
+  checks: readonly { backend: Backend; bin: string }[],
+): Promise<DispatchRequest | null> {
+  const wanted = checks.filter((c) => c.backend.command === "cli");
+  const found = await placedReadiness(
+    engine,
+    where,
+    wanted.map((c) => ({ backend: c.backend, here: c.bin })),
+  );
+  if (found === null) return null;
+  if (found.report.problem !== null) throw found.report.problem;
+  const problem = found.clis.find((c) => c.judged.problem !== null)?.judged.problem;
+  if (problem != null) throw problem;
+  const pathOf = (backend: Backend, bin: string) =>
+    found.clis.find((c) => c.backend.id === backend.id)?.there.path ?? bin;
+  const rungs = request.chain?.rungs.map((rung) => ({
+    ...rung,
+    bin: pathOf(backendFor(rung.backend), rung.bin),
+  }));
+  return {
+    ...request,
+    bin: pathOf(request.backend, request.bin),
+    chain: request.chain === null || rungs === undefined ? request.chain : { ...request.chain, rungs },
+  };
 }

@@ -1,7 +1,7 @@
 import type { RaceFile } from "../domain/schemas.js";
 import { SCHEMA_VERSION } from "../domain/schemas.js";
 import { discardRace, writeRaceFile } from "../folder/race.js";
-import { systemClock } from "../infra/clock.js";
+import { type Clock, systemClock } from "../infra/clock.js";
 import { runPaths } from "../infra/paths.js";
 import { ensureWaker } from "../quota/waker-start.js";
 import { admitAll } from "./admission.js";
@@ -11,6 +11,7 @@ import { launchPromoted } from "./queue/promote.js";
 import { launchOrRequeue } from "./queue/requeue.js";
 import { queuePositions } from "./read/queued.js";
 import { doDutiesIn } from "./reader.js";
+import type { DispatchRequest } from "./request/dispatch-request.js";
 import type { RacePlan } from "./request/race-request.js";
 import { StandbyReserve } from "./start/standby-reserve.js";
 
@@ -38,8 +39,8 @@ export async function startRace(plan: RacePlan, options: StartOptions): Promise<
   const standbys = options.standbys ?? new StandbyReserve();
   const standby = standbys.take(options.home);
   try {
-    const attempts = plan.attempts.map((a) => placedRequest(a, options.home));
-    await Promise.all(distinctCLIs(attempts).map((a) => checkReady(a, options.home, clock)));
+    const placed = plan.attempts.map((a) => placedRequest(a, options.home));
+    const attempts = await readyAttempts(placed, options.home, clock);
     const run = runPaths(options.home, plan.run);
     // race.json is written under the lock once every attempt is judged admissible, before any is committed.
     const held: { race: RaceFile | null; dir: string } = { race: null, dir: "" };
@@ -80,11 +81,21 @@ export async function startRace(plan: RacePlan, options: StartOptions): Promise<
   }
 }
 
-/** One request per CLI and executable: readiness is checked once for each. */
-function distinctCLIs<T extends { backend: { id: string }; bin: string }>(attempts: readonly T[]): T[] {
-  const seen = new Map<string, T>();
-  for (const a of attempts) seen.set(`${a.backend.id}\0${a.bin}`, a);
-  return [...seen.values()];
+/**
+ * Each attempt as readiness gives it back — its CLI at the path the host of its placement has it —
+ * each CLI of each placement asked once.
+ */
+async function readyAttempts(
+  attempts: readonly DispatchRequest[],
+  home: string,
+  clock: Clock,
+): Promise<DispatchRequest[]> {
+  const key = (a: DispatchRequest) => `${a.placement.placement ?? ""}\0${a.backend.id}\0${a.bin}`;
+  const distinct = new Map(attempts.map((a) => [key(a), a]));
+  const ready = new Map(
+    await Promise.all([...distinct].map(async ([k, a]) => [k, await checkReady(a, home, clock)] as const)),
+  );
+  return attempts.map((a) => ({ ...a, bin: ready.get(key(a))?.bin ?? a.bin }));
 }
 
 /** race.json for the plan, its attempts' ids as staged. */

@@ -1,3 +1,4 @@
+import type { CliLogin } from "../domain/cli-login.js";
 import type { CatherdError } from "../domain/errors.js";
 import type { AdmitPlacement, PlacementFile } from "../domain/schemas.js";
 import type { EnginePhase } from "../domain/state/supervisor-judgement.js";
@@ -79,6 +80,60 @@ export interface PlacementWhere {
   target: string | null;
 }
 
+/** A CLI an engine checks where it places the supervisor (`readiness`): plain data, no backend module. */
+export interface CliAsked {
+  /** The backend's id: the answer names the CLI by it. */
+  id: string;
+  /** Its executable as this host resolved it, tried first there (a shared install); null: none here. */
+  here: string | null;
+  /** The name looked up on the PATH of the user's login shell there when `here` is not there. */
+  name: string;
+  /** The arguments that print its version; empty: none asked. */
+  versionArgs: readonly string[];
+  /** Where its login lives; null: it has none to check. */
+  login: CliLogin | null;
+}
+
+/** What an engine found of one CLI where it places the supervisor: its host's words, judged by the caller. */
+export interface CliThere {
+  id: string;
+  /** Its executable there; null: not found. */
+  path: string | null;
+  /** `here`: at this host's own path; `PATH`: on the login shell's PATH there. */
+  via: "here" | "PATH" | null;
+  /** Its version's last lines (bounded) and exit code there (null: no end in time); null: not asked. */
+  version: { words: string; code: number | null } | null;
+  /** The login found there: a file's path or a variable's name (never its value); null: none. */
+  login: { kind: "file" | "variable"; where: string } | null;
+}
+
+/** What readiness asks of the host: the supervisor as this host runs it (node, program), the CLIs. */
+export interface ReadinessAsked {
+  supervisor: { node: string; program: string };
+  clis: readonly CliAsked[];
+}
+
+/** One check of where a supervisor would be placed, as `doctor` shows it: what, ready or not, the words, the fix. */
+export interface PlaceCheck {
+  what: string;
+  ok: boolean;
+  detail: string;
+  fix: string | null;
+}
+
+/**
+ * What an engine that places the supervisor on another host found there, in one look: its checks in
+ * order (the client here, the host answering, catherd's home shared, node, catherd), the first refusal
+ * among them as admission would throw it (else null), and each CLI asked (none when the host was not
+ * reached). `host` is the host's name as the engine gives it.
+ */
+export interface PlaceReadiness {
+  host: string;
+  checks: PlaceCheck[];
+  problem: CatherdError | null;
+  clis: CliThere[];
+}
+
 export interface Engine {
   readonly name: EngineName;
   /**
@@ -89,6 +144,13 @@ export interface Engine {
    * (E_PLACEMENT_UNSHARED).
    */
   unusable(where: PlacementWhere): Promise<CatherdError | null>;
+  /**
+   * For an engine that places the supervisor on another host: everything `unusable` checks, node and
+   * catherd found there as its start finds them, and the CLIs asked as they are there (found, their version, their login), in one bounded look. Asked instead
+   * of `unusable` and of this host's own readiness: the CLI runs there. Never throws. Absent: the
+   * supervisor's CLI is this host's (Slurm's nodes share its install), checked here.
+   */
+  readiness?(where: PlacementWhere, asked: ReadinessAsked): Promise<PlaceReadiness>;
   /**
    * Hands `command` (the supervisor program on the folder) to the engine for the dispatch in `dir` and
    * writes placement.json once the engine took it. Throws the engine's CatherdError when it refuses or

@@ -118,7 +118,10 @@ export function sshdUnavailable(): string | null {
  * sshd's log, when it does not within `timeoutMs` (the rig is stopped first). The folder comes from
  * tempDir(): started in a test, stop it in that test (try/finally); in beforeAll, stop it in afterAll.
  */
-export async function startSshd(timeoutMs = 30_000): Promise<Sshd> {
+export async function startSshd(
+  timeoutMs = 30_000,
+  options: { setEnv?: Readonly<Record<string, string>> } = {},
+): Promise<Sshd> {
   const why = sshdUnavailable();
   if (why !== null) throw new Error(why);
   const started = Date.now();
@@ -130,7 +133,7 @@ export async function startSshd(timeoutMs = 30_000): Promise<Sshd> {
   const hostname = `catherd-remote-${randomBytes(3).toString("hex")}`;
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const files = writeConfigs(dir, { port, user, keys });
+    const files = writeConfigs(dir, { port, user, keys, setEnv: options.setEnv ?? {} });
     const ns = launch(dir, hostname);
     const outcome = await untilReady(ns, files.client, port, deadline);
     if (outcome === "ready") {
@@ -197,18 +200,34 @@ function freePort(): Promise<number> {
 }
 
 /** Writes sshd_config, authorized_keys, known_hosts and the client's config for `port`. */
-function writeConfigs(dir: string, o: { port: number; user: string; keys: Keys }): { client: string } {
+function writeConfigs(
+  dir: string,
+  o: { port: number; user: string; keys: Keys; setEnv: Readonly<Record<string, string>> },
+): { client: string } {
   const at = (name: string) => path.join(dir, name);
   fs.writeFileSync(at("authorized_keys"), `${o.keys.clientPublic}\n`, { mode: 0o600 });
   // The host key is known before the first connection: StrictHostKeyChecking can stay on.
   fs.writeFileSync(at("known_hosts"), `[127.0.0.1]:${o.port} ${o.keys.hostPublic}\n`, { mode: 0o600 });
-  fs.writeFileSync(at("sshd_config"), sshdConfig(dir, o.port, o.user, o.keys));
+  fs.writeFileSync(at("sshd_config"), sshdConfig(dir, o));
   fs.writeFileSync(at("ssh_config"), clientConfig(dir, o.port, o.user, o.keys));
   return { client: at("ssh_config") };
 }
 
-function sshdConfig(dir: string, port: number, user: string, keys: Keys): string {
+/**
+ * `setEnv`: variables sshd sets in every session over what it sets itself (sshd_config's SetEnv, which
+ * overrides even HOME): a test gives the account a HOME of its own, whose ~/.profile its login shell reads.
+ */
+function sshdConfig(
+  dir: string,
+  {
+    port,
+    user,
+    keys,
+    setEnv,
+  }: { port: number; user: string; keys: Keys; setEnv: Readonly<Record<string, string>> },
+): string {
   return lines([
+    ...Object.entries(setEnv).map(([name, value]) => `SetEnv ${name}="${value}"`),
     `ListenAddress 127.0.0.1:${port}`,
     `HostKey "${keys.hostKey}"`,
     `PidFile "${path.join(dir, "sshd.pid")}"`,
@@ -412,6 +431,26 @@ function rig(o: {
       return stopping;
     },
   };
+}
+
+/**
+ * An `ssh` that reaches `rig` as catherd runs it: a script in a folder of its own, to put first on PATH,
+ * that adds the rig's `-F <config>` and appends its arguments, one call a line, to `calls`.
+ */
+export function sshWrapper(rig: Sshd): { bin: string; calls: string } {
+  const bin = tempDir("catherd-ssh-bin-");
+  const calls = path.join(bin, "calls.log");
+  const real = execFileSync("sh", ["-c", "command -v ssh"], { encoding: "utf8" }).trim();
+  const config = rig
+    .sshArgs()
+    .map((a) => `'${a}'`)
+    .join(" ");
+  fs.writeFileSync(
+    path.join(bin, "ssh"),
+    `#!/bin/sh\nprintf '%s\\n' "$*" >> '${calls}'\nexec '${real}' ${config} "$@"\n`,
+    { mode: 0o755 },
+  );
+  return { bin, calls };
 }
 
 /** The inode of a process's PID namespace, or null when it is gone. */

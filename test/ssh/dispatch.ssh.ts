@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliResult, dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, FAKE_AGENT, readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { isAlive, reapCgroups, reapDispatch } from "../helpers/processes.js";
-import { type Sshd, sshdUnavailable, startSshd } from "../helpers/sshd.js";
+import { type Sshd, sshdUnavailable, sshWrapper, startSshd } from "../helpers/sshd.js";
 import { waitFor, waitForJson } from "../helpers/wait.js";
 
 // `catherd dispatch --placement ssh:HOST` end to end on the rig (test/helpers/sshd.ts): the real CLI, the
@@ -32,23 +32,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sshd?.stop();
 });
-
-/** An `ssh` that adds the rig's `-F <config>` and appends its arguments, one call a line, to a log. */
-function sshWrapper(rig: Sshd): { bin: string; calls: string } {
-  const bin = tempDir("catherd-ssh-bin-");
-  const calls = path.join(bin, "calls.log");
-  const real = execFileSync("sh", ["-c", "command -v ssh"], { encoding: "utf8" }).trim();
-  const config = rig
-    .sshArgs()
-    .map((a) => `'${a}'`)
-    .join(" ");
-  fs.writeFileSync(
-    path.join(bin, "ssh"),
-    `#!/bin/sh\nprintf '%s\\n' "$*" >> '${calls}'\nexec '${real}' ${config} "$@"\n`,
-    { mode: 0o755 },
-  );
-  return { bin, calls };
-}
 
 /** A home of its own whose ssh reaches the rig. */
 function home(): { home: string; env: NodeJS.ProcessEnv } {

@@ -5,7 +5,7 @@ import { type AnsweredData, answerCommand } from "../answer-command.js";
 import { cancelCommand } from "../cancel-command.js";
 import type { Command, ParsedInput } from "../command-io.js";
 import { type Dispatched, dispatchCommand, INLINE_ANSWER_SCHEMA } from "../dispatch-command.js";
-import { type BackendCheck, doctorCommand } from "../doctor-command.js";
+import { type DoctorData, doctorCommand } from "../doctor-command.js";
 import { type Logs, logsCommand } from "../logs-command.js";
 import { raceLine } from "../race-text.js";
 import {
@@ -187,12 +187,13 @@ const cancelTool: ToolSpec<{
       : `${c.name ?? c.dispatchId}: recorded ${c.status}`,
 };
 
-const doctorTool: ToolSpec<{ backends: BackendCheck[] }> = {
+const doctorTool: ToolSpec<DoctorData> = {
   name: "doctor",
   title: "Which agent CLIs can run here",
   description:
     "Which agent CLIs catherd can run on this machine: found or not and where, their versions, and the " +
-    "fix for what is missing. As `catherd doctor`.",
+    "fix for what is missing; with placement ssh:HOST, the same on HOST with each CLI's login there. As " +
+    "`catherd doctor`.",
   command: doctorCommand,
   positionals: {
     name: "backends",
@@ -200,8 +201,10 @@ const doctorTool: ToolSpec<{ backends: BackendCheck[] }> = {
     multiple: true,
   },
   readOnly: true,
-  line: ({ backends }) =>
-    backends.map((b) => `${b.backend} ${b.found ? (b.version ?? "found") : "missing"}`).join(", "),
+  line: (data) =>
+    ("backends" in data ? data.backends : data.placement.backends)
+      .map((b) => `${b.backend} ${b.found ? (b.version ?? "found") : "missing"}`)
+      .join(", "),
 };
 
 const waitTool: ToolSpec<Waited> = {

@@ -116,7 +116,7 @@ function checkedPlacement(field: string, value: string, fix: string): Placement 
  * The parts of `value`: a known kind, and a target exactly where its engine takes one, checked by the
  * engine (ENGINE_TARGETS); else E_INPUT_INVALID.
  */
-function checkedParts(field: string, value: string, fix: string): PlacementParts {
+export function checkedParts(field: string, value: string, fix: string): PlacementParts {
   const shown = JSON.stringify(value.slice(0, 80));
   const parts = placementParts(value);
   if (parts === null)

@@ -3,6 +3,7 @@ import type { Backend } from "../../backends/types.js";
 import { CatherdError } from "../../domain/errors.js";
 import { cleanMessage } from "../../domain/text/redact.js";
 import { compareVersions, versionIn } from "../../domain/version.js";
+import type { CliAsked, CliThere } from "../../engines/engine.js";
 import type { Clock } from "../../infra/clock.js";
 import { cachedReadiness, executableKey, rememberReadiness } from "../../infra/readiness-cache.js";
 import { probeVersion } from "../../infra/version-probe.js";
@@ -109,3 +110,55 @@ function judged(
   );
   return { version, words, cached, problem };
 }
+
+/** What an engine asks of `backend`'s CLI on its host: this host's `here` tried first, else its name. */
+export function cliAsked(backend: Backend, here: string | null): CliAsked {
+  return {
+    id: backend.id,
+    here,
+    name: backend.defaultBin,
+    versionArgs: backend.versionArgs,
+    login: backend.login ?? null,
+  };
+}
+
+/**
+ * `backend`'s CLI as the engine found it on `host` (specs/placement.md, "Readiness on the host"), judged as
+ * here: missing (E_BACKEND_MISSING), a `--version` that failed or did not end (E_BACKEND_BROKEN), too old
+ * (E_BACKEND_TOO_OLD) — in the host's words, with a fix that names the host.
+ */
+export function readinessThere(backend: Backend, there: CliThere, host: string): Readiness {
+  const install = `${backend.installHint} on ${host}`;
+  if (there.path === null) {
+    const problem = new CatherdError(
+      "E_BACKEND_MISSING",
+      `${backend.id}: ${backend.defaultBin} is not on ${host}: not at this host's path there, nor on its login shell's PATH`,
+      { fix: `${install}, where its login shell's PATH finds it (~/.profile), ${PLACE_LOCALLY}` },
+    );
+    return { version: null, words: "", cached: false, problem };
+  }
+  const words = cleanMessage(there.version?.words ?? "", WORDS_CHARS);
+  const asked = `${there.path} ${backend.versionArgs.join(" ")} on ${host}`;
+  const said = words === "" ? "" : `: ${words}`;
+  const fix = `reinstall it on ${host} (${backend.installHint}), ${PLACE_LOCALLY}`;
+  if (there.version !== null && there.version.code === null) {
+    return broken(`${backend.id}: ${asked} did not answer in time${said}`, words, fix);
+  }
+  if (there.version !== null && there.version.code !== 0) {
+    return broken(`${backend.id}: ${asked} failed (exit code ${there.version.code})${said}`, words, fix);
+  }
+  const version = versionIn(words);
+  const min = backend.minVersion;
+  if (version === null || min === null || compareVersions(version, min) >= 0) {
+    return { version, words, cached: false, problem: null };
+  }
+  const problem = new CatherdError(
+    "E_BACKEND_TOO_OLD",
+    `${backend.id}: ${there.path} on ${host} is version ${version}; catherd reads the stream format of ${min} and later`,
+    { fix: `${backend.installHint}@latest on ${host}, ${PLACE_LOCALLY}` },
+  );
+  return { version, words, cached: false, problem };
+}
+
+/** The end of a fix for a CLI that is not ready where a dispatch is placed. */
+const PLACE_LOCALLY = "or dispatch with --placement local";

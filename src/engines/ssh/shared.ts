@@ -13,28 +13,46 @@ import { shellQuote } from "./quote.js";
 /** The marker's name in the home: a dot file, removed once read. */
 const MARKER_PREFIX = ".placement-check.";
 
-/**
- * Null when `host` reads, at the same path, a marker written into `home` here; else why not:
- * E_PLACEMENT_UNSHARED with the fix, or ssh's own failure (E_ENGINE_MISSING, _UNCONFIGURED, _TIMEOUT).
- */
-export async function unsharedProblem(host: string, home: string): Promise<CatherdError | null> {
+/** A marker written into catherd's home here: its path and the token it holds. */
+export interface Marker {
+  path: string;
+  token: string;
+}
+
+/** Runs `use` while a fresh marker exists in `home`; the marker is removed whatever `use` does. */
+export async function withMarker<T>(home: string, use: (marker: Marker) => Promise<T>): Promise<T> {
   const token = randomBytes(16).toString("hex");
   const marker = path.join(path.resolve(home), `${MARKER_PREFIX}${token}`);
   fs.mkdirSync(path.dirname(marker), { recursive: true });
   fs.writeFileSync(marker, `${token}\n`, { mode: 0o600 });
   try {
-    const read = await runSsh(host, `cat -- ${shellQuote(marker)}`);
-    if (read.ok && read.stdout.trim() === token) return null;
-    if (!read.ok && read.failure !== "refused") return sshError(read, host, `place a dispatch on ${host}`);
-    const what = read.ok ? "read another file there" : `could not read it there (${read.words})`;
-    return new CatherdError(
-      "E_PLACEMENT_UNSHARED",
-      `${host} does not see catherd's home at ${path.resolve(home)}: a marker written here, ${marker}, ${what}`,
-      {
-        fix: `put catherd's home (CATHERD_HOME) on storage ${host} mounts at the same path (NFS, a cluster file system), ${NOT_PLACED_FIX}`,
-      },
-    );
+    return await use({ path: marker, token });
   } finally {
     fs.rmSync(marker, { force: true });
   }
+}
+
+/** E_PLACEMENT_UNSHARED: `host` did not read `marker` (what it did instead, in `what`), with the fix. */
+export function unsharedError(host: string, home: string, marker: string, what: string): CatherdError {
+  return new CatherdError(
+    "E_PLACEMENT_UNSHARED",
+    `${host} does not see catherd's home at ${path.resolve(home)}: a marker written here, ${marker}, ${what}`,
+    {
+      fix: `put catherd's home (CATHERD_HOME) on storage ${host} mounts at the same path (NFS, a cluster file system), ${NOT_PLACED_FIX}`,
+    },
+  );
+}
+
+/**
+ * Null when `host` reads, at the same path, a marker written into `home` here; else why not:
+ * E_PLACEMENT_UNSHARED with the fix, or ssh's own failure (E_ENGINE_MISSING, _UNCONFIGURED, _TIMEOUT).
+ */
+export function unsharedProblem(host: string, home: string): Promise<CatherdError | null> {
+  return withMarker(home, async (marker) => {
+    const read = await runSsh(host, `cat -- ${shellQuote(marker.path)}`);
+    if (read.ok && read.stdout.trim() === marker.token) return null;
+    if (!read.ok && read.failure !== "refused") return sshError(read, host, `place a dispatch on ${host}`);
+    const what = read.ok ? "read another file there" : `could not read it there (${read.words})`;
+    return unsharedError(host, home, marker.path, what);
+  });
 }

@@ -10,6 +10,7 @@ import { resolveExecutable } from "../../infra/which.js";
 import type { Engine, EngineSight } from "../engine.js";
 import { NOT_PLACED_FIX, sshError } from "./command.js";
 import { checkHost } from "./host.js";
+import { readinessOn } from "./readiness.js";
 import { runningOn, terminateOn } from "./remote.js";
 import { unsharedProblem } from "./shared.js";
 import { sightOf, silentSight } from "./sight.js";
@@ -40,6 +41,18 @@ export const sshEngine: Engine = {
       });
     }
     return unsharedProblem(checkHost(where.target), where.home);
+  },
+
+  async readiness(where, asked) {
+    const host = where.target ?? "";
+    try {
+      checkHost(host);
+    } catch (error) {
+      const refusal = error as CatherdError;
+      const check = { what: "host", ok: false, detail: refusal.message, fix: refusal.fix ?? null };
+      return { host, checks: [check], problem: refusal, clis: [] };
+    }
+    return readinessOn(host, { home: where.home, ...asked });
   },
 
   async submit(dir, asked, command, clock) {

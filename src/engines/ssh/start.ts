@@ -44,22 +44,35 @@ export function startScript(request: StartRequest): string {
     `cd ${shellQuote(request.dir)} || ${notReady("cannot enter the dispatch folder on $(uname -n)")}`,
     ...Object.entries(request.env).map(([name, value]) => exportLine(name, value)),
     exportLine(PLACED_ON_VARIABLE, request.host),
-    `node=${shellQuote(node)}; program=${shellQuote(program)}`,
+    ...findingLines({ node, program }),
+    `[ -n "$node" ] || ${notReady("node is not on the PATH of $here: $PATH")}`,
+    `[ -n "$program" ] || ${notReady("catherd is not on the PATH of $here: $PATH")}`,
+    "if command -v setsid >/dev/null 2>&1; then detach=setsid; else detach=nohup; fi",
+    `$detach "$node" "$program" ${shellQuote(dir)} </dev/null >>${shellQuote(path.join(request.dir, SUPERVISOR_OUTPUT))} 2>&1 &`,
+    'echo "catherd-supervisor $!"',
+    "",
+  ].join("\n");
+}
+
+/**
+ * The lines that find node and the supervisor program on the host, for the start and for readiness alike:
+ * PATH becomes the login shell's; `node` and `program` hold the submitting host's paths where the host
+ * has them (`found=here`), else what the login PATH gives (`found=PATH`), each empty when not found.
+ */
+export function findingLines(here: { node: string; program: string }): string[] {
+  return [
+    `node=${shellQuote(here.node)}; program=${shellQuote(here.program)}; found=here`,
     // The host's name by sshd's PATH: the login PATH that replaces it may hold no uname.
     "here=$(uname -n)",
     // What a profile prints on stdout (a greeting) comes before the marker, and is cut off with it.
     `login=$("\${SHELL:-/bin/sh}" -lc 'printf "\\n${LOGIN_PATH_MARK}%s" "$PATH"' </dev/null 2>/dev/null) || login=`,
     `case $login in *${LOGIN_PATH_MARK}?*) PATH=\${login##*${LOGIN_PATH_MARK}} ;; esac; export PATH`,
     `if [ ! -x "$node" ] || [ ! -f "$program" ]; then`,
-    `  node=$(command -v node) || ${notReady("node is not on the PATH of $here: $PATH")}`,
-    `  bin=$(command -v catherd) || ${notReady("catherd is not on the PATH of $here: $PATH")}`,
-    `  program=$(dirname "$(readlink -f "$bin")")/supervisor.js`,
+    "  found=PATH",
+    "  node=$(command -v node) || node=",
+    '  if bin=$(command -v catherd); then program=$(dirname "$(readlink -f "$bin")")/supervisor.js; else program=; fi',
     "fi",
-    "if command -v setsid >/dev/null 2>&1; then detach=setsid; else detach=nohup; fi",
-    `$detach "$node" "$program" ${shellQuote(dir)} </dev/null >>${shellQuote(path.join(request.dir, SUPERVISOR_OUTPUT))} 2>&1 &`,
-    'echo "catherd-supervisor $!"',
-    "",
-  ].join("\n");
+  ];
 }
 
 /** The supervisor's pid on the host, as the script printed it; else the failure as the one error. */
