@@ -23,21 +23,7 @@ export function silentSight(o: {
   if (o.silentMs <= UNREACHABLE_LOST_MS) return { kind: "unreachable", error: o.error };
   const minutes = Math.round(UNREACHABLE_LOST_MS / 60_000);
   const words = `ssh ${o.host}: supervisor ${o.pid} has not refreshed its lock for ${minutes} min, and ${o.host} does not answer: ${o.error.message}`;
-  const lost = (started: boolean): EngineEnding => ({
-    reason: "lost",
-    kind: "lost",
-    code: "E_SUPERVISOR_LOST",
-    state: "UNREACHABLE",
-    words: `${words}${started ? "" : "; its supervisor never started"}`,
-  });
-  return {
-    kind: "known",
-    phase: "ended",
-    words,
-    reason: null,
-    node: null,
-    ending: { started: lost(true), unstarted: lost(false) },
-  };
+  return endedSight(words, { reason: "lost", kind: "lost", code: "E_SUPERVISOR_LOST", state: "UNREACHABLE" });
 }
 
 /**
@@ -56,10 +42,18 @@ export function sightOf(host: string, pid: string, o: { running: boolean; cancel
     };
   }
   const words = `ssh ${host}: supervisor ${pid} is no longer running there${o.cancelled ? " (cancelled)" : ""}`;
-  const gone = (started: boolean): EngineEnding => ({
-    ...(o.cancelled
+  return endedSight(
+    words,
+    o.cancelled
       ? { reason: "cancelled", kind: "cancelled", code: "cancelled", state: "CANCELLED" }
-      : { reason: "lost", kind: "lost", code: "E_SUPERVISOR_LOST", state: "GONE" }),
+      : { reason: "lost", kind: "lost", code: "E_SUPERVISOR_LOST", state: "GONE" },
+  );
+}
+
+/** A supervisor ended there, in `words`: recorded as `how` says, noting one that never started. */
+function endedSight(words: string, how: Omit<EngineEnding, "words">): EngineSight {
+  const ending = (started: boolean): EngineEnding => ({
+    ...how,
     words: `${words}${started ? "" : "; its supervisor never started"}`,
   });
   return {
@@ -68,6 +62,6 @@ export function sightOf(host: string, pid: string, o: { running: boolean; cancel
     words,
     reason: null,
     node: null,
-    ending: { started: gone(true), unstarted: gone(false) },
+    ending: { started: ending(true), unstarted: ending(false) },
   };
 }
