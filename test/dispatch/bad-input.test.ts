@@ -6,7 +6,9 @@ import {
   type RawDispatchInput,
   validateDispatch,
 } from "../../src/dispatch/request/dispatch-request.js";
+import { checkReadiness } from "../../src/dispatch/request/readiness.js";
 import { exitCodeFor, isCatherdError } from "../../src/domain/errors.js";
+import { systemClock } from "../../src/infra/clock.js";
 import { dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/folders.js";
 
@@ -147,23 +149,6 @@ const refusals: {
     mentions: "limit",
   },
   {
-    title: "a missing CLI",
-    input: { ...CODEX, bin: "/nonexistent/codex", brief: Buffer.from("hi") },
-    code: "E_BACKEND_MISSING",
-    mentions: "codex",
-  },
-  {
-    title: "a CLI on no PATH",
-    input: {
-      backend: "codex",
-      rest: [],
-      brief: Buffer.from("hi"),
-      environment: { PATH: "/nonexistent", CATHERD_CODEX_BIN: "" },
-    },
-    code: "E_BACKEND_MISSING",
-    mentions: "codex",
-  },
-  {
     title: "--base without --worktree",
     input: { base: "main" },
     code: "E_INPUT_INVALID",
@@ -250,6 +235,32 @@ describe("dispatch validation refuses bad input, naming the flag, with a fix", (
     });
     expect(validateDispatch({ ...AGENT, maxTokens: "2M" }).caps.maxTokens).toBe(2_000_000);
     expect(validateDispatch(AGENT).caps).toEqual({ maxTokens: null, maxCostUsd: null });
+  });
+
+  it("leaves a CLI not found here to readiness: refused here, answered for by its host when placed there", async () => {
+    const missing = validateDispatch({
+      ...EXEC_TRUE,
+      ...CODEX,
+      bin: "/nonexistent/codex",
+      brief: Buffer.from("hi"),
+    });
+    expect(missing.bin).toBe("/nonexistent/codex");
+    const onNoPath = validateDispatch({
+      ...EXEC_TRUE,
+      backend: "codex",
+      rest: [],
+      brief: Buffer.from("hi"),
+      environment: { PATH: "/nonexistent", CATHERD_CODEX_BIN: "" },
+    });
+    expect(onNoPath.bin).toBe("");
+    for (const request of [missing, onNoPath]) {
+      const ready = await checkReadiness(request.backend, request.bin, tempDir(), systemClock);
+      expect(ready.problem).toMatchObject({
+        code: "E_BACKEND_MISSING",
+        message: expect.stringContaining(`codex: cannot run "${request.bin}"`),
+        fix: expect.stringContaining("CATHERD_CODEX_BIN"),
+      });
+    }
   });
 
   it("maps usage errors to exit 2 and a missing CLI to exit 3", () => {

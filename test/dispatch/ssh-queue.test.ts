@@ -2,8 +2,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CliResult, isolatedHome, runCli } from "../helpers/cli.js";
-import { type FakeSsh, fakeSsh } from "../helpers/fake-ssh.js";
-import { reapAll, tempDir } from "../helpers/folders.js";
+import { type FakeSsh, fakeSsh, loginPath } from "../helpers/fake-ssh.js";
+import { ROOT, reapAll, tempDir } from "../helpers/folders.js";
 import { waitFor } from "../helpers/wait.js";
 
 // A run's dispatches placed on a host over ssh (specs/placement.md, "Per-host caps" and "A host that does
@@ -158,5 +158,46 @@ describe("a run's dispatches on a host over ssh", () => {
     expect(queuedFile(one.d?.dir as string).blocker).toMatchObject({ host: "fakehost", tries: 1 });
     const records = await waited(env, ["one"]);
     expect(records).toMatchObject([{ name: "one", status: "ok" }]);
+  }, 120_000);
+
+  it("runs a CLI only the host has, found on its login PATH, and refuses it here", async () => {
+    const { env, ssh } = setUp();
+    const tools = loginPath(ssh);
+    // The host's login PATH holds the CLI; this host has none (CATHERD_CODEX_BIN unset, PATH without it).
+    fs.writeFileSync(path.join(ssh.home, ".profile"), `PATH='${ssh.bin}':'${tools}':"$PATH"; export PATH\n`);
+    const agent = path.join(ROOT, "dist/bin/simulated-agent.js");
+    fs.writeFileSync(path.join(tools, "codex"), `#!/bin/sh\nexec '${process.execPath}' '${agent}' "$@"\n`, {
+      mode: 0o755,
+    });
+    const here: NodeJS.ProcessEnv = { ...env, CATHERD_SIMULATED_PACE: "0.02" };
+    delete here.CATHERD_CODEX_BIN;
+    const brief = ["--backend", "codex", "--brief", "Fix the failing test"];
+    const local = await dispatch(here, [
+      "dispatch",
+      "--json",
+      "--name",
+      "here",
+      "--placement",
+      "local",
+      ...brief,
+    ]);
+    expect(local.code).toBe(3);
+    expect(errorOf(local)).toMatchObject({
+      code: "E_BACKEND_MISSING",
+      message: expect.stringContaining("codex"),
+    });
+    const there = await dispatch(here, [
+      "dispatch",
+      "--json",
+      "--name",
+      "there",
+      "--placement",
+      "ssh:fakehost",
+      ...brief,
+    ]);
+    expect(there.code, there.stdout + there.stderr).toBe(0);
+    const spec = JSON.parse(fs.readFileSync(path.join(there.d?.dir as string, "spec.json"), "utf8"));
+    expect(spec.cmd).toBe(path.join(tools, "codex"));
+    expect(await waited(here, ["there"])).toMatchObject([{ name: "there", status: "ok" }]);
   }, 120_000);
 });

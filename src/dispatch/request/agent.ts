@@ -318,6 +318,9 @@ function resolveBin(backend: Backend, raw: RawAgentInput): { bin: string; extraA
   }
   const found = wanted === undefined ? null : resolveExecutable(wanted, raw.environment.PATH ?? "");
   if (found !== null) return { bin: found, extraArgs };
+  // A CLI not found here keeps its name: readiness refuses it here (readiness.ts), or its host answers
+  // for it when the dispatch is placed on another (specs/placement.md, "Readiness on the host").
+  if (backend.command === "cli" && wanted !== undefined) return { bin: wanted, extraArgs };
   const program = wanted ?? backend.defaultBin;
   throw new CatherdError(
     "E_BACKEND_MISSING",

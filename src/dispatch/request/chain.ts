@@ -5,7 +5,7 @@ import { CatherdError } from "../../domain/errors.js";
 import { type AdmitFile, backendIdSchema, type LadderFile } from "../../domain/schemas.js";
 import { parseDuration } from "../../domain/text/duration.js";
 import { BACKEND_IDS } from "../../domain/vocab.js";
-import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
+import { resolveExecutable } from "../../infra/which.js";
 import type { Concern } from "./concern.js";
 import { oneLine } from "./text.js";
 
@@ -170,15 +170,7 @@ function parseRung(text: string, environment: NodeJS.ProcessEnv): Rung {
   if (model !== null) checked(oneLine, model, () => refuse("has no model after the colon"));
   const backend = backendFor(parsed);
   const wanted = environment[backend.binEnv] ?? backend.defaultBin;
-  const bin = resolveExecutable(wanted, environment.PATH ?? "");
-  if (bin === null) {
-    throw new CatherdError(
-      "E_BACKEND_MISSING",
-      `--fallback ${backend.id}: cannot run ${JSON.stringify(wanted)}: ${notExecutableBecause(wanted, environment.PATH ?? "")}`,
-      {
-        fix: `install it, or point ${backend.binEnv} at it (catherd doctor), or leave it out of --fallback`,
-      },
-    );
-  }
+  // Not found here, it keeps its name: readiness refuses it here, or its host answers for it (agent.ts).
+  const bin = resolveExecutable(wanted, environment.PATH ?? "") ?? wanted;
   return { backend: backend.id, model, bin };
 }

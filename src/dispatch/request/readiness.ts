@@ -7,6 +7,7 @@ import type { CliAsked, CliThere } from "../../engines/engine.js";
 import type { Clock } from "../../infra/clock.js";
 import { cachedReadiness, executableKey, rememberReadiness } from "../../infra/readiness-cache.js";
 import { probeVersion } from "../../infra/version-probe.js";
+import { notExecutableBecause, resolveExecutable } from "../../infra/which.js";
 
 // Readiness at admission (specs/dispatch.md): a dispatch to a CLI that cannot work fails in milliseconds,
 // not minutes later. The executable must answer `--version` within 5 s, and be no older than the oldest
@@ -52,6 +53,7 @@ export async function checkReadiness(
   clock: Clock,
 ): Promise<Readiness> {
   if (backend.versionArgs.length === 0) return { version: null, words: "", cached: false, problem: null };
+  if (resolveExecutable(bin, process.env.PATH ?? "") === null) return missingHere(backend, bin);
   const key = executableKey(bin);
   const cached = key === null ? null : cachedReadiness(home, key);
   if (cached !== null) return judged(backend, bin, cached, true);
@@ -162,3 +164,19 @@ export function readinessThere(backend: Backend, there: CliThere, host: string):
 
 /** The end of a fix for a CLI that is not ready where a dispatch is placed. */
 const PLACE_LOCALLY = "or dispatch with --placement local";
+
+/**
+ * A CLI this host does not have (its request keeps the name as given when it is not found here: placed on
+ * another host, that host's readiness answers for it instead): E_BACKEND_MISSING, with why.
+ */
+function missingHere(backend: Backend, bin: string): Readiness {
+  const why = notExecutableBecause(bin, process.env.PATH ?? "");
+  const problem = new CatherdError(
+    "E_BACKEND_MISSING",
+    `${backend.id}: cannot run ${JSON.stringify(bin)}: ${why}`,
+    {
+      fix: `install it, or point --bin or ${backend.binEnv} at it (catherd doctor)`,
+    },
+  );
+  return { version: null, words: "", cached: false, problem };
+}
