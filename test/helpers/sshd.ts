@@ -15,8 +15,9 @@ import { pidInNamespace, pidNamespaceOf } from "./processes.js";
 // authorized_keys, the known_hosts, the ssh client's config, the pid file and the logs. It listens on one
 // free loopback port and runs in a PID, UTS and mount namespace of its own (`unshare --pid --uts --mount
 // --fork --mount-proc`), under a host name of its own: what runs over ssh sees its own pids and its own
-// host name, and the same files (only /proc, /run and /etc/profile differ: see INNER). Nothing of the machine's own
-// sshd or /etc/ssh is read or changed. Stopped by pid; the namespace's death ends everything in it.
+// host name, and the same files (only /proc, /run and /etc/profile differ: see INNER). Nothing of the
+// machine's own sshd or /etc/ssh is read or changed. Stopped by pid; the namespace's death ends everything
+// in it.
 
 /** The ssh client config's alias of the rig: `ssh -F <config> catherd-remote <command>`. */
 export const REMOTE_HOST = "catherd-remote";

@@ -88,8 +88,10 @@ describe.skipIf(why !== null)("ten dispatches placed on one host", () => {
       }
       // Each supervisor ends once it has recorded: none runs there, nothing of the dispatches runs here.
       const dirs = placed.map((d) => d.dir);
-      await waitFor("every process of the ten to end", () =>
-        processesOf(dirs).length === 0 ? true : undefined,
+      await waitFor(
+        "every process of the ten to end",
+        () => (processesOf(dirs).length === 0 ? true : undefined),
+        30_000,
       );
       const jobs = placed.map((d) => d.placement?.jobId).join(",");
       const asked = await eventually(
