@@ -25,8 +25,13 @@ export interface SshOnPath {
   calls(): string;
 }
 
-/** An `ssh` that adds the rig's `-F <config>` and appends its arguments, one call a line, to a log. */
-export function sshOnPath(rig: Sshd): SshOnPath {
+/**
+ * An `ssh` that adds the rig's `-F <config>` and appends its arguments, one call a line, to a log. With
+ * `lateStart`, a call that started a supervisor (it printed `catherd-supervisor <pid>`) returns only once
+ * that supervisor has spawned its agent (a proc.json under $CATHERD_HOME, by 30 s): the dispatcher then
+ * writes placement.json after the supervisor has come up, as a slow connection's teardown would have it.
+ */
+export function sshOnPath(rig: Sshd, o: { lateStart?: boolean } = {}): SshOnPath {
   const bin = tempDir("catherd-ssh-bin-");
   const log = path.join(bin, "calls.log");
   const real = execFileSync("sh", ["-c", "command -v ssh"], { encoding: "utf8" }).trim();
@@ -34,12 +39,27 @@ export function sshOnPath(rig: Sshd): SshOnPath {
     .sshArgs()
     .map((a) => `'${a}'`)
     .join(" ");
+  const call = `exec '${real}' ${config} "$@"`;
   fs.writeFileSync(
     path.join(bin, "ssh"),
-    `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${real}' ${config} "$@"\n`,
-    { mode: 0o755 },
+    `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\n${o.lateStart === true ? lateStart(real, config) : call}\n`,
+    {
+      mode: 0o755,
+    },
   );
   return { bin, calls: () => (fs.existsSync(log) ? fs.readFileSync(log, "utf8") : "") };
+}
+
+/** The body of a `lateStart` ssh: the call, its output kept; for a start, a wait for the agent's proc.json. */
+function lateStart(real: string, config: string): string {
+  return [
+    `out=$(mktemp); '${real}' ${config} "$@" > "$out"; code=$?; cat "$out"`,
+    'if grep -q "^catherd-supervisor " "$out"; then',
+    "  i=0",
+    '  until find "$CATHERD_HOME" -name proc.json | grep -q . || [ "$i" -ge 300 ]; do sleep 0.1; i=$((i + 1)); done',
+    "fi",
+    'rm -f "$out"; exit "$code"',
+  ].join("\n");
 }
 
 /** A catherd home of its own whose ssh reaches the rig. */

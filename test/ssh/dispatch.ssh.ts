@@ -105,6 +105,25 @@ describe.skipIf(why !== null)("dispatch --placement ssh:HOST on the rig", () => 
     }
   });
 
+  it("names the host's node in placement.json when the supervisor came up before the dispatcher wrote it", async () => {
+    // The start's ssh returns only once the supervisor runs its agent: placement.json is written after.
+    const { env } = placedHome(sshOnPath(sshd, { lateStart: true }));
+    let id: string | null = null;
+    try {
+      const d = await placeOn(sshd, env, execArgs([{ out: "quick" }, { exit: 0 }]));
+      id = d.dispatchId;
+      const waited = await runCli(["wait", d.dispatchId, "--json"], { env, timeoutMs: 60_000 });
+      expect(waited.code, waited.stderr).toBe(0);
+      expect(readJson(path.join(d.dir, "placement.json"))).toMatchObject({
+        engine: "ssh",
+        jobId: d.placement?.jobId,
+        node: sshd.hostname,
+      });
+    } finally {
+      expect(reapAll(id === null ? [] : [id]), "processes left running").toBe(0);
+    }
+  });
+
   it("is judged running by its fresh lock from here, with no ssh call, and cancelled through the folder", async () => {
     const { env } = home();
     let id: string | null = null;
