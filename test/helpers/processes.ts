@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { detectCgroups } from "../../src/infra/cgroup/detect.js";
 import { isDeadState, readProcStat } from "../../src/infra/proc-stat.js";
+import { listLinuxPids } from "../../src/infra/process-identity.js";
 import { findByDispatchVariable } from "../../src/infra/sweep.js";
 import { waitFor } from "./wait.js";
 
@@ -106,4 +107,32 @@ export async function waitForPause(dir: string, point: string, timeoutMs?: numbe
     },
     timeoutMs,
   );
+}
+
+/** The inode of a process's PID namespace, as /proc/<pid>/ns/pid shows it, or null when it is gone. */
+export function pidNamespaceOf(pid: number): string | null {
+  try {
+    return /\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/ns/pid`))?.[1] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The pid, as this machine numbers it, of the process in PID namespace `inode` that numbers itself
+ * `innerPid` there: the last field of its NSpid line (proc(5): its pid in each namespace, outermost first).
+ */
+export function pidInNamespace(inode: string, innerPid: number): number | null {
+  for (const pid of listLinuxPids()) {
+    if (pidNamespaceOf(pid) !== inode) continue;
+    let status = "";
+    try {
+      status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    } catch {
+      continue;
+    }
+    const nspid = /^NSpid:\s+(.+)$/m.exec(status)?.[1]?.trim().split(/\s+/);
+    if (nspid !== undefined && Number(nspid[nspid.length - 1]) === innerPid) return pid;
+  }
+  return null;
 }

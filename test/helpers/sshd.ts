@@ -8,14 +8,16 @@ import { readProcStat } from "../../src/infra/proc-stat.js";
 import { listLinuxPids } from "../../src/infra/process-identity.js";
 import { resolveExecutable } from "../../src/infra/which.js";
 import { tempDir } from "./folders.js";
+import { pidInNamespace, pidNamespaceOf } from "./processes.js";
 
 // A real sshd for tests, standing in for another host: OpenSSH's sshd in the foreground, as root, from an
 // sshd_config generated into a temp folder that also holds its host key, the client's key, the
 // authorized_keys, the known_hosts, the ssh client's config, the pid file and the logs. It listens on one
 // free loopback port and runs in a PID, UTS and mount namespace of its own (`unshare --pid --uts --mount
 // --fork --mount-proc`), under a host name of its own: what runs over ssh sees its own pids and its own
-// host name, and the same files (only /proc and /run differ: see INNER). Nothing of the machine's own
-// sshd or /etc/ssh is read or changed. Stopped by pid; the namespace's death ends everything in it.
+// host name, and the same files (only /proc, /run and /etc/profile differ: see INNER). Nothing of the
+// machine's own sshd or /etc/ssh is read or changed. Stopped by pid; the namespace's death ends everything
+// in it.
 
 /** The ssh client config's alias of the rig: `ssh -F <config> catherd-remote <command>`. */
 export const REMOTE_HOST = "catherd-remote";
@@ -38,6 +40,11 @@ export interface Sshd {
   user: string;
   /** The host name inside the namespace (`hostname` over ssh): never this machine's. */
   hostname: string;
+  /**
+   * A folder of the rig's, first on PATH of a login shell on the rig (its /etc/profile puts it there):
+   * a program put in it is what the host's login PATH finds. Empty until a test fills it.
+   */
+  loginBin: string;
   /** The inode of the namespace's PID namespace, as /proc/<pid>/ns/pid shows it ("4026532180"). */
   pidNamespace: string;
   /** How long the start took, from the first key until `ssh catherd-remote true` succeeded, in ms. */
@@ -58,6 +65,9 @@ const STOP_GRACE_MS = 5000;
 /** How many ports are tried when the one picked was taken before sshd could bind it. */
 const PORT_ATTEMPTS = 3;
 
+/** The rig's folder first on its login PATH (Sshd.loginBin). */
+const LOGIN_BIN = "login-bin";
+
 /** sshd's usual homes, searched after PATH: a non-root PATH often lacks the sbin folders. */
 const SBIN = ["/usr/sbin", "/usr/local/sbin"];
 
@@ -67,7 +77,9 @@ const SBIN = ["/usr/sbin", "/usr/local/sbin"];
  * machine's /run — an overlay on /run, its upper layer on a tmpfs of the rig's, both visible only in this
  * mount namespace (`mount -n`: no /run/mount/utab written) — then becomes sshd: sshd is the namespace's
  * init, so its death kills everything started over ssh, and it reaps the orphans (its SIGCHLD handler
- * waits for any child).
+ * waits for any child). The host's /etc/profile is the machine's with one line added, bound over it in
+ * this mount namespace only: LOGIN_BIN first on PATH of its login shells. A machine without an
+ * /etc/profile gives the rig none, and LOGIN_BIN is on no PATH there.
  */
 const INNER = [
   "set -eu",
@@ -76,6 +88,11 @@ const INNER = [
   'mkdir "$2/run/upper" "$2/run/work"',
   'mount -n -t overlay overlay -o "lowerdir=/run,upperdir=$2/run/upper,workdir=$2/run/work" /run',
   "mkdir -p -m 0755 /run/sshd",
+  "if [ -f /etc/profile ]; then",
+  '  cat /etc/profile > "$2/profile"',
+  `  printf 'PATH="%s/${LOGIN_BIN}:$PATH"; export PATH\n' "$2" >> "$2/profile"`,
+  '  mount -n --bind "$2/profile" /etc/profile',
+  "fi",
   'exec "$3" -D -E "$2/sshd.log" -f "$2/sshd_config"',
 ].join("\n");
 
@@ -128,6 +145,7 @@ export async function startSshd(
   const deadline = started + timeoutMs;
   const dir = tempDir("catherd-sshd-");
   fs.mkdirSync(path.join(dir, "run"));
+  fs.mkdirSync(path.join(dir, LOGIN_BIN));
   const keys = generateKeys(dir);
   const user = os.userInfo().username;
   const hostname = `catherd-remote-${randomBytes(3).toString("hex")}`;
@@ -402,7 +420,7 @@ function rig(o: {
   startMs: number;
 }): Sshd {
   const init = o.ns.init();
-  const pidNamespace = init === null ? null : namespaceOf(init);
+  const pidNamespace = init === null ? null : pidNamespaceOf(init);
   if (pidNamespace === null) throw new Error("the test sshd's namespace has no init after it came up");
   // If the test run exits without stop(), the namespace goes with it.
   const killNow = () => o.ns.killNow();
@@ -414,11 +432,12 @@ function rig(o: {
     port: o.port,
     user: o.user,
     hostname: o.hostname,
+    loginBin: path.join(o.dir, LOGIN_BIN),
     pidNamespace,
     startMs: o.startMs,
     sshArgs: () => ["-F", o.clientConfig],
     exec: (command, timeoutMs = 30_000) => runSsh(o.clientConfig, command, timeoutMs),
-    hostPidOf: (remotePid) => hostPidOf(pidNamespace, remotePid),
+    hostPidOf: (remotePid) => pidInNamespace(pidNamespace, remotePid),
     stop: () => {
       stopping ??= (async () => {
         process.removeListener("exit", killNow);
@@ -431,51 +450,6 @@ function rig(o: {
       return stopping;
     },
   };
-}
-
-/**
- * An `ssh` that reaches `rig` as catherd runs it: a script in a folder of its own, to put first on PATH,
- * that adds the rig's `-F <config>` and appends its arguments, one call a line, to `calls`.
- */
-export function sshWrapper(rig: Sshd): { bin: string; calls: string } {
-  const bin = tempDir("catherd-ssh-bin-");
-  const calls = path.join(bin, "calls.log");
-  const real = execFileSync("sh", ["-c", "command -v ssh"], { encoding: "utf8" }).trim();
-  const config = rig
-    .sshArgs()
-    .map((a) => `'${a}'`)
-    .join(" ");
-  fs.writeFileSync(
-    path.join(bin, "ssh"),
-    `#!/bin/sh\nprintf '%s\\n' "$*" >> '${calls}'\nexec '${real}' ${config} "$@"\n`,
-    { mode: 0o755 },
-  );
-  return { bin, calls };
-}
-
-/** The inode of a process's PID namespace, or null when it is gone. */
-function namespaceOf(pid: number): string | null {
-  try {
-    return /\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/ns/pid`))?.[1] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * The pid, as this machine numbers it, of the process in PID namespace `inode` that numbers itself
- * `remotePid`: the last field of its NSpid line (proc(5): its pid in each namespace, outermost first).
- */
-function hostPidOf(inode: string, remotePid: number): number | null {
-  for (const pid of listLinuxPids()) {
-    if (namespaceOf(pid) !== inode) continue;
-    const nspid = /^NSpid:\s+(.+)$/m
-      .exec(readOr(`/proc/${pid}/status`))?.[1]
-      ?.trim()
-      .split(/\s+/);
-    if (nspid !== undefined && Number(nspid[nspid.length - 1]) === remotePid) return pid;
-  }
-  return null;
 }
 
 /** Resolves whether `promise` settled within `ms`. */

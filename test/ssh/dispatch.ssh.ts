@@ -2,108 +2,64 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliResult, dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
-import { CLI_MAIN, FAKE_AGENT, readJson, reapAll, tempDir } from "../helpers/folders.js";
+import { type CliResult, dispatchFolders, runCli } from "../helpers/cli.js";
+import { decoysUnavailable, startDecoys } from "../helpers/decoys.js";
+import { CLI_MAIN, readJson, reapAll } from "../helpers/folders.js";
 import { isAlive, reapCgroups, reapDispatch } from "../helpers/processes.js";
-import { type Sshd, sshdUnavailable, sshWrapper, startSshd } from "../helpers/sshd.js";
+import {
+  type Dispatched,
+  eventually,
+  execArgs,
+  jsonOf,
+  placedHome,
+  placeOn,
+  rowOf,
+  type SshOnPath,
+  sshOnPath,
+  sshSuiteUnavailable,
+} from "../helpers/ssh-placement.js";
+import { type Sshd, startSshd } from "../helpers/sshd.js";
 import { waitFor, waitForJson } from "../helpers/wait.js";
 
 // `catherd dispatch --placement ssh:HOST` end to end on the rig (test/helpers/sshd.ts): the real CLI, the
 // real ssh and sshd, the supervisor started in the rig's PID and UTS namespace — another host to
 // catherd — and the folder the only channel between the two sides (specs/placement.md, "SSH"). catherd
 // runs ssh as the user would; the tests give it the rig's client config by an `ssh` first on PATH that
-// adds `-F` and notes each call, so that a test can say whether ssh ran at all.
+// adds `-F` and notes each call (test/helpers/ssh-placement.ts), so that a test can say whether ssh ran.
 
-const why = sshdUnavailable();
-if (why !== null && process.env.CI !== undefined && process.env.CI !== "") {
-  throw new Error(`the ssh suite must run under CI, but ${why}`);
-}
+const why = sshSuiteUnavailable();
 
 let sshd: Sshd;
-/** The folder of the `ssh` that reaches the rig, and the log of its calls. */
-let wrapper: { bin: string; calls: string };
+let ssh: SshOnPath;
 
 beforeAll(async () => {
   if (why !== null) return;
   sshd = await startSshd();
-  wrapper = sshWrapper(sshd);
+  ssh = sshOnPath(sshd);
 });
 
 afterAll(async () => {
   await sshd?.stop();
 });
 
-/** A home of its own whose ssh reaches the rig. */
-function home(): { home: string; env: NodeJS.ProcessEnv } {
-  const { home, env } = isolatedHome();
-  return { home, env: { ...env, PATH: `${wrapper.bin}:${process.env.PATH ?? ""}` } };
-}
-
-/** A fake agent on `exec` running `steps`. */
-function execArgs(steps: Record<string, unknown>[]): string[] {
-  const scenario = path.join(tempDir(), "scenario.json");
-  fs.writeFileSync(scenario, JSON.stringify({ steps }));
-  return ["--backend", "exec", "--kill-grace", "300ms", "--", process.execPath, FAKE_AGENT, scenario];
-}
-
-function jsonOf<T>(result: CliResult, what: string): T {
-  if (result.code !== 0) throw new Error(`${what} exited ${result.code}: ${result.stderr}${result.stdout}`);
-  return JSON.parse(result.stdout) as T;
-}
-
-const sshCalls = () => (fs.existsSync(wrapper.calls) ? fs.readFileSync(wrapper.calls, "utf8") : "");
-
-/** Polls an async check until it gives a value, by a deadline. */
-async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-interface Row {
-  dispatchId: string;
-  state: string;
-  status: string | null;
-}
-
-async function rowOf(env: NodeJS.ProcessEnv, id: string): Promise<Row | undefined> {
-  const result = await runCli(["status", "--json"], { env, timeoutMs: 60_000 });
-  return jsonOf<{ dispatches: Row[] }>(result, "status").dispatches.find((r) => r.dispatchId === id);
-}
+const home = () => placedHome(ssh);
+const rowHere = (env: NodeJS.ProcessEnv, id: string) =>
+  rowOf(id, (args) => runCli(args, { env, timeoutMs: 60_000 }));
 
 /** A dispatch of a fake agent that works until it is stopped, placed on the rig; its supervisor has spawned it. */
-async function hanging(env: NodeJS.ProcessEnv): Promise<Dispatched & { agent: number; supervisor: number }> {
-  const result = await runCli(
-    [
-      "dispatch",
-      "--json",
-      "--placement",
-      `ssh:${sshd.host}`,
-      ...execArgs([{ out: "working" }, { hang: true }]),
-    ],
-    { env, timeoutMs: 60_000 },
-  );
-  const d = jsonOf<{ dispatched: Dispatched }>(result, "dispatch").dispatched;
+async function hanging(
+  env: NodeJS.ProcessEnv,
+): Promise<
+  Dispatched & { agent: number; supervisor: number; remote: { agent: number; supervisor: number } }
+> {
+  const d = await placeOn(sshd, env, execArgs([{ out: "working" }, { hang: true }]));
   const proc = await waitForJson<{ pid: number }>(path.join(d.dir, "proc.json"), 60_000);
-  const agent = sshd.hostPidOf(proc.pid);
-  const supervisor = sshd.hostPidOf(Number(d.placement?.jobId));
+  const remote = { agent: proc.pid, supervisor: Number(d.placement?.jobId) };
+  const agent = sshd.hostPidOf(remote.agent);
+  const supervisor = sshd.hostPidOf(remote.supervisor);
   if (agent === null || supervisor === null)
     throw new Error("the rig shows no agent or supervisor of the dispatch");
-  return { ...d, agent, supervisor };
-}
-
-interface Dispatched {
-  dispatchId: string;
-  dir: string;
-  placement: { engine: string; jobId: string; state: string; node: string | null } | null;
+  return { ...d, agent, supervisor, remote };
 }
 
 describe.skipIf(why !== null)("dispatch --placement ssh:HOST on the rig", () => {
@@ -149,18 +105,37 @@ describe.skipIf(why !== null)("dispatch --placement ssh:HOST on the rig", () => 
     }
   });
 
+  it("names the host's node in placement.json when the supervisor came up before the dispatcher wrote it", async () => {
+    // The start's ssh returns only once the supervisor runs its agent: placement.json is written after.
+    const { env } = placedHome(sshOnPath(sshd, { lateStart: true }));
+    let id: string | null = null;
+    try {
+      const d = await placeOn(sshd, env, execArgs([{ out: "quick" }, { exit: 0 }]));
+      id = d.dispatchId;
+      const waited = await runCli(["wait", d.dispatchId, "--json"], { env, timeoutMs: 60_000 });
+      expect(waited.code, waited.stderr).toBe(0);
+      expect(readJson(path.join(d.dir, "placement.json"))).toMatchObject({
+        engine: "ssh",
+        jobId: d.placement?.jobId,
+        node: sshd.hostname,
+      });
+    } finally {
+      expect(reapAll(id === null ? [] : [id]), "processes left running").toBe(0);
+    }
+  });
+
   it("is judged running by its fresh lock from here, with no ssh call, and cancelled through the folder", async () => {
     const { env } = home();
     let id: string | null = null;
     try {
       const d = await hanging(env);
       id = d.dispatchId;
-      const before = sshCalls();
-      const row = await rowOf(env, d.dispatchId);
+      const before = ssh.calls();
+      const row = await rowHere(env, d.dispatchId);
       expect(row, "the dispatch's row in status").toBeDefined();
       expect(row).toMatchObject({ state: "running" });
       // A fresh lock decides: the host is not asked.
-      expect(sshCalls()).toBe(before);
+      expect(ssh.calls()).toBe(before);
       const cancelled = await runCli(["cancel", d.dispatchId, "--wait", "--json"], {
         env,
         timeoutMs: 60_000,
@@ -182,54 +157,41 @@ describe.skipIf(why !== null)("dispatch --placement ssh:HOST on the rig", () => 
     }
   });
 
-  it("records a supervisor gone on the host as lost once its lock is stale, and never signals its agent from here", {
-    timeout: 150_000,
-  }, async () => {
-    const { env } = home();
-    let id: string | null = null;
-    try {
-      const d = await hanging(env);
-      id = d.dispatchId;
-      // The supervisor dies on the host; its agent, in the host's PID namespace, runs on.
-      process.kill(d.supervisor, "SIGKILL");
-      const row = await eventually(
-        "the dispatch recorded",
-        async () => {
-          const r = await rowOf(env, d.dispatchId);
-          return r?.status == null ? undefined : r;
-        },
-        120_000,
-      );
-      expect(row).toMatchObject({ state: "recorded", status: "lost" });
-      const record = readJson(path.join(d.dir, "record.json"));
-      expect(record).toMatchObject({
-        error: {
-          code: "E_SUPERVISOR_LOST",
-          engine: {
-            name: "ssh",
-            jobId: d.placement?.jobId,
-            state: "GONE",
-            words: `ssh ${sshd.host}: supervisor ${d.placement?.jobId} is no longer running there`,
-          },
-        },
-      });
-      // The reader here saw the agent in its own /proc under another pid, and left it alone: it is the host's.
-      expect(isAlive(d.agent)).toBe(true);
-      const cancelled = await runCli(["cancel", d.dispatchId, "--json"], { env, timeoutMs: 60_000 });
-      expect(cancelled.code, cancelled.stderr).toBe(0);
-      expect(isAlive(d.agent)).toBe(true);
-      // Ended by the test, as a reader on its host would: every process of the dispatch (the agent and
-      // what it started), by pid, until none is left.
-      await waitFor("no process of the dispatch left", () =>
-        reapDispatch(d.dispatchId) === 0 ? true : undefined,
-      );
-      expect(isAlive(d.agent)).toBe(false);
-      // The cgroups its SIGKILLed supervisor made on the host (the same kernel's) are removed with them.
-      reapCgroups(d.dispatchId);
-    } finally {
-      expect(reapAll(id === null ? [] : [id]), "processes left running").toBe(0);
-    }
-  });
+  it.skipIf(decoysUnavailable() !== null)(
+    "records a supervisor gone on the host as lost once its lock is stale, and never signals a pid of the host from here",
+    { timeout: 150_000 },
+    async () => {
+      const { env } = home();
+      let id: string | null = null;
+      try {
+        const d = await hanging(env);
+        id = d.dispatchId;
+        // A submitting host whose own pids are the numbers the folder names on the rig: decoys carrying the
+        // dispatch's variable and folder at the agent's pid and the supervisor's (test/helpers/decoys.ts).
+        const decoys = await startDecoys({
+          pids: [d.remote.agent, d.remote.supervisor],
+          dispatchId: d.dispatchId,
+          dir: d.dir,
+        });
+        try {
+          await lostAmongDecoys(d, env, decoys.run);
+          expect(decoys.gone(), "decoys signalled or swept by a reader").toEqual([]);
+        } finally {
+          await decoys.stop();
+        }
+        // Ended by the test, as a reader on its host would: every process of the dispatch (the agent and
+        // what it started), by pid, until none is left.
+        await waitFor("no process of the dispatch left", () =>
+          reapDispatch(d.dispatchId) === 0 ? true : undefined,
+        );
+        expect(isAlive(d.agent)).toBe(false);
+        // The cgroups its SIGKILLed supervisor made on the host (the same kernel's) are removed with them.
+        reapCgroups(d.dispatchId);
+      } finally {
+        expect(reapAll(id === null ? [] : [id]), "processes left running").toBe(0);
+      }
+    },
+  );
 
   it.each<[string, string]>([
     ["an ssh option as the host", "-oProxyCommand=touch /tmp/catherd-pwned"],
@@ -237,7 +199,7 @@ describe.skipIf(why !== null)("dispatch --placement ssh:HOST on the rig", () => 
     ["an empty host", ""],
   ])("refuses %s before ssh runs, and writes nothing", async (_title, host) => {
     const { home: h, env } = home();
-    const before = sshCalls();
+    const before = ssh.calls();
     const result = await runCli(
       ["dispatch", "--json", "--placement", `ssh:${host}`, ...execArgs([{ exit: 0 }])],
       {
@@ -246,7 +208,7 @@ describe.skipIf(why !== null)("dispatch --placement ssh:HOST on the rig", () => 
     );
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stdout)).toMatchObject({ error: { code: "E_INPUT_INVALID" } });
-    expect(sshCalls()).toBe(before);
+    expect(ssh.calls()).toBe(before);
     expect(dispatchFolders(h)).toEqual([]);
   });
 
@@ -265,6 +227,52 @@ describe.skipIf(why !== null)("dispatch --placement ssh:HOST on the rig", () => 
     expect(fs.readdirSync(h)).toEqual([]);
   });
 });
+
+/**
+ * The dispatch `d` read, waited for and cancelled from two submitting hosts — this test's namespace, where
+ * its agent is in /proc under another pid, and `among` the decoys', where its pids name decoys — while it
+ * runs, then after its supervisor is SIGKILLed on the rig until it is recorded lost. Its agent runs on.
+ */
+async function lostAmongDecoys(
+  d: Dispatched & { agent: number; supervisor: number },
+  env: NodeJS.ProcessEnv,
+  among: (args: readonly string[], env: NodeJS.ProcessEnv) => Promise<CliResult>,
+): Promise<void> {
+  const there = (args: readonly string[]) => among(args, env);
+  expect(await rowOf(d.dispatchId, there)).toMatchObject({ state: "running" });
+  const waited = await there(["wait", d.dispatchId, "--timeout", "1s", "--json"]);
+  expect(waited.code, waited.stderr).toBe(124);
+  // The supervisor dies on the host; its agent, in the host's PID namespace, runs on.
+  process.kill(d.supervisor, "SIGKILL");
+  const row = await eventually(
+    "the dispatch recorded",
+    async () => {
+      const r = await rowOf(d.dispatchId, there);
+      return r?.status == null ? undefined : r;
+    },
+    120_000,
+  );
+  expect(row).toMatchObject({ state: "recorded", status: "lost" });
+  expect(readJson(path.join(d.dir, "record.json"))).toMatchObject({
+    error: {
+      code: "E_SUPERVISOR_LOST",
+      engine: {
+        name: "ssh",
+        jobId: d.placement?.jobId,
+        state: "GONE",
+        words: `ssh ${sshd.host}: supervisor ${d.placement?.jobId} is no longer running there`,
+      },
+    },
+  });
+  for (const run of [there, (args: readonly string[]) => runCli(args, { env, timeoutMs: 60_000 })]) {
+    expect(await rowOf(d.dispatchId, run)).toMatchObject({ state: "recorded", status: "lost" });
+    const cancelled = await run(["cancel", d.dispatchId, "--json"]);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect((await run(["wait", d.dispatchId, "--json"])).code).toBe(1);
+  }
+  // Neither reader signalled the agent: it is the host's.
+  expect(isAlive(d.agent)).toBe(true);
+}
 
 /** Runs `argv` in a mount namespace of its own where `home` is a fresh tmpfs; its exit and output. */
 function spawnUnshared(home: string, argv: string[], env: NodeJS.ProcessEnv): CliResult {

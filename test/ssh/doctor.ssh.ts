@@ -4,7 +4,8 @@ import * as path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type CliResult, dispatchFolders, isolatedHome, runCli } from "../helpers/cli.js";
 import { CLI_MAIN, readJson, reapAll, tempDir } from "../helpers/folders.js";
-import { type Sshd, sshdUnavailable, sshWrapper, startSshd } from "../helpers/sshd.js";
+import { type SshOnPath, sshOnPath } from "../helpers/ssh-placement.js";
+import { type Sshd, sshdUnavailable, startSshd } from "../helpers/sshd.js";
 
 // Readiness on the host (specs/placement.md, "Readiness on the host") against the rig of
 // test/helpers/sshd.ts: `doctor --placement ssh:HOST` and a dispatch placed there ask HOST, in one ssh
@@ -18,7 +19,7 @@ if (why !== null && process.env.CI !== undefined && process.env.CI !== "") {
 }
 
 let sshd: Sshd;
-let wrapper: { bin: string; calls: string };
+let wrapper: SshOnPath;
 /** The HOME of every session on the rig. */
 let rigHome: string;
 /** A folder of fake CLIs, on the rig's login PATH when its ~/.profile says so. */
@@ -30,7 +31,7 @@ beforeAll(async () => {
   hostBin = tempDir("catherd-host-bin-");
   fs.writeFileSync(path.join(hostBin, "codex"), "#!/bin/sh\necho 'codex-cli 0.171.0'\n", { mode: 0o755 });
   sshd = await startSshd(30_000, { setEnv: { HOME: rigHome } });
-  wrapper = sshWrapper(sshd);
+  wrapper = sshOnPath(sshd);
 });
 
 afterAll(async () => {
@@ -59,7 +60,7 @@ function home(): { home: string; env: NodeJS.ProcessEnv } {
   return { home, env: { ...own, PATH: `${wrapper.bin}:${process.env.PATH ?? ""}` } };
 }
 
-const sshCalls = () => (fs.existsSync(wrapper.calls) ? fs.readFileSync(wrapper.calls, "utf8") : "");
+const sshCalls = () => wrapper.calls();
 
 interface Report {
   placement: {

@@ -57,14 +57,16 @@ export const sshEngine: Engine = {
 
   async submit(dir, asked, command, clock) {
     const host = hostOf(asked.target);
-    const pid = await startOverSsh({ host, dir, command, env: supervisorEnv(dir) });
+    const { pid, node } = await startOverSsh({ host, dir, command, env: supervisorEnv(dir) });
+    // The host's name as the supervisor there says it (nodeOfThisProcess): it may have come up before this
+    // write and found no placement.json to note its node in.
     writeFolderJson(dir, FILES.placement, {
       engine: "ssh",
       target: host,
       jobId: String(pid),
       cluster: null,
       submittedAt: clock.wallNow().toISOString(),
-      node: null,
+      node,
     });
     return { engine: "ssh", jobId: String(pid), cluster: null, state: "running", reason: null, node: host };
   },

@@ -7,8 +7,8 @@ import { exportLine, shellQuote } from "./quote.js";
 // POSIX sh script, read from ssh's stdin (`sh -s`) so that no value — catherd's home, a --pass-env secret —
 // is on any command line a `ps` there shows. The script enters the folder, sets the variables, finds
 // node and catherd as the user would, and starts the supervisor detached (its own session, stdin from
-// /dev/null, its output appended to ssh.out in the folder); it prints the supervisor's pid, and ssh
-// returns: nothing of the supervisor holds the connection.
+// /dev/null, its output appended to ssh.out in the folder); it prints the supervisor's pid and the host's
+// name, and ssh returns: nothing of the supervisor holds the connection.
 
 /** The supervisor's stdout and stderr on the host, in the dispatch folder. */
 export const SUPERVISOR_OUTPUT = "ssh.out";
@@ -49,7 +49,7 @@ export function startScript(request: StartRequest): string {
     `[ -n "$program" ] || ${notReady("catherd is not on the PATH of $here: $PATH")}`,
     "if command -v setsid >/dev/null 2>&1; then detach=setsid; else detach=nohup; fi",
     `$detach "$node" "$program" ${shellQuote(dir)} </dev/null >>${shellQuote(path.join(request.dir, SUPERVISOR_OUTPUT))} 2>&1 &`,
-    'echo "catherd-supervisor $!"',
+    'echo "catherd-supervisor $! $here"',
     "",
   ].join("\n");
 }
@@ -75,15 +75,22 @@ export function findingLines(here: { node: string; program: string }): string[] 
   ];
 }
 
-/** The supervisor's pid on the host, as the script printed it; else the failure as the one error. */
-export async function startOverSsh(request: StartRequest): Promise<number> {
+/** What the start script printed: the supervisor's pid on the host, and the host's name (null if not said). */
+export interface StartedOverSsh {
+  pid: number;
+  node: string | null;
+}
+
+/** The supervisor's pid and its host's name, as the script printed them; else the failure as the one error. */
+export async function startOverSsh(request: StartRequest): Promise<StartedOverSsh> {
   const asked = `start the supervisor on ${request.host}`;
   const result = await runSsh(request.host, "sh -s", {
     input: startScript(request),
     timeoutMs: SSH_START_TIMEOUT_MS,
   });
   if (!result.ok) throw sshError(result, request.host, asked);
-  const pid = /^catherd-supervisor (\d+)$/m.exec(result.stdout)?.[1];
+  const said = /^catherd-supervisor (\d+)(?: (\S+))?$/m.exec(result.stdout);
+  const pid = said?.[1];
   if (pid === undefined) {
     throw new CatherdError(
       "E_ENGINE_REFUSED",
@@ -93,5 +100,5 @@ export async function startOverSsh(request: StartRequest): Promise<number> {
       },
     );
   }
-  return Number(pid);
+  return { pid: Number(pid), node: said?.[2] ?? null };
 }
