@@ -133,10 +133,11 @@ describe("a dispatch placed over ssh", () => {
     // The supervisor was the process the script started, and knew itself placed (it named its node).
     expect(String(readJson(path.join(d.dir, "supervisor.json")).pid)).toBe(d.placement?.jobId);
     expect(readJson(path.join(d.dir, "placement.json"))).toMatchObject({ node: os.hostname() });
-    // The shared-folder check, the start; then only questions, asked while supervisor.json was not there yet.
+    // Readiness there (the shared-folder check among it), the start; then only questions, asked while
+    // supervisor.json was not there yet.
     const [check, start, ...asked] = ssh.calls();
-    const marker = new RegExp(`^cat -- '${home}/\\.placement-check\\.[0-9a-f]{32}'$`);
-    expect(check?.argv).toEqual(sshArgv(expect.stringMatching(marker)));
+    expect(check?.argv).toEqual(sshArgv("sh -s"));
+    expect(check?.stdin).toMatch(new RegExp(`'${home}/\\.placement-check\\.[0-9a-f]{32}'`));
     for (const call of asked) expect(call.stdin).toMatch(/^a=\$\(ps -o args= -p \d+ /);
     expect(start?.argv).toEqual(sshArgv("sh -s"));
     expect(start?.stdin).toContain(`CATHERD_HOME='${home}'; export CATHERD_HOME`);
@@ -173,9 +174,15 @@ describe("a dispatch placed over ssh", () => {
   });
 });
 
-/** A dispatch whose supervisor never comes up: the host's node holds the folder's command line and does nothing. */
+/**
+ * A dispatch whose supervisor never comes up: the host's node answers readiness's `--version` as node 20
+ * does, and otherwise holds the folder's command line and does nothing.
+ */
 async function neverUp(env: NodeJS.ProcessEnv, fake: FakeSsh): Promise<Dispatched & { pid: number }> {
-  loginPath(fake, "setInterval(() => {}, 1000);");
+  loginPath(
+    fake,
+    'if (process.argv[2] === "--version") console.log("v20.19.0"); else setInterval(() => {}, 1000);',
+  );
   fake.set({ hide: installPaths() });
   const d = await dispatch(env, placed([{ exit: 0 }]));
   const pid = Number(d.placement?.jobId);
@@ -280,7 +287,18 @@ describe("a host that cannot take a dispatch", () => {
       },
       "E_PLACEMENT_UNSHARED",
       3,
-      /fakehost does not see catherd's home at .*: a marker written here, .* could not read it there \(cat: .*No such file/,
+      /fakehost does not see catherd's home at .*: a marker written here, .* could not be read there$/,
+    ],
+    [
+      "neither node nor catherd on the host",
+      (f, env) => {
+        f.set({ hide: installPaths() });
+        fs.writeFileSync(path.join(f.home, ".profile"), "PATH=/nonexistent; export PATH\n");
+        return env;
+      },
+      "E_ENGINE_UNCONFIGURED",
+      3,
+      /^node is not on the PATH of fakehost's login shell$/,
     ],
   ])("refuses %s before anything is written", async (_title, arrange, code, exit, message) => {
     const { home, env, ssh } = setUp();
@@ -297,13 +315,11 @@ describe("a host that cannot take a dispatch", () => {
 
   it.each<[string, (fake: FakeSsh) => void, string, RegExp]>([
     [
-      "neither node nor catherd on the host",
-      (f) => {
-        f.set({ hide: installPaths() });
-        fs.writeFileSync(path.join(f.home, ".profile"), "PATH=/nonexistent; export PATH\n");
-      },
+      // Ready when asked, and then not: the host changed between its readiness and the start.
+      "a remote shell that fails at the start",
+      (f) => f.set({ modes: ["ok", "no-commands"] }),
       "E_ENGINE_REFUSED",
-      new RegExp(`fakehost says: catherd: node is not on the PATH of ${os.hostname()}: /nonexistent \\(`),
+      /^cannot start the supervisor on fakehost: fakehost says: .*sh: not found/,
     ],
   ])("records a start that fails with %s as spawn-failed", async (_title, arrange, code, message) => {
     const { home, env, ssh } = setUp();
