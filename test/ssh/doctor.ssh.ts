@@ -205,8 +205,8 @@ describe.skipIf(why !== null)("doctor --placement ssh:HOST on the rig", () => {
       ["ssh here", true],
       ["host answers", false],
     ]);
-    expect(report.checks[1]?.detail).toContain(`ssh ${host} failed: ssh: Could not resolve hostname`);
-    expect(report.checks[1]?.fix).toContain(`make ssh ${host} true work`);
+    expect(report.checks[1]?.detail).toContain(`${host} does not answer: ssh: Could not resolve hostname`);
+    expect(report.checks[1]?.fix).toContain(`check that ${host} is up and ssh ${host} true answers`);
     expect(report.backends).toEqual([]);
   });
 
