@@ -117,17 +117,4 @@ export async function rowOf(
   return jsonOf<{ dispatches: Row[] }>(result, "status").dispatches.find((r) => r.dispatchId === id);
 }
 
-/** Polls an async check until it gives a value, by a deadline. */
-export async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+export { eventually } from "./wait.js";

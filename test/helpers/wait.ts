@@ -26,6 +26,22 @@ export async function waitFor<T>(
   }
 }
 
+/** Polls `check` (it may be async) until it returns a value other than undefined; throws after `timeoutMs`. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 30_000,
+  pollMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
 /** Waits until a file exists and returns its text. */
 export function waitForFile(file: string, timeoutMs = defaultTimeoutMs): Promise<string> {
   return waitFor(file, () => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined), timeoutMs);

@@ -1,21 +1,10 @@
 import { type JobReading, readJob } from "../../src/engines/slurm/job.js";
+import { eventually } from "../helpers/wait.js";
 
-// Waits of the real-engine suite: each polls what the engine or the folder says, with a deadline.
+// Waits of the real-engine suite: each polls what the engine or the folder says, with a deadline
+// (`eventually`, the tests' own, passed on for the suite's files).
 
-/** Polls `check` every 100 ms until it returns a value other than undefined; throws after `timeoutMs`. */
-export async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+export { eventually };
 
 /** Reads the job until `accept` takes the reading; the last reading is in the error past the deadline. */
 export async function untilJob(
