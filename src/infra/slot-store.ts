@@ -8,7 +8,6 @@ import { createFileExclusive, makeDir } from "./atomic.js";
 import type { Clock } from "./clock.js";
 import { watchFolder } from "./folder-watch.js";
 import { readJsonFile } from "./json-file.js";
-import { isSameProcess } from "./process-identity.js";
 import { bootTimeMs } from "./slot-identity.js";
 import type { WakeSource } from "./wait-until.js";
 
@@ -32,7 +31,13 @@ import type { WakeSource } from "./wait-until.js";
 const KEPT_VERSIONS = 8;
 const VERSION_FILE = /^state\.(\d+)\.json$/;
 /** A temp file of `createFileExclusive` (`.state.<n>.json.<pid>.<count>.<hex>.tmp`) a writer left. */
-const TEMP_FILE = /^\.state\.\d+\.json\.(\d+)\.\d+\.[0-9a-f]+\.tmp$/;
+const TEMP_FILE = /^\.state\.\d+\.json\.\d+\.\d+\.[0-9a-f]+\.tmp$/;
+/**
+ * A temp file this old is a writer's that died: a live one holds its temp for the milliseconds of one
+ * write. Judged by age, not by the pid in its name: a writer in a sandbox numbers itself in a PID
+ * namespace of its own, where pid 9 is not this side's pid 9.
+ */
+const ORPHAN_TEMP_MS = 60_000;
 /** How often a read retries a version removed between listing the folder and opening the file. */
 const READ_ATTEMPTS = 20;
 
@@ -181,6 +186,15 @@ function newestVersion(dir: string): number {
   return newest;
 }
 
+/** Whether `file` was last written more than `ms` ago (false when it is gone). */
+function olderThan(file: string, ms: number): boolean {
+  try {
+    return Date.now() - fs.statSync(file).mtimeMs > ms;
+  } catch {
+    return false;
+  }
+}
+
 /** Removes the versions KEPT_VERSIONS behind `version`, and temp files of writers that died. Best effort. */
 function removeOld(dir: string, version: number): void {
   let names: string[];
@@ -193,7 +207,7 @@ function removeOld(dir: string, version: number): void {
     const v = VERSION_FILE.exec(name);
     const temp = v === null ? TEMP_FILE.exec(name) : null;
     const old = v !== null && Number(v[1]) <= version - KEPT_VERSIONS;
-    const orphan = temp !== null && !isSameProcess(Number(temp[1]), null);
+    const orphan = temp !== null && olderThan(path.join(dir, name), ORPHAN_TEMP_MS);
     if (old || orphan) fs.rmSync(path.join(dir, name), { force: true });
   }
 }

@@ -58,15 +58,22 @@ describe("the slot store", () => {
     expect(slotClasses(home)).toEqual([]);
   });
 
-  it("writes one version per change, keeps the last few, and removes a dead writer's temp file", async () => {
+  it("writes one version per change, keeps the last few, and removes a dead writer's temp file, not a live one's", async () => {
     const home = tempDir();
     const dir = slotClassDir(home, "heavy");
     fs.mkdirSync(dir, { recursive: true });
+    // A writer that died a minute ago left its temp; a live one in a sandbox's PID namespace has just
+    // made its own, under a pid this side does not have: judged by age, only the first goes.
     const orphan = path.join(dir, ".state.3.json.999999.1.abc.tmp");
     fs.writeFileSync(orphan, "{");
+    const minuteAgo = new Date(Date.now() - 61_000);
+    fs.utimesSync(orphan, minuteAgo, minuteAgo);
+    const writing = path.join(dir, ".state.13.json.999998.1.def.tmp");
+    fs.writeFileSync(writing, "{");
     for (let i = 0; i < 12; i++) await join(dir, `c${i}`);
     expect(versions(dir)).toEqual([5, 6, 7, 8, 9, 10, 11, 12]);
     expect(fs.existsSync(orphan)).toBe(false);
+    expect(fs.existsSync(writing)).toBe(true);
     const { version, state } = readSlots(dir);
     expect(version).toBe(12);
     expect(state.holders.map((c) => c.id)).toEqual(["c0", "c1"]);
