@@ -80,6 +80,8 @@ export interface Dispatched {
   dispatchId: string;
   dir: string;
   placement: { engine: string; jobId: string; state: string; node: string | null } | null;
+  queued: boolean;
+  blockedBy: string | null;
 }
 
 /** `catherd dispatch --json --placement ssh:<rig> <args…>`: the dispatch it made, or a throw with its words. */

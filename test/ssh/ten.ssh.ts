@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listLinuxPids } from "../../src/infra/process-identity.js";
 import { runCli } from "../helpers/cli.js";
-import { readJson, reapAll } from "../helpers/folders.js";
+import { readJson, reapAll, tempDir } from "../helpers/folders.js";
 import {
   type Dispatched,
   eventually,
@@ -103,6 +103,47 @@ describe.skipIf(why !== null)("ten dispatches placed on one host", () => {
         30_000,
       );
       expect(asked.stdout.trim()).toBe("");
+    } finally {
+      expect(reapAll(placed.map((d) => d.dispatchId)), "processes left running").toBe(0);
+    }
+  });
+
+  it("are held to the host's cap, one at a time, the rest queued and started as each is recorded", {
+    timeout: 120_000,
+  }, async () => {
+    const { env } = placedHome(ssh);
+    const run = `cap-${process.pid}`;
+    // The host's ssh reaches itself as this side's does: the supervisor that records one promotes the next
+    // from there (specs/placement.md, "A host that does not answer").
+    fs.symlinkSync(path.join(ssh.bin, "ssh"), path.join(sshd.loginBin, "ssh"));
+    // The first holds the host's one slot until the others are queued behind it.
+    const gate = path.join(tempDir(), "go");
+    const steps = [{ out: "working" }, { sleep: 300 }, { exit: 0 }];
+    const cap = ["--run", run, "--max-parallel-host", `${sshd.host}=1`];
+    const placed: Dispatched[] = [];
+    try {
+      const first = [{ out: "holding" }, { waitFor: gate }, { exit: 0 }];
+      placed.push(await placeOn(sshd, env, [...cap, "--name", "c0", ...execArgs(first)]));
+      for (const name of ["c1", "c2"]) {
+        const d = await placeOn(sshd, env, [...cap, "--name", name, "--queue", ...execArgs(steps)]);
+        expect(d).toMatchObject({ queued: true, blockedBy: "host-cap" });
+        placed.push(d);
+      }
+      fs.writeFileSync(gate, "");
+      const waited = jsonOf<{ records: { status: string }[] }>(
+        await runCli(["wait", "--run", run, "--json"], { env, timeoutMs: 90_000 }),
+        "wait --run",
+      );
+      expect(waited.records.map((r) => r.status)).toEqual(["ok", "ok", "ok"]);
+      // One at a time on the host: each agent started after the one before it had ended.
+      const spans = placed
+        .map((d) => readJson(path.join(d.dir, "exit.json")) as { startedAt: string; endedAt: string })
+        .sort((a, b) => Date.parse(a.startedAt) - Date.parse(b.startedAt));
+      for (let i = 1; i < spans.length; i++) {
+        expect(Date.parse(spans[i]?.startedAt ?? "")).toBeGreaterThanOrEqual(
+          Date.parse(spans[i - 1]?.endedAt ?? ""),
+        );
+      }
     } finally {
       expect(reapAll(placed.map((d) => d.dispatchId)), "processes left running").toBe(0);
     }
