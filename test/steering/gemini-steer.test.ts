@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { readJson } from "../helpers/folders.js";
+import { readJson, tempDir } from "../helpers/folders.js";
 import {
   dispatchStandIn,
   eventsHold,
@@ -14,7 +14,7 @@ import {
   standIn,
   useSteeredDispatches,
 } from "../helpers/steering.js";
-import { waitFor, waitForJson } from "../helpers/wait.js";
+import { waitForJson } from "../helpers/wait.js";
 
 // A steerable gemini dispatch end to end (specs/steering.md, "Which backends"): a stand-in for `gemini
 // --acp` that fails where the real one fails (test/fixtures/fake-gemini-acp.mjs: a second prompt mid-turn
@@ -33,11 +33,14 @@ const states = receiptStates;
 
 describe("a steerable gemini dispatch over ACP", () => {
   it("a message sent while a command runs waits for the turn's end, then is the next prompt: the command's turn is not cancelled", async () => {
-    const s = setup();
+    // The command runs until the message is sent (a send is a process of its own, slow on a loaded machine).
+    const gate = path.join(tempDir(), "sent");
+    const s = standIn("gemini", GEMINI, { FAKE_GEMINI_TOOL_UNTIL: gate });
     const d = await dispatch(s, "midtool", "[tool:1500] fix the test", ["--steerable", "--access", "full"]);
     await eventsHold(d.dir, '"sessionUpdate":"tool_call"');
     const sent = await send(s, ["midtool", "also update the docs"]);
     expect(sent.state).toBe("queued");
+    fs.writeFileSync(gate, "");
     const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
     expect(record).toMatchObject({ status: "ok", reply: "done: also update the docs" });
     expect(seen(s)).toEqual(["[tool:1500] fix the test", "also update the docs"]);
@@ -117,26 +120,19 @@ describe("a steerable gemini dispatch over ACP", () => {
   });
 
   it("two messages sent mid-command each reach the model once, in order, each a prompt of its own", async () => {
-    const s = setup();
-    // Kept open: each send is a process of its own, and on a loaded machine the first message's turn may
-    // end before the second is sent; the second is then the next prompt of the same session all the same.
-    const d = await dispatch(s, "two", "[tool:1500] fix the test", [
-      "--access",
-      "full",
-      "--keep-open",
-      "30s",
-    ]);
+    // The command runs until both are sent (each send is a process of its own, slow on a loaded machine).
+    const gate = path.join(tempDir(), "sent");
+    const s = standIn("gemini", GEMINI, { FAKE_GEMINI_TOOL_UNTIL: gate });
+    const d = await dispatch(s, "two", "[tool:1500] fix the test", ["--steerable", "--access", "full"]);
     await eventsHold(d.dir, '"sessionUpdate":"tool_call"');
     const first = await send(s, ["two", "one more"]);
     const second = await send(s, ["two", "and another"]);
-    await waitFor("both to be acted on", () =>
-      [first, second].every((m) => states(d.dir, m.id as string).at(-1) === "acted") ? true : undefined,
-    );
-    expect((await runCli(["cancel", "two", "--wait"], { env: s.env })).code).toBe(0);
+    fs.writeFileSync(gate, "");
+    const record = await waitForJson(path.join(d.dir, "record.json"), 30_000);
     expect(seen(s)).toEqual(["[tool:1500] fix the test", "one more", "and another"]);
     for (const m of [first, second])
       expect(states(d.dir, m.id as string)).toEqual(["queued", "delivered", "acted"]);
-    expect(readJson(path.join(d.dir, "record.json")).reply).toBe("done: and another");
+    expect(record.reply).toBe("done: and another");
   });
 
   it("a follow-up loads the session by its load key and stays steerable: the earlier turn replayed, not its reply", async () => {
