@@ -24,12 +24,20 @@ const BRIEF = "[tool:3000] work";
 interface Steered {
   env: NodeJS.ProcessEnv;
   log: string;
+  /** The file the brief's command waits for (FAKE_GEMINI_TOOL_UNTIL): written once a message is sent. */
+  gate: string;
 }
 
+/**
+ * A home whose fake gemini runs the brief's command until the test has sent its first message: a send is a
+ * process of its own, and under the matrix's load it may take longer than the command's 3 s.
+ */
 function steeredHome(t: Trial, extra: NodeJS.ProcessEnv = {}): Steered {
   const log = path.join(t.dir(), "model.log");
-  const { env } = homeFor(t, { CATHERD_GEMINI_BIN: FAKE_GEMINI, FAKE_GEMINI_LOG: log, ...extra });
-  return { env, log };
+  const gate = path.join(t.dir(), "sent");
+  const fake = { CATHERD_GEMINI_BIN: FAKE_GEMINI, FAKE_GEMINI_LOG: log, FAKE_GEMINI_TOOL_UNTIL: gate };
+  const { env } = homeFor(t, { ...fake, ...extra });
+  return { env, log, gate };
 }
 
 async function dispatchSteered(
@@ -81,10 +89,11 @@ function receiptState(dir: string, id: string): string | null {
   return receiptOf(dir, id)?.state ?? null;
 }
 
-/** `catherd send` of one text: its id. */
-async function sendText(s: Steered, name: string, text: string): Promise<string> {
+/** `catherd send` of one text: its id. The brief's command may end once it is sent, unless `holding`. */
+async function sendText(s: Steered, name: string, text: string, holding = false): Promise<string> {
   const sent = await runCli(["send", name, text, "--json"], { env: s.env, timeoutMs: 60_000 });
   expect(sent.code, sent.stderr).toBe(0);
+  if (!holding) fs.writeFileSync(s.gate, "");
   return (JSON.parse(sent.stdout) as { sent: { id: string } }).sent.id;
 }
 
@@ -104,6 +113,7 @@ async function sendMidTool(s: Steered, name: string): Promise<string> {
     timeoutMs: 60_000,
   });
   expect(sent.code, sent.stderr).toBe(0);
+  fs.writeFileSync(s.gate, "");
   return (JSON.parse(sent.stdout) as { sent: { id: string } }).sent.id;
 }
 
@@ -257,10 +267,12 @@ async function crowdSends(s: Steered, name: string): Promise<{ id: string; text:
   const loops = Array.from({ length: SENDERS }, async (_, p) => {
     for (let i = 0; i < PER_SENDER; i++) {
       const text = `sender ${p} message ${i}`;
-      sent.push({ id: await sendText(s, name, text), text });
+      sent.push({ id: await sendText(s, name, text, true), text });
     }
   });
   await Promise.all(loops);
+  // The brief's command ran while all of them were sent: they wait for its turn's end.
+  fs.writeFileSync(s.gate, "");
   return sent;
 }
 
