@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import { type CliResult, isolatedHome, runCli } from "./cli.js";
 import { FAKE_AGENT, tempDir } from "./folders.js";
-import { type Sshd, sshdUnavailable } from "./sshd.js";
+import { type Sshd, sshdUnavailable, startSshd } from "./sshd.js";
 
 // What the tests of `--placement ssh:HOST` on the rig (test/helpers/sshd.ts) share: catherd runs ssh as
 // the user would, so each test's home gets an `ssh` first on PATH that adds the rig's `-F <config>` and
@@ -120,3 +121,21 @@ export async function rowOf(
 }
 
 export { eventually } from "./wait.js";
+
+/**
+ * The rig of a test file: started before its tests (`took` is given it and the `ssh` that reaches it),
+ * stopped by pid after them whatever they did. Returns why the suite cannot run here, or null.
+ */
+export function useRig(took: (sshd: Sshd, ssh: SshOnPath) => void): string | null {
+  const why = sshSuiteUnavailable();
+  let started: Sshd | undefined;
+  beforeAll(async () => {
+    if (why !== null) return;
+    started = await startSshd();
+    took(started, sshOnPath(started));
+  });
+  afterAll(async () => {
+    await started?.stop();
+  });
+  return why;
+}

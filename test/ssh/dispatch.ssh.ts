@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type CliResult, dispatchFolders, runCli } from "../helpers/cli.js";
 import { decoysUnavailable, startDecoys } from "../helpers/decoys.js";
 import { CLI_MAIN, readJson, reapAll } from "../helpers/folders.js";
@@ -16,9 +16,9 @@ import {
   rowOf,
   type SshOnPath,
   sshOnPath,
-  sshSuiteUnavailable,
+  useRig,
 } from "../helpers/ssh-placement.js";
-import { type Sshd, startSshd } from "../helpers/sshd.js";
+import type { Sshd } from "../helpers/sshd.js";
 import { waitFor, waitForJson } from "../helpers/wait.js";
 
 // `catherd dispatch --placement ssh:HOST` end to end on the rig (test/helpers/sshd.ts): the real CLI, the
@@ -27,19 +27,11 @@ import { waitFor, waitForJson } from "../helpers/wait.js";
 // runs ssh as the user would; the tests give it the rig's client config by an `ssh` first on PATH that
 // adds `-F` and notes each call (test/helpers/ssh-placement.ts), so that a test can say whether ssh ran.
 
-const why = sshSuiteUnavailable();
-
 let sshd: Sshd;
 let ssh: SshOnPath;
-
-beforeAll(async () => {
-  if (why !== null) return;
-  sshd = await startSshd();
-  ssh = sshOnPath(sshd);
-});
-
-afterAll(async () => {
-  await sshd?.stop();
+const why = useRig((rig, reach) => {
+  sshd = rig;
+  ssh = reach;
 });
 
 const home = () => placedHome(ssh);

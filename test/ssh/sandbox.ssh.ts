@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { readJson, reapAll, tempDir } from "../helpers/folders.js";
 import { probeReports, SANDBOX_PROBE } from "../helpers/sandbox.js";
@@ -10,29 +10,20 @@ import {
   placedHome,
   placeOn,
   type SshOnPath,
-  sshOnPath,
-  sshSuiteUnavailable,
+  useRig,
 } from "../helpers/ssh-placement.js";
-import { type Sshd, startSshd } from "../helpers/sshd.js";
+import type { Sshd } from "../helpers/sshd.js";
 
 // A fenced dispatch placed over ssh (specs/sandbox.md, specs/placement.md "SSH"): `--sandbox files` on a
 // dispatch placed on the rig. Its supervisor raises the fence on the host — bubblewrap started in the rig's
 // PID, UTS and mount namespace — and the sandbox probe inside tries what the fence refuses and what it
 // allows; the dispatch is recorded ok from here.
 
-const why = sshSuiteUnavailable();
-
 let sshd: Sshd;
 let ssh: SshOnPath;
-
-beforeAll(async () => {
-  if (why !== null) return;
-  sshd = await startSshd();
-  ssh = sshOnPath(sshd);
-});
-
-afterAll(async () => {
-  await sshd?.stop();
+const why = useRig((rig, reach) => {
+  sshd = rig;
+  ssh = reach;
 });
 
 describe.skipIf(why !== null)("--sandbox files placed over ssh", () => {

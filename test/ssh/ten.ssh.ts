@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { listLinuxPids } from "../../src/infra/process-identity.js";
 import { runCli } from "../helpers/cli.js";
 import { readJson, reapAll, tempDir } from "../helpers/folders.js";
@@ -12,30 +12,21 @@ import {
   placedHome,
   placeOn,
   type SshOnPath,
-  sshOnPath,
-  sshSuiteUnavailable,
+  useRig,
 } from "../helpers/ssh-placement.js";
-import { type Sshd, startSshd } from "../helpers/sshd.js";
+import type { Sshd } from "../helpers/sshd.js";
 import { waitFor } from "../helpers/wait.js";
 
 // Ten dispatches placed on the rig at once and waited for as a run from here (specs/placement.md, "SSH"):
 // each supervisor started over ssh in the rig's PID namespace, each recorded ok, and afterwards nothing of
 // them runs on either side — this machine's /proc shows the rig's processes too, so one look covers both.
 
-const why = sshSuiteUnavailable();
 const COUNT = 10;
-
 let sshd: Sshd;
 let ssh: SshOnPath;
-
-beforeAll(async () => {
-  if (why !== null) return;
-  sshd = await startSshd();
-  ssh = sshOnPath(sshd);
-});
-
-afterAll(async () => {
-  await sshd?.stop();
+const why = useRig((rig, reach) => {
+  sshd = rig;
+  ssh = reach;
 });
 
 /** The pids of this machine (the rig's included) whose command line names one of `dirs`. */

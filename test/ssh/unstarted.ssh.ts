@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { readJson, reapAll } from "../helpers/folders.js";
 import {
@@ -11,10 +11,9 @@ import {
   placeOn,
   rowOf,
   type SshOnPath,
-  sshOnPath,
-  sshSuiteUnavailable,
+  useRig,
 } from "../helpers/ssh-placement.js";
-import { type Sshd, startSshd } from "../helpers/sshd.js";
+import type { Sshd } from "../helpers/sshd.js";
 import { waitForLine } from "../helpers/wait.js";
 
 // Cancel of a dispatch whose supervisor was started over ssh and has not come up (specs/placement.md,
@@ -24,20 +23,11 @@ import { waitForLine } from "../helpers/wait.js";
 // rig's login folder holds a `setsid` that waits on a FIFO nobody writes, then would exec the real one.
 // The pid the start printed is that wrapper: its command line names the folder, as the supervisor's will.
 
-const why = sshSuiteUnavailable();
-
 let sshd: Sshd;
 let ssh: SshOnPath;
-
-beforeAll(async () => {
-  if (why !== null) return;
-  sshd = await startSshd();
-  ssh = sshOnPath(sshd);
-});
-
-afterAll(async () => {
-  // The held start, if a failure left it there, ends with the rig's namespace.
-  await sshd?.stop();
+const why = useRig((rig, reach) => {
+  sshd = rig;
+  ssh = reach;
 });
 
 /** A `setsid` first on the rig's login PATH that writes its pid to `held`, then waits on a FIFO. */
